@@ -1,0 +1,7 @@
+"""spatialscout-gym: the SpatialScout benchmark as Gymnasium environments.
+
+Importing this package is light (no SAPIEN, torch or model SDKs); it registers the
+``SpatialScout/...`` environment ids with Gymnasium.
+"""
+
+__version__ = "0.1.0"

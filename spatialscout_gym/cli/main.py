@@ -1,0 +1,55 @@
+"""``spatialscout``: the command-line entry point.
+
+Each subcommand lives in its own module of this package exposing ``register(subparsers)``; the
+module's ``register`` adds a parser whose ``func(args) -> int`` runs it. Expected user errors are
+raised as :class:`CliError` and printed as one line with exit code 2 (no traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from spatialscout_gym.cli.errors import CliError
+
+# Subcommand modules, in the order ``spatialscout --help`` lists them.
+COMMANDS: tuple[str, ...] = (
+    "score",
+    "scenes",
+    "doctor",
+    "run",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="spatialscout",
+        description="SpatialScout as Gymnasium environments: score maps, browse and render the "
+                    "offline scene catalog, run and evaluate agents.")
+    from spatialscout_gym import __version__
+    parser.add_argument("--version", action="version", version=f"spatialscout-gym {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        importlib.import_module(f"spatialscout_gym.cli.{name}").register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except CliError as exc:
+        print(f"spatialscout: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("spatialscout: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

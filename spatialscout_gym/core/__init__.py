@@ -1,0 +1,1 @@
+"""The lowest layer: frames, camera, triangulation, scoring, scene specs (numpy/scipy only)."""

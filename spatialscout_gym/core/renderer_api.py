@@ -1,0 +1,51 @@
+"""The small interface the episode needs from a renderer (DESIGN.md: the episode layer is
+renderer-agnostic, so it is tested without Vulkan). :class:`spatialscout_gym.render.SapienRenderer`
+implements it; tests may pass any object with these methods.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from spatialscout_gym.core.camera import Intrinsics
+from spatialscout_gym.core.frames import CameraPose
+
+
+@dataclass
+class PrivilegedFrame:
+    """Privileged buffers for oracle baselines and tests only; never shown to a model.
+
+    Attributes
+    ----------
+    depth_m : ndarray, shape (H, W), float32
+        Distance along the optical axis (forward), metres; 0 where no geometry was hit.
+    segmentation : ndarray, shape (H, W), int32
+        Index into ``spec.private.objects`` of the object seen at each pixel; -1 for none.
+    position_world : ndarray, shape (H, W, 3), float32
+        World position of the surface seen at each pixel, metres; NaN where nothing was hit.
+    """
+
+    depth_m: np.ndarray
+    segmentation: np.ndarray
+    position_world: np.ndarray
+
+
+@runtime_checkable
+class Renderer(Protocol):
+    """Renders one scene. ``intrinsics`` is the render grid's (SPEC.md section 3)."""
+
+    @property
+    def intrinsics(self) -> Intrinsics: ...
+
+    def capture_rgb(self, pose: CameraPose) -> np.ndarray:
+        """RGB image at ``pose``, shape (H, W, 3), uint8."""
+        ...
+
+    def capture_privileged(self, pose: CameraPose) -> PrivilegedFrame:
+        """Depth, instance segmentation and surface positions at ``pose``."""
+        ...
+
+    def close(self) -> None: ...
