@@ -1,0 +1,95 @@
+"""Render benchmark (issue 3): scene build time (first and later) and capture times.
+
+Goals on 2 CPU cores with software Vulkan: build a catalog scene in under 1 s after the first;
+capture 512 x 512 RGB in under 50 ms. Prints a table and writes
+``benchmarks/results/bench_render.json``.
+
+Usage: ``python benchmarks/bench_render.py [--scenes N] [--captures N]``. Uses catalog scenes
+when ``spatialscout_gym.scenes.catalog`` exists, else the test fixture room.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _scenes(n: int) -> tuple[str, list]:
+    try:
+        from spatialscout_gym.scenes import catalog
+        ids = list(catalog.catalog_scene_ids())[:n]
+        return "catalog", [catalog.load_scene(i) for i in ids]
+    except ImportError:
+        sys.path.insert(0, str(ROOT / "tests"))
+        from render_fixtures import make_room_spec
+        return "fixture", [make_room_spec(seed=s) for s in range(n)]
+
+
+def _median_ms(fn, n: int) -> float:
+    times = []
+    for _ in range(n):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return 1000.0 * float(np.median(times))
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--scenes", type=int, default=4)
+    ap.add_argument("--captures", type=int, default=20)
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "bench_render.json")
+    args = ap.parse_args(argv)
+    from spatialscout_gym.render.device import check_vulkan
+    from spatialscout_gym.render.sapien_renderer import SapienRenderer
+
+    source, specs = _scenes(args.scenes)
+    pose = specs[0].public.initial_camera
+    t = time.perf_counter()
+    r = SapienRenderer(specs[0])
+    build_first = time.perf_counter() - t
+    t = time.perf_counter()
+    r.capture_rgb(pose)
+    first_capture = time.perf_counter() - t
+    rebuilds = []
+    for spec in specs[1:] + specs[:1]:
+        t = time.perf_counter()
+        r.set_scene(spec)
+        rebuilds.append(time.perf_counter() - t)
+    pose = specs[0].public.initial_camera
+    rgb512 = _median_ms(lambda: r.capture_rgb(pose), args.captures)
+    priv512 = _median_ms(lambda: r.capture_privileged(pose), max(5, args.captures // 4))
+    r.close()
+    r128 = SapienRenderer(specs[0], 128, 128)
+    r128.capture_rgb(pose)
+    rgb128 = _median_ms(lambda: r128.capture_rgb(pose), args.captures)
+    r128.close()
+    dev = check_vulkan()
+    result = {
+        "scene_source": source, "n_scenes": len(specs),
+        "objects_per_scene": float(np.mean([len(s.private.objects) for s in specs])),
+        "build_first_s": round(build_first, 3), "first_capture_s": round(first_capture, 3),
+        "build_subsequent_s_median": round(float(np.median(rebuilds)), 3),
+        "capture_rgb_512_ms": round(rgb512, 2), "capture_rgb_128_ms": round(rgb128, 2),
+        "capture_privileged_512_ms": round(priv512, 2),
+        "device": dev.device, "mesa": dev.mesa_version, "sapien": dev.sapien_version,
+        "machine": platform.machine(), "python": platform.python_version(),
+    }
+    for k, v in result.items():
+        print(f"{k:28s} {v}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {args.out}")
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Idempotent setup for a fresh Debian/Ubuntu machine with only Python (issue 3, item 5):
+#   1. a Vulkan driver SAPIEN can use (Mesa lavapipe >= 24.3; bookworm-backports on Debian 12),
+#   2. .venv with the package installed editable: pip install -e ".[render,plots,test]".
+# Quiet and fast when everything is present. Usage: scripts/setup.sh  (from anywhere)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+say() { printf 'setup: %s\n' "$*"; }
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else SUDO="none"; fi
+fi
+apt_get() {
+  if [ "$SUDO" = "none" ]; then say "need root for: apt-get $*  (run it as root, then rerun)"; return 1; fi
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get "$@"
+}
+codename="$( . /etc/os-release 2>/dev/null; echo "${VERSION_CODENAME:-}")"
+
+# ---- 1. Vulkan driver -------------------------------------------------------------------
+mesa_ok() {
+  command -v vulkaninfo >/dev/null 2>&1 || return 1
+  local v
+  v="$(vulkaninfo --summary 2>/dev/null | grep -o 'Mesa [0-9][0-9]*\.[0-9][0-9]*' | head -1 | cut -d' ' -f2)"
+  [ -n "$v" ] || return 1
+  local major="${v%%.*}" minor="${v#*.}"
+  [ "$major" -gt 24 ] || { [ "$major" -eq 24 ] && [ "$minor" -ge 3 ]; }
+}
+has_gpu() { command -v vulkaninfo >/dev/null 2>&1 && vulkaninfo --summary 2>/dev/null | grep -q 'PHYSICAL_DEVICE_TYPE_\(DISCRETE\|INTEGRATED\)_GPU'; }
+
+if mesa_ok || has_gpu; then
+  :  # a usable Vulkan device is already there
+elif command -v apt-get >/dev/null 2>&1; then
+  if [ "$codename" = "bookworm" ]; then
+    src=/etc/apt/sources.list.d/backports.sources
+    if ! grep -qs bookworm-backports /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null; then
+      say "adding bookworm-backports ($src): bookworm's Mesa 22.3 is too old for SAPIEN"
+      printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+        | { if [ -n "$SUDO" ] && [ "$SUDO" != none ]; then $SUDO tee "$src"; else tee "$src"; fi; } >/dev/null
+    fi
+    say "installing mesa-vulkan-drivers libvulkan1 vulkan-tools from bookworm-backports"
+    apt_get update -qq
+    apt_get install -y -qq -t bookworm-backports mesa-vulkan-drivers libvulkan1 vulkan-tools
+  else
+    say "installing mesa-vulkan-drivers libvulkan1 vulkan-tools"
+    apt_get update -qq
+    apt_get install -y -qq mesa-vulkan-drivers libvulkan1 vulkan-tools
+  fi
+else
+  say "no apt-get: install a Mesa Vulkan driver >= 24.3 (lavapipe) or a GPU Vulkan driver yourself"
+fi
+
+# ---- 2. virtual environment and the package ------------------------------------------------
+if [ ! -x .venv/bin/python ]; then
+  say "creating .venv"
+  if ! python3 -m venv .venv 2>/dev/null; then
+    rm -rf .venv
+    say "python3 -m venv failed; installing python3-venv"
+    apt_get update -qq && apt_get install -y -qq python3-venv
+    python3 -m venv .venv
+  fi
+fi
+if ! .venv/bin/python -c "import spatialscout_gym, sapien, matplotlib, pytest, hypothesis" >/dev/null 2>&1; then
+  say "installing spatialscout-gym with extras render, plots, test"
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -e ".[render,plots,test]"
+fi
+say "ready: . .venv/bin/activate && spatialscout doctor"

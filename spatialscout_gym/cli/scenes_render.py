@@ -1,0 +1,66 @@
+"""``spatialscout scenes render SCENE --out DIR``: the initial view, an 8-view panorama and a
+labelled top-down map of the targets' boxes, as PNG (issue 3, item 8).
+
+``cli/scenes.py`` calls :func:`add_render_parser` with its sub-parsers. SCENE is a catalog name
+(resolved by ``spatialscout_gym.scenes.catalog.scene_by_name``) or a path to a scene-spec JSON file.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from spatialscout_gym.cli.errors import CliError
+
+__all__ = ["add_render_parser", "resolve_scene", "run_render"]
+
+
+def add_render_parser(scenes_subparsers) -> argparse.ArgumentParser:
+    """Add the ``render`` sub-command to ``spatialscout scenes``."""
+    p = scenes_subparsers.add_parser(
+        "render", help="write initial.png, panorama.png and topdown.png for one scene",
+        description="Render a scene's initial view, an 8-view panorama (45 deg yaw steps from the "
+                    "initial position) and a labelled top-down map of the targets' boxes.")
+    p.add_argument("scene", metavar="SCENE", help="catalog scene name/id, or a scene-spec .json file")
+    p.add_argument("--out", required=True, type=Path, help="output directory (created if missing)")
+    p.add_argument("--size", type=int, default=512, help="render size in pixels (default 512)")
+    p.set_defaults(func=run_render)
+    return p
+
+
+def resolve_scene(name: str):
+    """A :class:`SceneSpec` from a spec JSON path or a catalog name."""
+    from spatialscout_gym.core.spec import SceneSpec
+    path = Path(name)
+    if path.suffix == ".json" and path.is_file():
+        try:
+            return SceneSpec.from_json(path.read_text())
+        except (ValueError, KeyError) as exc:
+            raise CliError(f"{path} is not a scene spec: {exc}") from exc
+    try:
+        from spatialscout_gym.scenes import catalog
+    except ImportError as exc:
+        raise CliError(f"scene {name!r}: no scene catalog is available ({exc}); pass a scene-spec "
+                       f".json file instead") from exc
+    try:
+        return catalog.scene_by_name(name)
+    except (KeyError, ValueError) as exc:
+        raise CliError(f"unknown scene {name!r}; `spatialscout scenes list` shows the catalog") from exc
+
+
+def run_render(args: argparse.Namespace) -> int:
+    from spatialscout_gym.render.device import RenderDeviceError
+    from spatialscout_gym.render.pictures import write_scene_pictures
+    spec = resolve_scene(args.scene)
+    try:
+        from spatialscout_gym.render.sapien_renderer import SapienRenderer
+        renderer = SapienRenderer(spec, args.size, args.size)
+    except RenderDeviceError as exc:
+        raise CliError(str(exc).replace("\n", " ")) from exc
+    try:
+        paths = write_scene_pictures(spec, renderer, args.out)
+    finally:
+        renderer.close()
+    for p in paths.values():
+        print(p)
+    return 0
