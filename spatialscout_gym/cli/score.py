@@ -1,0 +1,98 @@
+"""``spatialscout score``: score accepted maps against ground truth (SPEC.md section 6).
+
+Each PATH is a scene directory (``ground_truth.json`` + ``predictions.json``) or a directory of
+them. Prints a Table-3-style table in percent (one row per scene, then object-micro and
+scene-macro), or with ``--json`` ``{"object_micro": M, "scene_macro": M, "scenes": {id: M}}`` with
+ratios as fractions and ``_m`` keys in metres. ``--reference origin|uniform-ball`` scores an
+inventory-only reference map instead of ``predictions.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+from spatialscout_gym.cli.errors import CliError
+from spatialscout_gym.core.files import SceneFileError, find_scene_dirs, load_ground_truth, load_predictions
+from spatialscout_gym.core.references import origin_predictions, uniform_ball_predictions
+from spatialscout_gym.core.scoring import COMPAT_MODES, DEFAULT_LAMBDA_M, SceneScore, aggregate, score_scene
+from spatialscout_gym.core.table import format_table
+
+REFERENCES = ("origin", "uniform-ball")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "score", help="score maps (predictions.json) against ground_truth.json, Table-3 style",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="a scene directory or a directory of scene directories")
+    p.add_argument("--json", action="store_true", help="print the metrics as JSON (fractions, metres)")
+    p.add_argument("--compat", choices=COMPAT_MODES, default="paper",
+                   help="'paper' (default, SPEC.md section 6) or 'release' (the authors' released "
+                        "scorer: no 1 cm floor, box of the submitted id)")
+    p.add_argument("--lambda", dest="lam", type=float, default=DEFAULT_LAMBDA_M, metavar="METRES",
+                   help="omission penalty of the full-scene loss (default %(default)s m)")
+    p.add_argument("--reference", choices=REFERENCES,
+                   help="score an inventory-only reference map instead of predictions.json")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of --reference uniform-ball (each scene draws from (seed, scene id))")
+    p.set_defaults(func=run)
+
+
+def reference_positions(kind: str, gt, seed: int) -> dict[str, list[float]]:
+    """The ``kind`` reference map of one scene; uniform-ball draws from ``(seed, crc32(scene_id))``
+    so a scene's map does not depend on which other scenes are scored."""
+    if kind == "origin":
+        return origin_predictions(gt)
+    rng = np.random.default_rng([seed, zlib.crc32(gt.scene_id.encode("utf-8"))])
+    return uniform_ball_predictions(gt.ids, gt.radius_m, rng)
+
+
+def score_paths(paths: list[str], *, compat: str = "paper", lam: float = DEFAULT_LAMBDA_M,
+                reference: str | None = None, seed: int = 0) -> list[SceneScore]:
+    """Score every scene directory under ``paths``; :class:`CliError` for any bad input."""
+    if not np.isfinite(lam) or lam < 0:
+        raise CliError(f"--lambda must be a finite number of metres >= 0, got {lam}")
+    if seed < 0:
+        raise CliError(f"--seed must be >= 0, got {seed}")
+    dirs: list[Path] = []
+    try:
+        for path in paths:
+            for d in find_scene_dirs(path):
+                if d.resolve() not in {x.resolve() for x in dirs}:
+                    dirs.append(d)
+        scores: list[SceneScore] = []
+        seen: dict[str, Path] = {}
+        for d in dirs:
+            gt = load_ground_truth(d)
+            if gt.scene_id in seen:
+                raise CliError(f"{d / 'ground_truth.json'}: scene id {gt.scene_id!r} is also used by "
+                               f"{seen[gt.scene_id] / 'ground_truth.json'}; score them separately")
+            seen[gt.scene_id] = d
+            positions = (reference_positions(reference, gt, seed) if reference
+                         else load_predictions(d, gt))
+            scores.append(score_scene(gt, positions, compat=compat, lam=lam))
+    except SceneFileError as exc:
+        raise CliError(str(exc)) from None
+    return scores
+
+
+def run(args: argparse.Namespace) -> int:
+    scores = score_paths(args.paths, compat=args.compat, lam=args.lam, reference=args.reference,
+                         seed=args.seed)
+    summary = aggregate(scores, lam=args.lam)
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        rows = dict(summary["scenes"])
+        rows["object-micro"] = summary["object_micro"]
+        rows["scene-macro"] = summary["scene_macro"]
+        what = f"reference '{args.reference}'" if args.reference else "predictions.json"
+        print(f"{len(scores)} scene(s), {what}, compat={args.compat}, lambda={args.lam:g} m")
+        print(format_table(rows))
+    return 0

@@ -1,0 +1,157 @@
+"""Scene files for the scorer: ``ground_truth.json``, ``predictions.json`` (issue 2, item 4).
+
+* ``ground_truth.json``: ``{"scene_id", "radius_m", "world_from_task": {"rotation": 3x3,
+  "translation": [3]}, "targets": [{"id", "category", "group", "center": [3] (task frame, m),
+  "box_min": [3], "box_max": [3] (world AABB, m)}]}``; more keys are allowed.
+  :meth:`spatialscout_gym.core.spec.SceneSpec.ground_truth_dict` writes it.
+* ``predictions.json``: ``{"positions": {"<id>": [x, y, z], ...}}`` (task frame, m).
+
+Every problem raises :class:`SceneFileError`, a ``ValueError`` whose message names the file and
+the problem on one line (the CLI prints it as is). JSON ``NaN``/``Infinity`` and numbers that
+overflow to infinity are rejected, and so are duplicate keys.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from spatialscout_gym.core.scoring import GroundTruth
+from spatialscout_gym.core.types import is_finite_vec3
+
+__all__ = ["SceneFileError", "GROUND_TRUTH_FILE", "PREDICTIONS_FILE", "read_json", "load_ground_truth",
+           "load_predictions", "find_scene_dirs", "write_json_atomic"]
+
+GROUND_TRUTH_FILE = "ground_truth.json"
+PREDICTIONS_FILE = "predictions.json"
+
+
+class SceneFileError(ValueError):
+    """A missing, unreadable or invalid scene file; the message starts with the file's path."""
+
+    def __init__(self, path: str | os.PathLike, problem: str) -> None:
+        self.path = Path(path)
+        self.problem = problem
+        super().__init__(f"{path}: {problem}")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"non-finite number {name} (use finite numbers)")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"number {text} is too large (not finite)")
+    return value
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    """Parse a JSON file strictly; :class:`SceneFileError` for a missing file or bad JSON."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SceneFileError(p, "file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SceneFileError(p, f"cannot read file ({exc.__class__.__name__}: {exc})") from None
+    try:
+        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float,
+                          object_pairs_hook=_no_duplicate_keys)
+    except json.JSONDecodeError as exc:
+        raise SceneFileError(p, f"malformed JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+    except ValueError as exc:
+        raise SceneFileError(p, f"invalid JSON: {exc}") from None
+
+
+def load_ground_truth(path: str | os.PathLike) -> GroundTruth:
+    """Read and validate a ``ground_truth.json`` file (or the one in scene directory ``path``)."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / GROUND_TRUTH_FILE
+    try:
+        return GroundTruth.from_dict(read_json(p))
+    except SceneFileError:
+        raise
+    except ValueError as exc:
+        raise SceneFileError(p, str(exc)) from None
+
+
+def load_predictions(path: str | os.PathLike, gt: GroundTruth | None = None) -> dict[str, list[float]]:
+    """Read ``predictions.json`` (or the one in scene directory ``path``).
+
+    Each entry must be three finite numbers; with ``gt``, every id must be one of its targets.
+    """
+    p = Path(path)
+    if p.is_dir():
+        p = p / PREDICTIONS_FILE
+    data = read_json(p)
+    if not isinstance(data, dict) or "positions" not in data:
+        raise SceneFileError(p, 'expected an object {"positions": {"<id>": [x, y, z], ...}}')
+    positions = data["positions"]
+    if not isinstance(positions, dict):
+        raise SceneFileError(p, f'"positions" must be an object mapping ids to [x, y, z], got '
+                                f"{type(positions).__name__}")
+    for key, value in positions.items():
+        if gt is not None and key not in gt.index:
+            raise SceneFileError(p, f"unknown target id {key!r}: not a target of scene "
+                                    f"{gt.scene_id!r} (see its ground_truth.json)")
+        if not is_finite_vec3(value):
+            raise SceneFileError(p, f"position of {key!r} must be three finite numbers [x, y, z] "
+                                    f"(task frame, metres), got {value!r}")
+    return {k: [float(x) for x in v] for k, v in positions.items()}
+
+
+def find_scene_dirs(path: str | os.PathLike) -> list[Path]:
+    """Scene directories at or under ``path``: ``path`` itself when it holds ``ground_truth.json``,
+    else every directory below it that does, sorted."""
+    p = Path(path)
+    if not p.exists():
+        raise SceneFileError(p, "no such file or directory")
+    if p.is_file():
+        if p.name in (GROUND_TRUTH_FILE, PREDICTIONS_FILE):
+            return [p.parent]
+        raise SceneFileError(p, f"expected a scene directory (holding {GROUND_TRUTH_FILE}) or a "
+                                f"directory of them")
+    if (p / GROUND_TRUTH_FILE).is_file():
+        return [p]
+    found = sorted(g.parent for g in p.rglob(GROUND_TRUTH_FILE))
+    if not found:
+        raise SceneFileError(p, f"no {GROUND_TRUTH_FILE} in this directory or below it")
+    return found
+
+
+def write_json_atomic(path: str | os.PathLike, obj: Any, *, indent: int | None = 2) -> Path:
+    """Write ``obj`` as JSON to ``path`` atomically: a temporary file in the same directory,
+    flushed and fsynced, then :func:`os.replace`. Readers see the old file or the new one, never a
+    partial one. Parent directories are created. Non-finite floats are refused (``ValueError``)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(obj, indent=indent, allow_nan=False)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, p)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return p
