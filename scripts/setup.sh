@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent setup for a fresh Debian/Ubuntu machine with only Python (issue 3, item 5):
 #   1. a Vulkan driver SAPIEN can use (Mesa lavapipe >= 24.3; bookworm-backports on Debian 12),
-#   2. .venv with the package installed editable: pip install -e ".[render,plots,test]".
+#   2. .venv with the package installed editable: pip install -e ".[$EXTRAS]" (default render,plots,test).
 # Quiet and fast when everything is present. Usage: scripts/setup.sh  (from anywhere)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -60,9 +60,19 @@ if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
   fi
 fi
-if ! .venv/bin/python -c "import spatialscout_gym, sapien, matplotlib, pytest, hypothesis" >/dev/null 2>&1; then
-  say "installing spatialscout-gym with extras render, plots, test"
+# EXTRAS picks the optional dependency groups (pyproject.toml); a stamp of the extras and of
+# pyproject.toml's content makes reruns free until either changes.
+EXTRAS="${EXTRAS:-render,plots,test}"
+stamp=".venv/.spatialscout-installed-$( { echo "$EXTRAS"; cat pyproject.toml; } | sha256sum | cut -c1-16)"
+if [ ! -f "$stamp" ] || ! .venv/bin/python -c "import spatialscout_gym" >/dev/null 2>&1; then
+  say "installing spatialscout-gym with extras $EXTRAS"
   .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -e ".[render,plots,test]"
+  case ",$EXTRAS," in
+    # torch first and pinned: an unpinned torch (pulled by stable-baselines3) is a multi-GB CUDA build.
+    *,rl,*) .venv/bin/python -m pip install -q "torch==2.13.0" ;;
+  esac
+  .venv/bin/python -m pip install -q -e ".[$EXTRAS]"
+  rm -f .venv/.spatialscout-installed-*
+  touch "$stamp"
 fi
 say "ready: . .venv/bin/activate && spatialscout doctor"

@@ -210,7 +210,23 @@ class SapienRenderer:
             m.base_color_texture = tex
         return m
 
+    def _file_mesh_shape(self, part: Part):
+        """A mesh part read from ``part.path`` (issue 8, dataset assets; added by the ManiSkill
+        adapter). The file takes precedence over inline vertices, which such parts carry only as a
+        box proxy for their AABB (scenes/maniskill.py). ``material.texture == {"kind": "file"}``
+        keeps the file's own materials and textures; any other material replaces them."""
+        sapien = self._sapien
+        scale = np.ones(3) if part.scale is None else np.asarray(part.scale, dtype=float)
+        tex = part.material.texture
+        mat = None if tex is not None and tex.get("kind") == "file" else self._material(part.material)
+        shape = sapien.render.RenderShapeTriangleMesh(str(part.path), scale.astype(np.float32), mat)
+        shape.local_pose = sapien.Pose(np.asarray(part.position_world, np.float32),
+                                       np.asarray(part.quat_wxyz, np.float32))
+        return shape
+
     def _shape(self, part: Part):
+        if part.shape == "mesh" and part.path is not None:
+            return self._file_mesh_shape(part)
         sapien = self._sapien
         R = sapien.render
         mat = self._material(part.material)
