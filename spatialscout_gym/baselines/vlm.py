@@ -1,0 +1,172 @@
+"""VLM agents: a tool-calling model drives the episode (``--agent openai:MODEL`` / ``anthropic:MODEL``).
+
+The agent loop is provider-neutral: a :class:`~spatialscout_gym.wrappers.tool_call.ToolCallWrapper`
+keeps the conversation and runs the tools, a
+:class:`~spatialscout_gym.baselines.providers.ModelProvider` sends it to the model. The loop ends
+when the wrapper ends the episode (SPEC.md section 5). A service failure raises
+:class:`~spatialscout_gym.baselines.providers.ModelServiceError`; the runner records the episode as
+failed and leaves it out of aggregates.
+
+Cost: with a price table ``{model: {"input_per_mtok": USD, "output_per_mtok": USD}}`` the
+episode's cost is ``input_tokens * input_per_mtok / 1e6 + output_tokens * output_per_mtok / 1e6``.
+
+Examples
+--------
+>>> agent = make_vlm_agent("openai", "qwen2.5-vl", base_url="http://127.0.0.1:8000/v1",
+...                        api_key="local")                            # doctest: +SKIP
+>>> run_episode(agent, "procedural:7", "runs/qwen-p7")                 # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Mapping
+
+import numpy as np
+
+from spatialscout_gym.baselines.base import PrivilegedAccess
+from spatialscout_gym.baselines.passive import PASSIVE_VIEWS, capture_scripted_views
+from spatialscout_gym.episode.episode import Episode
+from spatialscout_gym.wrappers.tool_call import ToolCallWrapper
+
+__all__ = ["VLMAgent", "make_vlm_agent", "openai_agent", "anthropic_agent", "load_price_table",
+           "episode_cost", "MODES"]
+
+MODES = ("active", "passive")
+
+
+def load_price_table(path: str | os.PathLike) -> dict[str, dict[str, float]]:
+    """Read a price table JSON ``{model: {"input_per_mtok": x, "output_per_mtok": y}}`` (USD per
+    million tokens); a readable ``ValueError`` names the first bad entry."""
+    with open(path, encoding="utf-8") as f:
+        try:
+            table = json.load(f)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(table, dict):
+        raise ValueError(f"{path}: expected an object {{model: {{input_per_mtok, output_per_mtok}}}}, "
+                         f"got {type(table).__name__}")
+    for model, row in table.items():
+        if not (isinstance(row, dict) and all(isinstance(row.get(k), (int, float)) and row[k] >= 0
+                                              for k in ("input_per_mtok", "output_per_mtok"))):
+            raise ValueError(f"{path}: entry {model!r} must be {{\"input_per_mtok\": number >= 0, "
+                             f"\"output_per_mtok\": number >= 0}}, got {row!r}")
+    return {m: {k: float(r[k]) for k in ("input_per_mtok", "output_per_mtok")} for m, r in table.items()}
+
+
+def episode_cost(usage: Mapping[str, int], model: str,
+                 price_table: Mapping[str, Mapping[str, float]] | None) -> float | None:
+    """USD for ``usage`` at ``model``'s prices; None without a table or an entry for the model."""
+    if not price_table or model not in price_table:
+        return None
+    p = price_table[model]
+    return (usage.get("input_tokens", 0) * p["input_per_mtok"]
+            + usage.get("output_tokens", 0) * p["output_per_mtok"]) / 1e6
+
+
+class VLMAgent:
+    """A model behind a provider, driving one episode through the ten tools.
+
+    Parameters
+    ----------
+    provider : ModelProvider
+        Sends the conversation to the model and counts calls and HTTP attempts.
+    name : str
+        Registry name, e.g. ``"openai:gpt-x"``.
+    mode : {"active", "passive"}
+        ``passive``: the model gets ``passive_views`` fixed views (:mod:`.passive`) and the camera
+        tools are refused.
+    model_call_budget : int
+        B (SPEC.md section 5: 100).
+    passive_views : int
+        Frames in passive mode, frame 0 included.
+    price_table : dict, optional
+        See :func:`load_price_table`.
+    """
+
+    privileged = False
+    counts_model_calls = True
+    """The runner gives the episode no tool-call budget: this agent counts model calls (B)."""
+
+    def __init__(self, provider: Any, *, name: str, mode: str = "active", model_call_budget: int = 100,
+                 passive_views: int = PASSIVE_VIEWS,
+                 price_table: Mapping[str, Mapping[str, float]] | None = None) -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        if int(model_call_budget) < 1:
+            raise ValueError(f"model_call_budget must be >= 1, got {model_call_budget}")
+        self.provider = provider
+        self.name = name
+        self.mode = mode
+        self.model_call_budget = int(model_call_budget)
+        self.passive_views = int(passive_views)
+        self.price_table = dict(price_table) if price_table else None
+        self.wrapper: ToolCallWrapper | None = None
+
+    def run(self, episode: Episode, *, rng: np.random.Generator,
+            privileged: PrivilegedAccess | None = None) -> None:
+        """Alternate model calls and tool execution until the episode ends.
+
+        Raises
+        ------
+        ModelServiceError
+            The model service failed (the runner records the episode as failed).
+        """
+        frames = capture_scripted_views(episode, self.passive_views) if self.mode == "passive" else None
+        self.wrapper = w = ToolCallWrapper(episode, model_call_budget=self.model_call_budget,
+                                           passive_frames=frames)
+        while not w.done:
+            messages = w.begin_request()
+            reply = self.provider.complete(messages)
+            w.apply_reply(reply)
+
+    def extra_result(self) -> dict:
+        """Model-side figures for ``result.json``: calls, HTTP attempts, tokens, cost, mode."""
+        w = self.wrapper
+        usage = dict(w.usage) if w else {"input_tokens": 0, "output_tokens": 0}
+        return {"model": {
+            "provider": getattr(self.provider, "provider", None),
+            "name": getattr(self.provider, "model", None),
+            "base_url": getattr(self.provider, "base_url", None),
+            "reasoning_effort": getattr(self.provider, "reasoning_effort", None),
+            "mode": self.mode, "model_call_budget": self.model_call_budget,
+            "model_calls": w.model_calls if w else 0,
+            "http_attempts": int(getattr(self.provider, "http_attempts", 0)),
+            "attempt_failures": list(getattr(self.provider, "failures", [])),
+            "usage": usage,
+            "cost_usd": episode_cost(usage, getattr(self.provider, "model", ""), self.price_table),
+        }}
+
+
+def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, api_key: str | None = None,
+                   reasoning_effort: str | None = None, max_tokens: int | None = None,
+                   mode: str = "active", model_call_budget: int = 100, passive_views: int = PASSIVE_VIEWS,
+                   price_table: Mapping[str, Mapping[str, float]] | str | None = None,
+                   **provider_options: Any) -> VLMAgent:
+    """Build a :class:`VLMAgent` for ``provider`` (``"openai"`` or ``"anthropic"``) and ``model``.
+
+    ``price_table`` may be a path (see :func:`load_price_table`). ``provider_options`` go to the
+    provider (``timeout_s``, ``attempts``, ``backoff_s``, ``sleep``).
+    """
+    from spatialscout_gym.baselines.providers import AnthropicProvider, OpenAIProvider
+    classes = {"openai": OpenAIProvider, "anthropic": AnthropicProvider}
+    if provider not in classes:
+        raise ValueError(f"unknown provider {provider!r}; expected one of {sorted(classes)}")
+    if isinstance(price_table, (str, os.PathLike)):
+        price_table = load_price_table(price_table)
+    client = classes[provider](model, api_key=api_key, base_url=base_url, max_tokens=max_tokens,
+                               reasoning_effort=reasoning_effort, **provider_options)
+    return VLMAgent(client, name=f"{provider}:{model}", mode=mode,
+                    model_call_budget=model_call_budget, passive_views=passive_views,
+                    price_table=price_table)
+
+
+def openai_agent(model: str, **options: Any) -> VLMAgent:
+    """Registry factory for ``openai:MODEL``."""
+    return make_vlm_agent("openai", model, **options)
+
+
+def anthropic_agent(model: str, **options: Any) -> VLMAgent:
+    """Registry factory for ``anthropic:MODEL``."""
+    return make_vlm_agent("anthropic", model, **options)

@@ -1,0 +1,61 @@
+"""``spatialscout mcp``: serve one episode's ten tools to any MCP client.
+
+    spatialscout mcp --scene procedural:7 --out runs/mcp-p7                      # stdio
+    spatialscout mcp --scene procedural:7 --out runs/mcp-p7 --transport http --port 8765
+                                                     # http://127.0.0.1:8765/mcp (loopback only)
+
+The run directory (trace.jsonl, result.json, predictions.json, ground_truth.json, frames/) is
+written when the episode ends (finish_mapping) or when the server stops.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from spatialscout_gym.cli.errors import CliError
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "mcp", help="serve one episode's ten tools over MCP (stdio or streamable HTTP on 127.0.0.1)",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--scene", required=True, help="catalog scene id, procedural:<seed>, or a scene spec JSON path")
+    p.add_argument("--out", required=True, type=Path, help="run directory to write when the episode ends")
+    p.add_argument("--transport", choices=("stdio", "http"), default="stdio", help="default stdio")
+    p.add_argument("--port", type=int, default=8765, help="HTTP port on 127.0.0.1 (default 8765)")
+    p.add_argument("--resolution", type=int, default=512, help="square render size in pixels (default 512)")
+    p.add_argument("--image-budget", type=int, default=100, help="images, the initial one included (default 100)")
+    p.add_argument("--call-budget", type=int, default=100, help="tool calls per episode (default 100)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing non-empty --out")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from spatialscout_gym.eval.runner import resolve_scene
+    from spatialscout_gym.wrappers.mcp_server import McpEpisode, serve_http, serve_stdio, stdout_to_stderr
+    if args.image_budget < 1:
+        raise CliError(f"--image-budget must be >= 1 (the initial image counts), got {args.image_budget}")
+    if args.call_budget < 1:
+        raise CliError(f"--call-budget must be >= 1, got {args.call_budget}")
+    if args.resolution < 8:
+        raise CliError(f"--resolution must be >= 8 pixels, got {args.resolution}")
+    if not 1 <= args.port <= 65535:
+        raise CliError(f"--port must be in 1..65535, got {args.port}")
+    with stdout_to_stderr():  # keep the stdio wire clean while the scene loads and renders frame 0
+        try:
+            spec = resolve_scene(args.scene)
+            session = McpEpisode(spec, args.out, resolution=args.resolution, image_budget=args.image_budget,
+                                 call_budget=args.call_budget, overwrite=args.overwrite)
+        except FileExistsError as exc:
+            raise CliError(str(exc)) from None
+        except (KeyError, FileNotFoundError, ValueError) as exc:
+            raise CliError(f"cannot load scene {args.scene!r}: {exc}") from None
+    if args.transport == "stdio":
+        serve_stdio(session)
+    else:
+        import sys
+        print(f"spatialscout mcp: serving {spec.scene_id} on http://127.0.0.1:{args.port}/mcp "
+              f"(Ctrl-C to stop; run directory {args.out})", file=sys.stderr)
+        serve_http(session, args.port)
+    return 0

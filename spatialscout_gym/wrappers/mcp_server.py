@@ -1,0 +1,225 @@
+"""An MCP server exposing one episode's ten tools, so any MCP client can take the benchmark.
+
+``spatialscout mcp --scene SCENE --out DIR [--transport stdio|http] [--port P]`` serves one
+:class:`~spatialscout_gym.episode.Episode` (SPEC.md section 4) over stdio or streamable HTTP bound
+to 127.0.0.1 (path ``/mcp``). Tool input schemas are those of
+:func:`spatialscout_gym.wrappers.tool_call.tool_schemas`; results are a JSON text
+``{"ok": ..., "result" | "error": ...}`` (``is_error`` set on refusals), and ``capture_image``
+adds the frame as MCP image content (JPEG, at most 384 px) with the pixel conversion stated
+(SPEC.md section 3). The first tool result of the session also carries the initial image
+(frame 0). The server's ``instructions`` are the task prompt of
+:mod:`spatialscout_gym.wrappers.prompt`.
+
+Budgets: a client's model calls are invisible to the server, so B counts **tool calls** here
+(``call_budget``, default 100); V = ``image_budget`` images as usual.
+
+The run directory (trace, result, predictions, frames; :func:`spatialscout_gym.eval.runner.write_run`)
+is written when the episode ends (``finish_mapping`` or the budget; before that call's reply is
+sent) or, if it has not ended, when the server stops (``end_reason="server_stopped"``). Later calls
+are refused with a reason. Nothing a client receives carries a score or private scene data.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from spatialscout_gym.core.spec import SceneSpec
+from spatialscout_gym.episode.episode import Episode
+from spatialscout_gym.episode.tools import TOOL_NAMES, to_jsonable
+from spatialscout_gym.wrappers.images import conversion_text, encode_for_model
+from spatialscout_gym.wrappers.prompt import task_prompt
+from spatialscout_gym.wrappers.tool_call import parse_arguments, tool_schemas
+
+__all__ = ["McpEpisode", "build_server", "serve_stdio", "serve_http", "HOST", "stdout_to_stderr"]
+
+HOST = "127.0.0.1"
+"""The only interface the HTTP transport binds."""
+
+
+class McpEpisode:
+    """One episode behind the MCP tools, and its run directory.
+
+    Parameters
+    ----------
+    spec : SceneSpec
+    out_dir : path
+        The run directory to write (must not exist or be empty unless ``overwrite``).
+    renderer : Renderer, optional
+        Default: a SAPIEN renderer at ``resolution`` (closed by :meth:`close`).
+    resolution, image_budget, call_budget, seed :
+        As for :func:`spatialscout_gym.eval.runner.run_episode`; ``call_budget`` counts tool calls.
+    """
+
+    name = "mcp"
+
+    def __init__(self, spec: SceneSpec, out_dir: str | os.PathLike, *, renderer: Any = None,
+                 resolution: int = 512, image_budget: int = 100, call_budget: int | None = 100,
+                 seed: int = 0, overwrite: bool = False) -> None:
+        out = Path(out_dir)
+        if out.exists() and (not out.is_dir() or any(out.iterdir())) and not overwrite:
+            raise FileExistsError(f"run directory {out} already exists and is not empty; choose another "
+                                  f"--out or pass --overwrite")
+        self.spec, self.out_dir = spec, out
+        self._owns = renderer is None
+        if renderer is None:
+            from spatialscout_gym.render.sapien_renderer import SapienRenderer
+            renderer = SapienRenderer(spec, resolution, resolution)
+        self.renderer = renderer
+        self.resolution, self.image_budget, self.call_budget, self.seed = (
+            int(resolution), int(image_budget), call_budget, int(seed))
+        self.episode = Episode(spec.public, renderer, image_budget=image_budget, call_budget=call_budget)
+        self.result: dict | None = None
+        self._sent_initial = False
+        self.instructions = (task_prompt(spec.public, self.episode.intrinsics,
+                                         model_call_budget=call_budget or 10**6, image_budget=image_budget)
+                             + "\n\nOVER MCP the budget B counts tool calls, not model calls.")
+
+    # ---- one tool call ---------------------------------------------------------------------------
+    def call(self, name: str, arguments: Any) -> tuple[list[dict], bool]:
+        """Run one tool; returns MCP content blocks (``{"type": "text"|"image", ...}``) and
+        whether it is an error. Never raises for bad input."""
+        ep = self.episode
+        if name not in TOOL_NAMES:
+            blocks, err = [_text({"ok": False, "error": f"unknown tool {name!r}; valid tools: "
+                                                        f"{', '.join(TOOL_NAMES)}"})], True
+        else:
+            args, reason = parse_arguments(arguments)
+            if reason is not None:
+                blocks, err = [_text({"ok": False, "error": f"{name}: {reason}"})], True
+            else:
+                res = ep.call(name, args)
+                payload: dict[str, Any] = {"ok": res.ok}
+                if res.ok:
+                    payload["result"] = res.result
+                else:
+                    payload["error"] = res.error
+                    if res.result:
+                        payload["result"] = res.result
+                blocks, err = [_text(payload)], not res.ok
+                if res.ok and name == "capture_image" and res.frame_id is not None:
+                    blocks += self._image_blocks(res.frame_id)
+        if not self._sent_initial:
+            self._sent_initial = True
+            blocks += [{"type": "text", "text": "Initial image of this episode:"}] + self._image_blocks(0)
+        if ep.done and self.result is None:
+            self.write()
+        return blocks, err
+
+    def _image_blocks(self, fid: int) -> list[dict]:
+        frame = self.episode.frames[fid]
+        img = encode_for_model(frame.image, fid)
+        pose = self.episode.task_frame.pose_to_task(frame.pose)
+        pos = ", ".join(f"{x:.3f}" for x in pose["position"])
+        caption = (f"Frame {fid}: camera at [{pos}] m (task frame), yaw {pose['yaw_deg']:.1f} deg, "
+                   f"pitch {pose['pitch_deg']:.1f} deg. {conversion_text(img)}")
+        return [{"type": "text", "text": caption},
+                {"type": "image", "data": base64.b64encode(img.jpeg).decode("ascii"), "mime_type": "image/jpeg"}]
+
+    # ---- ending ----------------------------------------------------------------------------------
+    def write(self) -> dict:
+        """Score and write the run directory once (ending the episode as ``server_stopped`` if it
+        is still running); returns ``result.json``'s contents."""
+        if self.result is not None:
+            return self.result
+        from spatialscout_gym.eval.runner import write_run
+        if not self.episode.done:
+            self.episode.end("server_stopped")
+        self.result = write_run(self.out_dir, self.spec, self.episode, self, seed=self.seed,
+                                resolution=self.resolution, image_budget=self.image_budget,
+                                call_budget=self.call_budget)
+        return self.result
+
+    def close(self) -> dict:
+        """Write the run directory if needed and close an owned renderer."""
+        try:
+            return self.write()
+        finally:
+            if self._owns:
+                self.renderer.close()
+                self._owns = False
+
+
+def _text(payload: dict) -> dict:
+    return {"type": "text", "text": json.dumps(to_jsonable(payload), allow_nan=False)}
+
+
+def build_server(session: McpEpisode):
+    """A low-level :class:`mcp.server.Server` whose ``tools/list`` and ``tools/call`` serve
+    ``session``."""
+    import mcp.types as types
+    from mcp.server import Server
+
+    tools = [types.Tool(name=t["name"], description=t["description"], input_schema=t["parameters"])
+             for t in tool_schemas()]
+
+    async def on_list_tools(ctx, params) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def on_call_tool(ctx, params) -> types.CallToolResult:
+        blocks, err = session.call(params.name, params.arguments)
+        content = [types.TextContent(type="text", text=b["text"]) if b["type"] == "text" else
+                   types.ImageContent(type="image", data=b["data"], mime_type=b["mime_type"])
+                   for b in blocks]
+        return types.CallToolResult(content=content, is_error=err)
+
+    from spatialscout_gym import __version__
+    return Server("spatialscout", version=__version__, instructions=session.instructions,
+                  on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+
+
+def serve_stdio(session: McpEpisode) -> None:
+    """Serve over stdin/stdout until the client closes the connection, then write and close."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+    server = build_server(session)
+
+    async def main() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    try:
+        anyio.run(main)
+    finally:
+        session.close()
+
+
+def serve_http(session: McpEpisode, port: int = 8765, *, ready: Any = None) -> None:
+    """Serve streamable HTTP on ``http://127.0.0.1:PORT/mcp`` until stopped (Ctrl-C / SIGTERM),
+    then write and close. ``ready`` (a ``threading.Event``) is set once the socket listens."""
+    import uvicorn
+    server = build_server(session)
+    app = server.streamable_http_app(host=HOST)
+    config = uvicorn.Config(app, host=HOST, port=int(port), log_level="warning", lifespan="on")
+    userver = uvicorn.Server(config)
+    if ready is not None:
+        orig = userver.startup
+
+        async def startup(*a, **k):
+            await orig(*a, **k)
+            ready.set()
+        userver.startup = startup  # type: ignore[method-assign]
+    try:
+        userver.run()
+    finally:
+        session.close()
+
+
+@contextmanager
+def stdout_to_stderr() -> Iterator[None]:
+    """Point file descriptor 1 at stderr (e.g. while a renderer starts) so that no stray output
+    reaches a stdio MCP client; restored on exit."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)

@@ -1,0 +1,114 @@
+"""``spatialscout mcp`` with the real ``mcp`` client: stdio (a subprocess of the CLI) and
+streamable HTTP on 127.0.0.1, on a catalog scene rendered by SAPIEN."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import anyio
+import pytest
+from PIL import Image
+
+from spatialscout_gym.core.scoring import GroundTruth
+
+pytestmark = [pytest.mark.render, pytest.mark.slow]
+
+
+def _scene_id() -> str:
+    from spatialscout_gym.scenes.catalog import catalog_scene_ids
+    return catalog_scene_ids()[0]
+
+
+async def _session(client, scene_id: str) -> dict:
+    """List tools, capture (image content), make a bad call, submit near-true centres, finish."""
+    from spatialscout_gym.scenes.catalog import scene_by_name
+    tools = await client.list_tools()
+    names = {t.name for t in tools.tools}
+    assert len(names) == 10 and "capture_image" in names
+    cap = await client.call_tool("capture_image", {})
+    images = [c for c in cap.content if c.type == "image"]
+    assert not cap.is_error and len(images) == 2  # the new frame and, on the first call, frame 0
+    im = Image.open(io.BytesIO(base64.b64decode(images[0].data)))
+    assert im.format == "JPEG" and max(im.size) <= 384 and images[0].mime_type == "image/jpeg"
+    assert json.loads(cap.content[0].text)["result"]["frame_id"] == 1
+    bad = await client.call_tool("move_camera", {"forward": 5})
+    assert bad.is_error and "<= 1 m" in bad.content[0].text
+    gt = GroundTruth.from_spec(scene_by_name(scene_id))
+    positions = {tid: [float(x) + 0.02 for x in gt.centers_task[i]] for i, tid in enumerate(gt.ids)}
+    sub = await client.call_tool("submit_positions", {"positions": positions})
+    assert not sub.is_error and json.loads(sub.content[0].text)["result"]["submitted_count"] == len(gt.ids)
+    fin = await client.call_tool("finish_mapping", {})
+    assert not fin.is_error
+    after = await client.call_tool("get_camera_pose", {})
+    assert after.is_error and "has ended" in after.content[0].text
+    return {"names": names}
+
+
+def _check_run_dir(out) -> dict:
+    result = json.loads((out / "result.json").read_text())
+    assert result["status"] == "ok" and result["end_reason"] == "finish_mapping"
+    assert result["all"]["mean_iou"] > 0 and result["coverage"] == 1.0
+    events = [json.loads(x)["event"] for x in (out / "trace.jsonl").read_text().splitlines()]
+    assert events[0] == "start" and events[-1] == "end" and "map" in events
+    assert (out / "frames" / "frame_001.png").exists()
+    return result
+
+
+def test_mcp_stdio_subprocess(tmp_path):
+    from mcp import Client, StdioServerParameters
+    out = tmp_path / "stdio"
+    params = StdioServerParameters(command=sys.executable, args=[
+        "-m", "spatialscout_gym.cli.main", "mcp", "--scene", _scene_id(), "--out", str(out),
+        "--resolution", "256"], env=dict(os.environ))
+
+    async def main():
+        async with Client(params, mode="legacy") as client:
+            assert "TASK FRAME" in (client.instructions or "")
+            await _session(client, _scene_id())
+            assert (out / "result.json").exists()  # written at finish_mapping, before the server stops
+    anyio.run(main)
+    _check_run_dir(out)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_mcp_streamable_http_loopback(tmp_path):
+    from mcp import Client
+    out, port = tmp_path / "http", _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "spatialscout_gym.cli.main", "mcp", "--scene", _scene_id(),
+                             "--out", str(out), "--resolution", "128", "--transport", "http",
+                             "--port", str(port)], stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                assert proc.poll() is None, proc.stderr.read()
+                time.sleep(0.3)
+        listening = subprocess.run(["ss", "-ltn"], capture_output=True, text=True).stdout
+        if listening:
+            assert f"127.0.0.1:{port}" in listening and f"0.0.0.0:{port}" not in listening
+
+        async def main():
+            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                await _session(client, _scene_id())
+        anyio.run(main)
+        _check_run_dir(out)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+    assert json.loads((out / "result.json").read_text())["end_reason"] == "finish_mapping"

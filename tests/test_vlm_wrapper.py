@@ -1,0 +1,148 @@
+"""ToolCallWrapper without a renderer: schemas, budgets and reminders (through the real OpenAI
+client and the scripted server), passive mode, and a fuzz test of malformed tool calls."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fakes import FakeRenderer, small_scene
+from vlm_scripted import ScriptedServer
+from spatialscout_gym.baselines.passive import capture_scripted_views
+from spatialscout_gym.baselines.registry import make_agent
+from spatialscout_gym.episode import TOOL_NAMES, Episode
+from spatialscout_gym.eval.runner import run_episode
+from spatialscout_gym.wrappers.tool_call import (CAMERA_TOOLS, ModelReply, ToolCall, ToolCallWrapper,
+                                                 anthropic_tools, openai_tools, to_anthropic_messages,
+                                                 to_openai_messages)
+
+
+def _episode(res=32, **kw) -> Episode:
+    spec = small_scene(res, res)
+    return Episode(spec.public, FakeRenderer(spec), call_budget=None, **kw)
+
+
+def test_tool_schemas_two_renderings_of_one_source():
+    oa, an = openai_tools(), anthropic_tools()
+    assert [t["function"]["name"] for t in oa] == [t["name"] for t in an] == list(TOOL_NAMES)
+    for o, a in zip(oa, an):
+        assert o["type"] == "function" and o["function"]["parameters"] == a["input_schema"]
+        jsonschema.Draft202012Validator.check_schema(a["input_schema"])
+    schema = {t["name"]: t["input_schema"] for t in an}
+    jsonschema.validate({"observations": [{"frame_id": 0, "u": 1.5, "v": 2}] * 2}, schema["triangulate_observations"])
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"positions": {"chair_1": [1, 2]}}, schema["submit_positions"])
+
+
+def test_budget_edges_and_reminders_through_openai_client(tmp_path):
+    """B = 12: reminders before requests 3 and 10 (10 and 3 calls left); the 12th call ends it."""
+    spec = small_scene(32, 32)
+    with ScriptedServer(lambda step, body, fmt: [("capture_image", "{}")]) as server:
+        agent = make_agent("openai:scripted", base_url=server.openai_url, api_key="x", model_call_budget=12)
+        result = run_episode(agent, spec, tmp_path / "b", renderer=FakeRenderer(spec), resolution=32,
+                             image_budget=8)
+    assert result["end_reason"] == "model_call_budget" and len(server.requests) == 12
+    with_reminder = [i for i, r in enumerate(server.requests)
+                     if "REMINDER" in json.dumps(r["messages"][-1])]
+    assert with_reminder == [2, 9]
+    assert "10 model calls remain" in json.dumps(server.requests[2]) and "3 model calls remain" in json.dumps(server.requests[9])
+    # V = 8: captures 8.. are refused with a reason the model reads, the episode goes on
+    assert result["counters"]["images_used"] == 8
+    assert "image budget of 8 images" in json.dumps(server.requests[8]["messages"][-1])
+
+
+def test_hundredth_model_call_ends_and_101st_capture_refused():
+    ep = _episode(image_budget=100)
+    w = ToolCallWrapper(ep, model_call_budget=100)
+    for k in range(100):
+        w.begin_request()
+        w.apply_reply(ModelReply(tool_calls=[ToolCall(f"c{k}", "capture_image", "{}")]))
+    assert ep.done and ep.end_reason == "model_call_budget" and ep.images_used == 100
+    last = json.loads(w.messages[-1].text)
+    assert not last["ok"] and "image budget of 100" in last["error"]
+    with pytest.raises(RuntimeError, match="ended"):
+        w.begin_request()
+
+
+def test_reply_without_tool_call_ends_and_finish_skips_rest():
+    w = ToolCallWrapper(_episode(), model_call_budget=5)
+    w.begin_request()
+    w.apply_reply(ModelReply(tool_calls=[ToolCall("a", "submit_positions", {"positions": {"chair_1": [1, 1, 0]}}),
+                                         ToolCall("b", "finish_mapping", "{}"), ToolCall("c", "capture_image", "{}")]))
+    assert w.episode.end_reason == "finish_mapping" and w.episode.images_used == 1
+    assert "skipped" in w.messages[-1].text
+    w2 = ToolCallWrapper(_episode(), model_call_budget=5)
+    w2.begin_request()
+    w2.apply_reply(ModelReply(text="I think I am done"))
+    assert w2.episode.end_reason == "no_tool_call"
+
+
+def test_passive_views_same_for_every_run_and_camera_tools_refused():
+    a, b = _episode(res=48), _episode(res=48)
+    fa, fb = capture_scripted_views(a, 12), capture_scripted_views(b, 12)
+    assert fa == fb == list(range(12))
+    assert all(np.array_equal(a.frames[i].image, b.frames[i].image) for i in fa)
+    assert len({a.frames[i].image.tobytes() for i in fa}) == 12  # 12 distinct views
+    w = ToolCallWrapper(a, model_call_budget=5, passive_frames=fa)
+    assert len(w.messages[1].images) == 12 and "PASSIVE MODE" in w.messages[0].text
+    w.begin_request()
+    w.apply_reply(ModelReply(tool_calls=[ToolCall(str(i), t, "{}") for i, t in enumerate(CAMERA_TOOLS)]
+                             + [ToolCall("p", "get_camera_pose", "{}")]))
+    results = w.messages[-len(CAMERA_TOOLS) - 1:]
+    assert all(m.is_error and "disabled in passive mode" in m.text for m in results[:-1])
+    assert not results[-1].is_error and a.images_used == 12
+
+
+def test_adapters_keep_provider_rules():
+    w = ToolCallWrapper(_episode(), model_call_budget=5)
+    w.begin_request()
+    w.apply_reply(ModelReply(tool_calls=[ToolCall("x", "capture_image", "{}"), ToolCall("y", "get_camera_pose", "")]))
+    oa = to_openai_messages(w.messages)
+    assert [m["role"] for m in oa] == ["system", "user", "assistant", "tool", "tool", "user"]
+    assert oa[-1]["content"][-1]["type"] == "image_url"
+    system, an = to_anthropic_messages(w.messages)
+    assert system.startswith("You are mapping") and [m["role"] for m in an] == ["user", "assistant", "user"]
+    types = [b["type"] for b in an[-1]["content"]]
+    assert types == ["tool_result", "tool_result"]
+    assert any(b["type"] == "image" for b in an[-1]["content"][0]["content"])
+
+
+_junk = st.recursive(st.none() | st.booleans() | st.integers(-10**12, 10**12) | st.floats(allow_nan=True)
+                     | st.text(max_size=8), lambda c: st.lists(c, max_size=5) | st.dictionaries(st.text(max_size=6), c, max_size=4),
+                     max_leaves=12)
+_names = st.sampled_from(list(TOOL_NAMES) + ["fly", "", "finish", "SUBMIT_POSITIONS"])
+_args = st.one_of(_junk, st.text(max_size=30), st.dictionaries(
+    st.sampled_from(["position", "forward", "right", "up", "yaw", "pitch", "yaw_deg", "observations",
+                     "positions", "extra"]), _junk, max_size=3),
+    st.builds(lambda ids, v: {"positions": {i: v for i in ids}},
+              st.lists(st.sampled_from(["chair_1", "chair_2", "table_1", "lamp_1", "vase_9", "nope"]), max_size=4), _junk),
+    st.builds(lambda obs: {"observations": obs}, st.lists(st.fixed_dictionaries(
+        {"frame_id": st.integers(-2, 3) | st.floats(), "u": st.floats(), "v": st.floats()}), max_size=4)))
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(_names, _args), min_size=25, max_size=45))
+def test_fuzz_malformed_calls_never_escape(calls):
+    """300 examples x 25-45 calls (about 10,000 calls a run): no exception escapes and the accepted
+    map changes only through valid submissions."""
+    ep = _episode(res=16, image_budget=5)
+    w = ToolCallWrapper(ep, model_call_budget=1000)
+    w.begin_request()
+    w.apply_reply(ModelReply(tool_calls=[ToolCall(str(i), n, a) for i, (n, a) in enumerate(calls)]))
+    bound = float(ep.public.radius_m) + 0.5
+    for tid, p in ep.accepted_map.items():
+        assert tid in ep.inventory_ids and np.all(np.isfinite(p)) and np.linalg.norm(p) <= bound + 1e-9
+    accepted = set(ep.accepted_map)
+    submitted_ok = set()
+    for e in ep.trace:
+        if e["event"] == "tool_call" and e["tool"] == "submit_positions" and e["result"]["ok"]:
+            submitted_ok |= set(e["result"]["result"]["accepted"])
+    assert accepted == submitted_ok
+    for m in w.messages[2:]:
+        json.loads(m.content[0]) if m.role == "tool" else None

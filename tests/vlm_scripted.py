@@ -1,0 +1,101 @@
+"""A scripted model server on 127.0.0.1 speaking the OpenAI chat-completions and the Anthropic
+messages wire formats, for tests with the real SDK clients.
+
+``ScriptedServer(policy)``: ``policy(step, body, fmt) -> list[(name, arguments)]`` (an empty list
+answers with text only); ``arguments`` is a JSON string (sent verbatim in the OpenAI format) or a
+dict. ``fail`` maps request numbers (0-based, over all HTTP requests) to ``"500"`` or ``"drop"``.
+Every request body is recorded in ``requests`` (parsed JSON) and ``raw`` (text).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable
+
+
+class ScriptedServer:
+    def __init__(self, policy: Callable, fail: dict[int, str] | None = None) -> None:
+        self.policy = policy
+        self.fail = dict(fail or {})
+        self.requests: list[dict] = []
+        self.raw: list[str] = []
+        self.http_requests = 0
+        self.steps = 0
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a):  # quiet
+                pass
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0))).decode("utf-8")
+                n = outer.http_requests
+                outer.http_requests += 1
+                mode = outer.fail.get(n)
+                if mode == "drop":
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return
+                if mode == "500":
+                    self._send(500, {"error": {"message": "scripted failure", "type": "server_error"}})
+                    return
+                outer.raw.append(body)
+                req = json.loads(body)
+                outer.requests.append(req)
+                fmt = "openai" if self.path.endswith("/chat/completions") else "anthropic"
+                calls = outer.policy(outer.steps, req, fmt)
+                step = outer.steps
+                outer.steps += 1
+                self._send(200, _openai(step, calls, req) if fmt == "openai" else _anthropic(step, calls, req))
+
+            def _send(self, code: int, payload: dict) -> None:
+                data = json.dumps(payload).encode("utf-8")
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.httpd.server_address[1]
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def openai_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def anthropic_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> "ScriptedServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def _openai(step: int, calls, req) -> dict:
+    tool_calls = [{"id": f"call_{step}_{i}", "type": "function",
+                   "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)}}
+                  for i, (name, args) in enumerate(calls)]
+    msg = {"role": "assistant", "content": None if calls else "I am done."}
+    if tool_calls:
+        msg["tool_calls"] = tool_calls
+    return {"id": f"chatcmpl-{step}", "object": "chat.completion", "created": 0, "model": req["model"],
+            "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls" if calls else "stop"}],
+            "usage": {"prompt_tokens": 1000 + step, "completion_tokens": 50, "total_tokens": 1050 + step}}
+
+
+def _anthropic(step: int, calls, req) -> dict:
+    content = [{"type": "text", "text": f"step {step}"}]
+    content += [{"type": "tool_use", "id": f"toolu_{step}_{i}", "name": name,
+                 "input": json.loads(args) if isinstance(args, str) else args}
+                for i, (name, args) in enumerate(calls)]
+    return {"id": f"msg_{step}", "type": "message", "role": "assistant", "model": req["model"],
+            "content": content, "stop_reason": "tool_use" if calls else "end_turn", "stop_sequence": None,
+            "usage": {"input_tokens": 1000 + step, "output_tokens": 50}}
