@@ -1,0 +1,226 @@
+"""Where the episodes of an evaluation run (issue 7, items 1-2; DESIGN.md "Scale").
+
+* :class:`LocalBackend`: a process pool on this machine (``spawn`` start method). Each worker
+  process builds one renderer on its first episode and reuses it (``set_scene``) for the next,
+  so SAPIEN's pipeline compilation (~5 s on lavapipe) is paid once per worker.
+* :class:`RayBackend`: one Ray actor per worker on a Ray cluster (``ray.init(address=...)``) or a
+  local Ray instance; each actor keeps its renderer warm the same way. Ray is imported inside this
+  backend only. Every node needs this package installed (``pip install spatialscout-gym[ray,render]``)
+  and must see ``DIR`` at the same path (a shared filesystem), since actors write the run
+  directories themselves.
+
+Both call ``on_outcome(Outcome)`` in the driver process as each episode ends, in completion
+order. ``max_concurrency`` caps simultaneous model requests across all workers with one shared
+semaphore (a ``multiprocessing`` manager semaphore locally, a semaphore actor on Ray).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+from typing import Any, Callable, Protocol, Sequence
+
+from spatialscout_gym.core.files import write_json_atomic
+from spatialscout_gym.eval.evaluate import EpisodeTask, EvalSettings, Outcome, WorkerState, execute_task
+
+__all__ = ["Backend", "LocalBackend", "RayBackend", "make_backend", "BACKENDS"]
+
+BACKENDS = ("local", "ray")
+OnOutcome = Callable[[Outcome], None]
+
+
+class Backend(Protocol):
+    def run(self, tasks: Sequence[EpisodeTask], settings: EvalSettings, on_outcome: OnOutcome, *,
+            max_concurrency: int | None = None, renderer_factory: Callable[..., Any] | None = None) -> None:
+        """Run ``tasks``; call ``on_outcome`` once per task in the driver process."""
+        ...
+
+
+def make_backend(name: str, *, workers: int = 1, ray_address: str | None = None) -> Backend:
+    """``"local"`` -> :class:`LocalBackend`, ``"ray"`` -> :class:`RayBackend`."""
+    if name == "local":
+        if ray_address is not None:
+            raise ValueError("--ray-address is only used with --backend ray")
+        return LocalBackend(workers)
+    if name == "ray":
+        return RayBackend(workers, ray_address)
+    raise ValueError(f"unknown backend {name!r}; expected one of {BACKENDS}")
+
+
+def _crash_outcome(task: EpisodeTask, why: str) -> Outcome:
+    error = f"WorkerCrash: {why}"
+    write_json_atomic(task.failed_file, {"scene": task.scene, "seed": task.seed, "error": error,
+                                         "traceback": None})
+    return Outcome(task, False, error=error)
+
+
+# ---------------------------------------------------------------------------------------------
+# Local process pool
+# ---------------------------------------------------------------------------------------------
+_STATE: WorkerState | None = None
+
+
+def _init_worker(settings: EvalSettings, limiter: Any, renderer_factory: Any) -> None:
+    global _STATE
+    _STATE = WorkerState(settings, limiter, renderer_factory)
+
+
+def _run_in_worker(task: EpisodeTask) -> Outcome:
+    assert _STATE is not None, "worker not initialised"
+    return execute_task(task, _STATE)
+
+
+class LocalBackend:
+    """A ``spawn`` process pool of ``workers`` processes, each with one warm renderer."""
+
+    def __init__(self, workers: int = 1) -> None:
+        if workers < 1:
+            raise ValueError(f"workers must be >= 1, got {workers}")
+        self.workers = int(workers)
+
+    def run(self, tasks: Sequence[EpisodeTask], settings: EvalSettings, on_outcome: OnOutcome, *,
+            max_concurrency: int | None = None, renderer_factory: Callable[..., Any] | None = None) -> None:
+        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait  # noqa: PLC0415
+        from concurrent.futures.process import BrokenProcessPool  # noqa: PLC0415
+
+        ctx = mp.get_context("spawn")
+        manager = ctx.Manager() if max_concurrency is not None else None
+        limiter = manager.Semaphore(max_concurrency) if manager is not None else None
+        queue = list(tasks)
+        try:
+            while queue:
+                n = min(self.workers, len(queue))
+                pool = ProcessPoolExecutor(n, mp_context=ctx, initializer=_init_worker,
+                                           initargs=(settings, limiter, renderer_factory))
+                futures = {pool.submit(_run_in_worker, t): t for t in queue}
+                queue = []
+                broken = False
+                try:
+                    pending = set(futures)
+                    while pending:
+                        finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                        for f in finished:
+                            task = futures[f]
+                            try:
+                                outcome = f.result()
+                            except BrokenProcessPool:
+                                # a worker died (segfault, out of memory): which task killed it is
+                                # unknown; the first broken task is failed, the rest retried.
+                                if not broken:
+                                    broken = True
+                                    outcome = _crash_outcome(task, "a worker process died during this "
+                                                                   "episode or one running beside it")
+                                else:
+                                    queue.append(task)
+                                    continue
+                            on_outcome(outcome)
+                finally:
+                    pool.shutdown(wait=not broken, cancel_futures=True)
+        finally:
+            if manager is not None:
+                manager.shutdown()
+
+
+# ---------------------------------------------------------------------------------------------
+# Ray
+# ---------------------------------------------------------------------------------------------
+class _RayWorker:
+    """Body of the Ray actor: one warm renderer, episodes one at a time."""
+
+    def __init__(self, settings: EvalSettings, limiter: Any, renderer_factory: Any) -> None:
+        self.state = WorkerState(settings, limiter, renderer_factory)
+
+    def run(self, task: EpisodeTask) -> Outcome:
+        return execute_task(task, self.state)
+
+
+class _SemaphoreActor:
+    """Body of a threaded Ray actor holding a counting semaphore."""
+
+    def __init__(self, n: int) -> None:
+        import threading  # noqa: PLC0415
+        self._sem = threading.Semaphore(n)
+
+    def acquire(self) -> bool:
+        self._sem.acquire()
+        return True
+
+    def release(self) -> bool:
+        self._sem.release()
+        return True
+
+
+class RaySemaphore:
+    """A context manager around a semaphore actor; picklable (holds the actor handle)."""
+
+    def __init__(self, actor: Any) -> None:
+        self.actor = actor
+
+    def __enter__(self) -> "RaySemaphore":
+        import ray  # noqa: PLC0415
+        ray.get(self.actor.acquire.remote())
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        import ray  # noqa: PLC0415
+        ray.get(self.actor.release.remote())
+
+
+class RayBackend:
+    """One actor per worker on a Ray cluster; same run directories as :class:`LocalBackend`.
+
+    Parameters
+    ----------
+    workers : int
+        Actors (each asks Ray for one CPU).
+    address : str, optional
+        ``ray.init(address=...)``, e.g. ``"auto"`` or ``"ray://head:10001"``; None starts a local
+        Ray instance (no dashboard) unless Ray is already initialised in this process.
+    """
+
+    def __init__(self, workers: int = 1, address: str | None = None) -> None:
+        if workers < 1:
+            raise ValueError(f"workers must be >= 1, got {workers}")
+        self.workers = int(workers)
+        self.address = address
+
+    def run(self, tasks: Sequence[EpisodeTask], settings: EvalSettings, on_outcome: OnOutcome, *,
+            max_concurrency: int | None = None, renderer_factory: Callable[..., Any] | None = None) -> None:
+        try:
+            import ray  # noqa: PLC0415
+        except ImportError:
+            raise RuntimeError("--backend ray needs Ray: pip install 'spatialscout-gym[ray]'") from None
+        owns = not ray.is_initialized()
+        if owns:
+            ray.init(address=self.address, include_dashboard=False, log_to_driver=False)
+        try:
+            limiter = None
+            if max_concurrency is not None:
+                sem = ray.remote(num_cpus=0, max_concurrency=max_concurrency + 64)(_SemaphoreActor)
+                limiter = RaySemaphore(sem.remote(max_concurrency))
+            actor_cls = ray.remote(num_cpus=1)(_RayWorker)
+
+            def new_actor() -> Any:
+                return actor_cls.remote(settings, limiter, renderer_factory)
+
+            idle = [new_actor() for _ in range(min(self.workers, len(tasks)))]
+            queue = list(tasks)
+            inflight: dict[Any, tuple[Any, EpisodeTask]] = {}
+            while queue or inflight:
+                while idle and queue:
+                    actor, task = idle.pop(), queue.pop(0)
+                    inflight[actor.run.remote(task)] = (actor, task)
+                ready, _ = ray.wait(list(inflight), num_returns=1)
+                actor, task = inflight.pop(ready[0])
+                try:
+                    outcome = ray.get(ready[0])
+                except ray.exceptions.RayError as exc:
+                    outcome = _crash_outcome(task, f"Ray actor failed: {type(exc).__name__}: {exc}")
+                    ray.kill(actor)
+                    actor = new_actor()
+                idle.append(actor)
+                on_outcome(outcome)
+            for actor in idle:
+                ray.kill(actor)
+        finally:
+            if owns:
+                ray.shutdown()

@@ -1,0 +1,461 @@
+"""Evaluation at scale (issue 7; SPEC.md sections 5-7): many episodes, resumable, in parallel.
+
+An evaluation directory ``DIR`` holds one run directory per episode, written by
+:func:`spatialscout_gym.eval.runner.run_episode`::
+
+    DIR/evaluate.json                 the settings (agent, budgets, resolution); a rerun must match
+    DIR/<scene>/seed_<k>/             one finished episode (trace, predictions, result, frames)
+    DIR/<scene>/seed_<k>.failed.json  an episode that failed before the runner could write its run
+                                      directory (e.g. the scene cannot be built): error, traceback
+                                      (a run directory whose result.json has "status": "failed"
+                                      records an agent failure); both are redone on rerun
+    DIR/report.json, DIR/report.md    the pooled report (:mod:`spatialscout_gym.eval.report`)
+
+``<scene>`` is the scene argument with ``:`` and ``/`` made safe (a catalog id is kept as is;
+``procedural:7`` becomes ``procedural_7``; a spec JSON path becomes its file stem).
+
+Resume: every run directory appears by one atomic rename (temp dir + :func:`os.replace`), so a
+directory ``seed_<k>/`` with ``result.json`` is a finished episode and is never redone; leftover
+temp dirs from a killed run are removed; failed and missing episodes are (re)run. Counters
+(tool calls, images, model calls, tokens, cost) live in each ``result.json`` and are re-read from
+there, so they survive a resume.
+
+Workers: :mod:`spatialscout_gym.eval.backends` runs the pending episodes in a process pool (each
+worker keeps one renderer warm and switches it with ``set_scene``) or on a Ray cluster.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import shutil
+import traceback
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from spatialscout_gym.core.files import write_json_atomic
+
+__all__ = ["read_result", "is_finished", "EvalSettings", "EpisodeTask", "Outcome", "EvalSummary", "plan_tasks", "scene_dir_name",
+           "expand_scenes", "evaluate", "execute_task", "WorkerState", "SETTINGS_FILE",
+           "SettingsMismatchError", "provider_of", "attach_request_limiter"]
+
+SETTINGS_FILE = "evaluate.json"
+FAILED_SUFFIX = ".failed.json"
+_LOCK_FILE = ".evaluate.lock"
+
+
+class SettingsMismatchError(ValueError):
+    """``DIR`` holds an evaluation with other settings (agent, budgets or resolution)."""
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    """What every episode of one evaluation shares (recorded in ``DIR/evaluate.json``).
+
+    Attributes
+    ----------
+    agent : str
+        Registry name (:func:`spatialscout_gym.baselines.registry.make_agent`).
+    image_budget : int
+        V, images per episode, the initial one included (SPEC.md section 5).
+    call_budget : int or None
+        Tool-call budget per episode (None: unlimited).
+    resolution : int
+        Square render grid, pixels.
+    """
+
+    agent: str
+    image_budget: int = 100
+    call_budget: int | None = 100
+    resolution: int = 512
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class EpisodeTask:
+    """One episode: scene argument, agent seed and its run directory (absolute path)."""
+
+    scene: str
+    seed: int
+    run_dir: str
+
+    @property
+    def key(self) -> str:
+        """``<scene dir>/seed_<k>``, the run directory relative to ``DIR``."""
+        p = Path(self.run_dir)
+        return f"{p.parent.name}/{p.name}"
+
+    @property
+    def failed_file(self) -> Path:
+        return Path(self.run_dir + FAILED_SUFFIX)
+
+
+@dataclass
+class Outcome:
+    """What a worker reports for one task: ``result`` (the ``result.json`` dict) or ``error``."""
+
+    task: EpisodeTask
+    ok: bool
+    result: dict | None = None
+    error: str | None = None
+    wall_s: float = 0.0
+
+
+@dataclass
+class EvalSummary:
+    """What :func:`evaluate` did.
+
+    Attributes
+    ----------
+    total : int
+        Episodes planned (scenes x seeds).
+    skipped : int
+        Already finished before this call (resumed).
+    ran : int
+        Finished in this call.
+    failed : list of Outcome
+        Failed in this call (also written as ``<run dir>.failed.json``).
+    report : dict or None
+        The report dict (``DIR/report.json``), None when no episode has finished.
+    episode_wall_s : list of float
+        Worker-side seconds of each episode run in this call (scene build, renderer warm-up on a
+        worker's first episode, the episode, writing the run directory), in completion order.
+    wall_s : float
+        Seconds of this call, end to end.
+    """
+
+    total: int
+    skipped: int
+    ran: int
+    failed: list[Outcome] = field(default_factory=list)
+    report: dict | None = None
+    episode_wall_s: list[float] = field(default_factory=list)
+    wall_s: float = 0.0
+
+
+# ---------------------------------------------------------------------------------------------
+# Planning
+# ---------------------------------------------------------------------------------------------
+def scene_dir_name(scene: str) -> str:
+    """The directory name of a scene argument: catalog ids unchanged, ``procedural:7`` ->
+    ``procedural_7``, ``path/to/spec.json`` -> ``spec``.
+
+    >>> scene_dir_name("procedural:7"), scene_dir_name("a/b/kitchen_3.json")
+    ('procedural_7', 'kitchen_3')
+    """
+    s = str(scene)
+    if s.endswith(".json"):
+        s = Path(s).stem
+    s = re.sub(r"[^A-Za-z0-9_.-]+", "_", s).strip("._")
+    if not s:
+        raise ValueError(f"scene argument {scene!r} gives an empty directory name")
+    return s
+
+
+def expand_scenes(scenes: Sequence[str]) -> list[str]:
+    """Replace the word ``catalog`` by every catalog scene id (in catalog order); keep the rest.
+
+    Raises
+    ------
+    ValueError
+        No scenes, or the same scene directory twice.
+    """
+    out: list[str] = []
+    for s in scenes:
+        if s == "catalog":
+            from spatialscout_gym.scenes.catalog import catalog_scene_ids  # noqa: PLC0415
+            out.extend(catalog_scene_ids())
+        else:
+            out.append(str(s))
+    if not out:
+        raise ValueError("no scenes given: pass 'catalog' or scene ids (e.g. procedural:7)")
+    names = [scene_dir_name(s) for s in out]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ValueError(f"scenes {dup} are given more than once (or map to the same directory)")
+    return out
+
+
+def plan_tasks(out_dir: str | os.PathLike, scenes: Sequence[str], seeds: int | Sequence[int] = 1) -> list[EpisodeTask]:
+    """Every (scene, seed) episode of an evaluation, scene-major.
+
+    Parameters
+    ----------
+    out_dir : path
+        ``DIR``.
+    scenes : sequence of str
+        Scene arguments (``catalog`` expanded by :func:`expand_scenes` first).
+    seeds : int or sequence of int
+        ``K`` (seeds ``0 .. K-1``) or the explicit agent seeds.
+    """
+    seed_list = list(range(int(seeds))) if isinstance(seeds, int) else [int(s) for s in seeds]
+    if not seed_list:
+        raise ValueError(f"need at least one seed, got {seeds!r}")
+    root = Path(out_dir).resolve()
+    return [EpisodeTask(s, k, str(root / scene_dir_name(s) / f"seed_{k}")) for s in expand_scenes(scenes)
+            for k in seed_list]
+
+
+def read_result(run_dir: str | os.PathLike) -> dict | None:
+    """``run_dir/result.json`` or None when absent."""
+    path = Path(run_dir) / "result.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def is_finished(task: EpisodeTask) -> bool:
+    """True when the task's run directory holds a ``result.json`` (it appeared by one rename)
+    whose ``status`` is not ``"failed"`` (the runner writes failed episodes too; they are redone)."""
+    result = read_result(task.run_dir)
+    return result is not None and result.get("status", "ok") != "failed"
+
+
+def _remove_stale_temp_dirs(tasks: Iterable[EpisodeTask]) -> int:
+    """Delete ``.seed_<k>.*.tmp`` directories a killed run left next to the run directories."""
+    removed = 0
+    for parent in {Path(t.run_dir).parent for t in tasks}:
+        if not parent.is_dir():
+            continue
+        for p in parent.glob(".seed_*.tmp"):
+            shutil.rmtree(p, ignore_errors=True)
+            removed += 1
+    return removed
+
+
+def _check_settings(out: Path, settings: EvalSettings) -> None:
+    path = out / SETTINGS_FILE
+    if path.is_file():
+        old = json.loads(path.read_text(encoding="utf-8"))
+        if old != settings.to_dict():
+            diff = {k: (old.get(k), v) for k, v in settings.to_dict().items() if old.get(k) != v}
+            raise SettingsMismatchError(
+                f"{out} holds an evaluation with other settings ({', '.join(f'{k}: {a!r} there, {b!r} now' for k, (a, b) in diff.items())}); "
+                f"rerun with the same --agent/--image-budget/--call-budget/--resolution or choose another --out")
+    else:
+        write_json_atomic(path, settings.to_dict())
+
+
+def _record_scene_args(out: Path, tasks: Sequence[EpisodeTask]) -> None:
+    """Merge ``{scene dir: scene argument}`` into ``DIR/scenes.json`` (figures rebuild specs from it)."""
+    path = out / "scenes.json"
+    known = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    known.update({Path(t.run_dir).parent.name: t.scene for t in tasks})
+    write_json_atomic(path, dict(sorted(known.items())))
+
+
+# ---------------------------------------------------------------------------------------------
+# Worker side
+# ---------------------------------------------------------------------------------------------
+def provider_of(agent_name: str) -> str:
+    """The provider whose requests ``--max-concurrency`` caps: the agent-name prefix before ``:``
+    (``openai:gpt-x`` -> ``openai``), else the whole name."""
+    return agent_name.split(":", 1)[0]
+
+
+def attach_request_limiter(agent: Any, limiter: Any) -> None:
+    """Give ``agent`` a cross-process request limiter if it makes model requests.
+
+    An agent with an attribute ``request_limiter`` gets the limiter there (and wraps each request
+    in ``with self.request_limiter:``); otherwise an agent with a ``provider`` whose
+    ``complete(messages)`` sends one model request (:class:`~spatialscout_gym.baselines.vlm.VLMAgent`)
+    has that method wrapped in the limiter. Other agents make no requests and are left alone.
+    """
+    if limiter is None:
+        return
+    if hasattr(agent, "request_limiter"):
+        agent.request_limiter = limiter
+        return
+    provider = getattr(agent, "provider", None)
+    complete = getattr(provider, "complete", None)
+    if callable(complete):   # VLM agents: one provider.complete(...) per model request
+        def limited(*args: Any, **kwargs: Any) -> Any:
+            with limiter:
+                return complete(*args, **kwargs)
+        provider.complete = limited
+
+
+class WorkerState:
+    """Per-worker state: one renderer kept warm across episodes (switched with ``set_scene``).
+
+    Parameters
+    ----------
+    settings : EvalSettings
+    limiter : context manager, optional
+        Shared request limiter (``--max-concurrency``), attached to every agent built here.
+    renderer_factory : callable, optional
+        ``factory(spec, width, height) -> Renderer``; default
+        :class:`~spatialscout_gym.render.sapien_renderer.SapienRenderer`.
+    """
+
+    def __init__(self, settings: EvalSettings, limiter: Any = None,
+                 renderer_factory: Callable[..., Any] | None = None) -> None:
+        self.settings = settings
+        self.limiter = limiter
+        self.renderer_factory = renderer_factory
+        self.renderer: Any = None
+
+    def renderer_for(self, spec: Any) -> Any:
+        if self.renderer is None:
+            if self.renderer_factory is None:
+                from spatialscout_gym.render.sapien_renderer import SapienRenderer  # noqa: PLC0415
+                factory: Callable[..., Any] = SapienRenderer
+            else:
+                factory = self.renderer_factory
+            r = self.settings.resolution
+            self.renderer = factory(spec, r, r)
+        return self.renderer
+
+    def close(self) -> None:
+        if self.renderer is not None and hasattr(self.renderer, "close"):
+            self.renderer.close()
+        self.renderer = None
+
+
+def execute_task(task: EpisodeTask, state: WorkerState) -> Outcome:
+    """Run one episode into ``task.run_dir`` (atomically); never raises for an episode failure.
+
+    A failure writes ``<run dir>.failed.json`` (error and traceback) and returns ``ok=False``; a
+    success removes a failure file left by an earlier attempt. ``KeyboardInterrupt`` propagates.
+    """
+    import time  # noqa: PLC0415
+
+    from spatialscout_gym.baselines.registry import make_agent  # noqa: PLC0415
+    from spatialscout_gym.eval.runner import resolve_scene, run_episode  # noqa: PLC0415
+
+    t0 = time.perf_counter()
+    s = state.settings
+    try:
+        spec = resolve_scene(task.scene)
+        agent = make_agent(s.agent)
+        attach_request_limiter(agent, state.limiter)
+        renderer = state.renderer_for(spec)
+        result = run_episode(agent, spec, task.run_dir, seed=task.seed, image_budget=s.image_budget,
+                             call_budget=s.call_budget, resolution=s.resolution, renderer=renderer,
+                             overwrite=True)
+        if result.get("status", "ok") == "failed":   # the agent raised; the run dir records it
+            task.failed_file.unlink(missing_ok=True)
+            return Outcome(task, False, result=result, error=str(result.get("error")),
+                           wall_s=time.perf_counter() - t0)
+    except Exception as exc:  # noqa: BLE001 -- an episode failure is data, listed apart
+        error = f"{type(exc).__name__}: {exc}"
+        write_json_atomic(task.failed_file, {"scene": task.scene, "seed": task.seed, "error": error,
+                                             "traceback": traceback.format_exc()})
+        if isinstance(exc, RuntimeError) and state.renderer is not None:
+            state.close()   # a renderer in an unknown state is rebuilt for the next episode
+        return Outcome(task, False, error=error, wall_s=time.perf_counter() - t0)
+    task.failed_file.unlink(missing_ok=True)
+    return Outcome(task, True, result=result, wall_s=time.perf_counter() - t0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Driver
+# ---------------------------------------------------------------------------------------------
+def _pooled_mean_iou(results: Iterable[dict]) -> float | None:
+    n = q = 0.0
+    for r in results:
+        n += r["num_targets"]
+        q += r["all"]["mean_iou"] * r["num_targets"]
+    return q / n if n else None
+
+
+def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequence[str], *,
+             seeds: int | Sequence[int] = 1, workers: int = 1, backend: str = "local",
+             max_concurrency: int | None = None, ray_address: str | None = None,
+             progress: bool = True, renderer_factory: Callable[..., Any] | None = None,
+             write_report: bool = True) -> EvalSummary:
+    """Run every (scene, seed) episode not yet finished in ``out_dir``, then write the report.
+
+    Parameters
+    ----------
+    out_dir : path
+        ``DIR`` (created). A rerun with the same settings resumes; other settings raise
+        :class:`SettingsMismatchError`.
+    settings : EvalSettings
+    scenes : sequence of str
+        Catalog ids, ``procedural:<seed>``, spec JSON paths, or ``"catalog"`` (all 80).
+    seeds : int or sequence of int
+        ``K`` repeats per scene (agent seeds ``0..K-1``) or explicit seeds.
+    workers : int
+        Parallel worker processes (local) or Ray actors (ray).
+    backend : {"local", "ray"}
+    max_concurrency : int, optional
+        Cap on simultaneous model requests of this agent's provider across all workers.
+    ray_address : str, optional
+        ``ray.init(address=...)``; None starts a local Ray instance.
+    progress : bool
+        Show a tqdm bar (episodes done, running object-micro all-target mean IoU, failures).
+    renderer_factory : callable, optional
+        ``factory(spec, width, height) -> Renderer`` for every worker (must be picklable).
+    write_report : bool
+        Write ``DIR/report.json`` and ``DIR/report.md`` at the end.
+
+    Returns
+    -------
+    EvalSummary
+    """
+    import time  # noqa: PLC0415
+
+    from spatialscout_gym.eval.backends import make_backend  # noqa: PLC0415
+
+    t_start = time.perf_counter()
+
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    if max_concurrency is not None and max_concurrency < 1:
+        raise ValueError(f"max_concurrency must be >= 1, got {max_concurrency}")
+    out = Path(out_dir).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    tasks = plan_tasks(out, scenes, seeds)
+    with open(out / _LOCK_FILE, "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RuntimeError(f"another `spatialscout evaluate` is writing to {out}; wait for it "
+                               f"or choose another --out") from None
+        _check_settings(out, settings)
+        _record_scene_args(out, tasks)
+        _remove_stale_temp_dirs(tasks)
+        done = [t for t in tasks if is_finished(t)]
+        pending = [t for t in tasks if not is_finished(t)]
+        finished_results = [read_result(t.run_dir) for t in done]
+        summary = EvalSummary(total=len(tasks), skipped=len(done), ran=0)
+
+        bar = None
+        if progress:
+            from tqdm import tqdm  # noqa: PLC0415
+            bar = tqdm(total=len(tasks), initial=len(done), unit="ep", desc=f"evaluate {settings.agent}",
+                       dynamic_ncols=True)
+
+        def on_outcome(o: Outcome) -> None:
+            summary.episode_wall_s.append(o.wall_s)
+            if o.ok:
+                summary.ran += 1
+                finished_results.append(o.result)
+            else:
+                summary.failed.append(o)
+                if bar is not None:
+                    bar.write(f"failed {o.task.key}: {o.error}")
+            if bar is not None:
+                m = _pooled_mean_iou(finished_results)
+                bar.set_postfix_str(f"mIoU(all) {'-' if m is None else f'{100 * m:.2f}%'} "
+                                    f"failed {len(summary.failed)}", refresh=False)
+                bar.update(1)
+
+        try:
+            if pending:
+                runner = make_backend(backend, workers=workers, ray_address=ray_address)
+                runner.run(pending, settings, on_outcome, max_concurrency=max_concurrency,
+                           renderer_factory=renderer_factory)
+        finally:
+            if bar is not None:
+                bar.close()
+
+        if write_report and (done or summary.ran):
+            from spatialscout_gym.eval.report import write_report as _write  # noqa: PLC0415
+            summary.report = _write(out)
+    summary.wall_s = time.perf_counter() - t_start
+    return summary

@@ -1,0 +1,291 @@
+"""Pictures of an evaluation (issue 7, item 5): Figure-4-style box views and an HTML page.
+
+:func:`scene_figure` renders, with SAPIEN, two versions of a scene seen from the initial camera
+position at the initial yaw and at +-55 deg (paper Figure 4):
+
+* top row, **reference**: every target's reference box (world AABB, sides floored at 1 cm) in
+  place, one colour per target, inside the scene's static geometry (walls, floors, fixed
+  furniture) drawn in light grey;
+* bottom row, **prediction**: the same boxes moved so their centres sit on the submitted centres
+  (``c_world = o0 + R0 p_hat``); targets without a submission are hidden.
+
+Each box keeps its colour in both rows, and the id of every box whose centre is in view is
+written next to it. :func:`write_index_html` writes ``DIR/index.html`` with the report tables,
+the replay curves and these figures, all by relative links.
+"""
+
+from __future__ import annotations
+
+import colorsys
+import dataclasses
+import html
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+from PIL import Image, ImageDraw
+
+from spatialscout_gym.core.camera import Intrinsics, project_world_to_pixel
+from spatialscout_gym.core.files import load_ground_truth, load_predictions
+from spatialscout_gym.core.frames import CameraPose, wrap_degrees
+from spatialscout_gym.core.scoring import MIN_SIDE_M, GroundTruth
+from spatialscout_gym.core.spec import Light, Material, Part, PrivateScene, PublicScene, SceneObject, SceneSpec
+
+__all__ = ["VIEW_YAWS_DEG", "box_scene", "scene_figure", "write_run_figures", "write_index_html",
+           "target_colors"]
+
+VIEW_YAWS_DEG: tuple[float, ...] = (55.0, 0.0, -55.0)
+"""View yaws relative to the initial heading, left to right (positive turns left), degrees."""
+VIEW_PITCH_DEG = -20.0
+VIEW_FOV_Y_DEG = 80.0
+_STATIC_COLOR = (0.72, 0.72, 0.70, 1.0)
+
+
+def target_colors(n: int) -> np.ndarray:
+    """``n`` well-separated saturated RGB colours in [0, 1], shape (n, 3) (golden-ratio hues)."""
+    return np.array([colorsys.hsv_to_rgb((0.13 + 0.618034 * k) % 1.0, 0.85 if k % 2 else 0.65,
+                                         0.95 if k % 3 else 0.75) for k in range(n)])
+
+
+def _floor(gt: GroundTruth) -> SceneObject:
+    """A grey floor slab under the targets, for scenes whose static geometry is unavailable."""
+    lo = np.min([t.box_min for t in gt.targets], axis=0)
+    hi = np.max([t.box_max for t in gt.targets], axis=0)
+    center = np.array([(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, lo[2] - 0.02])
+    half = np.array([(hi[0] - lo[0]) / 2 + 3.0, (hi[1] - lo[1]) / 2 + 3.0, 0.02])
+    return SceneObject("floor", "Floor", "floor", "static",
+                       [Part("box", center, half_size=half, material=Material(_STATIC_COLOR, 0.9))])
+
+
+def box_scene(public: PublicScene, gt: GroundTruth, centers_world: dict[str, np.ndarray],
+              colors: dict[str, np.ndarray], static: SceneSpec | None = None) -> SceneSpec:
+    """A renderable spec of coloured boxes.
+
+    Parameters
+    ----------
+    public : PublicScene
+        The scene's public half (initial camera).
+    gt : GroundTruth
+        Reference boxes (world AABBs; sides floored at 1 cm here).
+    centers_world : dict of str to ndarray, shape (3,)
+        Target id -> world centre of its box, metres (ids left out are not drawn).
+    colors : dict of str to ndarray, shape (3,)
+        RGB in [0, 1] per target id.
+    static : SceneSpec, optional
+        The full scene; its static objects (walls, floors, fixed furniture) and lights are drawn
+        in light grey. Without it, a floor slab under the targets and default lights are used.
+    """
+    sizes = {t.id: np.maximum(t.size, MIN_SIDE_M) for t in gt.targets}
+    objects = []
+    if static is not None:
+        for o in static.private.objects:
+            if o.role == "static":
+                parts = [dataclasses.replace(p, material=Material(_STATIC_COLOR, 0.9)) for p in o.parts]
+                objects.append(SceneObject(o.id, o.category, o.group, "static", parts, o.movable, o.room))
+        lights = static.private.lights
+    else:
+        objects.append(_floor(gt))
+        lights = [Light("directional", (1.5, 1.5, 1.5), direction_world=np.array([0.3, 0.2, -1.0])),
+                  Light("directional", (0.6, 0.6, 0.6), direction_world=np.array([-0.4, -0.3, -1.0]))]
+    for tid, c in centers_world.items():
+        rgb = tuple(float(x) for x in colors[tid])
+        objects.append(SceneObject(f"box::{tid}", "Box", "box", "static",
+                                   [Part("box", np.asarray(c, float), half_size=sizes[tid] / 2,
+                                         material=Material((*rgb, 1.0), 0.6))]))
+    pub = dataclasses.replace(public)
+    return SceneSpec(pub, PrivateScene(objects, list(lights), (0.55, 0.55, 0.55), {}))
+
+
+def _label(img: Image.Image, text: str, xy=(4, 3)) -> None:
+    d = ImageDraw.Draw(img)
+    d.rectangle([xy[0] - 3, xy[1] - 2, xy[0] + 6 * len(text) + 4, xy[1] + 12], fill=(0, 0, 0))
+    d.text(xy, text, fill=(255, 255, 255))
+
+
+def _annotate_ids(img: Image.Image, K: Intrinsics, pose: CameraPose, centers: dict[str, np.ndarray],
+                  colors: dict[str, np.ndarray]) -> None:
+    if not centers:
+        return
+    ids = list(centers)
+    uv, depth = project_world_to_pixel(K, pose, np.array([centers[i] for i in ids]))
+    d = ImageDraw.Draw(img)
+    for tid, (u, v), z in zip(ids, np.asarray(uv), np.asarray(depth)):
+        if z > 0.05 and 0 <= u < K.width - 20 and 12 <= v < K.height:
+            c = tuple(int(255 * x) for x in colors[tid])
+            d.text((float(u) + 1, float(v) - 11), tid, fill=(0, 0, 0))
+            d.text((float(u), float(v) - 12), tid, fill=c if sum(c) < 600 else (60, 60, 60))
+
+
+def scene_figure(public: PublicScene, gt: GroundTruth, positions_task: dict[str, Sequence[float]],
+                 static: SceneSpec | None = None, renderer: Any = None, tile_px: int = 320) -> Image.Image:
+    """The two-row, three-column Figure-4 picture of one scene (see the module docstring).
+
+    Parameters
+    ----------
+    public : PublicScene
+        The scene's public half (``entity_library.json``): the initial camera.
+    gt : GroundTruth
+        The reference boxes (``ground_truth.json``).
+    positions_task : dict of str to array_like, shape (3,)
+        The final accepted map, task frame, metres.
+    static : SceneSpec, optional
+        The full scene, for its static geometry (see :func:`box_scene`).
+    renderer : SapienRenderer, optional
+        Reused (``set_scene``) when given; must render ``tile_px`` square images.
+    tile_px : int
+        Side of one view, pixels.
+    """
+    ids = list(gt.ids)
+    colors = dict(zip(ids, target_colors(len(ids))))
+    ref = {t.id: (t.box_min + t.box_max) / 2 for t in gt.targets}
+    pred = {k: gt.origin + gt.R_world_task @ np.asarray(v, float) for k, v in positions_task.items() if k in ref}
+    K = Intrinsics.from_fov(tile_px, tile_px, VIEW_FOV_Y_DEG)
+    public = dataclasses.replace(public, intrinsics=K)
+    cam = public.initial_camera
+    poses = [CameraPose(cam.position_world, wrap_degrees(cam.yaw_deg + dy), VIEW_PITCH_DEG) for dy in VIEW_YAWS_DEG]
+    owns = renderer is None
+    rows = []
+    try:
+        for name, centers in (("reference", ref), (f"predicted ({len(pred)}/{len(ids)} submitted)", pred)):
+            s = box_scene(public, gt, centers, colors, static)
+            if renderer is None:
+                from spatialscout_gym.render.sapien_renderer import SapienRenderer  # noqa: PLC0415
+                renderer = SapienRenderer(s, tile_px, tile_px)
+            else:
+                renderer.set_scene(s)
+            tiles = []
+            for dy, pose in zip(VIEW_YAWS_DEG, poses):
+                img = Image.fromarray(renderer.capture_rgb(pose))
+                _annotate_ids(img, K, pose, centers, colors)
+                _label(img, f"{name}, yaw {dy:+.0f} deg")
+                tiles.append(img)
+            rows.append(tiles)
+    finally:
+        if owns and renderer is not None:
+            renderer.close()
+    out = Image.new("RGB", (3 * tile_px + 8, 2 * tile_px + 4 + 22), (255, 255, 255))
+    note = "" if static is not None else " [room geometry unavailable: floor only]"
+    ImageDraw.Draw(out).text((6, 5), f"{gt.scene_id}: top, reference boxes in place; bottom, the same boxes "
+                                     f"at the submitted centres (omitted targets hidden){note}", fill=(0, 0, 0))
+    for r, tiles in enumerate(rows):
+        for c, t in enumerate(tiles):
+            out.paste(t, (c * (tile_px + 4), 22 + r * (tile_px + 4)))
+    return out
+
+
+def _resolve_run_scene(run_dir: Path, result: dict, scene_args: dict[str, str]) -> SceneSpec | None:
+    from spatialscout_gym.eval.runner import resolve_scene  # noqa: PLC0415
+    sid = str(result["scene_id"])
+    candidates = [scene_args.get(run_dir.parent.name), sid]
+    m = re.fullmatch(r"procedural_(\d+)", sid)
+    if m:
+        candidates.append(f"procedural:{m.group(1)}")
+    for c in candidates:
+        if not c:
+            continue
+        try:
+            spec = resolve_scene(c)
+        except Exception:  # noqa: BLE001 -- try the next way of naming the scene
+            continue
+        if spec.scene_id == sid and spec.content_hash() == result.get("scene_content_hash", spec.content_hash()):
+            return spec
+    return None
+
+
+def write_run_figures(out_dir: str | os.PathLike, tile_px: int = 320, seed: int | None = None) -> dict[str, Path]:
+    """Write ``DIR/figures/<scene dir>__seed_<k>.png`` for every finished run (only ``seed`` when
+    given). The boxes come from the run's ``ground_truth.json`` and ``entity_library.json``; the
+    room geometry from the rebuilt scene spec when its content hash matches the recorded one, else
+    a floor slab is drawn instead (listed in ``figures/no_room_geometry.txt``). Returns
+    ``{run key: png path}``."""
+    out = Path(out_dir)
+    fig_dir = out / "figures"
+    fig_dir.mkdir(parents=True, exist_ok=True)
+    scene_args = {}
+    if (out / "scenes.json").is_file():
+        scene_args = json.loads((out / "scenes.json").read_text())
+    runs = [out] if (out / "result.json").is_file() else sorted(p.parent for p in out.glob("*/seed_*/result.json"))
+    written: dict[str, Path] = {}
+    skipped = []
+    renderer = None
+    try:
+        for d in runs:
+            result = json.loads((d / "result.json").read_text())
+            if seed is not None and int(result.get("seed", 0)) != seed:
+                continue
+            key = f"{d.parent.name}/{d.name}" if d.name.startswith("seed_") else d.name
+            spec = _resolve_run_scene(d, result, scene_args)
+            if spec is None:
+                skipped.append(key)
+            gt = load_ground_truth(d)
+            public = PublicScene.from_dict(json.loads((d / "entity_library.json").read_text()))
+            positions = load_predictions(d, gt)
+            if renderer is None:
+                from spatialscout_gym.render.sapien_renderer import SapienRenderer  # noqa: PLC0415
+                K = Intrinsics.from_fov(tile_px, tile_px, VIEW_FOV_Y_DEG)
+                renderer = SapienRenderer(box_scene(dataclasses.replace(public, intrinsics=K), gt, {}, {}),
+                                          tile_px, tile_px)
+            img = scene_figure(public, gt, positions, spec, renderer, tile_px)
+            path = fig_dir / (key.replace("/", "__") + ".png")
+            img.save(path)
+            written[key] = path
+    finally:
+        if renderer is not None:
+            renderer.close()
+    if skipped:
+        (fig_dir / "no_room_geometry.txt").write_text("scene spec could not be rebuilt with the recorded content "
+                                                     "hash (generator changed?); drawn on a floor slab:\n"
+                                             + "\n".join(skipped) + "\n")
+    return written
+
+
+def write_index_html(out_dir: str | os.PathLike, report: dict, replay: dict | None,
+                     figures: dict[str, Path]) -> Path:
+    """Write ``DIR/index.html``: the Table-3 report, per-category and per-scene tables, the replay
+    curves and the Figure-4 pictures, all linked relatively. Returns its path."""
+    from spatialscout_gym.core.table import format_table  # noqa: PLC0415
+    out = Path(out_dir)
+    e = html.escape
+    rel = lambda p: Path(os.path.relpath(p, out)).as_posix()  # noqa: E731
+    c = report["counters"]
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>SpatialScout: {e(out.resolve().name)}</title>",
+             "<style>body{font-family:sans-serif;margin:20px;max-width:1300px}pre{background:#f6f6f6;padding:8px;"
+             "overflow-x:auto}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;"
+             "text-align:right}td:first-child{text-align:left}img{max-width:100%}</style></head><body>",
+             f"<h1>SpatialScout evaluation: {e(out.resolve().name)}</h1>",
+             f"<p>agent {e(', '.join(report['agent']))}; catalog version {e(str(report['catalog_version']))}; "
+             f"{c['episodes']} episodes finished, {len(report['failures'])} failed (left out of aggregates); "
+             f"{c.get('calls', 0)} calls, {c.get('images', 0)} images, cost {c.get('cost_usd', 0):.4g} USD.</p>",
+             "<h2>Table 3 (%)</h2><pre>", e(format_table({"object-micro": report["object_micro"],
+                                                           "scene-macro": report["scene_macro"]})), "</pre>"]
+    s = report["seeds"]
+    if len(s["seeds"]) > 1:
+        parts.append(f"<p>{len(s['seeds'])} seeds: all-target mean IoU {100 * s['mean']:.2f}% +- "
+                     f"{100 * s['std']:.2f}% (std across seeds)</p>")
+    if report["failures"]:
+        parts.append("<h2>Failed episodes</h2><ul>" + "".join(
+            f"<li>{e(f['run'])}: {e(str(f['error']))}</li>" for f in report["failures"]) + "</ul>")
+    if replay is not None:
+        parts.append("<h2>Replay curves</h2>")
+        for name in ("curves_calls.png", "curves_images.png", "loss_lambda.png"):
+            p = out / "replay" / name
+            if p.is_file():
+                parts.append(f"<p><img src='{e(rel(p))}' alt='{e(name)}'></p>")
+    parts.append("<h2>Per category (pooled)</h2><table><tr><th>category</th><th>targets</th><th>submitted</th>"
+                 "<th>mean IoU %</th><th>IoU&gt;0.5 %</th></tr>")
+    parts += [f"<tr><td>{e(k)}</td><td>{v['num_targets']}</td><td>{v['num_submitted']}</td>"
+              f"<td>{100 * v['mean_iou']:.2f}</td><td>{100 * v['gt_50']:.2f}</td></tr>"
+              for k, v in report["categories"].items()]
+    parts += ["</table><h2>Per scene (%)</h2><pre>", e(format_table(report["scenes"])), "</pre>"]
+    if figures:
+        parts.append("<h2>Reference boxes and boxes at the predicted centres (views at yaw +55, 0, -55 deg)</h2>")
+        for key, p in figures.items():
+            parts.append(f"<h3>{e(key)}</h3><p><a href='{e(rel(p))}'><img src='{e(rel(p))}' alt='{e(key)}' "
+                         f"loading='lazy'></a></p>")
+    parts.append("</body></html>")
+    path = out / "index.html"
+    path.write_text("\n".join(parts), encoding="utf-8")
+    return path

@@ -1,0 +1,301 @@
+"""Reports of an evaluation directory (issue 7, item 3; SPEC.md sections 6 and 9).
+
+:func:`build_report` re-scores every finished run directory under ``DIR`` (``ground_truth.json``
++ ``predictions.json``, with :func:`~spatialscout_gym.core.scoring.score_scene`) and pools them
+with :func:`~spatialscout_gym.core.scoring.aggregate`. The report dict (``DIR/report.json``)::
+
+    {"object_micro": M, "scene_macro": M, "scenes": {key: M},   # the scorer's dict
+     "categories": {category: {"num_targets", "num_submitted", "mean_iou", "gt_50"}},  # pooled
+     "seeds": {"seeds": [k...], "per_seed": {k: all-target mean IoU}, "mean", "std"},
+     "counters": {"episodes", "tool_calls", "images", "model_calls", "cost_usd", ...},
+     "failures": [{"run", "scene", "seed", "error"}], "settings": {...},
+     "catalog_version": str | None, "scene_hashes": {scene_id: sha256}}
+
+``key`` is the scene id when every scene ran once, else ``<scene_id>/seed_<k>``. Failed episodes
+are listed in ``failures`` and left out of every aggregate (SPEC.md section 5). The seed spread
+is the standard deviation across seeds (``ddof=1``; 0 for one seed) of the object-micro
+all-target mean IoU of each seed's scenes.
+
+:func:`compare_reports` puts several evaluations side by side and refuses ones made on different
+catalog versions or scene contents unless forced.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from spatialscout_gym.core.files import load_ground_truth, load_predictions, write_json_atomic
+from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, aggregate, score_scene
+from spatialscout_gym.core.table import format_table
+
+__all__ = ["RunRecord", "find_runs", "find_failures", "build_report", "write_report", "format_report_md",
+           "compare_reports", "CompareError", "REPORT_JSON", "REPORT_MD"]
+
+REPORT_JSON = "report.json"
+REPORT_MD = "report.md"
+_NOT_SUMMED = {"images_left", "calls_left", "done", "end_reason", "model_call_budget"}
+
+
+class CompareError(ValueError):
+    """Evaluations that must not be compared (different catalog versions or scene contents)."""
+
+
+@dataclasses.dataclass
+class RunRecord:
+    """One finished run directory: its path, ``result.json`` and the re-scored scene."""
+
+    run_dir: Path
+    result: dict
+    score: Any  # SceneScore
+    categories: list[str]
+
+    @property
+    def scene_id(self) -> str:
+        return str(self.result["scene_id"])
+
+    @property
+    def seed(self) -> int:
+        return int(self.result.get("seed", 0))
+
+
+def find_runs(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> list[RunRecord]:
+    """Every finished run directory ``DIR/<scene>/seed_<k>/`` (or ``DIR`` itself when it is one),
+    re-scored, sorted by (scene id, seed)."""
+    out = Path(out_dir)
+    dirs = [out] if (out / "result.json").is_file() else sorted(p.parent for p in out.glob("*/seed_*/result.json"))
+    records = []
+    for d in dirs:
+        result = json.loads((d / "result.json").read_text(encoding="utf-8"))
+        if result.get("status", "ok") == "failed":
+            continue
+        gt = load_ground_truth(d)
+        score = score_scene(gt, load_predictions(d, gt), lam=lam)
+        records.append(RunRecord(d, result, score, [t.category for t in gt.targets]))
+    return sorted(records, key=lambda r: (r.scene_id, r.seed))
+
+
+def find_failures(out_dir: str | os.PathLike) -> list[dict]:
+    """Failed episodes as ``{"run", "scene", "seed", "error"}``: run directories whose
+    ``result.json`` has ``"status": "failed"`` (the agent raised) and ``<run dir>.failed.json``
+    notes (the episode could not start) whose episode has not finished since."""
+    out = Path(out_dir)
+    failures = []
+    for r in sorted(out.glob("*/seed_*/result.json")):
+        d = json.loads(r.read_text(encoding="utf-8"))
+        if d.get("status", "ok") == "failed":
+            failures.append({"run": f"{r.parent.parent.name}/{r.parent.name}", "scene": d.get("scene_id"),
+                             "seed": d.get("seed"), "error": d.get("error")})
+    for f in sorted(out.glob("*/seed_*.failed.json")):
+        run_dir = f.with_name(f.name[: -len(".failed.json")])
+        if (run_dir / "result.json").is_file():
+            continue
+        d = json.loads(f.read_text(encoding="utf-8"))
+        failures.append({"run": f"{run_dir.parent.name}/{run_dir.name}", "scene": d.get("scene"),
+                         "seed": d.get("seed"), "error": d.get("error")})
+    return failures
+
+
+def _counters(records: Sequence[RunRecord]) -> dict:
+    """Totals of every numeric counter in ``result.json``: ``counters`` (tool calls, images),
+    ``usage`` and the VLM agent's ``model`` block (model calls, HTTP attempts, tokens, cost)."""
+    totals: dict[str, float] = defaultdict(float)
+    for r in records:
+        model = r.result.get("model") if isinstance(r.result.get("model"), dict) else {}
+        for source in (r.result.get("counters") or {}, r.result.get("usage") or {}, model,
+                       model.get("usage") or {}):
+            for k, v in source.items():
+                if k not in _NOT_SUMMED and isinstance(v, (int, float)) and not isinstance(v, bool):
+                    totals[k] += v
+    out = {"episodes": len(records)}
+    out.update({k: (int(v) if float(v).is_integer() else float(v)) for k, v in sorted(totals.items())})
+    out["images"] = out.get("images_used", 0)
+    out.setdefault("model_calls", 0)
+    out["calls"] = out["model_calls"] or out.get("tool_calls", 0)
+    out.setdefault("cost_usd", 0.0)
+    return out
+
+
+def _categories(records: Sequence[RunRecord]) -> dict:
+    acc: dict[str, list[float]] = defaultdict(lambda: [0, 0, 0.0, 0])
+    for r in records:
+        hit50 = r.score.hits[1]
+        for i, cat in enumerate(r.categories):
+            a = acc[cat]
+            a[0] += 1
+            a[1] += int(r.score.matched_id[i] is not None)
+            a[2] += float(r.score.iou[i])
+            a[3] += int(hit50[i])
+    return {cat: {"num_targets": n, "num_submitted": m, "mean_iou": q / n, "gt_50": h / n}
+            for cat, (n, m, q, h) in sorted(acc.items(), key=lambda kv: (-kv[1][0], kv[0]))}
+
+
+def _seed_spread(records: Sequence[RunRecord], lam: float) -> dict:
+    by_seed: dict[int, list] = defaultdict(list)
+    for r in records:
+        by_seed[r.seed].append(r.score)
+    per_seed = {str(k): aggregate(v, lam)["object_micro"]["all"]["mean_iou"] for k, v in sorted(by_seed.items())}
+    vals = np.array(list(per_seed.values()))
+    return {"seeds": sorted(by_seed), "per_seed": per_seed, "mean": float(vals.mean()),
+            "std": float(vals.std(ddof=1)) if len(vals) > 1 else 0.0}
+
+
+def build_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> dict:
+    """The report dict of an evaluation directory (see the module docstring).
+
+    Raises
+    ------
+    FileNotFoundError
+        ``DIR`` holds no finished run directory.
+    """
+    out = Path(out_dir)
+    records = find_runs(out, lam)
+    if not records:
+        raise FileNotFoundError(f"{out} holds no finished run directory (<scene>/seed_<k>/result.json); "
+                                f"run `spatialscout evaluate --out {out} ...` first")
+    once = len({r.scene_id for r in records}) == len(records)
+    scores = [dataclasses.replace(r.score, scene_id=r.scene_id if once else f"{r.scene_id}/seed_{r.seed}")
+              for r in records]
+    report = aggregate(scores, lam)
+    versions = sorted({str(r.result.get("catalog_version")) for r in records})
+    settings_file = out / "evaluate.json"
+    report.update({
+        "lambda_m": float(lam),
+        "agent": sorted({str(r.result.get("agent")) for r in records}),
+        "settings": json.loads(settings_file.read_text()) if settings_file.is_file() else None,
+        "categories": _categories(records),
+        "seeds": _seed_spread(records, lam),
+        "counters": _counters(records),
+        "failures": find_failures(out),
+        "catalog_version": versions[0] if len(versions) == 1 else versions,
+        "scene_hashes": {r.scene_id: r.result.get("scene_content_hash") for r in records},
+    })
+    if report["catalog_version"] == "None":
+        report["catalog_version"] = None
+    return report
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.2f}"
+
+
+def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> str:
+    """Markdown: the Table-3 headline (object-micro and scene-macro), seeds, counters, failures,
+    the per-category table and the per-scene table."""
+    c = report["counters"]
+    s = report["seeds"]
+    lines = [f"# {title}", "",
+             f"agent: {', '.join(report['agent'])}; catalog version: {report['catalog_version']}; "
+             f"episodes: {c['episodes']} finished, {len(report['failures'])} failed "
+             f"(failures are left out of every aggregate)", "",
+             "## Table 3 (%, object-micro is the headline)", "", "```",
+             format_table({"object-micro": report["object_micro"], "scene-macro": report["scene_macro"]}),
+             "```", ""]
+    if len(s["seeds"]) > 1:
+        lines += [f"Seeds {s['seeds']}: object-micro all-target mean IoU {_pct(s['mean'])}% "
+                  f"+- {_pct(s['std'])}% (std across seeds); per seed "
+                  + ", ".join(f"{k}: {_pct(v)}%" for k, v in s["per_seed"].items()), ""]
+    lines += ["## Counters", "", "| counter | total |", "|---|---|"]
+    lines += [f"| {k} | {v:.4g} |" if isinstance(v, float) else f"| {k} | {v} |" for k, v in c.items()]
+    lines.append("")
+    if report["failures"]:
+        lines += ["## Failed episodes (left out of aggregates)", "", "| run | error |", "|---|---|"]
+        lines += [f"| {f['run']} | {str(f['error']).replace('|', '/')[:200]} |" for f in report["failures"]]
+        lines.append("")
+    lines += ["## Per category (pooled over scenes)", "",
+              "| category | targets | submitted | mean IoU (%) | IoU > 0.5 (%) |", "|---|---|---|---|---|"]
+    lines += [f"| {k} | {v['num_targets']} | {v['num_submitted']} | {_pct(v['mean_iou'])} | {_pct(v['gt_50'])} |"
+              for k, v in report["categories"].items()]
+    lines += ["", "## Per scene", "", "```", format_table(report["scenes"]), "```", ""]
+    return "\n".join(lines)
+
+
+def write_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> dict:
+    """Build the report and write ``DIR/report.json`` and ``DIR/report.md``; return the dict."""
+    out = Path(out_dir)
+    report = build_report(out, lam)
+    write_json_atomic(out / REPORT_JSON, report)
+    (out / REPORT_MD).write_text(format_report_md(report, f"SpatialScout evaluation: {out.name}"),
+                                 encoding="utf-8")
+    return report
+
+
+def _load_report(d: Path) -> dict:
+    path = d / REPORT_JSON
+    if path.is_file():
+        return json.loads(path.read_text(encoding="utf-8"))
+    return build_report(d)
+
+
+def compare_reports(dirs: Sequence[str | os.PathLike], *, force: bool = False) -> tuple[str, dict]:
+    """Several evaluations side by side.
+
+    Parameters
+    ----------
+    dirs : sequence of path
+        Evaluation directories (their ``report.json``, built when missing).
+    force : bool
+        Compare even across catalog versions or differing scene hashes.
+
+    Returns
+    -------
+    text : str
+        Markdown: object-micro and scene-macro Table-3 rows per run, a per-category mean-IoU table,
+        and a note when the runs cover different scenes.
+    reports : dict
+        ``{name: report}``.
+
+    Raises
+    ------
+    CompareError
+        Different catalog versions or a scene with different content hashes (without ``force``).
+    """
+    paths = [Path(d) for d in dirs]
+    if len(paths) < 2:
+        raise CompareError(f"compare needs at least two evaluation directories, got {len(paths)}")
+    names = [p.name for p in paths]
+    if len(set(names)) != len(names):
+        names = [str(p) for p in paths]
+    reports = {n: _load_report(p) for n, p in zip(names, paths)}
+    problems = []
+    versions = {n: r.get("catalog_version") for n, r in reports.items()}
+    if len({json.dumps(v) for v in versions.values()}) > 1:
+        problems.append("catalog versions differ: " + ", ".join(f"{n}: {v}" for n, v in versions.items()))
+    hashes: dict[str, dict[str, str]] = defaultdict(dict)
+    for n, r in reports.items():
+        for sid, h in r.get("scene_hashes", {}).items():
+            hashes[sid][n] = h
+    differing = sorted(sid for sid, hs in hashes.items() if len(set(hs.values())) > 1)
+    if differing:
+        problems.append(f"{len(differing)} scene(s) have different content hashes, e.g. {differing[0]}: "
+                        + ", ".join(f"{n}: {str(h)[:12]}" for n, h in hashes[differing[0]].items()))
+    if problems and not force:
+        raise CompareError("refusing to compare runs made on different scenes (" + "; ".join(problems)
+                           + "); regenerate them on one catalog version or pass --force")
+    lines = ["# Comparison", ""]
+    if problems:
+        lines += ["**Forced comparison:** " + "; ".join(problems), ""]
+    scene_sets = {n: set(r["scenes"]) for n, r in reports.items()}
+    if len({frozenset(s) for s in scene_sets.values()}) > 1:
+        lines += ["Note: the runs cover different scene sets: "
+                  + ", ".join(f"{n}: {len(s)} scenes" for n, s in scene_sets.items()), ""]
+    lines += ["## Object-micro (%)", "", "```", format_table({n: r["object_micro"] for n, r in reports.items()}),
+              "```", "", "## Scene-macro (%)", "", "```",
+              format_table({n: r["scene_macro"] for n, r in reports.items()}), "```", ""]
+    cats = sorted({c for r in reports.values() for c in r.get("categories", {})},
+                  key=lambda c: -max(r.get("categories", {}).get(c, {}).get("num_targets", 0)
+                                     for r in reports.values()))
+    lines += ["## Mean IoU per category (%, pooled)", "", "| category | " + " | ".join(names) + " |",
+              "|---|" + "---|" * len(names)]
+    for c in cats:
+        cells = [(_pct(r["categories"][c]["mean_iou"]) if c in r.get("categories", {}) else "-")
+                 for r in reports.values()]
+        lines.append(f"| {c} | " + " | ".join(cells) + " |")
+    lines.append("")
+    return "\n".join(lines), reports
