@@ -1,0 +1,29 @@
+"""Scene spec files (issue 3, item 4): one directory per scene with
+
+* ``entity_library.json``: the public half (inventory, initial camera, intrinsics, radius);
+* ``ground_truth.json``: the scorer's format (``SceneSpec.ground_truth_dict()``), which
+  ``spatialscout score`` reads directly;
+* ``scene_spec.json``: the full spec (public and private halves), which ``scene_by_name`` and
+  ``spatialscout scenes render`` accept.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from spatialscout_gym.core.spec import SceneSpec
+
+__all__ = ["export_scene", "SCENE_FILES"]
+
+SCENE_FILES = ("entity_library.json", "ground_truth.json", "scene_spec.json")
+
+
+def export_scene(spec: SceneSpec, out_dir: Path) -> Path:
+    """Write ``spec``'s three files into ``out_dir / spec.scene_id``; returns that directory."""
+    d = Path(out_dir) / spec.scene_id
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "entity_library.json").write_text(json.dumps(spec.entity_library_dict(), indent=1) + "\n")
+    (d / "ground_truth.json").write_text(json.dumps(spec.ground_truth_dict(), indent=1) + "\n")
+    (d / "scene_spec.json").write_text(spec.to_json() + "\n")
+    return d

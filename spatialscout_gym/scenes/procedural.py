@@ -1,0 +1,516 @@
+"""The procedural scene generator: furnished single rooms and 2-5 room apartments.
+
+Deterministic per seed: every random draw comes from one ``numpy.random.Generator`` seeded by
+a :class:`numpy.random.SeedSequence`. Training scenes use ``SeedSequence([TRAIN_NAMESPACE,
+seed])``; the catalog (scenes/catalog.py) uses ``SeedSequence([CATALOG_NAMESPACE, index])``,
+so no training seed can reproduce a catalog scene.
+
+Targets and hiding follow SPEC.md section 8: candidates (movable, known category) are ordered by
+the distance from the initial camera to their AABB centre, object id breaking ties; the first N
+are ``role="target"``, the other candidates ``role="hidden"`` (not rendered); structure is
+``role="static"``. An item whose supporting furniture would be hidden while the item is a target
+is removed from the scene first (it would float), and the selection is redone.
+
+The initial camera stands 0.6-1.1 m in front of a wall of the (first) living room or the single
+room, at eye height 1.5-1.7 m, looking into the room with a yaw jitter of +-25 deg and a pitch in
+[-15, 5] deg. Intrinsics: 512 x 512, vertical field of view :data:`FOV_Y_DEG` (65 deg) for every
+scene.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from spatialscout_gym.core.camera import Intrinsics, project_world_to_pixel
+from spatialscout_gym.core.frames import CameraPose
+from spatialscout_gym.core.spec import SceneObject, SceneSpec
+from spatialscout_gym.scenes.categories import GENERIC_ITEMS, SMALL_ITEMS_BY_ROOM
+from spatialscout_gym.scenes.layout import SIDE_YAW, Placed, RoomLayout, sample_size
+from spatialscout_gym.scenes.rooms import FloorPlan, apartment_plan, build_shell, single_room_plan
+
+__all__ = ["procedural_scene", "generate_scene", "ROOM_KINDS", "LAYOUTS", "FOV_Y_DEG", "IMAGE_SIZE",
+           "TRAIN_NAMESPACE", "assign_roles"]
+
+TRAIN_NAMESPACE = 0x7472_6169   # "trai"
+ROOM_KINDS = ("Kitchen", "LivingRoom", "Bedroom", "Bathroom", "Office")
+LAYOUTS = ROOM_KINDS + ("Apartment",)
+FOV_Y_DEG = 65.0
+IMAGE_SIZE = 512
+
+
+def procedural_scene(seed: int, n_targets: int = 40, layout: str | None = None,
+                     n_rooms: int | None = None) -> SceneSpec:
+    """A training scene from any integer ``seed`` (never a catalog scene).
+
+    Parameters
+    ----------
+    seed : int
+        Any non-negative integer.
+    n_targets : int
+        Inventory size N (SPEC.md section 1; the paper uses 35 or 40).
+    layout : str, optional
+        One of :data:`LAYOUTS`; drawn from the seed when None (60 % single rooms).
+    n_rooms : int, optional
+        Rooms of an apartment (2-5); drawn when None.
+    """
+    if int(seed) < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed}")
+    return generate_scene(np.random.SeedSequence([TRAIN_NAMESPACE, int(seed)]), n_targets, layout,
+                          f"procedural_{int(seed)}", n_rooms=n_rooms,
+                          source={"generator": "procedural", "stream": "train", "seed": int(seed)})
+
+
+def generate_scene(seed_seq: np.random.SeedSequence, n_targets: int, layout: str | None,
+                   scene_id: str, n_rooms: int | None = None, source: dict | None = None) -> SceneSpec:
+    """Generate one scene from a seed sequence (the shared engine of training and catalog)."""
+    if layout is not None and layout not in LAYOUTS:
+        raise ValueError(f"unknown layout {layout!r}; expected one of {', '.join(LAYOUTS)}")
+    if not 1 <= n_targets <= 80:
+        raise ValueError(f"n_targets must be in 1..80, got {n_targets}")
+    rng = np.random.default_rng(seed_seq)
+    if layout is None:
+        layout = str(rng.choice(ROOM_KINDS)) if rng.random() < 0.6 else "Apartment"
+    if layout == "Apartment":
+        n = int(rng.integers(2, 6)) if n_rooms is None else int(n_rooms)
+        kinds = ["LivingRoom", "Kitchen"] + ["Bedroom", "Bathroom", "Office"][: n - 2]
+        order = rng.permutation(len(kinds))
+        plan = apartment_plan(rng, [kinds[i] for i in order])
+    else:
+        plan = single_room_plan(rng, layout)
+    static, lights = build_shell(plan, rng)
+    if layout == "Apartment":   # usually the living room; sometimes another room, looking out
+        w = np.array([3.0 if r.kind == "LivingRoom" else 1.0 for r in plan.rooms])
+        cam_room = plan.rooms[int(rng.choice(len(plan.rooms), p=w / w.sum()))]
+    else:
+        cam_room = plan.rooms[0]
+
+    try:
+        placed, layouts, camera = _furnish(plan, rng, cam_room, early_camera=False)
+    except _NoCameraSpot:   # a crowded room: keep the camera's spot free before furnishing
+        placed, layouts, camera = _furnish(plan, rng, cam_room, early_camera=True)
+    # small items: the camera room gets enough for N targets plus some hidden ones
+    single = layout != "Apartment"
+    need = n_targets + int(rng.integers(2, 8) if single else rng.integers(4, 14))
+    for room in plan.rooms:
+        L = layouts[room.name]
+        area = (room.x1 - room.x0) * (room.y1 - room.y0)
+        _fill(L, int(area * (rng.uniform(0.5, 0.9) if single else rng.uniform(0.12, 0.3))))
+    cam_L = layouts[cam_room.name]
+    for attempt in range(4):
+        _top_up(cam_L, list(layouts.values()), placed, need + 4 * attempt)
+        objects, supports = _to_objects(static, placed)
+        try:
+            objects = assign_roles(objects, camera, n_targets, supports)
+            break
+        except RuntimeError:
+            if attempt == 3:
+                raise
+    intr = Intrinsics.from_fov(IMAGE_SIZE, IMAGE_SIZE, FOV_Y_DEG)
+    desc = {"layout": "apartment" if layout == "Apartment" else "single_room",
+            "rooms": [r.kind for r in plan.rooms], "camera_room": cam_room.kind}
+    return SceneSpec.from_objects(scene_id, objects, camera, intr, lights, ambient_light=(0.35, 0.35, 0.35),
+                                  source=source or {}, description=desc)
+
+
+class _NoCameraSpot(RuntimeError):
+    """The camera room has no free spot for the initial camera."""
+
+
+def _furnish(plan: FloorPlan, rng: np.random.Generator, cam_room, early_camera: bool):
+    """Furniture, windows and wall decor of every room, and the initial camera.
+
+    With ``early_camera`` the camera's spot is chosen (and kept free) before furnishing;
+    otherwise after, choosing the spot whose view holds the most objects.
+    """
+    placed: list[Placed] = []
+    layouts: dict[str, RoomLayout] = {}
+    camera = None
+    for room in plan.rooms:
+        doors = plan.doors_of(room)
+        L = RoomLayout(room, plan.height, doors, rng, placed)
+        if room is cam_room or (len(plan.rooms) == 1):
+            entrance = _entrance_door(L, plan, doors, rng)
+            if entrance is not None:
+                L.add_door(*entrance)
+        layouts[room.name] = L
+        if early_camera and room is cam_room:
+            camera = _place_camera(L, rng, [])
+        FURNISH[room.kind](L)
+        n_win = int(rng.choice([1, 1, 2, 2, 3])) if room.exterior else 0
+        for side in rng.choice(room.exterior, size=min(n_win, len(room.exterior)), replace=False) if n_win else []:
+            L.window(int(side))
+        _wall_decor(L)
+    if camera is None:
+        camera = _place_camera(layouts[cam_room.name], rng, placed)
+    return placed, layouts, camera
+
+
+# ---------------------------------------------------------------- roles ----------------------
+def assign_roles(objects: list[SceneObject], camera: CameraPose, n_targets: int,
+                 supports: dict[str, str] | None = None) -> list[SceneObject]:
+    """Apply SPEC.md section 8's selection to ``objects`` (returns a new list; ``movable``
+    candidates get ``"target"`` or ``"hidden"``, the rest ``"static"``).
+
+    Candidates are sorted by (distance from the camera centre to the AABB centre, id). Items whose
+    support (``supports[item id] = support id``) would be hidden while they are targets are
+    dropped first.
+    """
+    objs = list(objects)
+    while True:
+        cands = [o for o in objs if o.movable]
+        if len(cands) < n_targets:
+            raise RuntimeError(f"scene has {len(cands)} candidates, fewer than n_targets={n_targets}; "
+                               "the generator must add more items (generator bug)")
+        dist = {o.id: float(np.linalg.norm(sum(o.aabb_world) / 2 - camera.position_world)) for o in cands}
+        order = sorted(cands, key=lambda o: (round(dist[o.id], 9), o.id))
+        targets = {o.id for o in order[:n_targets]}
+        drop = set()
+        for o in cands:
+            sup = (supports or {}).get(o.id, "")
+            if o.id in targets and sup and sup in dist and sup not in targets:
+                drop.add(o.id)
+        if not drop:
+            break
+        objs = [o for o in objs if o.id not in drop]
+    for o in objs:
+        o.role = ("target" if o.id in targets else "hidden") if o.movable else "static"
+    rank = {o.id: k for k, o in enumerate(order)}
+    # Inventory order: targets by distance (from_objects takes targets in list order).
+    objs.sort(key=lambda o: (0, rank[o.id]) if o.id in targets else (1, 0))
+    return objs
+
+
+def _to_objects(static: list[SceneObject], placed: list[Placed]) -> tuple[list[SceneObject], dict[str, str]]:
+    counters: dict[str, int] = {}
+    ids = []
+    for p in placed:
+        counters[p.category] = counters.get(p.category, 0) + 1
+        ids.append(f"{p.category}_{counters[p.category]}")
+    out = list(static)
+    supports = {}
+    for p, pid in zip(placed, ids):
+        if p.support >= 0 and placed[p.support].candidate:
+            supports[pid] = ids[p.support]
+        out.append(SceneObject(pid, p.category, p.category, "static", p.parts, movable=p.candidate, room=p.room))
+    return out, supports
+
+
+# ---------------------------------------------------------------- camera & doors ---------------
+def _entrance_door(L: RoomLayout, plan: FloorPlan, doors, rng) -> tuple[int, float, float] | None:
+    """A closed door panel on an outer wall (static structure); returns its (side, t, width)."""
+    from spatialscout_gym.scenes.geometry import box, mat
+    room = L.room
+    sides = [s for s in room.exterior if all(d[0] != s for d in doors)] or room.exterior
+    if not sides:
+        return None
+    side = int(rng.choice(sides))
+    a, b = L._wall_span(side)
+    if b - a < 1.4:
+        return None
+    t = float(rng.uniform(a + 0.6, b - 0.6))
+    c = L._wall_point(side, t, 0.02)
+    yaw = SIDE_YAW[side]
+    from spatialscout_gym.scenes.geometry import place
+    wood_c = (0.55, 0.38, 0.22) if rng.random() < 0.5 else (0.92, 0.92, 0.9)
+    parts = place([box((0, 0, 1.025), (0.04, 0.9, 2.05), mat(wood_c, 0.5)),
+                   box((0.03, -0.35, 1.0), (0.02, 0.12, 0.02), mat((0.7, 0.7, 0.72), 0.3, 0.9))],
+                  np.array([c[0], c[1], 0.0]), yaw)
+    from spatialscout_gym.scenes.geometry import parts_aabb
+    lo, hi = parts_aabb(parts)
+    L.placed.append(Placed("Door", parts, lo, hi, room.name, "structure", False, -1, yaw))
+    return (side, t, 0.9)
+
+
+def _place_camera(L: RoomLayout, rng: np.random.Generator, placed: list[Placed]) -> CameraPose:
+    """The initial camera: 0.6-1.1 m in front of a wall, eye height, looking into the room.
+
+    Of up to 24 free spots (a 0.8 m square kept clear of furniture; anywhere and down to 0.44 m
+    when the room is crowded), the one whose view holds the
+    most furniture and wall-item centres wins, so the first image shows the room, not a wall.
+    The spot is then reserved so items placed later keep clear of it.
+    """
+    intr = Intrinsics.from_fov(IMAGE_SIZE, IMAGE_SIZE, FOV_Y_DEG)
+    centres = np.array([(p.lo + p.hi) / 2 for p in placed if p.room == L.room.name]).reshape(-1, 3)
+    best, best_n = None, -1
+    for k in range(80):
+        if k >= 24 and best is not None:
+            break
+        side = int(rng.integers(4))
+        across = (L.iy1 - L.iy0) if side in (0, 2) else (L.ix1 - L.ix0)
+        a, b = L._wall_span(side)
+        t = float(rng.uniform(a + 0.3 * (b - a), b - 0.3 * (b - a)))
+        off = float(rng.uniform(0.6, max(0.61, min(1.1, across * 0.3)))) if k < 24 else \
+            float(rng.uniform(0.3, across * 0.5))
+        xy = L._wall_point(side, t, off)
+        half = 0.4 if k < 24 else (0.3 if k < 50 else 0.22)
+        lo, hi = np.array([xy[0] - half, xy[1] - half, 0.0]), np.array([xy[0] + half, xy[1] + half, 2.0])
+        if not L._free(lo, hi):
+            continue
+        yaw = float((SIDE_YAW[side] + rng.uniform(-25, 25) + 180) % 360 - 180)
+        pose = CameraPose(np.array([xy[0], xy[1], float(rng.uniform(1.5, 1.7))]), yaw, float(rng.uniform(-15, 5)))
+        n = 0
+        if len(centres):
+            uv, depth = project_world_to_pixel(intr, pose, centres)
+            n = int(np.sum((depth > 0.3) & (uv[:, 0] >= 0) & (uv[:, 0] < IMAGE_SIZE) & (uv[:, 1] >= 0)
+                           & (uv[:, 1] < IMAGE_SIZE)))
+        if n > best_n:
+            best, best_n = (pose, lo, hi), n
+    if best is None:
+        raise _NoCameraSpot(f"no free spot for the initial camera in {L.room.name}")
+    L.reserve(best[1], best[2])
+    return best[0]
+
+
+# ---------------------------------------------------------------- furnishing -----------------
+def _wall_decor(L: RoomLayout) -> None:
+    rng = L.rng
+    for _ in range(int(rng.integers(0, 4))):
+        L.on_wall("Painting")
+    if rng.random() < 0.3:
+        L.on_wall("Poster")
+    if L.doors and rng.random() < 0.5:
+        side, t, w = L.doors[int(rng.integers(len(L.doors)))]
+        for sgn in (1, -1):
+            if L.on_wall("LightSwitch", 1.15, side=side, t=t + sgn * (w / 2 + 0.2)) is not None:
+                break
+
+
+def _shelves_with_books(L: RoomLayout, idx: int | None) -> None:
+    if idx is None:
+        return
+    for s in [s for s in L.surfaces if s.parent == idx and s.kind == "shelf"]:
+        if L.rng.random() < 0.1:
+            L.book_row(s, int(L.rng.integers(2, 5)))
+
+
+def _kitchen(L: RoomLayout) -> None:
+    rng = L.rng
+    sides = list(rng.permutation(4))
+    for sd in sides[:2]:
+        a, b = L._wall_span(int(sd))
+        size = sample_size("CounterTop", rng)
+        size[1] = min(b - a - 0.1, rng.uniform(1.6, 2.8))
+        c = L.against_wall("CounterTop", side=int(sd), size=size, gap=0.0)
+        if c is not None:
+            cs = sample_size("Cabinet", rng)
+            cs[1] = min(size[1], 1.8)
+            t = float((L.placed[c].lo[0] + L.placed[c].hi[0]) / 2 if sd in (0, 2) else (L.placed[c].lo[1] + L.placed[c].hi[1]) / 2)
+            L.on_wall_at("Cabinet", int(sd), t, 1.5, cs)
+    L.against_wall("Fridge")
+    L.against_wall("GarbageCan")
+    for cat in ("Microwave", "Toaster", "CoffeeMachine", "Faucet"):
+        if rng.random() < 0.8:
+            L.on_surface(cat, ("counter",), yaw=_counter_yaw(L))
+    for cat in ("Kettle", "Pot", "Pan"):
+        if rng.random() < 0.5:
+            L.on_surface(cat, ("counter",))
+    if rng.random() < 0.9:
+        t = L.free_standing("DiningTable", margin=0.75)
+        if t is not None:
+            L.chairs_around(t, max_chairs=int(rng.integers(2, 7)))
+    if rng.random() < 0.4:
+        L.against_wall("Stool")
+    if rng.random() < 0.4:
+        _shelves_with_books(L, L.against_wall("ShelvingUnit"))
+    if rng.random() < 0.4:
+        L.against_wall("HousePlant")
+
+
+def _counter_yaw(L: RoomLayout) -> float:
+    ss = [s for s in L.surfaces if s.kind == "counter"]
+    return ss[0].yaw if ss else 0.0
+
+
+def _living(L: RoomLayout) -> None:
+    rng = L.rng
+    sofa = L.against_wall("Sofa")
+    if sofa is not None:
+        L.in_front(sofa, "CoffeeTable", float(rng.uniform(0.35, 0.5)), facing_back=False)
+        for _ in range(int(rng.integers(2, 4))):
+            L.on_surface("Pillow", ("sofa",), yaw=L.placed[sofa].yaw + float(rng.uniform(-15, 15)))
+        tv = L.in_front(sofa, "TVStand", float(rng.uniform(1.6, 2.4)))
+        if tv is None:
+            tv = L.against_wall("TVStand")
+        if tv is not None:
+            s = [s for s in L.surfaces if s.parent == tv][0]
+            L.on_surface("Television", surface=s, yaw=L.placed[tv].yaw, where=(0.5, 0.5))
+    else:
+        L.free_standing("CoffeeTable")
+    for _ in range(int(rng.integers(1, 3))):
+        a = L.against_wall("ArmChair")
+        if a is not None and rng.random() < 0.5:
+            L.on_surface("Pillow", ("sofa",))
+    for _ in range(int(rng.integers(1, 3))):
+        _shelves_with_books(L, L.against_wall("ShelvingUnit"))
+    for cat, p in (("SideTable", 0.8), ("FloorLamp", 0.7), ("HousePlant", 0.7), ("Ottoman", 0.3),
+                   ("DogBed", 0.2), ("GarbageCan", 0.4), ("Dresser", 0.3)):
+        if rng.random() < p:
+            L.against_wall(cat)
+    if rng.random() < 0.6:
+        t = L.free_standing("DiningTable", margin=0.8)
+        if t is not None:
+            L.chairs_around(t, max_chairs=int(rng.integers(2, 7)))
+    if rng.random() < 0.4:
+        L.against_wall("Chair")
+
+
+def _bedroom(L: RoomLayout) -> None:
+    rng = L.rng
+    bed = L.against_wall("Bed")
+    if bed is not None:
+        b = L.placed[bed]
+        yaw = b.yaw
+        left = np.array([-np.sin(np.deg2rad(yaw)), np.cos(np.deg2rad(yaw))])
+        fwd = np.array([np.cos(np.deg2rad(yaw)), np.sin(np.deg2rad(yaw))])
+        c = (b.lo[:2] + b.hi[:2]) / 2
+        width = abs(np.dot(b.hi[:2] - b.lo[:2], left))
+        depth = abs(np.dot(b.hi[:2] - b.lo[:2], fwd))
+        for sgn in (-1, 1):
+            if rng.random() < 0.85:
+                s = sample_size("SideTable", rng)
+                xy = c + sgn * left * (width / 2 + 0.04 + s[1] / 2) - fwd * (depth / 2 - s[0] / 2 - 0.01)
+                L.at("SideTable", xy, yaw, size=s)
+        n = int(rng.integers(2, 5))
+        for _ in range(n):
+            L.on_surface("Pillow", ("pillow",), yaw=yaw + float(rng.uniform(-8, 8)))
+        if rng.random() < 0.4:
+            L.on_surface("TeddyBear", ("bed", "pillow"), yaw=yaw + float(rng.uniform(-20, 20)))
+    for cat, p in (("Dresser", 0.9), ("ShelvingUnit", 0.5), ("LaundryHamper", 0.5), ("FloorLamp", 0.4),
+                   ("HousePlant", 0.5), ("Safe", 0.2), ("Boots", 0.4), ("BasketBall", 0.3),
+                   ("GarbageCan", 0.3), ("ArmChair", 0.3)):
+        if rng.random() < p:
+            idx = L.against_wall(cat)
+            if cat == "ShelvingUnit":
+                _shelves_with_books(L, idx)
+    if rng.random() < 0.6:
+        d = L.against_wall("Desk")
+        if d is not None:
+            L.in_front(d, "Chair", -0.25)
+    if rng.random() < 0.4:
+        L.against_wall("Chair")
+    if rng.random() < 0.6:
+        L.on_wall("Mirror")
+    if rng.random() < 0.3:
+        L.on_surface("Television", ("table",), yaw=None)
+
+
+def _bathroom(L: RoomLayout) -> None:
+    rng = L.rng
+    L.against_wall("Bathtub")
+    toilet = L.against_wall("Toilet")
+    sink = L.against_wall("Sink")
+    if sink is not None:
+        side, t = _side_t(L, sink)
+        L.on_wall_at("Mirror", side, t, float(L.placed[sink].hi[2] + 0.25), sample_size("Mirror", rng))
+    if toilet is not None:
+        side, t = _side_t(L, toilet)
+        for sgn in (1, -1):
+            if L.on_wall("ToiletPaperHanger", 0.7, side=side, t=t + sgn * 0.38) is not None:
+                break
+    for _ in range(int(rng.integers(1, 3))):
+        h = L.on_wall("TowelHolder", float(rng.uniform(1.1, 1.3)))
+        if h is not None:
+            hp = L.placed[h]
+            side, t = _side_t(L, h)
+            ts = sample_size("Towel", rng)
+            ts[2] = min(ts[2], hp.lo[2] - 0.35)
+            L.on_wall_at("Towel", side, t, float(hp.lo[2] - ts[2]), ts)
+    counter = L.against_wall("CounterTop", size=np.array([0.55, float(rng.uniform(0.9, 1.3)), 0.85]))
+    if counter is not None and rng.random() < 0.7:
+        L.on_surface("Faucet", surface=[s for s in L.surfaces if s.parent == counter][0],
+                     yaw=L.placed[counter].yaw, where=(0.0, 0.5))
+    _shelves_with_books(L, L.against_wall("ShelvingUnit", size=np.array([0.32, 0.8, 1.6])))
+    for cat, p in (("GarbageCan", 0.7), ("Plunger", 0.5), ("ScrubBrush", 0.5), ("LaundryHamper", 0.4),
+                   ("HousePlant", 0.3)):
+        if rng.random() < p:
+            L.against_wall(cat)
+
+
+def _side_t(L: RoomLayout, idx: int) -> tuple[int, float]:
+    """The wall side an against-wall object backs onto, and its centre along that wall."""
+    p = L.placed[idx]
+    side = min(SIDE_YAW, key=lambda k: abs(((SIDE_YAW[k] - p.yaw) + 180) % 360 - 180))
+    t = float((p.lo[0] + p.hi[0]) / 2 if side in (0, 2) else (p.lo[1] + p.hi[1]) / 2)
+    return side, t
+
+
+def _office(L: RoomLayout) -> None:
+    rng = L.rng
+    for _ in range(int(rng.integers(1, 3))):
+        d = L.against_wall("Desk")
+        if d is not None:
+            L.in_front(d, "Chair", -0.25)
+            if rng.random() < 0.8:
+                L.on_surface("Laptop", surface=[s for s in L.surfaces if s.parent == d][0],
+                             yaw=L.placed[d].yaw + float(rng.uniform(-15, 15)))   # screen towards the chair
+            if rng.random() < 0.6:
+                L.on_surface("DeskLamp", surface=[s for s in L.surfaces if s.parent == d][0])
+    for _ in range(int(rng.integers(1, 3))):
+        _shelves_with_books(L, L.against_wall("ShelvingUnit"))
+    for _ in range(int(rng.integers(0, 3))):
+        L.against_wall("Chair")
+    for cat, p in (("ArmChair", 0.5), ("SideTable", 0.5), ("FloorLamp", 0.5), ("HousePlant", 0.7),
+                   ("Safe", 0.3), ("GarbageCan", 0.7), ("Dresser", 0.3), ("Box", 0.4)):
+        if rng.random() < p:
+            L.against_wall(cat)
+    if rng.random() < 0.3:
+        L.on_surface("Globe", ("desk", "shelf"))
+
+
+FURNISH = {"Kitchen": _kitchen, "LivingRoom": _living, "Bedroom": _bedroom, "Bathroom": _bathroom,
+           "Office": _office}
+
+
+def _fill(L: RoomLayout, count: int) -> int:
+    """Put about ``count`` small items of the room's kind on its surfaces; returns how many."""
+    rng = L.rng
+    if not hasattr(L, "item_weights"):   # per-room draw weights; repeats decay (variety)
+        w = {k: 0.35 for k in GENERIC_ITEMS}
+        w.update(SMALL_ITEMS_BY_ROOM[L.room.kind])
+        L.item_weights = w
+    names = list(L.item_weights)
+    p = np.array([L.item_weights[n] for n in names], float)
+    done = 0
+    for _ in range(3 * count):
+        if done >= count:
+            break
+        k = int(rng.choice(len(names), p=p / p.sum()))
+        cat = names[k]
+        p[k] *= 0.3   # favour variety: repeats get rarer within one room
+        L.item_weights[cat] = float(p[k])
+        if cat == "Book" and rng.random() < 0.5:
+            idx = L.on_surface("Book", ("table", "desk", "bed", "shelf", "counter"), lying_book=True)
+        elif cat in ("Boots", "BasketBall", "Dumbbell", "BaseballBat", "TennisRacket", "Box") and rng.random() < 0.5:
+            idx = L.against_wall(cat, tries=6)
+        else:
+            idx = L.on_surface(cat)
+        done += idx is not None
+    return done
+
+
+def _top_up(cam_L: RoomLayout, all_L: list[RoomLayout], placed: list[Placed], need: int) -> None:
+    """Add items (then surfaces, then floor items anywhere) until ``need`` candidates exist."""
+    for k in range(12):
+        count = sum(p.candidate for p in placed)
+        if count >= need:
+            return
+        _fill(cam_L, need - count)
+        if sum(p.candidate for p in placed) >= need:
+            return
+        if k < 4:
+            _more_surfaces(cam_L)
+        else:
+            for L in all_L:
+                cat = str(L.rng.choice(["Box", "HousePlant", "GarbageCan", "BasketBall", "Boots", "Chair"]))
+                L.free_standing(cat, margin=0.05, tries=10)
+
+
+def _more_surfaces(L: RoomLayout) -> None:
+    rng = L.rng
+    for cat in ("ShelvingUnit", "SideTable", "CoffeeTable", "Dresser"):
+        idx = L.against_wall(cat, tries=15) if cat != "CoffeeTable" else L.free_standing(cat, margin=0.5)
+        if idx is not None:
+            if cat == "ShelvingUnit":
+                _shelves_with_books(L, idx)
+            if rng.random() < 0.5:
+                return

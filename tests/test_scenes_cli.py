@@ -1,0 +1,84 @@
+"""``spatialscout scenes list|stats|export|freeze`` (issue 3, items 4 and 8), end to end with the
+scorer reading the exported ground truth."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+
+from spatialscout_gym.cli import scenes as scenes_cli
+from spatialscout_gym.cli.errors import CliError
+from spatialscout_gym.scenes.catalog import catalog_scene_ids
+
+
+def _run(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="spatialscout")
+    sub = p.add_subparsers()
+    scenes_cli.register(sub)
+    try:
+        from spatialscout_gym.cli import score
+        score.register(sub)
+    except ImportError:
+        pass
+    args = p.parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+def test_list_prints_every_catalog_scene(capsys):
+    assert _run(["scenes", "list"]) == 0
+    out = capsys.readouterr().out
+    for sid in catalog_scene_ids():
+        assert sid in out
+    assert "catalog v1.0: 80 scenes" in out
+
+
+def test_stats_json_has_ours_and_paper(capsys):
+    assert _run(["scenes", "stats", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["ours"]["n_scenes"] == 80 and d["paper"]["n_targets"] == 3140
+    assert set(d["paper"]) - {"top_categories"} <= set(d["ours"])
+
+
+def test_export_writes_files_the_scorer_reads(tmp_path, capsys):
+    out = tmp_path / "scenes"
+    assert _run(["scenes", "export", "Kitchen_01", "procedural:5", "--out", str(out)]) == 0
+    for sid in ("Kitchen_01", "procedural_5"):
+        d = out / sid
+        pub = json.loads((d / "entity_library.json").read_text())
+        gt = json.loads((d / "ground_truth.json").read_text())
+        assert len(pub["inventory"]) == len(gt["targets"]) in (35, 40)
+        assert "targets" not in pub and "box_min" not in json.dumps(pub)   # public half only
+        assert (d / "scene_spec.json").is_file()
+    capsys.readouterr()
+    try:
+        from spatialscout_gym.cli import score  # noqa: F401
+    except ImportError:
+        pytest.skip("the scorer CLI is not in this checkout")
+    assert _run(["score", "--reference", "origin", "--json", str(out)]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert set(res["scenes"]) == {"Kitchen_01", "procedural_5"}
+    # origin reference: the mean centre error is the mean target distance from the camera
+    for sid, m in res["scenes"].items():
+        gt = json.loads((out / sid / "ground_truth.json").read_text())
+        dist = [sum(c * c for c in t["center"]) ** 0.5 for t in gt["targets"]]
+        assert m["num_targets"] == len(dist) and m["coverage"] == 1.0
+        assert m["center_error_m"]["mean"] == pytest.approx(sum(dist) / len(dist), rel=1e-6)
+        assert max(dist) == pytest.approx(gt["radius_m"])
+
+
+def test_export_unknown_scene_is_a_user_error(tmp_path):
+    with pytest.raises(CliError, match="scenes list"):
+        _run(["scenes", "export", "Nope_01", "--out", str(tmp_path)])
+
+
+def test_freeze_to_a_path(tmp_path, capsys, monkeypatch):
+    from spatialscout_gym.scenes import catalog
+    shipped = catalog.manifest()["scenes"][:2]
+    full = catalog.catalog_entries()
+    monkeypatch.setattr(catalog, "catalog_entries", lambda: full[:2])
+    target = tmp_path / "m.json"
+    assert _run(["scenes", "freeze", "--out", str(target)]) == 0
+    catalog.manifest.cache_clear()
+    assert json.loads(target.read_text())["scenes"] == shipped
