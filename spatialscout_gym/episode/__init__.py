@@ -1,1 +1,6 @@
+"""The episode layer: the ten tools as one renderer-agnostic state machine (SPEC.md sections 4-5)."""
 
+from spatialscout_gym.episode.episode import Episode, EpisodeFrame
+from spatialscout_gym.episode.tools import TOOL_NAMES, TOOL_SPECS, ToolResult
+
+__all__ = ["Episode", "EpisodeFrame", "ToolResult", "TOOL_NAMES", "TOOL_SPECS"]

@@ -1,0 +1,62 @@
+"""The agent interface every baseline implements (DESIGN.md "baselines")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from spatialscout_gym.core.frames import CameraPose
+from spatialscout_gym.core.renderer_api import PrivilegedFrame, Renderer
+from spatialscout_gym.core.spec import SceneObject, SceneSpec
+from spatialscout_gym.episode.episode import Episode
+
+__all__ = ["Agent", "PrivilegedAccess"]
+
+
+@dataclass
+class PrivilegedAccess:
+    """Evaluator-side data for oracle baselines only; ordinary agents get ``None``.
+
+    Attributes
+    ----------
+    spec : SceneSpec
+        The full scene (its private half holds every object's geometry and role).
+    renderer : Renderer
+        The episode's renderer, for :meth:`capture_privileged`.
+    """
+
+    spec: SceneSpec
+    renderer: Renderer
+
+    @property
+    def objects(self) -> list[SceneObject]:
+        """The spec's object table; ``PrivilegedFrame.segmentation`` indexes into it."""
+        return self.spec.private.objects
+
+    def capture_privileged(self, pose: CameraPose) -> PrivilegedFrame:
+        """Depth, segmentation and surface positions at a world ``pose`` (costs no image budget)."""
+        return self.renderer.capture_privileged(pose)
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """Drives one :class:`Episode` through its tools until it ends or the agent stops.
+
+    Attributes
+    ----------
+    name : str
+        The registry name (``make_agent(name)`` rebuilds it).
+    privileged : bool
+        True when the agent needs :class:`PrivilegedAccess` (oracles); the runner then passes it.
+    """
+
+    name: str
+    privileged: bool
+
+    def run(self, episode: Episode, *, rng: np.random.Generator,
+            privileged: PrivilegedAccess | None) -> None:
+        """Call tools on ``episode``; all randomness from ``rng``. The runner ends the episode
+        (``"agent_stopped"``) if the agent returns without calling ``finish_mapping``."""
+        ...

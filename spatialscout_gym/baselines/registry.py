@@ -1,0 +1,80 @@
+"""Agents by name: ``make_agent("origin")``, ``make_agent("openai:gpt-x", ...)``.
+
+Other modules extend the registry with :func:`register_agent` (exact names) and
+:func:`register_agent_prefix` (``"prefix:ARG"`` names, e.g. ``openai:MODEL``); factories are
+imported lazily by dotted path so that listing agents imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable
+
+from spatialscout_gym.baselines.base import Agent
+
+__all__ = ["make_agent", "register_agent", "register_agent_prefix", "known_agents", "UnknownAgentError"]
+
+Factory = Callable[..., Agent]
+_AGENTS: dict[str, Factory | str] = {
+    "origin": "spatialscout_gym.baselines.inventory:OriginAgent",
+    "uniform-ball": "spatialscout_gym.baselines.inventory:UniformBallAgent",
+    "oracle-explorer": "spatialscout_gym.baselines.oracle:OracleExplorerAgent",
+    "oracle-click": "spatialscout_gym.baselines.oracle:OracleClickAgent",
+    "random-nbv": "spatialscout_gym.baselines.nbv_agents:RandomNBVAgent",
+    "frontier-nbv": "spatialscout_gym.baselines.nbv_agents:FrontierNBVAgent",
+}
+_PREFIXES: dict[str, Factory | str] = {
+    "ppo": "spatialscout_gym.baselines.nbv_agents:PPONBVAgent",
+}
+
+
+class UnknownAgentError(ValueError):
+    """The name matches no registered agent; the message lists the known ones."""
+
+
+def register_agent(name: str, factory: Factory | str, *, replace: bool = False) -> None:
+    """Register ``factory(**options) -> Agent`` (or a ``"module:attr"`` path) under ``name``."""
+    if name in _AGENTS and not replace:
+        raise ValueError(f"agent {name!r} is already registered; pass replace=True to override it")
+    _AGENTS[name] = factory
+
+
+def register_agent_prefix(prefix: str, factory: Factory | str, *, replace: bool = False) -> None:
+    """Register ``factory(arg, **options) -> Agent`` for names ``"<prefix>:<arg>"``."""
+    if prefix in _PREFIXES and not replace:
+        raise ValueError(f"agent prefix {prefix!r} is already registered; pass replace=True to override it")
+    _PREFIXES[prefix] = factory
+
+
+def known_agents() -> list[str]:
+    """Registered names, then prefixes as ``"prefix:ARG"``."""
+    return sorted(_AGENTS) + sorted(f"{p}:ARG" for p in _PREFIXES)
+
+
+def _resolve(factory: Factory | str) -> Factory:
+    if isinstance(factory, str):
+        module, _, attr = factory.partition(":")
+        return getattr(importlib.import_module(module), attr)
+    return factory
+
+
+def make_agent(name: str, **options: Any) -> Agent:
+    """Build the agent registered as ``name``.
+
+    Raises
+    ------
+    UnknownAgentError
+        ``name`` is neither a registered name nor ``prefix:ARG`` of a registered prefix.
+    """
+    if name in _AGENTS:
+        return _resolve(_AGENTS[name])(**options)
+    prefix, sep, arg = name.partition(":")
+    if sep and prefix in _PREFIXES:
+        if not arg:
+            raise UnknownAgentError(f"agent {name!r} needs an argument after {prefix + ':'!r}, e.g. {prefix}:MODEL")
+        return _resolve(_PREFIXES[prefix])(arg, **options)
+    raise UnknownAgentError(f"unknown agent {name!r}; known agents: {', '.join(known_agents())}")
+
+# VLM agents (issue 5): ``openai:MODEL`` and ``anthropic:MODEL``; options from ``spatialscout run``.
+register_agent_prefix("openai", "spatialscout_gym.baselines.vlm:openai_agent")
+register_agent_prefix("anthropic", "spatialscout_gym.baselines.vlm:anthropic_agent")

@@ -1,0 +1,128 @@
+"""``spatialscout run``: one episode of a built-in agent on one scene, written to a run directory.
+
+    spatialscout run --agent origin --scene procedural:7 --out runs/origin-p7 --resolution 128
+    spatialscout run --agent openai:qwen2.5-vl --base-url http://127.0.0.1:8000/v1 --api-key local \
+        --scene procedural:7 --out runs/qwen-p7 [--mode passive]
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from spatialscout_gym.cli.errors import CliError
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "run", help="run one episode of an agent and write trace, predictions, result and frames",
+        description="Run one episode of AGENT on SCENE and write trace.jsonl, predictions.json, "
+                    "result.json, ground_truth.json and frames/*.png under --out.")
+    p.add_argument("--agent", required=True, help="agent name, e.g. origin, uniform-ball")
+    p.add_argument("--scene", required=True,
+                   help="catalog scene id, procedural:<seed>, or a scene spec JSON path")
+    p.add_argument("--out", required=True, type=Path, help="run directory to create")
+    p.add_argument("--seed", type=int, default=0, help="agent random seed (default 0)")
+    p.add_argument("--image-budget", type=int, default=100, help="images per episode, initial one included (default 100)")
+    p.add_argument("--call-budget", type=int, default=100, help="tool calls per episode (default 100)")
+    p.add_argument("--resolution", type=int, default=512, help="square render size in pixels (default 512)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing non-empty --out")
+    add_vlm_arguments(p)
+    p.set_defaults(func=run)
+
+
+VLM_PREFIXES = ("openai", "anthropic")
+
+
+def add_vlm_arguments(p: argparse.ArgumentParser) -> None:
+    """Options of the ``openai:MODEL`` / ``anthropic:MODEL`` agents (with them ``--call-budget``
+    is B, the model-call budget of SPEC.md section 5)."""
+    g = p.add_argument_group("model agents (--agent openai:MODEL or anthropic:MODEL)")
+    g.add_argument("--base-url", help="an OpenAI- or Anthropic-compatible endpoint, e.g. a local vLLM "
+                                      "or Ollama server (http://127.0.0.1:8000/v1)")
+    g.add_argument("--api-key", help="API key (default: OPENAI_API_KEY / ANTHROPIC_API_KEY; any "
+                                     "placeholder for a local server)")
+    g.add_argument("--reasoning-effort", help="passed to the service, e.g. low, medium, high")
+    g.add_argument("--max-tokens", type=int, help="output token limit per model response")
+    g.add_argument("--price-table", type=Path, help="JSON {model: {input_per_mtok, output_per_mtok}} "
+                                                    "(USD) for the episode cost in result.json")
+    g.add_argument("--mode", choices=("active", "passive"), default="active",
+                   help="passive: fixed scripted views, camera tools disabled (default active)")
+    g.add_argument("--passive-views", type=int, default=24,
+                   help="views in passive mode, the initial one included (default 24)")
+
+
+def vlm_options(args: argparse.Namespace) -> dict:
+    """``make_agent`` options for a model agent; a :class:`CliError` when they are given to
+    another agent or are out of range."""
+    is_vlm = args.agent.partition(":")[0] in VLM_PREFIXES
+    given = [f"--{n.replace('_', '-')}" for n in ("base_url", "api_key", "reasoning_effort",
+                                                   "max_tokens", "price_table")
+             if getattr(args, n, None) is not None]
+    if args.mode != "active":
+        given.append("--mode")
+    if not is_vlm:
+        if given:
+            raise CliError(f"{', '.join(given)} apply only to model agents (openai:MODEL, "
+                           f"anthropic:MODEL), not to {args.agent!r}")
+        return {}
+    if args.max_tokens is not None and args.max_tokens < 1:
+        raise CliError(f"--max-tokens must be >= 1, got {args.max_tokens}")
+    if args.mode == "passive" and not 1 <= args.passive_views <= args.image_budget:
+        raise CliError(f"--passive-views must be between 1 and --image-budget ({args.image_budget}), "
+                       f"got {args.passive_views}")
+    return {"base_url": args.base_url, "api_key": args.api_key, "reasoning_effort": args.reasoning_effort,
+            "max_tokens": args.max_tokens, "mode": args.mode, "model_call_budget": args.call_budget,
+            "passive_views": args.passive_views,
+            "price_table": str(args.price_table) if args.price_table else None}
+
+
+def _fmt(x) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+def run(args: argparse.Namespace) -> int:
+    from spatialscout_gym.baselines.registry import UnknownAgentError, make_agent
+    from spatialscout_gym.eval.runner import run_episode
+    if args.image_budget < 1:
+        raise CliError(f"--image-budget must be >= 1 (the initial image counts), got {args.image_budget}")
+    if args.call_budget < 1:
+        raise CliError(f"--call-budget must be >= 1, got {args.call_budget}")
+    if args.resolution < 8:
+        raise CliError(f"--resolution must be >= 8 pixels, got {args.resolution}")
+    options = vlm_options(args)
+    try:
+        agent = make_agent(args.agent, **options)
+    except UnknownAgentError as exc:
+        raise CliError(str(exc)) from None
+    except (ValueError, OSError) as exc:  # missing key, bad price table, bad option
+        raise CliError(f"cannot build agent {args.agent!r}: {exc}") from None
+    try:
+        result = run_episode(agent, args.scene, args.out, seed=args.seed, image_budget=args.image_budget,
+                             call_budget=args.call_budget, resolution=args.resolution,
+                             overwrite=args.overwrite)
+    except FileExistsError as exc:
+        raise CliError(f"{exc} (or pass --overwrite)") from None
+    except (KeyError, FileNotFoundError, ValueError) as exc:
+        raise CliError(f"cannot run scene {args.scene!r}: {exc}") from None
+    c = result["counters"]
+    print(f"scene {result['scene_id']}  agent {result['agent']}  seed {result['seed']}  "
+          f"ended by {result['end_reason']}")
+    m = result.get("model")
+    if m:
+        cost = "n/a" if m["cost_usd"] is None else f"${m['cost_usd']:.4f}"
+        print(f"model calls {m['model_calls']}  HTTP attempts {m['http_attempts']}  tokens in "
+              f"{m['usage']['input_tokens']} out {m['usage']['output_tokens']}  cost {cost}  mode {m['mode']}")
+    if result.get("status") == "failed":
+        print(f"episode FAILED: {result['error']}")
+        print(f"wrote {args.out}/ (trace.jsonl, result.json with status failed, frames/); it is left "
+              f"out of scores and aggregates")
+        return 1
+    print(f"all-target mean IoU {result['all']['mean_iou']:.4f}  coverage {result['coverage']:.3f}  "
+          f"submitted mean IoU {result['submitted']['mean_iou']:.4f}  "
+          f"median centre error {_fmt(result['center_error_m']['median'])} m  "
+          f"full-scene loss {result['full_scene_loss_m']:.3f} m")
+    print(f"tool calls {c['tool_calls']}  images {c['images_used']}")
+    print(f"wrote {args.out}/ (trace.jsonl, predictions.json, result.json, ground_truth.json, "
+          f"frames/ with {c['images_used']} PNG)")
+    return 0

@@ -1,0 +1,53 @@
+"""Register ``SpatialScout/<scene_id>-v0`` for every catalog scene and ``SpatialScout/Procedural-v0``,
+and for every scene imported into a directory listed in ``$SPATIALSCOUT_SCENE_DIRS`` (``os.pathsep``
+separated; ``spatialscout scenes import-maniskill`` writes such directories).
+
+Light on purpose (it runs at ``import spatialscout_gym``): entry points are strings and the
+catalog's scene ids come from its manifest only; no scene is built and SAPIEN is not imported.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+
+__all__ = ["register_envs", "registered_ids", "ENTRY_POINT", "NAMESPACE"]
+
+NAMESPACE = "SpatialScout"
+ENTRY_POINT = "spatialscout_gym.envs.spatialscout_env:SpatialScoutEnv"
+
+
+def env_id_for_scene(scene_id: str) -> str:
+    """``SpatialScout/<scene_id>-v0``."""
+    return f"{NAMESPACE}/{scene_id}-v0"
+
+
+def _catalog_ids() -> list[str]:
+    try:
+        from spatialscout_gym.scenes.catalog import catalog_scene_ids
+    except ImportError:  # the catalog module is optional at import time (e.g. a partial checkout)
+        return []
+    return list(catalog_scene_ids())
+
+
+def _imported_scenes() -> list[tuple[str, str]]:
+    """``(spec JSON path, env id)`` of scenes imported into ``$SPATIALSCOUT_SCENE_DIRS``
+    (``spatialscout scenes import-maniskill``; issue 8). Catalog ids win over imported ones."""
+    from spatialscout_gym.scenes.maniskill import imported_scene_paths
+    return [(str(path), env_id_for_scene(sid)) for sid, path in imported_scene_paths().items()]
+
+
+def register_envs() -> list[str]:
+    """Register every env id (idempotent); return the ids."""
+    ids = []
+    for scene_id, env_id in [("procedural", f"{NAMESPACE}/Procedural-v0")] + [
+            (s, env_id_for_scene(s)) for s in _catalog_ids()] + _imported_scenes():
+        if env_id not in gym.registry:
+            gym.register(id=env_id, entry_point=ENTRY_POINT, kwargs={"scene": scene_id},
+                         disable_env_checker=False)
+        ids.append(env_id)
+    return ids
+
+
+def registered_ids() -> list[str]:
+    """Every ``SpatialScout/...`` id in Gymnasium's registry."""
+    return sorted(k for k in gym.registry if k.startswith(NAMESPACE + "/"))

@@ -1,0 +1,42 @@
+"""Trace events of one episode (SPEC.md section 7).
+
+Every event is a JSON-serialisable dict with an ``"event"`` key:
+
+==============  ==============================================================================
+``start``       scene id, budgets, initial pose (world) and intrinsics
+``tool_call``   ``index`` (0-based tool-call count), ``tool``, ``args``, ``result`` (ToolResult dict)
+``capture``     ``frame_id``, ``pose_world``, ``pose_task``, ``intrinsics``, ``images_used``,
+                ``tool_call_index`` (None for the initial image)
+``map``         ``accepted_map`` (id -> task-frame [x, y, z]), ``tool_call_index``, ``images_used``
+                after every successful ``submit_positions`` (empty batches included)
+``end``         ``reason``, ``tool_calls``, ``images_used``
+==============  ==============================================================================
+
+No event carries private scene data.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Iterable
+
+from spatialscout_gym.episode.tools import to_jsonable
+
+__all__ = ["event", "write_jsonl", "read_jsonl"]
+
+
+def event(kind: str, **fields) -> dict:
+    """A trace event ``{"event": kind, **fields}`` with every value made JSON-serialisable."""
+    return {"event": kind, **to_jsonable(fields)}
+
+
+def write_jsonl(events: Iterable[dict], path) -> None:
+    """Write events one JSON object per line."""
+    with open(path, "w", encoding="utf-8") as f:
+        for e in events:
+            f.write(json.dumps(e) + "\n")
+
+
+def read_jsonl(path) -> list[dict]:
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]

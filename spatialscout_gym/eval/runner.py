@@ -1,0 +1,175 @@
+"""Run one agent on one scene and write a run directory (SPEC.md section 7).
+
+A run directory holds:
+
+=====================  ========================================================================
+``trace.jsonl``        every trace event of the episode (:mod:`spatialscout_gym.episode.trace`)
+``predictions.json``   ``{"positions": {id: [x, y, z]}}``, the final accepted map (task frame, m)
+``ground_truth.json``  the scene's target table, so ``spatialscout score DIR`` re-scores the run
+``entity_library.json`` the public half of the scene (what the agent could know)
+``result.json``        ``"status": "ok"``, the scorer's metrics dict plus scene id, agent, seed,
+                       catalog version, scene content hash, end reason and counters (and the
+                       agent's ``extra_result()``, e.g. model calls, HTTP attempts, tokens, cost)
+``frames/``            ``frame_000.png``, ... every captured RGB frame
+=====================  ========================================================================
+
+A failed episode (the agent raised: a model service or runtime error) is written with
+``"status": "failed"`` and the error in ``result.json``, its trace and frames, and no
+``predictions.json``/``ground_truth.json``, so scorers and aggregates leave it out.
+
+The directory is written atomically: everything goes into a temporary sibling directory that is
+renamed into place at the end, so a crashed run never leaves a half-written result.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from spatialscout_gym.baselines.base import Agent, PrivilegedAccess
+from spatialscout_gym.core.files import write_json_atomic
+from spatialscout_gym.core.scoring import GroundTruth, score_scene
+from spatialscout_gym.core.spec import SceneSpec
+from spatialscout_gym.episode.episode import Episode
+from spatialscout_gym.episode.trace import write_jsonl
+
+__all__ = ["run_episode", "write_run", "resolve_scene", "RESULT_FILE", "TRACE_FILE"]
+
+RESULT_FILE = "result.json"
+TRACE_FILE = "trace.jsonl"
+
+
+def resolve_scene(scene: str | SceneSpec) -> SceneSpec:
+    """A :class:`SceneSpec` from itself, a catalog id, ``procedural:<seed>`` or a spec JSON path."""
+    if isinstance(scene, SceneSpec):
+        return scene
+    from spatialscout_gym.scenes.catalog import scene_by_name
+    return scene_by_name(str(scene))
+
+
+def _catalog_version() -> str | None:
+    try:
+        from spatialscout_gym.scenes import catalog
+    except ImportError:
+        return None
+    for name in ("CATALOG_VERSION", "catalog_version"):
+        v = getattr(catalog, name, None)
+        if v is not None:
+            return str(v() if callable(v) else v)
+    return None
+
+
+def run_episode(agent: Agent, scene: str | SceneSpec, out_dir: str | os.PathLike, *, seed: int = 0,
+                image_budget: int = 100, call_budget: int | None = 100, resolution: int = 512,
+                renderer: Any = None, overwrite: bool = False) -> dict:
+    """Run ``agent`` for one episode on ``scene`` and write the run directory ``out_dir``.
+
+    Parameters
+    ----------
+    agent : Agent
+    scene : str or SceneSpec
+        Catalog id, ``procedural:<seed>``, spec JSON path, or a spec.
+    out_dir : path
+        The run directory to create (its parent is created if needed).
+    seed : int
+        Seeds the agent's ``numpy.random.Generator``.
+    image_budget, call_budget : int
+        V and the tool-call budget (None: unlimited).
+    resolution : int
+        Square render grid, pixels.
+    renderer : Renderer, optional
+        Reuse a renderer (it is switched to ``scene`` with ``set_scene`` and not closed);
+        by default a :class:`~spatialscout_gym.render.sapien_renderer.SapienRenderer` is built.
+    overwrite : bool
+        Replace an existing non-empty ``out_dir``; otherwise that raises ``FileExistsError``.
+
+    Returns
+    -------
+    dict
+        The contents of ``result.json``.
+    """
+    out = Path(out_dir)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not overwrite:
+        raise FileExistsError(f"run directory {out} already exists and is not empty; choose another "
+                              f"--out or pass overwrite=True")
+    spec = resolve_scene(scene)
+    owns = renderer is None
+    if owns:
+        from spatialscout_gym.render.sapien_renderer import SapienRenderer
+        renderer = SapienRenderer(spec, resolution, resolution)
+    elif getattr(renderer, "spec", None) is not spec:
+        renderer.set_scene(spec)
+    # An agent that counts model calls itself (VLM agents, SPEC.md section 5) gets an episode
+    # without a tool-call budget; its own budget B ends the episode.
+    tool_call_budget = None if getattr(agent, "counts_model_calls", False) else call_budget
+    failure: Exception | None = None
+    try:
+        episode = Episode(spec.public, renderer, image_budget=image_budget, call_budget=tool_call_budget)
+        privileged = PrivilegedAccess(spec, renderer) if getattr(agent, "privileged", False) else None
+        try:
+            agent.run(episode, rng=np.random.default_rng(seed), privileged=privileged)
+        except Exception as exc:  # service or runtime failure: recorded, left out of aggregates
+            failure = exc
+            episode.end("failed")
+        if not episode.done:
+            episode.end("agent_stopped")
+    finally:
+        if owns:
+            renderer.close()
+    return write_run(out, spec, episode, agent, seed=seed, resolution=resolution,
+                     image_budget=image_budget, call_budget=call_budget, failure=failure)
+
+
+def write_run(out_dir: str | os.PathLike, spec: SceneSpec, episode: Episode, agent: Any, *, seed: int,
+              resolution: int, image_budget: int, call_budget: int | None,
+              failure: BaseException | None = None) -> dict:
+    """Score ``episode`` and write its run directory (see the module docstring); returns
+    ``result.json``'s contents. An existing ``out_dir`` is replaced (callers check first).
+
+    ``agent`` supplies ``name`` and, optionally, ``extra_result() -> dict``; ``failure`` marks the
+    run as failed (no metrics, no ``predictions.json``/``ground_truth.json``).
+    """
+    out = Path(out_dir)
+    gt = GroundTruth.from_spec(spec)
+    positions = {k: [float(x) for x in v] for k, v in episode.accepted_map.items()}
+    if failure is None:
+        result = {"status": "ok", **score_scene(gt, positions).metrics()}
+    else:  # no metrics and no ground_truth.json/predictions.json: scorers and reports skip it
+        result = {"status": "failed", "error": f"{type(failure).__name__}: {failure}",
+                  "error_type": type(failure).__name__}
+    extra = getattr(agent, "extra_result", None)
+    if callable(extra):
+        result.update(extra())
+    result.update({
+        "scene_id": spec.scene_id, "agent": getattr(agent, "name", type(agent).__name__),
+        "seed": int(seed), "catalog_version": _catalog_version(),
+        "scene_content_hash": spec.content_hash(), "resolution": int(resolution),
+        "end_reason": episode.end_reason, "counters": episode.counters(),
+        "image_budget": int(image_budget), "call_budget": call_budget,
+    })
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    try:
+        write_jsonl(episode.trace, tmp / TRACE_FILE)
+        if failure is None:
+            write_json_atomic(tmp / "predictions.json", {"positions": positions})
+            write_json_atomic(tmp / "ground_truth.json", spec.ground_truth_dict())
+        write_json_atomic(tmp / "entity_library.json", spec.entity_library_dict())
+        write_json_atomic(tmp / RESULT_FILE, result)
+        (tmp / "frames").mkdir()
+        from PIL import Image
+        for fid, frame in sorted(episode.frames.items()):
+            Image.fromarray(frame.image).save(tmp / "frames" / f"frame_{fid:03d}.png")
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return result
