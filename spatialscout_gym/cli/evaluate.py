@@ -14,6 +14,7 @@ import argparse
 from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
+from spatialscout_gym.cli.run import add_vlm_arguments, vlm_options
 
 
 def register(subparsers) -> None:
@@ -40,6 +41,7 @@ def register(subparsers) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--html", action="store_true",
                    help="also write replay curves, figures and DIR/index.html (as `spatialscout report`)")
+    add_vlm_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -55,11 +57,15 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"--max-concurrency must be >= 1, got {args.max_concurrency}")
     if args.ray_address is not None and args.backend != "ray":
         raise CliError("--ray-address needs --backend ray")
+    options = vlm_options(args)
+    secrets = {"api_key": options.pop("api_key")} if options.get("api_key") else {}
+    options = {k: v for k, v in options.items() if v is not None and k != "api_key"}
     try:
-        make_agent(args.agent)
+        make_agent(args.agent, **options, **secrets)
     except UnknownAgentError as exc:
         raise CliError(str(exc)) from None
-    settings = EvalSettings(args.agent, args.image_budget, args.call_budget, args.resolution)
+    settings = EvalSettings(args.agent, args.image_budget, args.call_budget, args.resolution,
+                            agent_options=options, secret_options=secrets)
     try:
         summary = evaluate(args.out, settings, args.scenes, seeds=args.seeds, workers=args.workers,
                            backend=args.backend, max_concurrency=args.max_concurrency,

@@ -65,15 +65,25 @@ class EvalSettings:
         Tool-call budget per episode (None: unlimited).
     resolution : int
         Square render grid, pixels.
+    agent_options : dict
+        Keyword options of ``make_agent`` (e.g. a model agent's base URL, reasoning effort).
+    secret_options : dict
+        Options passed to ``make_agent`` but never written to disk (an API key).
     """
 
     agent: str
     image_budget: int = 100
     call_budget: int | None = 100
     resolution: int = 512
+    agent_options: dict = field(default_factory=dict)
+    secret_options: dict = field(default_factory=dict, repr=False, compare=False)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        del d["secret_options"]
+        if not d["agent_options"]:   # keeps evaluate.json of option-free agents as it was
+            del d["agent_options"]
+        return d
 
 
 @dataclass(frozen=True)
@@ -330,7 +340,7 @@ def execute_task(task: EpisodeTask, state: WorkerState) -> Outcome:
     s = state.settings
     try:
         spec = resolve_scene(task.scene)
-        agent = make_agent(s.agent)
+        agent = make_agent(s.agent, **s.agent_options, **s.secret_options)
         attach_request_limiter(agent, state.limiter)
         renderer = state.renderer_for(spec)
         result = run_episode(agent, spec, task.run_dir, seed=task.seed, image_budget=s.image_budget,

@@ -69,7 +69,7 @@ def topdown_map(spec: SceneSpec, path: str | Path, dpi: int = 110) -> None:
         ax.text(t.box_max[0], t.box_max[1], t.id, fontsize=6, color=color, zorder=4)
     cam = spec.public.initial_camera
     p, f = cam.position_world, cam.horizontal_forward_world
-    ax.plot(p[0], p[1], "k^", ms=9, zorder=5)
+    ax.plot(p[0], p[1], "ko", ms=7, zorder=5)  # a dot, so the arrow alone shows the heading
     ax.annotate("", xy=(p[0] + 0.6 * f[0], p[1] + 0.6 * f[1]), xytext=(p[0], p[1]),
                 arrowprops={"arrowstyle": "->", "lw": 2}, zorder=5)
     ax.text(p[0], p[1] - 0.25, "initial camera", fontsize=7, ha="center")
