@@ -19,6 +19,12 @@ COMMANDS: tuple[str, ...] = (
     "scenes",
     "doctor",
     "run",
+    "evaluate",
+    "compare",
+    "replay",
+    "report",
+    "train_nbv",
+    "mcp",
 )
 
 

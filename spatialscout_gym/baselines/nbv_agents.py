@@ -1,0 +1,215 @@
+"""Next-best-view policies as agents (issue 6, item 3): ``random-nbv``, ``frontier-nbv``, ``ppo:PATH``.
+
+Each agent drives the episode through :class:`~spatialscout_gym.wrappers.nbv.NBVController`, the
+same motion/capture/mapping step and observation as :class:`NextBestViewWrapper`, so a policy
+trained on the wrapper runs unchanged here. Steps repeat until the image budget is used, the
+inventory is fully mapped, or the episode ends (e.g. the tool-call budget: each step costs up to
+four tool calls, so run these agents with a large or unlimited ``call_budget``); then
+``finish_mapping``.
+
+All three use the oracle-perception mapper (privileged segmentation of each capture), so they are
+``privileged`` agents: they measure view selection, not perception.
+
+* ``random-nbv``: a uniform discrete motion per step (``rng``).
+* ``frontier-nbv``: coverage-driven. In the current 1 m floor cell it turns to the nearest yaw
+  sector (45 degrees) not yet captured there; when all eight are done it moves up to 1 m towards
+  the heading with the most free space (the median depth of the central band of its own earlier
+  capture in that sector, privileged like the mapper), preferring the least-visited next cell.
+* ``ppo:PATH``: a Stable-Baselines3 PPO policy saved by ``spatialscout train-nbv`` (``PATH`` is the
+  ``model.zip``; its ``nbv_config.json`` beside it fixes the motion kind and image size). Actions
+  are sampled (torch seeded from ``rng``) unless ``deterministic=True``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from spatialscout_gym.baselines.base import PrivilegedAccess
+from spatialscout_gym.baselines.mappers import make_mapper
+from spatialscout_gym.core.frames import wrap_degrees
+from spatialscout_gym.episode.episode import Episode
+from spatialscout_gym.wrappers.nbv import DISCRETE_MOTIONS, N_SECTORS, NBVConfig, NBVController
+
+__all__ = ["NBVAgent", "RandomNBVAgent", "FrontierNBVAgent", "PPONBVAgent", "load_nbv_config",
+           "CONFIG_FILE"]
+
+CONFIG_FILE = "nbv_config.json"
+"""Written beside a trained ``model.zip``: the :class:`NBVConfig` the policy was trained with."""
+
+
+class NBVAgent:
+    """Base class: runs NBV steps chosen by :meth:`act` until the episode is over.
+
+    Parameters
+    ----------
+    config : NBVConfig
+    mapper : str
+        Mapper name (see :mod:`spatialscout_gym.baselines.mappers`).
+    """
+
+    name = "nbv"
+    privileged = True
+
+    def __init__(self, config: NBVConfig | None = None, mapper: str = "oracle") -> None:
+        self.config = config or NBVConfig()
+        self.mapper_name = mapper
+
+    def begin(self, controller: NBVController, rng: np.random.Generator) -> None:
+        """Called once per episode before the first :meth:`act`."""
+
+    def act(self, obs: dict[str, np.ndarray], controller: NBVController, rng: np.random.Generator) -> Any:
+        raise NotImplementedError
+
+    def run(self, episode: Episode, *, rng: np.random.Generator,
+            privileged: PrivilegedAccess | None) -> None:
+        if privileged is None:
+            raise ValueError(f"agent {self.name!r} maps with privileged segmentation; run it through "
+                             f"the runner, which passes PrivilegedAccess because agent.privileged is True")
+        ctl = NBVController(episode, privileged.spec, privileged.renderer, make_mapper(self.mapper_name),
+                            self.config)
+        self.begin(ctl, rng)
+        while (not episode.done and episode.images_left > 0
+               and len(episode.accepted_map) < len(episode.inventory_ids)):
+            images = episode.images_used
+            ctl.step(self.act(ctl.observation(), ctl, rng))
+            if episode.images_used == images:  # nothing captured (calls ran out): stop
+                break
+        if not episode.done:
+            episode.finish_mapping()
+
+
+class RandomNBVAgent(NBVAgent):
+    """A uniformly random discrete motion per step."""
+
+    name = "random-nbv"
+
+    def __init__(self, **config: Any) -> None:
+        super().__init__(NBVConfig(motion="discrete", **config))
+
+    def act(self, obs, controller, rng):
+        return int(rng.integers(len(DISCRETE_MOTIONS)))
+
+
+class FrontierNBVAgent(NBVAgent):
+    """Coverage-driven heuristic with continuous motions (see the module docstring).
+
+    Parameters
+    ----------
+    pitch_deg : float
+        Pitch it keeps, degrees.
+    """
+
+    name = "frontier-nbv"
+
+    def __init__(self, pitch_deg: float = -20.0, **config: Any) -> None:
+        super().__init__(NBVConfig(motion="continuous", **config))
+        self.pitch_deg = float(pitch_deg)
+
+    def begin(self, controller, rng):
+        self._free: dict[tuple[tuple[int, int], int], float] = {}
+        self._cell_visits: dict[tuple[int, int], int] = {}
+        self._last_frame = -1
+
+    def _note_capture(self, ctl: NBVController) -> None:
+        ep = ctl.episode
+        fid = max(ep.frames)
+        if fid == self._last_frame:
+            return
+        self._last_frame = fid
+        pose = ep.frames[fid].pose
+        cell = ctl._cell(pose.position_world)
+        self._cell_visits[cell] = self._cell_visits.get(cell, 0) + 1
+        priv = ctl.last_privileged
+        if priv is not None:
+            depth = np.asarray(priv.depth_m, float)
+            h, w = depth.shape
+            band = depth[int(0.35 * h):int(0.65 * h) + 1, int(0.4 * w):int(0.6 * w) + 1]
+            hits = band[band > 0]
+            free = float(np.median(hits)) if hits.size else 10.0
+            self._free[(cell, ctl._sector(pose.yaw_deg))] = free
+
+    def act(self, obs, ctl: NBVController, rng):
+        self._note_capture(ctl)
+        pose = ctl.episode.pose
+        c = self.config
+        pitch = np.clip((self.pitch_deg - pose.pitch_deg) / c.max_pitch_deg, -1, 1)
+        seen = obs["sectors"]
+        unseen = [k for k in range(N_SECTORS) if seen[k] == 0]
+        if unseen:  # turn to the nearest unseen sector (egocentric k -> relative yaw)
+            k = min(unseen, key=lambda k: (abs(wrap_degrees(45.0 * k)), -wrap_degrees(45.0 * k)))
+            yaw = wrap_degrees(45.0 * k)
+            return np.array([0, 0, 0, yaw / c.max_yaw_deg, pitch], np.float32)
+        cell = ctl._cell(pose.position_world)
+        here = ctl._sector(pose.yaw_deg)
+        best, best_key = None, None
+        for s in range(N_SECTORS):
+            free = self._free.get((cell, s), 0.0)
+            heading = np.deg2rad(45.0 * s)
+            step = float(np.clip(free - 0.6, 0.0, 1.0))
+            if step < 0.3:
+                continue
+            nxt = ctl._cell(pose.position_world + step * np.array([np.cos(heading), np.sin(heading), 0]))
+            key = (self._cell_visits.get(nxt, 0), -free, rng.random())
+            if best_key is None or key < best_key:
+                best, best_key = (s, step), key
+        if best is None:  # boxed in: turn around
+            return np.array([0, 0, 0, 1.0, pitch], np.float32)
+        s, step = best
+        yaw = wrap_degrees(45.0 * s - pose.yaw_deg)
+        return np.array([step, 0, 0, yaw / c.max_yaw_deg, pitch], np.float32)
+
+
+def load_nbv_config(model_path: str | Path) -> NBVConfig:
+    """The :class:`NBVConfig` saved beside ``model_path`` (defaults when there is none)."""
+    path = Path(model_path).with_name(CONFIG_FILE)
+    if not path.exists():
+        return NBVConfig()
+    return NBVConfig(**json.loads(path.read_text()))
+
+
+def save_nbv_config(config: NBVConfig, directory: str | Path) -> Path:
+    """Write ``nbv_config.json`` into ``directory``."""
+    path = Path(directory) / CONFIG_FILE
+    path.write_text(json.dumps(asdict(config), indent=2))
+    return path
+
+
+class PPONBVAgent(NBVAgent):
+    """A trained SB3 PPO policy (``ppo:PATH``).
+
+    Parameters
+    ----------
+    path : str
+        The saved ``model.zip`` (or the run directory holding it).
+    deterministic : bool
+        Take the most likely action instead of sampling.
+    """
+
+    def __init__(self, path: str, deterministic: bool = False) -> None:
+        p = Path(path)
+        if p.is_dir():
+            p = p / "model.zip"
+        if not p.exists():
+            raise FileNotFoundError(f"no trained policy at {p}; train one with `spatialscout train-nbv` "
+                                    f"(it writes <out>/<run>/model.zip)")
+        super().__init__(load_nbv_config(p))
+        try:
+            from stable_baselines3 import PPO
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise ImportError("ppo:PATH needs the RL extra: pip install -e \".[rl]\"") from exc
+        self.model = PPO.load(str(p), device="cpu")
+        self.name = f"ppo:{path}"
+        self.deterministic = bool(deterministic)
+
+    def begin(self, controller, rng):
+        import torch
+        torch.manual_seed(int(rng.integers(2**31 - 1)))
+
+    def act(self, obs, controller, rng):
+        action, _ = self.model.predict(obs, deterministic=self.deterministic)
+        return action

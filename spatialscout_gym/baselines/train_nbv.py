@@ -1,0 +1,227 @@
+"""Train a next-best-view policy with Stable-Baselines3 PPO on procedural training scenes.
+
+In the CleanRL manner: read top to bottom. ``Args`` (parsed by ``tyro``) -> ``make_env`` thunk
+(the wrapper stack) -> one seeding block -> run name -> vectorized envs -> PPO -> tensorboard
+scalars ``charts/...`` and ``losses/...`` -> ``<out>/<run name>/model.zip`` plus
+``nbv_config.json`` (loaded by the ``ppo:PATH`` agent) and ``args.json``.
+
+    spatialscout train-nbv --total-timesteps 200000 --num-envs 4 --time-limit-s 1800
+    python -m spatialscout_gym.baselines.train_nbv --help
+
+Every env is ``SpatialScout/Procedural-v0`` (a new training scene per reset, never a catalog
+scene) wrapped in :class:`~spatialscout_gym.wrappers.nbv.NextBestViewWrapper` with the oracle
+mapper; the return of an episode is its final all-target mean IoU.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+import gymnasium as gym
+import numpy as np
+
+__all__ = ["Args", "make_env", "ScenePool", "scene_pool", "train", "main"]
+
+
+@dataclass
+class Args:
+    exp_name: str = "ppo_nbv"
+    """the name of this experiment (first part of the run name)"""
+    seed: int = 1
+    """seed of the experiment (python, numpy, torch, env resets)"""
+    total_timesteps: int = 200_000
+    """total environment steps (one step = one motion and one capture)"""
+    time_limit_s: float = 0.0
+    """stop training after this many seconds of wall clock (0: no limit); the model is saved"""
+    num_envs: int = 4
+    """number of parallel environments"""
+    vec_env: str = "dummy"
+    """vector env kind: 'dummy' (one process, recommended with software rendering) or 'subproc'"""
+    image_budget: int = 20
+    """images per episode, the initial one included (the episode length is image_budget - 1)"""
+    resolution: int = 64
+    """render grid of every capture, pixels"""
+    obs_size: int = 64
+    """side of the observed image, pixels"""
+    motion: str = "discrete"
+    """action space: 'discrete' (10 motions) or 'continuous' (Box(-1, 1, (5,)))"""
+    scene_pool: int = 32
+    """train on a fixed pool of this many procedural scenes (renderer textures are then reused, so
+    a reset costs ~0.2 s instead of ~1 s); 0: a new procedural scene on every reset"""
+    mapper: str = "oracle"
+    """mapper turning captures into submissions: 'oracle' or 'oracle-surface'"""
+    learning_rate: float = 3e-4
+    """the learning rate of the optimizer"""
+    num_steps: int = 128
+    """steps per environment per rollout"""
+    batch_size: int = 128
+    """minibatch size"""
+    update_epochs: int = 4
+    """epochs per policy update"""
+    gamma: float = 0.99
+    """the discount factor"""
+    gae_lambda: float = 0.95
+    """the lambda of generalized advantage estimation"""
+    clip_coef: float = 0.2
+    """the surrogate clipping coefficient"""
+    ent_coef: float = 0.01
+    """coefficient of the entropy bonus"""
+    vf_coef: float = 0.5
+    """coefficient of the value loss"""
+    torch_threads: int = 1
+    """torch CPU threads (keep 1 on small machines)"""
+    out: str = "runs/nbv"
+    """directory under which the run directory <exp_name>__<seed>__<time> is created"""
+    run_name: str = ""
+    """run directory name (default: <exp_name>__<seed>__<unix time>)"""
+    progress_bar: bool = True
+    """show a tqdm progress bar"""
+
+
+def scene_pool(args: Args) -> list[int]:
+    """Training seeds of the scene pool (``procedural:<seed>``, never catalog scenes)."""
+    rng = np.random.default_rng([args.seed, 0x706F6F6C])
+    return sorted(int(s) for s in rng.choice(2**31 - 1, size=args.scene_pool, replace=False))
+
+
+def make_env(args: Args, index: int, run_dir: Path | None = None) -> Callable[[], "object"]:
+    """A thunk building env ``index``: Procedural-v0 -> NextBestViewWrapper -> scene pool ->
+    episode statistics."""
+
+    def thunk():
+        from spatialscout_gym.wrappers.nbv import make_nbv_env
+        env = make_nbv_env("procedural", image_budget=args.image_budget, resolution=args.resolution,
+                           mapper=args.mapper, motion=args.motion, obs_size=args.obs_size)
+        if args.scene_pool > 0:
+            env = ScenePool(env, scene_pool(args))
+        env = gym.wrappers.RecordEpisodeStatistics(env)
+        env.action_space.seed(args.seed + index)
+        return env
+
+    return thunk
+
+
+class ScenePool(gym.Wrapper):
+    """Reset into ``procedural:<seed>`` for a seed drawn from ``seeds`` (own seeded Generator)."""
+
+    def __init__(self, env: gym.Env, seeds: list[int]) -> None:
+        super().__init__(env)
+        self.seeds = list(seeds)
+        self._rng = np.random.default_rng(0)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        scene = f"procedural:{self.seeds[int(self._rng.integers(len(self.seeds)))]}"
+        return self.env.reset(seed=seed, options=dict(options or {}, scene=scene))
+
+
+def _callbacks(args: Args):
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class CleanRLScalars(BaseCallback):
+        """``charts/...`` per finished episode and per rollout, ``losses/...`` per update; a
+        tqdm bar; stops at ``time_limit_s``."""
+
+        _LOSSES = {"train/policy_gradient_loss": "losses/policy_loss", "train/value_loss": "losses/value_loss",
+                   "train/entropy_loss": "losses/entropy", "train/approx_kl": "losses/approx_kl",
+                   "train/clip_fraction": "losses/clipfrac", "train/explained_variance":
+                   "losses/explained_variance"}
+
+        def _on_training_start(self) -> None:
+            self.t0 = time.time()
+            self.bar = None
+            if args.progress_bar:
+                from tqdm import tqdm
+                self.bar = tqdm(total=args.total_timesteps, unit="step", desc="train-nbv")
+            self.returns: list[float] = []
+
+        def _on_rollout_start(self) -> None:
+            values = dict(self.logger.name_to_value)
+            for src, dst in self._LOSSES.items():
+                if src in values:
+                    self.logger.record(dst, values[src])
+
+        def _on_step(self) -> bool:
+            for info in self.locals.get("infos", []):
+                if "episode" in info:
+                    ret = float(np.asarray(info["episode"]["r"]).item())
+                    self.returns.append(ret)
+                    self.logger.record_mean("charts/episodic_return", ret)
+                    self.logger.record_mean("charts/episodic_length", float(np.asarray(info["episode"]["l"]).item()))
+                    self.logger.record_mean("charts/coverage", float(info.get("coverage", 0.0)))
+            if self.bar is not None:
+                self.bar.update(self.training_env.num_envs)
+                if self.returns:
+                    self.bar.set_postfix(ret=f"{np.mean(self.returns[-50:]):.3f}")
+            elapsed = time.time() - self.t0
+            self.logger.record("charts/SPS", int(self.num_timesteps / max(elapsed, 1e-9)))
+            return not (args.time_limit_s > 0 and elapsed > args.time_limit_s)
+
+        def _on_training_end(self) -> None:
+            if self.bar is not None:
+                self.bar.close()
+
+    return CleanRLScalars()
+
+
+def train(args: Args) -> Path:
+    """Train and save; returns the path of ``model.zip``."""
+    import torch
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.logger import configure
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    from spatialscout_gym.baselines.nbv_agents import save_nbv_config
+    from spatialscout_gym.wrappers.nbv import NBVConfig
+
+    if args.vec_env not in ("dummy", "subproc"):
+        raise ValueError(f"vec_env must be 'dummy' or 'subproc', got {args.vec_env!r}")
+    NBVConfig(motion=args.motion, obs_size=args.obs_size)  # validates early, with a clear error
+
+    # ---- seeding ---------------------------------------------------------------------------
+    random.seed(args.seed)
+    np.random.seed(args.seed)  # SB3 draws minibatch permutations from numpy's global generator
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(max(1, args.torch_threads))
+
+    run_name = args.run_name or f"{args.exp_name}__{args.seed}__{int(time.time())}"
+    run_dir = Path(args.out) / run_name
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "args.json").write_text(json.dumps(asdict(args), indent=2))
+
+    thunks = [make_env(args, i, run_dir) for i in range(args.num_envs)]
+    envs = SubprocVecEnv(thunks) if args.vec_env == "subproc" else DummyVecEnv(thunks)
+    envs.seed(args.seed)
+
+    model = PPO("MultiInputPolicy", envs, learning_rate=args.learning_rate, n_steps=args.num_steps,
+                batch_size=args.batch_size, n_epochs=args.update_epochs, gamma=args.gamma,
+                gae_lambda=args.gae_lambda, clip_range=args.clip_coef, ent_coef=args.ent_coef,
+                vf_coef=args.vf_coef, seed=args.seed, device="cpu", verbose=0)
+    model.set_logger(configure(str(run_dir), ["tensorboard", "csv"]))
+    try:
+        model.learn(total_timesteps=args.total_timesteps, callback=_callbacks(args), progress_bar=False)
+    finally:
+        model.save(str(run_dir / "model.zip"))
+        save_nbv_config(NBVConfig(motion=args.motion, obs_size=args.obs_size), run_dir)
+        envs.close()
+    print(f"saved {run_dir / 'model.zip'} after {model.num_timesteps} steps; "
+          f"evaluate with --agent ppo:{run_dir / 'model.zip'}")
+    return run_dir / "model.zip"
+
+
+def main(argv: list[str] | None = None) -> Path:
+    import tyro
+    args = tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0])
+    return train(args)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    main()

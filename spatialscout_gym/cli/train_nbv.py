@@ -1,0 +1,34 @@
+"""``spatialscout train-nbv``: train a PPO next-best-view policy (options: ``--help``).
+
+    spatialscout train-nbv --total-timesteps 200000 --num-envs 4 --time-limit-s 1800 --out runs/nbv
+
+The options are the fields of :class:`spatialscout_gym.baselines.train_nbv.Args`, parsed by tyro.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from spatialscout_gym.cli.errors import CliError
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "train-nbv", add_help=False, prefix_chars="+",  # every "-..." option goes to tyro
+        help="train a PPO next-best-view policy on procedural scenes (needs the [rl] extra)",
+        description="Train SB3 PPO on SpatialScout/Procedural-v0 through NextBestViewWrapper.")
+    p.add_argument("options", nargs=argparse.REMAINDER,
+                   help="trainer options (spatialscout train-nbv --help lists them)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        from spatialscout_gym.baselines.train_nbv import main
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise CliError(f"train-nbv needs the RL extra ({exc}); pip install -e \".[rl]\"") from None
+    try:
+        main(list(args.options))
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    return 0

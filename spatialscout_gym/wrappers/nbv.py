@@ -1,0 +1,382 @@
+"""Next-best-view (NBV) control: each step is a camera motion followed by a capture, and a mapper
+turns captures into submissions. Used by :class:`NextBestViewWrapper` (RL) and by the NBV agents of
+:mod:`spatialscout_gym.baselines.nbv_agents` (which drive an :class:`Episode` directly), through
+one :class:`NBVController`, so a policy sees the same observations and actions in both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from spatialscout_gym.core.spec import SceneSpec
+from spatialscout_gym.episode.episode import Episode
+from spatialscout_gym.episode.tools import MAX_TRANSLATION_M, PITCH_LIMIT_DEG
+
+__all__ = ["NextBestViewWrapper", "NBVController", "NBVConfig", "DISCRETE_MOTIONS", "N_SECTORS",
+           "make_nbv_env", "nbv_observation_space", "nbv_action_space"]
+
+N_SECTORS = 8
+"""Yaw sectors (45 degrees each) of the ``sectors`` observation."""
+
+DISCRETE_MOTIONS: tuple[str, ...] = ("forward", "back", "left", "right", "up", "down",
+                                     "turn_left", "turn_right", "look_up", "look_down")
+"""Names of the discrete actions, in action-index order."""
+
+
+@dataclass(frozen=True)
+class NBVConfig:
+    """Motion and observation settings shared by the wrapper and the NBV agents.
+
+    Attributes
+    ----------
+    motion : {"discrete", "continuous"}
+        Action space kind (see :class:`NextBestViewWrapper`).
+    obs_size : int
+        Side of the observed image, pixels (the capture is resized to it).
+    move_m : float
+        Discrete forward/back/left/right step, metres.
+    lift_m : float
+        Discrete up/down step, metres.
+    turn_deg : float
+        Discrete yaw step, degrees (45 aligns with the 8 yaw sectors).
+    tilt_deg : float
+        Discrete pitch step, degrees.
+    max_yaw_deg, max_pitch_deg : float
+        Continuous scaling of actions 3 and 4 (``[-1, 1]`` -> degrees).
+    cell_m : float
+        Side of the floor-grid cell over which the ``sectors`` feature counts captures, metres.
+    """
+
+    motion: str = "discrete"
+    obs_size: int = 64
+    move_m: float = 0.5
+    lift_m: float = 0.25
+    turn_deg: float = 45.0
+    tilt_deg: float = 15.0
+    max_yaw_deg: float = 180.0
+    max_pitch_deg: float = 45.0
+    cell_m: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.motion not in ("discrete", "continuous"):
+            raise ValueError(f"motion must be 'discrete' or 'continuous', got {self.motion!r}")
+        if int(self.obs_size) < 8:
+            raise ValueError(f"obs_size must be >= 8 pixels, got {self.obs_size}")
+
+
+def nbv_action_space(config: NBVConfig) -> spaces.Space:
+    """``Discrete(10)`` (``DISCRETE_MOTIONS``) or ``Box(-1, 1, (5,), float32)``."""
+    if config.motion == "discrete":
+        return spaces.Discrete(len(DISCRETE_MOTIONS))
+    return spaces.Box(-1.0, 1.0, (5,), np.float32)
+
+
+def nbv_observation_space(config: NBVConfig) -> spaces.Dict:
+    """The flat observation Dict (see :class:`NextBestViewWrapper`)."""
+    s = int(config.obs_size)
+    return spaces.Dict({
+        "image": spaces.Box(0, 255, (s, s, 3), np.uint8),
+        "pose": spaces.Box(-1.0, 1.0, (6,), np.float32),
+        "coverage": spaces.Box(0.0, 1.0, (2,), np.float32),
+        "sectors": spaces.Box(0.0, 1.0, (N_SECTORS,), np.float32),
+    })
+
+
+def _resize(image: np.ndarray, size: int) -> np.ndarray:
+    """Area-resize an (H, W, 3) uint8 image to (size, size, 3)."""
+    h, w = image.shape[:2]
+    if (h, w) == (size, size):
+        return image.copy()
+    if h % size == 0 and w % size == 0:
+        fh, fw = h // size, w // size
+        blocks = image.reshape(size, fh, size, fw, 3).astype(np.float32).mean(axis=(1, 3))
+        return np.rint(blocks).astype(np.uint8)
+    from PIL import Image
+    return np.asarray(Image.fromarray(image).resize((size, size), Image.BILINEAR), dtype=np.uint8)
+
+
+class NBVController:
+    """Runs NBV steps (motion, capture, mapping, submission) on one :class:`Episode`.
+
+    Parameters
+    ----------
+    episode : Episode
+        A fresh episode (frame 0 captured).
+    spec : SceneSpec
+        The episode's scene (the mapper's oracle data; never observed by the policy).
+    renderer : Renderer
+        For privileged captures when ``mapper.needs_privileged``.
+    mapper : Mapper
+        See :mod:`spatialscout_gym.baselines.mappers`.
+    config : NBVConfig
+    """
+
+    def __init__(self, episode: Episode, spec: SceneSpec, renderer: Any, mapper: Any,
+                 config: NBVConfig) -> None:
+        self.episode = episode
+        self.spec = spec
+        self.renderer = renderer
+        self.mapper = mapper
+        self.config = config
+        self.radius_m = float(episode.public.radius_m)
+        self._visits: dict[tuple[int, int], np.ndarray] = {}
+        self.last_privileged = None
+        self.mapper.reset(spec)
+        self._after_capture(max(episode.frames))
+
+    # ---- the step --------------------------------------------------------------------------
+    def motion_args(self, action) -> tuple[tuple[float, float], tuple[float, float, float]]:
+        """``((yaw_deg, pitch_deg), (forward_m, right_m, up_m))`` for ``action``; the rotation is
+        applied first, so forward/right refer to the new heading."""
+        c = self.config
+        if c.motion == "discrete":
+            a = int(np.asarray(action).item())
+            if not 0 <= a < len(DISCRETE_MOTIONS):
+                raise ValueError(f"discrete NBV action must be in [0, {len(DISCRETE_MOTIONS) - 1}] "
+                                 f"({', '.join(DISCRETE_MOTIONS)}), got {a}")
+            name = DISCRETE_MOTIONS[a]
+            rot = {"turn_left": (c.turn_deg, 0.0), "turn_right": (-c.turn_deg, 0.0),
+                   "look_up": (0.0, c.tilt_deg), "look_down": (0.0, -c.tilt_deg)}.get(name, (0.0, 0.0))
+            move = {"forward": (c.move_m, 0, 0), "back": (-c.move_m, 0, 0), "left": (0, -c.move_m, 0),
+                    "right": (0, c.move_m, 0), "up": (0, 0, c.lift_m),
+                    "down": (0, 0, -c.lift_m)}.get(name, (0.0, 0.0, 0.0))
+            return rot, tuple(float(x) for x in move)
+        a = np.asarray(action, dtype=float).reshape(-1)
+        if a.shape != (5,) or not np.all(np.isfinite(a)):
+            raise ValueError(f"continuous NBV action must be 5 finite numbers in [-1, 1] (forward, "
+                             f"right, up, yaw, pitch), got {np.asarray(action).tolist()}")
+        a = np.clip(a, -1.0, 1.0)
+        t = a[:3] * MAX_TRANSLATION_M
+        norm = float(np.linalg.norm(t))
+        if norm > MAX_TRANSLATION_M:
+            t = t * (MAX_TRANSLATION_M / norm) * (1 - 1e-9)
+        return (float(a[3] * c.max_yaw_deg), float(a[4] * c.max_pitch_deg)), tuple(float(x) for x in t)
+
+    def step(self, action) -> dict:
+        """Move (rotate, then translate), capture, map, submit. Returns a dict: ``refused`` (list
+        of refusal messages; a refused part leaves the camera where it was), ``captured`` (bool),
+        ``submitted`` (ids submitted in this step)."""
+        ep = self.episode
+        (yaw, pitch), (f, r, u) = self.motion_args(action)
+        refused = []
+        if yaw or pitch:
+            res = ep.rotate_camera(yaw=yaw, pitch=pitch)
+            if not res.ok:
+                refused.append(res.error)
+        if (f or r or u) and not ep.done:
+            res = ep.move_camera(forward=f, right=r, up=u)
+            if not res.ok:
+                refused.append(res.error)
+        captured, submitted = False, []
+        if not ep.done and ep.images_left > 0:
+            res = ep.capture_image()
+            if res.ok:
+                captured = True
+                submitted = self._after_capture(res.frame_id)
+            else:
+                refused.append(res.error)
+        return {"refused": refused, "captured": captured, "submitted": submitted}
+
+    def _after_capture(self, frame_id: int) -> list[str]:
+        ep = self.episode
+        frame = ep.frames[frame_id]
+        self._record_visit(frame.pose)
+        priv = None
+        if getattr(self.mapper, "needs_privileged", False):
+            priv = self.renderer.capture_privileged(frame.pose)
+        self.last_privileged = priv
+        new = self.mapper.observe(frame, priv, ep.task_frame)
+        if not new or ep.done:
+            return []
+        res = ep.submit_positions({k: [float(x) for x in v] for k, v in new.items()})
+        return list(res.result.get("accepted", [])) if res.ok else []
+
+    # ---- features -------------------------------------------------------------------------
+    def _cell(self, position_world: np.ndarray) -> tuple[int, int]:
+        return (int(np.floor(position_world[0] / self.config.cell_m)),
+                int(np.floor(position_world[1] / self.config.cell_m)))
+
+    @staticmethod
+    def _sector(yaw_deg: float) -> int:
+        return int(np.floor(((yaw_deg + 22.5) % 360.0) / 45.0)) % N_SECTORS
+
+    def _record_visit(self, pose) -> None:
+        counts = self._visits.setdefault(self._cell(pose.position_world), np.zeros(N_SECTORS))
+        counts[self._sector(pose.yaw_deg)] += 1
+
+    def sectors_seen(self) -> np.ndarray:
+        """Shape (8,): 1 where a capture was taken in the current floor cell with a heading in
+        sector k, egocentric (k = 0 the current heading, k counter-clockwise in 45 degree steps)."""
+        pose = self.episode.pose
+        counts = self._visits.get(self._cell(pose.position_world), np.zeros(N_SECTORS))
+        return np.roll(counts > 0, -self._sector(pose.yaw_deg)).astype(np.float32)
+
+    def coverage(self) -> float:
+        """Fraction of the inventory in the accepted map."""
+        return len(self.episode.accepted_map) / max(1, len(self.episode.inventory_ids))
+
+    def observation(self) -> dict[str, np.ndarray]:
+        """The observation of :func:`nbv_observation_space` (copies, never views)."""
+        ep = self.episode
+        pose = ep.task_frame.pose_to_task(ep.pose)
+        scale = self.radius_m + 0.5
+        pos = np.clip(np.asarray(pose["position"], float) / scale, -1.0, 1.0)
+        yaw = np.deg2rad(pose["yaw_deg"])
+        pose_feat = np.array([*pos, np.sin(yaw), np.cos(yaw), pose["pitch_deg"] / PITCH_LIMIT_DEG],
+                             np.float32)
+        cov = np.array([self.coverage(), ep.images_left / ep.image_budget], np.float32)
+        return {"image": _resize(ep.latest_image, int(self.config.obs_size)),
+                "pose": np.clip(pose_feat, -1.0, 1.0),
+                "coverage": np.clip(cov, 0.0, 1.0),
+                "sectors": self.sectors_seen()}
+
+
+class NextBestViewWrapper(gym.Wrapper):
+    """Choose camera views; an automatic mapper turns each capture into submissions.
+
+    ## Description
+    Wraps a :class:`~spatialscout_gym.envs.spatialscout_env.SpatialScoutEnv` (its episode, scene
+    and renderer; the inner env's tool-call action space is not used). Each step applies one
+    camera motion (rotation first, then translation along the new heading), captures an image,
+    lets the mapper turn the capture into ``submit_positions`` entries and submits them.
+    The default mapper, ``"oracle"``
+    (:class:`~spatialscout_gym.baselines.mappers.OraclePerceptionMapper`), submits the reference
+    centre of every target seen in the capture's privileged segmentation, so the task reduces to
+    view planning: the all-target mean IoU equals the fraction of the inventory seen.
+
+    ## Action Space
+    ``motion="discrete"`` (default): ``Discrete(10)``, :data:`DISCRETE_MOTIONS`:
+
+    | index | motion | amount |
+    |---|---|---|
+    | 0, 1 | forward, back (horizontal heading) | ``move_m`` = 0.5 m |
+    | 2, 3 | left, right (horizontal) | ``move_m`` = 0.5 m |
+    | 4, 5 | up, down (world vertical) | ``lift_m`` = 0.25 m |
+    | 6, 7 | turn left, turn right (yaw) | ``turn_deg`` = 45 deg |
+    | 8, 9 | look up, look down (pitch) | ``tilt_deg`` = 15 deg |
+
+    ``motion="continuous"``: ``Box(-1, 1, (5,), float32)`` = (forward, right, up) in metres
+    (the vector is shortened to 1 m if longer: SPEC.md section 4's move bound), yaw x
+    ``max_yaw_deg`` (180) and pitch x ``max_pitch_deg`` (45) in degrees, relative.
+    A motion the episode refuses (leaving the +-15 m world box; pitch is clamped to [-85, 85])
+    leaves the camera in place; the capture still happens.
+
+    ## Observation Space
+    A flat ``Dict``:
+
+    | key | space | meaning |
+    |---|---|---|
+    | ``image`` | Box(0, 255, (S, S, 3), uint8) | the latest capture, area-resized to S = ``obs_size`` (64) |
+    | ``pose`` | Box(-1, 1, (6,), float32) | task-frame position / (r + 0.5 m) (clipped), sin yaw, cos yaw (yaw relative to the initial heading), pitch / 85 deg |
+    | ``coverage`` | Box(0, 1, (2,), float32) | fraction of the inventory submitted; fraction of the image budget left |
+    | ``sectors`` | Box(0, 1, (8,), float32) | 1 where an image was captured in the current 1 m floor cell with heading in 45-deg sector k (egocentric, k = 0 ahead, counter-clockwise) |
+
+    ## Rewards
+    The change in all-target mean IoU (SPEC.md section 6, paper scoring) of the accepted map, so
+    an episode's return is its final all-target mean IoU (the first capture's map is included in
+    the starting state, not rewarded).
+
+    ## Starting State
+    The inner env's reset (a new ``SpatialScout/Procedural-v0`` scene per reset seed, or a fixed
+    scene), with frame 0 captured and already mapped.
+
+    ## Episode End
+    - Termination: the image budget is used up (it is observed: ``coverage[1] == 0``, so the state
+      is Markov and the episode is over, not cut short).
+    - Termination: every inventory target is in the accepted map (nothing more to gain with the
+      oracle mapper).
+    - Termination: the inner episode ended for another reason (e.g. the inner env's tool-call
+      budget; use ``call_budget=None`` to avoid it, as :func:`make_nbv_env` does).
+    - Truncation: none (add ``gymnasium.wrappers.TimeLimit`` for a shorter horizon).
+    At the end the wrapper calls ``finish_mapping`` and ``info["metrics"]`` holds the scorer's
+    metrics dict.
+
+    ## Arguments
+    ``NextBestViewWrapper(env, mapper="oracle", motion="discrete", obs_size=64, **NBVConfig fields)``;
+    ``mapper`` is a name (``"oracle"``, ``"oracle-surface"``) or an object with the
+    :class:`~spatialscout_gym.baselines.mappers.Mapper` interface. :func:`make_nbv_env` builds the
+    inner env too.
+
+    ## Version History
+    - v0: initial version.
+    """
+
+    def __init__(self, env: gym.Env, mapper: Any = "oracle", motion: str = "discrete",
+                 obs_size: int = 64, **config: Any) -> None:
+        super().__init__(env)
+        inner = env.unwrapped
+        if not hasattr(inner, "episode") or not hasattr(inner, "renderer"):
+            raise TypeError(f"NextBestViewWrapper wraps a SpatialScoutEnv (it needs .episode and "
+                            f".renderer); got {type(inner).__name__}")
+        self.config = NBVConfig(motion=motion, obs_size=int(obs_size), **config)
+        if isinstance(mapper, str):
+            # The default perception is a baseline component; imported here, lazily, so that the
+            # wrappers layer does not import baselines at module import (DESIGN.md layers).
+            from spatialscout_gym.baselines.mappers import make_mapper
+            mapper = make_mapper(mapper)
+        self.mapper = mapper
+        self.action_space = nbv_action_space(self.config)
+        self.observation_space = nbv_observation_space(self.config)
+        self.controller: NBVController | None = None
+        self._score = 0.0
+
+    def _all_mean_iou(self) -> float:
+        return float(self.env.unwrapped.metrics()["all"]["mean_iou"])
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        _, info = self.env.reset(seed=seed, options=options)
+        inner = self.env.unwrapped
+        self.controller = NBVController(inner.episode, inner.scene_spec, inner.renderer, self.mapper,
+                                        self.config)
+        self._score = self._all_mean_iou()
+        info = dict(info, all_mean_iou=self._score, coverage=self.controller.coverage())
+        return self.controller.observation(), info
+
+    def step(self, action):
+        if self.controller is None:
+            raise RuntimeError("call reset() before step()")
+        ctl = self.controller
+        ep = ctl.episode
+        if ep.done:
+            raise RuntimeError(f"the episode has ended ({ep.end_reason}); call reset()")
+        out = ctl.step(action)
+        score = self._all_mean_iou() if out["submitted"] else self._score
+        reward = score - self._score
+        self._score = score
+        terminated = bool(ep.done or ep.images_left <= 0
+                          or len(ep.accepted_map) == len(ep.inventory_ids))
+        info: dict[str, Any] = {"refused": out["refused"], "submitted": out["submitted"],
+                                "coverage": ctl.coverage(), "all_mean_iou": score,
+                                "counters": ep.counters()}
+        if terminated:
+            if not ep.done:
+                ep.finish_mapping()
+            info["metrics"] = self.env.unwrapped.metrics()
+        return ctl.observation(), float(reward), terminated, False, info
+
+
+def make_nbv_env(scene: str | SceneSpec = "procedural", *, image_budget: int = 20, resolution: int = 64,
+                 mapper: Any = "oracle", motion: str = "discrete", obs_size: int = 64,
+                 renderer: Any = None, **config: Any) -> NextBestViewWrapper:
+    """A :class:`NextBestViewWrapper` over a new ``SpatialScoutEnv`` (tool-call budget unlimited).
+
+    Parameters
+    ----------
+    scene : str or SceneSpec
+        ``"procedural"`` (a new training scene per reset), a catalog id or a spec.
+    image_budget : int
+        V, images per episode including the initial one.
+    resolution : int
+        Render grid, pixels (the observation is resized to ``obs_size``).
+    renderer : Renderer, optional
+        Passed to the inner env (tests pass a fake one).
+    """
+    from spatialscout_gym.envs.spatialscout_env import SpatialScoutEnv
+    env = SpatialScoutEnv(scene=scene, resolution=resolution, image_budget=image_budget,
+                          call_budget=None, renderer=renderer)
+    return NextBestViewWrapper(env, mapper=mapper, motion=motion, obs_size=obs_size, **config)
