@@ -280,3 +280,15 @@ def test_set_camera_position_clamps_pitch():
     ep = make_episode()
     r = ep.set_camera_position([0, 0, 0], yaw_deg=0.0, pitch_deg=89.0)
     assert r.ok and r.result["pitch_deg"] == 85.0 and r.result["pitch_clamped"]
+
+
+def test_null_optional_argument_means_not_given():
+    # JSON null for an optional argument (as models send it) is the default, not a crash.
+    ep = make_episode()
+    before = ep.pose.position_world.copy()
+    res = ep.call("move_camera", {"forward": None, "right": 0.5})
+    assert res.ok, res.error
+    moved = ep.pose.position_world - before
+    assert np.linalg.norm(moved) == pytest.approx(0.5) and moved[2] == pytest.approx(0.0)
+    turned = ep.call("rotate_camera", {"yaw": None, "pitch": 10.0})
+    assert turned.ok and turned.result["pitch_deg"] == pytest.approx(10.0)

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from spatialscout_gym.baselines.base import PrivilegedAccess
-from spatialscout_gym.baselines.mappers import make_mapper
+from spatialscout_gym.wrappers.nbv_mappers import make_mapper
 from spatialscout_gym.core.frames import wrap_degrees
 from spatialscout_gym.episode.episode import Episode
 from spatialscout_gym.wrappers.nbv import DISCRETE_MOTIONS, N_SECTORS, NBVConfig, NBVController
@@ -49,7 +49,7 @@ class NBVAgent:
     ----------
     config : NBVConfig
     mapper : str
-        Mapper name (see :mod:`spatialscout_gym.baselines.mappers`).
+        Mapper name (see :mod:`spatialscout_gym.wrappers.nbv_mappers`).
     """
 
     name = "nbv"

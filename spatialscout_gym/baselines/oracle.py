@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from spatialscout_gym.baselines.base import PrivilegedAccess
-from spatialscout_gym.baselines.mappers import seen_targets
+from spatialscout_gym.wrappers.nbv_mappers import seen_targets
 from spatialscout_gym.core.camera import pixel_to_ray_camera, project_world_to_pixel
 from spatialscout_gym.core.frames import CameraPose, wrap_degrees
 from spatialscout_gym.core.spec import SceneSpec

@@ -33,7 +33,7 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from spatialscout_gym.eval.runner import resolve_scene
-    from spatialscout_gym.wrappers.mcp_server import McpEpisode, serve_http, serve_stdio, stdout_to_stderr
+    from spatialscout_gym.eval.mcp_server import McpEpisode, serve_http, serve_stdio, stdout_to_stderr
     if args.image_budget < 1:
         raise CliError(f"--image-budget must be >= 1 (the initial image counts), got {args.image_budget}")
     if args.call_budget < 1:

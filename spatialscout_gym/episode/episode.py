@@ -186,7 +186,9 @@ class Episode:
         if reason is not None:
             res = ToolResult(str(tool), False, error=reason)
         else:
-            res = getattr(self, f"_tool_{tool}")(index=index, **args)
+            # A JSON null for an optional argument means "not given" (validate_args agrees).
+            given = {k: v for k, v in args.items() if v is not None}
+            res = getattr(self, f"_tool_{tool}")(index=index, **given)
         self.trace.append(tr.event("tool_call", index=index, tool=str(tool),
                                    args=to_jsonable(args) if isinstance(args, dict) else repr(args),
                                    result=res.to_dict()))

@@ -112,7 +112,7 @@ class NBVController:
     renderer : Renderer
         For privileged captures when ``mapper.needs_privileged``.
     mapper : Mapper
-        See :mod:`spatialscout_gym.baselines.mappers`.
+        See :mod:`spatialscout_gym.wrappers.nbv_mappers`.
     config : NBVConfig
     """
 
@@ -245,7 +245,7 @@ class NextBestViewWrapper(gym.Wrapper):
     camera motion (rotation first, then translation along the new heading), captures an image,
     lets the mapper turn the capture into ``submit_positions`` entries and submits them.
     The default mapper, ``"oracle"``
-    (:class:`~spatialscout_gym.baselines.mappers.OraclePerceptionMapper`), submits the reference
+    (:class:`~spatialscout_gym.wrappers.nbv_mappers.OraclePerceptionMapper`), submits the reference
     centre of every target seen in the capture's privileged segmentation, so the task reduces to
     view planning: the all-target mean IoU equals the fraction of the inventory seen.
 
@@ -299,7 +299,7 @@ class NextBestViewWrapper(gym.Wrapper):
     ## Arguments
     ``NextBestViewWrapper(env, mapper="oracle", motion="discrete", obs_size=64, **NBVConfig fields)``;
     ``mapper`` is a name (``"oracle"``, ``"oracle-surface"``) or an object with the
-    :class:`~spatialscout_gym.baselines.mappers.Mapper` interface. :func:`make_nbv_env` builds the
+    :class:`~spatialscout_gym.wrappers.nbv_mappers.Mapper` interface. :func:`make_nbv_env` builds the
     inner env too.
 
     ## Version History
@@ -315,9 +315,7 @@ class NextBestViewWrapper(gym.Wrapper):
                             f".renderer); got {type(inner).__name__}")
         self.config = NBVConfig(motion=motion, obs_size=int(obs_size), **config)
         if isinstance(mapper, str):
-            # The default perception is a baseline component; imported here, lazily, so that the
-            # wrappers layer does not import baselines at module import (DESIGN.md layers).
-            from spatialscout_gym.baselines.mappers import make_mapper
+            from spatialscout_gym.wrappers.nbv_mappers import make_mapper
             mapper = make_mapper(mapper)
         self.mapper = mapper
         self.action_space = nbv_action_space(self.config)
