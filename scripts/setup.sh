@@ -65,13 +65,20 @@ fi
 EXTRAS="${EXTRAS:-render,plots,test}"
 stamp=".venv/.spatialscout-installed-$( { echo "$EXTRAS"; cat pyproject.toml; } | sha256sum | cut -c1-16)"
 if [ ! -f "$stamp" ] || ! .venv/bin/python -c "import spatialscout_gym" >/dev/null 2>&1; then
-  say "installing spatialscout-gym with extras $EXTRAS"
-  .venv/bin/python -m pip install -q --upgrade pip
+  log=.venv/pip-install.log
+  say "installing spatialscout-gym with extras $EXTRAS (pip's output: $log)"
+  pip_install() {
+    if ! .venv/bin/python -m pip install -q "$@" >>"$log" 2>&1; then
+      tail -n 30 "$log"; say "pip install $* failed; the whole output is in $log"; exit 1
+    fi
+  }
+  : >"$log"
+  pip_install --upgrade pip
   case ",$EXTRAS," in
     # torch first and pinned: an unpinned torch (pulled by stable-baselines3) is a multi-GB CUDA build.
-    *,rl,*) .venv/bin/python -m pip install -q "torch==2.13.0" ;;
+    *,rl,*) pip_install "torch==2.13.0" ;;
   esac
-  .venv/bin/python -m pip install -q -e ".[$EXTRAS]"
+  pip_install -e ".[$EXTRAS]"
   rm -f .venv/.spatialscout-installed-*
   touch "$stamp"
 fi

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from render_fixtures import INITIAL_POSE, make_room_spec, make_sphere_spec
-from spatialscout_gym.core.camera import Intrinsics, project_world_to_pixel
+from spatialscout_gym.core.camera import project_world_to_pixel
 from spatialscout_gym.core.frames import CameraPose
 from spatialscout_gym.core.renderer_api import Renderer
 from spatialscout_gym.render.sapien_renderer import SapienRenderer

@@ -145,7 +145,6 @@ class FrontierNBVAgent(NBVAgent):
             yaw = wrap_degrees(45.0 * k)
             return np.array([0, 0, 0, yaw / c.max_yaw_deg, pitch], np.float32)
         cell = ctl._cell(pose.position_world)
-        here = ctl._sector(pose.yaw_deg)
         best, best_key = None, None
         for s in range(N_SECTORS):
             free = self._free.get((cell, s), 0.0)

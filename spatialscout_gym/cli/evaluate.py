@@ -14,6 +14,7 @@ import argparse
 from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
+from spatialscout_gym.cli.options import check_episode_options
 from spatialscout_gym.cli.run import add_vlm_arguments, vlm_options
 
 
@@ -48,9 +49,8 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from spatialscout_gym.baselines.registry import UnknownAgentError, make_agent
     from spatialscout_gym.eval.evaluate import EvalSettings, SettingsMismatchError, evaluate
-    for flag, value, low in (("--workers", args.workers, 1), ("--seeds", args.seeds, 1),
-                             ("--image-budget", args.image_budget, 1), ("--call-budget", args.call_budget, 1),
-                             ("--resolution", args.resolution, 8)):
+    check_episode_options(args)
+    for flag, value, low in (("--workers", args.workers, 1), ("--seeds", args.seeds, 1)):
         if value < low:
             raise CliError(f"{flag} must be >= {low}, got {value}")
     if args.max_concurrency is not None and args.max_concurrency < 1:
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     except (SettingsMismatchError, ValueError, KeyError, RuntimeError) as exc:
         raise CliError(str(exc).strip("'\"")) from None
     except KeyboardInterrupt:
-        print(f"interrupted; finished episodes are kept. Rerun the same command to resume.")
+        print("interrupted; finished episodes are kept. Rerun the same command to resume.")
         return 130
     print(f"{summary.total} episodes: {summary.skipped} already done, {summary.ran} run now, "
           f"{len(summary.failed)} failed")

@@ -14,6 +14,7 @@ import argparse
 from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
+from spatialscout_gym.cli.options import check_episode_options
 
 
 def register(subparsers) -> None:
@@ -34,12 +35,7 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from spatialscout_gym.eval.runner import resolve_scene
     from spatialscout_gym.eval.mcp_server import McpEpisode, serve_http, serve_stdio, stdout_to_stderr
-    if args.image_budget < 1:
-        raise CliError(f"--image-budget must be >= 1 (the initial image counts), got {args.image_budget}")
-    if args.call_budget < 1:
-        raise CliError(f"--call-budget must be >= 1, got {args.call_budget}")
-    if args.resolution < 8:
-        raise CliError(f"--resolution must be >= 8 pixels, got {args.resolution}")
+    check_episode_options(args)
     if not 1 <= args.port <= 65535:
         raise CliError(f"--port must be in 1..65535, got {args.port}")
     with stdout_to_stderr():  # keep the stdio wire clean while the scene loads and renders frame 0

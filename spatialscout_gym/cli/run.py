@@ -11,6 +11,7 @@ import argparse
 from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
+from spatialscout_gym.cli.options import check_episode_options
 
 
 def register(subparsers) -> None:
@@ -84,12 +85,7 @@ def _fmt(x) -> str:
 def run(args: argparse.Namespace) -> int:
     from spatialscout_gym.baselines.registry import UnknownAgentError, make_agent
     from spatialscout_gym.eval.runner import run_episode
-    if args.image_budget < 1:
-        raise CliError(f"--image-budget must be >= 1 (the initial image counts), got {args.image_budget}")
-    if args.call_budget < 1:
-        raise CliError(f"--call-budget must be >= 1, got {args.call_budget}")
-    if args.resolution < 8:
-        raise CliError(f"--resolution must be >= 8 pixels, got {args.resolution}")
+    check_episode_options(args)
     options = vlm_options(args)
     try:
         agent = make_agent(args.agent, **options)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-import json
 import os
 from pathlib import Path
 from typing import Any, Sequence

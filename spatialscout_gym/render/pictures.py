@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 from PIL import Image, ImageDraw
 
 from spatialscout_gym.core.frames import CameraPose, wrap_degrees
