@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="default: origin and oracle-explorer (uniform-ball if no oracle-explorer)")
     p.add_argument("--procedural", action="store_true",
                    help="use procedural:1000.. training scenes instead of catalog scenes")
-    p.add_argument("--out", type=Path, default=Path("bench_evaluate.json"))
+    p.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "bench_evaluate.json")
     args = p.parse_args(argv)
     agents = args.agents or ["origin", "oracle-explorer" if "oracle-explorer" in known_agents() else "uniform-ball"]
     scenes = ([f"procedural:{1000 + k}" for k in range(args.scenes)] if args.procedural
@@ -56,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  first failure: {s.failed[0].error}")
     out = {"benchmark": "evaluate", "scenes": scenes, "workers": args.workers, "resolution": args.resolution,
            "image_budget": args.image_budget, "machine": platform.platform(), "results": rows}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=2) + "\n")
     print(f"wrote {args.out}")
     return 0

@@ -183,6 +183,15 @@ def train(args: Args) -> Path:
 
     if args.vec_env not in ("dummy", "subproc"):
         raise ValueError(f"vec_env must be 'dummy' or 'subproc', got {args.vec_env!r}")
+    for name in ("total_timesteps", "num_envs", "image_budget", "num_steps", "batch_size",
+                 "update_epochs", "scene_pool"):
+        if getattr(args, name) < 1:
+            raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    if args.resolution < 8:
+        raise ValueError(f"--resolution must be >= 8 pixels, got {args.resolution}")
+    if args.time_limit_s < 0 or args.learning_rate <= 0:
+        raise ValueError(f"--time-limit-s must be >= 0 (0: none) and --learning-rate > 0, got "
+                         f"{args.time_limit_s} and {args.learning_rate}")
     NBVConfig(motion=args.motion, obs_size=args.obs_size)  # validates early, with a clear error
 
     # ---- seeding ---------------------------------------------------------------------------

@@ -57,6 +57,14 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"--max-concurrency must be >= 1, got {args.max_concurrency}")
     if args.ray_address is not None and args.backend != "ray":
         raise CliError("--ray-address needs --backend ray")
+    from spatialscout_gym.eval.evaluate import expand_scenes
+    from spatialscout_gym.scenes.catalog import scene_name_problem
+    try:
+        problems = [p for p in map(scene_name_problem, expand_scenes(args.scenes)) if p]
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    if problems:
+        raise CliError(problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
     options = vlm_options(args)
     secrets = {"api_key": options.pop("api_key")} if options.get("api_key") else {}
     options = {k: v for k, v in options.items() if v is not None and k != "api_key"}

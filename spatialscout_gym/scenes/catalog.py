@@ -27,6 +27,7 @@ from spatialscout_gym.scenes.procedural import (FOV_Y_DEG, IMAGE_SIZE, TRAIN_NAM
 
 __all__ = ["CATALOG_VERSION", "CATALOG_NAMESPACE", "RENDER_SETTINGS", "CatalogEntry", "catalog_entries",
            "catalog_scene_ids", "load_scene", "generate_catalog_scene", "scene_by_name", "manifest",
+           "UnknownSceneError", "scene_name_problem", "SCENE_NAME_FORMS",
            "freeze_manifest", "MANIFEST_PATH", "CatalogMismatchError", "procedural_scene", "TRAIN_NAMESPACE"]
 
 CATALOG_VERSION = "1.0"
@@ -107,6 +108,35 @@ def catalog_scene_ids() -> list[str]:
     return [s["scene_id"] for s in manifest()["scenes"]]
 
 
+class UnknownSceneError(KeyError):
+    """A scene name that is neither a catalog id, ``procedural:<seed>``, a spec file nor an
+    imported id. A ``KeyError`` whose message prints without the quotes ``KeyError`` adds."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+SCENE_NAME_FORMS = ("a catalog id (`spatialscout scenes list`), procedural:<seed>, a scene_spec.json "
+                    "file or directory, or an id imported into $SPATIALSCOUT_SCENE_DIRS")
+
+
+def scene_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be resolved by :func:`scene_by_name`, or None; cheap (builds nothing)."""
+    if name.startswith(PROCEDURAL_PREFIX):
+        seed = name[len(PROCEDURAL_PREFIX):]
+        return None if seed.isdigit() else \
+            f"expected 'procedural:<non-negative integer seed>', got {name!r}"
+    path = Path(name)
+    if (path.suffix == ".json" and path.is_file()) or (path / "scene_spec.json").is_file():
+        return None
+    if name in catalog_scene_ids():
+        return None
+    from spatialscout_gym.scenes.maniskill import imported_scene_paths
+    if name in imported_scene_paths():
+        return None
+    return f"unknown scene {name!r}; a scene is {SCENE_NAME_FORMS}"
+
+
 def load_scene(scene_id: str) -> SceneSpec:
     """Regenerate catalog scene ``scene_id`` and verify its content hash against the manifest.
 
@@ -119,8 +149,8 @@ def load_scene(scene_id: str) -> SceneSpec:
     """
     rows = {s["scene_id"]: s for s in manifest()["scenes"]}
     if scene_id not in rows:
-        raise KeyError(f"{scene_id!r} is not a catalog scene; `spatialscout scenes list` shows the "
-                       f"{len(rows)} ids (e.g. {next(iter(rows))})")
+        raise UnknownSceneError(f"{scene_id!r} is not a catalog scene; `spatialscout scenes list` "
+                                f"shows the {len(rows)} ids (e.g. {next(iter(rows))})")
     entry = {e.scene_id: e for e in catalog_entries()}.get(scene_id)
     if entry is None:
         raise CatalogMismatchError(f"{scene_id!r} is in the manifest but not in this code's catalog plan; "
@@ -155,6 +185,7 @@ def scene_by_name(name: str) -> SceneSpec:
         imported = imported_scene_paths().get(name)
         if imported is not None:
             return SceneSpec.from_json(imported.read_text())
+        raise UnknownSceneError(f"unknown scene {name!r}; a scene is {SCENE_NAME_FORMS}")
     return load_scene(name)
 
 
