@@ -1,8 +1,11 @@
 """Evaluate the reference and NBV agents on catalog scenes at one capture budget (issue 6, item 4).
 
-Prints one Table-3-style markdown table (object-micro, SPEC.md section 9 columns, in %) with a
-row per agent (and per evaluation seed for stochastic agents when ``--seeds`` > 1, plus the mean
-and spread), and writes the per-scene metrics as JSON.
+Prints one Table-3-style markdown table (object-micro, SPEC.md section 9 columns, in %) with one
+row per agent: with several ``--seeds`` the row is the mean over seeds and its label carries the
+spread (max - min across seeds) of the all-target mean IoU, e.g. ``random-nbv (spread 1.27)``; a
+``ppo:DIR/model.zip`` agent is labelled ``DIR``. ``--out`` writes every seed's object-micro metrics
+and every column's spread (in ``COLUMNS`` order) as JSON. The README's "Next-best-view
+baselines" table is this output.
 
     python benchmarks/nbv_results.py --scenes 80 --image-budget 20 --resolution 64 \\
         --agents origin uniform-ball oracle-explorer oracle-click random-nbv frontier-nbv \\
@@ -32,6 +35,28 @@ def _row(m: dict) -> list[float]:
     a, s = m["all"], m["submitted"]
     return [100 * x for x in (a["mean_iou"], a["gt_0"], a["gt_50"], a["gt_90"], s["mean_iou"],
                               s["gt_50"], s["gt_90"], m["coverage"])]
+
+
+def table_rows(per_seed: dict[str, list[list[float]]]) -> dict[str, list[float]]:
+    """One row per agent: its only seed's row, or the mean over seeds labelled with the spread
+    (max - min) of the all-target mean IoU (column 0), as in the README."""
+    rows: dict[str, list[float]] = {}
+    for label, seeds in per_seed.items():
+        arr = np.asarray(seeds, dtype=float)
+        if len(arr) == 1:
+            rows[label] = list(arr[0])
+        else:
+            spread = float(arr[:, 0].max() - arr[:, 0].min())
+            rows[f"{label} (spread {spread:.2f})"] = list(arr.mean(axis=0))
+    return rows
+
+
+def agent_label(name: str) -> str:
+    """``ppo:DIR/model.zip`` -> ``DIR`` (the run directory's name); other names unchanged."""
+    if not (name.startswith("ppo:") and "/" in name):
+        return name
+    parts = name.rstrip("/").split("/")
+    return parts[-2] if parts[-1].endswith(".zip") else parts[-1]
 
 
 def markdown(rows: dict[str, list[float]]) -> str:
@@ -77,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     from spatialscout_gym.scenes.catalog import catalog_scene_ids, scene_by_name
     scene_ids = catalog_scene_ids()[: args.scenes]
     renderer = SapienRenderer(scene_by_name(scene_ids[0]), args.resolution, args.resolution)
-    rows: dict[str, list[float]] = {}
+    per_agent: dict[str, list[list[float]]] = {}
     everything: dict = {"scenes": scene_ids, "image_budget": args.image_budget,
                         "resolution": args.resolution, "agents": {}}
     try:
@@ -91,18 +116,14 @@ def main(argv: list[str] | None = None) -> int:
                 everything["agents"].setdefault(name, {})[str(seed)] = agg["object_micro"]
                 print(f"# {name} seed {seed}: all mIoU {per_seed[-1][0]:.2f}% "
                       f"({time.time() - t:.1f} s)", flush=True)
-            label = name.split("/")[-2] if name.startswith("ppo:") and "/" in name else name
-            if len(per_seed) == 1:
-                rows[label] = per_seed[0]
-            else:
-                arr = np.array(per_seed)
-                rows[f"{label} (mean of {len(per_seed)} seeds)"] = list(arr.mean(axis=0))
-                rows[f"{label} (spread: max - min)"] = list(arr.max(axis=0) - arr.min(axis=0))
+            per_agent[agent_label(name)] = per_seed
+            arr = np.array(per_seed)
+            everything["agents"][name]["spread"] = [float(x) for x in arr.max(axis=0) - arr.min(axis=0)]
     finally:
         renderer.close()
     print(f"\n{len(scene_ids)} catalog scenes, V = {args.image_budget} images, {args.resolution} px, "
-          f"seeds {args.seeds}, object-micro %:\n")
-    print(markdown(rows))
+          f"object-micro %, mean of seeds {args.seeds} (spread = max - min of all: mean IoU):\n")
+    print(markdown(table_rows(per_agent)))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(everything, indent=1))

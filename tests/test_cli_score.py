@@ -181,3 +181,16 @@ def test_console_script_subprocess(tmp_path, two_scenes):
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and bad.stdout == ""
     assert bad.stderr.count("\n") == 1 and "predictions.json: malformed JSON" in bad.stderr
+
+
+def test_hidden_temporary_run_directories_are_skipped(capsys, tmp_path):
+    """A killed run leaves ``.<run>.XXXX.tmp`` beside the finished runs (eval.runner.write_run);
+    scoring the parent must count the finished run once, not refuse a duplicate scene id."""
+    gt = mixed_scene("kept")
+    write_scene(tmp_path / "runs" / "kept", gt, exact_map(gt))
+    write_scene(tmp_path / "runs" / ".kept.k2j3.tmp", gt, {})            # half-written leftover
+    write_scene(tmp_path / "runs" / ".other.x1.tmp", mixed_scene("stale"), {})
+    out = run_json(capsys, tmp_path / "runs")
+    assert set(out["scenes"]) == {"kept"} and out["object_micro"]["all"]["mean_iou"] == 1.0
+    # a hidden directory named explicitly is still scored (the user asked for it)
+    assert set(run_json(capsys, tmp_path / "runs" / ".other.x1.tmp")["scenes"]) == {"stale"}

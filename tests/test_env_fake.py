@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -56,10 +57,11 @@ def test_action_decoding_per_tool():
     marks[:3] = [[0, 1.5, 2.5], [1.2, 3, 4], [2, 5, 6]]
     tool, args = env.decode_action(noop_action(env, "triangulate_observations", marks=marks, num_marks=2))
     assert args == {"observations": [{"frame_id": 0, "u": 1.5, "v": 2.5}, {"frame_id": 1, "u": 3.0, "v": 4.0}]}
+    row = {e["id"]: i for i, e in enumerate(env.unwrapped.inventory)}   # rows follow the inventory
     mask = np.zeros(MAX_TARGETS, np.int8)
-    mask[[1, 3, 10]] = 1  # row 10 is past the 4-entry inventory: ignored
+    mask[[row["chair_2"], row["lamp_1"], 10]] = 1  # row 10 is past the 4-entry inventory: ignored
     pos = np.zeros((MAX_TARGETS, 3), np.float32)
-    pos[1] = [1, 2, 0]
+    pos[row["chair_2"]] = [1, 2, 0]
     tool, args = env.decode_action(noop_action(env, "submit_positions", submit_mask=mask, positions=pos))
     assert args == {"positions": {"chair_2": [1.0, 2.0, 0.0], "lamp_1": [0.0, 0.0, 0.0]}}
 
@@ -94,14 +96,19 @@ def _scripted_episode(env, spec, seed=0):
             mask[i], pos[i] = 1, p
         return noop_action(env, "submit_positions", submit_mask=mask, positions=pos)
 
-    c = gt.centers_task.astype(np.float32).astype(float)  # what a float32 action can carry
-    for action in [submit({0: c[1], 2: c[2] + [0.05, 0, 0]}), noop_action(env, "capture_image"),
-                   submit({3: c[3] + 0.3}), submit({2: c[2]}), noop_action(env, "finish_mapping")]:
+    c32 = gt.centers_task.astype(np.float32).astype(float)  # what a float32 action can carry
+    row = {t: i for i, t in enumerate(gt.ids)}                # rows follow the inventory
+    c = {t: c32[i] for t, i in row.items()}
+    chair_1, chair_2, table_1, lamp_1 = (row[t] for t in ("chair_1", "chair_2", "table_1", "lamp_1"))
+    for action in [submit({chair_1: c["chair_2"], table_1: c["table_1"] + [0.05, 0, 0]}),
+                   noop_action(env, "capture_image"), submit({lamp_1: c["lamp_1"] + 0.3}),
+                   submit({table_1: c["table_1"]}), noop_action(env, "finish_mapping")]:
         obs, r, term, trunc, info = env.step(action)
         rewards.append(r)
         infos.append(info)
     assert term and not trunc
-    expected = score_scene(gt, {"chair_1": c[1], "table_1": c[2], "lamp_1": c[3] + 0.3}).metrics()
+    expected = score_scene(gt, {"chair_1": c["chair_2"], "table_1": c["table_1"],
+                                "lamp_1": c["lamp_1"] + 0.3}).metrics()
     return rewards, infos, expected
 
 
@@ -168,3 +175,111 @@ def test_no_private_data_before_the_end():
     nums = np.concatenate([_numbers(x) for x in seen])
     hits = np.abs(nums[:, None] - secrets[None, :]) < 1e-6
     assert not hits.any(), nums[hits.any(axis=1)]
+
+
+# ---- a stricter privacy scan: irregular geometry, every form of the boxes, numbers inside text ----
+_DECIMAL = re.compile(r"-?\d+\.(\d+)(?:[eE]([-+]?\d+))?")
+
+
+def _readable_numbers(x) -> np.ndarray:
+    """``(value, tolerance)`` rows for every number an agent can read in ``x``: array entries,
+    scalars, JSON inside strings *and numbers written in prose*. The tolerance is half a unit of
+    the last printed decimal (plus float32 slack); numbers with fewer than 4 decimals are too
+    coarse to tell a leak from chance and are skipped."""
+    out: list[tuple[float, float]] = []
+
+    def text(s: str) -> None:
+        for m in _DECIMAL.finditer(s):
+            decimals = len(m.group(1)) - int(m.group(2) or 0)
+            if decimals >= 4:
+                out.append((float(m.group(0)), 0.5 * 10.0 ** -decimals + 1e-6))
+
+    def walk(v) -> None:
+        if isinstance(v, dict):
+            for k, w in v.items():
+                walk(str(k))
+                walk(w)
+        elif isinstance(v, (list, tuple)):
+            for w in v:
+                walk(w)
+        elif isinstance(v, np.ndarray):
+            if v.dtype.kind == "f":
+                for w in v.ravel().tolist():
+                    text(repr(float(w)))
+        elif isinstance(v, (float, np.floating)):
+            text(repr(float(v)))
+        elif isinstance(v, str):
+            try:
+                parsed = json.loads(v)
+            except ValueError:
+                text(v)
+            else:
+                walk(parsed) if not isinstance(parsed, (int, float)) else text(v)
+    walk(x)
+    return np.array(out).reshape(-1, 2)
+
+
+def _leaks(seen, secrets: np.ndarray) -> np.ndarray:
+    nums = _readable_numbers(seen)
+    hit = np.abs(nums[:, :1] - secrets[None, :]) <= nums[:, 1:]
+    return nums[hit.any(axis=1), 0]
+
+
+def _irregular_scene():
+    """Targets at irregular positions (no round numbers that prose could match by chance), two of
+    them in one group, plus a hidden candidate whose data is private too."""
+    from fakes import box_object
+    from spatialscout_gym.core.camera import Intrinsics
+    from spatialscout_gym.core.frames import CameraPose
+    from spatialscout_gym.core.spec import Light, SceneSpec
+    rng = np.random.default_rng(20240611)
+    objects = []
+    for i, (cat, group) in enumerate([("Cup", "cup"), ("Cup", "cup"), ("Sofa", "sofa"),
+                                      ("Book", "book"), ("Lamp", "lamp"), ("Vase", "vase")]):
+        objects.append(box_object(f"{cat.lower()}_{i}", cat, group, rng.uniform([0.5, -2.5, 0.1], [4.5, 2.5, 1.6]),
+                                  rng.uniform(0.03, 0.5, 3), role="hidden" if i == 5 else "target"))
+    camera = CameraPose(np.array([-1.2345678, 0.4321987, 1.4123456]), 31.7, -13.3)
+    spec = SceneSpec.from_objects("irregular", objects, camera, Intrinsics.from_fov(64, 64, 60.0),
+                                  [Light("directional", (1.0, 1.0, 1.0), direction_world=np.array([0, 0, -1.0]))])
+    secrets = []
+    frame = spec.task_frame
+    dists = [float(np.linalg.norm(t.center_task)) for t in spec.targets]
+    for obj in spec.private.objects:
+        lo, hi = obj.aabb_world
+        secrets += [*lo, *hi, *(hi - lo), *((lo + hi) / 2), *frame.to_task((lo + hi) / 2)]
+    secrets += [d for d in dists if d < max(dists)]          # the largest is r, which is public
+    return spec, np.array([s for s in secrets if abs(s) > 1e-3])
+
+
+def test_privacy_scanner_finds_planted_leaks():
+    """The scanner below can fail: each planted form of one secret is found."""
+    _, secrets = _irregular_scene()
+    s = float(secrets[7])
+    for planted in [{"x": round(s, 4)}, f"the cup is at {s}", np.array([s], np.float32),
+                    json.dumps({"p": [round(s, 6)]}), f"hint: {s:.5f} m", [np.float64(s)]]:
+        assert _leaks([planted], secrets).size == 1, planted
+    assert _leaks([{"x": round(s, 1) + 0.05}, "r + 0.5 = 5.072 m"], secrets).size == 0
+
+
+def test_no_private_data_before_the_end_in_any_form():
+    spec, secrets = _irregular_scene()
+    env = SpatialScoutEnv(spec, renderer=FakeRenderer(spec), resolution=64, call_budget=80)
+    obs, info = env.reset(seed=11)
+    seen = [{k: v for k, v in obs.items() if k != "image"}, info]
+    env.action_space.seed(11)
+    rewards, infos = [], [info]
+    for tool in TOOL_NAMES[:-1] * 6:
+        a = env.action_space.sample()
+        a["tool"] = TOOL_NAMES.index(tool)
+        if tool == "triangulate_observations":
+            a["num_marks"] = 2          # well-formed requests, so some are answered with a point
+        obs, r, term, trunc, info = env.step(a)
+        assert not term and not trunc
+        rewards.append(r)
+        infos.append(info)
+        seen += [{k: v for k, v in obs.items() if k != "image"}, info, json.dumps(info)]
+    assert sum(i["tool_result"]["ok"] for i in infos[1:]) > 20      # the tools really ran
+    assert rewards == [0.0] * len(rewards)                          # sparse: no score before the end
+    leaked = _leaks(seen, secrets)
+    assert leaked.size == 0, leaked
+    assert "vase_5" not in json.dumps(infos)                         # the hidden candidate's id

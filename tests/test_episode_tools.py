@@ -36,7 +36,7 @@ def test_initial_state_and_read_only_tools():
     ep = make_episode()
     assert sorted(ep.frames) == [0] and ep.images_used == 1 and ep.images_left == 9
     ents = ep.list_entities()
-    assert ents.ok and [e["id"] for e in ents.result["entities"]] == ["chair_1", "chair_2", "table_1", "lamp_1"]
+    assert ents.ok and [e["id"] for e in ents.result["entities"]] == ["chair_1", "chair_2", "lamp_1", "table_1"]
     assert "vase_9" not in json.dumps(ents.result)  # hidden candidate is not listed
     assert ents.result["radius_m"] == pytest.approx(ep.public.radius_m)
     pose = ep.get_camera_pose().result
@@ -292,3 +292,31 @@ def test_null_optional_argument_means_not_given():
     assert np.linalg.norm(moved) == pytest.approx(0.5) and moved[2] == pytest.approx(0.0)
     turned = ep.call("rotate_camera", {"yaw": None, "pitch": 10.0})
     assert turned.ok and turned.result["pitch_deg"] == pytest.approx(10.0)
+
+
+def test_trace_stays_json_for_arguments_json_cannot_hold():
+    # Python callers can pass anything; the refused call is still recorded and the trace still
+    # writes (run directories need trace.jsonl).
+    ep = make_episode()
+    res = ep.call("submit_positions", {"positions": {"chair_1": {1.0, 2.0, 3.0}}})
+    assert not res.ok and "three finite numbers" in res.error
+    assert not ep.call("move_camera", {"forward": object()}).ok
+    text = json.dumps(ep.trace)
+    calls = [e for e in json.loads(text) if e["event"] == "tool_call"]
+    assert calls[0]["args"]["positions"]["chair_1"] == repr({1.0, 2.0, 3.0})
+
+
+@pytest.mark.parametrize("tool, args", [
+    ("move_camera", {"forward": 10 ** 400}),
+    ("rotate_camera", {"yaw": -(10 ** 400)}),
+    ("set_camera_position", {"position": [0.0, 10 ** 400, 0.0]}),
+    ("triangulate_observations", {"observations": [{"frame_id": 0, "u": 10 ** 400, "v": 1.0},
+                                                   {"frame_id": 0, "u": 1.0, "v": 1.0}]}),
+    ("submit_positions", {"positions": {"chair_1": [10 ** 400, 0.0, 0.0]}}),
+])
+def test_integers_past_float_range_are_refusals_not_exceptions(tool, args):
+    ep = make_episode()
+    before = state(ep)
+    res = ep.call(tool, args)
+    assert not res.ok and "finite" in res.error
+    assert state(ep) == before

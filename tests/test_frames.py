@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from spatialscout_gym.core.frames import CameraPose, TaskFrame, rotation_world_from_camera, wrap_degrees
@@ -122,6 +122,8 @@ def test_quaternion_matches_matrix(y, p):
     np.testing.assert_allclose(R, rotation_world_from_camera(y, p), atol=1e-9)
 
 
+@example(-180.00000000000003)  # (a + 180) % 360 rounds to 360.0: must wrap to -180, not 180
+@example(-540.0000000000001)
 @given(st.floats(-1e4, 1e4, allow_nan=False))
 def test_wrap_degrees_range(a):
     w = wrap_degrees(a)

@@ -52,3 +52,23 @@ def test_cli_train_nbv_reports_bad_options_in_one_line(tmp_path, capsys):
     assert main(["train-nbv", "--vec-env", "threads", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "vec_env must be 'dummy' or 'subproc'" in err and "Traceback" not in err
+
+
+def test_scene_pool_zero_is_accepted_as_documented(tmp_path, capsys):
+    """``--scene-pool 0`` means a new procedural scene per reset (Args docstring); it must pass
+    validation, so the next check (a too small ``--resolution``) is the one reported."""
+    from spatialscout_gym.cli.main import main
+    assert main(["train-nbv", "--scene-pool", "0", "--resolution", "4", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "--resolution must be >= 8" in err and "scene-pool" not in err
+    assert main(["train-nbv", "--scene-pool", "-1", "--out", str(tmp_path)]) == 2
+    assert "--scene-pool must be >= 0" in capsys.readouterr().err
+
+
+def test_too_small_obs_size_is_a_clear_error_not_a_torch_crash(tmp_path, capsys):
+    """SB3's NatureCNN needs a >= 36 px image; a smaller ``--obs-size`` is refused before training."""
+    from spatialscout_gym.cli.main import main
+    assert main(["train-nbv", "--obs-size", "16", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "--obs-size must be >= 36" in err and "Traceback" not in err
+    assert not list(tmp_path.iterdir())      # refused before any run directory is made

@@ -46,3 +46,44 @@ def test_doctor_prints_the_fix_when_no_device(monkeypatch, capsys):
     monkeypatch.setattr(device, "_PROBE", "raise SystemExit('failed to find a rendering device')")
     assert run_doctor() == 1
     assert "mesa-vulkan-drivers" in capsys.readouterr().out
+
+
+def _render_args(argv):
+    parser = argparse.ArgumentParser()
+    add_render_parser(parser.add_subparsers())
+    return parser.parse_args(argv)
+
+
+def test_scenes_render_refuses_a_non_positive_size_with_a_user_error(tmp_path):
+    """A bad --size is a one-line user error (exit 2), not a ValueError traceback from SAPIEN."""
+    import pytest
+    from spatialscout_gym.cli.errors import CliError
+    args = _render_args(["render", "procedural:1", "--out", str(tmp_path), "--size", "0"])
+    with pytest.raises(CliError, match="--size must be a positive"):
+        args.func(args)
+    assert not any(tmp_path.iterdir())
+
+
+def test_scenes_render_says_what_is_wrong_with_a_procedural_name(tmp_path):
+    import pytest
+    from spatialscout_gym.cli.errors import CliError
+    args = _render_args(["render", "procedural:abc", "--out", str(tmp_path)])
+    with pytest.raises(CliError, match="procedural:<non-negative integer seed>"):
+        args.func(args)
+
+
+def test_doctor_does_not_call_an_installed_vulkaninfo_missing(monkeypatch, capsys):
+    """With vulkaninfo installed but no Mesa driver listed, doctor must not tell the user to
+    install vulkan-tools (it is there); it says that no Mesa driver was listed."""
+    import shutil
+
+    from spatialscout_gym.render import device
+    monkeypatch.setattr(device, "_PROBE", "raise SystemExit('failed to find a rendering device')")
+    monkeypatch.setattr(device, "mesa_version", lambda timeout_s=20.0: "")
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: f"/usr/bin/{name}")
+    assert run_doctor() == 1
+    out = capsys.readouterr().out
+    assert "vulkaninfo missing" not in out and "no Mesa Vulkan driver" in out
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
+    assert run_doctor() == 1
+    assert "vulkaninfo missing" in capsys.readouterr().out

@@ -130,6 +130,23 @@ def test_bright_sphere_appears_at_its_projection():
             assert abs(us.mean() - uv[0]) < 1.0 and abs(vs.mean() - uv[1]) < 1.0, (us.mean(), vs.mean(), uv)
 
 
+def test_principal_point_is_at_the_pixel_centre_convention():
+    """SPEC.md section 3: integer pixel coordinates at pixel centres, cx = (W - 1) / 2. A small
+    sphere's intensity centroid lands on its projection to a small fraction of a pixel (on the
+    optical axis: exactly (255.5, 255.5)); SAPIEN's corner-origin principal point set to cx
+    instead of cx + 0.5 would move it by half a pixel, which a 1-pixel tolerance cannot see."""
+    pose = CameraPose(np.zeros(3), 0.0, 0.0)
+    centres = (np.array([2.0, 0.0, 0.0]), np.array([2.0, 0.35, -0.25]))
+    with SapienRenderer(make_sphere_spec(centres[0], radius=0.02, fov_y_deg=55.0)) as r:
+        v, u = np.mgrid[0:512, 0:512]
+        for centre in centres:
+            r.set_scene(make_sphere_spec(centre, radius=0.02, fov_y_deg=55.0))
+            img = r.capture_rgb(pose).astype(float).sum(axis=2)
+            uv, _ = project_world_to_pixel(r.intrinsics, pose, centre)
+            cu, cv = (u * img).sum() / img.sum(), (v * img).sum() / img.sum()
+            assert abs(cu - uv[0]) < 0.2 and abs(cv - uv[1]) < 0.2, (cu, cv, uv)
+
+
 def test_non_square_grid_uses_scaled_intrinsics():
     centre = np.array([1.5, -0.2, 0.15])
     spec = make_sphere_spec(centre, radius=0.02)
@@ -139,7 +156,7 @@ def test_non_square_grid_uses_scaled_intrinsics():
         assert img.shape == (120, 160, 3)
         vs, us = np.nonzero(img.astype(float).sum(axis=2) > 100)
         uv, _ = project_world_to_pixel(r.intrinsics, CameraPose(np.zeros(3), 0.0, 0.0), centre)
-        assert abs(us.mean() - uv[0]) < 1.0 and abs(vs.mean() - uv[1]) < 1.0
+        assert abs(us.mean() - uv[0]) < 0.3 and abs(vs.mean() - uv[1]) < 0.3, (us.mean(), vs.mean(), uv)
 
 
 def test_set_scene_rebuilds(room):

@@ -86,3 +86,47 @@ def test_index_html_links_report_and_curves(run_dirs):
     replay = write_replay(run_dirs)
     page = write_index_html(run_dirs, report, replay, {}).read_text()
     assert "replay/curves_calls.png" in page and "object-micro" in page and "Chair" in page
+
+
+class FailingAgent:
+    """Captures one image, then its model service goes down (the runner records a failed episode)."""
+
+    name = "failing"
+    privileged = False
+
+    def run(self, episode, *, rng, privileged):
+        episode.capture_image()
+        raise RuntimeError("model service down")
+
+
+@pytest.fixture()
+def run_dirs_with_failure(run_dirs):
+    spec = small_scene(32, 32, yaw_deg=80.0, scene_id="fake-2")
+    result = run_episode(FailingAgent(), spec, run_dirs / "fake-2" / "seed_0", renderer=FakeRenderer(spec, 32, 32),
+                         resolution=32)
+    assert result["status"] == "failed" and not (run_dirs / "fake-2" / "seed_0" / "ground_truth.json").exists()
+    return run_dirs
+
+
+def test_replay_leaves_failed_episodes_out(run_dirs_with_failure, capsys):
+    """A failed episode has a trace but no ground truth: replay skips it (as the report does)
+    instead of refusing the whole evaluation."""
+    report = write_report(run_dirs_with_failure)
+    assert [f["run"] for f in report["failures"]] == ["fake-2/seed_0"]
+    assert main(["replay", str(run_dirs_with_failure), "--no-plots"]) == 0
+    assert "replayed 2 episode(s)" in capsys.readouterr().out
+    data = json.loads((run_dirs_with_failure / "replay" / "replay.json").read_text())
+    assert [e["key"] for e in data["episodes"]] == ["fake-0/seed_0", "fake-1/seed_0"]
+    assert data["final"]["all_mean_iou"] == pytest.approx(report["object_micro"]["all"]["mean_iou"])
+    # a failed run directory on its own: one clean error
+    assert main(["replay", str(run_dirs_with_failure / "fake-2" / "seed_0")]) == 2
+    assert "only failed episodes" in capsys.readouterr().err
+
+
+@pytest.mark.render
+def test_figures_skip_failed_episodes(run_dirs_with_failure):
+    from spatialscout_gym.eval.figures import write_run_figures
+    figs = write_run_figures(run_dirs_with_failure, tile_px=48)
+    assert sorted(figs) == ["fake-0/seed_0", "fake-1/seed_0"]
+    for path in figs.values():
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spatialscout_gym.core.spec import SceneSpec, part_world_aabb
+from spatialscout_gym.core.spec import SceneSpec, natural_key, part_world_aabb
 from spatialscout_gym.scenes.categories import CATEGORIES, candidate_categories
 from spatialscout_gym.scenes.furniture import BUILDERS, build_object
 from spatialscout_gym.scenes.layout import sample_size
@@ -42,7 +42,9 @@ def test_target_selection_follows_spec_section_8(scenes):
         dist = {o.id: float(np.linalg.norm((o.aabb_world[0] + o.aabb_world[1]) / 2 - o0)) for o in cands}
         order = sorted(cands, key=lambda o: (round(dist[o.id], 9), o.id))
         n = len(spec.public.inventory)
-        assert [e.id for e in spec.public.inventory] == [o.id for o in order[:n]]
+        inventory = [e.id for e in spec.public.inventory]
+        assert set(inventory) == {o.id for o in order[:n]}          # the n nearest are the targets,
+        assert inventory == sorted(inventory, key=natural_key)     # listed by id, not by distance
         assert all(o.role == "hidden" for o in order[n:])
         assert all(o.role == "static" for o in spec.private.objects if not o.movable)
         assert len(order) > n, f"{spec.scene_id}: no hidden candidates"

@@ -146,3 +146,32 @@ def test_fuzz_malformed_calls_never_escape(calls):
     assert accepted == submitted_ok
     for m in w.messages[2:]:
         json.loads(m.content[0]) if m.role == "tool" else None
+
+
+@pytest.mark.parametrize("name,args", [
+    ("move_camera", '{"forward": 1' + "0" * 400 + "}"),                         # int beyond float range
+    ("submit_positions", {"positions": {"chair_1": [10 ** 400, 0, 0]}}),          # same, as an object
+    ("rotate_camera", '{"yaw": ' + "9" * 5000 + "}"),                            # beyond Python's digit limit
+    ("set_camera_position", {"position": [0, 0, -(10 ** 309)]}),
+])
+def test_huge_integers_are_tool_errors_not_exceptions(name, args):
+    """JSON allows integers of any length; they must become readable tool errors, not an
+    OverflowError/ValueError that fails the episode."""
+    ep = _episode()
+    w = ToolCallWrapper(ep, model_call_budget=5)
+    w.begin_request()
+    w.apply_reply(ModelReply(tool_calls=[ToolCall("big", name, args), ToolCall("ok", "get_camera_pose", "{}")]))
+    bad, ok = w.messages[-2], w.messages[-1]
+    assert bad.is_error and not json.loads(bad.text)["ok"] and name in json.loads(bad.text)["error"]
+    assert not ok.is_error and not ep.done and ep.accepted_map == {}
+
+
+def test_mcp_session_refuses_huge_integers():
+    from spatialscout_gym.eval.mcp_server import McpEpisode
+    import tempfile
+    spec = small_scene(32, 32)
+    with tempfile.TemporaryDirectory() as d:
+        session = McpEpisode(spec, d + "/run", renderer=FakeRenderer(spec), resolution=32)
+        blocks, err = session.call("move_camera", {"forward": 10 ** 400})
+        assert err and "beyond the float range" in json.loads(blocks[0]["text"])["error"]
+        assert not session.episode.done

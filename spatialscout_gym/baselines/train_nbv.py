@@ -10,7 +10,9 @@ scalars ``charts/...`` and ``losses/...`` -> ``<out>/<run name>/model.zip`` plus
 
 Every env is ``SpatialScout/Procedural-v0`` (a new training scene per reset, never a catalog
 scene) wrapped in :class:`~spatialscout_gym.wrappers.nbv.NextBestViewWrapper` with the oracle
-mapper; the return of an episode is its final all-target mean IoU.
+mapper (``--mapper``); the return of an episode is its final all-target mean IoU minus that of
+frame 0's map (part of the starting state), so with the oracle mapper ``charts/episodic_return``
+is at most ``charts/coverage``.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ class Args:
     resolution: int = 64
     """render grid of every capture, pixels"""
     obs_size: int = 64
-    """side of the observed image, pixels"""
+    """side of the observed image, pixels (>= 36, the smallest SB3's NatureCNN accepts)"""
     motion: str = "discrete"
     """action space: 'discrete' (10 motions) or 'continuous' (Box(-1, 1, (5,)))"""
     scene_pool: int = 32
@@ -82,6 +84,10 @@ class Args:
     """run directory name (default: <exp_name>__<seed>__<unix time>)"""
     progress_bar: bool = True
     """show a tqdm progress bar"""
+
+
+_MIN_CNN_SIDE = 36
+"""Smallest image side SB3's ``NatureCNN`` (the image encoder of ``MultiInputPolicy``) accepts."""
 
 
 def scene_pool(args: Args) -> list[int]:
@@ -184,11 +190,17 @@ def train(args: Args) -> Path:
     if args.vec_env not in ("dummy", "subproc"):
         raise ValueError(f"vec_env must be 'dummy' or 'subproc', got {args.vec_env!r}")
     for name in ("total_timesteps", "num_envs", "image_budget", "num_steps", "batch_size",
-                 "update_epochs", "scene_pool"):
+                 "update_epochs"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    if args.scene_pool < 0:
+        raise ValueError(f"--scene-pool must be >= 0 (0: a new procedural scene on every reset), "
+                         f"got {args.scene_pool}")
     if args.resolution < 8:
         raise ValueError(f"--resolution must be >= 8 pixels, got {args.resolution}")
+    if args.obs_size < _MIN_CNN_SIDE:
+        raise ValueError(f"--obs-size must be >= {_MIN_CNN_SIDE} pixels (the smallest image SB3's "
+                         f"NatureCNN encoder accepts), got {args.obs_size}")
     if args.time_limit_s < 0 or args.learning_rate <= 0:
         raise ValueError(f"--time-limit-s must be >= 0 (0: none) and --learning-rate > 0, got "
                          f"{args.time_limit_s} and {args.learning_rate}")

@@ -35,12 +35,20 @@ def probe_scene():
                                   [Light("point", (2.0, 2.0, 2.0), position_world=np.array([0.0, 0.0, 1.0]))])
 
 
+def _why_no_mesa_version() -> str:
+    """Why ``vulkaninfo`` gave no Mesa version: the tool is missing, or it lists no Mesa driver."""
+    import shutil
+    if shutil.which("vulkaninfo") is None:
+        return "unknown (vulkaninfo missing; apt-get install vulkan-tools)"
+    return "unknown (vulkaninfo lists no Mesa Vulkan driver)"
+
+
 def run_doctor(args: argparse.Namespace | None = None) -> int:
     from spatialscout_gym.render.device import check_vulkan, fix_message
     print("spatialscout doctor: probing Vulkan through SAPIEN ...")
     report = check_vulkan()
     print(f"  SAPIEN version : {report.sapien_version or 'not importable'}")
-    print(f"  Mesa version   : {report.mesa_version or 'unknown (vulkaninfo missing; apt-get install vulkan-tools)'}")
+    print(f"  Mesa version   : {report.mesa_version or _why_no_mesa_version()}")
     if not report.ok:
         print(f"  device         : NONE ({report.error})")
         print("fix: run these commands, then `spatialscout doctor` again:")

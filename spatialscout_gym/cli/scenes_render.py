@@ -44,11 +44,15 @@ def resolve_scene(name: str):
                        f".json file instead") from exc
     try:
         return catalog.scene_by_name(name)
-    except (KeyError, ValueError) as exc:
+    except KeyError as exc:
         raise CliError(f"unknown scene {name!r}; `spatialscout scenes list` shows the catalog") from exc
+    except (ValueError, catalog.CatalogMismatchError) as exc:   # e.g. procedural:abc, a drifted catalog
+        raise CliError(f"scene {name!r}: {exc}") from exc
 
 
 def run_render(args: argparse.Namespace) -> int:
+    if args.size <= 0:
+        raise CliError(f"--size must be a positive number of pixels, got {args.size} (default 512)")
     from spatialscout_gym.render.device import RenderDeviceError
     from spatialscout_gym.render.pictures import write_scene_pictures
     spec = resolve_scene(args.scene)

@@ -116,7 +116,11 @@ def load_predictions(path: str | os.PathLike, gt: GroundTruth | None = None) -> 
 
 def find_scene_dirs(path: str | os.PathLike) -> list[Path]:
     """Scene directories at or under ``path``: ``path`` itself when it holds ``ground_truth.json``,
-    else every directory below it that does, sorted."""
+    else every directory below it that does, sorted.
+
+    Hidden directories below ``path`` (a name starting with ``.``) are skipped: they are the
+    temporary siblings a killed run leaves behind (``.<run>.XXXX.tmp``, see
+    :func:`spatialscout_gym.eval.runner.write_run`), not finished runs."""
     p = Path(path)
     if not p.exists():
         raise SceneFileError(p, "no such file or directory")
@@ -127,9 +131,11 @@ def find_scene_dirs(path: str | os.PathLike) -> list[Path]:
                                 f"directory of them")
     if (p / GROUND_TRUTH_FILE).is_file():
         return [p]
-    found = sorted(g.parent for g in p.rglob(GROUND_TRUTH_FILE))
+    found = sorted(g.parent for g in p.rglob(GROUND_TRUTH_FILE)
+                   if not any(part.startswith(".") for part in g.parent.relative_to(p).parts))
     if not found:
-        raise SceneFileError(p, f"no {GROUND_TRUTH_FILE} in this directory or below it")
+        raise SceneFileError(p, f"no {GROUND_TRUTH_FILE} in this directory or below it (hidden "
+                                f"directories such as a killed run's .tmp ones are skipped)")
     return found
 
 

@@ -38,7 +38,8 @@ __all__ = ["CameraPose", "TaskFrame", "rotation_world_from_camera", "wrap_degree
 
 def wrap_degrees(angle_deg: float) -> float:
     """Wrap an angle to [-180, 180) degrees."""
-    return float((angle_deg + 180.0) % 360.0 - 180.0)
+    wrapped = float((angle_deg + 180.0) % 360.0 - 180.0)
+    return -180.0 if wrapped >= 180.0 else wrapped  # (x % 360) rounds up to 360 for x just below 0
 
 
 def rotation_world_from_camera(yaw_deg: float, pitch_deg: float) -> np.ndarray:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -46,6 +47,12 @@ SPEC_FORMAT_VERSION = 1
 
 Shape = Literal["box", "cylinder", "capsule", "sphere", "mesh"]
 Role = Literal["target", "hidden", "static"]
+
+
+def natural_key(text: str) -> tuple:
+    """Sort key that orders digit runs by value: ``natural_key("Mug_2") < natural_key("Mug_10")``."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part)
+                 for part in re.split(r"(\d+)", text) if part)
 
 
 def canonical_json(obj: Any) -> str:
@@ -350,9 +357,12 @@ class SceneSpec:
                      intrinsics: Intrinsics, lights: list[Light], *,
                      ambient_light=(0.3, 0.3, 0.3), source: dict | None = None,
                      description: dict | None = None) -> "SceneSpec":
-        """Assemble a spec; objects with ``role == "target"`` form the inventory, in list order."""
+        """Assemble a spec; objects with ``role == "target"`` form the inventory, sorted by id
+        (natural order: ``Chair_2`` before ``Chair_10``). Targets are *selected* nearest-first
+        (SPEC.md section 8), but listing them in that order would tell an agent how far each one
+        is (the last at exactly ``r``), which SPEC.md section 1 rules out."""
         frame = TaskFrame.from_initial_pose(initial_camera)
-        targets = [o for o in objects if o.role == "target"]
+        targets = sorted((o for o in objects if o.role == "target"), key=lambda o: natural_key(o.id))
         if not targets:
             raise ValueError(f"scene {scene_id!r} has no targets")
         ids = [o.id for o in objects]

@@ -17,13 +17,16 @@ def as_vec3(value: ArrayLike3, name: str = "value") -> np.ndarray:
     return arr
 
 
-def is_finite_vec3(value: object) -> bool:
-    """True when ``value`` is a length-3 sequence of finite real numbers (bools rejected)."""
-    if not isinstance(value, (list, tuple, np.ndarray)) or len(value) != 3:
+def is_finite_number(x: object) -> bool:
+    """True for a finite real number that fits a float; bools and integers past 1.8e308 are not."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
         return False
-    for x in value:
-        if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
-            return False
-        if not np.isfinite(float(x)):
-            return False
-    return True
+    try:
+        return bool(np.isfinite(float(x)))
+    except OverflowError:
+        return False
+
+
+def is_finite_vec3(value: object) -> bool:
+    """True when ``value`` is a length-3 sequence of finite real numbers (see :func:`is_finite_number`)."""
+    return isinstance(value, (list, tuple, np.ndarray)) and len(value) == 3 and all(map(is_finite_number, value))

@@ -83,7 +83,9 @@ class SpatialScoutEnv(gym.Env):
     ## Rewards
     The all-target mean IoU of the accepted map (SPEC.md section 6, paper scoring), in [0, 1].
     ``reward_mode="sparse"`` (default) pays it once when the episode ends; ``"dense"`` pays its change
-    on every step, so both sum to the same final score.
+    on every step, so both sum to the same final score. ``"dense"`` tells the agent how each
+    submission changed its score, which SPEC.md section 1 forbids during evaluation: use it for
+    training only (``spatialscout run``/``evaluate`` drive the episode and never pay a reward).
 
     ## Starting State
     The scene's initial camera with frame 0 captured (counted against the image budget) and an

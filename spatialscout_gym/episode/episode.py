@@ -43,6 +43,7 @@ from spatialscout_gym.core.camera import Intrinsics
 from spatialscout_gym.core.frames import CameraPose, TaskFrame, wrap_degrees
 from spatialscout_gym.core.renderer_api import Renderer
 from spatialscout_gym.core.spec import PublicScene
+from spatialscout_gym.core.types import is_finite_number
 from spatialscout_gym.episode import trace as tr
 from spatialscout_gym.episode.tools import (MAX_ROTATION_DEG, MAX_TRANSLATION_M, PITCH_LIMIT_DEG,
                                             SUBMIT_MARGIN_M, TOOL_NAMES, WORLD_BOX_M, ToolResult,
@@ -364,9 +365,7 @@ class Episode:
                 refused[k] = f"unknown id {k!r}; ids are listed by list_entities"
                 continue
             vals = value.tolist() if isinstance(value, np.ndarray) else value
-            ok = isinstance(vals, (list, tuple)) and len(vals) == 3 and all(
-                not isinstance(x, (bool, np.bool_)) and isinstance(x, (int, float, np.integer, np.floating))
-                and np.isfinite(float(x)) for x in vals)
+            ok = isinstance(vals, (list, tuple)) and len(vals) == 3 and all(map(is_finite_number, vals))
             if not ok:
                 refused[k] = f"position must be three finite numbers [x, y, z] (task frame, m), got {to_jsonable(value)!r}"
                 continue

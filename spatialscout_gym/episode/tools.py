@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from spatialscout_gym.core.types import is_finite_number
+
 __all__ = ["TOOL_NAMES", "TOOL_SPECS", "ToolSpec", "ArgSpec", "ToolResult", "validate_args",
            "to_jsonable", "MAX_TRANSLATION_M", "MAX_ROTATION_DEG", "PITCH_LIMIT_DEG",
            "WORLD_BOX_M", "SUBMIT_MARGIN_M"]
@@ -116,7 +118,10 @@ class ToolResult:
 
 
 def to_jsonable(x: Any) -> Any:
-    """Convert numpy scalars/arrays, tuples and nested containers to plain JSON types."""
+    """Convert numpy scalars/arrays, tuples and nested containers to plain JSON types.
+
+    Anything else that JSON cannot hold (a set, an object) becomes its ``repr``, so a trace of a
+    refused call with odd Python arguments still writes as ``trace.jsonl``."""
     if isinstance(x, dict):
         return {str(k): to_jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
@@ -131,22 +136,19 @@ def to_jsonable(x: Any) -> Any:
         x = float(x)
     if isinstance(x, float) and not math.isfinite(x):
         return repr(x)  # JSON has no NaN/inf; keep the trace valid and readable
-    return x
-
-
-def _is_number(x: Any) -> bool:
-    return (not isinstance(x, (bool, np.bool_)) and isinstance(x, (int, float, np.integer, np.floating))
-            and math.isfinite(float(x)))
+    if x is None or isinstance(x, (str, int, float)):
+        return x
+    return repr(x)
 
 
 def _check_arg(tool: str, spec: ArgSpec, value: Any) -> str | None:
     if spec.kind == "number":
-        if not _is_number(value):
+        if not is_finite_number(value):
             return f"{tool}: argument {spec.name!r} must be a finite number ({spec.description}), got {value!r}"
     elif spec.kind == "vec3":
         if isinstance(value, np.ndarray):
             value = value.tolist()
-        if not (isinstance(value, (list, tuple)) and len(value) == 3 and all(_is_number(v) for v in value)):
+        if not (isinstance(value, (list, tuple)) and len(value) == 3 and all(is_finite_number(v) for v in value)):
             return (f"{tool}: argument {spec.name!r} must be three finite numbers [x, y, z] "
                     f"({spec.description}), got {value!r}")
     elif spec.kind == "marks":
@@ -160,10 +162,10 @@ def _check_arg(tool: str, spec: ArgSpec, value: Any) -> str | None:
                         f"frame_id, u, v; got {got}")
             fid = m["frame_id"]
             if isinstance(fid, (bool, np.bool_)) or not (
-                    isinstance(fid, (int, np.integer)) or (_is_number(fid) and float(fid).is_integer())):
+                    isinstance(fid, (int, np.integer)) or (is_finite_number(fid) and float(fid).is_integer())):
                 return f"{tool}: observation {i}: frame_id must be an integer, got {fid!r}"
             for key in ("u", "v"):
-                if not _is_number(m[key]):
+                if not is_finite_number(m[key]):
                     return f"{tool}: observation {i}: {key} must be a finite number (pixels), got {m[key]!r}"
     elif spec.kind == "positions":
         if not isinstance(value, dict):

@@ -197,10 +197,10 @@ def _resolve_run_scene(run_dir: Path, result: dict, scene_args: dict[str, str]) 
 
 def write_run_figures(out_dir: str | os.PathLike, tile_px: int = 320, seed: int | None = None) -> dict[str, Path]:
     """Write ``DIR/figures/<scene dir>__seed_<k>.png`` for every finished run (only ``seed`` when
-    given). The boxes come from the run's ``ground_truth.json`` and ``entity_library.json``; the
-    room geometry from the rebuilt scene spec when its content hash matches the recorded one, else
-    a floor slab is drawn instead (listed in ``figures/no_room_geometry.txt``). Returns
-    ``{run key: png path}``."""
+    given; failed episodes are skipped). The boxes come from the run's ``ground_truth.json`` and
+    ``entity_library.json``; the room geometry from the rebuilt scene spec when its content hash
+    matches the recorded one, else a floor slab is drawn instead (listed in
+    ``figures/no_room_geometry.txt``). Returns ``{run key: png path}``."""
     out = Path(out_dir)
     fig_dir = out / "figures"
     fig_dir.mkdir(parents=True, exist_ok=True)
@@ -214,6 +214,8 @@ def write_run_figures(out_dir: str | os.PathLike, tile_px: int = 320, seed: int 
     try:
         for d in runs:
             result = json.loads((d / "result.json").read_text())
+            if result.get("status", "ok") == "failed":   # no ground truth: left out (SPEC.md section 5)
+                continue
             if seed is not None and int(result.get("seed", 0)) != seed:
                 continue
             key = f"{d.parent.name}/{d.name}" if d.name.startswith("seed_") else d.name

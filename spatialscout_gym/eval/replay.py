@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import json
 import os
 from pathlib import Path
 from typing import Any, Sequence
@@ -113,13 +114,27 @@ def replay_episode(run_dir: str | os.PathLike, gt: GroundTruth | None = None) ->
     return EpisodeCurve(key, gt.scene_id, "model_calls" if model_calls else "tool_calls", snaps)
 
 
+def _failed(run_dir: Path) -> bool:
+    """True when ``run_dir/result.json`` records a failed episode (no ground truth is written)."""
+    path = run_dir / "result.json"
+    return path.is_file() and json.loads(path.read_text(encoding="utf-8")).get("status", "ok") == "failed"
+
+
 def replay_runs(out_dir: str | os.PathLike) -> list[EpisodeCurve]:
-    """Replay every run directory of an evaluation (or ``out_dir`` itself when it is one)."""
+    """Replay every run directory of an evaluation (or ``out_dir`` itself when it is one).
+
+    Failed episodes (``"status": "failed"`` in ``result.json``) are left out, as from every
+    aggregate (SPEC.md section 5).
+    """
     out = Path(out_dir)
     dirs = [out] if (out / "trace.jsonl").is_file() else sorted(p.parent for p in out.glob("*/seed_*/trace.jsonl"))
     if not dirs:
         raise FileNotFoundError(f"{out} holds no run directory with a trace.jsonl")
-    return [replay_episode(d) for d in dirs]
+    kept = [d for d in dirs if not _failed(d)]
+    if not kept:
+        raise FileNotFoundError(f"{out} holds only failed episodes ({len(dirs)}; see their result.json); "
+                                f"nothing to replay")
+    return [replay_episode(d) for d in kept]
 
 
 def pooled_curve(curves: Sequence[EpisodeCurve], axis: str, lams: Sequence[float] = LAMBDAS_M) -> dict:

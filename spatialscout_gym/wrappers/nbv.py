@@ -278,8 +278,9 @@ class NextBestViewWrapper(gym.Wrapper):
 
     ## Rewards
     The change in all-target mean IoU (SPEC.md section 6, paper scoring) of the accepted map, so
-    an episode's return is its final all-target mean IoU (the first capture's map is included in
-    the starting state, not rewarded).
+    an episode's return is its final all-target mean IoU minus that of the starting state: frame
+    0's map is part of the starting state and not rewarded (``reset`` reports it as
+    ``info["all_mean_iou"]``).
 
     ## Starting State
     The inner env's reset (a new ``SpatialScout/Procedural-v0`` scene per reset seed, or a fixed

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import base64
 import json
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Union
 
@@ -55,6 +56,7 @@ CAMERA_TOOLS: tuple[str, ...] = ("set_camera_position", "move_camera", "rotate_c
 """Tools disabled in passive mode (the views are fixed)."""
 
 _MAX_ERROR_CHARS = 600
+_FLOAT_MAX = sys.float_info.max
 Part = Union[str, DeliveredImage]
 
 
@@ -202,23 +204,44 @@ def parse_arguments(raw: Any) -> tuple[dict | None, str | None]:
 
     Accepts a dict, a JSON object text, or nothing (``None`` / ``""`` mean ``{}``). ``NaN`` and
     ``Infinity`` parse (Python's JSON reader accepts them) and are then refused by the tool's
-    validation as non-finite numbers.
+    validation as non-finite numbers. An integer too large for a float (JSON allows any number of
+    digits) is refused here, since converting it would raise instead of giving a tool error.
     """
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return {}, None
     if isinstance(raw, dict):
-        return raw, None
+        return _refuse_huge_ints(raw)
     if isinstance(raw, str):
         try:
             val = json.loads(raw)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            msg = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+        except (ValueError, RecursionError) as exc:  # ValueError: also an integer of > 4300 digits
+            if isinstance(exc, json.JSONDecodeError):
+                msg = exc.msg
+            elif isinstance(exc, RecursionError):
+                msg = "nested too deeply"
+            else:
+                msg = "a number with too many digits"
             return None, (f"the arguments are not valid JSON ({msg}); expected one JSON object such as "
                           f"{{\"forward\": 0.5}}, got {_short(raw)}")
         if not isinstance(val, dict):
             return None, f"the arguments must be a JSON object (name -> value), got {type(val).__name__} {_short(raw)}"
-        return val, None
+        return _refuse_huge_ints(val)
     return None, f"the arguments must be a JSON object (name -> value), got {type(raw).__name__}"
+
+
+def _refuse_huge_ints(args: dict) -> tuple[dict | None, str | None]:
+    """``(args, None)``, or ``(None, reason)`` when a nested integer exceeds the float range."""
+    stack: list[Any] = [args]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, dict):
+            stack.extend(x.values())
+        elif isinstance(x, (list, tuple)):
+            stack.extend(x)
+        elif isinstance(x, int) and not isinstance(x, bool) and abs(x) > _FLOAT_MAX:
+            return None, ("a number is beyond the float range (|x| > 1.8e308); use finite numbers "
+                          "(metres, degrees, pixels)")
+    return args, None
 
 
 def _short(x: Any, n: int = 120) -> str:
