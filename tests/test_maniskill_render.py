@@ -9,6 +9,7 @@ import pytest
 from maniskill_dataset import ROOM_HALF_M, make_ai2thor_dataset
 from spatialscout_gym.core.frames import CameraPose
 from spatialscout_gym.scenes import maniskill as ms
+from spatialscout_gym.scenes.export import export_scene
 
 pytestmark = [pytest.mark.render, pytest.mark.slow]
 
@@ -80,7 +81,7 @@ def test_an_imported_scene_is_a_registered_env(tmp_path, monkeypatch):
     make_ai2thor_dataset(tmp_path / "assets", scene="FloorPlan2_physics", n_candidates=6,
                          n_uncategorised=0)  # an id no other test registers
     spec = ms.import_scene("iTHOR", "FloorPlan2_physics", 5, asset_dir=tmp_path / "assets")
-    ms.write_scene_dir(spec, tmp_path / "scenes")
+    export_scene(spec, tmp_path / "scenes")
     monkeypatch.setenv(ms.SCENE_DIRS_ENV, str(tmp_path / "scenes"))
     register_envs()
     env = gym.make("SpatialScout/iTHOR_FloorPlan2-v0", resolution=32)

@@ -91,7 +91,10 @@ def _fmt(v) -> str:
 def run_stats(args: argparse.Namespace) -> int:
     from spatialscout_gym.scenes.catalog import catalog_entries, generate_catalog_scene
     from spatialscout_gym.scenes.stats import PAPER_STATS, catalog_stats
-    specs = [generate_catalog_scene(e) for e in catalog_entries()]
+    from tqdm import tqdm
+    entries = catalog_entries()
+    specs = [generate_catalog_scene(e) for e in tqdm(entries, desc="generating the catalog", unit="scene",
+                                                     leave=False, disable=None)]  # None: only on a terminal
     ours = catalog_stats(specs)
     if args.json:
         print(json.dumps({"ours": ours, "paper": PAPER_STATS}, indent=1))

@@ -44,6 +44,7 @@ def add_import_parser(scenes_subparsers) -> argparse.ArgumentParser:
 
 def run_import(args: argparse.Namespace) -> int:
     from spatialscout_gym.scenes import maniskill as ms
+    from spatialscout_gym.scenes.export import export_scene
 
     try:
         available = ms.list_scenes(args.dataset, args.asset_dir)
@@ -68,7 +69,7 @@ def run_import(args: argparse.Namespace) -> int:
         except ValueError as exc:  # too few candidates, no open floor
             skipped.append(f"{name}: {exc}")
             continue
-        d = ms.write_scene_dir(spec, args.out)
+        d = export_scene(spec, args.out)
         written.append(spec.scene_id)
         print(f"{spec.scene_id}\t{len(spec.public.inventory)} targets\tr={spec.public.radius_m:.2f} m\t{d}")
         if len(cache) > 2000:  # ProcTHOR has thousands of templates; bound memory

@@ -23,7 +23,7 @@ from spatialscout_gym.core.scoring import GroundTruth
 from spatialscout_gym.core.types import is_finite_vec3
 
 __all__ = ["SceneFileError", "GROUND_TRUTH_FILE", "PREDICTIONS_FILE", "read_json", "load_ground_truth",
-           "load_predictions", "find_scene_dirs", "write_json_atomic"]
+           "load_predictions", "find_scene_dirs", "write_json_atomic", "write_text_atomic"]
 
 GROUND_TRUTH_FILE = "ground_truth.json"
 PREDICTIONS_FILE = "predictions.json"
@@ -139,18 +139,16 @@ def find_scene_dirs(path: str | os.PathLike) -> list[Path]:
     return found
 
 
-def write_json_atomic(path: str | os.PathLike, obj: Any, *, indent: int | None = 2) -> Path:
-    """Write ``obj`` as JSON to ``path`` atomically: a temporary file in the same directory,
-    flushed and fsynced, then :func:`os.replace`. Readers see the old file or the new one, never a
-    partial one. Parent directories are created. Non-finite floats are refused (``ValueError``)."""
+def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` to ``path`` atomically: a temporary file in the same directory, flushed and
+    fsynced, then :func:`os.replace`. Readers see the old file or the new one, never a partial one.
+    Parent directories are created."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(obj, indent=indent, allow_nan=False)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
-            f.write("\n")
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, p)
@@ -161,3 +159,9 @@ def write_json_atomic(path: str | os.PathLike, obj: Any, *, indent: int | None =
             pass
         raise
     return p
+
+
+def write_json_atomic(path: str | os.PathLike, obj: Any, *, indent: int | None = 2) -> Path:
+    """Write ``obj`` as JSON to ``path`` atomically (:func:`write_text_atomic`). Non-finite floats
+    are refused (``ValueError``)."""
+    return write_text_atomic(path, json.dumps(obj, indent=indent, allow_nan=False) + "\n")

@@ -31,7 +31,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from spatialscout_gym.core.files import load_ground_truth, load_predictions, write_json_atomic
+from spatialscout_gym.core.files import (load_ground_truth, load_predictions, write_json_atomic,
+                                         write_text_atomic)
 from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, aggregate, score_scene
 from spatialscout_gym.core.table import format_table
 
@@ -221,8 +222,7 @@ def write_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> d
     out = Path(out_dir)
     report = build_report(out, lam)
     write_json_atomic(out / REPORT_JSON, report)
-    (out / REPORT_MD).write_text(format_report_md(report, f"SpatialScout evaluation: {out.name}"),
-                                 encoding="utf-8")
+    write_text_atomic(out / REPORT_MD, format_report_md(report, f"SpatialScout evaluation: {out.name}"))
     return report
 
 

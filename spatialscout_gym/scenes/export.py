@@ -9,9 +9,9 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from spatialscout_gym.core.files import write_json_atomic, write_text_atomic
 from spatialscout_gym.core.spec import SceneSpec
 
 __all__ = ["export_scene", "SCENE_FILES"]
@@ -22,8 +22,7 @@ SCENE_FILES = ("entity_library.json", "ground_truth.json", "scene_spec.json")
 def export_scene(spec: SceneSpec, out_dir: Path) -> Path:
     """Write ``spec``'s three files into ``out_dir / spec.scene_id``; returns that directory."""
     d = Path(out_dir) / spec.scene_id
-    d.mkdir(parents=True, exist_ok=True)
-    (d / "entity_library.json").write_text(json.dumps(spec.entity_library_dict(), indent=1) + "\n")
-    (d / "ground_truth.json").write_text(json.dumps(spec.ground_truth_dict(), indent=1) + "\n")
-    (d / "scene_spec.json").write_text(spec.to_json() + "\n")
+    write_json_atomic(d / "entity_library.json", spec.entity_library_dict(), indent=1)
+    write_json_atomic(d / "ground_truth.json", spec.ground_truth_dict(), indent=1)
+    write_text_atomic(d / "scene_spec.json", spec.to_json() + "\n")
     return d

@@ -73,7 +73,7 @@ __all__ = [
     "SourceStructure",
     "maniskill_asset_dir", "download_command", "list_scenes", "load_source_scene",
     "choose_initial_camera", "select_targets", "spec_from_source", "import_scene", "scene_id_for",
-    "write_scene_dir", "imported_scene_dirs", "imported_scene_paths", "FILE_MATERIAL",
+    "imported_scene_dirs", "imported_scene_paths", "FILE_MATERIAL",
     "EYE_HEIGHT_M", "INITIAL_PITCH_DEG", "SCENE_DIRS_ENV", "default_intrinsics",
 ]
 
@@ -812,17 +812,6 @@ def import_scene(dataset: str, scene: str, n_targets: int = 40, *,
                  asset_dir: str | os.PathLike | None = None, mesh_cache: dict | None = None) -> SceneSpec:
     """:func:`load_source_scene` then :func:`spec_from_source`."""
     return spec_from_source(load_source_scene(dataset, scene, asset_dir, mesh_cache), n_targets)
-
-
-def write_scene_dir(spec: SceneSpec, out_dir: str | os.PathLike) -> Path:
-    """Write ``<out_dir>/<scene_id>/{scene_spec,entity_library,ground_truth}.json``; return the
-    scene directory."""
-    d = Path(out_dir) / spec.scene_id
-    d.mkdir(parents=True, exist_ok=True)
-    (d / "scene_spec.json").write_text(spec.to_json())
-    (d / "entity_library.json").write_text(json.dumps(spec.entity_library_dict(), indent=1))
-    (d / "ground_truth.json").write_text(json.dumps(spec.ground_truth_dict(), indent=1))
-    return d
 
 
 # ---- imported scene directories (registration and scene_by_name read these) ----------------------
