@@ -87,3 +87,15 @@ def test_cli_run_unknown_agent_is_one_line_error(tmp_path, capsys):
     code = main(["run", "--agent", "nobody", "--scene", "procedural:1", "--out", str(tmp_path / "x")])
     err = capsys.readouterr().err
     assert code == 2 and "unknown agent 'nobody'" in err and err.count("\n") == 1
+
+
+@pytest.mark.render
+def test_result_carries_the_catalog_version_and_the_manifest_hash(tmp_path):
+    from spatialscout_gym.scenes.catalog import CATALOG_VERSION, manifest
+    out = tmp_path / "k1"
+    assert main(["run", "--agent", "origin", "--scene", "Kitchen_01", "--out", str(out),
+                 "--resolution", "32", "--image-budget", "2"]) == 0
+    result = json.loads((out / "result.json").read_text())
+    frozen = {s["scene_id"]: s["content_hash"] for s in manifest()["scenes"]}
+    assert result["catalog_version"] == CATALOG_VERSION
+    assert result["scene_content_hash"] == frozen["Kitchen_01"]

@@ -178,6 +178,7 @@ def scene_figure(public: PublicScene, gt: GroundTruth, positions_task: dict[str,
 
 def _resolve_run_scene(run_dir: Path, result: dict, scene_args: dict[str, str]) -> SceneSpec | None:
     from spatialscout_gym.eval.runner import resolve_scene  # noqa: PLC0415
+    from spatialscout_gym.scenes.catalog import scene_content_hash  # noqa: PLC0415
     sid = str(result["scene_id"])
     candidates = [scene_args.get(run_dir.parent.name), sid]
     m = re.fullmatch(r"procedural_(\d+)", sid)
@@ -190,7 +191,8 @@ def _resolve_run_scene(run_dir: Path, result: dict, scene_args: dict[str, str]) 
             spec = resolve_scene(c)
         except Exception:  # noqa: BLE001 -- try the next way of naming the scene
             continue
-        if spec.scene_id == sid and spec.content_hash() == result.get("scene_content_hash", spec.content_hash()):
+        recorded = result.get("scene_content_hash")
+        if spec.scene_id == sid and recorded in (None, scene_content_hash(spec)):
             return spec
     return None
 

@@ -37,6 +37,7 @@ from spatialscout_gym.core.scoring import GroundTruth, score_scene
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.episode.episode import Episode
 from spatialscout_gym.episode.trace import write_jsonl
+from spatialscout_gym.scenes.catalog import CATALOG_VERSION, scene_by_name, scene_content_hash
 
 __all__ = ["run_episode", "write_run", "resolve_scene", "RESULT_FILE", "TRACE_FILE"]
 
@@ -48,20 +49,7 @@ def resolve_scene(scene: str | SceneSpec) -> SceneSpec:
     """A :class:`SceneSpec` from itself, a catalog id, ``procedural:<seed>`` or a spec JSON path."""
     if isinstance(scene, SceneSpec):
         return scene
-    from spatialscout_gym.scenes.catalog import scene_by_name
     return scene_by_name(str(scene))
-
-
-def _catalog_version() -> str | None:
-    try:
-        from spatialscout_gym.scenes import catalog
-    except ImportError:
-        return None
-    for name in ("CATALOG_VERSION", "catalog_version"):
-        v = getattr(catalog, name, None)
-        if v is not None:
-            return str(v() if callable(v) else v)
-    return None
 
 
 def run_episode(agent: Agent, scene: str | SceneSpec, out_dir: str | os.PathLike, *, seed: int = 0,
@@ -147,8 +135,8 @@ def write_run(out_dir: str | os.PathLike, spec: SceneSpec, episode: Episode, age
         result.update(extra())
     result.update({
         "scene_id": spec.scene_id, "agent": getattr(agent, "name", type(agent).__name__),
-        "seed": int(seed), "catalog_version": _catalog_version(),
-        "scene_content_hash": spec.content_hash(), "resolution": int(resolution),
+        "seed": int(seed), "catalog_version": CATALOG_VERSION,
+        "scene_content_hash": scene_content_hash(spec), "resolution": int(resolution),
         "end_reason": episode.end_reason, "counters": episode.counters(),
         "image_budget": int(image_budget), "call_budget": call_budget,
     })

@@ -27,7 +27,7 @@ from spatialscout_gym.scenes.procedural import (FOV_Y_DEG, IMAGE_SIZE, TRAIN_NAM
 
 __all__ = ["CATALOG_VERSION", "CATALOG_NAMESPACE", "RENDER_SETTINGS", "CatalogEntry", "catalog_entries",
            "catalog_scene_ids", "load_scene", "generate_catalog_scene", "scene_by_name", "manifest",
-           "UnknownSceneError", "scene_name_problem", "SCENE_NAME_FORMS",
+           "UnknownSceneError", "scene_name_problem", "SCENE_NAME_FORMS", "scene_content_hash",
            "freeze_manifest", "MANIFEST_PATH", "CatalogMismatchError", "procedural_scene", "TRAIN_NAMESPACE"]
 
 CATALOG_VERSION = "1.0"
@@ -108,6 +108,12 @@ def catalog_scene_ids() -> list[str]:
     return [s["scene_id"] for s in manifest()["scenes"]]
 
 
+def scene_content_hash(spec: SceneSpec) -> str:
+    """The content hash every result file carries (issue 3, item 7): the spec and the catalog's
+    render settings; for a catalog scene it equals the manifest's ``content_hash``."""
+    return spec.content_hash(RENDER_SETTINGS)
+
+
 class UnknownSceneError(KeyError):
     """A scene name that is neither a catalog id, ``procedural:<seed>``, a spec file nor an
     imported id. A ``KeyError`` whose message prints without the quotes ``KeyError`` adds."""
@@ -156,7 +162,7 @@ def load_scene(scene_id: str) -> SceneSpec:
         raise CatalogMismatchError(f"{scene_id!r} is in the manifest but not in this code's catalog plan; "
                                    "the code changed the catalog: bump CATALOG_VERSION and re-freeze")
     spec = generate_catalog_scene(entry)
-    h = spec.content_hash(RENDER_SETTINGS)
+    h = scene_content_hash(spec)
     if h != rows[scene_id]["content_hash"]:
         raise CatalogMismatchError(
             f"catalog scene {scene_id!r} regenerated with content hash {h[:12]}..., but catalog "
@@ -203,7 +209,7 @@ def freeze_manifest(path: Path | None = None, progress: bool = False) -> dict:
                      "rooms": spec.public.description.get("rooms", []),
                      "seed": e.seed, "seed_sequence": [CATALOG_NAMESPACE, e.seed],
                      "n_targets": e.n_targets, "radius_m": round(spec.public.radius_m, 6),
-                     "content_hash": spec.content_hash(RENDER_SETTINGS)})
+                     "content_hash": scene_content_hash(spec)})
     data = {"catalog_version": CATALOG_VERSION, "render_settings": RENDER_SETTINGS,
             "generator": "spatialscout_gym.scenes.procedural", "scenes": rows}
     out = Path(path) if path is not None else MANIFEST_PATH
