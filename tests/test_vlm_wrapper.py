@@ -175,3 +175,15 @@ def test_mcp_session_refuses_huge_integers():
         blocks, err = session.call("move_camera", {"forward": 10 ** 400})
         assert err and "beyond the float range" in json.loads(blocks[0]["text"])["error"]
         assert not session.episode.done
+
+
+def test_prompt_names_what_the_call_budget_counts():
+    from spatialscout_gym.wrappers.prompt import task_prompt
+    spec = small_scene()
+    K = spec.public.intrinsics
+    budget = lambda **kw: next(l for l in task_prompt(spec.public, K, model_call_budget=7,  # noqa: E731
+                                                      image_budget=5, **kw).splitlines()
+                                if l.startswith("BUDGETS"))
+    assert "B = 7 model calls" in budget() and "tool calls (every" not in budget()
+    mcp = budget(budget_counts_tool_calls=True)   # the MCP server cannot see model calls
+    assert "B = 7 tool calls" in mcp and "model calls" not in mcp

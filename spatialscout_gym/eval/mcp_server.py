@@ -76,9 +76,9 @@ class McpEpisode:
         self.episode = Episode(spec.public, renderer, image_budget=image_budget, call_budget=call_budget)
         self.result: dict | None = None
         self._sent_initial = False
-        self.instructions = (task_prompt(spec.public, self.episode.intrinsics,
-                                         model_call_budget=call_budget or 10**6, image_budget=image_budget)
-                             + "\n\nOVER MCP the budget B counts tool calls, not model calls.")
+        self.instructions = task_prompt(spec.public, self.episode.intrinsics,
+                                        model_call_budget=call_budget or 10**6, image_budget=image_budget,
+                                        budget_counts_tool_calls=True)
 
     # ---- one tool call ---------------------------------------------------------------------------
     def call(self, name: str, arguments: Any) -> tuple[list[dict], bool]:

@@ -26,7 +26,7 @@ PASSIVE_NOTE = (
 
 
 def task_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_budget: int,
-                image_budget: int, passive: bool = False) -> str:
+                image_budget: int, passive: bool = False, budget_counts_tool_calls: bool = False) -> str:
     """The system prompt: the protocol, the inventory and the budgets.
 
     Parameters
@@ -41,6 +41,9 @@ def task_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_budge
         V, images per episode including the initial one.
     passive : bool
         Add the passive-mode note (camera tools disabled).
+    budget_counts_tool_calls : bool
+        B counts tool calls instead of model calls (the MCP server, which cannot see the client's
+        model calls).
     """
     K = intrinsics
     wd, hd = delivered_size(K.width, K.height)
@@ -50,6 +53,10 @@ def task_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_budge
     for e in inventory:
         groups[e["group"]] = groups.get(e["group"], 0) + 1
     shared = sorted(g for g, n in groups.items() if n > 1)
+    calls = (f"{model_call_budget} tool calls (every tool call counts, refused ones included)"
+             if budget_counts_tool_calls else
+             f"{model_call_budget} model calls (each of your responses is one call, whatever number of "
+             "tool calls it carries)")
     lines = [
         "You are mapping an indoor scene with a camera. Estimate the 3D centre of every target in "
         "the inventory below and submit it with the tools.",
@@ -65,8 +72,7 @@ def task_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_budge
         f"SEARCH RADIUS: every target centre lies within r = {r:.3f} m of the origin; a submission "
         f"with |p| > r + {SUBMIT_MARGIN_M:g} = {r + SUBMIT_MARGIN_M:.3f} m is refused.",
         "",
-        f"BUDGETS: B = {model_call_budget} model calls (each of your responses is one call, whatever "
-        f"number of tool calls it carries) and V = {image_budget} images (the initial image counts). "
+        f"BUDGETS: B = {calls} and V = {image_budget} images (the initial image counts). "
         "Tool calls in one response run in order. After V images captures are refused, but you can "
         "still triangulate, submit and finish. The episode ends when you call finish_mapping (tools "
         "after it in the same response are skipped), when you answer without a tool call, or when "
