@@ -42,3 +42,26 @@ def test_evaluate_passes_model_options_and_keeps_the_key_off_disk(tmp_path, caps
     for path in out.rglob("*"):
         if path.is_file() and path.suffix in (".json", ".jsonl", ".md", ".txt"):
             assert SECRET not in path.read_text(), f"API key written to {path}"
+
+
+def test_spend_of_a_failed_attempt_survives_the_redo(tmp_path, capsys, monkeypatch):
+    import spatialscout_gym.baselines.providers as providers
+    monkeypatch.setattr(providers.time, "sleep", lambda s: None)   # no real backoff waits
+    out = tmp_path / "ev"
+    argv = ["evaluate", "--agent", "openai:scripted", "--api-key", "local", "--scenes", "procedural:11",
+            "--out", str(out), "--resolution", "32", "--image-budget", "3", "--call-budget", "4",
+            "--no-progress"]
+    # first run: the service fails all 3 HTTP attempts of the first model call -> a failed episode
+    with ScriptedServer(_policy, fail={0: "500", 1: "500", 2: "500"}) as server:
+        assert main(argv + ["--base-url", server.openai_url]) == 1
+    first = json.loads((out / "report.json").read_text()) if (out / "report.json").is_file() else None
+    assert first is None or first["failed_attempts_spend"]["episodes"] == 1
+    # rerun: the episode is redone and succeeds; the failed attempt's spend is kept apart
+    with ScriptedServer(_policy) as server:
+        assert main(argv + ["--base-url", server.openai_url]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["counters"]["episodes"] == 1 and report["failures"] == []
+    spent = report["failed_attempts_spend"]
+    assert spent["episodes"] == 1 and spent["http_attempts"] == 3
+    assert (out / "procedural_11" / "seed_0.attempts" / "failed_01.json").is_file()
+    assert "Failed attempts (scored nowhere, but spent): 1 episodes" in (out / "report.md").read_text()

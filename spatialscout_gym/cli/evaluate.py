@@ -66,14 +66,16 @@ def run(args: argparse.Namespace) -> int:
     if problems:
         raise CliError(problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
     options = vlm_options(args)
-    secrets = {"api_key": options.pop("api_key")} if options.get("api_key") else {}
-    options = {k: v for k, v in options.items() if v is not None and k != "api_key"}
+    # The key and the endpoint reach the workers but are neither written to DIR nor part of what a
+    # resume must match (a key is secret; a model served at a new address is the same model).
+    runtime = {k: options.pop(k) for k in ("api_key", "base_url") if options.get(k) is not None}
+    options = {k: v for k, v in options.items() if v is not None and k not in ("api_key", "base_url")}
     try:
-        make_agent(args.agent, **options, **secrets)
+        make_agent(args.agent, **options, **runtime)
     except UnknownAgentError as exc:
         raise CliError(str(exc)) from None
     settings = EvalSettings(args.agent, args.image_budget, args.call_budget, args.resolution,
-                            agent_options=options, secret_options=secrets)
+                            agent_options=options, runtime_options=runtime)
     try:
         summary = evaluate(args.out, settings, args.scenes, seeds=args.seeds, workers=args.workers,
                            backend=args.backend, max_concurrency=args.max_concurrency,

@@ -44,6 +44,7 @@ __all__ = ["read_result", "is_finished", "EvalSettings", "EpisodeTask", "Outcome
 
 SETTINGS_FILE = "evaluate.json"
 FAILED_SUFFIX = ".failed.json"
+ATTEMPTS_SUFFIX = ".attempts"
 _LOCK_FILE = ".evaluate.lock"
 
 
@@ -67,8 +68,9 @@ class EvalSettings:
         Square render grid, pixels.
     agent_options : dict
         Keyword options of ``make_agent`` (e.g. a model agent's base URL, reasoning effort).
-    secret_options : dict
-        Options passed to ``make_agent`` but never written to disk (an API key).
+    runtime_options : dict
+        Options passed to ``make_agent`` but neither written to disk nor compared on resume (the
+        API key, the endpoint URL).
     """
 
     agent: str
@@ -76,11 +78,11 @@ class EvalSettings:
     call_budget: int | None = 100
     resolution: int = 512
     agent_options: dict = field(default_factory=dict)
-    secret_options: dict = field(default_factory=dict, repr=False, compare=False)
+    runtime_options: dict = field(default_factory=dict, repr=False, compare=False)
 
     def to_dict(self) -> dict:
         d = asdict(self)
-        del d["secret_options"]
+        del d["runtime_options"]
         if not d["agent_options"]:   # keeps evaluate.json of option-free agents as it was
             del d["agent_options"]
         return d
@@ -340,7 +342,8 @@ def execute_task(task: EpisodeTask, state: WorkerState) -> Outcome:
     s = state.settings
     try:
         spec = resolve_scene(task.scene)
-        agent = make_agent(s.agent, **s.agent_options, **s.secret_options)
+        archive_failed_attempt(Path(task.run_dir))
+        agent = make_agent(s.agent, **s.agent_options, **s.runtime_options)
         attach_request_limiter(agent, state.limiter)
         renderer = state.renderer_for(spec)
         result = run_episode(agent, spec, task.run_dir, seed=task.seed, image_budget=s.image_budget,
@@ -359,6 +362,21 @@ def execute_task(task: EpisodeTask, state: WorkerState) -> Outcome:
         return Outcome(task, False, error=error, wall_s=time.perf_counter() - t0)
     task.failed_file.unlink(missing_ok=True)
     return Outcome(task, True, result=result, wall_s=time.perf_counter() - t0)
+
+
+def archive_failed_attempt(run_dir: Path) -> Path | None:
+    """Before a failed episode is redone, keep its ``result.json`` (the model calls, tokens and
+    cost it spent) as ``<run dir>.attempts/failed_NN.json``; the report sums these apart."""
+    res = run_dir / "result.json"
+    if not res.is_file():
+        return None
+    d = json.loads(res.read_text(encoding="utf-8"))
+    if d.get("status", "ok") != "failed":
+        return None
+    archive = Path(str(run_dir) + ATTEMPTS_SUFFIX)
+    dest = archive / f"failed_{len(list(archive.glob('failed_*.json'))) + 1:02d}.json"
+    write_json_atomic(dest, d)
+    return dest
 
 
 # ---------------------------------------------------------------------------------------------

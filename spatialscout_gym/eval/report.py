@@ -9,6 +9,7 @@ with :func:`~spatialscout_gym.core.scoring.aggregate`. The report dict (``DIR/re
      "seeds": {"seeds": [k...], "per_seed": {k: all-target mean IoU}, "mean", "std"},
      "counters": {"episodes", "tool_calls", "images", "model_calls", "cost_usd", ...},
      "failures": [{"run", "scene", "seed", "error"}], "settings": {...},
+     "failed_attempts_spend": {"episodes", "calls", "cost_usd", ...},   # failed attempts, redone or not
      "catalog_version": str | None, "scene_hashes": {scene_id: sha256}}
 
 ``key`` is the scene id when every scene ran once, else ``<scene_id>/seed_<k>``. Failed episodes
@@ -36,7 +37,7 @@ from spatialscout_gym.core.files import (load_ground_truth, load_predictions, wr
 from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, aggregate, score_scene
 from spatialscout_gym.core.table import format_table
 
-__all__ = ["RunRecord", "find_runs", "find_failures", "build_report", "write_report", "format_report_md",
+__all__ = ["RunRecord", "find_runs", "find_failures", "failed_attempt_results", "build_report", "write_report", "format_report_md",
            "compare_reports", "CompareError", "REPORT_JSON", "REPORT_MD"]
 
 REPORT_JSON = "report.json"
@@ -103,18 +104,31 @@ def find_failures(out_dir: str | os.PathLike) -> list[dict]:
     return failures
 
 
-def _counters(records: Sequence[RunRecord]) -> dict:
-    """Totals of every numeric counter in ``result.json``: ``counters`` (tool calls, images),
+def failed_attempt_results(out_dir: str | os.PathLike) -> list[dict]:
+    """``result.json`` of every failed attempt: failed run directories and the attempts that
+    ``evaluate`` archived (``<run dir>.attempts/failed_NN.json``) before redoing an episode. Their
+    model calls, tokens and cost were spent even though their scores count nowhere."""
+    out = Path(out_dir)
+    found = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(out.glob("*/seed_*.attempts/failed_*.json"))]
+    for r in sorted(out.glob("*/seed_*/result.json")):
+        d = json.loads(r.read_text(encoding="utf-8"))
+        if d.get("status", "ok") == "failed":
+            found.append(d)
+    return found
+
+
+def _counters(results: Sequence[dict]) -> dict:
+    """Totals of every numeric counter in ``result.json`` dicts: ``counters`` (tool calls, images),
     ``usage`` and the VLM agent's ``model`` block (model calls, HTTP attempts, tokens, cost)."""
     totals: dict[str, float] = defaultdict(float)
-    for r in records:
-        model = r.result.get("model") if isinstance(r.result.get("model"), dict) else {}
-        for source in (r.result.get("counters") or {}, r.result.get("usage") or {}, model,
+    for result in results:
+        model = result.get("model") if isinstance(result.get("model"), dict) else {}
+        for source in (result.get("counters") or {}, result.get("usage") or {}, model,
                        model.get("usage") or {}):
             for k, v in source.items():
                 if k not in _NOT_SUMMED and isinstance(v, (int, float)) and not isinstance(v, bool):
                     totals[k] += v
-    out = {"episodes": len(records)}
+    out = {"episodes": len(results)}
     out.update({k: (int(v) if float(v).is_integer() else float(v)) for k, v in sorted(totals.items())})
     out["images"] = out.get("images_used", 0)
     out.setdefault("model_calls", 0)
@@ -172,7 +186,8 @@ def build_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> d
         "settings": json.loads(settings_file.read_text()) if settings_file.is_file() else None,
         "categories": _categories(records),
         "seeds": _seed_spread(records, lam),
-        "counters": _counters(records),
+        "counters": _counters([r.result for r in records]),
+        "failed_attempts_spend": _counters(failed_attempt_results(out)),
         "failures": find_failures(out),
         "catalog_version": versions[0] if len(versions) == 1 else versions,
         "scene_hashes": {r.scene_id: r.result.get("scene_content_hash") for r in records},
@@ -205,6 +220,11 @@ def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> st
     lines += ["## Counters", "", "| counter | total |", "|---|---|"]
     lines += [f"| {k} | {v:.4g} |" if isinstance(v, float) else f"| {k} | {v} |" for k, v in c.items()]
     lines.append("")
+    spent = report.get("failed_attempts_spend") or {}
+    if spent.get("episodes"):
+        lines += [f"Failed attempts (scored nowhere, but spent): {spent['episodes']} episodes, "
+                  f"{spent['calls']} calls, {spent.get('images', 0)} images, "
+                  f"${spent['cost_usd']:.4g}.", ""]
     if report["failures"]:
         lines += ["## Failed episodes (left out of aggregates)", "", "| run | error |", "|---|---|"]
         lines += [f"| {f['run']} | {str(f['error']).replace('|', '/')[:200]} |" for f in report["failures"]]
