@@ -120,6 +120,18 @@ def _go(episode: Episode, pose: CameraPose) -> bool:
     return res.ok
 
 
+def _capture_along(episode: Episode, poses, look) -> None:
+    """Go to each pose of a view plan and capture there, calling ``look(frame_id)`` after each
+    capture; stops at the first refused capture (the image budget is used up)."""
+    for pose in poses:
+        if not _go(episode, pose):
+            continue
+        res = episode.capture_image()
+        if not res.ok:
+            break
+        look(res.frame_id)
+
+
 def _require(privileged: PrivilegedAccess | None, name: str) -> PrivilegedAccess:
     if privileged is None:
         raise ValueError(f"agent {name!r} is privileged: run it through the runner (which passes "
@@ -169,19 +181,13 @@ class OracleExplorerAgent:
                 if tid not in seen:
                     seen.add(tid)
                     pending[tid] = [float(x) for x in centres[tid]]
+            if per_capture and pending and frame_id > 0:
+                episode.submit_positions(pending)
+                pending.clear()
 
         look(0)
         n = _images_affordable(episode, 2, reserve_calls=2)
-        for pose in view_plan(spec, n, sweep=self.sweep, pitch_deg=self.pitch_deg):
-            if not _go(episode, pose):
-                continue
-            res = episode.capture_image()
-            if not res.ok:
-                break
-            look(res.frame_id)
-            if per_capture and pending:
-                episode.submit_positions(pending)
-                pending = {}
+        _capture_along(episode, view_plan(spec, n, sweep=self.sweep, pitch_deg=self.pitch_deg), look)
         if pending:
             episode.submit_positions(pending)
         episode.finish_mapping()
@@ -232,13 +238,7 @@ class OracleClickAgent:
 
         look(0)
         n = _images_affordable(episode, 2, reserve_calls=n_targets + 2)
-        for pose in view_plan(spec, n, sweep=self.sweep, pitch_deg=self.pitch_deg):
-            if not _go(episode, pose):
-                continue
-            res = episode.capture_image()
-            if not res.ok:
-                break
-            look(res.frame_id)
+        _capture_along(episode, view_plan(spec, n, sweep=self.sweep, pitch_deg=self.pitch_deg), look)
 
         frames = episode.frames
         K = episode.intrinsics
