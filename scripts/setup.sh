@@ -60,11 +60,15 @@ if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
   fi
 fi
-# EXTRAS picks the optional dependency groups (pyproject.toml); a stamp of the extras and of
-# pyproject.toml's content makes reruns free until either changes.
+# EXTRAS picks the optional dependency groups (pyproject.toml). One stamp per installed extra and
+# pyproject.toml's content makes reruns free until pyproject.toml changes or a new extra is asked for.
 EXTRAS="${EXTRAS:-render,plots,test}"
-stamp=".venv/.spatialscout-installed-$( { echo "$EXTRAS"; cat pyproject.toml; } | sha256sum | cut -c1-16)"
-if [ ! -f "$stamp" ] || ! .venv/bin/python -c "import spatialscout_gym" >/dev/null 2>&1; then
+tag="$(sha256sum pyproject.toml | cut -c1-16)"
+missing=""
+for extra in ${EXTRAS//,/ }; do
+  [ -f ".venv/.installed-$extra-$tag" ] || missing="$missing $extra"
+done
+if [ -n "$missing" ] || ! .venv/bin/python -c "import spatialscout_gym" >/dev/null 2>&1; then
   log=.venv/pip-install.log
   say "installing spatialscout-gym with extras $EXTRAS (pip's output: $log)"
   pip_install() {
@@ -79,7 +83,7 @@ if [ ! -f "$stamp" ] || ! .venv/bin/python -c "import spatialscout_gym" >/dev/nu
     *,rl,*) pip_install "torch==2.13.0" ;;
   esac
   pip_install -e ".[$EXTRAS]"
-  rm -f .venv/.spatialscout-installed-*
-  touch "$stamp"
+  find .venv -maxdepth 1 -name ".installed-*" ! -name "*-$tag" -delete
+  for extra in ${EXTRAS//,/ }; do touch ".venv/.installed-$extra-$tag"; done
 fi
 say "ready: . .venv/bin/activate && spatialscout doctor"
