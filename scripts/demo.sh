@@ -7,6 +7,6 @@ EXTRAS="render,plots" bash scripts/setup.sh
 . .venv/bin/activate
 SCENE="${SCENE:-$(python -c 'from spatialscout_gym.scenes.catalog import catalog_scene_ids; print(catalog_scene_ids()[0])')}"
 AGENT="${AGENT:-oracle-click}"
-spatialscout run --agent "$AGENT" --scene "$SCENE" --out runs/demo "$@"
+spatialscout run --agent "$AGENT" --scene "$SCENE" --out runs/demo --overwrite "$@"
 spatialscout scenes render "$SCENE" --out runs/demo/scene
 echo "Images: runs/demo/frames/*.png, runs/demo/scene/*.png; trace: runs/demo/trace.jsonl"

@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
             session = McpEpisode(spec, args.out, resolution=args.resolution, image_budget=args.image_budget,
                                  call_budget=args.call_budget, overwrite=args.overwrite)
         except FileExistsError as exc:
-            raise CliError(str(exc)) from None
+            raise CliError(f"{exc}; choose another --out or pass --overwrite") from None
         except (KeyError, FileNotFoundError, ValueError) as exc:
             raise CliError(f"cannot load scene {args.scene!r}: {exc}") from None
     if args.transport == "stdio":

@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
                              call_budget=args.call_budget, resolution=args.resolution,
                              overwrite=args.overwrite)
     except FileExistsError as exc:
-        raise CliError(f"{exc} (or pass --overwrite)") from None
+        raise CliError(f"{exc}; choose another --out or pass --overwrite") from None
     except (KeyError, FileNotFoundError, ValueError) as exc:
         raise CliError(f"cannot run scene {args.scene!r}: {exc}") from None
     c = result["counters"]

@@ -63,8 +63,7 @@ class McpEpisode:
                  seed: int = 0, overwrite: bool = False) -> None:
         out = Path(out_dir)
         if out.exists() and (not out.is_dir() or any(out.iterdir())) and not overwrite:
-            raise FileExistsError(f"run directory {out} already exists and is not empty; choose another "
-                                  f"--out or pass --overwrite")
+            raise FileExistsError(f"run directory {out} already exists and is not empty")
         self.spec, self.out_dir = spec, out
         self._owns = renderer is None
         if renderer is None:

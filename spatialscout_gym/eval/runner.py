@@ -83,8 +83,7 @@ def run_episode(agent: Agent, scene: str | SceneSpec, out_dir: str | os.PathLike
     """
     out = Path(out_dir)
     if out.exists() and (not out.is_dir() or any(out.iterdir())) and not overwrite:
-        raise FileExistsError(f"run directory {out} already exists and is not empty; choose another "
-                              f"--out or pass overwrite=True")
+        raise FileExistsError(f"run directory {out} already exists and is not empty")
     spec = resolve_scene(scene)
     owns = renderer is None
     if owns:
