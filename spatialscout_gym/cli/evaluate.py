@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
-from spatialscout_gym.cli.options import check_episode_options
+from spatialscout_gym.cli.options import agent_help, check_episode_options
 from spatialscout_gym.cli.run import add_vlm_arguments, vlm_options
 
 
@@ -24,7 +24,7 @@ def register(subparsers) -> None:
         description="Run AGENT on every scene (x seeds) in parallel worker processes or on Ray. Each "
                     "episode writes DIR/<scene>/seed_<k>/ atomically; rerunning the same command "
                     "resumes. Writes DIR/report.json and DIR/report.md at the end.")
-    p.add_argument("--agent", required=True, help="agent name, e.g. origin, uniform-ball")
+    p.add_argument("--agent", required=True, help=agent_help())
     p.add_argument("--scenes", required=True, nargs="+", metavar="SCENE",
                    help="'catalog' (all catalog scenes) and/or scene ids, procedural:<seed>, spec JSON paths")
     p.add_argument("--out", required=True, type=Path, help="evaluation directory DIR")

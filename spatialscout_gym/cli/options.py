@@ -1,4 +1,4 @@
-"""Checks of the episode options that ``run``, ``evaluate`` and ``mcp`` share."""
+"""Options that ``run``, ``evaluate`` and ``mcp`` share: checks and help texts."""
 
 from __future__ import annotations
 
@@ -15,3 +15,11 @@ def check_episode_options(args: argparse.Namespace) -> None:
         raise CliError(f"--call-budget must be >= 1, got {args.call_budget}")
     if args.resolution < 8:
         raise CliError(f"--resolution must be >= 8 pixels, got {args.resolution}")
+
+
+def agent_help() -> str:
+    """``--agent`` help listing the registered agents (the registry imports nothing heavy)."""
+    from spatialscout_gym.baselines.registry import known_agents
+    names = [n.replace(":ARG", ":MODEL" if n.split(":")[0] in ("openai", "anthropic") else ":PATH")
+             for n in known_agents()]
+    return "one of: " + ", ".join(names)

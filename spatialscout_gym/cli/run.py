@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
-from spatialscout_gym.cli.options import check_episode_options
+from spatialscout_gym.cli.options import agent_help, check_episode_options
 
 
 def register(subparsers) -> None:
@@ -19,7 +19,7 @@ def register(subparsers) -> None:
         "run", help="run one episode of an agent and write trace, predictions, result and frames",
         description="Run one episode of AGENT on SCENE and write trace.jsonl, predictions.json, "
                     "result.json, ground_truth.json and frames/*.png under --out.")
-    p.add_argument("--agent", required=True, help="agent name, e.g. origin, uniform-ball")
+    p.add_argument("--agent", required=True, help=agent_help())
     p.add_argument("--scene", required=True,
                    help="catalog scene id, procedural:<seed>, or a scene spec JSON path")
     p.add_argument("--out", required=True, type=Path, help="run directory to create")
