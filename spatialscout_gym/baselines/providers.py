@@ -111,7 +111,12 @@ class ModelProvider:
         raise NotImplementedError
 
     def _retryable(self, exc: Exception) -> bool:
-        raise NotImplementedError
+        """Network failures (timeouts included), 5xx and 429 are retried; both SDKs name these
+        ``APIConnectionError`` and ``status_code``. ``self._sdk`` is the SDK module."""
+        if isinstance(exc, self._sdk.APIConnectionError):
+            return True
+        code = _status(exc)
+        return code is not None and (code >= 500 or code == 429)
 
     # ---- the retry loop --------------------------------------------------------------------------
     def complete(self, messages: list[Message]) -> ModelReply:
@@ -172,12 +177,6 @@ class OpenAIProvider(ModelProvider):
     def _is_sdk_error(self, exc: Exception) -> bool:
         return isinstance(exc, self._sdk.OpenAIError)
 
-    def _retryable(self, exc: Exception) -> bool:
-        if isinstance(exc, self._sdk.APIConnectionError):  # includes timeouts
-            return True
-        code = _status(exc)
-        return code is not None and (code >= 500 or code == 429)
-
     def _send(self, messages: list[Message]) -> Any:
         kwargs: dict[str, Any] = {}
         if self.max_tokens is not None:
@@ -216,12 +215,6 @@ class AnthropicProvider(ModelProvider):
 
     def _is_sdk_error(self, exc: Exception) -> bool:
         return isinstance(exc, self._sdk.AnthropicError)
-
-    def _retryable(self, exc: Exception) -> bool:
-        if isinstance(exc, self._sdk.APIConnectionError):
-            return True
-        code = _status(exc)
-        return code is not None and (code >= 500 or code == 429)
 
     def _send(self, messages: list[Message]) -> Any:
         system, msgs = to_anthropic_messages(messages)

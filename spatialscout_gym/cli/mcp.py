@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
-from spatialscout_gym.cli.options import check_episode_options
+from spatialscout_gym.cli.options import check_episode_options, scene_from_arg
 
 
 def register(subparsers) -> None:
@@ -33,20 +33,17 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from spatialscout_gym.eval.runner import resolve_scene
     from spatialscout_gym.eval.mcp_server import McpEpisode, serve_http, serve_stdio, stdout_to_stderr
     check_episode_options(args)
     if not 1 <= args.port <= 65535:
         raise CliError(f"--port must be in 1..65535, got {args.port}")
     with stdout_to_stderr():  # keep the stdio wire clean while the scene loads and renders frame 0
         try:
-            spec = resolve_scene(args.scene)
+            spec = scene_from_arg(args.scene)
             session = McpEpisode(spec, args.out, resolution=args.resolution, image_budget=args.image_budget,
                                  call_budget=args.call_budget, overwrite=args.overwrite)
         except FileExistsError as exc:
             raise CliError(f"{exc}; choose another --out or pass --overwrite") from None
-        except (KeyError, FileNotFoundError, ValueError) as exc:
-            raise CliError(f"cannot load scene {args.scene!r}: {exc}") from None
     if args.transport == "stdio":
         serve_stdio(session)
     else:

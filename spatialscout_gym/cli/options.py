@@ -1,4 +1,4 @@
-"""Options that ``run``, ``evaluate`` and ``mcp`` share: checks and help texts."""
+"""Options the commands share: episode checks, the ``--agent`` help, loading a SCENE argument."""
 
 from __future__ import annotations
 
@@ -23,3 +23,15 @@ def agent_help() -> str:
     names = [n.replace(":ARG", ":MODEL" if n.split(":")[0] in ("openai", "anthropic") else ":PATH")
              for n in known_agents()]
     return "one of: " + ", ".join(names)
+
+
+def scene_from_arg(name: str):
+    """The :class:`~spatialscout_gym.core.spec.SceneSpec` a SCENE argument names (catalog id,
+    ``procedural:<seed>``, spec file or directory, imported id), or a one-line :class:`CliError`."""
+    from spatialscout_gym.scenes.catalog import CatalogMismatchError, UnknownSceneError, scene_by_name
+    try:
+        return scene_by_name(name)
+    except UnknownSceneError as exc:
+        raise CliError(str(exc)) from None
+    except (KeyError, ValueError, FileNotFoundError, CatalogMismatchError) as exc:  # bad seed, broken spec, drifted catalog
+        raise CliError(f"cannot load scene {name!r}: {exc}") from None

@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
+from spatialscout_gym.cli.options import scene_from_arg
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -52,16 +53,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         add_render_parser(sub)
     from spatialscout_gym.cli.scenes_import import add_import_parser  # issue 8: import-maniskill
     add_import_parser(sub)
-
-
-def _resolve(name: str):
-    from spatialscout_gym.scenes.catalog import CatalogMismatchError, scene_by_name
-    try:
-        return scene_by_name(name)
-    except KeyError as exc:
-        raise CliError(str(exc).strip('"')) from exc
-    except (ValueError, CatalogMismatchError) as exc:
-        raise CliError(f"scene {name!r}: {exc}") from exc
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -116,7 +107,7 @@ def run_export(args: argparse.Namespace) -> int:
         from tqdm import tqdm
         it = tqdm(names, desc="exporting", unit="scene")
     for name in it:
-        export_scene(_resolve(name), args.out)
+        export_scene(scene_from_arg(name), args.out)
     print(f"wrote {len(names)} scene directories under {args.out}")
     return 0
 

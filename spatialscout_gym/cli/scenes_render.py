@@ -11,8 +11,9 @@ import argparse
 from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
+from spatialscout_gym.cli.options import scene_from_arg
 
-__all__ = ["add_render_parser", "resolve_scene", "run_render"]
+__all__ = ["add_render_parser", "run_render"]
 
 
 def add_render_parser(scenes_subparsers) -> argparse.ArgumentParser:
@@ -28,34 +29,12 @@ def add_render_parser(scenes_subparsers) -> argparse.ArgumentParser:
     return p
 
 
-def resolve_scene(name: str):
-    """A :class:`SceneSpec` from a spec JSON path or a catalog name."""
-    from spatialscout_gym.core.spec import SceneSpec
-    path = Path(name)
-    if path.suffix == ".json" and path.is_file():
-        try:
-            return SceneSpec.from_json(path.read_text())
-        except (ValueError, KeyError) as exc:
-            raise CliError(f"{path} is not a scene spec: {exc}") from exc
-    try:
-        from spatialscout_gym.scenes import catalog
-    except ImportError as exc:
-        raise CliError(f"scene {name!r}: no scene catalog is available ({exc}); pass a scene-spec "
-                       f".json file instead") from exc
-    try:
-        return catalog.scene_by_name(name)
-    except KeyError as exc:
-        raise CliError(f"unknown scene {name!r}; `spatialscout scenes list` shows the catalog") from exc
-    except (ValueError, catalog.CatalogMismatchError) as exc:   # e.g. procedural:abc, a drifted catalog
-        raise CliError(f"scene {name!r}: {exc}") from exc
-
-
 def run_render(args: argparse.Namespace) -> int:
     if args.size <= 0:
         raise CliError(f"--size must be a positive number of pixels, got {args.size} (default 512)")
     from spatialscout_gym.render.device import RenderDeviceError
     from spatialscout_gym.render.pictures import write_scene_pictures
-    spec = resolve_scene(args.scene)
+    spec = scene_from_arg(args.scene)
     try:
         from spatialscout_gym.render.sapien_renderer import SapienRenderer
         renderer = SapienRenderer(spec, args.size, args.size)

@@ -52,7 +52,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from spatialscout_gym.core.spec import TargetBox
-from spatialscout_gym.core.types import is_finite_vec3
+from spatialscout_gym.core.types import is_finite_number, is_finite_vec3
 
 __all__ = ["GroundTruth", "SceneScore", "score_scene", "aggregate", "box_iou",
            "THRESHOLDS", "THRESHOLD_KEYS", "MIN_SIDE_M", "DEFAULT_LAMBDA_M", "COMPAT_MODES"]
@@ -150,8 +150,7 @@ class GroundTruth:
         if not isinstance(scene_id, str) or not scene_id:
             raise ValueError(f"scene_id must be a non-empty string, got {scene_id!r}")
         radius = d["radius_m"]
-        if isinstance(radius, bool) or not isinstance(radius, (int, float)) or not np.isfinite(radius) \
-                or radius < 0:
+        if not is_finite_number(radius) or radius < 0:
             raise ValueError(f"radius_m must be a finite number >= 0, got {radius!r}")
         wft = d["world_from_task"]
         if not isinstance(wft, dict) or "rotation" not in wft or "translation" not in wft:
@@ -278,7 +277,7 @@ class SceneScore:
 
 
 def _check_lambda(lam: float) -> float:
-    if isinstance(lam, bool) or not isinstance(lam, (int, float)) or not np.isfinite(lam) or lam < 0:
+    if not is_finite_number(lam) or lam < 0:
         raise ValueError(f"lambda (the omission penalty) must be a finite number of metres >= 0, got {lam!r}")
     return float(lam)
 
