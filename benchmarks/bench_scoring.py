@@ -2,7 +2,7 @@
 
     python benchmarks/bench_scoring.py [--repeats 7] [--compat paper|release]
 
-Scenes resemble SPEC.md section 8: about 44% of targets share a group with other instances of
+Scenes resemble docs/protocol.md section 8: about 44% of targets share a group with other instances of
 different sizes, radii from about 2 to 9 m, sides from millimetres to metres. Each map submits about
 85% of the targets with 7 cm of noise per axis and some ids swapped within their group. Times
 :func:`score_scene` for every scene plus :func:`aggregate` in this process (best and median of the

@@ -1,6 +1,6 @@
 """Evaluate the reference and NBV agents on catalog scenes at one capture budget (issue 6, item 4).
 
-Prints one Table-3-style markdown table (object-micro, SPEC.md section 9 columns, in %) with one
+Prints one Table-3-style markdown table (object-micro, docs/protocol.md section 9 columns, in %) with one
 row per agent: with several ``--seeds`` the row is the mean over seeds and its label carries the
 spread (max - min across seeds) of the all-target mean IoU, e.g. ``random-nbv (spread 1.27)``; a
 ``ppo:DIR/model.zip`` agent is labelled ``DIR``. ``--out`` writes every seed's object-micro metrics

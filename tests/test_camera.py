@@ -1,4 +1,4 @@
-"""Pinhole intrinsics and pixel conventions (SPEC.md section 3; core/camera.py)."""
+"""Pinhole intrinsics and pixel conventions (docs/protocol.md section 3; core/camera.py)."""
 
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ def test_project_behind_camera_has_negative_depth():
 
 
 def test_delivered_to_render_formula():
-    # SPEC.md section 3: u = (u_d + 1/2) W / W_d - 1/2
+    # docs/protocol.md section 3: u = (u_d + 1/2) W / W_d - 1/2
     assert delivered_to_render(0.0, 0.0, 384, 384, 512, 512) == pytest.approx((1 / 6, 1 / 6))
     assert delivered_to_render(191.5, 191.5, 384, 384, 512, 512) == pytest.approx((255.5, 255.5))
     # outer edges map to outer edges

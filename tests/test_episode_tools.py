@@ -1,4 +1,4 @@
-"""The ten tools of SPEC.md section 4 on a fake renderer: semantics, bounds, refusals, budgets."""
+"""The ten tools of docs/protocol.md section 4 on a fake renderer: semantics, bounds, refusals, budgets."""
 
 from __future__ import annotations
 

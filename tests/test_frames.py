@@ -1,4 +1,4 @@
-"""Task frame and camera poses (SPEC.md section 2; core/frames.py)."""
+"""Task frame and camera poses (docs/protocol.md section 2; core/frames.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The inventory an agent reads must not reveal where targets are (SPEC.md section 1).
+"""The inventory an agent reads must not reveal where targets are (docs/protocol.md section 1).
 
-Targets are *selected* nearest-first (SPEC.md section 8); listing them in that order would hand an
+Targets are *selected* nearest-first (docs/protocol.md section 8); listing them in that order would hand an
 agent each target's distance rank and pin the last one at exactly r."""
 
 from __future__ import annotations

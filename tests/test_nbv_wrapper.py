@@ -1,5 +1,5 @@
 """NextBestViewWrapper: both env checkers, spaces, rewards summing to the final score, episode end,
-and the continuous motion scaling (SPEC.md section 4 move bound). Uses the Vulkan-free fake
+and the continuous motion scaling (docs/protocol.md section 4 move bound). Uses the Vulkan-free fake
 renderer, whose privileged capture ray-casts the fixture's boxes."""
 
 from __future__ import annotations

@@ -131,7 +131,7 @@ def test_bright_sphere_appears_at_its_projection():
 
 
 def test_principal_point_is_at_the_pixel_centre_convention():
-    """SPEC.md section 3: integer pixel coordinates at pixel centres, cx = (W - 1) / 2. A small
+    """docs/protocol.md section 3: integer pixel coordinates at pixel centres, cx = (W - 1) / 2. A small
     sphere's intensity centroid lands on its projection to a small fraction of a pixel (on the
     optical axis: exactly (255.5, 255.5)); SAPIEN's corner-origin principal point set to cx
     instead of cx + 0.5 would move it by half a pixel, which a 1-pixel tolerance cannot see."""

@@ -1,4 +1,4 @@
-"""The paper's scorer (SPEC.md section 6): IoU, assignments, views, aggregation, references."""
+"""The paper's scorer (docs/protocol.md section 6): IoU, assignments, views, aggregation, references."""
 
 from __future__ import annotations
 

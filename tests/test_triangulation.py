@@ -1,4 +1,4 @@
-"""Triangulation (SPEC.md section 4): the point, every refusal and every warning."""
+"""Triangulation (docs/protocol.md section 4): the point, every refusal and every warning."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Inventory-only reference policies (SPEC.md section 6, item 8): no camera use at all.
+"""Inventory-only reference policies (docs/protocol.md section 6, item 8): no camera use at all.
 
 * ``origin``: every target at the task origin ``[0, 0, 0]``.
 * ``uniform-ball``: each target at an independent uniform point of the ball ``|p| <= r``.

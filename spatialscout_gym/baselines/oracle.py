@@ -6,13 +6,13 @@ Both agents act through the ten tools (``set_camera_position``, ``capture_image`
 segmentation and depth of their own captures); they are ``privileged`` and the runner passes it.
 
 * ``oracle-explorer``: maps every target it has *seen* (at least one pixel of its instance mask
-  in some capture) at its reference centre (SPEC.md section 2). Its all-target mean IoU equals its
+  in some capture) at its reference centre (docs/protocol.md section 2). Its all-target mean IoU equals its
   coverage: a ceiling for exploration under the image budget.
 * ``oracle-click``: perfect correspondences, honest geometry. For each target it takes the most
   interior pixel of its mask in the view where the target is largest, finds the same surface point
   in other views (project, then check segmentation and depth), triangulates those marks with the
   tool and submits the triangulated point. Because that point lies on the target's *surface*, not
-  at its centre (SPEC.md section 4), the gap between its submitted mean IoU and the explorer's 100 %
+  at its centre (docs/protocol.md section 4), the gap between its submitted mean IoU and the explorer's 100 %
   measures what "a surface point is not the centre" costs. A target seen from one camera centre
   only cannot be triangulated and is left out.
 
@@ -204,7 +204,7 @@ class OracleClickAgent:
     max_views : int
         Marks per triangulation (the anchor view plus up to ``max_views - 1`` others).
     min_baseline_m : float
-        Camera centres closer than this to the anchor's are not used (SPEC.md refuses < 5 cm).
+        Camera centres closer than this to the anchor's are not used (docs/protocol.md refuses < 5 cm).
     depth_tol_m : float
         A projected surface point counts as visible in another view when that view's depth at the
         pixel agrees within this tolerance.

@@ -4,7 +4,7 @@ Each provider turns the neutral conversation of :mod:`spatialscout_gym.wrappers.
 one request with the real SDK client, and its response into a
 :class:`~spatialscout_gym.wrappers.tool_call.ModelReply`.
 
-Requests follow SPEC.md section 5: a 180 s timeout per HTTP request and up to 3 attempts with
+Requests follow docs/protocol.md section 5: a 180 s timeout per HTTP request and up to 3 attempts with
 1 s and 2 s backoff on network failure (connection errors, timeouts, HTTP 5xx and 429). The SDKs'
 own retries are off (``max_retries=0``) so that logical model calls (:attr:`ModelProvider.calls`)
 and HTTP attempts (:attr:`ModelProvider.http_attempts`) are counted apart. Any other failure, or
@@ -54,7 +54,7 @@ class ModelProvider:
     reasoning_effort : str, optional
         Passed through to the service (OpenAI ``reasoning_effort``; Anthropic ``output_config.effort``).
     timeout_s, attempts, backoff_s :
-        The retry policy (defaults: SPEC.md section 5).
+        The retry policy (defaults: docs/protocol.md section 5).
     sleep : callable
         Waits between attempts (``time.sleep``; tests pass a recorder).
 

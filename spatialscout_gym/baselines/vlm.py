@@ -3,7 +3,7 @@
 The agent loop is provider-neutral: a :class:`~spatialscout_gym.wrappers.tool_call.ToolCallWrapper`
 keeps the conversation and runs the tools, a
 :class:`~spatialscout_gym.baselines.providers.ModelProvider` sends it to the model. The loop ends
-when the wrapper ends the episode (SPEC.md section 5). A service failure raises
+when the wrapper ends the episode (docs/protocol.md section 5). A service failure raises
 :class:`~spatialscout_gym.baselines.providers.ModelServiceError`; the runner records the episode as
 failed and leaves it out of aggregates.
 
@@ -78,7 +78,7 @@ class VLMAgent:
         ``passive``: the model gets ``passive_views`` fixed views (:mod:`.passive`) and the camera
         tools are refused.
     model_call_budget : int
-        B (SPEC.md section 5: 100).
+        B (docs/protocol.md section 5: 100).
     passive_views : int
         Frames in passive mode, frame 0 included.
     price_table : dict, optional

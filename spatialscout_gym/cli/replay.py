@@ -1,4 +1,4 @@
-"""``spatialscout replay DIR``: score every accepted-map snapshot of the traces (SPEC.md section 7).
+"""``spatialscout replay DIR``: score every accepted-map snapshot of the traces (docs/protocol.md section 7).
 
 Writes ``DIR/replay/replay.json`` and PNG curves of all-target mean IoU, coverage and centre error
 against model calls (tool calls when the trace has no model calls) and images, and the full-scene

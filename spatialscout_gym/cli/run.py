@@ -37,7 +37,7 @@ VLM_PREFIXES = ("openai", "anthropic")
 
 def add_vlm_arguments(p: argparse.ArgumentParser) -> None:
     """Options of the ``openai:MODEL`` / ``anthropic:MODEL`` agents (with them ``--call-budget``
-    is B, the model-call budget of SPEC.md section 5)."""
+    is B, the model-call budget of docs/protocol.md section 5)."""
     g = p.add_argument_group("model agents (--agent openai:MODEL or anthropic:MODEL)")
     g.add_argument("--base-url", help="an OpenAI- or Anthropic-compatible endpoint, e.g. a local vLLM "
                                       "or Ollama server (http://127.0.0.1:8000/v1)")

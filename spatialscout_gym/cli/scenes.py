@@ -2,7 +2,7 @@
 
 * ``scenes list``: id, layout, rooms, targets, radius and hash prefix of every catalog scene
   (read from the manifest; nothing is generated).
-* ``scenes stats [--json]``: SPEC.md section 8's statistics over the catalog, beside the paper's.
+* ``scenes stats [--json]``: docs/protocol.md section 8's statistics over the catalog, beside the paper's.
 * ``scenes export [SCENE...] --out DIR``: ``entity_library.json``, ``ground_truth.json`` and
   ``scene_spec.json`` per scene (default: the whole catalog).
 * ``scenes freeze``: maintainer command; regenerates the manifest ``scenes/data/catalog_v1.json``
@@ -31,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     q.add_argument("--json", action="store_true", help="print the manifest rows as JSON")
     q.set_defaults(func=run_list)
 
-    q = sub.add_parser("stats", help="catalog statistics beside the paper's (SPEC.md section 8)")
+    q = sub.add_parser("stats", help="catalog statistics beside the paper's (docs/protocol.md section 8)")
     q.add_argument("--json", action="store_true", help="print {'ours': ..., 'paper': ...} as JSON")
     q.set_defaults(func=run_stats)
 

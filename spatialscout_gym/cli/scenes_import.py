@@ -28,7 +28,7 @@ def add_import_parser(scenes_subparsers) -> argparse.ArgumentParser:
         "import-maniskill", help="import ManiSkill3 scene datasets (AI2-THOR family, ReplicaCAD)",
         description="Read scenes of a ManiSkill3 scene dataset from the ManiSkill asset directory "
                     "($MS_ASSET_DIR/data or ~/.maniskill/data), choose the initial camera and the "
-                    "targets (SPEC.md section 8) and write one scene directory per scene. Add OUT "
+                    "targets (docs/protocol.md section 8) and write one scene directory per scene. Add OUT "
                     f"to ${SCENE_DIRS_ENV} to use the scenes by id.")
     p.add_argument("--dataset", required=True, choices=list(DATASETS), help="ManiSkill scene dataset")
     p.add_argument("--scenes", nargs="+", metavar="SCENE",

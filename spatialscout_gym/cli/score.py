@@ -1,4 +1,4 @@
-"""``spatialscout score``: score accepted maps against ground truth (SPEC.md section 6).
+"""``spatialscout score``: score accepted maps against ground truth (docs/protocol.md section 6).
 
 Each PATH is a scene directory (``ground_truth.json`` + ``predictions.json``) or a directory of
 them. Prints a Table-3-style table in percent (one row per scene, then object-micro and
@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="a scene directory or a directory of scene directories")
     p.add_argument("--json", action="store_true", help="print the metrics as JSON (fractions, metres)")
     p.add_argument("--compat", choices=COMPAT_MODES, default="paper",
-                   help="'paper' (default, SPEC.md section 6) or 'release' (the authors' released "
+                   help="'paper' (default, docs/protocol.md section 6) or 'release' (the authors' released "
                         "scorer: no 1 cm floor, box of the submitted id)")
     p.add_argument("--lambda", dest="lam", type=float, default=DEFAULT_LAMBDA_M, metavar="METRES",
                    help="omission penalty of the full-scene loss (default %(default)s m)")

@@ -1,4 +1,4 @@
-"""Pinhole intrinsics and pixel conventions (SPEC.md section 3).
+"""Pinhole intrinsics and pixel conventions (docs/protocol.md section 3).
 
 Pixel ``(u, v)``: u to the right, v down, integer values at pixel centres, origin at the
 top-left pixel's centre. So the image centre is ``((W - 1) / 2, (H - 1) / 2)``.
@@ -28,7 +28,7 @@ __all__ = ["Intrinsics", "pixel_to_ray_camera", "pixel_to_ray_world", "project_w
 
 @dataclass(frozen=True)
 class Intrinsics:
-    """Pinhole intrinsics of the render grid, in pixels (SPEC.md section 3)."""
+    """Pinhole intrinsics of the render grid, in pixels (docs/protocol.md section 3)."""
 
     width: int
     height: int
@@ -120,7 +120,7 @@ def project_world_to_pixel(K: Intrinsics, pose: CameraPose, points_world: np.nda
 
 def delivered_to_render(u_d: float, v_d: float, width_d: int, height_d: int,
                         width: int, height: int) -> tuple[float, float]:
-    """Map a pixel on a delivered (downscaled) image back to the render grid (SPEC.md section 3):
+    """Map a pixel on a delivered (downscaled) image back to the render grid (docs/protocol.md section 3):
     ``u = (u_d + 1/2) W / W_d - 1/2``, ``v = (v_d + 1/2) H / H_d - 1/2``."""
     return (u_d + 0.5) * width / width_d - 0.5, (v_d + 0.5) * height / height_d - 0.5
 

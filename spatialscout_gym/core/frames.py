@@ -1,4 +1,4 @@
-"""World and task frames, camera poses (SPEC.md sections 2 and 4).
+"""World and task frames, camera poses (docs/protocol.md sections 2 and 4).
 
 Conventions
 -----------
@@ -6,10 +6,10 @@ Conventions
 * **Camera body frame**: columns of ``R_world_cam`` are the camera's *forward* (optical axis),
   *left* and *up* directions in world coordinates. This is also SAPIEN's camera-link convention,
   so a :class:`CameraPose` converts to a SAPIEN pose without axis swaps.
-* **Camera orientation** is stored as world yaw and pitch (roll is always 0, SPEC.md section 4):
+* **Camera orientation** is stored as world yaw and pitch (roll is always 0, docs/protocol.md section 4):
   ``yaw_deg`` is the heading of the forward axis, counter-clockwise from world +x seen from above;
   ``pitch_deg`` is the elevation of the forward axis above the world horizontal (positive looks up).
-* **Task frame** (SPEC.md section 2): origin at the initial camera position ``o0``; axes are the
+* **Task frame** (docs/protocol.md section 2): origin at the initial camera position ``o0``; axes are the
   initial camera's forward, left, up (``R0 = R_world_cam`` of the initial pose). A point maps as
   ``p_task = R0^T (p_world - o0)`` and back as ``p_world = o0 + R0 p_task``.
 * **Reported orientation** (``get_camera_pose``): ``yaw_deg`` relative to the initial heading
@@ -107,7 +107,7 @@ class CameraPose:
 
     @property
     def horizontal_forward_world(self) -> np.ndarray:
-        """Unit heading on the floor plane (SPEC.md section 4: ``move_camera`` forward)."""
+        """Unit heading on the floor plane (docs/protocol.md section 4: ``move_camera`` forward)."""
         y = np.deg2rad(self.yaw_deg)
         return np.array([np.cos(y), np.sin(y), 0.0])
 
@@ -143,7 +143,7 @@ class CameraPose:
 
 @dataclass(frozen=True)
 class TaskFrame:
-    """The task frame of SPEC.md section 2, fixed by the initial camera pose.
+    """The task frame of docs/protocol.md section 2, fixed by the initial camera pose.
 
     Attributes
     ----------

@@ -1,4 +1,4 @@
-"""Inventory-only reference policies (SPEC.md section 6.8): maps made without any image.
+"""Inventory-only reference policies (docs/protocol.md section 6.8): maps made without any image.
 
 * *origin*: every target at the task origin, ``p = 0``.
 * *uniform ball*: each target at a point drawn uniformly from the ball of radius ``r``: direction

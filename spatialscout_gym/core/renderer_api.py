@@ -35,7 +35,7 @@ class PrivilegedFrame:
 
 @runtime_checkable
 class Renderer(Protocol):
-    """Renders one scene. ``intrinsics`` is the render grid's (SPEC.md section 3)."""
+    """Renders one scene. ``intrinsics`` is the render grid's (docs/protocol.md section 3)."""
 
     @property
     def intrinsics(self) -> Intrinsics: ...

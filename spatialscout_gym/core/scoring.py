@@ -1,4 +1,4 @@
-"""The paper's scorer (SPEC.md section 6, paper Appendix B.2): pure functions, numpy/scipy only.
+"""The paper's scorer (docs/protocol.md section 6, paper Appendix B.2): pure functions, numpy/scipy only.
 
 For one scene with N targets and M accepted submissions:
 
@@ -20,7 +20,7 @@ For one scene with N targets and M accepted submissions:
 7. Full-scene loss ``L = C * mean_error + (1 - C) * lambda`` (``lambda = 5 m``); an empty map
    scores ``lambda``.
 
-``compat="release"`` reproduces the authors' released scorer (SPEC.md section 6, "Known release
+``compat="release"`` reproduces the authors' released scorer (docs/protocol.md section 6, "Known release
 discrepancy"): no 1 cm floor (a zero-thickness target never scores) and the box that is moved is
 the one of the *submitted id*, intersected with the matched target's box in place.
 
@@ -326,7 +326,7 @@ def _hit_weights(iou: np.ndarray, tau: float) -> np.ndarray:
 
 def score_scene(gt: GroundTruth, positions: Mapping[str, Sequence[float]], *,
                 compat: Compat = "paper", lam: float = DEFAULT_LAMBDA_M) -> SceneScore:
-    """Score one accepted map (SPEC.md section 6).
+    """Score one accepted map (docs/protocol.md section 6).
 
     Parameters
     ----------
@@ -409,7 +409,7 @@ def _mean_defined(values: list[float | None]) -> float | None:
 
 
 def aggregate(scores: Sequence[SceneScore], lam: float = DEFAULT_LAMBDA_M) -> dict:
-    """Object-micro and scene-macro summaries (SPEC.md section 6.6).
+    """Object-micro and scene-macro summaries (docs/protocol.md section 6.6).
 
     Returns
     -------

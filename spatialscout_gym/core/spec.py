@@ -1,7 +1,7 @@
 """Scene specifications: a public half an agent may see and a private half only the evaluator,
 the renderer and privileged baselines read (DESIGN.md "Public and private halves").
 
-* :class:`PublicScene`: inventory, initial camera, intrinsics, search radius (SPEC.md sections 1-3).
+* :class:`PublicScene`: inventory, initial camera, intrinsics, search radius (docs/protocol.md sections 1-3).
   Written as ``entity_library.json``.
 * :class:`PrivateScene`: the task frame, every target's world AABB and task-frame centre, the full
   renderable geometry (targets, hidden candidates, furniture, rooms) and the lights. Its target
@@ -9,7 +9,7 @@ the renderer and privileged baselines read (DESIGN.md "Public and private halves
 
 Geometry is a list of :class:`SceneObject`, each a list of :class:`Part` primitives placed in the
 world frame (z up, metres). Every object's ``box_min``/``box_max`` is the world AABB of its parts,
-which is the reference box of SPEC.md section 2 when the object is a target.
+which is the reference box of docs/protocol.md section 2 when the object is a target.
 
 Part shapes (local frame, then ``quat_wxyz`` and ``position_world``):
 
@@ -81,7 +81,7 @@ def _floats(x: Any) -> list[float]:
 
 @dataclass(frozen=True)
 class InventoryEntry:
-    """One line of the public inventory (SPEC.md section 1)."""
+    """One line of the public inventory (docs/protocol.md section 1)."""
 
     id: str
     category: str
@@ -254,7 +254,7 @@ class Light:
 
 @dataclass(frozen=True)
 class TargetBox:
-    """A target's reference box (SPEC.md section 2): world AABB and task-frame centre, metres."""
+    """A target's reference box (docs/protocol.md section 2): world AABB and task-frame centre, metres."""
 
     id: str
     category: str
@@ -276,7 +276,7 @@ class TargetBox:
 
 @dataclass
 class PublicScene:
-    """What an agent may know before it starts (SPEC.md sections 1-3)."""
+    """What an agent may know before it starts (docs/protocol.md sections 1-3)."""
 
     scene_id: str
     inventory: list[InventoryEntry]
@@ -359,8 +359,8 @@ class SceneSpec:
                      description: dict | None = None) -> "SceneSpec":
         """Assemble a spec; objects with ``role == "target"`` form the inventory, sorted by id
         (natural order: ``Chair_2`` before ``Chair_10``). Targets are *selected* nearest-first
-        (SPEC.md section 8), but listing them in that order would tell an agent how far each one
-        is (the last at exactly ``r``), which SPEC.md section 1 rules out."""
+        (docs/protocol.md section 8), but listing them in that order would tell an agent how far each one
+        is (the last at exactly ``r``), which docs/protocol.md section 1 rules out."""
         frame = TaskFrame.from_initial_pose(initial_camera)
         targets = sorted((o for o in objects if o.role == "target"), key=lambda o: natural_key(o.id))
         if not targets:

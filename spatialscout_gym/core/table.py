@@ -1,4 +1,4 @@
-"""Table-3-style text tables of metric dicts (SPEC.md section 9), reused by score/evaluate reports.
+"""Table-3-style text tables of metric dicts (docs/protocol.md section 9), reused by score/evaluate reports.
 
 Columns: targets N, coverage, then the paper's Table 3 (all targets: mean IoU, > 0, > 0.5, > 0.9;
 submitted: the same), in percent with two decimals, then mean and median centre error and the

@@ -1,4 +1,4 @@
-"""Multi-view triangulation of marked pixels (SPEC.md section 4, paper Appendix B.1).
+"""Multi-view triangulation of marked pixels (docs/protocol.md section 4, paper Appendix B.1).
 
 Each observation is a pixel ``(u, v)`` marked on a captured frame. It becomes a ray in the task
 frame from the frame's camera centre ``o_k`` along the unit direction ``d_k``; with
@@ -48,7 +48,7 @@ MIN_ANGLE_DEG = 3.0
 MAX_RESIDUAL_M = 0.1
 """Warned when the RMS perpendicular ray distance exceeds this, metres."""
 RADIUS_MARGIN_M = 0.5
-"""Warned when ``|p| > r + RADIUS_MARGIN_M`` (the submission bound of SPEC.md section 2)."""
+"""Warned when ``|p| > r + RADIUS_MARGIN_M`` (the submission bound of docs/protocol.md section 2)."""
 
 
 @dataclass(frozen=True)
@@ -145,7 +145,7 @@ class TriangulationResult:
 
 
 def triangulate_rays(origins: Any, directions: Any, radius_m: float | None = None) -> TriangulationResult:
-    """Least-squares intersection of K rays (SPEC.md section 4).
+    """Least-squares intersection of K rays (docs/protocol.md section 4).
 
     Parameters
     ----------

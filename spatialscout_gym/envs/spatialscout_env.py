@@ -16,7 +16,7 @@ from spatialscout_gym.episode.tools import (MAX_ROTATION_DEG, PITCH_LIMIT_DEG, T
 __all__ = ["SpatialScoutEnv", "MAX_TARGETS", "MAX_MARKS", "PROCEDURAL", "UNLIMITED"]
 
 MAX_TARGETS = 40
-"""N_max: rows of the ``positions``/``accepted_map`` blocks (SPEC.md section 8: 35 or 40 targets)."""
+"""N_max: rows of the ``positions``/``accepted_map`` blocks (docs/protocol.md section 8: 35 or 40 targets)."""
 MAX_MARKS = 8
 """K: rows of the ``marks`` block of one ``triangulate_observations`` action."""
 PROCEDURAL = "procedural"
@@ -37,7 +37,7 @@ class SpatialScoutEnv(gym.Env):
     """Map the centres of the listed targets of one indoor scene with the ten SpatialScout tools.
 
     ## Description
-    The SpatialScout protocol (SPEC.md) as an env: each step runs one of the ten tools of SPEC.md
+    The SpatialScout protocol (docs/protocol.md) as an env: each step runs one of the ten tools of docs/protocol.md
     section 4 on an :class:`~spatialscout_gym.episode.Episode`. The agent moves a camera, captures
     RGB images, triangulates marked pixels and submits target centres in the **task frame**
     (origin at the initial camera, +x its forward, +y its left, +z its up; metres).
@@ -81,10 +81,10 @@ class SpatialScoutEnv(gym.Env):
     tool (also ``env.unwrapped.inventory``).
 
     ## Rewards
-    The all-target mean IoU of the accepted map (SPEC.md section 6, paper scoring), in [0, 1].
+    The all-target mean IoU of the accepted map (docs/protocol.md section 6, paper scoring), in [0, 1].
     ``reward_mode="sparse"`` (default) pays it once when the episode ends; ``"dense"`` pays its change
     on every step, so both sum to the same final score. ``"dense"`` tells the agent how each
-    submission changed its score, which SPEC.md section 1 forbids during evaluation: use it for
+    submission changed its score, which docs/protocol.md section 1 forbids during evaluation: use it for
     training only (``spatialscout run``/``evaluate`` drive the episode and never pay a reward).
 
     ## Starting State
@@ -97,7 +97,7 @@ class SpatialScoutEnv(gym.Env):
     - Termination: ``finish_mapping`` is called.
     - Termination: the tool-call budget is used up (the budgets are observed state).
     - Truncation: none in the env itself (add ``gymnasium.wrappers.TimeLimit`` if needed).
-    Using up the image budget does not end the episode (SPEC.md section 5). At the end
+    Using up the image budget does not end the episode (docs/protocol.md section 5). At the end
     ``info["metrics"]`` holds the scorer's metrics dict.
 
     ## Arguments

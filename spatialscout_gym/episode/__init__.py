@@ -1,4 +1,4 @@
-"""The episode layer: the ten tools as one renderer-agnostic state machine (SPEC.md sections 4-5)."""
+"""The episode layer: the ten tools as one renderer-agnostic state machine (docs/protocol.md sections 4-5)."""
 
 from spatialscout_gym.episode.episode import Episode, EpisodeFrame
 from spatialscout_gym.episode.tools import TOOL_NAMES, TOOL_SPECS, ToolResult

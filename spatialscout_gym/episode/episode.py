@@ -1,4 +1,4 @@
-"""One SpatialScout episode: the ten tools as a state machine (SPEC.md sections 4-5).
+"""One SpatialScout episode: the ten tools as a state machine (docs/protocol.md sections 4-5).
 
 The episode sees only the public half of a scene (:class:`~spatialscout_gym.core.spec.PublicScene`)
 and a renderer with the small interface of :mod:`spatialscout_gym.core.renderer_api`; it never
@@ -7,7 +7,7 @@ reads target boxes, so nothing it returns can leak them.
 State: the current camera pose (world frame, roll 0), the captured frames (id, pose, intrinsics,
 RGB), the accepted map (target id -> task-frame centre), counters and the trace.
 
-Rules (SPEC.md section 4 unless noted):
+Rules (docs/protocol.md section 4 unless noted):
 
 * ``move_camera(forward, right, up)``: forward/right along the current *horizontal* heading and
   its right, up along world vertical; ``|(forward, right, up)| <= 1`` m.
@@ -20,7 +20,7 @@ Rules (SPEC.md section 4 unless noted):
 * Every world coordinate of the camera stays within ``+-15`` m; a request that would leave the box
   is refused and nothing moves.
 * ``capture_image``: the initial image (frame 0, captured when the episode starts) counts
-  against the image budget V (SPEC.md section 5); after V images captures are refused.
+  against the image budget V (docs/protocol.md section 5); after V images captures are refused.
 * ``submit_positions``: per entry, a known id and three finite numbers with ``|p| <= r + 0.5`` m;
   valid entries replace earlier ones; the reply is the whole accepted map plus per-entry refusals.
 * ``finish_mapping`` freezes the map and ends the episode; every later call is refused.
@@ -84,7 +84,7 @@ class EpisodeFrame:
 
 
 class Episode:
-    """The ten tools of SPEC.md section 4 over one scene (see the module docstring for the rules).
+    """The ten tools of docs/protocol.md section 4 over one scene (see the module docstring for the rules).
 
     Parameters
     ----------

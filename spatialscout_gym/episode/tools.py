@@ -1,4 +1,4 @@
-"""The ten tools of SPEC.md section 4: names, argument specs, bounds, and the result record.
+"""The ten tools of docs/protocol.md section 4: names, argument specs, bounds, and the result record.
 
 Argument validation here is *syntactic* (known argument names, JSON-like types, finite numbers);
 the episode applies the semantic bounds (movement limits, world box, budgets). Either way a bad
@@ -19,7 +19,7 @@ __all__ = ["TOOL_NAMES", "TOOL_SPECS", "ToolSpec", "ArgSpec", "ToolResult", "val
            "to_jsonable", "MAX_TRANSLATION_M", "MAX_ROTATION_DEG", "PITCH_LIMIT_DEG",
            "WORLD_BOX_M", "SUBMIT_MARGIN_M"]
 
-# ---- bounds (SPEC.md section 4, "Movement bounds"; section 2 for the submission radius) ------
+# ---- bounds (docs/protocol.md section 4, "Movement bounds"; section 2 for the submission radius) ------
 MAX_TRANSLATION_M = 1.0
 """Largest ``|(forward, right, up)|`` of one ``move_camera`` call, metres."""
 MAX_ROTATION_DEG = 180.0

@@ -1,4 +1,4 @@
-"""Trace events of one episode (SPEC.md section 7).
+"""Trace events of one episode (docs/protocol.md section 7).
 
 Every event is a JSON-serialisable dict with an ``"event"`` key:
 

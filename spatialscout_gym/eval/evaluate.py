@@ -1,4 +1,4 @@
-"""Evaluation at scale (issue 7; SPEC.md sections 5-7): many episodes, resumable, in parallel.
+"""Evaluation at scale (issue 7; docs/protocol.md sections 5-7): many episodes, resumable, in parallel.
 
 An evaluation directory ``DIR`` holds one run directory per episode, written by
 :func:`spatialscout_gym.eval.runner.run_episode`::
@@ -61,7 +61,7 @@ class EvalSettings:
     agent : str
         Registry name (:func:`spatialscout_gym.baselines.registry.make_agent`).
     image_budget : int
-        V, images per episode, the initial one included (SPEC.md section 5).
+        V, images per episode, the initial one included (docs/protocol.md section 5).
     call_budget : int or None
         Tool-call budget per episode (None: unlimited).
     resolution : int

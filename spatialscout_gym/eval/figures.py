@@ -216,7 +216,7 @@ def write_run_figures(out_dir: str | os.PathLike, tile_px: int = 320, seed: int 
     try:
         for d in runs:
             result = json.loads((d / "result.json").read_text())
-            if result.get("status", "ok") == "failed":   # no ground truth: left out (SPEC.md section 5)
+            if result.get("status", "ok") == "failed":   # no ground truth: left out (docs/protocol.md section 5)
                 continue
             if seed is not None and int(result.get("seed", 0)) != seed:
                 continue

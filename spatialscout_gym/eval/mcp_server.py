@@ -1,12 +1,12 @@
 """An MCP server exposing one episode's ten tools, so any MCP client can take the benchmark.
 
 ``spatialscout mcp --scene SCENE --out DIR [--transport stdio|http] [--port P]`` serves one
-:class:`~spatialscout_gym.episode.Episode` (SPEC.md section 4) over stdio or streamable HTTP bound
+:class:`~spatialscout_gym.episode.Episode` (docs/protocol.md section 4) over stdio or streamable HTTP bound
 to 127.0.0.1 (path ``/mcp``). Tool input schemas are those of
 :func:`spatialscout_gym.wrappers.tool_call.tool_schemas`; results are a JSON text
 ``{"ok": ..., "result" | "error": ...}`` (``is_error`` set on refusals), and ``capture_image``
 adds the frame as MCP image content (JPEG, at most 384 px) with the pixel conversion stated
-(SPEC.md section 3). The first tool result of the session also carries the initial image
+(docs/protocol.md section 3). The first tool result of the session also carries the initial image
 (frame 0). The server's ``instructions`` are the task prompt of
 :mod:`spatialscout_gym.wrappers.prompt`.
 

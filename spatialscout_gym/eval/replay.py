@@ -1,4 +1,4 @@
-"""Offline replay of traces (SPEC.md section 7; issue 7, item 4).
+"""Offline replay of traces (docs/protocol.md section 7; issue 7, item 4).
 
 Every ``map`` event of a trace holds the whole accepted map after a ``submit_positions``; replay
 scores each snapshot against the run's ``ground_truth.json`` and gives, per episode and pooled
@@ -35,7 +35,7 @@ __all__ = ["LAMBDAS_M", "Snapshot", "EpisodeCurve", "replay_episode", "replay_ru
            "write_replay", "plot_replay", "REPLAY_DIR"]
 
 LAMBDAS_M: tuple[float, ...] = (1.0, 2.0, 5.0, 10.0)
-"""Omission penalties of the re-scored full-scene loss, metres (SPEC.md section 7)."""
+"""Omission penalties of the re-scored full-scene loss, metres (docs/protocol.md section 7)."""
 REPLAY_DIR = "replay"
 AXES = ("calls", "images")
 
@@ -124,7 +124,7 @@ def replay_runs(out_dir: str | os.PathLike) -> list[EpisodeCurve]:
     """Replay every run directory of an evaluation (or ``out_dir`` itself when it is one).
 
     Failed episodes (``"status": "failed"`` in ``result.json``) are left out, as from every
-    aggregate (SPEC.md section 5).
+    aggregate (docs/protocol.md section 5).
     """
     out = Path(out_dir)
     dirs = [out] if (out / "trace.jsonl").is_file() else sorted(p.parent for p in out.glob("*/seed_*/trace.jsonl"))

@@ -1,4 +1,4 @@
-"""Reports of an evaluation directory (issue 7, item 3; SPEC.md sections 6 and 9).
+"""Reports of an evaluation directory (issue 7, item 3; docs/protocol.md sections 6 and 9).
 
 :func:`build_report` re-scores every finished run directory under ``DIR`` (``ground_truth.json``
 + ``predictions.json``, with :func:`~spatialscout_gym.core.scoring.score_scene`) and pools them
@@ -13,7 +13,7 @@ with :func:`~spatialscout_gym.core.scoring.aggregate`. The report dict (``DIR/re
      "catalog_version": str | None, "scene_hashes": {scene_id: sha256}}
 
 ``key`` is the scene id when every scene ran once, else ``<scene_id>/seed_<k>``. Failed episodes
-are listed in ``failures`` and left out of every aggregate (SPEC.md section 5). The seed spread
+are listed in ``failures`` and left out of every aggregate (docs/protocol.md section 5). The seed spread
 is the standard deviation across seeds (``ddof=1``; 0 for one seed) of the object-micro
 all-target mean IoU of each seed's scenes.
 

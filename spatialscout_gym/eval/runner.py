@@ -1,4 +1,4 @@
-"""Run one agent on one scene and write a run directory (SPEC.md section 7).
+"""Run one agent on one scene and write a run directory (docs/protocol.md section 7).
 
 A run directory holds:
 
@@ -91,7 +91,7 @@ def run_episode(agent: Agent, scene: str | SceneSpec, out_dir: str | os.PathLike
         renderer = SapienRenderer(spec, resolution, resolution)
     elif getattr(renderer, "spec", None) is not spec:
         renderer.set_scene(spec)
-    # An agent that counts model calls itself (VLM agents, SPEC.md section 5) gets an episode
+    # An agent that counts model calls itself (VLM agents, docs/protocol.md section 5) gets an episode
     # without a tool-call budget; its own budget B ends the episode.
     tool_call_budget = None if getattr(agent, "counts_model_calls", False) else call_budget
     failure: Exception | None = None

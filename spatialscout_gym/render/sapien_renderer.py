@@ -4,10 +4,10 @@
 * One SAPIEN scene with a render system only (no physics), one camera. Heavy work (geometry,
   textures) happens in :meth:`SapienRenderer.set_scene`; a capture only poses the camera.
 * Objects with role ``"target"`` or ``"static"`` render; ``"hidden"`` candidates never do
-  (SPEC.md section 8). Each rendered object is one SAPIEN entity whose per-scene id maps to its
+  (docs/protocol.md section 8). Each rendered object is one SAPIEN entity whose per-scene id maps to its
   index in ``spec.private.objects`` (the segmentation of :class:`PrivilegedFrame`).
 * Camera: :class:`CameraPose` forward/left/up are SAPIEN's camera-link x/y/z, so
-  ``CameraPose.quat_wxyz()`` is the SAPIEN pose quaternion. Intrinsics follow SPEC.md section 3
+  ``CameraPose.quat_wxyz()`` is the SAPIEN pose quaternion. Intrinsics follow docs/protocol.md section 3
   (pixel centres at integers, ``cx = (W - 1) / 2``); SAPIEN's principal point is measured from the
   image's top-left *corner*, so it is set to ``cx + 0.5``.
 * The "minimal" shader gives RGB plus the depth buffer and a per-pixel entity id
@@ -54,7 +54,7 @@ class SapienRenderer:
     spec : SceneSpec
         The scene; its public intrinsics are rescaled to ``width x height``.
     width, height : int
-        Render grid in pixels (SPEC.md: 512 x 512).
+        Render grid in pixels (docs/protocol.md: 512 x 512).
     shader : {"minimal", "default"}
         SAPIEN camera shader for every capture. "minimal" (about 10 ms per 512 x 512 frame on
         lavapipe) is the default; "default" adds specular lighting at about 60 ms.
@@ -97,7 +97,7 @@ class SapienRenderer:
     # ---- Renderer protocol ---------------------------------------------------------------
     @property
     def intrinsics(self) -> Intrinsics:
-        """The spec's intrinsics on this renderer's ``width x height`` grid (SPEC.md section 3)."""
+        """The spec's intrinsics on this renderer's ``width x height`` grid (docs/protocol.md section 3)."""
         assert self._intrinsics is not None
         return self._intrinsics
 

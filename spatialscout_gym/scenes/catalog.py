@@ -1,7 +1,7 @@
 """The fixed, versioned 80-scene catalog (issue 3, items 3 and 7) and scene lookup by name.
 
 * 48 single rooms (11 kitchens, 11 living rooms, 10 bedrooms, 6 bathrooms, 10 offices) and 32
-  apartments of 2-5 rooms (8, 9, 8, 7), about SPEC.md section 8's 60/40 mix; 12 scenes have 35
+  apartments of 2-5 rooms (8, 9, 8, 7), about docs/protocol.md section 8's 60/40 mix; 12 scenes have 35
   targets (catalog indices 0, 7, 14, ..., 77) and 68 have 40.
 * Scene ``i`` is generated from ``numpy.random.SeedSequence([CATALOG_NAMESPACE, i])``; training
   scenes (:func:`procedural_scene`) use ``TRAIN_NAMESPACE``, so the two streams never coincide.

@@ -4,7 +4,7 @@ Sizes are ``(sx, sy, sz)`` ranges in metres in an object's local frame (scenes/g
 ``sx`` depth (front to back), ``sy`` width, ``sz`` height. A builder in scenes/furniture.py
 turns a sampled size into parts.
 
-``candidate`` marks movable objects with a known category: the pool SPEC.md section 8 picks
+``candidate`` marks movable objects with a known category: the pool docs/protocol.md section 8 picks
 targets from (nearest first); the rest are hidden. AI2-THOR counts furniture (Chair, Sofa, Bed,
 DiningTable, ...) and wall items (Painting, Window, Mirror, ...) as inventory categories, and the
 paper's most common targets are Chair, Painting, Window and Book, so those are candidates too.
@@ -30,11 +30,11 @@ class CategoryInfo:
     Attributes
     ----------
     name : str
-        The AI2-THOR category name (also the equivalence group, SPEC.md section 1).
+        The AI2-THOR category name (also the equivalence group, docs/protocol.md section 1).
     size : tuple of three (min, max)
         Depth, width, height ranges in metres (local x, y, z).
     candidate : bool
-        Movable with a known category: may become a target (SPEC.md section 8).
+        Movable with a known category: may become a target (docs/protocol.md section 8).
     rests_on : tuple of str
         Surface kinds it may be placed on.
     """

@@ -1,5 +1,5 @@
 """The paper's own scene sources: ManiSkill3's AI2-THOR family and ReplicaCAD datasets as SceneSpecs
-(SPEC.md sections 2 and 8; DESIGN.md "ManiSkill3 is the door to the paper's real scene sources").
+(docs/protocol.md sections 2 and 8; DESIGN.md "ManiSkill3 is the door to the paper's real scene sources").
 
 The paper renders iTHOR, RoboTHOR, ArchitecTHOR, ProcTHOR and ReplicaCAD scenes with SAPIEN through
 ManiSkill3's scene builders. This module reads the same datasets from the user's ManiSkill asset
@@ -32,11 +32,11 @@ directory and turns one scene into a :class:`~spatialscout_gym.core.spec.SceneSp
    (ManiSkill additionally lifts the few kinds it simulates by 5 mm before physics settles them;
    there is no physics here).
 2. **World AABBs**: every object's visual mesh is loaded with trimesh (node transforms applied,
-   as SAPIEN does), posed, and boxed (SPEC.md section 2).
+   as SAPIEN does), posed, and boxed (docs/protocol.md section 2).
 3. **Initial camera** (:func:`choose_initial_camera`): a navigable floor point near the scene's
    centre (the median of the objects' box centres), at eye height, facing the largest number of
    candidates it can see past the stage's walls; deterministic (no randomness at all).
-4. **Targets** (:func:`select_targets`, SPEC.md section 8): candidates are objects with a known
+4. **Targets** (:func:`select_targets`, docs/protocol.md section 8): candidates are objects with a known
    semantic category; ordered by distance from the initial camera to their box centre, id order
    breaking ties; the first N are targets and the other candidates are hidden. Objects without a
    known category stay as rendered, non-target structure.
@@ -529,7 +529,7 @@ def load_source_scene(dataset: str, scene: str, asset_dir: str | os.PathLike | N
     objects, no_geometry = [], []
     for index, template, category, mesh, T, movable in raw:
         v, _ = _load_mesh(mesh, cache)
-        if len(v) == 0:  # SPEC.md section 8: candidates must have rendered geometry
+        if len(v) == 0:  # docs/protocol.md section 8: candidates must have rendered geometry
             no_geometry.append(template)
             continue
         w = _world_vertices(v, T)
@@ -708,7 +708,7 @@ def choose_initial_camera(source: SourceScene, intrinsics: Intrinsics, *,
 
 
 def select_targets(source: SourceScene, camera: CameraPose, n_targets: int) -> tuple[list[int], list[int]]:
-    """SPEC.md section 8: candidates (known category) by distance to the initial camera.
+    """docs/protocol.md section 8: candidates (known category) by distance to the initial camera.
 
     Returns
     -------
@@ -771,7 +771,7 @@ def spec_from_source(source: SourceScene, n_targets: int = 40, *, intrinsics: In
     """Assemble the SceneSpec: stage and uncategorised objects static, targets and hidden
     candidates by :func:`select_targets`, the camera by :func:`choose_initial_camera` unless given.
 
-    Groups are categories (SPEC.md section 1: instances of a category are interchangeable).
+    Groups are categories (docs/protocol.md section 1: instances of a category are interchangeable).
     """
     if n_targets <= 0:
         raise ValueError(f"n_targets must be positive, got {n_targets}")

@@ -5,7 +5,7 @@ a :class:`numpy.random.SeedSequence`. Training scenes use ``SeedSequence([TRAIN_
 seed])``; the catalog (scenes/catalog.py) uses ``SeedSequence([CATALOG_NAMESPACE, index])``,
 so no training seed can reproduce a catalog scene.
 
-Targets and hiding follow SPEC.md section 8: candidates (movable, known category) are ordered by
+Targets and hiding follow docs/protocol.md section 8: candidates (movable, known category) are ordered by
 the distance from the initial camera to their AABB centre, object id breaking ties; the first N
 are ``role="target"``, the other candidates ``role="hidden"`` (not rendered); structure is
 ``role="static"``. An item whose supporting furniture would be hidden while the item is a target
@@ -47,7 +47,7 @@ def procedural_scene(seed: int, n_targets: int = 40, layout: str | None = None,
     seed : int
         Any non-negative integer.
     n_targets : int
-        Inventory size N (SPEC.md section 1; the paper uses 35 or 40).
+        Inventory size N (docs/protocol.md section 1; the paper uses 35 or 40).
     layout : str, optional
         One of :data:`LAYOUTS`; drawn from the seed when None (60 % single rooms).
     n_rooms : int, optional
@@ -148,7 +148,7 @@ def _furnish(plan: FloorPlan, rng: np.random.Generator, cam_room, early_camera: 
 # ---------------------------------------------------------------- roles ----------------------
 def assign_roles(objects: list[SceneObject], camera: CameraPose, n_targets: int,
                  supports: dict[str, str] | None = None) -> list[SceneObject]:
-    """Apply SPEC.md section 8's selection to ``objects`` (returns a new list; ``movable``
+    """Apply docs/protocol.md section 8's selection to ``objects`` (returns a new list; ``movable``
     candidates get ``"target"`` or ``"hidden"``, the rest ``"static"``).
 
     Candidates are sorted by (distance from the camera centre to the AABB centre, id). Items whose

@@ -1,5 +1,5 @@
 """Catalog statistics (issue 3, item 3), a pure function over scene specs, with the paper's
-release numbers (SPEC.md section 8) beside them.
+release numbers (docs/protocol.md section 8) beside them.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ PAPER_STATS: dict = {
 
 
 def catalog_stats(specs: list[SceneSpec], top: int = 10) -> dict:
-    """Statistics of the targets of ``specs`` (SPEC.md section 8's list).
+    """Statistics of the targets of ``specs`` (docs/protocol.md section 8's list).
 
     Returns
     -------

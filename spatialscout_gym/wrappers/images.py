@@ -1,4 +1,4 @@
-"""Captures as a vision-language model receives them (SPEC.md section 3).
+"""Captures as a vision-language model receives them (docs/protocol.md section 3).
 
 A render of ``W x H`` pixels is delivered as a JPEG (quality 82) whose longer side is at most
 384 px. A point ``(u_d, v_d)`` marked on the delivered ``W_d x H_d`` image maps back to the render
@@ -16,7 +16,7 @@ import numpy as np
 __all__ = ["DeliveredImage", "encode_for_model", "conversion_text", "MAX_SIDE_PX", "JPEG_QUALITY"]
 
 MAX_SIDE_PX = 384
-"""Longest side of a delivered image, pixels (SPEC.md section 3)."""
+"""Longest side of a delivered image, pixels (docs/protocol.md section 3)."""
 JPEG_QUALITY = 82
 """JPEG quality of delivered images."""
 

@@ -261,7 +261,7 @@ class NextBestViewWrapper(gym.Wrapper):
     | 8, 9 | look up, look down (pitch) | ``tilt_deg`` = 15 deg |
 
     ``motion="continuous"``: ``Box(-1, 1, (5,), float32)`` = (forward, right, up) in metres
-    (the vector is shortened to 1 m if longer: SPEC.md section 4's move bound), yaw x
+    (the vector is shortened to 1 m if longer: docs/protocol.md section 4's move bound), yaw x
     ``max_yaw_deg`` (180) and pitch x ``max_pitch_deg`` (45) in degrees, relative.
     A motion the episode refuses (leaving the +-15 m world box; pitch is clamped to [-85, 85])
     leaves the camera in place; the capture still happens.
@@ -277,7 +277,7 @@ class NextBestViewWrapper(gym.Wrapper):
     | ``sectors`` | Box(0, 1, (8,), float32) | 1 where an image was captured in the current 1 m floor cell with heading in 45-deg sector k (egocentric, k = 0 ahead, counter-clockwise) |
 
     ## Rewards
-    The change in all-target mean IoU (SPEC.md section 6, paper scoring) of the accepted map, so
+    The change in all-target mean IoU (docs/protocol.md section 6, paper scoring) of the accepted map, so
     an episode's return is its final all-target mean IoU minus that of the starting state: frame
     0's map is part of the starting state and not rewarded (``reset`` reports it as
     ``info["all_mean_iou"]``).

@@ -14,7 +14,7 @@ them is ``privileged``; they measure view selection, not perception):
 
 * :class:`OraclePerceptionMapper` (``"oracle"``, the default): every target with at least
   ``min_pixels`` pixels in the instance segmentation of a capture is submitted at its reference
-  centre (SPEC.md section 2). Its all-target mean IoU equals its coverage.
+  centre (docs/protocol.md section 2). Its all-target mean IoU equals its coverage.
 * :class:`OracleSurfaceMapper` (``"oracle-surface"``): the same detections, but the estimate is the
   mean of the target's seen surface points, accumulated over captures (what perfect depth and
   segmentation give without reasoning about the unseen back of an object).

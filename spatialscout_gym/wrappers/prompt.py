@@ -1,4 +1,4 @@
-"""The task prompt and the reminders a model receives (SPEC.md sections 1-5).
+"""The task prompt and the reminders a model receives (docs/protocol.md sections 1-5).
 
 The prompt is built from public data only: the inventory (ids, categories, groups), the search
 radius ``r``, the intrinsics and the budgets. It never mentions a score or a target position.

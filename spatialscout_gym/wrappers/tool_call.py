@@ -1,14 +1,14 @@
 """``ToolCallWrapper``: text tool calls in, text + images out, under a model-call budget.
 
 The wrapper drives one :class:`~spatialscout_gym.episode.Episode` for a tool-calling model
-(SPEC.md sections 3-5). It does one job: keep a provider-neutral **conversation** (system prompt,
+(docs/protocol.md sections 3-5). It does one job: keep a provider-neutral **conversation** (system prompt,
 user messages with images, assistant turns with tool calls, tool results), run the tool calls a
 model response carries, and count model calls against B and images against V. Thin adapters
 (:func:`to_openai_messages`, :func:`to_anthropic_messages`) render the conversation in the OpenAI
 chat-completions and the Anthropic messages wire formats; the tools are rendered the same two ways
 from one source of truth (:data:`spatialscout_gym.episode.tools.TOOL_SPECS`).
 
-Protocol of one model call (SPEC.md section 5)
+Protocol of one model call (docs/protocol.md section 5)
 ----------------------------------------------
 1. :meth:`ToolCallWrapper.begin_request` counts the call against B (it raises once the episode
    has ended) and, when 10 or 3 calls remain (this one included), appends a reminder first.
@@ -27,7 +27,7 @@ conversion to render pixels stated beside it (:mod:`spatialscout_gym.wrappers.im
 Nothing a model receives is built from the private half of a scene: tool results come from the
 episode, which only sees the public half, and the wrapper never computes a score.
 
-Trace (appended to ``episode.trace``, SPEC.md section 7): ``model_request`` (model-call index,
+Trace (appended to ``episode.trace``, docs/protocol.md section 7): ``model_request`` (model-call index,
 calls left, the messages added since the previous request, with images by frame file name),
 ``model_response`` (text, tool calls, usage, HTTP attempts), ``tool_call_refused`` (malformed,
 disabled or skipped calls); the episode's ``map`` and ``end`` events get the model-call index.
@@ -263,7 +263,7 @@ class ToolCallWrapper:
         The episode to drive, or an env after ``reset`` (its ``unwrapped.episode`` is used). Give
         it an unlimited tool-call budget (``call_budget=None``): this wrapper counts model calls.
     model_call_budget : int
-        B, model calls per episode (SPEC.md section 5: 100).
+        B, model calls per episode (docs/protocol.md section 5: 100).
     passive_frames : iterable of int, optional
         Passive mode: these already-captured frames open the conversation and the camera tools
         (:data:`CAMERA_TOOLS`) are refused with a reason.
