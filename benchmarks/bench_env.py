@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> dict:
     from spatialscout_gym.episode import TOOL_NAMES
 
     t0 = time.perf_counter()
-    env = SpatialScoutEnv(args.scene, resolution=args.resolution, image_budget=10_000, call_budget=None)
+    env = SpatialScoutEnv(args.scene, resolution=args.resolution, image_budget=10_000, tool_call_budget=None)
     construct_s = time.perf_counter() - t0
     reset_s = []
     for i in range(args.resets):

@@ -11,7 +11,7 @@ baselines" table is this output.
         --agents origin uniform-ball oracle-explorer oracle-click random-nbv frontier-nbv \\
         ppo:runs/nbv/ppo20/model.zip --seeds 0 1 2 --out benchmarks/results/nbv.json
 
-The tool-call budget is unlimited (``call_budget=None``): every agent gets the same V images.
+The tool-call budget is unlimited (``tool_call_budget=None``): every agent gets the same V images.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def evaluate(agent_name: str, scene_ids: list[str], *, seed: int, image_budget: 
         spec = scene_by_name(scene_id)
         renderer.set_scene(spec)
         agent = make_agent(agent_name)
-        ep = Episode(spec.public, renderer, image_budget=image_budget, call_budget=None)
+        ep = Episode(spec.public, renderer, image_budget=image_budget, tool_call_budget=None)
         priv = PrivilegedAccess(spec, renderer) if agent.privileged else None
         agent.run(ep, rng=np.random.default_rng([seed, len(scores)]), privileged=priv)
         if not ep.done:

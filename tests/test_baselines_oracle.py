@@ -19,7 +19,7 @@ AGENTS = ("origin", "oracle-explorer", "oracle-click", "random-nbv", "frontier-n
 
 def run(name, spec, renderer, tmp_path, *, V=20, calls=None, seed=0):
     return run_episode(make_agent(name), spec, tmp_path / f"{name}-{seed}", seed=seed, image_budget=V,
-                       call_budget=calls, resolution=renderer.intrinsics.width, renderer=renderer)
+                       tool_call_budget=calls, resolution=renderer.intrinsics.width, renderer=renderer)
 
 
 def test_new_agents_are_registered():

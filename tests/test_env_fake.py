@@ -29,7 +29,7 @@ def noop_action(env, tool: str, **fields):
 
 
 def test_check_env_passes_with_privileged_obs():
-    env, _ = make_env(privileged_obs=True, render_mode="rgb_array", call_budget=30)
+    env, _ = make_env(privileged_obs=True, render_mode="rgb_array", tool_call_budget=30)
     check_env(env, skip_render_check=False)
     obs, _ = env.reset(seed=1)
     assert obs["depth"].shape == (64, 64) and obs["segmentation"].dtype == np.int32
@@ -67,7 +67,7 @@ def test_action_decoding_per_tool():
 
 
 def test_observation_tracks_pose_map_and_budgets():
-    env, _ = make_env(image_budget=5, call_budget=10)
+    env, _ = make_env(image_budget=5, tool_call_budget=10)
     obs, info = env.reset(seed=0)
     assert obs["budgets"].tolist() == [4, 10] and obs["inventory_mask"].sum() == 4
     obs, *_ = env.step(noop_action(env, "move_camera", translation=np.array([0.5, 0, 0], np.float32)))
@@ -127,7 +127,7 @@ def test_dense_and_sparse_rewards_sum_to_final_score():
 
 
 def test_call_budget_terminates():
-    env, _ = make_env(call_budget=3)
+    env, _ = make_env(tool_call_budget=3)
     env.reset(seed=0)
     ends = [env.step(noop_action(env, "get_camera_pose"))[2] for _ in range(3)]
     assert ends == [False, False, True]
@@ -156,7 +156,7 @@ def _numbers(x) -> np.ndarray:
 
 
 def test_no_private_data_before_the_end():
-    env, spec = make_env(call_budget=60)
+    env, spec = make_env(tool_call_budget=60)
     secrets = []
     for t in spec.targets:
         secrets.extend(t.center_task.tolist())
@@ -263,7 +263,7 @@ def test_privacy_scanner_finds_planted_leaks():
 
 def test_no_private_data_before_the_end_in_any_form():
     spec, secrets = _irregular_scene()
-    env = SpatialScoutEnv(spec, renderer=FakeRenderer(spec), resolution=64, call_budget=80)
+    env = SpatialScoutEnv(spec, renderer=FakeRenderer(spec), resolution=64, tool_call_budget=80)
     obs, info = env.reset(seed=11)
     seen = [{k: v for k, v in obs.items() if k != "image"}, info]
     env.action_space.seed(11)

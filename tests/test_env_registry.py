@@ -38,7 +38,7 @@ def test_import_is_light():
 
 @pytest.mark.parametrize("env_id", IDS)
 def test_check_env(env_id):
-    env = gym.make(env_id, resolution=RES, image_budget=4, call_budget=12, shared_renderer=True)
+    env = gym.make(env_id, resolution=RES, image_budget=4, tool_call_budget=12, shared_renderer=True)
     try:
         check_env(env.unwrapped, skip_render_check=True)
         obs, info = env.reset(seed=5)
@@ -61,7 +61,7 @@ def test_procedural_reset_seeds_new_scenes():
 
 
 def _make_procedural():
-    return gym.make("SpatialScout/Procedural-v0", resolution=RES, image_budget=4, call_budget=5)
+    return gym.make("SpatialScout/Procedural-v0", resolution=RES, image_budget=4, tool_call_budget=5)
 
 
 def test_async_vector_env():

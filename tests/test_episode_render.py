@@ -24,7 +24,7 @@ def rendered():
 
 def test_two_view_triangulation_hits_surface_point(rendered):
     spec, renderer = rendered
-    ep = Episode(spec.public, renderer, image_budget=5, call_budget=50)
+    ep = Episode(spec.public, renderer, image_budget=5, tool_call_budget=50)
     assert ep.move_camera(right=0.9).ok and ep.rotate_camera(yaw=12).ok
     second = ep.capture_image()
     assert second.ok and ep.frames[1].image.std() > 1  # a real, non-blank render

@@ -15,9 +15,9 @@ from spatialscout_gym.core.camera import project_world_to_pixel
 from spatialscout_gym.episode import TOOL_NAMES, Episode
 
 
-def make_episode(pitch_deg=0.0, image_budget=10, call_budget=100, yaw_deg=30.0):
+def make_episode(pitch_deg=0.0, image_budget=10, tool_call_budget=100, yaw_deg=30.0):
     spec = small_scene(pitch_deg=pitch_deg, yaw_deg=yaw_deg)
-    return Episode(spec.public, FakeRenderer(spec), image_budget=image_budget, call_budget=call_budget)
+    return Episode(spec.public, FakeRenderer(spec), image_budget=image_budget, tool_call_budget=tool_call_budget)
 
 
 def state(ep: Episode):
@@ -237,17 +237,17 @@ def test_finish_freezes_map_and_refuses_later_calls():
 
 
 def test_call_budget_ends_episode():
-    ep = make_episode(call_budget=3)
+    ep = make_episode(tool_call_budget=3)
     ep.get_camera_pose()
     ep.call("bogus", {})  # refusals count as calls
     assert not ep.done and ep.calls_left == 1
     ep.list_entities()
-    assert ep.done and ep.end_reason == "call_budget" and ep.calls_left == 0
+    assert ep.done and ep.end_reason == "tool_call_budget" and ep.calls_left == 0
     assert not ep.capture_image().ok
 
 
 def test_unlimited_call_budget():
-    ep = make_episode(call_budget=None)
+    ep = make_episode(tool_call_budget=None)
     for _ in range(150):
         ep.get_camera_pose()
     assert not ep.done and ep.calls_left is None and ep.counters()["tool_calls"] == 150

@@ -29,7 +29,7 @@ def test_trainer_end_to_end_then_ppo_agent_runs(tmp_path):
 
     spec = small_scene(64, 64)
     agent = make_agent(f"ppo:{model}")
-    res = run_episode(agent, spec, tmp_path / "run", image_budget=6, call_budget=None, resolution=64,
+    res = run_episode(agent, spec, tmp_path / "run", image_budget=6, tool_call_budget=None, resolution=64,
                       renderer=FakeRenderer(spec))
     assert res["end_reason"] == "finish_mapping"
     assert res["counters"]["images_used"] == 6 or res["coverage"] == 1.0

@@ -24,7 +24,7 @@ from spatialscout_gym.wrappers.tool_call import (CAMERA_TOOLS, ModelReply, ToolC
 
 def _episode(res=32, **kw) -> Episode:
     spec = small_scene(res, res)
-    return Episode(spec.public, FakeRenderer(spec), call_budget=None, **kw)
+    return Episode(spec.public, FakeRenderer(spec), tool_call_budget=None, **kw)
 
 
 def test_tool_schemas_two_renderings_of_one_source():

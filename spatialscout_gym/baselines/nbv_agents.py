@@ -4,7 +4,7 @@ Each agent drives the episode through :class:`~spatialscout_gym.wrappers.nbv.NBV
 same motion/capture/mapping step and observation as :class:`NextBestViewWrapper`, so a policy
 trained on the wrapper runs unchanged here. Steps repeat until the image budget is used, the
 inventory is fully mapped, or the episode ends (e.g. the tool-call budget: each step costs up to
-four tool calls, so run these agents with a large or unlimited ``call_budget``); then
+four tool calls, so run these agents with a large or unlimited ``tool_call_budget``); then
 ``finish_mapping``.
 
 All three use the oracle-perception mapper (privileged segmentation of each capture), so they are

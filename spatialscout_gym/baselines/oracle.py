@@ -171,7 +171,7 @@ class OracleExplorerAgent:
         spec = priv.spec
         index = {i: o.id for i, o in enumerate(spec.private.objects) if o.role == "target"}
         centres = {t.id: t.center_task for t in spec.targets}
-        per_capture = episode.call_budget is None  # unlimited calls: a map snapshot per image
+        per_capture = episode.tool_call_budget is None  # unlimited calls: a map snapshot per image
         seen: set[str] = set()
         pending: dict[str, list[float]] = {}
 

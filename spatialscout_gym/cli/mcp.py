@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             spec = scene_from_arg(args.scene)
             session = McpEpisode(spec, args.out, resolution=args.resolution, image_budget=args.image_budget,
-                                 call_budget=args.call_budget, overwrite=args.overwrite)
+                                 tool_call_budget=args.call_budget, overwrite=args.overwrite)
         except FileExistsError as exc:
             raise CliError(f"{exc}; choose another --out or pass --overwrite") from None
     if args.transport == "stdio":

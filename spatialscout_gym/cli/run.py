@@ -25,7 +25,7 @@ def register(subparsers) -> None:
     p.add_argument("--out", required=True, type=Path, help="run directory to create")
     p.add_argument("--seed", type=int, default=0, help="agent random seed (default 0)")
     p.add_argument("--image-budget", type=int, default=100, help="images per episode, initial one included (default 100)")
-    p.add_argument("--call-budget", type=int, default=100, help="tool calls per episode (default 100)")
+    p.add_argument("--call-budget", type=int, default=100, help="B, calls per episode (default 100): model calls for openai:/anthropic: agents, tool calls for every other agent")
     p.add_argument("--resolution", type=int, default=512, help="square render size in pixels (default 512)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing non-empty --out")
     add_vlm_arguments(p)
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"cannot build agent {args.agent!r}: {exc}") from None
     try:
         result = run_episode(agent, args.scene, args.out, seed=args.seed, image_budget=args.image_budget,
-                             call_budget=args.call_budget, resolution=args.resolution,
+                             tool_call_budget=args.call_budget, resolution=args.resolution,
                              overwrite=args.overwrite)
     except FileExistsError as exc:
         raise CliError(f"{exc}; choose another --out or pass --overwrite") from None

@@ -30,7 +30,7 @@ _SHARED_RENDERERS: dict[int, Any] = {}
 every such env of this process; each env re-loads its scene before it captures)."""
 _MAX_PIXELS = 1e6
 UNLIMITED = 1e6
-"""``budgets`` value for calls left when ``call_budget=None``."""
+"""``budgets`` value for calls left when ``tool_call_budget=None``."""
 
 
 class SpatialScoutEnv(gym.Env):
@@ -101,7 +101,7 @@ class SpatialScoutEnv(gym.Env):
     ``info["metrics"]`` holds the scorer's metrics dict.
 
     ## Arguments
-    ``gym.make("SpatialScout/<scene_id>-v0", resolution=512, image_budget=100, call_budget=100,
+    ``gym.make("SpatialScout/<scene_id>-v0", resolution=512, image_budget=100, tool_call_budget=100,
     reward_mode="sparse", privileged_obs=False, render_mode=None)``; ``scene`` is a catalog id,
     ``"procedural"`` or a scene spec JSON path (or, not JSON-serialisable, a ``SceneSpec``).
     ``shared_renderer=True`` reuses one renderer per resolution across the envs of a process (many
@@ -116,7 +116,7 @@ class SpatialScoutEnv(gym.Env):
     metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
 
     def __init__(self, scene: str | SceneSpec = PROCEDURAL, *, resolution: int = 512, image_budget: int = 100,
-                 call_budget: int | None = 100, reward_mode: str = "sparse",
+                 tool_call_budget: int | None = 100, reward_mode: str = "sparse",
                  privileged_obs: bool = False, render_mode: str | None = None,
                  shared_renderer: bool = False, renderer: Any = None) -> None:
         if reward_mode not in _REWARD_MODES:
@@ -128,7 +128,7 @@ class SpatialScoutEnv(gym.Env):
         self.scene_name = scene.scene_id if isinstance(scene, SceneSpec) else str(scene)
         self.resolution = int(resolution)
         self.image_budget = int(image_budget)
-        self.call_budget = None if call_budget is None else int(call_budget)
+        self.tool_call_budget = None if tool_call_budget is None else int(tool_call_budget)
         self.reward_mode = reward_mode
         self.privileged_obs = bool(privileged_obs)
         self.render_mode = render_mode
@@ -225,7 +225,7 @@ class SpatialScoutEnv(gym.Env):
             self._load_scene(spec)
         self._renderer_check_same_scene()
         self.episode = Episode(self.scene_spec.public, self._renderer, image_budget=self.image_budget,
-                               call_budget=self.call_budget)
+                               tool_call_budget=self.tool_call_budget)
         self._score = 0.0
         self._privileged_cache = None
         info = {"scene_id": self.scene_spec.scene_id, "inventory": self.inventory,

@@ -24,8 +24,8 @@ Rules (docs/protocol.md section 4 unless noted):
 * ``submit_positions``: per entry, a known id and three finite numbers with ``|p| <= r + 0.5`` m;
   valid entries replace earlier ones; the reply is the whole accepted map plus per-entry refusals.
 * ``finish_mapping`` freezes the map and ends the episode; every later call is refused.
-* Every call (refused ones included) counts against ``call_budget``; when it is used up the episode
-  ends with ``end_reason == "call_budget"``. ``call_budget=None`` means unlimited (a VLM wrapper
+* Every call (refused ones included) counts against ``tool_call_budget``; when it is used up the episode
+  ends with ``end_reason == "tool_call_budget"``. ``tool_call_budget=None`` means unlimited (a VLM wrapper
   counts model calls itself).
 
 A refusal is a :class:`ToolResult` with ``ok=False`` and a reason; the pose, frames and map are
@@ -94,7 +94,7 @@ class Episode:
         Anything with ``intrinsics`` and ``capture_rgb(pose) -> (H, W, 3) uint8``.
     image_budget : int
         V, images per episode including the initial one (>= 1).
-    call_budget : int or None
+    tool_call_budget : int or None
         Tool calls per episode; None for unlimited.
 
     Examples
@@ -105,15 +105,15 @@ class Episode:
     """
 
     def __init__(self, public: PublicScene, renderer: Renderer, *, image_budget: int = 100,
-                 call_budget: int | None = 100) -> None:
+                 tool_call_budget: int | None = 100) -> None:
         if int(image_budget) < 1:
             raise ValueError(f"image_budget must be >= 1 (the initial image counts), got {image_budget}")
-        if call_budget is not None and int(call_budget) < 1:
-            raise ValueError(f"call_budget must be >= 1 or None (unlimited), got {call_budget}")
+        if tool_call_budget is not None and int(tool_call_budget) < 1:
+            raise ValueError(f"tool_call_budget must be >= 1 or None (unlimited), got {tool_call_budget}")
         self.public = public
         self.renderer = renderer
         self.image_budget = int(image_budget)
-        self.call_budget = None if call_budget is None else int(call_budget)
+        self.tool_call_budget = None if tool_call_budget is None else int(tool_call_budget)
         self.task_frame: TaskFrame = TaskFrame.from_initial_pose(public.initial_camera)
         self.intrinsics: Intrinsics = renderer.intrinsics
         self._ids = [e.id for e in public.inventory]
@@ -126,7 +126,7 @@ class Episode:
         self.end_reason: str | None = None
         self.trace: list[dict] = [tr.event(
             "start", scene_id=public.scene_id, image_budget=self.image_budget,
-            call_budget=self.call_budget, initial_pose_world=public.initial_camera.to_dict(),
+            tool_call_budget=self.tool_call_budget, initial_pose_world=public.initial_camera.to_dict(),
             intrinsics=self.intrinsics.to_dict(), radius_m=float(public.radius_m))]
         self._capture(tool_call_index=None)  # frame 0, counted against V
 
@@ -160,7 +160,7 @@ class Episode:
 
     @property
     def calls_left(self) -> int | None:
-        return None if self.call_budget is None else self.call_budget - self.tool_calls
+        return None if self.tool_call_budget is None else self.tool_call_budget - self.tool_calls
 
     @property
     def latest_image(self) -> np.ndarray:
@@ -197,8 +197,8 @@ class Episode:
             self._snapshot(index)
         if res.ok and tool == "finish_mapping":
             self._end("finish_mapping")
-        if not self.done and self.call_budget is not None and self.tool_calls >= self.call_budget:
-            self._end("call_budget")
+        if not self.done and self.tool_call_budget is not None and self.tool_calls >= self.tool_call_budget:
+            self._end("tool_call_budget")
         return res
 
     # ---- typed per-tool methods -------------------------------------------------------------
@@ -241,7 +241,7 @@ class Episode:
     # ---- tool implementations --------------------------------------------------------------
     def _budgets(self) -> dict:
         return {"image_budget": self.image_budget, "images_used": self.images_used,
-                "images_left": self.images_left, "call_budget": self.call_budget,
+                "images_left": self.images_left, "tool_call_budget": self.tool_call_budget,
                 "tool_calls": self.tool_calls, "calls_left": self.calls_left}
 
     def _tool_list_entities(self, *, index: int) -> ToolResult:

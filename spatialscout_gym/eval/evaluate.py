@@ -62,7 +62,7 @@ class EvalSettings:
         Registry name (:func:`spatialscout_gym.baselines.registry.make_agent`).
     image_budget : int
         V, images per episode, the initial one included (docs/protocol.md section 5).
-    call_budget : int or None
+    tool_call_budget : int or None
         Tool-call budget per episode (None: unlimited).
     resolution : int
         Square render grid, pixels.
@@ -75,7 +75,7 @@ class EvalSettings:
 
     agent: str
     image_budget: int = 100
-    call_budget: int | None = 100
+    tool_call_budget: int | None = 100
     resolution: int = 512
     agent_options: dict = field(default_factory=dict)
     runtime_options: dict = field(default_factory=dict, repr=False, compare=False)
@@ -347,7 +347,7 @@ def execute_task(task: EpisodeTask, state: WorkerState) -> Outcome:
         attach_request_limiter(agent, state.limiter)
         renderer = state.renderer_for(spec)
         result = run_episode(agent, spec, task.run_dir, seed=task.seed, image_budget=s.image_budget,
-                             call_budget=s.call_budget, resolution=s.resolution, renderer=renderer,
+                             tool_call_budget=s.tool_call_budget, resolution=s.resolution, renderer=renderer,
                              overwrite=True)
         if result.get("status", "ok") == "failed":   # the agent raised; the run dir records it
             task.failed_file.unlink(missing_ok=True)

@@ -11,7 +11,7 @@ adds the frame as MCP image content (JPEG, at most 384 px) with the pixel conver
 :mod:`spatialscout_gym.wrappers.prompt`.
 
 Budgets: a client's model calls are invisible to the server, so B counts **tool calls** here
-(``call_budget``, default 100); V = ``image_budget`` images as usual.
+(``tool_call_budget``, default 100); V = ``image_budget`` images as usual.
 
 The run directory (trace, result, predictions, frames; :func:`spatialscout_gym.eval.runner.write_run`)
 is written when the episode ends (``finish_mapping`` or the budget; before that call's reply is
@@ -52,14 +52,14 @@ class McpEpisode:
         The run directory to write (must not exist or be empty unless ``overwrite``).
     renderer : Renderer, optional
         Default: a SAPIEN renderer at ``resolution`` (closed by :meth:`close`).
-    resolution, image_budget, call_budget, seed :
-        As for :func:`spatialscout_gym.eval.runner.run_episode`; ``call_budget`` counts tool calls.
+    resolution, image_budget, tool_call_budget, seed :
+        As for :func:`spatialscout_gym.eval.runner.run_episode`; ``tool_call_budget`` counts tool calls.
     """
 
     name = "mcp"
 
     def __init__(self, spec: SceneSpec, out_dir: str | os.PathLike, *, renderer: Any = None,
-                 resolution: int = 512, image_budget: int = 100, call_budget: int | None = 100,
+                 resolution: int = 512, image_budget: int = 100, tool_call_budget: int | None = 100,
                  seed: int = 0, overwrite: bool = False) -> None:
         out = Path(out_dir)
         if out.exists() and (not out.is_dir() or any(out.iterdir())) and not overwrite:
@@ -70,13 +70,13 @@ class McpEpisode:
             from spatialscout_gym.render.sapien_renderer import SapienRenderer
             renderer = SapienRenderer(spec, resolution, resolution)
         self.renderer = renderer
-        self.resolution, self.image_budget, self.call_budget, self.seed = (
-            int(resolution), int(image_budget), call_budget, int(seed))
-        self.episode = Episode(spec.public, renderer, image_budget=image_budget, call_budget=call_budget)
+        self.resolution, self.image_budget, self.tool_call_budget, self.seed = (
+            int(resolution), int(image_budget), tool_call_budget, int(seed))
+        self.episode = Episode(spec.public, renderer, image_budget=image_budget, tool_call_budget=tool_call_budget)
         self.result: dict | None = None
         self._sent_initial = False
         self.instructions = task_prompt(spec.public, self.episode.intrinsics,
-                                        model_call_budget=call_budget or 10**6, image_budget=image_budget,
+                                        model_call_budget=tool_call_budget or 10**6, image_budget=image_budget,
                                         budget_counts_tool_calls=True)
 
     # ---- one tool call ---------------------------------------------------------------------------
@@ -131,7 +131,7 @@ class McpEpisode:
             self.episode.end("server_stopped")
         self.result = write_run(self.out_dir, self.spec, self.episode, self, seed=self.seed,
                                 resolution=self.resolution, image_budget=self.image_budget,
-                                call_budget=self.call_budget)
+                                tool_call_budget=self.tool_call_budget)
         return self.result
 
     def close(self) -> dict:

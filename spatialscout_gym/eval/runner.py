@@ -53,7 +53,7 @@ def resolve_scene(scene: str | SceneSpec) -> SceneSpec:
 
 
 def run_episode(agent: Agent, scene: str | SceneSpec, out_dir: str | os.PathLike, *, seed: int = 0,
-                image_budget: int = 100, call_budget: int | None = 100, resolution: int = 512,
+                image_budget: int = 100, tool_call_budget: int | None = 100, resolution: int = 512,
                 renderer: Any = None, overwrite: bool = False) -> dict:
     """Run ``agent`` for one episode on ``scene`` and write the run directory ``out_dir``.
 
@@ -66,7 +66,7 @@ def run_episode(agent: Agent, scene: str | SceneSpec, out_dir: str | os.PathLike
         The run directory to create (its parent is created if needed).
     seed : int
         Seeds the agent's ``numpy.random.Generator``.
-    image_budget, call_budget : int
+    image_budget, tool_call_budget : int
         V and the tool-call budget (None: unlimited).
     resolution : int
         Square render grid, pixels.
@@ -93,10 +93,10 @@ def run_episode(agent: Agent, scene: str | SceneSpec, out_dir: str | os.PathLike
         renderer.set_scene(spec)
     # An agent that counts model calls itself (VLM agents, docs/protocol.md section 5) gets an episode
     # without a tool-call budget; its own budget B ends the episode.
-    tool_call_budget = None if getattr(agent, "counts_model_calls", False) else call_budget
+    tool_call_budget = None if getattr(agent, "counts_model_calls", False) else tool_call_budget
     failure: Exception | None = None
     try:
-        episode = Episode(spec.public, renderer, image_budget=image_budget, call_budget=tool_call_budget)
+        episode = Episode(spec.public, renderer, image_budget=image_budget, tool_call_budget=tool_call_budget)
         privileged = PrivilegedAccess(spec, renderer) if getattr(agent, "privileged", False) else None
         try:
             agent.run(episode, rng=np.random.default_rng(seed), privileged=privileged)
@@ -109,11 +109,11 @@ def run_episode(agent: Agent, scene: str | SceneSpec, out_dir: str | os.PathLike
         if owns:
             renderer.close()
     return write_run(out, spec, episode, agent, seed=seed, resolution=resolution,
-                     image_budget=image_budget, call_budget=call_budget, failure=failure)
+                     image_budget=image_budget, tool_call_budget=tool_call_budget, failure=failure)
 
 
 def write_run(out_dir: str | os.PathLike, spec: SceneSpec, episode: Episode, agent: Any, *, seed: int,
-              resolution: int, image_budget: int, call_budget: int | None,
+              resolution: int, image_budget: int, tool_call_budget: int | None,
               failure: BaseException | None = None) -> dict:
     """Score ``episode`` and write its run directory (see the module docstring); returns
     ``result.json``'s contents. An existing ``out_dir`` is replaced (callers check first).
@@ -137,7 +137,7 @@ def write_run(out_dir: str | os.PathLike, spec: SceneSpec, episode: Episode, age
         "seed": int(seed), "catalog_version": CATALOG_VERSION,
         "scene_content_hash": scene_content_hash(spec), "resolution": int(resolution),
         "end_reason": episode.end_reason, "counters": episode.counters(),
-        "image_budget": int(image_budget), "call_budget": call_budget,
+        "image_budget": int(image_budget), "tool_call_budget": tool_call_budget,
     })
 
     out.parent.mkdir(parents=True, exist_ok=True)

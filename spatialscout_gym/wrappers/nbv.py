@@ -292,7 +292,7 @@ class NextBestViewWrapper(gym.Wrapper):
     - Termination: every inventory target is in the accepted map (nothing more to gain with the
       oracle mapper).
     - Termination: the inner episode ended for another reason (e.g. the inner env's tool-call
-      budget; use ``call_budget=None`` to avoid it, as :func:`make_nbv_env` does).
+      budget; use ``tool_call_budget=None`` to avoid it, as :func:`make_nbv_env` does).
     - Truncation: none (add ``gymnasium.wrappers.TimeLimit`` for a shorter horizon).
     At the end the wrapper calls ``finish_mapping`` and ``info["metrics"]`` holds the scorer's
     metrics dict.
@@ -377,5 +377,5 @@ def make_nbv_env(scene: str | SceneSpec = "procedural", *, image_budget: int = 2
     """
     from spatialscout_gym.envs.spatialscout_env import SpatialScoutEnv
     env = SpatialScoutEnv(scene=scene, resolution=resolution, image_budget=image_budget,
-                          call_budget=None, renderer=renderer)
+                          tool_call_budget=None, renderer=renderer)
     return NextBestViewWrapper(env, mapper=mapper, motion=motion, obs_size=obs_size, **config)

@@ -261,7 +261,7 @@ class ToolCallWrapper:
     ----------
     episode : Episode or gymnasium.Env
         The episode to drive, or an env after ``reset`` (its ``unwrapped.episode`` is used). Give
-        it an unlimited tool-call budget (``call_budget=None``): this wrapper counts model calls.
+        it an unlimited tool-call budget (``tool_call_budget=None``): this wrapper counts model calls.
     model_call_budget : int
         B, model calls per episode (docs/protocol.md section 5: 100).
     passive_frames : iterable of int, optional
