@@ -20,6 +20,20 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 __all__ = ["SB3VecEnv"]
 
 
+def _unbatch(info: dict, i: int) -> dict:
+    """Sub-env ``i``'s part of a Gymnasium vector info dict (values batched per key, with a
+    ``"_key"`` mask of the sub-envs that reported it; nested dicts likewise)."""
+    out = {}
+    for k, v in info.items():
+        if k.startswith("_"):
+            continue
+        mask = info.get("_" + k)
+        if mask is not None and not mask[i]:
+            continue
+        out[k] = _unbatch(v, i) if isinstance(v, dict) else v[i]
+    return out
+
+
 class SB3VecEnv(VecEnv):
     """Adapt ``venv`` (a ``gymnasium.vector.VectorEnv`` in ``AutoresetMode.SAME_STEP``)."""
 
@@ -55,16 +69,15 @@ class SB3VecEnv(VecEnv):
         self._lengths += 1
         infos: list[dict] = []
         for i in range(self.num_envs):
+            d = _unbatch(info, i)
+            final_obs, final_info = d.pop("final_obs", None), d.pop("final_info", None)
             if dones[i]:
-                d = dict(info["final_info"][i])
-                d["terminal_observation"] = info["final_obs"][i]
+                d = dict(final_info or {})
+                d["terminal_observation"] = final_obs
                 d["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
                 d["episode"] = {"r": float(self._returns[i]), "l": int(self._lengths[i]),
                                 "t": round(time.time() - self._t0, 6)}
                 self._returns[i], self._lengths[i] = 0.0, 0
-            else:
-                d = {k: v[i] for k, v in info.items() if not k.startswith("_") and k not in
-                     ("final_obs", "final_info") and info.get("_" + k, np.ones(self.num_envs, bool))[i]}
             infos.append(d)
         return obs, rewards.astype(np.float32), dones, infos
 

@@ -487,13 +487,13 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         obs = self._last
         coverage = self._coverage()
         terminated = bool(self._inner_done or obs["budgets"][0] <= 0 or coverage >= 1.0)
-        info: dict[str, Any] = {"refused": refused, "submitted": submitted, "coverage": coverage,
-                                "all_mean_iou": score}
+        if terminated and not self._inner_done:
+            self._call("finish_mapping")
+        # the last inner step's info (counters; metrics and wrappers' keys such as "episode" at the end)
+        info: dict[str, Any] = {k: v for k, v in self._last_info.items() if k != "tool_result"}
+        info.update(refused=refused, submitted=submitted, coverage=coverage, all_mean_iou=score)
         if terminated:
-            if not self._inner_done:
-                self._call("finish_mapping")
             info["metrics"] = inner.metrics()
-        info["counters"] = self._last_info.get("counters")
         return self._observation(), float(reward), terminated, False, info
 
 
