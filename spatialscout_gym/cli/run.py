@@ -138,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
           f"median centre error {_fmt(result['center_error_m']['median'])} m  "
           f"full-scene loss {result['full_scene_loss_m']:.3f} m")
     print(f"tool calls {c['tool_calls']}  images {c['images_used']}")
-    print(f"wrote {args.out}/ (trace.jsonl, predictions.json, result.json, ground_truth.json, "
+    records = ", harness.json, prompt.txt" if m else ""
+    print(f"wrote {args.out}/ (trace.jsonl, predictions.json, result.json, ground_truth.json{records}, "
           f"frames/ with {c['images_used']} PNG)")
     return 0
