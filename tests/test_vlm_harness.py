@@ -54,7 +54,7 @@ def test_paper_prompt_one_view_variant_and_legacy_by_name(tmp_path):
     assert "After your first two views" in multi and "supported by what you see" in multi
     assert "scores nothing" not in multi and "before the budget runs out" not in multi
     # V = 1: estimates from the initial image and its calibration; no multi-view advice
-    assert "V = 1 images" in one and "initial image and its calibration" in one
+    assert "V = 1 image " in one and "initial image and its calibration" in one
     assert "first two views" not in one and ">= 2 frames" not in one and "(1, -(u - cx)/fx" in one
     # the legacy wording only by name, and the run records which one was used
     with ScriptedServer(_policy) as server:
@@ -80,7 +80,7 @@ def test_one_view_episode_through_the_client(tmp_path):
     with ScriptedServer(_policy) as server:
         result, _ = _run(tmp_path, server, image_budget=1)
         system = _system(server.requests[0], "openai")
-    assert "V = 1 images" in system and "first two views" not in system
+    assert "V = 1 image " in system and "first two views" not in system
     assert result["counters"]["images_used"] == 1   # the capture was refused
 
 

@@ -152,12 +152,18 @@ _TRIANGULATION = (
     "(e.g. add half the object's depth away from the camera, or triangulate opposite edges and "
     "average). Heed warnings (small ray angle, large residual).")
 
-def _one_view(where: str, frame: str) -> str:
+def _one_view(single: bool) -> str:
     """Estimating without triangulation: the ray of a pixel, and depth from what the image shows."""
-    return (f"Estimate each centre from {where} and its calibration: {frame} pixel (u, v) looks along "
-            "the direction (1, -(u - cx)/fx, -(v - cy)/fy) of its camera's (forward, left, up) axes, "
-            "from its camera position; judge the distance along that ray from what the image shows "
-            "(the object's apparent size, where it meets the floor, what it stands next to).")
+    if single:
+        ray = ("Estimate each centre from the initial image and its calibration: pixel (u, v) of frame 0 "
+               "looks from the origin along the task-frame direction (1, -(u - cx)/fx, -(v - cy)/fy) "
+               "(frame 0's camera axes are the task axes)")
+    else:
+        ray = ("Estimate each centre from the images and their calibration: pixel (u, v) of a frame looks "
+               "from its camera position along (1, -(u - cx)/fx, -(v - cy)/fy) in that camera's "
+               "(forward, left, up) axes")
+    return (ray + "; judge the distance along that ray from what the image shows (the object's apparent "
+            "size, where it meets the floor, what it stands next to).")
 
 
 def _camera_section() -> list[str]:
@@ -222,7 +228,7 @@ def task_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_budge
              "the inventory below and submit your estimates with the tools.", ""]
     lines += _frame_sections(public, shared, origin="the initial camera position")
     budgets = (f"BUDGETS: B = {_calls_text(model_call_budget, budget_counts_tool_calls)} and "
-               f"V = {image_budget} images (the initial image counts). ")
+               f"V = {image_budget} image{'' if one_view else 's'} (the initial image counts). ")
     if one_view:
         budgets += ("With V = 1 the initial image (frame 0) is the only image of this episode: "
                     "captures are refused, but you can still submit and finish. ")
@@ -235,8 +241,7 @@ def task_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_budge
     lines += _camera_section()
     lines += _pixels_section(intrinsics, max_side)
     lines += ["", ("ONE VIEW: triangulate_observations needs marks in two frames taken from different "
-                   "positions, so it cannot help here. " + _one_view("the initial image", "frame 0's "
-                   "(its axes are the task axes)")) if one_view else _TRIANGULATION]
+                   "positions, so it cannot help here. " + _one_view(True)) if one_view else _TRIANGULATION]
     if one_view:
         guidance = ("SUBMISSIONS: give estimates that are supported by what you see in the initial image, "
                     "using its calibration (intrinsics above; frame 0's camera is at the origin looking "
@@ -281,7 +286,7 @@ def _passive_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_b
                     "more views.")
     else:
         lines += ["", "NO BASELINE: all given frames were taken from one camera centre, so no point can be "
-                  "triangulated. " + _one_view("the images", "a frame's")]
+                  "triangulated. " + _one_view(False)]
         guidance = ("SUBMISSIONS: give estimates that are supported by what you see in the images and "
                     "their calibration.")
     guidance += (" Each accepted entry replaces that id's earlier estimate; submit_positions returns the "
