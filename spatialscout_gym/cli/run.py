@@ -57,7 +57,8 @@ def add_vlm_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--price-table", type=Path, help="JSON {model: {input_per_mtok, output_per_mtok}} "
                                                     "(USD) for the episode cost in result.json")
     g.add_argument("--mode", choices=("active", "passive"), default="active",
-                   help="passive: fixed scripted views, camera tools disabled (default active)")
+                   help="passive: fixed scripted views (stereo pairs), a prompt of its own and only the six "
+                        "non-camera tools (default active)")
     g.add_argument("--passive-views", type=int, default=24,
                    help="views in passive mode, the initial one included (default 24)")
 
