@@ -12,7 +12,8 @@ with :func:`~spatialscout_gym.core.scoring.aggregate`. The report dict (``DIR/re
      "episodes": {"completed", "failed", "total", "completed_rate", "failure_rate",   # rates in [0, 1]
                   "attempts", "failed_attempts", "attempt_failure_rate", "end_reasons": {reason: n}},
      "failed_attempts_spend": {"episodes", "calls", "cost_usd", ...},   # failed attempts, redone or not
-     "catalog_version": str | None, "scene_hashes": {scene_id: sha256}}
+     "catalog_version": str | None, "scene_hashes": {scene_id: sha256},
+     "scorer": {key: {"metric_version", "compat", "min_side_m", "lambda_m", "Q", "H", "M", "N"}}}
 
 ``key`` is the scene id when every scene ran once, else ``<scene_id>/seed_<k>``. Failed episodes
 are listed in ``failures`` and left out of every aggregate (docs/protocol.md section 5); the
@@ -229,6 +230,7 @@ def build_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> d
         "failed_attempts_spend": _counters(failed_attempt_results(out)),
         "failures": find_failures(out),
         "episodes": episode_counts(out, records),
+        "scorer": {sc.scene_id: sc.record(lam) for sc in scores},
         "catalog_version": versions[0] if len(versions) == 1 else versions,
         "scene_hashes": {r.scene_id: r.result.get("scene_content_hash") for r in records},
     })
