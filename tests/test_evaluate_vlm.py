@@ -59,6 +59,7 @@ def test_spend_of_a_failed_attempt_survives_the_redo(tmp_path, capsys, monkeypat
     # rerun: the episode is redone and succeeds; the failed attempt's spend is kept apart
     with ScriptedServer(_policy) as server:
         assert main(argv + ["--base-url", server.openai_url]) == 0
+    assert "completed 1 of 1 episodes (100.0%), failed 0 (0.0%); 2 attempts, 1 failed" in capsys.readouterr().out
     report = json.loads((out / "report.json").read_text())
     assert report["counters"]["episodes"] == 1 and report["failures"] == []
     spent = report["failed_attempts_spend"]
