@@ -125,8 +125,10 @@ class ModelProvider:
 
     # ---- what a run records ------------------------------------------------------------------------
     def tool_schema(self) -> list[dict]:
-        """The tool list exactly as this provider sends it (its wire format)."""
-        raise NotImplementedError
+        """The tool list exactly as this provider sends it (its wire format); subclasses override
+        this, the default is the neutral form ``{"name", "description", "parameters"}``."""
+        from spatialscout_gym.wrappers.tool_call import tool_schemas
+        return tool_schemas(self.tool_names)
 
     @property
     def max_output_tokens(self) -> int | None:
