@@ -50,18 +50,26 @@ def _plan():
 
 @pytest.fixture(scope="module")
 def evaluations(tmp_path_factory):
+    """Two evaluation directories in the layout `spatialscout evaluate` writes (one run directory
+    per episode, `<scene dir>/seed_<k>/`), made in-process with one shared renderer for speed."""
+    from spatialscout_gym.baselines.registry import make_agent
+    from spatialscout_gym.eval.runner import run_episode
+    from spatialscout_gym.render.sapien_renderer import SapienRenderer
     tmp = tmp_path_factory.mktemp("lb")
     spec, steps, a, b, p_task = _plan()
-    price = tmp / "prices.json"
-    price.write_text(json.dumps(PRICE))
     model_dir, ref_dir = tmp / "scripted", tmp / "origin"
-    with ScriptedServer(lambda step, body, fmt: steps[step] if step < len(steps) else []) as server:
-        rc = main(["evaluate", "--agent", "openai:scripted", "--base-url", server.openai_url, "--api-key", "local",
-                   "--scenes", SCENE, "--out", str(model_dir), "--resolution", str(RES), "--image-budget", "3",
-                   "--call-budget", "20", "--price-table", str(price), "--reasoning-effort", "low", "--no-progress"])
-    assert rc == 0
-    assert main(["evaluate", "--agent", "origin", "--scenes", SCENE, "--out", str(ref_dir), "--resolution",
-                 str(RES), "--image-budget", "2", "--no-progress"]) == 0
+    renderer = SapienRenderer(spec, RES, RES)
+    try:
+        with ScriptedServer(lambda step, body, fmt: steps[step] if step < len(steps) else []) as server:
+            agent = make_agent("openai:scripted", base_url=server.openai_url, api_key="local",
+                               reasoning_effort="low", model_call_budget=20, price_table=PRICE)
+            result = run_episode(agent, spec, model_dir / "procedural_11" / "seed_0", image_budget=3,
+                                 resolution=RES, renderer=renderer)
+        assert result["status"] == "ok" and result["model"]["model_calls"] == 4
+        run_episode(make_agent("origin"), spec, ref_dir / "procedural_11" / "seed_0", image_budget=2,
+                    resolution=RES, renderer=renderer)
+    finally:
+        renderer.close()
     # a second origin episode that could not start (the note `evaluate` writes): counted as failed
     (ref_dir / "procedural_11" / "seed_1.failed.json").write_text(json.dumps({"scene": SCENE, "seed": 1,
                                                                                "error": "RuntimeError: x"}))
@@ -151,3 +159,21 @@ def test_leaderboard_refuses_mixed_scene_contents(evaluations, capsys):
     board = json.loads((tmp / "s2" / "leaderboard.json").read_text())
     assert len(board["rows"]) == 2 and board["problems"]     # same agent twice: named apart by folder
     assert main(["leaderboard", str(tmp / "nothing"), "--out", str(tmp / "s3")]) == 2
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Chromium (apt-get install chromium); "
+                    "README 'Leaderboard' gives the same check as a command")
+def test_page_opens_in_headless_chromium(evaluations):
+    """Extra to the documented check: Chromium loads the page and decodes every plot (the page's
+    load handler writes the counts on <body>)."""
+    import re
+    import subprocess
+    tmp, model_dir, ref_dir, *_ = evaluations
+    site = tmp / "site_chromium"
+    assert main(["leaderboard", str(model_dir), str(ref_dir), "--out", str(site), "--no-progress"]) == 0
+    dom = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=5000",
+                          "--dump-dom", (site / "index.html").as_uri()], capture_output=True, text=True,
+                         timeout=120).stdout
+    body = re.search(r"<body[^>]*>", dom).group(0)
+    assert 'data-plots="3"' in body and 'data-plots-loaded="3"' in body, body
+    assert dom.count("<tr class=") == 2

@@ -199,17 +199,19 @@ def test_unsupported_positions():
 
 
 def test_observation_without_progress():
-    t = Trace(image_budget=10).request()
-    for _ in range(4):
-        t.capture()                                        # 5 images of V = 10
+    t = Trace(image_budget=11).request()
+    for _ in range(5):
+        t.capture()                                        # 5 captures of the 10 capturable (V = 11)
     t.request().submit({"t0": [0, 0, 0], "t1": [1, 0, 0]})
     errs = {"t0": 0.1, "t1": 0.1}                          # 2 of 10 localized (< 25 %)
     assert "observation_without_progress" in trajectory_factors(t.parse(), errs, N).factors
-    t2 = Trace(image_budget=10).request()
-    for _ in range(3):
-        t2.capture()                                       # 4 images: not half of V
+    t2 = Trace(image_budget=11).request()
+    for _ in range(4):
+        t2.capture()                                       # 4 captures: not half
     t2.request().submit({"t0": [0, 0, 0]})
     assert "observation_without_progress" not in trajectory_factors(t2.parse(), errs, N).factors
+    v1 = Trace(image_budget=1).request().submit({"t0": [0, 0, 0]})   # V = 1: nothing captured, not this
+    assert "observation_without_progress" not in trajectory_factors(v1.parse(), errs, N).factors
     t.submit({"t2": [2, 0, 0]})                            # 3 of 10 localized: progress
     assert "observation_without_progress" not in trajectory_factors(t.parse(), {**errs, "t2": 0.2}, N).factors
 

@@ -106,8 +106,10 @@ def plot_behaviour(behaviour: Mapping[str, dict], out_dir: str | os.PathLike) ->
         b = behaviour[name]
         ax = axs[k // cols][k % cols]
         mids = [(lo + hi) / 2 for lo, hi in b["bins"]]
-        for tool in used:
-            ax.plot(mids, b["per_bin"][tool], marker="o", ms=3, lw=1.4, color=colors[tool], label=tool)
+        for j, tool in enumerate(used):   # line styles and markers differ so equal curves stay visible
+            ax.plot(mids, b["per_bin"][tool], marker="os^vDx<>"[j % 8], ms=4, lw=1.4, color=colors[tool],
+                    linestyle=("-", "--", ":", "-.")[j % 4], label=tool)
+        ax.set_xlim(0, b["bins"][-1][1])
         kind = b["calls_kind"] if isinstance(b["calls_kind"], str) else "calls"
         ax.set_xlabel(f"{kind.replace('_', ' ')} (bins of {b['bin_calls']})")
         ax.set_ylabel("uses per running episode")

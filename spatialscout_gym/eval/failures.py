@@ -34,8 +34,8 @@ Failure factors
 * ``unsupported_positions`` (position estimates lacking triangulation support): more than 25 % of
   the submitted objects are unsupported (at least one object submitted).
 * ``observation_without_progress`` (extensive observation with limited localization progress): at
-  least half of ``V`` images used, and fewer than 25 % of the ``N`` targets end with error
-  ``<= 0.2 m``.
+  least one capture and at least half of the ``V - 1`` images the agent could capture were
+  captured, and fewer than 25 % of the ``N`` targets end with error ``<= 0.2 m``.
 * ``late_refinement_without_new_objects`` (late-stage refinement without recovering missing
   objects): some target is missing at the end, and the submissions in the last quarter of the
   calls used (call index ``>= 0.75 * calls used``) revise at least one id and add none.
@@ -73,7 +73,7 @@ UNSUPPORTED_SHARE = 0.25
 GROUNDED_SHARE = 1.0 - UNSUPPORTED_SHARE
 """Share of supported submitted objects needed for sufficient grounding."""
 MANY_IMAGES_SHARE = 0.5
-"""Share of the image budget V used that counts as extensive observation."""
+"""Share of the ``V - 1`` capturable images captured that counts as extensive observation."""
 PROGRESS_SHARE = 0.25
 """Share of targets localized within ``SUCCESS_ERROR_M`` below which progress is limited."""
 LATE_WINDOW = 0.25
@@ -166,7 +166,8 @@ def trajectory_factors(traj: Trajectory, errors_m: Mapping[str, float], num_targ
     if m and (m - supported) / m > UNSUPPORTED_SHARE:
         found.append("unsupported_positions")
     localized = sum(1 for k in ids if errors_m.get(k, np.inf) <= SUCCESS_ERROR_M)
-    if (traj.image_budget and traj.images_used >= MANY_IMAGES_SHARE * traj.image_budget
+    capturable = (traj.image_budget or 1) - 1   # the initial image is given, not captured
+    if (traj.captures >= 1 and traj.captures >= MANY_IMAGES_SHARE * capturable
             and localized < PROGRESS_SHARE * num_targets):
         found.append("observation_without_progress")
     late_from = (1.0 - LATE_WINDOW) * traj.calls_used

@@ -388,6 +388,12 @@ document.querySelectorAll('table.sortable').forEach(function (table) {
     });
   });
 });
+// For a headless-browser check: how many plots decoded (body data-plots / data-plots-loaded).
+window.addEventListener('load', function () {
+  var imgs = document.querySelectorAll('img.plot'), ok = 0;
+  imgs.forEach(function (i) { if (i.complete && i.naturalWidth > 0) { ok++; } });
+  document.body.dataset.plots = imgs.length; document.body.dataset.plotsLoaded = ok;
+});
 """
 
 
