@@ -14,6 +14,7 @@ import pytest
 
 from vlm_scripted import ScriptedServer
 from spatialscout_gym.cli.main import main
+from spatialscout_gym.eval.leaderboard import ROW_HEADERS
 from spatialscout_gym.scenes.catalog import scene_by_name
 
 SCENE = "procedural:11"
@@ -177,3 +178,14 @@ def test_page_opens_in_headless_chromium(evaluations):
     body = re.search(r"<body[^>]*>", dom).group(0)
     assert 'data-plots="3"' in body and 'data-plots-loaded="3"' in body, body
     assert dom.count("<tr class=") == 2
+
+    def first_row(fragment: str) -> str:   # the page sorts itself when opened as index.html#sort=K
+        out = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=3000",
+                              "--dump-dom", (site / "index.html").as_uri() + fragment], capture_output=True,
+                             text=True, timeout=120).stdout
+        return re.search(r"<tr class='?\"?(\w+)", out.split("<tbody>")[1]).group(1)
+
+    assert first_row("") == "model"                 # best all-target mean IoU first: a tie, model rows first
+    cov = ROW_HEADERS.index("cov %") + 1
+    assert first_row(f"#sort={cov}") == "model"     # ascending coverage: the model's 2/N first
+    assert first_row(f"#sort=-{cov}") == "ref"      # descending: origin's 100 % first

@@ -296,7 +296,8 @@ def _num(x: float | None, fmt: str = ".3g") -> str:
 
 TABLE3_COLUMNS: tuple[tuple[str, str], ...] = (
     ("all mIoU %", "om.all.mean_iou"), (">0 %", "om.all.gt_0"), (">0.5 %", "om.all.gt_50"),
-    (">0.9 %", "om.all.gt_90"), ("sub mIoU %", "om.submitted.mean_iou"), ("sub >0.5 %", "om.submitted.gt_50"),
+    (">0.9 %", "om.all.gt_90"), ("sub mIoU %", "om.submitted.mean_iou"), ("sub >0 %", "om.submitted.gt_0"),
+    ("sub >0.5 %", "om.submitted.gt_50"),
     ("sub >0.9 %", "om.submitted.gt_90"), ("macro all mIoU %", "sm.all.mean_iou"),
     ("macro sub mIoU %", "sm.submitted.mean_iou"), ("seed std %", "seeds.std"), ("cov %", "coverage"),
 )
@@ -372,7 +373,7 @@ def format_leaderboard_md(board: dict) -> str:
 
 
 # ---- the site ------------------------------------------------------------------------------------
-_SORT_JS = """
+_SORT_JS = r"""
 document.querySelectorAll('table.sortable').forEach(function (table) {
   table.querySelectorAll('th').forEach(function (th, col) {
     th.addEventListener('click', function () {
@@ -388,6 +389,14 @@ document.querySelectorAll('table.sortable').forEach(function (table) {
     });
   });
 });
+// A link to index.html#sort=K (or #sort=-K) opens the first table sorted by column K (0-based)
+// ascending (descending).
+(function () {
+  var m = /sort=(-?)(\d+)/.exec(location.hash), th;
+  if (!m) { return; }
+  th = document.querySelectorAll('#leaderboard th')[+m[2]];
+  if (th) { th.click(); if (m[1]) { th.click(); } }
+})();
 // For a headless-browser check: how many plots decoded (body data-plots / data-plots-loaded).
 window.addEventListener('load', function () {
   var imgs = document.querySelectorAll('img.plot'), ok = 0;
@@ -456,6 +465,14 @@ def _html(board: dict, plots: dict[str, Path], figures: dict[str, Path], out: Pa
             parts.append(f"<tr><td>{outcome}</td><td>{e(FACTOR_LABELS[f])}</td>" + "".join(
                 f"<td>{r['failure_analysis']['factors'][f]}</td>" for r in rows.values()) + "</tr>")
     parts.append("</tbody></table>")
+    for n, r in rows.items():
+        per = r["failure_analysis"]["per_trajectory"]
+        parts.append(f"<details><summary>{e(n)}: factors per trajectory</summary><table><thead><tr><th>episode</th>"
+                     "<th>success</th><th>coverage %</th><th>mean error m</th><th>factors</th></tr></thead><tbody>")
+        parts += [f"<tr><td>{e(k)}</td><td>{'yes' if o['success'] else 'no'}</td><td>{_pct(o['coverage'])}</td>"
+                  f"<td>{_num(o['mean_error_m'], '.3f')}</td><td style='text-align:left'>"
+                  f"{e(', '.join(FACTOR_LABELS[f] for f in o['factors']))}</td></tr>" for k, o in per.items()]
+        parts.append("</tbody></table></details>")
     if figures:
         parts.append("<h2>Submitted maps (Figure 4: the scene's own meshes at the submitted centres)</h2>")
         for key, p in figures.items():
