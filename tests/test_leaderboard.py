@@ -80,7 +80,8 @@ def evaluations(tmp_path_factory):
 def test_leaderboard_numbers_by_hand(evaluations, capsys):
     tmp, model_dir, ref_dir, spec, a, b, p_task = evaluations
     site = tmp / "site"
-    assert main(["leaderboard", str(ref_dir), str(model_dir), "--out", str(site), "--no-progress"]) == 0
+    assert main(["leaderboard", str(ref_dir), str(model_dir), "--out", str(site), "--no-progress",
+                 "--figure-scene", "procedural_11", "--figure-px", "32"]) == 0
     board = json.loads((site / "leaderboard.json").read_text())
     assert board["order"] == ["openai:scripted (low)", "origin"]      # model rows first
     m, r = board["rows"]["openai:scripted (low)"], board["rows"]["origin"]
@@ -142,6 +143,9 @@ def test_leaderboard_numbers_by_hand(evaluations, capsys):
     for rel in board["plots"].values():
         assert f"src='{rel}'" in page and (site / rel).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert set(board["plots"]) == {"behaviour_totals", "behaviour_over_calls", "cost"}
+    assert set(board["figures"]) == {"openai:scripted (low)", "origin"}     # Figure 4 of each row
+    for rel in board["figures"].values():
+        assert f"src='{rel}'" in page and (site / rel).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "openai:scripted (low)" in (site / "leaderboard.md").read_text()
     assert "openai:scripted (low)" in capsys.readouterr().out
 
@@ -160,6 +164,9 @@ def test_leaderboard_refuses_mixed_scene_contents(evaluations, capsys):
     board = json.loads((tmp / "s2" / "leaderboard.json").read_text())
     assert len(board["rows"]) == 2 and board["problems"]     # same agent twice: named apart by folder
     assert main(["leaderboard", str(tmp / "nothing"), "--out", str(tmp / "s3")]) == 2
+    assert main(["leaderboard", str(ref_dir), "--out", str(tmp / "s3"), "--figure-scene", "Kitchen_01",
+                 "--no-progress"]) == 2
+    assert "scene directories with completed episodes: procedural_11" in capsys.readouterr().err
 
 
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Chromium (apt-get install chromium); "

@@ -311,20 +311,25 @@ def _scene_args(eval_dir: Path | None) -> dict[str, str]:
 
 
 def write_run_figure(run_dir: str | os.PathLike, path: str | os.PathLike, *, tile_px: int = 320,
-                     eval_dir: str | os.PathLike | None = None, style: str = "meshes") -> Path:
-    """Write the Figure-4 picture of one finished run directory to ``path`` (PNG) and return it.
-    ``eval_dir`` (its ``scenes.json``) helps rebuild the scene spec from the scene argument."""
+                     eval_dir: str | os.PathLike | None = None, style: str = "meshes",
+                     renderer: Any = None) -> tuple[Path, Any]:
+    """Write the Figure-4 picture of one finished run directory to ``path`` (PNG).
+
+    ``eval_dir`` (its ``scenes.json``) helps rebuild the scene spec from the scene argument.
+    ``renderer`` (a ``tile_px`` square SapienRenderer) is reused when given, else one is built;
+    the renderer is returned, open, for the next figure (the first capture of a new renderer
+    compiles its shaders, seconds on lavapipe). Returns ``(path, renderer)``; the caller closes it.
+    """
     d = Path(run_dir)
     result = json.loads((d / "result.json").read_text())
     if result.get("status", "ok") == "failed":
         raise ValueError(f"{d} is a failed episode (no map to draw); choose a completed run directory")
     img, renderer, _ = _figure_of_run(d, result, _scene_args(None if eval_dir is None else Path(eval_dir)),
-                                      None, tile_px, style)
-    renderer.close()
+                                      renderer, tile_px, style)
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     img.save(out)
-    return out
+    return out, renderer
 
 
 def write_run_figures(out_dir: str | os.PathLike, tile_px: int = 320, seed: int | None = None,

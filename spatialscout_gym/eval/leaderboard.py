@@ -223,6 +223,7 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> dic
         "catalog_version": versions[0] if len(versions) == 1 else versions,
         "scene_hashes": {ep.result.get("scene_id"): ep.result.get("scene_content_hash") for ep in eps.completed},
         "scenes": sorted({str(ep.result.get("scene_id")) for ep in eps.completed}),
+        "runs": {ep.key: str(ep.run_dir) for ep in eps.completed},
     }
 
 
@@ -501,12 +502,22 @@ def write_leaderboard(dirs: Sequence[str | os.PathLike], out_dir: str | os.PathL
     figures: dict[str, Path] = {}
     if figure_scene is not None:
         from spatialscout_gym.eval.figures import write_run_figure  # noqa: PLC0415
-        for n, r in board["rows"].items():
-            run = Path(r["dir"]) / figure_scene / "seed_0"
-            if (run / "predictions.json").is_file():
-                safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", n).strip("_")
-                figures[n] = write_run_figure(run, out / "figures" / f"{safe}.png", tile_px=figure_px,
-                                              eval_dir=Path(r["dir"]))
+        key = f"{figure_scene}/seed_0"
+        if not any(key in r["runs"] for r in board["rows"].values()):
+            known = sorted({k.split("/")[0] for r in board["rows"].values() for k in r["runs"]})
+            raise LeaderboardError(f"no row has a completed episode {key} for --figure-scene; scene directories "
+                                   f"with completed episodes: {', '.join(known[:20])}")
+        renderer = None   # one renderer for every figure: its shaders compile once
+        try:
+            for n, r in board["rows"].items():
+                if key in r["runs"]:
+                    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", n).strip("_")
+                    figures[n], renderer = write_run_figure(r["runs"][key], out / "figures" / f"{safe}.png",
+                                                            tile_px=figure_px, eval_dir=Path(r["dir"]),
+                                                            renderer=renderer)
+        finally:
+            if renderer is not None:
+                renderer.close()
     board["plots"] = {k: Path(os.path.relpath(p, out)).as_posix() for k, p in plots.items()}
     board["figures"] = {k: Path(os.path.relpath(p, out)).as_posix() for k, p in figures.items()}
     write_json_atomic(out / LEADERBOARD_JSON, board)
