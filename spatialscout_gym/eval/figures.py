@@ -130,11 +130,14 @@ def _annotate_ids(img: Image.Image, K: Intrinsics, pose: CameraPose, centers: di
             d.text((float(u), float(v) - 12), tid, fill=c if sum(c) < 600 else (60, 60, 60))
 
 
-def mesh_scene(spec: SceneSpec, centers_world: dict[str, np.ndarray]) -> SceneSpec:
-    """``spec`` with each target's own mesh moved so that its box centre (the world AABB centre of
-    its parts) sits on ``centers_world[target id]`` (metres); targets not in ``centers_world`` are
-    hidden (role ``"hidden"``, never rendered). Static objects, lights and the public half are kept.
-    The object table keeps its order, so a privileged capture's segmentation still indexes it."""
+def mesh_scene(spec: SceneSpec, centers_world: dict[str, np.ndarray],
+               reference_world: dict[str, np.ndarray] | None = None) -> SceneSpec:
+    """``spec`` with each target's own mesh moved so that its box centre sits on
+    ``centers_world[target id]`` (metres); targets not in ``centers_world`` are hidden (role
+    ``"hidden"``, never rendered). The box centre is ``reference_world[target id]`` when given
+    (the ground truth's, e.g. for imported meshes whose vertices are not loaded), else the world
+    AABB centre of the target's parts. Static objects, lights and the public half are kept. The
+    object table keeps its order, so a privileged capture's segmentation still indexes it."""
     objects = []
     for o in spec.private.objects:
         if o.role != "target":
@@ -143,8 +146,12 @@ def mesh_scene(spec: SceneSpec, centers_world: dict[str, np.ndarray]) -> SceneSp
         if o.id not in centers_world:
             objects.append(dataclasses.replace(o, role="hidden"))
             continue
-        lo, hi = o.aabb_world
-        shift = np.asarray(centers_world[o.id], float) - (lo + hi) / 2
+        if reference_world is not None and o.id in reference_world:
+            centre = np.asarray(reference_world[o.id], float)
+        else:
+            lo, hi = o.aabb_world
+            centre = (lo + hi) / 2
+        shift = np.asarray(centers_world[o.id], float) - centre
         parts = [dataclasses.replace(p, position_world=np.asarray(p.position_world, float) + shift) for p in o.parts]
         objects.append(dataclasses.replace(o, parts=parts))
     return SceneSpec(spec.public, dataclasses.replace(spec.private, objects=objects))
@@ -225,7 +232,7 @@ def scene_figure(public: PublicScene, gt: GroundTruth, positions_task: dict[str,
         for r, (name, centers) in enumerate((("reference", ref), (f"predicted ({len(pred)}/{len(ids)} matched)", pred))):
             if meshes:
                 assert static is not None
-                s = mesh_scene(SceneSpec(public, static.private), centers)
+                s = mesh_scene(SceneSpec(public, static.private), centers, ref)
                 index = {i: o.id for i, o in enumerate(s.private.objects) if o.role == "target"}
             else:
                 s = box_scene(public, gt, centers, colors, static)
