@@ -286,9 +286,14 @@ def test_collect_episodes_tolerates_both_attempt_layouts(tmp_path):
     _result(ev / "f" / "seed_0" / "attempts" / "01", status="failed")
     _result(ev / "f" / "seed_0" / "attempts" / "02", status="failed")
     (ev / "g" / "seed_0" / "attempts" / "01").mkdir(parents=True)         # no result yet: not counted
+    _result(ev / "h" / "seed_0")                                          # `evaluate`'s layout: the last
+    _result(ev / "h" / "seed_0" / "attempts" / "01", status="failed")     # attempt on top, earlier ones
+    _result(ev / "i" / "seed_0", status="failed")                         # under attempts/NN
+    _result(ev / "i" / "seed_0" / "attempts" / "01", status="failed")
     eps = collect_episodes(ev)
-    assert [e.key for e in eps.completed] == ["a/seed_0", "d/seed_0", "e/seed_0"]
+    assert [e.key for e in eps.completed] == ["a/seed_0", "d/seed_0", "e/seed_0", "h/seed_0"]
     assert eps.completed[2].run_dir == ev / "e" / "seed_0" / "attempts" / "02"
-    assert eps.failed == ["b/seed_0", "c/seed_0", "f/seed_0"]
-    # failed attempts: b, c's note, d's archive, e's 01, f's 01 and 02
-    assert len(eps.failed_attempts) == 6
+    assert eps.completed[3].run_dir == ev / "h" / "seed_0"
+    assert eps.failed == ["b/seed_0", "c/seed_0", "f/seed_0", "i/seed_0"]
+    # failed attempts: b, c's note, d's archive, e's 01, f's 01 and 02, h's 01, i's two
+    assert len(eps.failed_attempts) == 9
