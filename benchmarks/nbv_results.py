@@ -1,34 +1,41 @@
-"""Evaluate the reference and NBV agents on catalog scenes at one capture budget (issue 6, item 4).
+"""Evaluate the reference and NBV agents on catalog scenes at one capture budget (issues 6 and 12).
 
-Prints one Table-3-style markdown table (object-micro, docs/protocol.md section 9 columns, in %) with one
-row per agent: with several ``--seeds`` the row is the mean over seeds and its label carries the
-spread (max - min across seeds) of the all-target mean IoU, e.g. ``random-nbv (spread 1.27)``; a
-``ppo:DIR/model.zip`` agent is labelled ``DIR``. ``--out`` writes every seed's object-micro metrics
-and every column's spread (in ``COLUMNS`` order) as JSON. The README's "Next-best-view
-baselines" table is this output.
+Prints a Table-3-style markdown table (object-micro, docs/protocol.md section 9 columns, in %) with
+one row per agent: with several ``--seeds`` the row is the mean over seeds and its label carries
+the spread (max - min across seeds) of the all-target mean IoU, e.g. ``random-nbv (spread 1.27)``;
+a ``ppo:DIR/model.zip`` agent is labelled ``DIR``. A second table gives the all-target mean IoU
+object-micro and scene-macro (each with its seed spread) and per scene type (single rooms,
+apartments). ``--out`` writes every seed's metrics (object-micro, scene-macro, per scene type) and
+every column's spread (in ``COLUMNS`` order) as JSON. The README's "Next-best-view baselines"
+tables are this output.
 
-    python benchmarks/nbv_results.py --scenes 80 --image-budget 20 --resolution 64 \\
-        --agents origin uniform-ball oracle-explorer oracle-click random-nbv frontier-nbv \\
-        ppo:runs/nbv/ppo20/model.zip --seeds 0 1 2 --out benchmarks/results/nbv.json
+    python benchmarks/nbv_results.py --scenes 80 --image-budget 20 --resolution 64 --workers 2 \\
+        --agents oracle-explorer random-nbv frontier-nbv ppo:models/nbv_ppo/model.zip \\
+        --seeds 0 1 2 --out benchmarks/results/nbv_v20.json
 
-The tool-call budget is unlimited (``tool_call_budget=None``): every agent gets the same V images.
+``--mapper oracle-surface`` makes every agent that maps with a mapper (the NBV agents, ``ppo:PATH``
+and ``oracle-explorer``) submit the mean of each target's seen surface points instead of its
+reference centre: the same views, scored for localization rather than coverage. The tool-call
+budget is unlimited (``tool_call_budget=None``): every agent gets the same V images.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
-from spatialscout_gym.baselines.base import PrivilegedAccess
-from spatialscout_gym.baselines.registry import make_agent
-from spatialscout_gym.core.scoring import GroundTruth, aggregate, score_scene
-from spatialscout_gym.episode.episode import Episode
-
 COLUMNS = ("all: mean IoU", ">0", ">0.5", ">0.9", "submitted: mean IoU", ">0.5", ">0.9", "coverage")
+SUMMARY_COLUMNS = ("object-micro", "spread", "scene-macro", "spread", "single rooms (micro)",
+                   "apartments (micro)")
+SCENE_TYPES = ("single_room", "apartment")
+"""Scene types of the per-type columns (``description["layout"]`` of a catalog scene)."""
+MAPPERS = ("oracle", "oracle-surface")
 
 
 def _row(m: dict) -> list[float]:
@@ -51,6 +58,21 @@ def table_rows(per_seed: dict[str, list[list[float]]]) -> dict[str, list[float]]
     return rows
 
 
+def summary_rows(per_seed: dict[str, list[dict]]) -> dict[str, list[float]]:
+    """The second table: per agent, the all-target mean IoU (%) object-micro and scene-macro, each
+    the mean over seeds with its spread (max - min), then object-micro per scene type (mean over
+    seeds; NaN where the evaluated scenes have none of that type). ``per_seed[label]`` holds one
+    :func:`evaluate` result per seed."""
+    rows: dict[str, list[float]] = {}
+    for label, results in per_seed.items():
+        micro = np.array([100 * r["object_micro"]["all"]["mean_iou"] for r in results])
+        macro = np.array([100 * r["scene_macro"]["all"]["mean_iou"] for r in results])
+        types = [np.mean([100 * r["by_type"][t]["all"]["mean_iou"] for r in results])
+                 if all(t in r["by_type"] for r in results) else float("nan") for t in SCENE_TYPES]
+        rows[label] = [micro.mean(), np.ptp(micro), macro.mean(), np.ptp(macro), *types]
+    return rows
+
+
 def agent_label(name: str) -> str:
     """``ppo:DIR/model.zip`` -> ``DIR`` (the run directory's name); other names unchanged."""
     if not (name.startswith("ppo:") and "/" in name):
@@ -59,22 +81,36 @@ def agent_label(name: str) -> str:
     return parts[-2] if parts[-1].endswith(".zip") else parts[-1]
 
 
-def markdown(rows: dict[str, list[float]]) -> str:
-    lines = ["| agent | " + " | ".join(COLUMNS) + " |", "|---" * (len(COLUMNS) + 1) + "|"]
+def markdown(rows: dict[str, list[float]], columns: tuple[str, ...] = COLUMNS) -> str:
+    lines = ["| agent | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
     for name, vals in rows.items():
-        lines.append(f"| {name} | " + " | ".join(f"{v:.2f}" for v in vals) + " |")
+        lines.append(f"| {name} | " + " | ".join("-" if np.isnan(v) else f"{v:.2f}" for v in vals) + " |")
     return "\n".join(lines)
 
 
+def scene_type(spec) -> str:
+    """``"single_room"``, ``"apartment"`` or another ``description["layout"]`` (``"other"`` if none)."""
+    return str((spec.public.description or {}).get("layout", "other"))
+
+
 def evaluate(agent_name: str, scene_ids: list[str], *, seed: int, image_budget: int, resolution: int,
-             renderer) -> dict:
-    """Run ``agent_name`` once per scene; return the :func:`aggregate` dict."""
+             renderer, mapper: str = "oracle") -> dict:
+    """Run ``agent_name`` once per scene (episode rng ``[seed, scene index]``); return the
+    :func:`aggregate` dict (``object_micro``, ``scene_macro``, ``scenes``) plus ``by_type``: scene
+    type -> object-micro metrics over the scenes of that type. ``mapper`` replaces the mapper of
+    agents that have one (``agent.mapper_name``)."""
+    from spatialscout_gym.baselines.base import PrivilegedAccess
+    from spatialscout_gym.baselines.registry import make_agent
+    from spatialscout_gym.core.scoring import GroundTruth, aggregate, score_scene
+    from spatialscout_gym.episode.episode import Episode
     from spatialscout_gym.scenes.catalog import scene_by_name
-    scores = []
+    scores, types = [], {}
     for scene_id in scene_ids:
         spec = scene_by_name(scene_id)
         renderer.set_scene(spec)
         agent = make_agent(agent_name)
+        if hasattr(agent, "mapper_name"):
+            agent.mapper_name = mapper
         ep = Episode(spec.public, renderer, image_budget=image_budget, tool_call_budget=None)
         priv = PrivilegedAccess(spec, renderer) if agent.privileged else None
         agent.run(ep, rng=np.random.default_rng([seed, len(scores)]), privileged=priv)
@@ -82,7 +118,26 @@ def evaluate(agent_name: str, scene_ids: list[str], *, seed: int, image_budget: 
             ep.end("agent_stopped")
         positions = {k: [float(x) for x in v] for k, v in ep.accepted_map.items()}
         scores.append(score_scene(GroundTruth.from_spec(spec), positions))
-    return aggregate(scores)
+        types.setdefault(scene_type(spec), []).append(scores[-1])
+    out = aggregate(scores)
+    out["by_type"] = {t: aggregate(s)["object_micro"] for t, s in types.items()}
+    return out
+
+
+def _job(agent_name: str, seed: int, scene_ids: list[str], image_budget: int, resolution: int,
+         mapper: str) -> tuple[dict, float]:
+    """One (agent, seed) evaluation in a worker process with its own renderer."""
+    import torch
+    torch.set_num_threads(1)
+    from spatialscout_gym.render.sapien_renderer import SapienRenderer
+    from spatialscout_gym.scenes.catalog import scene_by_name
+    t = time.time()
+    renderer = SapienRenderer(scene_by_name(scene_ids[0]), resolution, resolution)
+    try:
+        return evaluate(agent_name, scene_ids, seed=seed, image_budget=image_budget, resolution=resolution,
+                        renderer=renderer, mapper=mapper), time.time() - t
+    finally:
+        renderer.close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -93,37 +148,59 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--agents", nargs="+", default=["origin", "uniform-ball", "oracle-explorer",
                                                    "oracle-click", "random-nbv", "frontier-nbv"])
     p.add_argument("--seeds", type=int, nargs="+", default=[0], help="evaluation seeds")
+    p.add_argument("--mapper", choices=MAPPERS, default="oracle",
+                   help="mapper of every agent that has one (default oracle: reference centres)")
+    p.add_argument("--workers", type=int, default=1,
+                   help="processes, one (agent, seed) evaluation each at a time (default 1)")
     p.add_argument("--out", type=Path, default=None, help="write all metrics as JSON here")
     args = p.parse_args(argv)
+    if args.workers < 1 or args.scenes < 1 or args.image_budget < 1:
+        p.error(f"--workers, --scenes and --image-budget must be >= 1, got {args.workers}, {args.scenes} "
+                f"and {args.image_budget}")
 
-    import torch
-    torch.set_num_threads(1)
-    from spatialscout_gym.render.sapien_renderer import SapienRenderer
-    from spatialscout_gym.scenes.catalog import catalog_scene_ids, scene_by_name
+    from spatialscout_gym.scenes.catalog import catalog_scene_ids, manifest
     scene_ids = catalog_scene_ids()[: args.scenes]
-    renderer = SapienRenderer(scene_by_name(scene_ids[0]), args.resolution, args.resolution)
+    jobs = [(name, seed) for name in args.agents for seed in args.seeds]
+    everything: dict = {"scenes": scene_ids, "catalog_version": manifest()["catalog_version"],
+                        "image_budget": args.image_budget, "resolution": args.resolution,
+                        "mapper": args.mapper, "seeds": args.seeds, "agents": {}}
+    results: dict[tuple[str, int], dict] = {}
+    t0 = time.time()
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    from tqdm import tqdm
+    with ProcessPoolExecutor(args.workers) as pool, tqdm(total=len(jobs), unit="run", desc="nbv_results") as bar:
+        futures = {pool.submit(_job, name, seed, scene_ids, args.image_budget, args.resolution, args.mapper):
+                   (name, seed) for name, seed in jobs}
+        for fut in futures:
+            name, seed = futures[fut]
+            res, seconds = fut.result()
+            results[(name, seed)] = res
+            bar.update(1)
+            bar.write(f"# {name} seed {seed}: all mIoU {100 * res['object_micro']['all']['mean_iou']:.2f}% "
+                      f"({seconds:.1f} s)")
     per_agent: dict[str, list[list[float]]] = {}
-    everything: dict = {"scenes": scene_ids, "image_budget": args.image_budget,
-                        "resolution": args.resolution, "agents": {}}
-    try:
-        for name in args.agents:
-            per_seed = []
-            for seed in args.seeds:
-                t = time.time()
-                agg = evaluate(name, scene_ids, seed=seed, image_budget=args.image_budget,
-                               resolution=args.resolution, renderer=renderer)
-                per_seed.append(_row(agg["object_micro"]))
-                everything["agents"].setdefault(name, {})[str(seed)] = agg["object_micro"]
-                print(f"# {name} seed {seed}: all mIoU {per_seed[-1][0]:.2f}% "
-                      f"({time.time() - t:.1f} s)", flush=True)
-            per_agent[agent_label(name)] = per_seed
-            arr = np.array(per_seed)
-            everything["agents"][name]["spread"] = [float(x) for x in arr.max(axis=0) - arr.min(axis=0)]
-    finally:
-        renderer.close()
-    print(f"\n{len(scene_ids)} catalog scenes, V = {args.image_budget} images, {args.resolution} px, "
-          f"object-micro %, mean of seeds {args.seeds} (spread = max - min of all: mean IoU):\n")
+    per_agent_results: dict[str, list[dict]] = {}
+    for name in args.agents:
+        runs = [results[(name, seed)] for seed in args.seeds]
+        per_agent[agent_label(name)] = [_row(r["object_micro"]) for r in runs]
+        per_agent_results[agent_label(name)] = runs
+        arr = np.array(per_agent[agent_label(name)])
+        everything["agents"][name] = {str(seed): {k: r[k] for k in ("object_micro", "scene_macro", "by_type")}
+                                      for seed, r in zip(args.seeds, runs)}
+        everything["agents"][name]["spread"] = [float(x) for x in arr.max(axis=0) - arr.min(axis=0)]
+    counts = {t: 0 for t in SCENE_TYPES}
+    from spatialscout_gym.scenes.catalog import scene_by_name
+    for sid in scene_ids:
+        t = scene_type(scene_by_name(sid))
+        counts[t] = counts.get(t, 0) + 1
+    everything["scene_types"] = counts
+    print(f"\n{len(scene_ids)} catalog scenes (v{everything['catalog_version']}), V = {args.image_budget} "
+          f"images, {args.resolution} px, mapper {args.mapper}, object-micro %, mean of seeds {args.seeds} "
+          f"(spread = max - min of all: mean IoU); {time.time() - t0:.0f} s with {args.workers} worker(s):\n")
     print(markdown(table_rows(per_agent)))
+    print(f"\nAll-target mean IoU %, mean of seeds (spread = max - min); "
+          + ", ".join(f"{counts.get(t, 0)} {t.replace('_', ' ')}s" for t in SCENE_TYPES) + ":\n")
+    print(markdown(summary_rows(per_agent_results), SUMMARY_COLUMNS))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(everything, indent=1))

@@ -96,3 +96,23 @@ def test_every_agent_on_a_procedural_scene_with_sapien(tmp_path):
         m = res[a]
         assert m["submitted"]["mean_iou"] == pytest.approx(1.0)        # oracle mapper
         assert m["counters"]["images_used"] == 16 or m["coverage"] == 1.0
+
+
+@pytest.mark.parametrize("name", ["oracle-explorer", "frontier-nbv"])
+def test_surface_mapper_keeps_the_views_and_submits_surface_means(tmp_path, name):
+    """``mapper="oracle-surface"`` (benchmarks/nbv_results.py --mapper) changes what is submitted,
+    not where the agent looks: same coverage, surface means that are not the reference centres."""
+    from spatialscout_gym.baselines.oracle import OracleExplorerAgent
+    from spatialscout_gym.baselines.nbv_agents import FrontierNBVAgent
+    spec = small_scene(96, 96)
+    cls = OracleExplorerAgent if name == "oracle-explorer" else FrontierNBVAgent
+    res = {}
+    for mapper in ("oracle", "oracle-surface"):
+        r = FakeRenderer(spec)
+        res[mapper] = run_episode(cls(mapper=mapper), spec, tmp_path / mapper, seed=0, image_budget=10,
+                                  tool_call_budget=None, resolution=96, renderer=r)
+    assert res["oracle"]["coverage"] == res["oracle-surface"]["coverage"] > 0
+    assert res["oracle"]["submitted"]["mean_iou"] == pytest.approx(1.0)
+    assert res["oracle-surface"]["submitted"]["mean_iou"] < 0.99
+    with pytest.raises(ValueError, match="unknown mapper 'psychic'; known mappers: oracle, oracle-surface"):
+        cls(mapper="psychic")

@@ -8,6 +8,7 @@ import re
 import shlex
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,7 +28,7 @@ def test_rows_are_seed_means_labelled_with_the_all_target_spread():
     assert list(rows) == ["random-nbv (spread 1.27)", "origin"]
     assert rows["random-nbv (spread 1.27)"][0] == pytest.approx((50 + 51.27 + 50.5) / 3)
     assert rows["origin"][-1] == 100.0
-    assert m.agent_label("ppo:models/ppo_nbv_v20/model.zip") == "ppo_nbv_v20"
+    assert m.agent_label("ppo:models/nbv_ppo/model.zip") == "nbv_ppo"
     assert m.agent_label("ppo:runs/nbv/ppo20/") == "ppo20"
     assert m.agent_label("frontier-nbv") == "frontier-nbv"
 
@@ -45,10 +46,32 @@ def test_readme_table_has_the_scripts_layout_for_the_command_it_quotes():
         return rest[:next((i for i, a in enumerate(rest) if a.startswith("--")), len(rest))]
 
     agents, n_seeds = values("--agents"), len(values("--seeds"))
-    table = [line for line in section.splitlines() if line.startswith("| ")]
+    lines = section.splitlines()                                  # the first table of the section
+    start = next(i for i, line in enumerate(lines) if line.startswith("| "))
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+    table = [line for line in lines[start:end] if line.startswith("| ")]
     assert table[0] == m.markdown({}).splitlines()[0]           # same columns, same order
     labels = [line.split(" | ")[0][2:] for line in table[1:]]
     suffix = r" \(spread \d+\.\d\d\)" if n_seeds > 1 else ""
     assert len(labels) == len(agents)
     for label, agent in zip(labels, agents):
         assert re.fullmatch(re.escape(m.agent_label(agent)) + suffix, label), (label, agent)
+
+
+def test_summary_has_micro_macro_spreads_and_scene_types():
+    m = _script()
+
+    def result(micro, macro, single, apartment=None):
+        by_type = {"single_room": {"all": {"mean_iou": single}}}
+        if apartment is not None:
+            by_type["apartment"] = {"all": {"mean_iou": apartment}}
+        return {"object_micro": {"all": {"mean_iou": micro}}, "scene_macro": {"all": {"mean_iou": macro}},
+                "by_type": by_type}
+
+    rows = m.summary_rows({"ppo": [result(0.80, 0.82, 0.9, 0.7), result(0.84, 0.83, 0.92, 0.74)],
+                           "rooms-only": [result(0.5, 0.5, 0.5)]})
+    assert rows["ppo"] == pytest.approx([82.0, 4.0, 82.5, 1.0, 91.0, 72.0])
+    assert np.isnan(rows["rooms-only"][-1])                       # no apartment evaluated
+    text = m.markdown(rows, m.SUMMARY_COLUMNS)
+    assert text.splitlines()[0] == "| agent | " + " | ".join(m.SUMMARY_COLUMNS) + " |"
+    assert text.splitlines()[-1].endswith("| 50.00 | - |")

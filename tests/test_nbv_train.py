@@ -28,7 +28,10 @@ def test_trainer_end_to_end_then_ppo_agent_runs(tmp_path):
     assert json.loads((run_dir / "args.json").read_text())["total_timesteps"] == 64
     assert list(run_dir.glob("events.out.tfevents.*")), "no tensorboard file"
     logged = (run_dir / "progress.csv").read_text().splitlines()[0].split(",")
-    assert "charts/episodic_return" in logged and "charts/SPS" in logged
+    assert "charts/episodic_return" in logged and "charts/SPS" in logged and "charts/all_mean_iou" in logged
+    from PIL import Image
+    with Image.open(run_dir / "learning_curve.png") as curve:    # steps vs coverage and mean IoU
+        assert curve.size[0] >= 600 and curve.size[1] >= 300
 
     spec = small_scene(64, 64)
     agent = make_agent(f"ppo:{model}")

@@ -96,3 +96,48 @@ def test_bad_arguments_say_what_was_expected():
         motion_args(env.config, 12)
     with pytest.raises(ValueError, match="unknown mapper"):
         fake_nbv(mapper="psychic")
+
+
+def test_wrapper_and_controller_give_the_same_observations():
+    """``NBVController`` (the NBV agents) and ``NextBestViewWrapper`` (RL) build the observation
+    through the same functions, so a trained policy sees the same thing in both."""
+    from spatialscout_gym.episode.episode import Episode
+    from spatialscout_gym.wrappers.nbv import NBVController
+    from spatialscout_gym.wrappers.nbv_mappers import make_mapper
+    spec = small_scene(64, 64)
+    env = make_nbv_env(spec, image_budget=8, resolution=64, renderer=FakeRenderer(spec))
+    obs_w, _ = env.reset(seed=0)
+    renderer = FakeRenderer(spec, 64, 64)
+    ctl = NBVController(Episode(spec.public, renderer, image_budget=8, tool_call_budget=None), spec, renderer,
+                        make_mapper("oracle"), NBVConfig())
+    actions = [DISCRETE_MOTIONS.index(a) for a in ("forward", "turn_left", "forward", "look_down", "right",
+                                                   "turn_right", "back")]
+    for a in [None, *actions]:
+        if a is not None:
+            obs_w, *_ = env.step(a)
+            ctl.step(a)
+        obs_c = ctl.observation()
+        assert set(obs_w) == set(obs_c) == set(env.observation_space.spaces)
+        for key in obs_w:
+            np.testing.assert_allclose(obs_w[key], obs_c[key], atol=1e-5, err_msg=key)
+        assert env.observation_space.contains(obs_c)
+
+
+def test_map_observation_is_egocentric_memory_of_captures():
+    """``map`` channel 0 counts captures per cell around the camera (heading up), channel 1 marks
+    the floor inside earlier view wedges, channel 2 the search radius."""
+    from spatialscout_gym.wrappers.nbv import MAP_CHANNELS, ViewHistory
+    cfg = NBVConfig(map_cells=8, map_cell_m=1.0, view_range_m=3.0)
+    h = ViewHistory(cfg.cell_m)
+    h.record([0.0, 0.0, 1.0], 0.0)                         # at the origin, facing task +x
+    m = h.visit_map([0.0, 0.0, 1.0], 0.0, 2.0, cfg)
+    assert m.shape == (len(MAP_CHANNELS), 8, 8) and m.dtype == np.float32
+    assert m[0].sum() == pytest.approx(1 / 3) and m[0, 4, 4] > 0     # the capture, just behind-right of centre
+    assert m[1, 1, 4] > 0 and m[1, 6, 4] == 0              # 2.5 m ahead viewed, 2.5 m behind not
+    assert m[2, 4, 4] == 1 and m[2, 0, 0] == 0             # inside / outside radius 2 + 0.5 m
+    # 2 m ahead, turned to face task +y (left): the first capture is now 2 m to the left (column 2),
+    # the floor it viewed (task x up to 3 m) to the right (column 4: x = 2.5 m), what lies behind it
+    # (column 0: x = -1.5 m) unviewed
+    m2 = h.visit_map([2.0, 0.0, 1.0], 90.0, 2.0, cfg)
+    assert m2[0, 4, 2] > 0 and m2[0].sum() == pytest.approx(1 / 3)
+    assert m2[1, 3:5, 4].min() > 0 and m2[1, :, 0].max() == 0 and m2[1, :, 5:].max() == 0

@@ -60,6 +60,7 @@ class NBVAgent:
 
     def __init__(self, config: NBVConfig | None = None, mapper: str = "oracle") -> None:
         self.config = config or NBVConfig()
+        make_mapper(mapper)  # an unknown name fails here, saying which names exist
         self.mapper_name = mapper
 
     def begin(self, controller: NBVController, rng: np.random.Generator) -> None:
@@ -91,8 +92,8 @@ class RandomNBVAgent(NBVAgent):
 
     name = "random-nbv"
 
-    def __init__(self, **config: Any) -> None:
-        super().__init__(NBVConfig(motion="discrete", **config))
+    def __init__(self, mapper: str = "oracle", **config: Any) -> None:
+        super().__init__(NBVConfig(motion="discrete", **config), mapper=mapper)
 
     def act(self, obs, controller, rng):
         return int(rng.integers(len(DISCRETE_MOTIONS)))
@@ -105,12 +106,14 @@ class FrontierNBVAgent(NBVAgent):
     ----------
     pitch_deg : float
         Pitch it keeps, degrees.
+    mapper : str
+        Mapper name (``"oracle"`` or ``"oracle-surface"``).
     """
 
     name = "frontier-nbv"
 
-    def __init__(self, pitch_deg: float = -20.0, **config: Any) -> None:
-        super().__init__(NBVConfig(motion="continuous", **config))
+    def __init__(self, pitch_deg: float = -20.0, mapper: str = "oracle", **config: Any) -> None:
+        super().__init__(NBVConfig(motion="continuous", **config), mapper=mapper)
         self.pitch_deg = float(pitch_deg)
 
     def begin(self, controller, rng):

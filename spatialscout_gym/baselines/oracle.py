@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from spatialscout_gym.baselines.base import PrivilegedAccess
-from spatialscout_gym.wrappers.nbv_mappers import seen_targets
+from spatialscout_gym.wrappers.nbv_mappers import make_mapper
 from spatialscout_gym.core.camera import pixel_to_ray_camera, project_world_to_pixel
 from spatialscout_gym.core.frames import CameraPose, wrap_degrees
 from spatialscout_gym.core.spec import SceneSpec
@@ -157,30 +157,34 @@ class OracleExplorerAgent:
         Pitch of every planned view, degrees (negative looks down).
     min_pixels : int
         Mask pixels needed to count a target as seen.
+    mapper : str
+        What a seen target's submission is (:mod:`spatialscout_gym.wrappers.nbv_mappers`):
+        ``"oracle"`` its reference centre (default), ``"oracle-surface"`` the mean of its seen
+        surface points.
     """
 
     name = "oracle-explorer"
     privileged = True
 
-    def __init__(self, sweep: int = 6, pitch_deg: float = -20.0, min_pixels: int = 1) -> None:
+    def __init__(self, sweep: int = 6, pitch_deg: float = -20.0, min_pixels: int = 1,
+                 mapper: str = "oracle") -> None:
         self.sweep, self.pitch_deg, self.min_pixels = int(sweep), float(pitch_deg), int(min_pixels)
+        make_mapper(mapper)  # an unknown name fails here, saying which names exist
+        self.mapper_name = str(mapper)
 
     def run(self, episode: Episode, *, rng: np.random.Generator,
             privileged: PrivilegedAccess | None) -> None:
         priv = _require(privileged, self.name)
         spec = priv.spec
-        index = {i: o.id for i, o in enumerate(spec.private.objects) if o.role == "target"}
-        centres = {t.id: t.center_task for t in spec.targets}
+        mapper = make_mapper(self.mapper_name, min_pixels=self.min_pixels)
+        mapper.reset(spec)
         per_capture = episode.tool_call_budget is None  # unlimited calls: a map snapshot per image
-        seen: set[str] = set()
         pending: dict[str, list[float]] = {}
 
         def look(frame_id: int) -> None:
             frame = episode.frames[frame_id]
-            for tid in seen_targets(priv.capture_privileged(frame.pose), index, self.min_pixels):
-                if tid not in seen:
-                    seen.add(tid)
-                    pending[tid] = [float(x) for x in centres[tid]]
+            new = mapper.observe(frame, priv.capture_privileged(frame.pose), episode.task_frame)
+            pending.update({tid: [float(x) for x in c] for tid, c in new.items()})
             if per_capture and pending and frame_id > 0:
                 episode.submit_positions(pending)
                 pending.clear()

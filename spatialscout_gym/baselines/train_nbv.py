@@ -3,7 +3,9 @@
 In the CleanRL manner: read top to bottom. ``Args`` (parsed by ``tyro``) -> ``make_env`` thunk
 (the wrapper stack) -> one seeding block -> run name -> vectorized envs -> PPO -> tensorboard
 scalars ``charts/...`` and ``losses/...`` -> ``<out>/<run name>/model.zip`` plus
-``nbv_config.json`` (loaded by the ``ppo:PATH`` agent) and ``args.json``.
+``nbv_config.json`` (loaded by the ``ppo:PATH`` agent), ``args.json``, ``progress.csv`` and
+``learning_curve.png`` (environment steps vs the coverage and all-target mean IoU of finished
+training episodes).
 
     spatialscout train-nbv --total-timesteps 200000 --num-envs 8 --time-limit-s 1800
     python -m spatialscout_gym.baselines.train_nbv --help
@@ -16,7 +18,12 @@ Every env is ``SpatialScout/NBV-v0`` on procedural training scenes (a new scene 
 :class:`~spatialscout_gym.baselines.sb3_vec.SB3VecEnv` adapter; ``sync``/``async`` use SB3's
 ``DummyVecEnv``/``SubprocVecEnv`` over single envs. The return of an episode is its final all-target mean IoU minus that of
 frame 0's map (part of the starting state), so with the oracle mapper ``charts/episodic_return``
-is at most ``charts/coverage``.
+is at most ``charts/coverage``. The reward is that IoU change and nothing else (no shaping).
+
+The observation (``NextBestViewWrapper``'s ``image``, ``pose``, ``coverage``, ``sectors`` and the
+egocentric top-down ``map`` of where captures were taken and what they viewed) is read by SB3's
+``MultiInputPolicy``: a NatureCNN on the image, the vectors and the flattened map concatenated,
+then separate 64-64 policy and value MLPs.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ from typing import Callable
 import gymnasium as gym
 import numpy as np
 
-__all__ = ["Args", "make_env", "make_vec_env", "train", "main", "VECTORIZATIONS"]
+__all__ = ["Args", "make_env", "make_vec_env", "train", "main", "VECTORIZATIONS", "plot_learning_curve"]
 
 VECTORIZATIONS = ("vector", "sync", "async")
 
@@ -163,6 +170,7 @@ def _callbacks(args: Args):
                     self.logger.record_mean("charts/episodic_return", ret)
                     self.logger.record_mean("charts/episodic_length", float(np.asarray(info["episode"]["l"]).item()))
                     self.logger.record_mean("charts/coverage", float(info.get("coverage", 0.0)))
+                    self.logger.record_mean("charts/all_mean_iou", float(info.get("all_mean_iou", 0.0)))
             if self.bar is not None:
                 self.bar.update(self.training_env.num_envs)
                 if self.returns:
@@ -176,6 +184,37 @@ def _callbacks(args: Args):
                 self.bar.close()
 
     return CleanRLScalars()
+
+
+def plot_learning_curve(run_dir: Path) -> Path | None:
+    """Write ``run_dir/learning_curve.png`` from ``progress.csv``: environment steps vs the mean
+    coverage and all-target mean IoU of the training episodes finished in each rollout (procedural
+    training scenes). Returns the path, or None when no episode has finished yet."""
+    import csv
+
+    rows = list(csv.DictReader((run_dir / "progress.csv").open())) if (run_dir / "progress.csv").exists() else []
+    pts = [(float(r["time/total_timesteps"]), float(r["charts/coverage"]), float(r["charts/all_mean_iou"]))
+           for r in rows if r.get("charts/coverage") and r.get("charts/all_mean_iou")
+           and r.get("time/total_timesteps")]
+    if not pts:
+        return None
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    steps, cov, iou = (np.asarray(c) for c in zip(*pts))
+    fig, ax = plt.subplots(figsize=(6.4, 3.6), dpi=120)
+    ax.plot(steps, 100 * cov, label="coverage (inventory mapped)", lw=1.2)
+    ax.plot(steps, 100 * iou, label="all-target mean IoU", lw=1.2, ls="--")
+    ax.set_xlabel("environment steps (one motion + one capture each)")
+    ax.set_ylabel("% (mean of episodes finished per rollout)")
+    ax.set_title(f"train-nbv: {run_dir.name}")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    out = run_dir / "learning_curve.png"
+    fig.savefig(out)
+    plt.close(fig)
+    return out
 
 
 def train(args: Args) -> Path:
@@ -231,6 +270,8 @@ def train(args: Args) -> Path:
         save_nbv_config(NBVConfig(motion=args.motion, obs_size=args.obs_size), run_dir, mapper=args.mapper,
                         image_budget=args.image_budget, resolution=args.resolution)
         envs.close()
+        model.logger.close()
+        plot_learning_curve(run_dir)
     print(f"saved {run_dir / 'model.zip'} after {model.num_timesteps} steps; "
           f"evaluate with --agent ppo:{run_dir / 'model.zip'}")
     return run_dir / "model.zip"

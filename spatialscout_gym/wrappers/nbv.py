@@ -26,7 +26,7 @@ from spatialscout_gym.episode.tools import MAX_TRANSLATION_M, PITCH_LIMIT_DEG, T
 
 __all__ = ["NextBestViewWrapper", "NBVController", "NBVConfig", "DISCRETE_MOTIONS", "N_SECTORS",
            "make_nbv_env", "nbv_observation_space", "nbv_action_space", "motion_args", "ViewHistory",
-           "nbv_observation"]
+           "nbv_observation", "MAP_CHANNELS"]
 
 N_SECTORS = 8
 """Yaw sectors (45 degrees each) of the ``sectors`` observation."""
@@ -34,6 +34,9 @@ N_SECTORS = 8
 DISCRETE_MOTIONS: tuple[str, ...] = ("forward", "back", "left", "right", "up", "down",
                                      "turn_left", "turn_right", "look_up", "look_down")
 """Names of the discrete actions, in action-index order."""
+
+MAP_CHANNELS: tuple[str, ...] = ("visited", "viewed", "inside")
+"""Channels of the egocentric top-down ``map`` observation (see :meth:`ViewHistory.visit_map`)."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,14 @@ class NBVConfig:
         Continuous scaling of actions 3 and 4 (``[-1, 1]`` -> degrees).
     cell_m : float
         Side of the floor-grid cell over which the ``sectors`` feature counts captures, metres.
+    map_cells : int
+        Side of the egocentric ``map`` observation, cells.
+    map_cell_m : float
+        Side of one ``map`` cell, metres (the map covers ``map_cells * map_cell_m`` metres).
+    view_range_m : float
+        How far a capture counts as having viewed the floor in the ``map``'s "viewed" channel, metres.
+    view_fov_deg : float
+        Horizontal field of view of that wedge, degrees (the catalog cameras' 65 degrees).
     """
 
     motion: str = "discrete"
@@ -69,12 +80,19 @@ class NBVConfig:
     max_yaw_deg: float = 180.0
     max_pitch_deg: float = 45.0
     cell_m: float = 1.0
+    map_cells: int = 16
+    map_cell_m: float = 0.75
+    view_range_m: float = 4.0
+    view_fov_deg: float = 65.0
 
     def __post_init__(self) -> None:
         if self.motion not in ("discrete", "continuous"):
             raise ValueError(f"motion must be 'discrete' or 'continuous', got {self.motion!r}")
         if int(self.obs_size) < 8:
             raise ValueError(f"obs_size must be >= 8 pixels, got {self.obs_size}")
+        if int(self.map_cells) < 2 or not self.map_cell_m > 0:
+            raise ValueError(f"map_cells must be >= 2 and map_cell_m > 0 metres, got {self.map_cells} "
+                             f"and {self.map_cell_m}")
 
 
 def nbv_action_space(config: NBVConfig) -> spaces.Space:
@@ -92,6 +110,7 @@ def nbv_observation_space(config: NBVConfig) -> spaces.Dict:
         "pose": spaces.Box(-1.0, 1.0, (6,), np.float32),
         "coverage": spaces.Box(0.0, 1.0, (2,), np.float32),
         "sectors": spaces.Box(0.0, 1.0, (N_SECTORS,), np.float32),
+        "map": spaces.Box(0.0, 1.0, (len(MAP_CHANNELS), int(config.map_cells), int(config.map_cells)), np.float32),
     })
 
 
@@ -147,15 +166,19 @@ def _sector(yaw_deg: float) -> int:
 
 
 class ViewHistory:
-    """Which headings were captured in which floor cell (the ``sectors`` feature).
+    """Where and with which heading every capture of the episode was taken: the memory behind the
+    ``sectors`` and ``map`` observations.
 
-    Cells are ``cell_m`` squares of the task frame's x-y plane; headings are 45-degree sectors of
-    the yaw relative to the initial heading (docs/protocol.md section 2).
+    Positions are task-frame metres (docs/protocol.md section 2), of which only the x-y plane is used;
+    headings are yaws relative to the initial heading, degrees. ``sectors`` counts captures per
+    ``cell_m`` floor cell and 45-degree yaw sector.
     """
 
     def __init__(self, cell_m: float) -> None:
         self.cell_m = float(cell_m)
         self._visits: dict[tuple[int, int], np.ndarray] = {}
+        self._xy: list[tuple[float, float]] = []
+        self._yaw: list[float] = []
 
     def _cell(self, position_task) -> tuple[int, int]:
         return (int(np.floor(float(position_task[0]) / self.cell_m)),
@@ -165,6 +188,8 @@ class ViewHistory:
         """Note a capture at ``position_task`` (metres) with heading ``yaw_deg``."""
         counts = self._visits.setdefault(self._cell(position_task), np.zeros(N_SECTORS))
         counts[_sector(yaw_deg)] += 1
+        self._xy.append((float(position_task[0]), float(position_task[1])))
+        self._yaw.append(float(yaw_deg))
 
     def sectors(self, position_task, yaw_deg: float) -> np.ndarray:
         """Shape (8,): 1 where a capture was taken in the cell of ``position_task`` with a heading
@@ -172,11 +197,49 @@ class ViewHistory:
         counts = self._visits.get(self._cell(position_task), np.zeros(N_SECTORS))
         return np.roll(counts > 0, -_sector(yaw_deg)).astype(np.float32)
 
+    def visit_map(self, position_task, yaw_deg: float, radius_m: float, config: "NBVConfig") -> np.ndarray:
+        """The egocentric top-down ``map``, shape (3, M, M) with M = ``config.map_cells``, in [0, 1].
+
+        Cell (i, j) is centred ``((M - 1) / 2 - i) * s`` metres ahead of the camera and
+        ``(j - (M - 1) / 2) * s`` metres to its right (s = ``map_cell_m``; row 0 is farthest ahead,
+        the camera sits at the centre, heading up). Channels (:data:`MAP_CHANNELS`):
+
+        * ``visited``: captures taken in the cell, / 3, clipped to 1;
+        * ``viewed``: captures whose horizontal view wedge (``view_fov_deg`` wide, ``view_range_m``
+          deep, walls ignored) holds the cell centre, / 4, clipped to 1;
+        * ``inside``: 1 where the cell centre is within the search radius ``radius_m`` + 0.5 m of
+          the task origin (the public extent of the scene, docs/protocol.md section 1).
+        """
+        m, s = int(config.map_cells), float(config.map_cell_m)
+        off = (np.arange(m) - (m - 1) / 2.0) * s
+        yaw = np.deg2rad(float(yaw_deg))
+        ahead, right = np.array([np.cos(yaw), np.sin(yaw)]), np.array([np.sin(yaw), -np.cos(yaw)])
+        fwd, rgt = -off[:, None, None], off[None, :, None]          # (M, 1, 1), (1, M, 1)
+        centres = np.asarray(position_task, float)[:2] + fwd * ahead + rgt * right   # (M, M, 2)
+        out = np.zeros((len(MAP_CHANNELS), m, m), np.float32)
+        if self._xy:
+            caps = np.asarray(self._xy, float)                           # (K, 2)
+            d = caps - np.asarray(position_task, float)[:2]
+            row = np.floor(((m / 2.0) * s - d @ ahead) / s).astype(int)
+            col = np.floor((d @ right + (m / 2.0) * s) / s).astype(int)
+            ok = (row >= 0) & (row < m) & (col >= 0) & (col < m)
+            np.add.at(out[0], (row[ok], col[ok]), 1.0 / 3.0)
+            v = centres[:, :, None, :] - caps[None, None, :, :]         # (M, M, K, 2)
+            dist = np.linalg.norm(v, axis=-1)
+            rel = np.rad2deg(np.arctan2(v[..., 1], v[..., 0])) - np.asarray(self._yaw)
+            rel = (rel + 180.0) % 360.0 - 180.0
+            seen = (dist <= config.view_range_m) & ((np.abs(rel) <= config.view_fov_deg / 2.0) | (dist < s))
+            out[1] = seen.sum(axis=-1) / 4.0
+        out[2] = np.linalg.norm(centres, axis=-1) <= float(radius_m) + 0.5
+        return np.clip(out, 0.0, 1.0)
+
 
 def nbv_observation(config: NBVConfig, image: np.ndarray, position_task, yaw_deg: float, pitch_deg: float,
                     radius_m: float, coverage: float, images_left_fraction: float,
-                    sectors: np.ndarray) -> dict[str, np.ndarray]:
-    """The observation of :func:`nbv_observation_space` (copies, never views)."""
+                    history: ViewHistory) -> dict[str, np.ndarray]:
+    """The observation of :func:`nbv_observation_space` (copies, never views): the camera's
+    task-frame pose (metres, degrees), the search radius (metres), the inventory fraction mapped
+    so far, the image-budget fraction left and the episode's :class:`ViewHistory`."""
     scale = float(radius_m) + 0.5
     pos = np.clip(np.asarray(position_task, float) / scale, -1.0, 1.0)
     yaw = np.deg2rad(float(yaw_deg))
@@ -185,7 +248,8 @@ def nbv_observation(config: NBVConfig, image: np.ndarray, position_task, yaw_deg
     return {"image": _resize(np.asarray(image), int(config.obs_size)),
             "pose": np.clip(pose_feat, -1.0, 1.0),
             "coverage": np.clip(cov, 0.0, 1.0),
-            "sectors": sectors}
+            "sectors": history.sectors(position_task, yaw_deg),
+            "map": history.visit_map(position_task, yaw_deg, radius_m, config)}
 
 
 class NBVController:
@@ -281,8 +345,7 @@ class NBVController:
         pose = ep.task_frame.pose_to_task(ep.pose)
         return nbv_observation(self.config, ep.latest_image, pose["position"], pose["yaw_deg"],
                                pose["pitch_deg"], self.radius_m, self.coverage(),
-                               ep.images_left / ep.image_budget,
-                               self.history.sectors(pose["position"], pose["yaw_deg"]))
+                               ep.images_left / ep.image_budget, self.history)
 
 
 class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
@@ -334,6 +397,7 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     | ``pose`` | Box(-1, 1, (6,), float32) | task-frame position / (r + 0.5 m) (clipped), sin yaw, cos yaw (yaw relative to the initial heading), pitch / 85 deg |
     | ``coverage`` | Box(0, 1, (2,), float32) | fraction of the inventory submitted; fraction of the image budget left |
     | ``sectors`` | Box(0, 1, (8,), float32) | 1 where an image was captured in the current 1 m floor cell with heading in 45-deg sector k (egocentric, k = 0 ahead, counter-clockwise) |
+    | ``map`` | Box(0, 1, (3, M, M), float32) | egocentric top-down map, M = ``map_cells`` (16) cells of ``map_cell_m`` (0.75 m), heading up: captures taken per cell, captures whose view wedge covered the cell, inside the search radius (:meth:`ViewHistory.visit_map`) |
 
     ## Rewards
     The change in all-target mean IoU (docs/protocol.md section 6, paper scoring) of the accepted map, so
@@ -365,7 +429,7 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     (= :func:`make_nbv_env`) builds the inner env too; ``scene`` is ``"procedural"`` or a catalog id.
 
     ## Version History
-    - v0: initial version.
+    - v0: initial version; the ``map`` observation added (issue 12).
     """
 
     def __init__(self, env: gym.Env, mapper: Any = "oracle", motion: str = "discrete",
@@ -431,7 +495,7 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         position, (yaw, pitch) = obs["camera_position"], obs["camera_yaw_pitch"]
         return nbv_observation(self.config, obs["image"], position, float(yaw), float(pitch), self._radius_m,
                                float(np.sum(obs["submitted"])) / n, images_left / self._image_budget,
-                               self._history.sectors(position, float(yaw)))
+                               self._history)
 
     def _coverage(self) -> float:
         obs = self._last
