@@ -13,6 +13,10 @@ tables are this output.
         --agents oracle-explorer random-nbv frontier-nbv ppo:models/nbv_ppo/model.zip \\
         --seeds 0 1 2 --out benchmarks/results/nbv_v20.json
 
+``--procedural N`` evaluates on N held-out procedural scenes (``procedural:<seed>``, seeds from
+10,000,000 on; training draws its scenes at random from 2**31 seeds) instead of the catalog: a
+validation set for training runs that leaves the catalog untouched.
+
 ``--mapper oracle-surface`` makes every agent that maps with a mapper (the NBV agents, ``ppo:PATH``
 and ``oracle-explorer``) submit the mean of each target's seen surface points instead of its
 reference centre: the same views, scored for localization rather than coverage. The tool-call
@@ -36,6 +40,8 @@ SUMMARY_COLUMNS = ("object-micro", "spread", "scene-macro", "spread", "single ro
 SCENE_TYPES = ("single_room", "apartment")
 """Scene types of the per-type columns (``description["layout"]`` of a catalog scene)."""
 MAPPERS = ("oracle", "oracle-surface")
+VALIDATION_SEED = 10_000_000
+"""First seed of the ``--procedural`` validation scenes."""
 
 
 def _row(m: dict) -> list[float]:
@@ -148,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--agents", nargs="+", default=["origin", "uniform-ball", "oracle-explorer",
                                                    "oracle-click", "random-nbv", "frontier-nbv"])
     p.add_argument("--seeds", type=int, nargs="+", default=[0], help="evaluation seeds")
+    p.add_argument("--procedural", type=int, default=0,
+                   help="evaluate on N held-out procedural scenes instead of the catalog (validation)")
     p.add_argument("--mapper", choices=MAPPERS, default="oracle",
                    help="mapper of every agent that has one (default oracle: reference centres)")
     p.add_argument("--workers", type=int, default=1,
@@ -159,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"and {args.image_budget}")
 
     from spatialscout_gym.scenes.catalog import catalog_scene_ids, manifest
-    scene_ids = catalog_scene_ids()[: args.scenes]
+    scene_ids = catalog_scene_ids()[: args.scenes] if args.procedural <= 0 else \
+        [f"procedural:{VALIDATION_SEED + i}" for i in range(args.procedural)]
     jobs = [(name, seed) for name in args.agents for seed in args.seeds]
     everything: dict = {"scenes": scene_ids, "catalog_version": manifest()["catalog_version"],
                         "image_budget": args.image_budget, "resolution": args.resolution,
@@ -194,7 +203,9 @@ def main(argv: list[str] | None = None) -> int:
         t = scene_type(scene_by_name(sid))
         counts[t] = counts.get(t, 0) + 1
     everything["scene_types"] = counts
-    print(f"\n{len(scene_ids)} catalog scenes (v{everything['catalog_version']}), V = {args.image_budget} "
+    where = f"catalog scenes (v{everything['catalog_version']})" if args.procedural <= 0 else \
+        f"held-out procedural scenes (seeds {VALIDATION_SEED}+)"
+    print(f"\n{len(scene_ids)} {where}, V = {args.image_budget} "
           f"images, {args.resolution} px, mapper {args.mapper}, object-micro %, mean of seeds {args.seeds} "
           f"(spread = max - min of all: mean IoU); {time.time() - t0:.0f} s with {args.workers} worker(s):\n")
     print(markdown(table_rows(per_agent)))

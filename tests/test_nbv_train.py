@@ -4,6 +4,7 @@ the saved policy (issue 6 tests)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -88,3 +89,38 @@ def test_too_small_obs_size_is_a_clear_error_not_a_torch_crash(tmp_path, capsys)
     err = capsys.readouterr().err
     assert "--obs-size must be >= 36" in err and "Traceback" not in err
     assert not list(tmp_path.iterdir())      # refused before any run directory is made
+
+
+SHIPPED = Path(__file__).resolve().parents[1] / "models" / "nbv_ppo" / "model.zip"
+
+
+def test_shipped_policy_reads_the_current_nbv_observation():
+    """The policy in models/nbv_ppo was trained on today's NBV observation and action spaces (a
+    change to either must come with a retrained policy) and records its own settings."""
+    from stable_baselines3 import PPO
+
+    from spatialscout_gym.baselines.nbv_agents import load_policy_config
+    from spatialscout_gym.wrappers.nbv import nbv_action_space, nbv_observation_space
+    trained = load_policy_config(SHIPPED)
+    model = PPO.load(str(SHIPPED), device="cpu")
+    assert model.observation_space == nbv_observation_space(trained["config"])
+    assert model.action_space == nbv_action_space(trained["config"])
+    assert (trained["mapper"], trained["image_budget"], trained["resolution"]) == ("oracle", 20, 64)
+    assert SHIPPED.stat().st_size < 5_000_000
+
+
+@pytest.mark.render
+@pytest.mark.slow
+def test_shipped_policy_evaluates_with_no_other_flags(tmp_path):
+    """``spatialscout evaluate --agent ppo:models/nbv_ppo/model.zip --scenes Kitchen_01`` uses the
+    policy's own image budget and resolution."""
+    from spatialscout_gym.cli.main import main
+    out = tmp_path / "ev"
+    assert main(["evaluate", "--agent", f"ppo:{SHIPPED}", "--scenes", "Kitchen_01", "--out", str(out)]) == 0
+    settings = json.loads((out / "evaluate.json").read_text())
+    assert (settings["image_budget"], settings["resolution"]) == (20, 64)
+    report = json.loads((out / "report.json").read_text())
+    assert report["episodes"]["completed"] == 1 and report["episodes"]["end_reasons"] == {"finish_mapping": 1}
+    assert report["object_micro"]["all"]["mean_iou"] > 0.3        # it explores, it does not stand still
+    frames = list((out / "Kitchen_01").rglob("frame_*.png"))
+    assert 2 <= len(frames) <= 20

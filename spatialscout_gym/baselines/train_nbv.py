@@ -193,7 +193,8 @@ def plot_learning_curve(run_dir: Path) -> Path | None:
     import csv
 
     rows = list(csv.DictReader((run_dir / "progress.csv").open())) if (run_dir / "progress.csv").exists() else []
-    pts = [(float(r["time/total_timesteps"]), float(r["charts/coverage"]), float(r["charts/all_mean_iou"]))
+    pts = [(float(r["time/total_timesteps"]), float(r["charts/coverage"]), float(r["charts/all_mean_iou"]),
+            float(r.get("time/time_elapsed") or "nan"))
            for r in rows if r.get("charts/coverage") and r.get("charts/all_mean_iou")
            and r.get("time/total_timesteps")]
     if not pts:
@@ -201,15 +202,24 @@ def plot_learning_curve(run_dir: Path) -> Path | None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    steps, cov, iou = (np.asarray(c) for c in zip(*pts))
+    steps, cov, iou, elapsed = (np.asarray(c) for c in zip(*pts))
+    k = max(1, len(steps) // 25)        # a moving mean over k rollouts, drawn over the raw values
+
+    def smooth(y: np.ndarray) -> np.ndarray:
+        return np.convolve(y, np.ones(k) / k, mode="valid")
+
     fig, ax = plt.subplots(figsize=(6.4, 3.6), dpi=120)
-    ax.plot(steps, 100 * cov, label="coverage (inventory mapped)", lw=1.2)
-    ax.plot(steps, 100 * iou, label="all-target mean IoU", lw=1.2, ls="--")
+    for y, label, color, ls in ((cov, "coverage (inventory mapped)", "C0", "-"),
+                                (iou, "all-target mean IoU", "C1", "--")):
+        ax.plot(steps, 100 * y, color=color, alpha=0.25, lw=0.8)
+        ax.plot(steps[k - 1:], 100 * smooth(y), color=color, ls=ls, lw=1.5,
+                label=label + (f" ({k}-rollout mean)" if k > 1 else ""))
     ax.set_xlabel("environment steps (one motion + one capture each)")
-    ax.set_ylabel("% (mean of episodes finished per rollout)")
-    ax.set_title(f"train-nbv: {run_dir.name}")
+    ax.set_ylabel("% (training episodes, V images)")
+    minutes = f", {elapsed[-1] / 60:.0f} min" if np.isfinite(elapsed[-1]) else ""
+    ax.set_title(f"train-nbv {run_dir.name}: {int(steps[-1]):,} steps{minutes}", fontsize=10)
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower right")
+    ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     out = run_dir / "learning_curve.png"
     fig.savefig(out)
