@@ -82,6 +82,13 @@ def test_reconfigure_every_below_one_is_refused(tmp_path, capsys):
     assert "--reconfigure-every must be >= 1" in capsys.readouterr().err
 
 
+def test_motion_steps_outside_the_move_bound_are_refused(tmp_path, capsys):
+    from spatialscout_gym.cli.main import main
+    assert main(["train-nbv", "--move-m", "1.5", "--out", str(tmp_path)]) == 2
+    assert "--move-m must be in (0, 1] metres" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
+
+
 def test_too_small_obs_size_is_a_clear_error_not_a_torch_crash(tmp_path, capsys):
     """SB3's NatureCNN needs a >= 36 px image; a smaller ``--obs-size`` is refused before training."""
     from spatialscout_gym.cli.main import main

@@ -68,6 +68,10 @@ class Args:
     """side of the observed image, pixels (>= 36, the smallest SB3's NatureCNN accepts)"""
     motion: str = "discrete"
     """action space: 'discrete' (10 motions) or 'continuous' (Box(-1, 1, (5,)))"""
+    move_m: float = 0.5
+    """discrete forward/back/left/right step, metres"""
+    turn_deg: float = 45.0
+    """discrete yaw step, degrees"""
     reconfigure_every: int = 16
     """resets per procedural training scene (a new scene is generated and uploaded every K resets;
     between them the same scene from a random start yaw)"""
@@ -108,7 +112,7 @@ _MIN_CNN_SIDE = 36
 def _env_kwargs(args: Args) -> dict:
     return dict(scene="procedural", image_budget=args.image_budget, resolution=args.resolution,
                 mapper=args.mapper, motion=args.motion, obs_size=args.obs_size,
-                reconfigure_every=args.reconfigure_every)
+                reconfigure_every=args.reconfigure_every, move_m=args.move_m, turn_deg=args.turn_deg)
 
 
 def make_env(args: Args, index: int, run_dir: Path | None = None) -> Callable[[], "object"]:
@@ -252,7 +256,10 @@ def train(args: Args) -> Path:
     if args.time_limit_s < 0 or args.learning_rate <= 0:
         raise ValueError(f"--time-limit-s must be >= 0 (0: none) and --learning-rate > 0, got "
                          f"{args.time_limit_s} and {args.learning_rate}")
-    NBVConfig(motion=args.motion, obs_size=args.obs_size)  # validates early, with a clear error
+    if not (0 < args.move_m <= 1.0 and 0 < args.turn_deg <= 180):
+        raise ValueError(f"--move-m must be in (0, 1] metres (the move bound) and --turn-deg in (0, 180], "
+                         f"got {args.move_m} and {args.turn_deg}")
+    config = NBVConfig(motion=args.motion, obs_size=args.obs_size, move_m=args.move_m, turn_deg=args.turn_deg)
 
     # ---- seeding ---------------------------------------------------------------------------
     random.seed(args.seed)
@@ -277,7 +284,7 @@ def train(args: Args) -> Path:
         model.learn(total_timesteps=args.total_timesteps, callback=_callbacks(args), progress_bar=False)
     finally:
         model.save(str(run_dir / "model.zip"))
-        save_nbv_config(NBVConfig(motion=args.motion, obs_size=args.obs_size), run_dir, mapper=args.mapper,
+        save_nbv_config(config, run_dir, mapper=args.mapper,
                         image_budget=args.image_budget, resolution=args.resolution)
         envs.close()
         model.logger.close()
