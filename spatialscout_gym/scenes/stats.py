@@ -79,3 +79,86 @@ def catalog_stats(specs: list[SceneSpec], top: int = 10) -> dict:
         "top_categories": [[k, v] for k, v in cats.most_common(top)],
         "layouts": dict(sorted(layouts.items())),
     }
+
+
+# ---------------------------------------------------------------- sizes vs AI2-THOR (issue 15) ----
+def own_box_size(obj) -> np.ndarray:
+    """An object's own box: the sides (metres, sorted large to small) of its smallest-volume box
+    about a vertical axis, over the yaws its parts are posed at. For a yawed object this is the
+    box it was built in, not the larger world-axis AABB."""
+    from spatialscout_gym.core.spec import _quat_to_matrix, part_world_aabb
+    from spatialscout_gym.scenes.geometry import place
+    yaws = {0.0}
+    for p in obj.parts:
+        R = _quat_to_matrix(p.quat_wxyz)
+        for col in (0, 1):
+            a = R[:, col]
+            if abs(a[2]) < 0.99:
+                yaws.add(round(float(np.degrees(np.arctan2(a[1], a[0]))) % 90.0, 3))
+    best = None
+    for yaw in sorted(yaws)[:12]:
+        parts = place(obj.parts, np.zeros(3), -yaw) if yaw else obj.parts
+        boxes = [part_world_aabb(p) for p in parts]
+        ext = np.max([b[1] for b in boxes], axis=0) - np.min([b[0] for b in boxes], axis=0)
+        if best is None or np.prod(ext) < np.prod(best) - 1e-12:
+            best = ext
+    return -np.sort(-best)
+
+
+def size_comparison(specs: list[SceneSpec]) -> dict:
+    """Per category, our targets' median cube-root box volume against AI2-THOR's assets'
+    (scenes/data/ai2thor_sizes.json), measured on the objects' own boxes (:func:`own_box_size`).
+
+    Returns
+    -------
+    dict
+        ``categories``: ``{name: {"n_targets", "ours_m", "ai2thor_m", "ratio"}}`` (cube-root
+        volumes in metres; only categories AI2-THOR has); ``weighted_ratio``: the target-weighted
+        geometric mean of the ratios; ``spread_factor``: exp of the target-weighted standard
+        deviation of log ratio (1.0: every category off by the same factor); ``n_targets_compared``
+        and ``n_targets``; ``not_in_ai2thor``: target counts of our categories AI2-THOR lacks.
+    """
+    from spatialscout_gym.scenes.sizes import ai2thor_reference
+    ref = ai2thor_reference()
+    median_q = ref["quantiles"].index(0.5)
+    vols: dict[str, list[float]] = {}
+    n_all = 0
+    for spec in specs:
+        for o in spec.private.objects:
+            if o.role != "target":
+                continue
+            n_all += 1
+            vols.setdefault(o.category, []).append(float(np.cbrt(np.prod(own_box_size(o)))))
+    cats, missing = {}, {}
+    for name, v in sorted(vols.items()):
+        row = ref["categories"].get(name)
+        if row is None:
+            missing[name] = len(v)
+            continue
+        ours, theirs = float(np.median(v)), float(row["cbrt_volume_m"][median_q])
+        cats[name] = {"n_targets": len(v), "ours_m": ours, "ai2thor_m": theirs, "ratio": ours / theirs}
+    w = np.array([c["n_targets"] for c in cats.values()], float)
+    lr = np.log([c["ratio"] for c in cats.values()])
+    mean = float(np.sum(w * lr) / w.sum())
+    return {"categories": cats, "weighted_ratio": float(np.exp(mean)),
+            "spread_factor": float(np.exp(np.sqrt(np.sum(w * (lr - mean) ** 2) / w.sum()))),
+            "n_targets_compared": int(w.sum()), "n_targets": n_all, "not_in_ai2thor": missing,
+            "source": ref["source"], "measured_on": "objects' own boxes (smallest box about a vertical axis)"}
+
+
+def reference_losses(specs: list[SceneSpec], seed: int = 0) -> dict:
+    """Scene-macro full-scene losses (metres) of the inventory-only references (docs/protocol.md
+    section 6): ``origin`` (every target at the start) and ``uniform_ball`` (uniform in the
+    search ball), as ``spatialscout score --reference`` computes them on exported scenes."""
+    import zlib
+
+    from spatialscout_gym.core.references import origin_predictions, uniform_ball_predictions
+    from spatialscout_gym.core.scoring import GroundTruth, score_scene
+    out = {"origin": [], "uniform_ball": []}
+    for spec in specs:
+        gt = GroundTruth.from_dict(spec.ground_truth_dict())
+        out["origin"].append(score_scene(gt, origin_predictions(gt)).metrics()["full_scene_loss_m"])
+        rng = np.random.default_rng([seed, zlib.crc32(gt.scene_id.encode("utf-8"))])
+        out["uniform_ball"].append(
+            score_scene(gt, uniform_ball_predictions(gt.ids, gt.radius_m, rng)).metrics()["full_scene_loss_m"])
+    return {k: float(np.mean(v)) for k, v in out.items()}
