@@ -14,7 +14,8 @@ import argparse
 from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
-from spatialscout_gym.cli.options import agent_help, check_episode_options
+from spatialscout_gym.cli.options import (add_catalog_option, agent_help, apply_catalog_option,
+                                           check_episode_options)
 from spatialscout_gym.cli.run import add_vlm_arguments, vlm_options
 
 
@@ -28,6 +29,7 @@ def register(subparsers) -> None:
     p.add_argument("--scenes", required=True, nargs="+", metavar="SCENE",
                    help="'catalog' (all catalog scenes) and/or scene ids, procedural:<seed>, spec JSON paths")
     p.add_argument("--out", required=True, type=Path, help="evaluation directory DIR")
+    add_catalog_option(p)
     p.add_argument("--workers", type=int, default=1, help="parallel workers (default 1)")
     p.add_argument("--backend", choices=("local", "ray"), default="local",
                    help="local process pool (default) or a Ray cluster")
@@ -49,6 +51,7 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from spatialscout_gym.baselines.registry import UnknownAgentError, make_agent
     from spatialscout_gym.eval.evaluate import EvalSettings, SettingsMismatchError, evaluate
+    apply_catalog_option(args)
     check_episode_options(args)
     for flag, value, low in (("--workers", args.workers, 1), ("--seeds", args.seeds, 1)):
         if value < low:

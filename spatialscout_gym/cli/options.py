@@ -25,6 +25,25 @@ def agent_help() -> str:
     return "one of: " + ", ".join(names)
 
 
+def add_catalog_option(parser: argparse.ArgumentParser) -> None:
+    """``--catalog 1.0|2.0``: the catalog version bare scene ids and the word ``catalog`` mean."""
+    from spatialscout_gym.scenes.catalog import CATALOG_VERSIONS, DEFAULT_CATALOG_VERSION
+    parser.add_argument("--catalog", choices=CATALOG_VERSIONS, default=None, metavar="VERSION",
+                        help=f"scene catalog version: {' or '.join(CATALOG_VERSIONS)} (default "
+                             f"{DEFAULT_CATALOG_VERSION}, or $SPATIALSCOUT_CATALOG); results name it")
+
+
+def apply_catalog_option(args: argparse.Namespace) -> None:
+    """Make ``--catalog`` the default version of this process and of the workers it starts
+    (through ``$SPATIALSCOUT_CATALOG``, which they inherit)."""
+    version = getattr(args, "catalog", None)
+    if version:
+        import os
+
+        from spatialscout_gym.scenes.catalog import CATALOG_ENV
+        os.environ[CATALOG_ENV] = version
+
+
 def scene_from_arg(name: str):
     """The :class:`~spatialscout_gym.core.spec.SceneSpec` a SCENE argument names (catalog id,
     ``procedural:<seed>``, spec file or directory, imported id), or a one-line :class:`CliError`."""

@@ -11,7 +11,8 @@ import argparse
 from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
-from spatialscout_gym.cli.options import agent_help, check_episode_options
+from spatialscout_gym.cli.options import (add_catalog_option, agent_help, apply_catalog_option,
+                                           check_episode_options)
 
 
 def register(subparsers) -> None:
@@ -23,6 +24,7 @@ def register(subparsers) -> None:
     p.add_argument("--scene", required=True,
                    help="catalog scene id, procedural:<seed>, or a scene spec JSON path")
     p.add_argument("--out", required=True, type=Path, help="run directory to create")
+    add_catalog_option(p)
     p.add_argument("--seed", type=int, default=0, help="agent random seed (default 0)")
     p.add_argument("--image-budget", type=int, default=100, help="images per episode, initial one included (default 100)")
     p.add_argument("--call-budget", type=int, default=100, help="B, calls per episode (default 100): model calls for openai:/anthropic: agents, tool calls for every other agent")
@@ -85,6 +87,7 @@ def _fmt(x) -> str:
 def run(args: argparse.Namespace) -> int:
     from spatialscout_gym.baselines.registry import UnknownAgentError, make_agent
     from spatialscout_gym.eval.runner import run_episode
+    apply_catalog_option(args)
     check_episode_options(args)
     options = vlm_options(args)
     try:

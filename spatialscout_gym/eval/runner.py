@@ -37,7 +37,7 @@ from spatialscout_gym.core.scoring import GroundTruth, score_scene
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.episode.episode import Episode
 from spatialscout_gym.episode.trace import write_jsonl
-from spatialscout_gym.scenes.catalog import CATALOG_VERSION, scene_by_name, scene_content_hash
+from spatialscout_gym.scenes.catalog import scene_by_name, scene_catalog_version, scene_content_hash
 
 __all__ = ["run_episode", "write_run", "resolve_scene", "RESULT_FILE", "TRACE_FILE"]
 
@@ -134,7 +134,7 @@ def write_run(out_dir: str | os.PathLike, spec: SceneSpec, episode: Episode, age
         result.update(extra())
     result.update({
         "scene_id": spec.scene_id, "agent": getattr(agent, "name", type(agent).__name__),
-        "seed": int(seed), "catalog_version": CATALOG_VERSION,
+        "seed": int(seed), "catalog_version": scene_catalog_version(spec),
         "scene_content_hash": scene_content_hash(spec), "resolution": int(resolution),
         "end_reason": episode.end_reason, "counters": episode.counters(),
         "image_budget": int(image_budget), "tool_call_budget": tool_call_budget,

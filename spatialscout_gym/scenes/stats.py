@@ -10,7 +10,8 @@ import numpy as np
 
 from spatialscout_gym.core.spec import SceneSpec
 
-__all__ = ["catalog_stats", "PAPER_STATS", "SIZE_TOL_M"]
+__all__ = ["catalog_stats", "PAPER_STATS", "SIZE_TOL_M", "size_comparison", "own_box_size", "reference_losses",
+           "PAPER_REFERENCE_LOSSES_M", "plot_size_comparison"]
 
 SIZE_TOL_M = 1e-3
 """Two instances have *different sizes* when some side differs by more than this (metres)."""
@@ -23,6 +24,9 @@ PAPER_STATS: dict = {
     "under_1cm_fraction": 210 / 3140,
     "top_categories": [["Chair", 192], ["Painting", 170], ["Window", 94], ["Book", 90]],
 }
+
+PAPER_REFERENCE_LOSSES_M: dict = {"origin": 2.984, "uniform_ball": 4.487}
+"""The paper's appendix: scene-macro full-scene losses of the inventory-only references, metres."""
 
 
 def catalog_stats(specs: list[SceneSpec], top: int = 10) -> dict:
@@ -162,3 +166,28 @@ def reference_losses(specs: list[SceneSpec], seed: int = 0) -> dict:
         out["uniform_ball"].append(
             score_scene(gt, uniform_ball_predictions(gt.ids, gt.radius_m, rng)).metrics()["full_scene_loss_m"])
     return {k: float(np.mean(v)) for k, v in out.items()}
+
+
+def plot_size_comparison(sizes: dict, path, title: str = "") -> None:
+    """A PNG: per category (most targets first), our median cube-root box volume against
+    AI2-THOR's, on a log scale, with the weighted ratio in the title."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from pathlib import Path
+    cats = sorted(sizes["categories"].items(), key=lambda kv: -kv[1]["n_targets"])
+    names = [k for k, _ in cats]
+    x = np.arange(len(names))
+    fig, ax = plt.subplots(figsize=(max(8, 0.18 * len(names)), 4.5))
+    ax.bar(x - 0.2, [c["ours_m"] for _, c in cats], 0.4, label="ours (median)")
+    ax.bar(x + 0.2, [c["ai2thor_m"] for _, c in cats], 0.4, label="AI2-THOR assets (median)")
+    ax.set_yscale("log")
+    ax.set_xticks(x, names, rotation=90, fontsize=6)
+    ax.set_ylabel("cube-root box volume (m)")
+    ax.set_title(f"{title}: object size vs AI2-THOR, weighted ratio {sizes['weighted_ratio']:.3f}, "
+                 f"spread x{sizes['spread_factor']:.3f}")
+    ax.legend()
+    fig.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
