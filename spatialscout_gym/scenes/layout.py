@@ -202,6 +202,14 @@ class RoomLayout:
             self.surfaces.append(Surface(skind, _rot_rect(rect, yaw, pos), float(pos[2] + z), float(clear), idx, yaw))
         return idx
 
+    def _commit_wall(self, cat: str, size: np.ndarray, pos, yaw: float, lo, hi) -> int:
+        """Commit a wall item; with the rules' ``wall_clearance_m`` its block reaches that far
+        into the room, so nothing later stands in front of it (a poster behind a wardrobe)."""
+        idx = self._commit(cat, size, pos, yaw, "wall")
+        if self.rules.wall_clearance_m > 0:
+            self.blocks[-1] = (np.asarray(lo, float), np.asarray(hi, float), idx)
+        return idx
+
     # ---- furniture --------------------------------------------------------------------------
     def against_wall(self, cat: str, side: int | None = None, size=None, tries: int = 25,
                      gap: float = 0.01, t: float | None = None) -> int | None:
@@ -309,20 +317,20 @@ class RoomLayout:
             tt = float(self.rng.uniform(a + size[1] / 2 + 0.05, b - size[1] / 2 - 0.05)) if t is None else t
             zz = float(self.rng.uniform(1.55 - size[2] / 2, 1.75 - size[2] / 2)) if z0 is None else z0
             zz = max(zz, 0.9)
-            lo, hi = self._wall_box(sd, tt, size[1], size[0], zz, zz + size[2])
+            lo, hi = self._wall_box(sd, tt, size[1], size[0] + self.rules.wall_clearance_m, zz, zz + size[2])
             if self._free(lo, hi):
                 c = self._wall_point(sd, tt, size[0] / 2)
-                return self._commit(cat, size, np.array([c[0], c[1], zz]), SIDE_YAW[sd], "wall")
+                return self._commit_wall(cat, size, np.array([c[0], c[1], zz]), SIDE_YAW[sd], lo, hi)
             if t is not None:
                 return None
         return None
 
     def on_wall_at(self, cat: str, side: int, t: float, z0: float, size) -> int | None:
         size = np.asarray(size, float)
-        lo, hi = self._wall_box(side, t, size[1], size[0], z0, z0 + size[2])
+        lo, hi = self._wall_box(side, t, size[1], size[0] + self.rules.wall_clearance_m, z0, z0 + size[2])
         if self._free(lo, hi):
             c = self._wall_point(side, t, size[0] / 2)
-            return self._commit(cat, size, np.array([c[0], c[1], z0]), SIDE_YAW[side], "wall")
+            return self._commit_wall(cat, size, np.array([c[0], c[1], z0]), SIDE_YAW[side], lo, hi)
         return None
 
     def window(self, side: int) -> int | None:

@@ -115,6 +115,8 @@ def generate_scene(seed_seq: np.random.SeedSequence, n_targets: int, layout: str
         except RuntimeError:
             if attempt == 3:
                 raise
+    if rules.drop_unseen:
+        objects = _drop_unseen(objects, camera, n_targets, supports)
     intr = Intrinsics.from_fov(IMAGE_SIZE, IMAGE_SIZE, FOV_Y_DEG)
     desc = {"layout": "apartment" if layout == "Apartment" else "single_room",
             "rooms": [r.kind for r in plan.rooms], "camera_room": cam_room.kind}
@@ -189,6 +191,26 @@ def assign_roles(objects: list[SceneObject], camera: CameraPose, n_targets: int,
     # Inventory order: targets by distance (from_objects takes targets in list order).
     objs.sort(key=lambda o: (0, rank[o.id]) if o.id in targets else (1, 0))
     return objs
+
+
+def _drop_unseen(objects: list[SceneObject], camera: CameraPose, n_targets: int,
+                 supports: dict[str, str]) -> list[SceneObject]:
+    """Catalog v2.0: remove targets no viewpoint inside the search ball sees (scenes/visibility.py),
+    with the items resting on them, and select again, until every target is visible."""
+    from spatialscout_gym.scenes.visibility import unseen_targets
+    for _ in range(10):
+        centres = [sum(o.aabb_world) / 2 for o in objects if o.role == "target"]
+        radius = float(max(np.linalg.norm(c - camera.position_world) for c in centres))
+        bad = set(unseen_targets(objects, camera.position_world, radius))
+        if not bad:
+            return objects
+        while True:   # items on a dropped object would float
+            more = {i for i, s in supports.items() if s in bad and i not in bad}
+            if not more:
+                break
+            bad |= more
+        objects = assign_roles([o for o in objects if o.id not in bad], camera, n_targets, supports)
+    raise RuntimeError("targets stay unseen after 10 re-selections (generator bug)")
 
 
 def _to_objects(static: list[SceneObject], placed: list[Placed]) -> tuple[list[SceneObject], dict[str, str]]:
@@ -415,10 +437,17 @@ def _sink_with_faucet(L: RoomLayout, counter) -> int | None:
     """Catalog v2.0: a Sink basin on ``counter`` (a Surface) with a Faucet on its back rim."""
     if counter is None:
         return None
-    sink = L.on_surface("Sink", surface=counter, yaw=counter.yaw, where=(0.5, float(L.rng.uniform(0.2, 0.8))))
+    x0, y0, x1, y1 = counter.rect
+    depth, width = (y1 - y0, x1 - x0) if abs(abs(counter.yaw) - 90.0) < 1.0 else (x1 - x0, y1 - y0)
+    size = L.size("Sink")   # AI2-THOR's sinks reach 1.3 m (double kitchen sinks): shrink to fit
+    size *= min(1.0, (depth - 0.005) / size[0], 0.8 * width / size[1])
+    sink = L.on_surface("Sink", surface=counter, yaw=counter.yaw, size=size,
+                        where=(0.5, float(L.rng.uniform(0.2, 0.8))))
     if sink is not None:
         rim = [s for s in L.surfaces if s.parent == sink and s.kind == "rim"][0]
-        L.on_surface("Faucet", surface=rim, yaw=counter.yaw, where=(0.0, 0.5))
+        fs = L.size("Faucet")
+        fs *= min(1.0, (min(0.3, 0.7 * size[0]) - 0.005) / fs[0], (size[1] - 0.065) / fs[1])
+        L.on_surface("Faucet", surface=rim, yaw=counter.yaw, size=fs, where=(0.0, 0.5))
     return sink
 
 

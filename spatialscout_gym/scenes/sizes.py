@@ -71,6 +71,12 @@ class GeneratorRules:
         Range of the initial camera's distance from its wall, metres.
     camera_wall_margin : float
         The initial camera stands along its wall at least this fraction of the wall from either end.
+    wall_clearance_m : float
+        Space kept free in front of every wall item (paintings, posters, windows, ...), metres:
+        nothing stands in front of them, so none is hidden behind furniture.
+    drop_unseen : bool
+        Remove targets no viewpoint inside the search ball sees (scenes/visibility.py) and
+        select again.
     """
 
     version: str
@@ -80,6 +86,8 @@ class GeneratorRules:
     sink: str = "pedestal"
     camera_offset_m: tuple[float, float] = (0.6, 1.1)
     camera_wall_margin: float = 0.3
+    wall_clearance_m: float = 0.0
+    drop_unseen: bool = False
 
     def builder_key(self, category: str) -> str:
         """The scenes/furniture.py builder a category uses under these rules."""
@@ -90,9 +98,11 @@ class GeneratorRules:
 
 RULES_V1 = GeneratorRules("1.0")
 RULES_V2 = GeneratorRules("2.0", sizes="ai2thor", room_scale=1.15, repeat_decay=0.22, sink="basin",
-                          camera_offset_m=(0.45, 0.9), camera_wall_margin=0.12)
+                          camera_offset_m=(0.45, 0.9), camera_wall_margin=0.08,
+                          wall_clearance_m=0.15, drop_unseen=True)
 """v2.0: AI2-THOR sizes; rooms 15 % larger, fewer repeated items, the camera nearer its wall and
-anywhere along it, so targets sit as far from the start as the paper's (issue 15, item 2)."""
+anywhere along it, so targets sit as far from the start as the paper's (issue 15, item 2); wall
+items keep 15 cm free in front of them; every target is visible from inside the search ball."""
 RULES: dict[str, GeneratorRules] = {"1.0": RULES_V1, "2.0": RULES_V2}
 
 
