@@ -394,9 +394,9 @@ def build_faucet(rng, s):
 @builder("SinkBasin")
 def build_sink_basin(rng, s):
     """Catalog v2.0's Sink: a basin resting on a counter (AI2-THOR's sinks are counter basins).
-    The back rim (local -x, 7 cm deep) carries the faucet."""
+    The back deck (local -x, 30 % of the depth) carries the faucet."""
     sx, sy, sz = s
-    t, back = 0.03, 0.07
+    t, back = 0.03, 0.3 * sx
     inner = mat((0.78, 0.82, 0.86), 0.1)
     return [box((0, 0, 0.01), (sx, sy, 0.02), CERAMIC),
             box((-sx / 2 + back / 2, 0, sz / 2), (back, sy, sz), CERAMIC),

@@ -74,7 +74,7 @@ def _local_surfaces(cat: str, s: np.ndarray) -> list[tuple[str, tuple[float, flo
     must match the builders in scenes/furniture.py (``cat`` is the builder key)."""
     sx, sy, sz = s
     if cat == "SinkBasin":   # the back rim: the faucet stands there, its spout over the bowl
-        return [("rim", (-sx / 2, -sy / 2 + 0.03, -sx / 2 + min(0.3, 0.7 * sx), sy / 2 - 0.03), sz, 0.5)]
+        return [("rim", (-sx / 2, -sy / 2 + 0.03, -sx / 2 + min(0.3, 0.6 * sx), sy / 2 - 0.03), sz, 0.5)]
     if cat in ("DiningTable", "SideTable", "Dresser", "TVStand"):
         m = 0.03
         return [("table", (-sx / 2 + m, -sy / 2 + m, sx / 2 - m, sy / 2 - m), sz, 0.6)]

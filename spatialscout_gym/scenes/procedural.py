@@ -441,13 +441,16 @@ def _sink_with_faucet(L: RoomLayout, counter) -> int | None:
     depth, width = (y1 - y0, x1 - x0) if abs(abs(counter.yaw) - 90.0) < 1.0 else (x1 - x0, y1 - y0)
     size = L.size("Sink")   # AI2-THOR's sinks reach 1.3 m (double kitchen sinks): shrink to fit
     size *= min(1.0, (depth - 0.005) / size[0], 0.8 * width / size[1])
+    u = float(L.rng.uniform(0.2, 0.8))   # along the counter; ``where`` is in world x, y fractions
+    fwd = np.round([np.cos(np.deg2rad(counter.yaw)), np.sin(np.deg2rad(counter.yaw))])
     sink = L.on_surface("Sink", surface=counter, yaw=counter.yaw, size=size,
-                        where=(0.5, float(L.rng.uniform(0.2, 0.8))))
+                        where=(0.5, u) if fwd[1] == 0 else (u, 0.5))
     if sink is not None:
         rim = [s for s in L.surfaces if s.parent == sink and s.kind == "rim"][0]
         fs = L.size("Faucet")
-        fs *= min(1.0, (min(0.3, 0.7 * size[0]) - 0.005) / fs[0], (size[1] - 0.065) / fs[1])
-        L.on_surface("Faucet", surface=rim, yaw=counter.yaw, size=fs, where=(0.0, 0.5))
+        fs *= min(1.0, (min(0.3, 0.6 * size[0]) - 0.005) / fs[0], (size[1] - 0.065) / fs[1])
+        L.on_surface("Faucet", surface=rim, yaw=counter.yaw, size=fs,   # at the back of the deck
+                     where=(0.5 - 0.5 * fwd[0], 0.5 - 0.5 * fwd[1]))
     return sink
 
 
