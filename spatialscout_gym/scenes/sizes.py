@@ -40,9 +40,10 @@ ROUND_CATEGORIES = frozenset({
     "DeskLamp", "Globe", "ToiletPaper", "ScrubBrush", "Plunger", "CD", "Stool", "BasketBall"})
 """Categories built round: equal depth and width."""
 
-OWN_SHAPE: frozenset[str] = frozenset()
-"""Categories for which v2.0 keeps our proportions, scaled to AI2-THOR's volume (none today: the
-faucet and sink got v2.0 builders of AI2-THOR's shape instead)."""
+OWN_SHAPE: frozenset[str] = frozenset({"Blinds"})
+"""Categories for which v2.0 keeps our proportions, scaled to AI2-THOR's volume: our blinds are a
+rolled-up blind whose roller fills the box (AI2-THOR's one blinds asset is a 3 cm thin slat
+pack). The faucet and sink got v2.0 builders of AI2-THOR's shape instead."""
 
 # The v2.0 Sink is a basin resting on a counter (AI2-THOR's sinks are counter basins, about
 # 0.66 x 0.46 x 0.15 m); v1.0's is a pedestal wash basin on the floor.
