@@ -23,7 +23,7 @@ __all__ = ["unseen_targets", "unseen_in_spec"]
 
 _HEIGHTS = (0.5, 1.1, 1.7, 2.2)
 _STEP = 0.6
-_CHUNK = 32
+_CHUNK = 16
 
 
 def _aims(lo: np.ndarray, hi: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -41,12 +41,16 @@ def _aims(lo: np.ndarray, hi: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]
 
 def _blocked(views: np.ndarray, aim: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """For each view, whether the segment view -> aim passes through one of the boxes."""
+    near = np.all((lo <= np.maximum(views.max(0), aim)) & (hi >= np.minimum(views.min(0), aim)), axis=1)
+    lo, hi = lo[near], hi[near]   # only boxes that meet the segments' bounding box can block
+    if not len(lo):
+        return np.zeros(len(views), bool)
     d = aim - views
     with np.errstate(divide="ignore", invalid="ignore"):
         t0 = (lo[None] - views[:, None]) / d[:, None]
         t1 = (hi[None] - views[:, None]) / d[:, None]
-    tmin = np.nanmax(np.minimum(t0, t1), axis=2)
-    tmax = np.nanmin(np.maximum(t0, t1), axis=2)
+    tmin = np.fmax.reduce(np.minimum(t0, t1), axis=2)   # fmax/fmin skip the NaN of 0/0
+    tmax = np.fmin.reduce(np.maximum(t0, t1), axis=2)
     return np.any((tmax >= np.maximum(tmin, 0.0)) & (tmin < 1.0), axis=1)
 
 
