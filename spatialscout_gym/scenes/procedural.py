@@ -365,7 +365,7 @@ def _living(L: RoomLayout) -> None:
     sofa = L.against_wall("Sofa")
     if sofa is not None:
         L.in_front(sofa, "CoffeeTable", float(rng.uniform(0.35, 0.5)), facing_back=False)
-        for _ in range(int(rng.integers(2, 4))):
+        for _ in range(int(rng.integers(L.rules.pillows_min, 4))):
             L.on_surface("Pillow", ("sofa",), yaw=L.placed[sofa].yaw + float(rng.uniform(-15, 15)))
         tv = L.in_front(sofa, "TVStand", float(rng.uniform(1.6, 2.4)))
         if tv is None:
@@ -409,7 +409,7 @@ def _bedroom(L: RoomLayout) -> None:
                 s = L.size("SideTable")
                 xy = c + sgn * left * (width / 2 + 0.04 + s[1] / 2) - fwd * (depth / 2 - s[0] / 2 - 0.01)
                 L.at("SideTable", xy, yaw, size=s)
-        n = int(rng.integers(2, 5))
+        n = int(rng.integers(L.rules.pillows_min, 5))
         for _ in range(n):
             L.on_surface("Pillow", ("pillow",), yaw=yaw + float(rng.uniform(-8, 8)))
         if rng.random() < 0.4:
