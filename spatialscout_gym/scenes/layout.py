@@ -199,6 +199,8 @@ class RoomLayout:
         if block:
             self.blocks.append((lo, hi, idx))
         for skind, rect, z, clear in _local_surfaces(self.rules.builder_key(cat), size):
+            if cat == "TVStand":   # nothing hangs over a TV stand: room for the television
+                clear = max(clear, self.rules.tv_stand_clear_m)
             self.surfaces.append(Surface(skind, _rot_rect(rect, yaw, pos), float(pos[2] + z), float(clear), idx, yaw))
         return idx
 

@@ -78,6 +78,8 @@ class GeneratorRules:
     drop_unseen : bool
         Remove targets no viewpoint inside the search ball sees (scenes/visibility.py) and
         select again.
+    tv_stand_clear_m : float
+        Height available above a TV stand's top, metres (v2.0: room for AI2-THOR-sized TVs).
     pillows_min : int
         Fewest pillows on a bed or sofa (at most 4 and 3); lower brings Pillow's share of the
         targets toward the paper's mix, where Chair, Painting, Window and Book lead.
@@ -93,6 +95,7 @@ class GeneratorRules:
     wall_clearance_m: float = 0.0
     drop_unseen: bool = False
     pillows_min: int = 2
+    tv_stand_clear_m: float = 0.6
 
     def builder_key(self, category: str) -> str:
         """The scenes/furniture.py builder a category uses under these rules."""
@@ -104,7 +107,8 @@ class GeneratorRules:
 RULES_V1 = GeneratorRules("1.0")
 RULES_V2 = GeneratorRules("2.0", sizes="ai2thor", room_scale=1.15, repeat_decay=0.22, sink="basin",
                           camera_offset_m=(0.45, 0.9), camera_wall_margin=0.08,
-                          wall_clearance_m=0.15, drop_unseen=True, pillows_min=1)
+                          wall_clearance_m=0.15, drop_unseen=True, pillows_min=1,
+                          tv_stand_clear_m=1.3)
 """v2.0: AI2-THOR sizes; rooms 15 % larger, fewer repeated items, the camera nearer its wall and
 anywhere along it, so targets sit as far from the start as the paper's (issue 15, item 2); wall
 items keep 15 cm free in front of them; every target is visible from inside the search ball."""
