@@ -36,9 +36,11 @@ def register(subparsers) -> None:
     p.add_argument("--ray-address", default=None,
                    help="Ray cluster address for --backend ray (default: start a local Ray instance)")
     p.add_argument("--seeds", type=int, default=1, help="repeats per scene, agent seeds 0..K-1 (default 1)")
-    p.add_argument("--image-budget", type=int, default=100, help="images per episode (default 100)")
+    p.add_argument("--image-budget", type=int, default=None,
+                   help="images per episode, initial one included (default 100, or what a ppo: policy was trained with)")
     p.add_argument("--call-budget", type=int, default=100, help="B, calls per episode (default 100): model calls for openai:/anthropic: agents, tool calls for every other agent")
-    p.add_argument("--resolution", type=int, default=512, help="square render size in pixels (default 512)")
+    p.add_argument("--resolution", type=int, default=None,
+                   help="square render size in pixels (default 512, or what a ppo: policy was trained with)")
     p.add_argument("--max-concurrency", type=int, default=None,
                    help="cap on simultaneous model requests of the agent's provider across workers")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -98,6 +100,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"object-micro all-target mean IoU {100 * om['all']['mean_iou']:.3f}%  coverage "
               f"{100 * om['coverage']:.1f}%  full-scene loss {om['full_scene_loss_m']:.3f} m  "
               f"(scene-macro loss {r['scene_macro']['full_scene_loss_m']:.3f} m)")
+        e = r.get("episodes")
+        if e:
+            print(f"completed {e['completed']} of {e['total']} episodes ({100 * e['completed_rate']:.1f}%), "
+                  f"failed {e['failed']} ({100 * e['failure_rate']:.1f}%); {e['attempts']} attempts, "
+                  f"{e['failed_attempts']} failed (kept under <scene>/seed_<k>/attempts/)")
         if len(r["seeds"]["seeds"]) > 1:
             print(f"across {len(r['seeds']['seeds'])} seeds: {100 * r['seeds']['mean']:.3f}% "
                   f"+- {100 * r['seeds']['std']:.3f}%")

@@ -21,6 +21,7 @@ COMMANDS: tuple[str, ...] = (
     "run",
     "evaluate",
     "compare",
+    "leaderboard",
     "replay",
     "report",
     "train_nbv",

@@ -28,7 +28,8 @@ from spatialscout_gym.core.renderer_api import PrivilegedFrame
 from spatialscout_gym.core.spec import Material, Part, SceneSpec
 from spatialscout_gym.render.device import RenderDeviceError, fix_message, is_no_device_error
 from spatialscout_gym.render.meshes import box_mesh, cylinder_mesh, flat_mesh
-from spatialscout_gym.render.textures import texture_image, texture_key, texture_mode, tile_size_m
+from spatialscout_gym.render.textures import (library_texture, texture_image, texture_key, texture_mode,
+                                              tile_size_m)
 
 __all__ = ["SapienRenderer", "RENDERED_ROLES", "NEAR_M", "FAR_M"]
 
@@ -58,6 +59,9 @@ class SapienRenderer:
     shader : {"minimal", "default"}
         SAPIEN camera shader for every capture. "minimal" (about 10 ms per 512 x 512 frame on
         lavapipe) is the default; "default" adds specular lighting at about 60 ms.
+    texture_library : bool
+        Draw textures from the bounded library (default; catalog v2.0 and training scenes);
+        False draws each texture's exact per-seed picture (catalog v1.0's look).
 
     Raises
     ------
@@ -65,7 +69,8 @@ class SapienRenderer:
         SAPIEN found no Vulkan device; the message names the commands that install one.
     """
 
-    def __init__(self, spec: SceneSpec, width: int = 512, height: int = 512, shader: str = "minimal"):
+    def __init__(self, spec: SceneSpec, width: int = 512, height: int = 512, shader: str = "minimal",
+                 texture_library: bool = True):
         if shader not in SHADERS:
             raise ValueError(f"shader must be one of {SHADERS}, got {shader!r}")
         if width <= 0 or height <= 0:
@@ -86,7 +91,10 @@ class SapienRenderer:
         self._camera_entity.set_name("spatialscout_camera")
         self._scene.add_entity(self._camera_entity)
         self._camera.near, self._camera.far = NEAR_M, FAR_M
+        self.texture_library = bool(texture_library)
         self._textures: dict[str, Any] = {}
+        self._old_textures: dict[str, Any] = {}
+        self._taken: tuple | None = None
         self._entities: list[Any] = []
         self._lights: list[Any] = []
         self._id_to_index = np.full(1, -1, dtype=np.int32)
@@ -114,26 +122,41 @@ class SapienRenderer:
 
     def capture_privileged(self, pose: CameraPose) -> PrivilegedFrame:
         """Depth (metres, along the optical axis), instance segmentation (index into
-        ``spec.private.objects``, -1 for none) and world positions (NaN where nothing was hit)."""
+        ``spec.private.objects``, -1 for none) and world positions (NaN where nothing was hit).
+
+        Right after :meth:`capture_rgb` at the same pose it reads the same picture (no second
+        render). The buffers are read when first used (an oracle mapper that needs only the
+        segmentation never pays for depth and positions); a frame read after the camera moved on
+        re-renders its own pose first."""
         self._take(pose)
+        return _LazyPrivilegedFrame(self, pose, self._taken)
+
+    def _read_segmentation(self) -> np.ndarray:
         if self.shader == "minimal":
             entity_id = self._camera.get_picture("PositionSegmentation")[..., 3].astype(np.int64)
         else:
             entity_id = self._camera.get_picture("Segmentation")[..., 1].astype(np.int64)
+        # no rendered object has per-scene id 0 (the camera entity came first), so lut[0] == -1
+        # marks background and the depth buffer is not needed to find it
+        lut = self._id_to_index
+        ids = np.clip(entity_id, 0, len(lut) - 1)
+        return np.where(entity_id < len(lut), lut[ids], -1).astype(np.int32)
+
+    def _read_depth(self) -> np.ndarray:
         zbuf = self._camera.get_picture("GbufferDepth").astype(np.float64) if self.shader == "minimal" \
             else self._camera.get_picture("Position")[..., 3].astype(np.float64)
         hit = zbuf < 1.0
         # Vulkan depth in [0, 1]: d = f (z - n) / (z (f - n))  =>  z = n f / (f - d (f - n))
-        depth = np.where(hit, NEAR_M * FAR_M / (FAR_M - zbuf * (FAR_M - NEAR_M)), 0.0)
-        ids = np.clip(entity_id, 0, len(self._id_to_index) - 1)
-        seg = np.where(hit & (entity_id < len(self._id_to_index)), self._id_to_index[ids], -1)
+        return np.where(hit, NEAR_M * FAR_M / (FAR_M - zbuf * (FAR_M - NEAR_M)), 0.0)
+
+    def _positions(self, pose: CameraPose, depth: np.ndarray) -> np.ndarray:
         K = self.intrinsics
         v, u = np.mgrid[0:K.height, 0:K.width]
         rays = pixel_to_ray_camera(K, u, v)
         p_cam = rays / rays[..., :1] * depth[..., None]
         pos = p_cam @ pose.R_world_cam.T + pose.position_world
-        pos[~hit] = np.nan
-        return PrivilegedFrame(depth.astype(np.float32), seg.astype(np.int32), pos.astype(np.float32))
+        pos[depth <= 0] = np.nan
+        return pos.astype(np.float32)
 
     def close(self) -> None:
         """Release the SAPIEN scene; the renderer cannot capture afterwards."""
@@ -141,6 +164,7 @@ class SapienRenderer:
             for e in self._entities + self._lights:
                 self._scene.remove_entity(e)
             self._entities, self._lights = [], []
+            self._textures, self._old_textures = {}, {}
             self._scene = None
 
     def __enter__(self) -> "SapienRenderer":
@@ -151,14 +175,17 @@ class SapienRenderer:
 
     # ---- scene building --------------------------------------------------------------------
     def set_scene(self, spec: SceneSpec) -> None:
-        """Replace the rendered scene by ``spec``, keeping the render system, camera and
-        texture cache (so a rebuild costs geometry upload only)."""
+        """Replace the rendered scene by ``spec``, keeping the render system and camera. GPU
+        textures the new scene shares with the old one are reused; the others are released, so
+        memory stays flat over any number of scenes."""
         if self._scene is None:
             raise RuntimeError("this SapienRenderer is closed; create a new one")
         sapien = self._sapien
         for e in self._entities + self._lights:
             self._scene.remove_entity(e)
         self._entities, self._lights = [], []
+        self._taken = None
+        self._old_textures, self._textures = self._textures, {}
         self._spec = spec
         K = spec.public.intrinsics.scaled(self.width, self.height)
         self._intrinsics = K
@@ -178,6 +205,9 @@ class SapienRenderer:
             self._scene.add_entity(entity)
             self._entities.append(entity)
             pairs.append((entity.per_scene_id, index))
+        if any(eid == 0 for eid, _ in pairs):  # background is id 0 (see _read_segmentation)
+            raise RuntimeError("a rendered object got SAPIEN per-scene id 0; segmentation would confuse it "
+                               "with the background")
         lut = np.full(max([p[0] for p in pairs], default=0) + 1, -1, dtype=np.int32)
         for eid, index in pairs:
             lut[eid] = index
@@ -194,6 +224,12 @@ class SapienRenderer:
             else:
                 raise ValueError(f"light kind {light.kind!r} is not 'point' or 'directional'")
             self._lights.append(e.entity)
+        self._old_textures = {}  # textures the new scene does not use: released here
+
+    @property
+    def texture_count(self) -> int:
+        """GPU textures held for the current scene."""
+        return len(self._textures)
 
     def _material(self, material: Material):
         sapien = self._sapien
@@ -201,12 +237,15 @@ class SapienRenderer:
                                          roughness=float(material.roughness),
                                          metallic=float(material.metallic))
         if material.texture is not None:
-            key = texture_key(material.texture)
+            entry = library_texture(material.texture) if self.texture_library else material.texture
+            key = texture_key(entry)
             tex = self._textures.get(key)
             if tex is None:
-                img = np.ascontiguousarray(texture_image(material.texture))
+                tex = self._old_textures.get(key)
+            if tex is None:
+                img = np.ascontiguousarray(texture_image(material.texture, library=self.texture_library))
                 tex = sapien.render.RenderTexture2D(img, "R8G8B8A8Unorm", srgb=True)
-                self._textures[key] = tex
+            self._textures[key] = tex
             m.base_color_texture = tex
         return m
 
@@ -263,9 +302,51 @@ class SapienRenderer:
         return shape
 
     def _take(self, pose: CameraPose) -> None:
+        """Render at ``pose`` unless the last picture was taken there (same scene)."""
         if self._scene is None:
             raise RuntimeError("this SapienRenderer is closed; create a new one")
-        self._camera_entity.set_pose(self._sapien.Pose(pose.position_world.astype(np.float32),
-                                                       pose.quat_wxyz().astype(np.float32)))
+        p = pose.position_world.astype(np.float32)
+        q = pose.quat_wxyz().astype(np.float32)
+        key = (p.tobytes(), q.tobytes())
+        if key == self._taken:
+            return
+        self._camera_entity.set_pose(self._sapien.Pose(p, q))
         self._scene.update_render()
         self._camera.take_picture()
+        self._taken = key
+
+
+class _LazyPrivilegedFrame(PrivilegedFrame):
+    """A :class:`PrivilegedFrame` whose buffers are read from the renderer on first use."""
+
+    def __init__(self, renderer: SapienRenderer, pose: CameraPose, taken: tuple | None) -> None:
+        self._renderer, self._pose, self._key = renderer, pose, taken
+        self._cache: dict[str, np.ndarray] = {}
+
+    def _picture(self) -> SapienRenderer:
+        r = self._renderer
+        if r._taken != self._key:       # the camera moved on: render this frame's pose again
+            r._take(self._pose)
+            self._key = r._taken
+        return r
+
+    @property
+    def segmentation(self) -> np.ndarray:
+        if "seg" not in self._cache:
+            self._cache["seg"] = self._picture()._read_segmentation()
+        return self._cache["seg"]
+
+    @property
+    def depth_m(self) -> np.ndarray:
+        if "depth" not in self._cache:
+            self._cache["depth"] = self._picture()._read_depth()
+        return self._cache["depth"].astype(np.float32)
+
+    @property
+    def position_world(self) -> np.ndarray:
+        if "pos" not in self._cache:
+            depth = self._cache.get("depth")
+            if depth is None:
+                depth = self._cache["depth"] = self._picture()._read_depth()
+            self._cache["pos"] = self._renderer._positions(self._pose, depth)
+        return self._cache["pos"]
