@@ -20,6 +20,7 @@ import os
 import time
 from typing import Any, Callable, Sequence
 
+from spatialscout_gym.core.redact import redact, register_endpoint, register_secret
 from spatialscout_gym.wrappers.tool_call import (Message, ModelReply, ToolCall, anthropic_tools, openai_tools,
                                                  to_anthropic_messages, to_openai_messages)
 
@@ -65,7 +66,7 @@ class ModelProvider:
     http_attempts : int
         HTTP attempts over all calls (>= ``calls``).
     failures : list of str
-        One line per failed attempt.
+        One line per failed attempt (keys, bearer tokens and the endpoint redacted).
     """
 
     provider = "base"
@@ -87,6 +88,10 @@ class ModelProvider:
         if not key:
             raise ValueError(f"no API key for {self.provider}: set {self.env_var} or pass --api-key "
                              f"(any placeholder string works for a local server without keys)")
+        # Error texts are redacted of the key and the endpoint before they are kept or raised
+        # (a server may echo the Authorization header or its own URL).
+        register_secret(key)
+        register_endpoint(base_url)
         self.model = model
         self.base_url = base_url
         self.max_tokens = None if max_tokens is None else int(max_tokens)
@@ -135,7 +140,7 @@ class ModelProvider:
             except Exception as exc:  # the SDKs' error classes; anything else is a bug and re-raised
                 if not self._is_sdk_error(exc):
                     raise
-                line = f"call {self.calls} attempt {attempt}: {type(exc).__name__}: {exc}"
+                line = redact(f"call {self.calls} attempt {attempt}: {type(exc).__name__}: {exc}")
                 self.failures.append(line)
                 if not self._retryable(exc):
                     raise ModelServiceError(f"{self.provider} refused the request ({line}); check the "

@@ -27,6 +27,7 @@ import numpy as np
 
 from spatialscout_gym.baselines.base import PrivilegedAccess
 from spatialscout_gym.baselines.passive import PASSIVE_VIEWS, capture_scripted_views
+from spatialscout_gym.core.redact import redact
 from spatialscout_gym.episode.episode import Episode
 from spatialscout_gym.wrappers.tool_call import ToolCallWrapper
 
@@ -128,12 +129,13 @@ class VLMAgent:
         return {"model": {
             "provider": getattr(self.provider, "provider", None),
             "name": getattr(self.provider, "model", None),
-            "base_url": getattr(self.provider, "base_url", None),
+            # The endpoint is never written (it can name a private host); only whether one was set.
+            "custom_endpoint": getattr(self.provider, "base_url", None) is not None,
             "reasoning_effort": getattr(self.provider, "reasoning_effort", None),
             "mode": self.mode, "model_call_budget": self.model_call_budget,
             "model_calls": w.model_calls if w else 0,
             "http_attempts": int(getattr(self.provider, "http_attempts", 0)),
-            "attempt_failures": list(getattr(self.provider, "failures", [])),
+            "attempt_failures": [redact(f) for f in getattr(self.provider, "failures", [])],
             "usage": usage,
             "cost_usd": episode_cost(usage, getattr(self.provider, "model", ""), self.price_table),
         }}

@@ -50,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except CliError as exc:
-        print(f"spatialscout: error: {exc}", file=sys.stderr)
+        from spatialscout_gym.core.redact import redact
+        print(f"spatialscout: error: {redact(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("spatialscout: interrupted", file=sys.stderr)

@@ -351,12 +351,14 @@ def execute_task(task: EpisodeTask, state: WorkerState) -> Outcome:
                              overwrite=True)
         if result.get("status", "ok") == "failed":   # the agent raised; the run dir records it
             task.failed_file.unlink(missing_ok=True)
-            return Outcome(task, False, result=result, error=str(result.get("error")),
+            from spatialscout_gym.core.redact import redact  # noqa: PLC0415
+            return Outcome(task, False, result=result, error=redact(result.get("error")),
                            wall_s=time.perf_counter() - t0)
     except Exception as exc:  # noqa: BLE001 -- an episode failure is data, listed apart
-        error = f"{type(exc).__name__}: {exc}"
+        from spatialscout_gym.core.redact import redact  # noqa: PLC0415
+        error = redact(f"{type(exc).__name__}: {exc}")
         write_json_atomic(task.failed_file, {"scene": task.scene, "seed": task.seed, "error": error,
-                                             "traceback": traceback.format_exc()})
+                                             "traceback": redact(traceback.format_exc())})
         if isinstance(exc, RuntimeError) and state.renderer is not None:
             state.close()   # a renderer in an unknown state is rebuilt for the next episode
         return Outcome(task, False, error=error, wall_s=time.perf_counter() - t0)
