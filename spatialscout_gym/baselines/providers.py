@@ -20,6 +20,7 @@ import os
 import time
 from typing import Any, Callable, Sequence
 
+from spatialscout_gym.core.errors import ConfigError, SpatialScoutError
 from spatialscout_gym.core.redact import redact, register_endpoint, register_secret
 from spatialscout_gym.wrappers.tool_call import (Message, ModelReply, ToolCall, anthropic_tools, openai_tools,
                                                  to_anthropic_messages, to_openai_messages)
@@ -35,7 +36,7 @@ BACKOFF_S: tuple[float, ...] = (1.0, 2.0)
 """Waits before the second and third attempts, seconds."""
 
 
-class ModelServiceError(RuntimeError):
+class ModelServiceError(SpatialScoutError, RuntimeError):
     """A model call failed: the service refused it, or every attempt failed on the network."""
 
 
@@ -77,16 +78,16 @@ class ModelProvider:
                  timeout_s: float = TIMEOUT_S, attempts: int = ATTEMPTS,
                  backoff_s: Sequence[float] = BACKOFF_S, sleep: Callable[[float], None] = time.sleep) -> None:
         if not model:
-            raise ValueError(f"a {self.provider} model name is required, e.g. {self.provider}:MODEL")
+            raise ConfigError(f"a {self.provider} model name is required, e.g. {self.provider}:MODEL")
         if int(attempts) < 1:
-            raise ValueError(f"attempts must be >= 1, got {attempts}")
+            raise ConfigError(f"attempts must be >= 1, got {attempts}")
         if len(backoff_s) < int(attempts) - 1:
-            raise ValueError(f"backoff_s needs one wait per retry ({int(attempts) - 1}), got {list(backoff_s)}")
+            raise ConfigError(f"backoff_s needs one wait per retry ({int(attempts) - 1}), got {list(backoff_s)}")
         if max_tokens is not None and int(max_tokens) < 1:
-            raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
+            raise ConfigError(f"max_tokens must be >= 1, got {max_tokens}")
         key = api_key if api_key is not None else os.environ.get(self.env_var)
         if not key:
-            raise ValueError(f"no API key for {self.provider}: set {self.env_var} or pass --api-key "
+            raise ConfigError(f"no API key for {self.provider}: set {self.env_var} or pass --api-key "
                              f"(any placeholder string works for a local server without keys)")
         # Error texts are redacted of the key and the endpoint before they are kept or raised
         # (a server may echo the Authorization header or its own URL).

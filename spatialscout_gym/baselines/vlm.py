@@ -27,6 +27,7 @@ import numpy as np
 
 from spatialscout_gym.baselines.base import PrivilegedAccess
 from spatialscout_gym.baselines.passive import PASSIVE_VIEWS, capture_scripted_views
+from spatialscout_gym.core.errors import ConfigError, ResourceMissingError
 from spatialscout_gym.core.redact import redact
 from spatialscout_gym.episode.episode import Episode
 from spatialscout_gym.wrappers.tool_call import ToolCallWrapper
@@ -40,18 +41,21 @@ MODES = ("active", "passive")
 def load_price_table(path: str | os.PathLike) -> dict[str, dict[str, float]]:
     """Read a price table JSON ``{model: {"input_per_mtok": x, "output_per_mtok": y}}`` (USD per
     million tokens); a readable ``ValueError`` names the first bad entry."""
+    if not os.path.isfile(path):
+        raise ResourceMissingError(f"price table {str(path)!r} does not exist; expected a JSON file "
+                                   f"{{model: {{\"input_per_mtok\": x, \"output_per_mtok\": y}}}}")
     with open(path, encoding="utf-8") as f:
         try:
             table = json.load(f)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+            raise ConfigError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
     if not isinstance(table, dict):
-        raise ValueError(f"{path}: expected an object {{model: {{input_per_mtok, output_per_mtok}}}}, "
+        raise ConfigError(f"{path}: expected an object {{model: {{input_per_mtok, output_per_mtok}}}}, "
                          f"got {type(table).__name__}")
     for model, row in table.items():
         if not (isinstance(row, dict) and all(isinstance(row.get(k), (int, float)) and row[k] >= 0
                                               for k in ("input_per_mtok", "output_per_mtok"))):
-            raise ValueError(f"{path}: entry {model!r} must be {{\"input_per_mtok\": number >= 0, "
+            raise ConfigError(f"{path}: entry {model!r} must be {{\"input_per_mtok\": number >= 0, "
                              f"\"output_per_mtok\": number >= 0}}, got {row!r}")
     return {m: {k: float(r[k]) for k in ("input_per_mtok", "output_per_mtok")} for m, r in table.items()}
 
@@ -94,9 +98,9 @@ class VLMAgent:
                  passive_views: int = PASSIVE_VIEWS,
                  price_table: Mapping[str, Mapping[str, float]] | None = None) -> None:
         if mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+            raise ConfigError(f"mode must be one of {MODES}, got {mode!r}")
         if int(model_call_budget) < 1:
-            raise ValueError(f"model_call_budget must be >= 1, got {model_call_budget}")
+            raise ConfigError(f"model_call_budget must be >= 1, got {model_call_budget}")
         self.provider = provider
         self.name = name
         self.mode = mode
@@ -154,7 +158,7 @@ def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, ap
     from spatialscout_gym.baselines.providers import AnthropicProvider, OpenAIProvider
     classes = {"openai": OpenAIProvider, "anthropic": AnthropicProvider}
     if provider not in classes:
-        raise ValueError(f"unknown provider {provider!r}; expected one of {sorted(classes)}")
+        raise ConfigError(f"unknown provider {provider!r}; expected one of {sorted(classes)}")
     if isinstance(price_table, (str, os.PathLike)):
         price_table = load_price_table(price_table)
     client = classes[provider](model, api_key=api_key, base_url=base_url, max_tokens=max_tokens,

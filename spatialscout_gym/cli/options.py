@@ -8,13 +8,15 @@ from spatialscout_gym.cli.errors import CliError
 
 
 def check_episode_options(args: argparse.Namespace) -> None:
-    """Refuse an image budget or call budget below 1 or a render grid below 8 pixels."""
-    if args.image_budget < 1:
-        raise CliError(f"--image-budget must be >= 1 (the initial image counts), got {args.image_budget}")
+    """Refuse an image budget, call budget or render grid outside the bounds of
+    :mod:`spatialscout_gym.core.limits` (docs/protocol.md sections 3 and 5)."""
+    from spatialscout_gym.core.limits import image_budget_problem, resolution_problem
+    problem = (image_budget_problem(args.image_budget, "--image-budget")
+               or resolution_problem(args.resolution, "--resolution"))
+    if problem:
+        raise CliError(problem)
     if args.call_budget < 1:
         raise CliError(f"--call-budget must be >= 1, got {args.call_budget}")
-    if args.resolution < 8:
-        raise CliError(f"--resolution must be >= 8 pixels, got {args.resolution}")
 
 
 def agent_help() -> str:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numbers
 
+from spatialscout_gym.core.errors import ConfigError
+
 __all__ = ["MIN_RESOLUTION_PX", "MAX_RESOLUTION_PX", "MAX_IMAGE_BUDGET", "resolution_problem",
            "image_budget_problem", "check_episode_settings"]
 
@@ -40,9 +42,9 @@ def image_budget_problem(image_budget: object, name: str = "image_budget") -> st
 
 
 def check_episode_settings(*, resolution: object = None, image_budget: object = None) -> None:
-    """Raise ``ValueError`` with a readable reason for a resolution or image budget out of bounds
+    """Raise :class:`~spatialscout_gym.core.errors.ConfigError` (a ``ValueError``) with a readable reason for a resolution or image budget out of bounds
     (arguments left at None are not checked)."""
     for problem in ((resolution_problem(resolution) if resolution is not None else None),
                     (image_budget_problem(image_budget) if image_budget is not None else None)):
         if problem:
-            raise ValueError(problem)
+            raise ConfigError(problem)

@@ -42,6 +42,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from spatialscout_gym.core.camera import Intrinsics
+from spatialscout_gym.core.errors import ConfigError
 from spatialscout_gym.core.frames import CameraPose, TaskFrame, wrap_degrees
 from spatialscout_gym.core.renderer_api import Renderer
 from spatialscout_gym.core.spec import PublicScene
@@ -109,9 +110,9 @@ class Episode:
     def __init__(self, public: PublicScene, renderer: Renderer, *, image_budget: int = 100,
                  tool_call_budget: int | None = 100) -> None:
         if int(image_budget) < 1:
-            raise ValueError(f"image_budget must be >= 1 (the initial image counts), got {image_budget}")
+            raise ConfigError(f"image_budget must be >= 1 (the initial image counts), got {image_budget}")
         if tool_call_budget is not None and int(tool_call_budget) < 1:
-            raise ValueError(f"tool_call_budget must be >= 1 or None (unlimited), got {tool_call_budget}")
+            raise ConfigError(f"tool_call_budget must be >= 1 or None (unlimited), got {tool_call_budget}")
         self.public = public
         self.renderer = renderer
         self.image_budget = int(image_budget)

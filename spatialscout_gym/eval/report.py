@@ -32,6 +32,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from spatialscout_gym.core.errors import SpatialScoutError
 from spatialscout_gym.core.files import (load_ground_truth, load_predictions, write_json_atomic,
                                          write_text_atomic)
 from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, aggregate, score_scene
@@ -45,7 +46,7 @@ REPORT_MD = "report.md"
 _NOT_SUMMED = {"images_left", "calls_left", "done", "end_reason", "model_call_budget"}
 
 
-class CompareError(ValueError):
+class CompareError(SpatialScoutError, ValueError):
     """Evaluations that must not be compared (different catalog versions or scene contents)."""
 
 
