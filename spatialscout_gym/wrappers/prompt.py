@@ -42,8 +42,8 @@ def task_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_budge
     passive : bool
         Add the passive-mode note (camera tools disabled).
     budget_counts_tool_calls : bool
-        B counts tool calls instead of model calls (the MCP server, which cannot see the client's
-        model calls).
+        B counts tool calls instead of model calls, and the ending rule is worded for a tool
+        server (the MCP server, which cannot see the client's model calls or its text replies).
     """
     K = intrinsics
     wd, hd = delivered_size(K.width, K.height)
@@ -73,10 +73,15 @@ def task_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_budge
         f"with |p| > r + {SUBMIT_MARGIN_M:g} = {r + SUBMIT_MARGIN_M:.3f} m is refused.",
         "",
         f"BUDGETS: B = {calls} and V = {image_budget} images (the initial image counts). "
-        "Tool calls in one response run in order. After V images captures are refused, but you can "
-        "still triangulate, submit and finish. The episode ends when you call finish_mapping (tools "
-        "after it in the same response are skipped), when you answer without a tool call, or when "
-        "B is used up; your last accepted map is what counts.",
+        + ("Tool calls run in the order you make them. After V images captures are refused, but you "
+           "can still triangulate, submit and finish. The episode ends when you call finish_mapping "
+           "or when B is used up (or when the connection closes); your last accepted map is what "
+           "counts, so submit as you go and call finish_mapping when you are done."
+           if budget_counts_tool_calls else  # the MCP server: no 'response without a tool call' there
+           "Tool calls in one response run in order. After V images captures are refused, but you can "
+           "still triangulate, submit and finish. The episode ends when you call finish_mapping (tools "
+           "after it in the same response are skipped), when you answer without a tool call, or when "
+           "B is used up; your last accepted map is what counts."),
         "",
         f"CAMERA MOVES: move_camera translates along the current horizontal forward/right and world "
         f"vertical, at most {MAX_TRANSLATION_M:g} m per call; rotate_camera turns by yaw (positive = "
