@@ -10,8 +10,8 @@ import json
 
 from spatialscout_gym.core.camera import Intrinsics
 from spatialscout_gym.core.spec import PublicScene
-from spatialscout_gym.episode.tools import (MAX_ROTATION_DEG, MAX_TRANSLATION_M, PITCH_LIMIT_DEG,
-                                            SUBMIT_MARGIN_M, WORLD_BOX_M)
+from spatialscout_gym.episode.tools import (MAX_OBSERVATIONS, MAX_ROTATION_DEG, MAX_TRANSLATION_M,
+                                            PITCH_LIMIT_DEG, SUBMIT_MARGIN_M, WORLD_BOX_M)
 from spatialscout_gym.wrappers.images import MAX_SIDE_PX, delivered_size
 
 __all__ = ["task_prompt", "reminder_text", "REMINDER_AT", "PASSIVE_NOTE"]
@@ -100,7 +100,8 @@ def task_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_budge
         "v = (v_d + 0.5) * H / H_d - 0.5; triangulate_observations takes render-grid pixels. Each "
         "image message repeats the conversion with its numbers.",
         "",
-        "TRIANGULATION: mark the same physical point in >= 2 frames taken from different positions "
+        f"TRIANGULATION: mark the same physical point in 2 to {MAX_OBSERVATIONS} frames taken from "
+        "different positions "
         "(the camera centres must differ by more than 5 cm; wider baselines are more accurate). The "
         "result is a point on the object's SURFACE, not the box centre: reason from it to the centre "
         "(e.g. add half the object's depth away from the camera, or triangulate opposite edges and "
