@@ -81,6 +81,7 @@ def parse_seeds(tokens: list[str]) -> int | list[int]:
 
 def run(args: argparse.Namespace) -> int:
     from spatialscout_gym.baselines.registry import build_agent
+    from spatialscout_gym.core.redact import redact
     from spatialscout_gym.eval.evaluate import EvalSettings, evaluate
     check_episode_options(args)
     seeds = parse_seeds(args.seeds)
@@ -113,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"{summary.total} episodes: {summary.skipped} already done, {summary.ran} run now, "
           f"{len(summary.failed)} failed")
     for o in summary.failed:
-        print(f"  failed {o.task.key}: {o.error}")
+        print(f"  failed {o.task.key}: {redact(o.error)}")
     if summary.report is not None:
         r = summary.report
         om = r["object_micro"]

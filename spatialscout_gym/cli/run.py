@@ -105,7 +105,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"model calls {m['model_calls']}  HTTP attempts {m['http_attempts']}  tokens in "
               f"{m['usage']['input_tokens']} out {m['usage']['output_tokens']}  cost {cost}  mode {m['mode']}")
     if result.get("status") == "failed":
-        print(f"episode FAILED: {result['error']}")
+        from spatialscout_gym.core.redact import redact
+        print(f"episode FAILED: {redact(result['error'])}")
         print(f"wrote {args.out}/ (trace.jsonl, result.json with status failed, frames/); it is left "
               f"out of scores and aggregates")
         return 1

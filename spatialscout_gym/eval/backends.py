@@ -48,7 +48,8 @@ def make_backend(name: str, *, workers: int = 1, ray_address: str | None = None)
 
 
 def _crash_outcome(task: EpisodeTask, why: str) -> Outcome:
-    error = f"WorkerCrash: {why}"
+    from spatialscout_gym.core.redact import redact  # noqa: PLC0415
+    error = redact(f"WorkerCrash: {why}")
     write_json_atomic(task.failed_file, {"scene": task.scene, "seed": task.seed, "error": error,
                                          "traceback": None})
     return Outcome(task, False, error=error)

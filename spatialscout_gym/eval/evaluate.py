@@ -469,7 +469,8 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
             else:
                 summary.failed.append(o)
                 if bar is not None:
-                    bar.write(f"failed {o.task.key}: {o.error}")
+                    from spatialscout_gym.core.redact import redact  # noqa: PLC0415
+                    bar.write(f"failed {o.task.key}: {redact(o.error)}")
             if bar is not None:
                 m = _pooled_mean_iou(finished_results)
                 bar.set_postfix_str(f"mIoU(all) {'-' if m is None else f'{100 * m:.2f}%'} "
