@@ -39,9 +39,11 @@ def register(subparsers) -> None:
                    help="agent seeds per scene: one number K means K repeats with seeds 0..K-1 "
                         "(default 1); two or more numbers are the explicit seeds (--seeds 0 1 2); "
                         "A:B means seeds A..B-1 (--seeds 7:8 runs seed 7 only)")
-    p.add_argument("--image-budget", type=int, default=100, help="images per episode (default 100)")
+    p.add_argument("--image-budget", type=int, default=None,
+                   help="images per episode, initial one included (default 100, or what a ppo: policy was trained with)")
     p.add_argument("--call-budget", type=int, default=100, help="B, calls per episode (default 100): model calls for openai:/anthropic: agents, tool calls for every other agent")
-    p.add_argument("--resolution", type=int, default=512, help="square render size in pixels (default 512)")
+    p.add_argument("--resolution", type=int, default=None,
+                   help="square render size in pixels (default 512, or what a ppo: policy was trained with)")
     p.add_argument("--max-concurrency", type=int, default=None,
                    help="cap on simultaneous model requests of the agent's provider across workers")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")

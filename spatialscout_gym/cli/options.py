@@ -7,9 +7,42 @@ import argparse
 from spatialscout_gym.cli.errors import CliError
 
 
+EPISODE_DEFAULTS = {"image_budget": 100, "resolution": 512}
+"""The protocol's V and render grid (docs/protocol.md sections 3 and 5)."""
+
+
+def adopt_agent_settings(args: argparse.Namespace) -> None:
+    """Fill ``--image-budget``/``--resolution`` left unset: a ``ppo:PATH`` policy's training
+    settings, else the protocol's defaults. A value given that differs from the policy's
+    training setting is kept, with a loud warning on stderr."""
+    trained: dict = {}
+    agent = getattr(args, "agent", None) or ""
+    if agent.startswith("ppo:"):
+        from pathlib import Path
+
+        from spatialscout_gym.baselines.nbv_agents import load_policy_config
+        path = Path(agent[4:])
+        path = path / "model.zip" if path.is_dir() else path
+        if path.exists():  # a missing policy is reported when the agent is built
+            trained = {k: v for k, v in load_policy_config(path).items()
+                       if k in EPISODE_DEFAULTS and v is not None}
+    for name, default in EPISODE_DEFAULTS.items():
+        given = getattr(args, name, None)
+        if given is None:
+            setattr(args, name, int(trained.get(name, default)))
+        elif name in trained and int(given) != int(trained[name]):
+            import sys
+            flag = "--" + name.replace("_", "-")
+            print(f"WARNING: {flag} {given} differs from the {trained[name]} the policy {agent[4:]} was "
+                  f"trained with; its observations and episode length will not match its training",
+                  file=sys.stderr)
+
+
 def check_episode_options(args: argparse.Namespace) -> None:
-    """Refuse an image budget, call budget or render grid outside the bounds of
-    :mod:`spatialscout_gym.core.limits` (docs/protocol.md sections 3 and 5)."""
+    """Fill unset episode options (:func:`adopt_agent_settings`), then refuse an image budget,
+    call budget or render grid outside the bounds of :mod:`spatialscout_gym.core.limits`
+    (docs/protocol.md sections 3 and 5)."""
+    adopt_agent_settings(args)
     from spatialscout_gym.core.limits import image_budget_problem, resolution_problem
     problem = (image_budget_problem(args.image_budget, "--image-budget")
                or resolution_problem(args.resolution, "--resolution"))

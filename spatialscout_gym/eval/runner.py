@@ -36,6 +36,7 @@ from spatialscout_gym.core.files import write_json_atomic
 from spatialscout_gym.core.redact import redact
 from spatialscout_gym.core.scoring import GroundTruth, score_scene
 from spatialscout_gym.core.spec import SceneSpec
+from spatialscout_gym.envs.session import EpisodeSession
 from spatialscout_gym.episode.episode import Episode
 from spatialscout_gym.episode.trace import write_jsonl
 from spatialscout_gym.scenes.catalog import CATALOG_VERSION, scene_by_name, scene_content_hash
@@ -73,7 +74,8 @@ def run_episode(agent: Agent, scene: str | SceneSpec, out_dir: str | os.PathLike
         Square render grid, pixels.
     renderer : Renderer, optional
         Reuse a renderer (it is switched to ``scene`` with ``set_scene`` and not closed);
-        by default a :class:`~spatialscout_gym.render.sapien_renderer.SapienRenderer` is built.
+        by default a :class:`~spatialscout_gym.render.sapien_renderer.SapienRenderer` is built
+        and closed (the :class:`~spatialscout_gym.envs.session.EpisodeSession` rule).
     overwrite : bool
         Replace an existing non-empty ``out_dir``; otherwise that raises ``FileExistsError``.
 
@@ -86,19 +88,15 @@ def run_episode(agent: Agent, scene: str | SceneSpec, out_dir: str | os.PathLike
     if out.exists() and (not out.is_dir() or any(out.iterdir())) and not overwrite:
         raise FileExistsError(f"run directory {out} already exists and is not empty")
     spec = resolve_scene(scene)
-    owns = renderer is None
-    if owns:
-        from spatialscout_gym.render.sapien_renderer import SapienRenderer
-        renderer = SapienRenderer(spec, resolution, resolution)
-    elif getattr(renderer, "spec", None) is not spec:
-        renderer.set_scene(spec)
     # An agent that counts model calls itself (VLM agents, docs/protocol.md section 5) gets an episode
     # without a tool-call budget; its own budget B ends the episode.
     tool_call_budget = None if getattr(agent, "counts_model_calls", False) else tool_call_budget
     failure: Exception | None = None
-    try:
-        episode = Episode(spec.public, renderer, image_budget=image_budget, tool_call_budget=tool_call_budget)
-        privileged = PrivilegedAccess(spec, renderer) if getattr(agent, "privileged", False) else None
+    with EpisodeSession(resolution=resolution, image_budget=image_budget, tool_call_budget=tool_call_budget,
+                        renderer=renderer) as session:
+        session.load(spec)
+        episode = session.new_episode()
+        privileged = PrivilegedAccess(spec, session.renderer) if getattr(agent, "privileged", False) else None
         try:
             agent.run(episode, rng=np.random.default_rng(seed), privileged=privileged)
         except Exception as exc:  # service or runtime failure: recorded, left out of aggregates
@@ -106,11 +104,7 @@ def run_episode(agent: Agent, scene: str | SceneSpec, out_dir: str | os.PathLike
             episode.end("failed")
         if not episode.done:
             episode.end("agent_stopped")
-    finally:
-        if owns:
-            renderer.close()
-    return write_run(out, spec, episode, agent, seed=seed, resolution=resolution,
-                     image_budget=image_budget, tool_call_budget=tool_call_budget, failure=failure)
+        return session.write_run(out, agent, seed=seed, failure=failure)
 
 
 def write_run(out_dir: str | os.PathLike, spec: SceneSpec, episode: Episode, agent: Any, *, seed: int,
