@@ -89,7 +89,8 @@ def test_passive_views_same_for_every_run_and_camera_tools_refused():
     assert all(np.array_equal(a.frames[i].image, b.frames[i].image) for i in fa)
     assert len({a.frames[i].image.tobytes() for i in fa}) == 12  # 12 distinct views
     w = ToolCallWrapper(a, model_call_budget=5, passive_frames=fa)
-    assert len(w.messages[1].images) == 12 and "PASSIVE MODE" in w.messages[0].text
+    assert len(w.messages[1].images) == 12 and "from 12 fixed images" in w.messages[0].text
+    assert not any(t in w.messages[0].text for t in CAMERA_TOOLS)   # passive mode's own prompt
     w.begin_request()
     w.apply_reply(ModelReply(tool_calls=[ToolCall(str(i), t, "{}") for i, t in enumerate(CAMERA_TOOLS)]
                              + [ToolCall("p", "get_camera_pose", "{}")]))

@@ -11,6 +11,15 @@ and HTTP attempts (:attr:`ModelProvider.http_attempts`) are counted apart. Any o
 the last failed attempt, raises :class:`ModelServiceError`; the runner then records the episode
 as failed.
 
+Output tokens (docs/protocol.md section 5; the paper imposes "no explicit limit on output or
+reasoning tokens"): no cap is sent unless the user sets ``max_tokens`` (``--max-tokens``). The
+Anthropic messages API requires ``max_tokens``; without a user value the provider sends the model's
+own maximum, read once from Anthropic's Models API (``GET /v1/models/{model}``, field
+``max_tokens``: "Maximum value for the max_tokens parameter when using this model"), or
+:data:`ANTHROPIC_FALLBACK_MAX_TOKENS` when that endpoint does not answer (e.g. a compatible local
+server). Where the value came from is kept in :attr:`ModelProvider.max_tokens_source` and written
+to the run. A reply cut off at a cap is a failed attempt (:mod:`spatialscout_gym.baselines.vlm`).
+
 The SDKs are imported when a provider is built, never at package import.
 """
 
@@ -26,7 +35,7 @@ from spatialscout_gym.wrappers.tool_call import (Message, ModelReply, ToolCall, 
                                                  to_anthropic_messages, to_openai_messages)
 
 __all__ = ["ModelProvider", "OpenAIProvider", "AnthropicProvider", "ModelServiceError",
-           "TIMEOUT_S", "ATTEMPTS", "BACKOFF_S"]
+           "TIMEOUT_S", "ATTEMPTS", "BACKOFF_S", "ANTHROPIC_FALLBACK_MAX_TOKENS"]
 
 TIMEOUT_S = 180.0
 """Per-HTTP-request timeout, seconds."""
@@ -34,6 +43,10 @@ ATTEMPTS = 3
 """HTTP attempts per logical model call."""
 BACKOFF_S: tuple[float, ...] = (1.0, 2.0)
 """Waits before the second and third attempts, seconds."""
+ANTHROPIC_FALLBACK_MAX_TOKENS = 64_000
+"""``max_tokens`` sent to an Anthropic-format endpoint whose Models API does not state the model's
+maximum: 64,000, the largest output limit Anthropic documents for its Claude 4.5 models (models
+overview). A model with a lower limit refuses it; pass ``--max-tokens`` then."""
 
 
 class ModelServiceError(SpatialScoutError, RuntimeError):
@@ -52,7 +65,8 @@ class ModelProvider:
     base_url : str, optional
         Another endpoint speaking the same wire format (e.g. a local vLLM or Ollama server).
     max_tokens : int, optional
-        Output token limit per response.
+        Output token limit per response; None sends no limit (or, where the API requires one, the
+        model's maximum: see the module docstring).
     reasoning_effort : str, optional
         Passed through to the service (OpenAI ``reasoning_effort``; Anthropic ``output_config.effort``).
     timeout_s, attempts, backoff_s :
@@ -68,10 +82,17 @@ class ModelProvider:
         HTTP attempts over all calls (>= ``calls``).
     failures : list of str
         One line per failed attempt (keys, bearer tokens and the endpoint redacted).
+    tool_names : tuple of str or None
+        The tools sent with each request (None: all ten); the agent sets it (passive mode sends
+        only the enabled tools).
+    max_tokens_source : str
+        Where the output cap sent comes from ("not sent", "--max-tokens", the Models API, ...).
     """
 
     provider = "base"
     env_var = ""
+    api_mode = "base"
+    """The wire API: ``"chat_completions"`` or ``"messages"`` (recorded in every result)."""
 
     def __init__(self, model: str, *, api_key: str | None = None, base_url: str | None = None,
                  max_tokens: int | None = None, reasoning_effort: str | None = None,
@@ -104,7 +125,29 @@ class ModelProvider:
         self.calls = 0
         self.http_attempts = 0
         self.failures: list[str] = []
+        self.tool_names: tuple[str, ...] | None = None
+        self.max_tokens_source = "--max-tokens" if self.max_tokens is not None else "not sent (no cap)"
         self._client = self._make_client(key)
+
+    # ---- what a run records ------------------------------------------------------------------------
+    def tool_schema(self) -> list[dict]:
+        """The tool list exactly as this provider sends it (its wire format); subclasses override
+        this, the default is the neutral form ``{"name", "description", "parameters"}``."""
+        from spatialscout_gym.wrappers.tool_call import tool_schemas
+        return tool_schemas(self.tool_names)
+
+    @property
+    def max_output_tokens(self) -> int | None:
+        """The output-token cap sent with each request (None: none sent)."""
+        return self.max_tokens
+
+    def settings(self) -> dict:
+        """Model, API mode, reasoning and request settings, for the run's records."""
+        return {"provider": self.provider, "name": self.model, "api_mode": self.api_mode,
+                "reasoning_effort": self.reasoning_effort, "temperature": None,
+                "max_output_tokens": self.max_output_tokens, "max_output_tokens_source": self.max_tokens_source,
+                "timeout_s": self.timeout_s, "http_attempts_per_call": self.attempts,
+                "backoff_s": list(self.backoff_s)}
 
     # ---- subclass hooks ------------------------------------------------------------------------
     def _make_client(self, key: str) -> Any:
@@ -174,6 +217,7 @@ class OpenAIProvider(ModelProvider):
 
     provider = "openai"
     env_var = "OPENAI_API_KEY"
+    api_mode = "chat_completions"
 
     def _make_client(self, key: str) -> Any:
         import openai
@@ -190,8 +234,11 @@ class OpenAIProvider(ModelProvider):
         if self.reasoning_effort:
             kwargs["reasoning_effort"] = self.reasoning_effort
         return self._client.chat.completions.create(
-            model=self.model, messages=to_openai_messages(messages), tools=openai_tools(),
+            model=self.model, messages=to_openai_messages(messages), tools=self.tool_schema(),
             tool_choice="auto", timeout=self.timeout_s, **kwargs)
+
+    def tool_schema(self) -> list[dict]:
+        return openai_tools(self.tool_names)
 
     def _parse(self, response: Any) -> ModelReply:
         if not getattr(response, "choices", None):
@@ -208,11 +255,38 @@ class OpenAIProvider(ModelProvider):
 
 
 class AnthropicProvider(ModelProvider):
-    """The Anthropic messages API (``max_tokens`` defaults to 8192, the API requires one)."""
+    """The Anthropic messages API. It requires ``max_tokens``: without a user value the model's
+    maximum is sent (module docstring)."""
 
     provider = "anthropic"
     env_var = "ANTHROPIC_API_KEY"
-    default_max_tokens = 8192
+    api_mode = "messages"
+    _resolved_max_tokens: int | None = None
+
+    @property
+    def max_output_tokens(self) -> int | None:
+        return self.max_tokens if self.max_tokens is not None else self._resolved_max_tokens
+
+    def _model_max_tokens(self) -> int:
+        """The model's own ``max_tokens`` limit from the Models API, asked once; the fallback when
+        the endpoint cannot say. This lookup is not a model call and is not counted as one."""
+        if self._resolved_max_tokens is None:
+            try:
+                limit = getattr(self._client.models.retrieve(self.model, timeout=self.timeout_s),
+                                "max_tokens", None)
+                why = f"gave no max_tokens for {self.model}"
+            except self._sdk.AnthropicError as exc:   # e.g. a compatible server without /v1/models
+                limit, why = None, f"did not answer: {type(exc).__name__}"
+            if isinstance(limit, int) and limit > 0:
+                self._resolved_max_tokens = limit
+                self.max_tokens_source = f"Anthropic Models API: max_tokens of {self.model}"
+            else:
+                self._resolved_max_tokens = ANTHROPIC_FALLBACK_MAX_TOKENS
+                self.max_tokens_source = f"fallback {ANTHROPIC_FALLBACK_MAX_TOKENS} (the Models API {why})"
+        return self._resolved_max_tokens
+
+    def tool_schema(self) -> list[dict]:
+        return anthropic_tools(self.tool_names)
 
     def _make_client(self, key: str) -> Any:
         import anthropic
@@ -227,9 +301,10 @@ class AnthropicProvider(ModelProvider):
         kwargs: dict[str, Any] = {}
         if self.reasoning_effort:
             kwargs["output_config"] = {"effort": self.reasoning_effort}
+        max_tokens = self.max_tokens if self.max_tokens is not None else self._model_max_tokens()
         return self._client.messages.create(
-            model=self.model, max_tokens=self.max_tokens or self.default_max_tokens, system=system,
-            messages=msgs, tools=anthropic_tools(), timeout=self.timeout_s, **kwargs)
+            model=self.model, max_tokens=max_tokens, system=system,
+            messages=msgs, tools=self.tool_schema(), timeout=self.timeout_s, **kwargs)
 
     def _parse(self, response: Any) -> ModelReply:
         texts, calls, replay = [], [], False

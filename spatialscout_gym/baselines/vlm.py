@@ -7,6 +7,16 @@ when the wrapper ends the episode (docs/protocol.md section 5). A service failur
 :class:`~spatialscout_gym.baselines.providers.ModelServiceError`; the runner records the episode as
 failed and leaves it out of aggregates.
 
+Output caps (docs/protocol.md section 5): a reply the service cut off at an output-token limit
+(stop reason in :data:`TRUNCATED_STOP_REASONS`) is not an answer: it is recorded in the trace
+(``model_response`` with ``truncated: true`` and the stop reason; its tool calls are not run) and
+the attempt fails with :class:`OutputCapError`, so the runner records a failed attempt instead of a
+completed "no tool call" episode.
+
+Records: :meth:`VLMAgent.run_records` gives the files every attempt directory holds
+(``harness.json``: the full prompt and first message, the tool schema as sent, budgets, model, API
+mode, reasoning and request settings, image settings; ``prompt.txt``: the same prompt as text).
+
 Cost: with a price table ``{model: {"input_per_mtok": USD, "output_per_mtok": USD}}`` the
 episode's cost is ``input_tokens * input_per_mtok / 1e6 + output_tokens * output_per_mtok / 1e6``.
 
@@ -21,21 +31,36 @@ from __future__ import annotations
 
 import json
 import os
+import time
+import warnings
 from typing import Any, Mapping
 
 import numpy as np
 
 from spatialscout_gym.baselines.base import PrivilegedAccess
-from spatialscout_gym.baselines.passive import PASSIVE_VIEWS, capture_scripted_views
+from spatialscout_gym.baselines.passive import PASSIVE_VIEWS, capture_scripted_views, views_baseline_m
 from spatialscout_gym.core.errors import ConfigError, ResourceMissingError
 from spatialscout_gym.core.redact import redact
 from spatialscout_gym.episode.episode import Episode
-from spatialscout_gym.wrappers.tool_call import ToolCallWrapper
+from spatialscout_gym.episode.trace import event
+from spatialscout_gym.wrappers.images import JPEG_QUALITY, MAX_SIDE_PX, delivered_size
+from spatialscout_gym.wrappers.prompt import DEFAULT_PROMPT_STYLE, REMINDER_AT, check_prompt_style
+from spatialscout_gym.wrappers.tool_call import ModelReply, ToolCallWrapper, tool_schemas
 
 __all__ = ["VLMAgent", "make_vlm_agent", "openai_agent", "anthropic_agent", "load_price_table",
-           "episode_cost", "MODES"]
+           "episode_cost", "MODES", "OutputCapError", "TRUNCATED_STOP_REASONS", "HARNESS_FILE", "PROMPT_FILE"]
 
 MODES = ("active", "passive")
+TRUNCATED_STOP_REASONS = frozenset({"length", "max_tokens", "max_output_tokens", "model_context_window_exceeded"})
+"""Stop reasons meaning "cut off at an output limit": OpenAI chat ``length``, Anthropic
+``max_tokens`` / ``model_context_window_exceeded``, Responses ``max_output_tokens``."""
+HARNESS_FILE = "harness.json"
+PROMPT_FILE = "prompt.txt"
+
+
+class OutputCapError(RuntimeError):
+    """A model reply was cut off at an output-token limit: the attempt failed (it is not a
+    completed episode)."""
 
 
 def load_price_table(path: str | os.PathLike) -> dict[str, dict[str, float]]:
@@ -88,6 +113,11 @@ class VLMAgent:
         Frames in passive mode, frame 0 included.
     price_table : dict, optional
         See :func:`load_price_table`.
+    prompt_style : {"paper", "legacy"}
+        Wording of prompt, first message and reminders (:mod:`spatialscout_gym.wrappers.prompt`);
+        ``legacy`` only when asked for by name. Recorded in every result.
+    image_max_side : int
+        Longest side of a delivered image, pixels (docs/protocol.md section 3: 384). Recorded.
     """
 
     privileged = False
@@ -96,7 +126,8 @@ class VLMAgent:
 
     def __init__(self, provider: Any, *, name: str, mode: str = "active", model_call_budget: int = 100,
                  passive_views: int = PASSIVE_VIEWS,
-                 price_table: Mapping[str, Mapping[str, float]] | None = None) -> None:
+                 price_table: Mapping[str, Mapping[str, float]] | None = None,
+                 prompt_style: str = DEFAULT_PROMPT_STYLE, image_max_side: int = MAX_SIDE_PX) -> None:
         if mode not in MODES:
             raise ConfigError(f"mode must be one of {MODES}, got {mode!r}")
         if int(model_call_budget) < 1:
@@ -107,7 +138,14 @@ class VLMAgent:
         self.model_call_budget = int(model_call_budget)
         self.passive_views = int(passive_views)
         self.price_table = dict(price_table) if price_table else None
+        self.prompt_style = check_prompt_style(prompt_style)
+        if not 16 <= int(image_max_side) <= 4096:
+            raise ConfigError(f"image_max_side must be between 16 and 4096 pixels, got {image_max_side}")
+        self.image_max_side = int(image_max_side)
         self.wrapper: ToolCallWrapper | None = None
+        self.passive_frames: list[int] | None = None
+        self.passive_baseline_m: float | None = None
+        self.warnings: list[str] = []
 
     def run(self, episode: Episode, *, rng: np.random.Generator,
             privileged: PrivilegedAccess | None = None) -> None:
@@ -118,13 +156,89 @@ class VLMAgent:
         ModelServiceError
             The model service failed (the runner records the episode as failed).
         """
-        frames = capture_scripted_views(episode, self.passive_views) if self.mode == "passive" else None
+        episode.clock = time.time   # tool_call events get execution times
+        frames = None
+        if self.mode == "passive":
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                frames = capture_scripted_views(episode, self.passive_views)
+            for wmsg in caught:
+                self.warnings.append(str(wmsg.message))
+                warnings.warn_explicit(wmsg.message, wmsg.category, wmsg.filename, wmsg.lineno)
+            self.passive_frames = frames
+            self.passive_baseline_m = views_baseline_m(episode, frames)
         self.wrapper = w = ToolCallWrapper(episode, model_call_budget=self.model_call_budget,
-                                           passive_frames=frames)
+                                           passive_frames=frames, max_side=self.image_max_side,
+                                           prompt_style=self.prompt_style)
+        self.provider.tool_names = w.tool_names   # passive mode: only the enabled tools are sent
         while not w.done:
             messages = w.begin_request()
             reply = self.provider.complete(messages)
+            if reply.stop_reason in TRUNCATED_STOP_REASONS:
+                self._fail_truncated(w, reply)
             w.apply_reply(reply)
+
+    def _fail_truncated(self, w: ToolCallWrapper, reply: ModelReply) -> None:
+        """Record a cut-off reply in the trace (its tool calls are not run) and fail the attempt."""
+        index = w.model_calls - 1
+        w.attempts += int(reply.attempts)
+        for k in w.usage:
+            w.usage[k] += int(reply.usage.get(k, 0) or 0)
+        w.episode.trace.append(event(
+            "model_response", model_call_index=index, text=reply.text,
+            tool_calls=[c.to_trace() for c in reply.tool_calls], usage=dict(reply.usage),
+            attempts=int(reply.attempts), stop_reason=reply.stop_reason, truncated=True,
+            time_unix_s=time.time()))
+        cap = getattr(self.provider, "max_output_tokens", None)
+        source = getattr(self.provider, "max_tokens_source", "")
+        if cap is not None:
+            who = (f"at the output-token cap the harness sent (max_tokens={cap}, {source}); rerun "
+                   f"without --max-tokens or with a larger value")
+        else:
+            who = "by the service (no output cap was sent); the model's own output limit was reached"
+        raise OutputCapError(f"model call {index + 1} was cut off {who} (stop reason "
+                             f"{reply.stop_reason!r}); a cut-off reply fails the attempt")
+
+    # ---- records -------------------------------------------------------------------------------
+    def harness_settings(self) -> dict:
+        """What this agent sent and how (``harness.json``; docs/protocol.md section 7)."""
+        w = self.wrapper
+        provider_settings = (self.provider.settings() if callable(getattr(self.provider, "settings", None))
+                             else {"provider": getattr(self.provider, "provider", None),
+                                   "name": getattr(self.provider, "model", None)})
+        schema = (self.provider.tool_schema() if callable(getattr(self.provider, "tool_schema", None))
+                  else tool_schemas(w.tool_names if w else None))
+        ep = w.episode if w else None
+        first = w.messages[1] if w and len(w.messages) > 1 else None
+        size = delivered_size(ep.intrinsics.width, ep.intrinsics.height, self.image_max_side) if ep else None
+        return {
+            "agent": self.name, "prompt_style": self.prompt_style, "mode": self.mode,
+            "model": provider_settings,
+            "budgets": {"model_call_budget": self.model_call_budget,
+                        "image_budget": ep.image_budget if ep else None,
+                        "tool_call_budget": ep.tool_call_budget if ep else None,
+                        "reminders_at_calls_left": list(REMINDER_AT)},
+            "images": {"max_side_px": self.image_max_side, "jpeg_quality": JPEG_QUALITY,
+                       "delivered_size": list(size) if size else None,
+                       "render_size": [ep.intrinsics.width, ep.intrinsics.height] if ep else None},
+            "passive": ({"views": self.passive_views, "frames": self.passive_frames,
+                         "baseline_m": self.passive_baseline_m} if self.mode == "passive" else None),
+            "warnings": list(self.warnings),
+            "system_prompt": w.messages[0].text if w else None,
+            "first_message": ([p if isinstance(p, str) else p.reference() for p in first.content]
+                              if first else None),
+            "tool_names": list(w.tool_names) if w else None,
+            "tool_schema": schema,
+        }
+
+    def run_records(self) -> dict[str, Any]:
+        """Files for the attempt directory: ``{name: dict (JSON) or str (text)}``."""
+        h = self.harness_settings()
+        text = (f"# system prompt ({self.prompt_style} wording)\n\n{h['system_prompt']}\n\n"
+                f"# first user message (images by file)\n\n"
+                + "\n".join(p if isinstance(p, str) else json.dumps(p) for p in (h["first_message"] or []))
+                + "\n")
+        return {HARNESS_FILE: h, PROMPT_FILE: text}
 
     def extra_result(self) -> dict:
         """Model-side figures for ``result.json``: calls, HTTP attempts, tokens, cost, mode."""
@@ -135,7 +249,12 @@ class VLMAgent:
             "name": getattr(self.provider, "model", None),
             # The endpoint is never written (it can name a private host); only whether one was set.
             "custom_endpoint": getattr(self.provider, "base_url", None) is not None,
+            "api_mode": getattr(self.provider, "api_mode", None),
             "reasoning_effort": getattr(self.provider, "reasoning_effort", None),
+            "max_output_tokens": getattr(self.provider, "max_output_tokens", None),
+            "max_output_tokens_source": getattr(self.provider, "max_tokens_source", None),
+            "prompt_style": self.prompt_style, "image_max_side_px": self.image_max_side,
+            "warnings": list(self.warnings),
             "mode": self.mode, "model_call_budget": self.model_call_budget,
             "model_calls": w.model_calls if w else 0,
             "http_attempts": int(getattr(self.provider, "http_attempts", 0)),
@@ -149,6 +268,7 @@ def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, ap
                    reasoning_effort: str | None = None, max_tokens: int | None = None,
                    mode: str = "active", model_call_budget: int = 100, passive_views: int = PASSIVE_VIEWS,
                    price_table: Mapping[str, Mapping[str, float]] | str | None = None,
+                   prompt_style: str = DEFAULT_PROMPT_STYLE, image_max_side: int = MAX_SIDE_PX,
                    **provider_options: Any) -> VLMAgent:
     """Build a :class:`VLMAgent` for ``provider`` (``"openai"`` or ``"anthropic"``) and ``model``.
 
@@ -165,7 +285,7 @@ def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, ap
                                reasoning_effort=reasoning_effort, **provider_options)
     return VLMAgent(client, name=f"{provider}:{model}", mode=mode,
                     model_call_budget=model_call_budget, passive_views=passive_views,
-                    price_table=price_table)
+                    price_table=price_table, prompt_style=prompt_style, image_max_side=image_max_side)
 
 
 def openai_agent(model: str, **options: Any) -> VLMAgent:

@@ -123,6 +123,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"object-micro all-target mean IoU {100 * om['all']['mean_iou']:.3f}%  coverage "
               f"{100 * om['coverage']:.1f}%  full-scene loss {om['full_scene_loss_m']:.3f} m  "
               f"(scene-macro loss {r['scene_macro']['full_scene_loss_m']:.3f} m)")
+        e = r.get("episodes")
+        if e:
+            print(f"completed {e['completed']} of {e['total']} episodes ({100 * e['completed_rate']:.1f}%), "
+                  f"failed {e['failed']} ({100 * e['failure_rate']:.1f}%); {e['attempts']} attempts, "
+                  f"{e['failed_attempts']} failed (kept under <scene>/seed_<k>/attempts/)")
         if len(r["seeds"]["seeds"]) > 1:
             print(f"across {len(r['seeds']['seeds'])} seeds: {100 * r['seeds']['mean']:.3f}% "
                   f"+- {100 * r['seeds']['std']:.3f}%")

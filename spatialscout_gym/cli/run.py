@@ -46,11 +46,21 @@ def add_vlm_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--api-key", help="API key (default: OPENAI_API_KEY / ANTHROPIC_API_KEY; any "
                                      "placeholder for a local server)")
     g.add_argument("--reasoning-effort", help="passed to the service, e.g. low, medium, high")
-    g.add_argument("--max-tokens", type=int, help="output token limit per model response")
+    g.add_argument("--max-tokens", type=int,
+                   help="output token limit per model response (default: none, as in the paper; the "
+                        "Anthropic API requires one, so the model's own maximum is sent there). A reply "
+                        "cut off at the limit fails the attempt")
+    g.add_argument("--prompt", dest="prompt_style", choices=("paper", "legacy"), default="paper",
+                   help="prompt wording: paper (the paper's guidance, default) or legacy (this "
+                        "package's earlier wording); recorded in the run")
+    g.add_argument("--image-max-side", type=int, default=384, metavar="PX",
+                   help="longest side of the JPEG a model receives, pixels (default 384, the protocol's "
+                        "size: docs/protocol.md section 3); recorded in the run")
     g.add_argument("--price-table", type=Path, help="JSON {model: {input_per_mtok, output_per_mtok}} "
                                                     "(USD) for the episode cost in result.json")
     g.add_argument("--mode", choices=("active", "passive"), default="active",
-                   help="passive: fixed scripted views, camera tools disabled (default active)")
+                   help="passive: fixed scripted views (stereo pairs), a prompt of its own and only the six "
+                        "non-camera tools (default active)")
     g.add_argument("--passive-views", type=int, default=24,
                    help="views in passive mode, the initial one included (default 24)")
 
@@ -64,6 +74,10 @@ def vlm_options(args: argparse.Namespace) -> dict:
              if getattr(args, n, None) is not None]
     if args.mode != "active":
         given.append("--mode")
+    if getattr(args, "prompt_style", "paper") != "paper":
+        given.append("--prompt")
+    if getattr(args, "image_max_side", 384) != 384:
+        given.append("--image-max-side")
     if not is_vlm:
         if given:
             raise CliError(f"{', '.join(given)} apply only to model agents (openai:MODEL, "
@@ -71,13 +85,16 @@ def vlm_options(args: argparse.Namespace) -> dict:
         return {}
     if args.max_tokens is not None and args.max_tokens < 1:
         raise CliError(f"--max-tokens must be >= 1, got {args.max_tokens}")
+    if not 16 <= args.image_max_side <= 4096:
+        raise CliError(f"--image-max-side must be between 16 and 4096 pixels, got {args.image_max_side}")
     if args.mode == "passive" and not 1 <= args.passive_views <= args.image_budget:
         raise CliError(f"--passive-views must be between 1 and --image-budget ({args.image_budget}), "
                        f"got {args.passive_views}")
     return {"base_url": args.base_url, "api_key": args.api_key, "reasoning_effort": args.reasoning_effort,
             "max_tokens": args.max_tokens, "mode": args.mode, "model_call_budget": args.call_budget,
             "passive_views": args.passive_views,
-            "price_table": str(args.price_table) if args.price_table else None}
+            "price_table": str(args.price_table) if args.price_table else None,
+            "prompt_style": args.prompt_style, "image_max_side": args.image_max_side}
 
 
 def _fmt(x) -> str:
@@ -106,6 +123,9 @@ def run(args: argparse.Namespace) -> int:
         cost = "n/a" if m["cost_usd"] is None else f"${m['cost_usd']:.4f}"
         print(f"model calls {m['model_calls']}  HTTP attempts {m['http_attempts']}  tokens in "
               f"{m['usage']['input_tokens']} out {m['usage']['output_tokens']}  cost {cost}  mode {m['mode']}")
+        print(f"API {m.get('api_mode')}  prompt {m.get('prompt_style')}  output cap "
+              f"{m.get('max_output_tokens') or 'none'}  (prompt, tool schema and settings in "
+              f"{args.out}/harness.json)")
     if result.get("status") == "failed":
         from spatialscout_gym.core.redact import redact
         print(f"episode FAILED: {redact(result['error'])}")
@@ -117,6 +137,7 @@ def run(args: argparse.Namespace) -> int:
           f"median centre error {_fmt(result['center_error_m']['median'])} m  "
           f"full-scene loss {result['full_scene_loss_m']:.3f} m")
     print(f"tool calls {c['tool_calls']}  images {c['images_used']}")
-    print(f"wrote {args.out}/ (trace.jsonl, predictions.json, result.json, ground_truth.json, "
+    records = ", harness.json, prompt.txt" if m else ""
+    print(f"wrote {args.out}/ (trace.jsonl, predictions.json, result.json, ground_truth.json{records}, "
           f"frames/ with {c['images_used']} PNG)")
     return 0

@@ -36,6 +36,11 @@ The metric dict ``M`` (:meth:`SceneScore.metrics`, :func:`aggregate`)::
 
 Ratios are fractions in [0, 1]; ``_m`` keys are metres.
 
+What the scorer saves with a result (paper Appendix B.2; :meth:`SceneScore.record`)::
+
+    {"metric_version", "compat", "min_side_m", "lambda_m",
+     "Q": matched IoU sum, "H": {"gt_0": hits, "gt_50": hits, "gt_90": hits}, "M": M, "N": N}
+
 >>> gt = GroundTruth.from_dict({"scene_id": "s", "radius_m": 1.0,
 ...     "world_from_task": {"rotation": [[1, 0, 0], [0, 1, 0], [0, 0, 1]], "translation": [0, 0, 0]},
 ...     "targets": [{"id": "a", "category": "Box", "group": "Box", "center": [1, 0, 0],
@@ -56,7 +61,11 @@ from spatialscout_gym.core.spec import TargetBox
 from spatialscout_gym.core.types import is_finite_number, is_finite_vec3
 
 __all__ = ["GroundTruth", "SceneScore", "score_scene", "aggregate", "box_iou", "assign",
-           "THRESHOLDS", "THRESHOLD_KEYS", "MIN_SIDE_M", "DEFAULT_LAMBDA_M", "COMPAT_MODES"]
+           "THRESHOLDS", "THRESHOLD_KEYS", "MIN_SIDE_M", "DEFAULT_LAMBDA_M", "COMPAT_MODES", "METRIC_VERSION"]
+
+METRIC_VERSION = "spatialscout-paper-b2/1"
+"""The scorer's metric version, saved with every result: the rules of paper Appendix B.2 as this
+module implements them (bump it when a rule changes)."""
 
 THRESHOLDS: tuple[float, ...] = (0.0, 0.5, 0.9)
 """Strict IoU thresholds of the hit rates (``IoU > tau``)."""
@@ -269,6 +278,17 @@ class SceneScore:
     @property
     def num_targets(self) -> int:
         return int(self.iou.shape[0])
+
+    def record(self, lam: float | None = None) -> dict:
+        """What the scorer saves with a result (paper Appendix B.2): metric version, minimum side
+        length, the matched IoU sum ``Q``, hit counts ``H`` per threshold and the denominators
+        ``M`` (submitted) and ``N`` (targets)."""
+        return {"metric_version": METRIC_VERSION, "compat": self.compat,
+                "min_side_m": MIN_SIDE_M if self.compat == "paper" else 0.0,
+                "lambda_m": float(self.lam if lam is None else lam),
+                "Q": float(self.iou.sum()),
+                "H": {k: int(h) for k, h in zip(THRESHOLD_KEYS, self.hits.sum(axis=1))},
+                "M": int(self.num_submitted), "N": int(self.num_targets)}
 
     def metrics(self, lam: float | None = None) -> dict:
         """The metric dict M of this scene (see the module docstring)."""

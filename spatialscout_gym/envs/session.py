@@ -216,15 +216,17 @@ class EpisodeSession:
         return float(self.metrics()["all"]["mean_iou"])
 
     def write_run(self, out_dir: str | os.PathLike, agent: Any, *, seed: int = 0,
-                  failure: BaseException | None = None) -> dict:
+                  failure: BaseException | None = None, attempt: int | None = None,
+                  keep_attempts: bool = False) -> dict:
         """Score the current episode and write its run directory (docs/protocol.md section 7);
-        returns ``result.json``'s contents."""
+        returns ``result.json``'s contents. ``attempt`` and ``keep_attempts``: see
+        :func:`spatialscout_gym.eval.runner.run_episode`."""
         from spatialscout_gym.eval.runner import write_run  # noqa: PLC0415 (the run-directory format)
         if self.episode is None:
             raise RuntimeError("no episode: call new_episode() first")
         return write_run(out_dir, self.episode_spec, self.episode, agent, seed=seed, resolution=self.resolution,
                          image_budget=self.image_budget, tool_call_budget=self.tool_call_budget,
-                         failure=failure)
+                         failure=failure, attempt=attempt, keep_attempts=keep_attempts)
 
     def close(self) -> None:
         """Release the renderer by the ownership rule; the session cannot load afterwards."""

@@ -37,7 +37,7 @@ unchanged (the call and trace counters still advance).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -125,6 +125,10 @@ class Episode:
         self._frames: dict[int, EpisodeFrame] = {}
         self._accepted: dict[str, np.ndarray] = {}
         self.tool_calls = 0
+        self.clock: Callable[[], float] | None = None
+        """Set to a wall clock (``time.time``) to stamp each ``tool_call`` event with
+        ``started_unix_s`` and ``execution_s`` (seconds); None keeps traces free of times, so two
+        runs of a deterministic agent write identical traces."""
         self.done = False
         self.end_reason: str | None = None
         self.trace: list[dict] = [tr.event(
@@ -186,6 +190,7 @@ class Episode:
             return res
         index = self.tool_calls
         self.tool_calls += 1
+        started = self.clock() if self.clock is not None else None
         # Size first: nothing (validation, the trace, a wrapper's history) may walk an over-deep or
         # over-large argument; the trace then keeps a note instead of the arguments.
         too_big = argument_size_problem(args)
@@ -196,12 +201,14 @@ class Episode:
             # A JSON null for an optional argument means "not given" (validate_args agrees).
             given = {k: v for k, v in args.items() if v is not None}
             res = getattr(self, f"_tool_{tool}")(index=index, **given)
+        times = {} if started is None else {"started_unix_s": started,
+                                            "execution_s": self.clock() - started}
         if too_big:
             logged: Any = {"omitted": "arguments over the size bounds (docs/protocol.md section 4)"}
         else:
             logged = to_jsonable(args) if isinstance(args, dict) else repr(args)[:2000]
         self.trace.append(tr.event("tool_call", index=index, tool=str(tool)[:200], args=logged,
-                                   result=res.to_dict()))
+                                   result=res.to_dict(), **times))
         if res.ok and tool == "submit_positions":
             self._snapshot(index)
         if res.ok and tool == "finish_mapping":

@@ -32,6 +32,8 @@ calls left, the messages added since the previous request, with images by frame 
 ``model_response`` (text, tool calls, usage, HTTP attempts), ``tool_call_refused`` (malformed,
 disabled or skipped calls); the episode's ``map`` and ``end`` events get the model-call index.
 The full request ``k`` is the concatenation of the ``new_messages`` of requests ``0..k``.
+Every wrapper event carries ``time_unix_s`` (wall clock, seconds): a ``model_request``'s is when the
+request was handed to the provider, a ``model_response``'s when the reply came back.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from __future__ import annotations
 import base64
 import json
 import sys
+import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Union
 
@@ -46,14 +49,12 @@ from spatialscout_gym.episode.episode import Episode
 from spatialscout_gym.episode.tools import TOOL_NAMES, TOOL_SPECS, ArgSpec, ToolResult, model_json, to_jsonable
 from spatialscout_gym.wrappers.images import (JPEG_QUALITY, MAX_SIDE_PX, DeliveredImage, conversion_text,
                                               encode_for_model)
-from spatialscout_gym.wrappers.prompt import REMINDER_AT, reminder_text, task_prompt
+from spatialscout_gym.wrappers.prompt import (CAMERA_TOOLS, DEFAULT_PROMPT_STYLE, PASSIVE_TOOLS, REMINDER_AT,
+                                              check_prompt_style, first_message_text, reminder_text, task_prompt)
 
 __all__ = ["ToolCallWrapper", "ToolCall", "Message", "ModelReply", "EpisodeOverError",
            "tool_schemas", "openai_tools", "anthropic_tools", "to_openai_messages",
            "to_anthropic_messages", "CAMERA_TOOLS", "parse_arguments"]
-
-CAMERA_TOOLS: tuple[str, ...] = ("set_camera_position", "move_camera", "rotate_camera", "capture_image")
-"""Tools disabled in passive mode (the views are fixed)."""
 
 _MAX_ERROR_CHARS = 600
 _FLOAT_MAX = sys.float_info.max
@@ -84,25 +85,29 @@ def _arg_schema(a: ArgSpec) -> dict:
     raise ValueError(f"unknown argument kind {a.kind!r} of {a.name!r}; expected number, vec3, marks or positions")
 
 
-def tool_schemas() -> list[dict]:
-    """The ten tools as ``{"name", "description", "parameters"}`` with JSON Schema parameters."""
+def tool_schemas(names: Iterable[str] | None = None) -> list[dict]:
+    """The ten tools (or those in ``names``, in tool-list order) as ``{"name", "description",
+    "parameters"}`` with JSON Schema parameters."""
+    keep = None if names is None else set(names)
     out = []
     for spec in TOOL_SPECS:
+        if keep is not None and spec.name not in keep:
+            continue
         params = {"type": "object", "properties": {a.name: _arg_schema(a) for a in spec.args},
                   "required": [a.name for a in spec.args if a.required], "additionalProperties": False}
         out.append({"name": spec.name, "description": spec.description, "parameters": params})
     return out
 
 
-def openai_tools() -> list[dict]:
+def openai_tools(names: Iterable[str] | None = None) -> list[dict]:
     """The tools in the OpenAI chat-completions format ``{"type": "function", "function": {...}}``."""
-    return [{"type": "function", "function": t} for t in tool_schemas()]
+    return [{"type": "function", "function": t} for t in tool_schemas(names)]
 
 
-def anthropic_tools() -> list[dict]:
+def anthropic_tools(names: Iterable[str] | None = None) -> list[dict]:
     """The tools in the Anthropic messages format ``{"name", "description", "input_schema"}``."""
     return [{"name": t["name"], "description": t["description"], "input_schema": t["parameters"]}
-            for t in tool_schemas()]
+            for t in tool_schemas(names)]
 
 
 # ---- the provider-neutral conversation ----------------------------------------------------------
@@ -270,6 +275,8 @@ class ToolCallWrapper:
         (:data:`CAMERA_TOOLS`) are refused with a reason.
     max_side, jpeg_quality : int
         Delivered image size bound (pixels) and JPEG quality.
+    prompt_style : {"paper", "legacy"}
+        Wording of the prompt, first message and reminders (:mod:`spatialscout_gym.wrappers.prompt`).
 
     Attributes
     ----------
@@ -285,7 +292,7 @@ class ToolCallWrapper:
 
     def __init__(self, episode: Any, *, model_call_budget: int = 100,
                  passive_frames: Iterable[int] | None = None, max_side: int = MAX_SIDE_PX,
-                 jpeg_quality: int = JPEG_QUALITY) -> None:
+                 jpeg_quality: int = JPEG_QUALITY, prompt_style: str = DEFAULT_PROMPT_STYLE) -> None:
         if not isinstance(episode, Episode):
             inner = getattr(getattr(episode, "unwrapped", episode), "episode", None)
             if not isinstance(inner, Episode):
@@ -298,23 +305,23 @@ class ToolCallWrapper:
         self.model_call_budget = int(model_call_budget)
         self.passive = passive_frames is not None
         self.max_side, self.jpeg_quality = int(max_side), int(jpeg_quality)
+        self.prompt_style = check_prompt_style(prompt_style)
         self.model_calls = 0
         self.usage = {"input_tokens": 0, "output_tokens": 0}
         self.attempts = 0
         self._reported = 0  # messages already written to the trace
         self._awaiting_reply = False
         ep = episode
-        self.messages: list[Message] = [Message("system", [task_prompt(
-            ep.public, ep.intrinsics, model_call_budget=self.model_call_budget,
-            image_budget=ep.image_budget, passive=self.passive)])]
         frames = sorted(set(int(f) for f in passive_frames)) if self.passive else [0]
         missing = [f for f in frames if f not in ep.frames]
         if missing:
             raise ValueError(f"passive_frames {missing} are not captured frames; captured: {sorted(ep.frames)}")
-        intro = ("Here are the fixed views of this episode." if self.passive else
-                 "Here is the initial image (frame 0), taken at the task-frame origin.")
-        parts: list[Part] = [intro + " Start by planning; call list_entities if you want the inventory "
-                             "and budgets again."]
+        self.messages: list[Message] = [Message("system", [task_prompt(
+            ep.public, ep.intrinsics, model_call_budget=self.model_call_budget,
+            image_budget=ep.image_budget, passive=self.passive, style=self.prompt_style,
+            max_side=self.max_side,
+            passive_positions={f: ep.frames[f].position_task for f in frames} if self.passive else None)])]
+        parts: list[Part] = [first_message_text(passive=self.passive, style=self.prompt_style, frames=frames)]
         for fid in frames:
             parts += self._image_parts(fid)
         self.messages.append(Message("user", parts))
@@ -328,9 +335,15 @@ class ToolCallWrapper:
     def calls_left(self) -> int:
         return self.model_call_budget - self.model_calls
 
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        """The tools the model is offered: all ten, or :data:`PASSIVE_TOOLS` in passive mode."""
+        return PASSIVE_TOOLS if self.passive else TOOL_NAMES
+
     def _event(self, event_kind: str, **fields) -> None:
         from spatialscout_gym.episode.trace import event
-        self.episode.trace.append(event(event_kind, **fields))
+        # time_unix_s: when the request was handed to the provider / the reply came back (seconds)
+        self.episode.trace.append(event(event_kind, **fields, time_unix_s=time.time()))
 
     def _image_parts(self, fid: int) -> list[Part]:
         frame = self.episode.frames[fid]
@@ -356,7 +369,7 @@ class ToolCallWrapper:
         if left in REMINDER_AT:
             ep = self.episode
             self.messages.append(Message("user", [reminder_text(left, ep.images_left, len(ep.accepted_map),
-                                                                len(ep.inventory_ids))]))
+                                                                len(ep.inventory_ids), style=self.prompt_style)]))
         index = self.model_calls
         self.model_calls += 1
         self._event("model_request", model_call_index=index, calls_left=left,
