@@ -36,9 +36,9 @@ def test_bad_input_is_one_line_exit_2(argv, needle, tmp_path, capsys):
     (["run", "--agent", "ppo:/missing.zip", "--scene", "procedural:1", "--out", "{tmp}/r"],
      "no trained policy at /missing.zip"),
     (["run", "--agent", "origin", "--scene", "procedural:1", "--out", "{tmp}/r", "--resolution", "100000"],
-     "--resolution must be an integer number of pixels from 8 to 2048"),
+     "--resolution must be an integer number of pixels from 8 to 4096"),
     (["evaluate", "--agent", "origin", "--scenes", "procedural:1", "--out", "{tmp}/e", "--resolution",
-      "100000"], "--resolution must be an integer number of pixels from 8 to 2048"),
+      "100000"], "--resolution must be an integer number of pixels from 8 to 4096"),
     (["run", "--agent", "origin", "--scene", "{tmp}/nowhere/scene_spec.json", "--out", "{tmp}/r"],
      "does not exist"),
     (["run", "--agent", "origin", "--scene", "kitchen_01", "--out", "{tmp}/r"], "did you mean 'Kitchen_01'"),
@@ -96,7 +96,7 @@ def test_env_constructor_checks_bounds():
     from spatialscout_gym.envs.spatialscout_env import SpatialScoutEnv
     with pytest.raises(ValueError, match="image_budget must be an integer from 1 to 1000"):
         SpatialScoutEnv("procedural:1", image_budget=0)
-    with pytest.raises(ValueError, match="resolution must be an integer number of pixels from 8 to 2048"):
+    with pytest.raises(ValueError, match="resolution must be an integer number of pixels from 8 to 4096"):
         SpatialScoutEnv("procedural:1", resolution=100000)
 
 

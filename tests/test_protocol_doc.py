@@ -85,7 +85,7 @@ def test_the_citation_parser_sees_ranges_and_lists():
     ("spatialscout_gym.core.triangulation", "MAX_OBSERVATIONS", "2 to 64"),
     ("spatialscout_gym.core.triangulation", "MIN_BASELINE_M", "within 5 cm"),
     ("spatialscout_gym.core.triangulation", "MAX_CONDITION", "above 1e6"),
-    ("spatialscout_gym.core.limits", "MAX_RESOLUTION_PX", "between 8 and 2048 pixels"),
+    ("spatialscout_gym.core.limits", "MAX_RESOLUTION_PX", "between 8 and 4096 pixels"),
     ("spatialscout_gym.core.limits", "MAX_IMAGE_BUDGET", "1 <= V <= 1000"),
 ])
 def test_stated_bounds_match_the_code(module, name, text):

@@ -15,8 +15,8 @@ __all__ = ["MIN_RESOLUTION_PX", "MAX_RESOLUTION_PX", "MAX_IMAGE_BUDGET", "resolu
 
 MIN_RESOLUTION_PX = 8
 """Smallest side of the square render grid, pixels."""
-MAX_RESOLUTION_PX = 2048
-"""Largest side of the square render grid, pixels (a 2048 x 2048 RGB frame is 12 MB; the paper uses 512)."""
+MAX_RESOLUTION_PX = 4096
+"""Largest side of the square render grid, pixels (a 4096 x 4096 RGB frame is 48 MB; the paper uses 512)."""
 MAX_IMAGE_BUDGET = 1000
 """Largest image budget V, the initial image included (the paper uses 100)."""
 

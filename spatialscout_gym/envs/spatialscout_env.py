@@ -140,8 +140,6 @@ class SpatialScoutEnv(gym.Env):
             raise ValueError(f"reward_mode must be one of {_REWARD_MODES}, got {reward_mode!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
-        from spatialscout_gym.core.limits import check_episode_settings
-        check_episode_settings(resolution=resolution, image_budget=image_budget)  # before any rendering
         if int(reconfigure_every) < 1:
             raise ValueError(f"reconfigure_every must be >= 1 (resets per training scene), got {reconfigure_every}")
         self.scene_name = scene.scene_id if isinstance(scene, SceneSpec) else str(scene)

@@ -146,8 +146,7 @@ def _unknown_scene_message(name: str) -> str:
     by_lower = {i.lower(): i for i in ids}
     close = difflib.get_close_matches(name.lower(), list(by_lower), n=3, cutoff=0.6)
     msg = f"unknown scene {name!r}"
-    if close:
-        msg += "; did you mean " + " or ".join(repr(by_lower[c]) for c in close) + "?"
+    msg += ("; did you mean " + " or ".join(repr(by_lower[c]) for c in close) + "?") if close else "."
     msg += f" A scene is {SCENE_NAME_FORMS}"
     missing = missing_scene_dirs()
     if missing:
