@@ -21,6 +21,7 @@ _AGENTS: dict[str, Factory | str] = {
     "uniform-ball": "spatialscout_gym.baselines.inventory:UniformBallAgent",
     "oracle-explorer": "spatialscout_gym.baselines.oracle:OracleExplorerAgent",
     "oracle-click": "spatialscout_gym.baselines.oracle:OracleClickAgent",
+    "oracle-silhouette": "spatialscout_gym.baselines.oracle_silhouette:OracleSilhouetteAgent",
     "random-nbv": "spatialscout_gym.baselines.nbv_agents:RandomNBVAgent",
     "frontier-nbv": "spatialscout_gym.baselines.nbv_agents:FrontierNBVAgent",
 }

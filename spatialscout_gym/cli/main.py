@@ -24,6 +24,7 @@ COMMANDS: tuple[str, ...] = (
     "run",
     "evaluate",
     "compare",
+    "leaderboard",
     "replay",
     "report",
     "train_nbv",
