@@ -63,10 +63,11 @@ def agent_help() -> str:
 def scene_from_arg(name: str):
     """The :class:`~spatialscout_gym.core.spec.SceneSpec` a SCENE argument names (catalog id,
     ``procedural:<seed>``, spec file or directory, imported id), or a one-line :class:`CliError`."""
-    from spatialscout_gym.scenes.catalog import CatalogMismatchError, UnknownSceneError, scene_by_name
+    from spatialscout_gym.core.errors import SpatialScoutError, message_of
+    from spatialscout_gym.scenes.catalog import UnknownSceneError, scene_by_name
     try:
         return scene_by_name(name)
     except UnknownSceneError as exc:
         raise CliError(str(exc)) from None
-    except (KeyError, ValueError, FileNotFoundError, CatalogMismatchError) as exc:  # bad seed, broken spec, drifted catalog
-        raise CliError(f"cannot load scene {name!r}: {exc}") from None
+    except SpatialScoutError as exc:  # bad seed, broken spec file, drifted catalog
+        raise CliError(f"cannot load scene {name!r}: {message_of(exc)}") from None
