@@ -52,6 +52,7 @@ What the scorer saves with a result (paper Appendix B.2; :meth:`SceneScore.recor
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Sequence
 
@@ -340,8 +341,17 @@ def _parse_positions(gt: GroundTruth, positions: Mapping[str, Sequence[float]]) 
     return ids, np.asarray(rows, dtype=float).reshape(-1, 3)
 
 
-_ENUMERATE_MAX = 720
+_ENUMERATE_MAX = 24
 """Largest number of candidate assignments :func:`assign` enumerates before calling scipy."""
+
+
+@functools.lru_cache(maxsize=64)
+def _permutations(n: int, k: int) -> np.ndarray:
+    """All ordered choices of ``k`` of ``range(n)``, shape (n! / (n - k)!, k), read-only."""
+    from itertools import permutations
+    out = np.array(list(permutations(range(n), k)), dtype=int).reshape(-1, k)
+    out.setflags(write=False)
+    return out
 
 
 def _unique_by_enumeration(cost: np.ndarray, maximize: bool) -> tuple[np.ndarray, np.ndarray] | None:
@@ -349,7 +359,6 @@ def _unique_by_enumeration(cost: np.ndarray, maximize: bool) -> tuple[np.ndarray
     ascending), or None when the matrix is too large or the optimum is not unique (the runner-up
     within 1e-9 relative)."""
     import math
-    from itertools import permutations
     a, b = cost.shape
     k = min(a, b)
     if k == 0:
@@ -359,7 +368,7 @@ def _unique_by_enumeration(cost: np.ndarray, maximize: bool) -> tuple[np.ndarray
     m = -cost if maximize else cost
     t = m if a <= b else m.T                   # rows of t: the smaller side
     idx = np.arange(k)
-    perms = np.array(list(permutations(range(t.shape[1]), k)), dtype=int)
+    perms = _permutations(t.shape[1], k)
     totals = t[idx[None, :], perms].sum(axis=1)
     order = np.argsort(totals, kind="stable")
     best = totals[order[0]]
