@@ -84,9 +84,9 @@ def test_turned_start_moves_task_frame_and_ground_truth_together():
 
 
 def test_session_refuses_bad_sizes_with_clear_errors():
-    with pytest.raises(ValueError, match="resolution must be between 8 and 4096"):
+    with pytest.raises(ValueError, match="resolution must be an integer number of pixels from 8 to 4096"):
         EpisodeSession(resolution=100_000)
-    with pytest.raises(ValueError, match="image_budget must be >= 1"):
+    with pytest.raises(ValueError, match="image_budget must be an integer from 1 to 1000"):
         SpatialScoutEnv(small_scene(64, 64), renderer=FakeRenderer(small_scene(64, 64)), image_budget=0)
 
 

@@ -31,6 +31,7 @@ from typing import Any, Callable
 import numpy as np
 
 from spatialscout_gym.core.frames import CameraPose
+from spatialscout_gym.core.limits import MAX_RESOLUTION_PX, check_episode_settings
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.episode.episode import Episode
 
@@ -39,8 +40,8 @@ __all__ = ["EpisodeSession", "RendererFactory", "shared_renderer_count", "MAX_RE
 RendererFactory = Callable[[SceneSpec, int, int], Any]
 """``factory(spec, width, height) -> Renderer`` (default: ``SapienRenderer``)."""
 
-MAX_RESOLUTION = 4096
-"""Largest square render grid a session accepts, pixels (docs/protocol.md section 3 uses 512)."""
+MAX_RESOLUTION = MAX_RESOLUTION_PX
+"""Largest square render grid a session accepts, pixels (:mod:`spatialscout_gym.core.limits`)."""
 
 _SHARED: dict[int, list] = {}
 """resolution -> [renderer, number of sessions holding it]."""
@@ -109,10 +110,7 @@ class EpisodeSession:
     def __init__(self, *, resolution: int = 512, image_budget: int = 100,
                  tool_call_budget: int | None = 100, renderer: Any = None, shared: bool = False,
                  renderer_factory: RendererFactory | None = None) -> None:
-        if not 8 <= int(resolution) <= MAX_RESOLUTION:
-            raise ValueError(f"resolution must be between 8 and {MAX_RESOLUTION} pixels, got {resolution}")
-        if int(image_budget) < 1:
-            raise ValueError(f"image_budget must be >= 1 (the initial image counts), got {image_budget}")
+        check_episode_settings(resolution=resolution, image_budget=image_budget)  # one set of bounds
         if tool_call_budget is not None and int(tool_call_budget) < 1:
             raise ValueError(f"tool_call_budget must be >= 1 or None (unlimited), got {tool_call_budget}")
         if renderer is not None and shared:

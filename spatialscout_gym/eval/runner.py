@@ -41,6 +41,7 @@ import numpy as np
 
 from spatialscout_gym.baselines.base import Agent, PrivilegedAccess
 from spatialscout_gym.core.files import write_json_atomic
+from spatialscout_gym.core.redact import redact
 from spatialscout_gym.core.scoring import GroundTruth, score_scene
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.envs.session import EpisodeSession
@@ -140,7 +141,7 @@ def write_run(out_dir: str | os.PathLike, spec: SceneSpec, episode: Episode, age
         score = score_scene(gt, positions)
         result = {"status": "ok", **score.metrics(), "scorer": score.record()}
     else:  # no metrics and no ground_truth.json/predictions.json: scorers and reports skip it
-        result = {"status": "failed", "error": f"{type(failure).__name__}: {failure}",
+        result = {"status": "failed", "error": redact(f"{type(failure).__name__}: {failure}"),
                   "error_type": type(failure).__name__}
     extra = getattr(agent, "extra_result", None)
     if callable(extra):

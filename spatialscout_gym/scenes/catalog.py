@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from spatialscout_gym.core.errors import SpatialScoutError
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.scenes.procedural import (FOV_Y_DEG, IMAGE_SIZE, TRAIN_NAMESPACE, generate_scene,
                                                 procedural_scene)
@@ -66,7 +67,8 @@ PROCEDURAL_PREFIX = "procedural:"
 def _check_version(version: str) -> str:
     version = str(version)
     if version not in CATALOG_VERSIONS:
-        raise ValueError(f"unknown catalog version {version!r}; expected one of {', '.join(CATALOG_VERSIONS)} "
+        from spatialscout_gym.core.errors import ConfigError
+        raise ConfigError(f"unknown catalog version {version!r}; expected one of {', '.join(CATALOG_VERSIONS)} "
                          f"(e.g. --catalog {DEFAULT_CATALOG_VERSION})")
     return version
 
@@ -97,7 +99,7 @@ _SINGLE = [("Kitchen", 11), ("LivingRoom", 11), ("Bedroom", 10), ("Bathroom", 6)
 _APARTMENT_ROOMS = [(2, 8), (3, 9), (4, 8), (5, 7)]
 
 
-class CatalogMismatchError(RuntimeError):
+class CatalogMismatchError(SpatialScoutError, RuntimeError):
     """A regenerated catalog scene does not match the frozen manifest."""
 
 
@@ -281,7 +283,7 @@ DEPENDENCIES = ("python", "numpy", "gymnasium", "sapien", "pillow", "trimesh")
 """Distributions whose versions a frozen manifest records (recorded only, never refused)."""
 
 
-class UnknownSceneError(KeyError):
+class UnknownSceneError(SpatialScoutError, KeyError):
     """A scene name that is neither a catalog id, ``procedural:<seed>``, a spec file nor an
     imported id. A ``KeyError`` whose message prints without the quotes ``KeyError`` adds."""
 
@@ -291,6 +293,34 @@ class UnknownSceneError(KeyError):
 
 SCENE_NAME_FORMS = ("a catalog id (`spatialscout scenes list`), procedural:<seed>, a scene_spec.json "
                     "file or directory, or an id imported into $SPATIALSCOUT_SCENE_DIRS")
+
+
+def _looks_like_path(name: str) -> bool:
+    return name.endswith(".json") or "/" in name or "\\" in name or name.startswith(".")
+
+
+def _unknown_scene_message(name: str) -> str:
+    """Why ``name`` names no scene: a missing file, or an unknown id with close matches and any
+    ``$SPATIALSCOUT_SCENE_DIRS`` entry that does not exist."""
+    import difflib
+
+    from spatialscout_gym.scenes.maniskill import imported_scene_paths, missing_scene_dirs
+    path = Path(name)
+    if _looks_like_path(name):
+        if path.is_dir():
+            return f"scene directory {name!r} has no scene_spec.json (write one with `spatialscout scenes export`)"
+        return f"scene file {name!r} does not exist"
+    ids = list(catalog_scene_ids()) + list(imported_scene_paths())
+    by_lower = {i.lower(): i for i in ids}
+    close = difflib.get_close_matches(name.lower(), list(by_lower), n=3, cutoff=0.6)
+    msg = f"unknown scene {name!r}"
+    msg += ("; did you mean " + " or ".join(repr(by_lower[c]) for c in close) + "?") if close else "."
+    msg += f" A scene is {SCENE_NAME_FORMS}"
+    missing = missing_scene_dirs()
+    if missing:
+        msg += (f" (note: $SPATIALSCOUT_SCENE_DIRS lists {', '.join(map(str, missing))}, which does not "
+                "exist)")
+    return msg
 
 
 def scene_name_problem(name: str) -> str | None:
@@ -311,7 +341,16 @@ def scene_name_problem(name: str) -> str | None:
     from spatialscout_gym.scenes.maniskill import imported_scene_paths
     if name in imported_scene_paths():
         return None
-    return f"unknown scene {name!r}; a scene is {SCENE_NAME_FORMS}"
+    return _unknown_scene_message(name)
+
+
+def _read_spec(path: Path) -> SceneSpec:
+    from spatialscout_gym.core.errors import message_of
+    from spatialscout_gym.core.files import SceneFileError
+    try:
+        return SceneSpec.from_json(path.read_text())
+    except (ValueError, KeyError, TypeError) as exc:
+        raise SceneFileError(f"{path}: not a valid scene spec ({message_of(exc)})") from exc
 
 
 def load_scene(scene_id: str, version: str | None = None) -> SceneSpec:
@@ -359,20 +398,21 @@ def scene_by_name(name: str, catalog_version: str | None = None) -> SceneSpec:
     if name.startswith(PROCEDURAL_PREFIX):
         seed = name[len(PROCEDURAL_PREFIX):]
         if not seed.isdigit():
-            raise ValueError(f"expected 'procedural:<non-negative integer seed>', got {name!r}")
+            from spatialscout_gym.core.errors import ConfigError
+            raise ConfigError(f"expected 'procedural:<non-negative integer seed>', got {name!r}")
         return procedural_scene(int(seed), catalog_version=catalog_version or default_catalog_version())
     path = Path(name)
     if path.suffix == ".json" and path.is_file():
-        return SceneSpec.from_json(path.read_text())
+        return _read_spec(path)
     if path.is_dir() and (path / "scene_spec.json").is_file():
-        return SceneSpec.from_json((path / "scene_spec.json").read_text())
+        return _read_spec(path / "scene_spec.json")
     base, named = _split_version(name)
     if base not in catalog_scene_ids(named or catalog_version):  # an imported scene id (issue 8)
         from spatialscout_gym.scenes.maniskill import imported_scene_paths
         imported = imported_scene_paths().get(name)
         if imported is not None:
-            return SceneSpec.from_json(imported.read_text())
-        raise UnknownSceneError(f"unknown scene {name!r}; a scene is {SCENE_NAME_FORMS}")
+            return _read_spec(imported)
+        raise UnknownSceneError(_unknown_scene_message(name))
     return load_scene(base, named or catalog_version)
 
 
