@@ -57,6 +57,13 @@ def _default_factory(spec: SceneSpec, width: int, height: int) -> Any:
     return SapienRenderer(spec, width, height)
 
 
+def _uses_texture_library(spec: SceneSpec) -> bool:
+    """Catalog v1.0 scenes render with their exact per-seed textures (as released); every other
+    scene with the bounded texture library."""
+    from spatialscout_gym.scenes.catalog import uses_texture_library  # noqa: PLC0415
+    return uses_texture_library(spec)
+
+
 class _SceneBound:
     """A shared renderer seen through one session: switches to that session's scene first."""
 
@@ -69,6 +76,8 @@ class _SceneBound:
 
     def _activate(self) -> None:
         if self.renderer.spec is not self.spec:
+            if hasattr(self.renderer, "texture_library"):
+                self.renderer.texture_library = _uses_texture_library(self.spec)
             self.renderer.set_scene(self.spec)
 
     def capture_rgb(self, pose: CameraPose) -> np.ndarray:
@@ -151,6 +160,10 @@ class EpisodeSession:
             self._renderer = self._factory(spec, self.resolution, self.resolution)
             self._owns = True
         elif getattr(self._renderer, "spec", None) is not spec:
+            self._renderer.set_scene(spec)
+        want = _uses_texture_library(spec)
+        if getattr(self._renderer, "texture_library", want) != want:  # catalog v1.0: exact textures
+            self._renderer.texture_library = want
             self._renderer.set_scene(spec)
         K = self._renderer.intrinsics
         if (K.width, K.height) != (self.resolution, self.resolution):

@@ -189,6 +189,12 @@ def scene_catalog_version(spec: SceneSpec) -> str:
     return str(v) if str(v) in CATALOG_VERSIONS else default_catalog_version()
 
 
+def uses_texture_library(spec: SceneSpec) -> bool:
+    """Whether ``spec`` renders with the bounded texture library (its catalog version's render
+    settings name it: v2.0 and training scenes) or with exact per-seed textures (v1.0, as released)."""
+    return "texture_library" in render_settings(scene_catalog_version(spec))
+
+
 def scene_content_hash(spec: SceneSpec) -> str:
     """The content hash every result file carries (issue 3, item 7): the spec and its catalog
     version's render settings; for a catalog scene it equals the manifest's ``content_hash``."""
