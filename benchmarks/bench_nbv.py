@@ -60,7 +60,10 @@ def _measure(make, num_envs: int, seconds: float, vector: bool, seed: int) -> di
     env.reset(seed=seed)
     # warm-up: one episode per env (shader compilation, texture library)
     for _ in range(25):
-        env.step(rng.integers(10, size=num_envs) if vector else int(rng.integers(10)))
+        if vector:
+            env.step(rng.integers(10, size=num_envs))
+        elif any(env.step(int(rng.integers(10)))[2:4]):
+            env.reset()
     steps, resets = 0, 0
     t = time.perf_counter()
     while time.perf_counter() - t < seconds:

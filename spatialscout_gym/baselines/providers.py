@@ -29,6 +29,8 @@ import os
 import time
 from typing import Any, Callable, Sequence
 
+from spatialscout_gym.core.errors import ConfigError, SpatialScoutError
+from spatialscout_gym.core.redact import redact, register_endpoint, register_secret
 from spatialscout_gym.wrappers.tool_call import (Message, ModelReply, ToolCall, anthropic_tools, openai_tools,
                                                  to_anthropic_messages, to_openai_messages)
 
@@ -47,7 +49,7 @@ maximum: 64,000, the largest output limit Anthropic documents for its Claude 4.5
 overview). A model with a lower limit refuses it; pass ``--max-tokens`` then."""
 
 
-class ModelServiceError(RuntimeError):
+class ModelServiceError(SpatialScoutError, RuntimeError):
     """A model call failed: the service refused it, or every attempt failed on the network."""
 
 
@@ -79,7 +81,7 @@ class ModelProvider:
     http_attempts : int
         HTTP attempts over all calls (>= ``calls``).
     failures : list of str
-        One line per failed attempt.
+        One line per failed attempt (keys, bearer tokens and the endpoint redacted).
     tool_names : tuple of str or None
         The tools sent with each request (None: all ten); the agent sets it (passive mode sends
         only the enabled tools).
@@ -97,17 +99,21 @@ class ModelProvider:
                  timeout_s: float = TIMEOUT_S, attempts: int = ATTEMPTS,
                  backoff_s: Sequence[float] = BACKOFF_S, sleep: Callable[[float], None] = time.sleep) -> None:
         if not model:
-            raise ValueError(f"a {self.provider} model name is required, e.g. {self.provider}:MODEL")
+            raise ConfigError(f"a {self.provider} model name is required, e.g. {self.provider}:MODEL")
         if int(attempts) < 1:
-            raise ValueError(f"attempts must be >= 1, got {attempts}")
+            raise ConfigError(f"attempts must be >= 1, got {attempts}")
         if len(backoff_s) < int(attempts) - 1:
-            raise ValueError(f"backoff_s needs one wait per retry ({int(attempts) - 1}), got {list(backoff_s)}")
+            raise ConfigError(f"backoff_s needs one wait per retry ({int(attempts) - 1}), got {list(backoff_s)}")
         if max_tokens is not None and int(max_tokens) < 1:
-            raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
+            raise ConfigError(f"max_tokens must be >= 1, got {max_tokens}")
         key = api_key if api_key is not None else os.environ.get(self.env_var)
         if not key:
-            raise ValueError(f"no API key for {self.provider}: set {self.env_var} or pass --api-key "
+            raise ConfigError(f"no API key for {self.provider}: set {self.env_var} or pass --api-key "
                              f"(any placeholder string works for a local server without keys)")
+        # Error texts are redacted of the key and the endpoint before they are kept or raised
+        # (a server may echo the Authorization header or its own URL).
+        register_secret(key)
+        register_endpoint(base_url)
         self.model = model
         self.base_url = base_url
         self.max_tokens = None if max_tokens is None else int(max_tokens)
@@ -178,7 +184,7 @@ class ModelProvider:
             except Exception as exc:  # the SDKs' error classes; anything else is a bug and re-raised
                 if not self._is_sdk_error(exc):
                     raise
-                line = f"call {self.calls} attempt {attempt}: {type(exc).__name__}: {exc}"
+                line = redact(f"call {self.calls} attempt {attempt}: {type(exc).__name__}: {exc}")
                 self.failures.append(line)
                 if not self._retryable(exc):
                     raise ModelServiceError(f"{self.provider} refused the request ({line}); check the "

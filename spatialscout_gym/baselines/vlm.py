@@ -39,6 +39,8 @@ import numpy as np
 
 from spatialscout_gym.baselines.base import PrivilegedAccess
 from spatialscout_gym.baselines.passive import PASSIVE_VIEWS, capture_scripted_views, views_baseline_m
+from spatialscout_gym.core.errors import ConfigError, ResourceMissingError
+from spatialscout_gym.core.redact import redact
 from spatialscout_gym.episode.episode import Episode
 from spatialscout_gym.episode.trace import event
 from spatialscout_gym.wrappers.images import JPEG_QUALITY, MAX_SIDE_PX, delivered_size
@@ -64,18 +66,21 @@ class OutputCapError(RuntimeError):
 def load_price_table(path: str | os.PathLike) -> dict[str, dict[str, float]]:
     """Read a price table JSON ``{model: {"input_per_mtok": x, "output_per_mtok": y}}`` (USD per
     million tokens); a readable ``ValueError`` names the first bad entry."""
+    if not os.path.isfile(path):
+        raise ResourceMissingError(f"price table {str(path)!r} does not exist; expected a JSON file "
+                                   f"{{model: {{\"input_per_mtok\": x, \"output_per_mtok\": y}}}}")
     with open(path, encoding="utf-8") as f:
         try:
             table = json.load(f)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+            raise ConfigError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
     if not isinstance(table, dict):
-        raise ValueError(f"{path}: expected an object {{model: {{input_per_mtok, output_per_mtok}}}}, "
+        raise ConfigError(f"{path}: expected an object {{model: {{input_per_mtok, output_per_mtok}}}}, "
                          f"got {type(table).__name__}")
     for model, row in table.items():
         if not (isinstance(row, dict) and all(isinstance(row.get(k), (int, float)) and row[k] >= 0
                                               for k in ("input_per_mtok", "output_per_mtok"))):
-            raise ValueError(f"{path}: entry {model!r} must be {{\"input_per_mtok\": number >= 0, "
+            raise ConfigError(f"{path}: entry {model!r} must be {{\"input_per_mtok\": number >= 0, "
                              f"\"output_per_mtok\": number >= 0}}, got {row!r}")
     return {m: {k: float(r[k]) for k in ("input_per_mtok", "output_per_mtok")} for m, r in table.items()}
 
@@ -124,9 +129,9 @@ class VLMAgent:
                  price_table: Mapping[str, Mapping[str, float]] | None = None,
                  prompt_style: str = DEFAULT_PROMPT_STYLE, image_max_side: int = MAX_SIDE_PX) -> None:
         if mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+            raise ConfigError(f"mode must be one of {MODES}, got {mode!r}")
         if int(model_call_budget) < 1:
-            raise ValueError(f"model_call_budget must be >= 1, got {model_call_budget}")
+            raise ConfigError(f"model_call_budget must be >= 1, got {model_call_budget}")
         self.provider = provider
         self.name = name
         self.mode = mode
@@ -135,7 +140,7 @@ class VLMAgent:
         self.price_table = dict(price_table) if price_table else None
         self.prompt_style = check_prompt_style(prompt_style)
         if not 16 <= int(image_max_side) <= 4096:
-            raise ValueError(f"image_max_side must be between 16 and 4096 pixels, got {image_max_side}")
+            raise ConfigError(f"image_max_side must be between 16 and 4096 pixels, got {image_max_side}")
         self.image_max_side = int(image_max_side)
         self.wrapper: ToolCallWrapper | None = None
         self.passive_frames: list[int] | None = None
@@ -242,7 +247,8 @@ class VLMAgent:
         return {"model": {
             "provider": getattr(self.provider, "provider", None),
             "name": getattr(self.provider, "model", None),
-            "base_url": getattr(self.provider, "base_url", None),
+            # The endpoint is never written (it can name a private host); only whether one was set.
+            "custom_endpoint": getattr(self.provider, "base_url", None) is not None,
             "api_mode": getattr(self.provider, "api_mode", None),
             "reasoning_effort": getattr(self.provider, "reasoning_effort", None),
             "max_output_tokens": getattr(self.provider, "max_output_tokens", None),
@@ -252,7 +258,7 @@ class VLMAgent:
             "mode": self.mode, "model_call_budget": self.model_call_budget,
             "model_calls": w.model_calls if w else 0,
             "http_attempts": int(getattr(self.provider, "http_attempts", 0)),
-            "attempt_failures": list(getattr(self.provider, "failures", [])),
+            "attempt_failures": [redact(f) for f in getattr(self.provider, "failures", [])],
             "usage": usage,
             "cost_usd": episode_cost(usage, getattr(self.provider, "model", ""), self.price_table),
         }}
@@ -272,7 +278,7 @@ def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, ap
     from spatialscout_gym.baselines.providers import AnthropicProvider, OpenAIProvider
     classes = {"openai": OpenAIProvider, "anthropic": AnthropicProvider}
     if provider not in classes:
-        raise ValueError(f"unknown provider {provider!r}; expected one of {sorted(classes)}")
+        raise ConfigError(f"unknown provider {provider!r}; expected one of {sorted(classes)}")
     if isinstance(price_table, (str, os.PathLike)):
         price_table = load_price_table(price_table)
     client = classes[provider](model, api_key=api_key, base_url=base_url, max_tokens=max_tokens,

@@ -11,7 +11,8 @@ import argparse
 from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
-from spatialscout_gym.cli.options import agent_help, check_episode_options
+from spatialscout_gym.cli.options import (add_catalog_option, agent_help, apply_catalog_option,
+                                           check_episode_options)
 
 
 def register(subparsers) -> None:
@@ -23,6 +24,7 @@ def register(subparsers) -> None:
     p.add_argument("--scene", required=True,
                    help="catalog scene id, procedural:<seed>, or a scene spec JSON path")
     p.add_argument("--out", required=True, type=Path, help="run directory to create")
+    add_catalog_option(p)
     p.add_argument("--seed", type=int, default=0, help="agent random seed (default 0)")
     p.add_argument("--image-budget", type=int, default=None,
                    help="images per episode, initial one included (default 100, or what a ppo: policy was trained with)")
@@ -102,24 +104,20 @@ def _fmt(x) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from spatialscout_gym.baselines.registry import UnknownAgentError, make_agent
+    from spatialscout_gym.baselines.registry import build_agent
+    from spatialscout_gym.core.errors import SpatialScoutError, message_of
     from spatialscout_gym.eval.runner import run_episode
+    apply_catalog_option(args)
     check_episode_options(args)
-    options = vlm_options(args)
-    try:
-        agent = make_agent(args.agent, **options)
-    except UnknownAgentError as exc:
-        raise CliError(str(exc)) from None
-    except (ValueError, OSError) as exc:  # missing key, bad price table, bad option
-        raise CliError(f"cannot build agent {args.agent!r}: {exc}") from None
+    agent = build_agent(args.agent, **vlm_options(args))   # a one-line error names the agent
     try:
         result = run_episode(agent, args.scene, args.out, seed=args.seed, image_budget=args.image_budget,
                              tool_call_budget=args.call_budget, resolution=args.resolution,
                              overwrite=args.overwrite)
     except FileExistsError as exc:
         raise CliError(f"{exc}; choose another --out or pass --overwrite") from None
-    except (KeyError, FileNotFoundError, ValueError) as exc:
-        raise CliError(f"cannot run scene {args.scene!r}: {exc}") from None
+    except SpatialScoutError as exc:  # unknown scene, broken spec file, drifted catalog, bad setting
+        raise CliError(f"cannot run scene {args.scene!r}: {message_of(exc)}") from None
     c = result["counters"]
     print(f"scene {result['scene_id']}  agent {result['agent']}  seed {result['seed']}  "
           f"ended by {result['end_reason']}")
@@ -132,7 +130,8 @@ def run(args: argparse.Namespace) -> int:
               f"{m.get('max_output_tokens') or 'none'}  (prompt, tool schema and settings in "
               f"{args.out}/harness.json)")
     if result.get("status") == "failed":
-        print(f"episode FAILED: {result['error']}")
+        from spatialscout_gym.core.redact import redact
+        print(f"episode FAILED: {redact(result['error'])}")
         print(f"wrote {args.out}/ (trace.jsonl, result.json with status failed, frames/); it is left "
               f"out of scores and aggregates")
         return 1

@@ -55,6 +55,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+from spatialscout_gym.core.errors import ConfigError, SpatialScoutError
 from spatialscout_gym.core.files import write_json_atomic
 
 __all__ = ["read_result", "is_finished", "attempt_dirs", "archive_failed_attempt", "EvalSettings", "EpisodeTask", "Outcome", "EvalSummary", "plan_tasks", "scene_dir_name",
@@ -67,7 +68,7 @@ ATTEMPTS_SUFFIX = ".attempts"
 _LOCK_FILE = ".evaluate.lock"
 
 
-class SettingsMismatchError(ValueError):
+class SettingsMismatchError(SpatialScoutError, ValueError):
     """``DIR`` holds an evaluation with other settings (agent, budgets or resolution)."""
 
 
@@ -184,7 +185,7 @@ def scene_dir_name(scene: str) -> str:
         s = Path(s).stem
     s = re.sub(r"[^A-Za-z0-9_.-]+", "_", s).strip("._")
     if not s:
-        raise ValueError(f"scene argument {scene!r} gives an empty directory name")
+        raise ConfigError(f"scene argument {scene!r} gives an empty directory name")
     return s
 
 
@@ -204,11 +205,11 @@ def expand_scenes(scenes: Sequence[str]) -> list[str]:
         else:
             out.append(str(s))
     if not out:
-        raise ValueError("no scenes given: pass 'catalog' or scene ids (e.g. procedural:7)")
+        raise ConfigError("no scenes given: pass 'catalog' or scene ids (e.g. procedural:7)")
     names = [scene_dir_name(s) for s in out]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
-        raise ValueError(f"scenes {dup} are given more than once (or map to the same directory)")
+        raise ConfigError(f"scenes {dup} are given more than once (or map to the same directory)")
     return out
 
 
@@ -226,7 +227,7 @@ def plan_tasks(out_dir: str | os.PathLike, scenes: Sequence[str], seeds: int | S
     """
     seed_list = list(range(int(seeds))) if isinstance(seeds, int) else [int(s) for s in seeds]
     if not seed_list:
-        raise ValueError(f"need at least one seed, got {seeds!r}")
+        raise ConfigError(f"need at least one seed, got {seeds!r}")
     root = Path(out_dir).resolve()
     return [EpisodeTask(s, k, str(root / scene_dir_name(s) / f"seed_{k}")) for s in expand_scenes(scenes)
             for k in seed_list]
@@ -378,12 +379,14 @@ def execute_task(task: EpisodeTask, state: WorkerState) -> Outcome:
                              overwrite=True, attempt=attempt, keep_attempts=True)
         if result.get("status", "ok") == "failed":   # the agent raised; the run dir records it
             task.failed_file.unlink(missing_ok=True)
-            return Outcome(task, False, result=result, error=str(result.get("error")),
+            from spatialscout_gym.core.redact import redact  # noqa: PLC0415
+            return Outcome(task, False, result=result, error=redact(result.get("error")),
                            wall_s=time.perf_counter() - t0)
     except Exception as exc:  # noqa: BLE001 -- an episode failure is data, listed apart
-        error = f"{type(exc).__name__}: {exc}"
+        from spatialscout_gym.core.redact import redact  # noqa: PLC0415
+        error = redact(f"{type(exc).__name__}: {exc}")
         write_json_atomic(task.failed_file, {"scene": task.scene, "seed": task.seed, "error": error,
-                                             "traceback": traceback.format_exc()})
+                                             "traceback": redact(traceback.format_exc())})
         if isinstance(exc, RuntimeError) and state.renderer is not None:
             state.close()   # a renderer in an unknown state is rebuilt for the next episode
         return Outcome(task, False, error=error, wall_s=time.perf_counter() - t0)
@@ -479,9 +482,9 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
     t_start = time.perf_counter()
 
     if workers < 1:
-        raise ValueError(f"workers must be >= 1, got {workers}")
+        raise ConfigError(f"workers must be >= 1, got {workers}")
     if max_concurrency is not None and max_concurrency < 1:
-        raise ValueError(f"max_concurrency must be >= 1, got {max_concurrency}")
+        raise ConfigError(f"max_concurrency must be >= 1, got {max_concurrency}")
     out = Path(out_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
     tasks = plan_tasks(out, scenes, seeds)
@@ -489,7 +492,7 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise RuntimeError(f"another `spatialscout evaluate` is writing to {out}; wait for it "
+            raise SpatialScoutError(f"another `spatialscout evaluate` is writing to {out}; wait for it "
                                f"or choose another --out") from None
         _check_settings(out, settings)
         _record_scene_args(out, tasks)
@@ -513,7 +516,8 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
             else:
                 summary.failed.append(o)
                 if bar is not None:
-                    bar.write(f"failed {o.task.key}: {o.error}")
+                    from spatialscout_gym.core.redact import redact  # noqa: PLC0415
+                    bar.write(f"failed {o.task.key}: {redact(o.error)}")
             if bar is not None:
                 m = _pooled_mean_iou(finished_results)
                 bar.set_postfix_str(f"mIoU(all) {'-' if m is None else f'{100 * m:.2f}%'} "

@@ -382,7 +382,8 @@ def write_index_html(out_dir: str | os.PathLike, report: dict, replay: dict | No
                      figures: dict[str, Path]) -> Path:
     """Write ``DIR/index.html``: the Table-3 report, per-category and per-scene tables, the replay
     curves and the Figure-4 pictures, all linked relatively. Returns its path."""
-    from spatialscout_gym.core.table import format_table  # noqa: PLC0415
+    from spatialscout_gym.core.table import format_table_html  # noqa: PLC0415
+    from spatialscout_gym.eval.report import shown_counters  # noqa: PLC0415
     out = Path(out_dir)
     e = html.escape
     rel = lambda p: Path(os.path.relpath(p, out)).as_posix()  # noqa: E731
@@ -393,10 +394,13 @@ def write_index_html(out_dir: str | os.PathLike, report: dict, replay: dict | No
              "text-align:right}td:first-child{text-align:left}img{max-width:100%}</style></head><body>",
              f"<h1>SpatialScout evaluation: {e(out.resolve().name)}</h1>",
              f"<p>agent {e(', '.join(report['agent']))}; catalog version {e(str(report['catalog_version']))}; "
-             f"{c['episodes']} episodes finished, {len(report['failures'])} failed (left out of aggregates); "
-             f"{c.get('calls', 0)} calls, {c.get('images', 0)} images, cost {c.get('cost_usd', 0):.4g} USD.</p>",
-             "<h2>Table 3 (%)</h2><pre>", e(format_table({"object-micro": report["object_micro"],
-                                                           "scene-macro": report["scene_macro"]})), "</pre>"]
+             f"{c['episodes']} episodes finished, {len(report['failures'])} failed (left out of aggregates).</p>",
+             "<h2>Table 3 (object-micro is the headline)</h2>",
+             format_table_html({"object-micro": report["object_micro"], "scene-macro": report["scene_macro"]}),
+             "<h2>Counters (totals over finished episodes)</h2><table><tr><th>counter</th><th>total</th></tr>"]
+    parts += [f"<tr><td>{e(k)}</td><td>{v:.4g}</td></tr>" if isinstance(v, float) else
+              f"<tr><td>{e(k)}</td><td>{v}</td></tr>" for k, v in shown_counters(c).items()]
+    parts.append("</table>")
     s = report["seeds"]
     if len(s["seeds"]) > 1:
         parts.append(f"<p>{len(s['seeds'])} seeds: all-target mean IoU {100 * s['mean']:.2f}% +- "
@@ -415,7 +419,7 @@ def write_index_html(out_dir: str | os.PathLike, report: dict, replay: dict | No
     parts += [f"<tr><td>{e(k)}</td><td>{v['num_targets']}</td><td>{v['num_submitted']}</td>"
               f"<td>{100 * v['mean_iou']:.2f}</td><td>{100 * v['gt_50']:.2f}</td></tr>"
               for k, v in report["categories"].items()]
-    parts += ["</table><h2>Per scene (%)</h2><pre>", e(format_table(report["scenes"])), "</pre>"]
+    parts += ["</table><h2>Per scene</h2>", format_table_html(report["scenes"])]
     if figures:
         parts.append("<h2>Reference scene and the submitted map (Figure 4; views at yaw +55, 0, -55 deg)</h2>")
         for key, p in figures.items():

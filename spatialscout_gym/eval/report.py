@@ -40,6 +40,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from spatialscout_gym.core.errors import SpatialScoutError
 from spatialscout_gym.core.files import (load_ground_truth, load_predictions, write_json_atomic,
                                          write_text_atomic)
 from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, aggregate, score_scene
@@ -51,9 +52,17 @@ __all__ = ["RunRecord", "find_runs", "find_failures", "failed_attempt_results", 
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
 _NOT_SUMMED = {"images_left", "calls_left", "done", "end_reason", "model_call_budget"}
+_COUNTER_ALIASES = ("images", "calls")
+"""Keys of ``counters`` that repeat another one (``images`` = ``images_used``; ``calls`` =
+``model_calls`` or ``tool_calls``): kept in ``report.json``, not shown twice in the tables."""
 
 
-class CompareError(ValueError):
+def shown_counters(counters: dict) -> dict:
+    """``counters`` without the aliases, for display (each figure once)."""
+    return {k: v for k, v in counters.items() if k not in _COUNTER_ALIASES}
+
+
+class CompareError(SpatialScoutError, ValueError):
     """Evaluations that must not be compared (different catalog versions or scene contents)."""
 
 
@@ -267,7 +276,8 @@ def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> st
                   f"+- {_pct(s['std'])}% (std across seeds); per seed "
                   + ", ".join(f"{k}: {_pct(v)}%" for k, v in s["per_seed"].items()), ""]
     lines += ["## Counters", "", "| counter | total |", "|---|---|"]
-    lines += [f"| {k} | {v:.4g} |" if isinstance(v, float) else f"| {k} | {v} |" for k, v in c.items()]
+    lines += [f"| {k} | {v:.4g} |" if isinstance(v, float) else f"| {k} | {v} |"
+              for k, v in shown_counters(c).items()]
     lines.append("")
     spent = report.get("failed_attempts_spend") or {}
     if spent.get("episodes"):

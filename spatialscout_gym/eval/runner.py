@@ -41,12 +41,13 @@ import numpy as np
 
 from spatialscout_gym.baselines.base import Agent, PrivilegedAccess
 from spatialscout_gym.core.files import write_json_atomic
+from spatialscout_gym.core.redact import redact
 from spatialscout_gym.core.scoring import GroundTruth, score_scene
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.envs.session import EpisodeSession
 from spatialscout_gym.episode.episode import Episode
 from spatialscout_gym.episode.trace import write_jsonl
-from spatialscout_gym.scenes.catalog import CATALOG_VERSION, scene_by_name, scene_content_hash
+from spatialscout_gym.scenes.catalog import scene_by_name, scene_catalog_version, scene_content_hash
 
 __all__ = ["run_episode", "write_run", "resolve_scene", "RESULT_FILE", "TRACE_FILE", "ATTEMPTS_DIR"]
 
@@ -140,14 +141,14 @@ def write_run(out_dir: str | os.PathLike, spec: SceneSpec, episode: Episode, age
         score = score_scene(gt, positions)
         result = {"status": "ok", **score.metrics(), "scorer": score.record()}
     else:  # no metrics and no ground_truth.json/predictions.json: scorers and reports skip it
-        result = {"status": "failed", "error": f"{type(failure).__name__}: {failure}",
+        result = {"status": "failed", "error": redact(f"{type(failure).__name__}: {failure}"),
                   "error_type": type(failure).__name__}
     extra = getattr(agent, "extra_result", None)
     if callable(extra):
         result.update(extra())
     result.update({
         "scene_id": spec.scene_id, "agent": getattr(agent, "name", type(agent).__name__),
-        "seed": int(seed), "catalog_version": CATALOG_VERSION,
+        "seed": int(seed), "catalog_version": scene_catalog_version(spec),
         "scene_content_hash": scene_content_hash(spec), "resolution": int(resolution),
         "end_reason": episode.end_reason, "counters": episode.counters(),
         "image_budget": int(image_budget), "tool_call_budget": tool_call_budget,

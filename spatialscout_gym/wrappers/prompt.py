@@ -33,7 +33,7 @@ import numpy as np
 
 from spatialscout_gym.core.camera import Intrinsics
 from spatialscout_gym.core.spec import PublicScene
-from spatialscout_gym.core.triangulation import MIN_BASELINE_M
+from spatialscout_gym.core.triangulation import MAX_OBSERVATIONS, MIN_BASELINE_M
 from spatialscout_gym.episode.tools import (MAX_ROTATION_DEG, MAX_TRANSLATION_M, PITCH_LIMIT_DEG,
                                             SUBMIT_MARGIN_M, TOOL_NAMES, WORLD_BOX_M)
 from spatialscout_gym.wrappers.images import MAX_SIDE_PX, delivered_size
@@ -113,6 +113,10 @@ def _calls_text(model_call_budget: int, budget_counts_tool_calls: bool) -> str:
 
 
 def _ending_text(budget_counts_tool_calls: bool) -> str:
+    if budget_counts_tool_calls:   # MCP: the server sees tool calls only, never a reply without one
+        return ("The episode ends when you call finish_mapping, when B is used up, or when the "
+                "connection closes; your last accepted map is what counts, so submit as you go and call "
+                "finish_mapping when you are done.")
     text = ("The episode ends when you call finish_mapping (tools after it in the same response are "
             "skipped), when you answer without a tool call, or when B is used up; your last accepted "
             "map is what counts.")
@@ -150,7 +154,8 @@ _TRIANGULATION = (
     "(the camera centres must differ by more than 5 cm; wider baselines are more accurate). The "
     "result is a point on the object's SURFACE, not the box centre: reason from it to the centre "
     "(e.g. add half the object's depth away from the camera, or triangulate opposite edges and "
-    "average). Heed warnings (small ray angle, large residual).")
+    "average). Heed warnings (small ray angle, large residual). At most "
+    f"{MAX_OBSERVATIONS} observations per call.")
 
 def _one_view(single: bool) -> str:
     """Estimating without triangulation: the ray of a pixel, and depth from what the image shows."""

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Union
 
 from spatialscout_gym.episode.episode import Episode
-from spatialscout_gym.episode.tools import TOOL_NAMES, TOOL_SPECS, ArgSpec, ToolResult, to_jsonable
+from spatialscout_gym.episode.tools import TOOL_NAMES, TOOL_SPECS, ArgSpec, ToolResult, model_json, to_jsonable
 from spatialscout_gym.wrappers.images import (JPEG_QUALITY, MAX_SIDE_PX, DeliveredImage, conversion_text,
                                               encode_for_model)
 from spatialscout_gym.wrappers.prompt import (CAMERA_TOOLS, DEFAULT_PROMPT_STYLE, PASSIVE_TOOLS, REMINDER_AT,
@@ -71,7 +71,8 @@ def _arg_schema(a: ArgSpec) -> dict:
     if a.kind == "vec3":
         return {**_VEC3, "description": a.description}
     if a.kind == "marks":
-        return {"type": "array", "minItems": 2, "description": a.description + " (render-grid pixels; "
+        return {"type": "array", "minItems": 2, **({"maxItems": a.max_items} if a.max_items else {}),
+                "description": a.description + " (render-grid pixels; "
                 "convert from delivered images first)",
                 "items": {"type": "object", "additionalProperties": False,
                           "required": ["frame_id", "u", "v"],
@@ -446,7 +447,7 @@ class ToolCallWrapper:
             payload["error"] = _clip(res.error or "refused")
             if res.result:
                 payload["result"] = res.result
-        parts: list[Part] = [json.dumps(to_jsonable(payload), allow_nan=False)]
+        parts: list[Part] = [model_json(payload)]
         if res.ok and name == "capture_image" and res.frame_id is not None:
             parts += self._image_parts(res.frame_id)
         return Message("tool", parts, tool_call_id=call.id, tool_name=name, is_error=not res.ok)
