@@ -19,7 +19,10 @@ validation set for training runs that leaves the catalog untouched.
 
 ``--mapper oracle-surface`` makes every agent that maps with a mapper (the NBV agents, ``ppo:PATH``
 and ``oracle-explorer``) submit the mean of each target's seen surface points instead of its
-reference centre: the same views, scored for localization rather than coverage. The tool-call
+reference centre: the same views, scored for localization rather than coverage. ``--cache DIR``
+keeps each (agent, seed) result under ``DIR`` (keyed by the scenes, V, resolution, mapper and, for
+``ppo:PATH``, the policy file's hash) and reuses it, so agents can be added to a table without
+re-running the others. The tool-call
 budget is unlimited (``tool_call_budget=None``): every agent gets the same V images.
 """
 
@@ -146,6 +149,18 @@ def _job(agent_name: str, seed: int, scene_ids: list[str], image_budget: int, re
         renderer.close()
 
 
+def cache_path(cache: Path, where: str, name: str, seed: int, image_budget: int, resolution: int,
+               mapper: str, n_scenes: int) -> Path:
+    """Where ``--cache`` keeps one (agent, seed) result; a ``ppo:PATH`` key includes the policy's hash."""
+    import hashlib
+    label = agent_label(name)
+    if name.startswith("ppo:"):
+        model = Path(name[4:])
+        model = model / "model.zip" if model.is_dir() else model
+        label += "-" + hashlib.sha1(model.read_bytes()).hexdigest()[:10]
+    return cache / f"{where}_{n_scenes}scenes_V{image_budget}_{resolution}px_{mapper}" / f"{label}__seed{seed}.json"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--scenes", type=int, default=80, help="first N catalog scenes (default 80)")
@@ -161,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=1,
                    help="processes, one (agent, seed) evaluation each at a time (default 1)")
     p.add_argument("--out", type=Path, default=None, help="write all metrics as JSON here")
+    p.add_argument("--cache", type=Path, default=None,
+                   help="keep and reuse each (agent, seed) result in this directory")
     args = p.parse_args(argv)
     if args.workers < 1 or args.scenes < 1 or args.image_budget < 1:
         p.error(f"--workers, --scenes and --image-budget must be >= 1, got {args.workers}, {args.scenes} "
@@ -177,13 +194,30 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.time()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     from tqdm import tqdm
+    where = f"catalog-v{everything['catalog_version']}" if args.procedural <= 0 else "procedural"
+    cached = {}
+    if args.cache is not None:
+        for name, seed in jobs:
+            path = cache_path(args.cache, where, name, seed, args.image_budget, args.resolution, args.mapper,
+                              len(scene_ids))
+            if path.is_file():
+                cached[(name, seed)] = json.loads(path.read_text())
     with ProcessPoolExecutor(args.workers) as pool, tqdm(total=len(jobs), unit="run", desc="nbv_results") as bar:
         futures = {pool.submit(_job, name, seed, scene_ids, args.image_budget, args.resolution, args.mapper):
-                   (name, seed) for name, seed in jobs}
+                   (name, seed) for name, seed in jobs if (name, seed) not in cached}
+        for (name, seed), res in cached.items():
+            results[(name, seed)] = res
+            bar.update(1)
+            bar.write(f"# {name} seed {seed}: all mIoU {100 * res['object_micro']['all']['mean_iou']:.2f}% (cached)")
         for fut in futures:
             name, seed = futures[fut]
             res, seconds = fut.result()
             results[(name, seed)] = res
+            if args.cache is not None:
+                path = cache_path(args.cache, where, name, seed, args.image_budget, args.resolution,
+                                  args.mapper, len(scene_ids))
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(json.dumps(res))
             bar.update(1)
             bar.write(f"# {name} seed {seed}: all mIoU {100 * res['object_micro']['all']['mean_iou']:.2f}% "
                       f"({seconds:.1f} s)")
