@@ -44,6 +44,11 @@ def test_trainer_end_to_end_then_ppo_agent_runs(tmp_path, capsys):
     agent = make_agent(f"ppo:{model}")
     assert agent.mapper_name == "oracle-surface"                  # the policy's own mapper
     assert agent.episode_settings == {"image_budget": 5, "resolution": 48}
+    assert agent.deterministic is False                               # samples unless the config says so
+    saved["deterministic"] = True
+    (run_dir / "nbv_config.json").write_text(json.dumps(saved))
+    assert make_agent(f"ppo:{model}").deterministic is True
+    assert make_agent(f"ppo:{model}", deterministic=False).deterministic is False
     res = run_episode(agent, spec, tmp_path / "run", image_budget=6, tool_call_budget=None, resolution=64,
                       renderer=FakeRenderer(spec))
     assert res["end_reason"] == "finish_mapping"

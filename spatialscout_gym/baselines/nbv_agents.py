@@ -19,7 +19,8 @@ All three use the oracle-perception mapper (privileged segmentation of each capt
   ``model.zip``). Its ``nbv_config.json`` beside it fixes the motion kind, observation size and
   mapper, and names the image budget and resolution it was trained with, which ``spatialscout
   run/evaluate`` adopt unless told otherwise (:attr:`PPONBVAgent.episode_settings`). Actions are
-  sampled (torch seeded from ``rng``) unless ``deterministic=True``.
+  sampled (torch seeded from ``rng``) unless ``deterministic=True`` or the policy's
+  ``nbv_config.json`` says ``"deterministic": true``.
 """
 
 from __future__ import annotations
@@ -171,8 +172,9 @@ class FrontierNBVAgent(NBVAgent):
 
 def load_policy_config(model_path: str | Path) -> dict:
     """What a policy was trained with: ``{"config": NBVConfig, "mapper": str, "image_budget": int
-    or None, "resolution": int or None}``, from ``nbv_config.json`` beside ``model_path`` (older
-    policies: the missing keys from the ``args.json`` of their training run, else defaults)."""
+    or None, "resolution": int or None, "deterministic": bool}``, from ``nbv_config.json`` beside
+    ``model_path`` (older policies: the missing keys from the ``args.json`` of their training run,
+    else defaults; ``deterministic``, how ``ppo:PATH`` acts by default, is False unless set)."""
     path = Path(model_path).with_name(CONFIG_FILE)
     saved = json.loads(path.read_text()) if path.exists() else {}
     args_path = Path(model_path).with_name("args.json")
@@ -181,7 +183,8 @@ def load_policy_config(model_path: str | Path) -> dict:
     return {"config": NBVConfig(**{k: v for k, v in saved.items() if k in fields}),
             "mapper": str(saved.get("mapper", train_args.get("mapper", "oracle"))),
             "image_budget": saved.get("image_budget", train_args.get("image_budget")),
-            "resolution": saved.get("resolution", train_args.get("resolution"))}
+            "resolution": saved.get("resolution", train_args.get("resolution")),
+            "deterministic": bool(saved.get("deterministic", False))}
 
 
 def load_nbv_config(model_path: str | Path) -> NBVConfig:
@@ -190,12 +193,14 @@ def load_nbv_config(model_path: str | Path) -> NBVConfig:
 
 
 def save_nbv_config(config: NBVConfig, directory: str | Path, *, mapper: str = "oracle",
-                    image_budget: int | None = None, resolution: int | None = None) -> Path:
+                    image_budget: int | None = None, resolution: int | None = None,
+                    deterministic: bool = False) -> Path:
     """Write ``nbv_config.json`` into ``directory``: the :class:`NBVConfig` fields plus the mapper,
-    image budget and resolution the policy is trained with."""
+    image budget and resolution the policy is trained with, and whether ``ppo:PATH`` acts
+    deterministically (most likely action) or samples by default."""
     path = Path(directory) / CONFIG_FILE
     path.write_text(json.dumps({**asdict(config), "mapper": mapper, "image_budget": image_budget,
-                                "resolution": resolution}, indent=2))
+                                "resolution": resolution, "deterministic": bool(deterministic)}, indent=2))
     return path
 
 
@@ -206,11 +211,12 @@ class PPONBVAgent(NBVAgent):
     ----------
     path : str
         The saved ``model.zip`` (or the run directory holding it).
-    deterministic : bool
-        Take the most likely action instead of sampling.
+    deterministic : bool, optional
+        Take the most likely action instead of sampling; None (default): as the policy's
+        ``nbv_config.json`` says (``"deterministic"``, False if absent).
     """
 
-    def __init__(self, path: str, deterministic: bool = False) -> None:
+    def __init__(self, path: str, deterministic: bool | None = None) -> None:
         p = Path(path)
         if p.is_dir():
             p = p / "model.zip"
@@ -230,7 +236,7 @@ class PPONBVAgent(NBVAgent):
             raise MissingExtraError("ppo:PATH needs the RL extra: pip install -e \".[rl]\"") from exc
         self.model = PPO.load(str(p), device="cpu")
         self.name = f"ppo:{path}"
-        self.deterministic = bool(deterministic)
+        self.deterministic = bool(trained["deterministic"] if deterministic is None else deterministic)
 
     def begin(self, controller, rng):
         import torch
