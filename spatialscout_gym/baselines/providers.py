@@ -1,8 +1,8 @@
 """Model services behind the VLM agent: OpenAI chat-completions and Anthropic messages clients.
 
-Each provider turns the neutral conversation of :mod:`spatialscout_gym.wrappers.tool_call` into
-one request with the real SDK client, and its response into a
-:class:`~spatialscout_gym.wrappers.tool_call.ModelReply`.
+Each provider turns the neutral conversation of :mod:`spatialscout_gym.wrappers.conversation` into
+one request (wire formats: :mod:`spatialscout_gym.baselines.wire`) with the real SDK client, and its response into a
+:class:`~spatialscout_gym.wrappers.conversation.ModelReply`.
 
 Requests follow docs/protocol.md section 5: a 180 s timeout per HTTP request and up to 3 attempts with
 1 s and 2 s backoff on network failure (connection errors, timeouts, HTTP 5xx and 429). The SDKs'
@@ -20,8 +20,9 @@ import os
 import time
 from typing import Any, Callable, Sequence
 
-from spatialscout_gym.wrappers.tool_call import (Message, ModelReply, ToolCall, anthropic_tools, openai_tools,
-                                                 to_anthropic_messages, to_openai_messages)
+from spatialscout_gym.baselines.wire import (anthropic_tools, openai_tools, to_anthropic_messages,
+                                             to_openai_messages)
+from spatialscout_gym.wrappers.conversation import Message, ModelReply, ToolCall
 
 __all__ = ["ModelProvider", "OpenAIProvider", "AnthropicProvider", "ModelServiceError",
            "TIMEOUT_S", "ATTEMPTS", "BACKOFF_S"]

@@ -1,8 +1,9 @@
 """VLM agents: a tool-calling model drives the episode (``--agent openai:MODEL`` / ``anthropic:MODEL``).
 
 The agent loop is provider-neutral: a :class:`~spatialscout_gym.wrappers.tool_call.ToolCallWrapper`
-keeps the conversation and runs the tools, a
-:class:`~spatialscout_gym.baselines.providers.ModelProvider` sends it to the model. The loop ends
+around the scene's registered Gymnasium env keeps the conversation and turns each tool call into
+one env step, a :class:`~spatialscout_gym.baselines.providers.ModelProvider` sends the
+conversation to the model. The loop ends
 when the wrapper ends the episode (docs/protocol.md section 5). A service failure raises
 :class:`~spatialscout_gym.baselines.providers.ModelServiceError`; the runner records the episode as
 failed and leaves it out of aggregates.
@@ -19,15 +20,12 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from typing import Any, Mapping
 
-import numpy as np
-
-from spatialscout_gym.baselines.base import PrivilegedAccess
-from spatialscout_gym.baselines.passive import PASSIVE_VIEWS, capture_scripted_views
-from spatialscout_gym.episode.episode import Episode
+from spatialscout_gym.baselines.passive import PASSIVE_VIEWS, scripted_path
 from spatialscout_gym.wrappers.tool_call import ToolCallWrapper
 
 __all__ = ["VLMAgent", "make_vlm_agent", "openai_agent", "anthropic_agent", "load_price_table",
@@ -83,6 +81,8 @@ class VLMAgent:
         Frames in passive mode, frame 0 included.
     price_table : dict, optional
         See :func:`load_price_table`.
+    request_limiter : context manager, optional
+        Entered around each model request (the evaluation's ``--max-concurrency``).
     """
 
     privileged = False
@@ -91,7 +91,8 @@ class VLMAgent:
 
     def __init__(self, provider: Any, *, name: str, mode: str = "active", model_call_budget: int = 100,
                  passive_views: int = PASSIVE_VIEWS,
-                 price_table: Mapping[str, Mapping[str, float]] | None = None) -> None:
+                 price_table: Mapping[str, Mapping[str, float]] | None = None,
+                 request_limiter: Any = None) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         if int(model_call_budget) < 1:
@@ -102,24 +103,35 @@ class VLMAgent:
         self.model_call_budget = int(model_call_budget)
         self.passive_views = int(passive_views)
         self.price_table = dict(price_table) if price_table else None
+        self.request_limiter = request_limiter if request_limiter is not None else contextlib.nullcontext()
         self.wrapper: ToolCallWrapper | None = None
 
-    def run(self, episode: Episode, *, rng: np.random.Generator,
-            privileged: PrivilegedAccess | None = None) -> None:
-        """Alternate model calls and tool execution until the episode ends.
+    def run_env(self, env: Any, *, seed: int = 0) -> None:
+        """Wrap ``env`` (a SpatialScout env, possibly wrapped) in a :class:`ToolCallWrapper`, reset
+        it and alternate model calls and env steps until the episode ends.
 
         Raises
         ------
         ModelServiceError
             The model service failed (the runner records the episode as failed).
         """
-        frames = capture_scripted_views(episode, self.passive_views) if self.mode == "passive" else None
-        self.wrapper = w = ToolCallWrapper(episode, model_call_budget=self.model_call_budget,
-                                           passive_frames=frames)
+        passive = self.mode == "passive"
+        self.wrapper = w = ToolCallWrapper(env, model_call_budget=self.model_call_budget,
+                                           passive_views=self.passive_views if passive else None,
+                                           passive_path=scripted_path() if passive else None)
+        w.reset(seed=seed)
         while not w.done:
-            messages = w.begin_request()
-            reply = self.provider.complete(messages)
-            w.apply_reply(reply)
+            messages = w.request()
+            with self.request_limiter:
+                reply = self.provider.complete(messages)
+            w.step(reply)
+
+    @property
+    def end_reason(self) -> str | None:
+        return self.wrapper.end_reason if self.wrapper is not None else None
+
+    def trace(self) -> list[dict]:
+        return self.wrapper.trace() if self.wrapper is not None else []
 
     def extra_result(self) -> dict:
         """Model-side figures for ``result.json``: calls, HTTP attempts, tokens, cost, mode."""

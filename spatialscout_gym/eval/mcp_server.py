@@ -3,10 +3,11 @@
 ``spatialscout mcp --scene SCENE --out DIR [--transport stdio|http] [--port P]`` serves one
 :class:`~spatialscout_gym.episode.Episode` (docs/protocol.md section 4) over stdio or streamable HTTP bound
 to 127.0.0.1 (path ``/mcp``). Tool input schemas are those of
-:func:`spatialscout_gym.wrappers.tool_call.tool_schemas`; results are a JSON text
+:func:`spatialscout_gym.wrappers.schemas.tool_schemas`; results are a JSON text
 ``{"ok": ..., "result" | "error": ...}`` (``is_error`` set on refusals), and ``capture_image``
 adds the frame as MCP image content (JPEG, at most 384 px) with the pixel conversion stated
-(docs/protocol.md section 3). The first tool result of the session also carries the initial image
+(docs/protocol.md section 3). The texts come from the same formatter as the VLM wrapper's
+(:mod:`spatialscout_gym.wrappers.replies`), so a tool result reads the same over MCP and there. The first tool result of the session also carries the initial image
 (frame 0). The server's ``instructions`` are the task prompt of
 :mod:`spatialscout_gym.wrappers.prompt`.
 
@@ -22,7 +23,6 @@ are refused with a reason. Nothing a client receives carries a score or private 
 from __future__ import annotations
 
 import base64
-import json
 import os
 import sys
 from contextlib import contextmanager
@@ -31,10 +31,12 @@ from typing import Any, Iterator
 
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.episode.episode import Episode
-from spatialscout_gym.episode.tools import TOOL_NAMES, to_jsonable
-from spatialscout_gym.wrappers.images import conversion_text, encode_for_model
+from spatialscout_gym.episode.tools import TOOL_NAMES
+from spatialscout_gym.wrappers.conversation import parse_arguments
 from spatialscout_gym.wrappers.prompt import task_prompt
-from spatialscout_gym.wrappers.tool_call import parse_arguments, tool_schemas
+from spatialscout_gym.wrappers.replies import (clip_error, frame_parts, refusal_text, result_text,
+                                               unknown_tool_error)
+from spatialscout_gym.wrappers.schemas import tool_schemas
 
 __all__ = ["McpEpisode", "build_server", "serve_stdio", "serve_http", "HOST", "stdout_to_stderr"]
 
@@ -85,22 +87,14 @@ class McpEpisode:
         whether it is an error. Never raises for bad input."""
         ep = self.episode
         if name not in TOOL_NAMES:
-            blocks, err = [_text({"ok": False, "error": f"unknown tool {name!r}; valid tools: "
-                                                        f"{', '.join(TOOL_NAMES)}"})], True
+            blocks, err = [_text(refusal_text(clip_error(unknown_tool_error(name))))], True
         else:
             args, reason = parse_arguments(arguments)
             if reason is not None:
-                blocks, err = [_text({"ok": False, "error": f"{name}: {reason}"})], True
+                blocks, err = [_text(refusal_text(clip_error(f"{name}: {reason}")))], True
             else:
                 res = ep.call(name, args)
-                payload: dict[str, Any] = {"ok": res.ok}
-                if res.ok:
-                    payload["result"] = res.result
-                else:
-                    payload["error"] = res.error
-                    if res.result:
-                        payload["result"] = res.result
-                blocks, err = [_text(payload)], not res.ok
+                blocks, err = [_text(result_text(res.to_dict()))], not res.ok
                 if res.ok and name == "capture_image" and res.frame_id is not None:
                     blocks += self._image_blocks(res.frame_id)
         if not self._sent_initial:
@@ -111,12 +105,7 @@ class McpEpisode:
         return blocks, err
 
     def _image_blocks(self, fid: int) -> list[dict]:
-        frame = self.episode.frames[fid]
-        img = encode_for_model(frame.image, fid)
-        pose = self.episode.task_frame.pose_to_task(frame.pose)
-        pos = ", ".join(f"{x:.3f}" for x in pose["position"])
-        caption = (f"Frame {fid}: camera at [{pos}] m (task frame), yaw {pose['yaw_deg']:.1f} deg, "
-                   f"pitch {pose['pitch_deg']:.1f} deg. {conversion_text(img)}")
+        caption, img = frame_parts(self.episode, fid)
         return [{"type": "text", "text": caption},
                 {"type": "image", "data": base64.b64encode(img.jpeg).decode("ascii"), "mime_type": "image/jpeg"}]
 
@@ -144,8 +133,8 @@ class McpEpisode:
                 self._owns = False
 
 
-def _text(payload: dict) -> dict:
-    return {"type": "text", "text": json.dumps(to_jsonable(payload), allow_nan=False)}
+def _text(text: str) -> dict:
+    return {"type": "text", "text": text}
 
 
 def build_server(session: McpEpisode):

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from spatialscout_gym.baselines.base import Agent, PrivilegedAccess
+from spatialscout_gym.baselines.base import Agent, EnvAgent, PrivilegedAccess
 from spatialscout_gym.core.files import write_json_atomic
 from spatialscout_gym.core.scoring import GroundTruth, score_scene
 from spatialscout_gym.core.spec import SceneSpec
@@ -39,7 +39,7 @@ from spatialscout_gym.episode.episode import Episode
 from spatialscout_gym.episode.trace import write_jsonl
 from spatialscout_gym.scenes.catalog import CATALOG_VERSION, scene_by_name, scene_content_hash
 
-__all__ = ["run_episode", "write_run", "resolve_scene", "RESULT_FILE", "TRACE_FILE"]
+__all__ = ["run_episode", "write_run", "resolve_scene", "make_scene_env", "RESULT_FILE", "TRACE_FILE"]
 
 RESULT_FILE = "result.json"
 TRACE_FILE = "trace.jsonl"
@@ -50,6 +50,19 @@ def resolve_scene(scene: str | SceneSpec) -> SceneSpec:
     if isinstance(scene, SceneSpec):
         return scene
     return scene_by_name(str(scene))
+
+
+def make_scene_env(spec: SceneSpec, **env_options: Any) -> Any:
+    """The registered Gymnasium env of ``spec`` (``SpatialScout/<scene_id>-v0``; an unregistered
+    scene, e.g. ``procedural:<seed>`` or a spec file, through ``SpatialScout/Procedural-v0`` with
+    that scene), made with ``gym.make`` and ``env_options`` (resolution, budgets, renderer)."""
+    import gymnasium as gym
+
+    from spatialscout_gym.envs.registration import NAMESPACE, env_id_for_scene
+    env_id = env_id_for_scene(spec.scene_id)
+    if env_id not in gym.registry:
+        env_id = f"{NAMESPACE}/Procedural-v0"
+    return gym.make(env_id, scene=spec, **env_options)
 
 
 def run_episode(agent: Agent, scene: str | SceneSpec, out_dir: str | os.PathLike, *, seed: int = 0,
@@ -95,7 +108,14 @@ def run_episode(agent: Agent, scene: str | SceneSpec, out_dir: str | os.PathLike
     # without a tool-call budget; its own budget B ends the episode.
     tool_call_budget = None if getattr(agent, "counts_model_calls", False) else tool_call_budget
     failure: Exception | None = None
+    trace: list[dict] | None = None
     try:
+        if isinstance(agent, EnvAgent):
+            episode, trace, failure = _run_env_agent(agent, spec, renderer, seed=seed, resolution=resolution,
+                                                     image_budget=image_budget, tool_call_budget=tool_call_budget)
+            return write_run(out, spec, episode, agent, seed=seed, resolution=resolution,
+                             image_budget=image_budget, tool_call_budget=tool_call_budget, failure=failure,
+                             trace=trace)
         episode = Episode(spec.public, renderer, image_budget=image_budget, tool_call_budget=tool_call_budget)
         privileged = PrivilegedAccess(spec, renderer) if getattr(agent, "privileged", False) else None
         try:
@@ -112,14 +132,37 @@ def run_episode(agent: Agent, scene: str | SceneSpec, out_dir: str | os.PathLike
                      image_budget=image_budget, tool_call_budget=tool_call_budget, failure=failure)
 
 
+def _run_env_agent(agent: EnvAgent, spec: SceneSpec, renderer: Any, *, seed: int, resolution: int,
+                   image_budget: int, tool_call_budget: int | None) -> tuple[Episode, list[dict], Exception | None]:
+    """Run an env-driving agent on the scene's registered env; returns the episode (ended), the
+    agent's trace and the failure, if any."""
+    env = make_scene_env(spec, renderer=renderer, resolution=resolution, image_budget=image_budget,
+                         tool_call_budget=tool_call_budget)
+    failure: Exception | None = None
+    try:
+        try:
+            agent.run_env(env, seed=seed)
+        except Exception as exc:  # service or runtime failure: recorded, left out of aggregates
+            failure = exc
+        episode = env.unwrapped.episode
+        if episode is None:  # the env never reset: nothing to record
+            raise failure if failure is not None else RuntimeError("the agent did not reset the env")
+        if not episode.done:
+            episode.end("failed" if failure is not None else agent.end_reason or "agent_stopped")
+        return episode, agent.trace(), failure
+    finally:
+        env.close()   # a renderer passed in stays open
+
+
 def write_run(out_dir: str | os.PathLike, spec: SceneSpec, episode: Episode, agent: Any, *, seed: int,
               resolution: int, image_budget: int, tool_call_budget: int | None,
-              failure: BaseException | None = None) -> dict:
+              failure: BaseException | None = None, trace: list[dict] | None = None) -> dict:
     """Score ``episode`` and write its run directory (see the module docstring); returns
     ``result.json``'s contents. An existing ``out_dir`` is replaced (callers check first).
 
     ``agent`` supplies ``name`` and, optionally, ``extra_result() -> dict``; ``failure`` marks the
-    run as failed (no metrics, no ``predictions.json``/``ground_truth.json``).
+    run as failed (no metrics, no ``predictions.json``/``ground_truth.json``); ``trace`` replaces
+    ``episode.trace`` (an env agent's trace with its model events in place).
     """
     out = Path(out_dir)
     gt = GroundTruth.from_spec(spec)
@@ -143,7 +186,7 @@ def write_run(out_dir: str | os.PathLike, spec: SceneSpec, episode: Episode, age
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:
-        write_jsonl(episode.trace, tmp / TRACE_FILE)
+        write_jsonl(episode.trace if trace is None else trace, tmp / TRACE_FILE)
         if failure is None:
             write_json_atomic(tmp / "predictions.json", {"positions": positions})
             write_json_atomic(tmp / "ground_truth.json", spec.ground_truth_dict())
