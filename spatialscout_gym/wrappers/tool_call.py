@@ -231,9 +231,11 @@ class ToolCallWrapper(gym.Wrapper):
             Sum of the inner steps' rewards.
         terminated, truncated : bool
         info : dict
-            ``tool_results`` (the env's ``info["tool_result"]`` per call, refusals made here as
-            ``{"tool", "ok": False, "error"}``), ``model_calls``, ``calls_left``, ``end_reason``,
-            and the last inner step's ``counters`` and, when the env ended, ``metrics``.
+            The last inner step's info (``counters``; ``metrics`` when the env ended; what inner
+            wrappers add, e.g. ``episode`` from ``RecordEpisodeStatistics``) without its
+            ``tool_result``, plus ``tool_results`` (the env's ``info["tool_result"]`` per call,
+            refusals made here as ``{"tool", "ok": False, "error", ...}``), ``model_calls``,
+            ``calls_left`` and ``end_reason``.
 
         Raises
         ------
@@ -287,11 +289,9 @@ class ToolCallWrapper(gym.Wrapper):
         out = list(results)
         if not self.done:
             out += self._remind()
-        info_out: dict[str, Any] = {"tool_results": tool_results, "model_calls": self.model_calls,
-                                    "calls_left": self.calls_left, "end_reason": self.end_reason}
-        for key in ("counters", "metrics"):
-            if key in last_info:
-                info_out[key] = last_info[key]
+        info_out = {k: v for k, v in last_info.items() if k != "tool_result"}
+        info_out.update(tool_results=tool_results, model_calls=self.model_calls, calls_left=self.calls_left,
+                        end_reason=self.end_reason)
         return out, reward, terminated, truncated, info_out
 
     # ---- tool calls -------------------------------------------------------------------------------
