@@ -169,3 +169,28 @@ def test_mcp_server_and_wrapper_send_the_same_text(tmp_path):
     clipped = json.loads(messages[5].text)["error"]
     assert clipped.endswith("more characters]") and len(clipped) < MAX_ERROR_CHARS + 40
     session.close()
+
+
+@pytest.mark.render
+def test_readme_model_loop_runs_against_a_scripted_server(monkeypatch, capsys):
+    """The README's ten-line loop, as printed, with the real OpenAI client (pointed at a scripted
+    server on 127.0.0.1 through OPENAI_BASE_URL) on the registered Kitchen_01 env (SAPIEN)."""
+    import re
+    from pathlib import Path
+
+    from vlm_scripted import ScriptedServer
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme[readme.index("### Your own model loop"):]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    assert len(code.strip().splitlines()) <= 16
+    policy = lambda step, body, fmt: [("capture_image", {})] if step == 0 else [("finish_mapping", {})]  # noqa: E731
+    with ScriptedServer(policy) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "local")
+        scope: dict = {}
+        exec(compile(code, "README.md", "exec"), scope)
+        requests = list(server.requests)
+    assert len(requests) == 2 and scope["info"]["end_reason"] == "finish_mapping"
+    assert sum(m["role"] == "tool" for m in requests[1]["messages"]) == 1
+    assert capsys.readouterr().out.startswith("finish_mapping ")
+    scope["env"].close()
