@@ -72,12 +72,16 @@ class EnvAgent(Protocol):
     Attributes
     ----------
     name : str
+    counts_model_calls : bool
+        True when the agent counts model calls itself (B, docs/protocol.md section 5): the runner
+        then gives the env no tool-call budget.
     end_reason : str or None
         Why the agent's episode ended (``"no_tool_call"``, ``"model_call_budget"``, the env's reason),
         None while it runs.
     """
 
     name: str
+    counts_model_calls: bool
     end_reason: str | None
 
     def run_env(self, env: Any, *, seed: int) -> None:

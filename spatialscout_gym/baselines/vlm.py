@@ -138,16 +138,16 @@ class VLMAgent:
         w = self.wrapper
         usage = dict(w.usage) if w else {"input_tokens": 0, "output_tokens": 0}
         return {"model": {
-            "provider": getattr(self.provider, "provider", None),
-            "name": getattr(self.provider, "model", None),
-            "base_url": getattr(self.provider, "base_url", None),
-            "reasoning_effort": getattr(self.provider, "reasoning_effort", None),
+            "provider": self.provider.provider,
+            "name": self.provider.model,
+            "base_url": self.provider.base_url,
+            "reasoning_effort": self.provider.reasoning_effort,
             "mode": self.mode, "model_call_budget": self.model_call_budget,
             "model_calls": w.model_calls if w else 0,
-            "http_attempts": int(getattr(self.provider, "http_attempts", 0)),
-            "attempt_failures": list(getattr(self.provider, "failures", [])),
+            "http_attempts": int(self.provider.http_attempts),
+            "attempt_failures": list(self.provider.failures),
             "usage": usage,
-            "cost_usd": episode_cost(usage, getattr(self.provider, "model", ""), self.price_table),
+            "cost_usd": episode_cost(usage, self.provider.model, self.price_table),
         }}
 
 

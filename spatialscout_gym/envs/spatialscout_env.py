@@ -66,7 +66,7 @@ class SpatialScoutEnv(gym.Env):
     K = 64, N_max = 40. The argument blocks are float64, so a JSON number round-trips exactly.
     A tool call these fields cannot hold (wrong types, unknown ids or argument names) may be passed
     as ``action["arguments"]`` (a dict, outside the space) with ``tool``: the episode then refuses
-    it with its reason and counts it, as :class:`~spatialscout_gym.wrappers.ToolCallWrapper` does. ``positions`` is bounded by ``r + 0.5`` m for a fixed scene (10 m for
+    it with its reason and counts it, as :class:`~spatialscout_gym.wrappers.tool_call.ToolCallWrapper` does. ``positions`` is bounded by ``r + 0.5`` m for a fixed scene (10 m for
     ``Procedural-v0``), so a sampled entry lies outside the submission ball about half of the time
     and is refused per entry. Out-of-bound requests are refused by the episode, never raised.
 

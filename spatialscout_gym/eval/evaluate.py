@@ -309,7 +309,7 @@ class WorkerState:
         return self.renderer
 
     def close(self) -> None:
-        if self.renderer is not None and hasattr(self.renderer, "close"):
+        if self.renderer is not None:
             self.renderer.close()
         self.renderer = None
 

@@ -102,11 +102,11 @@ def run_episode(agent: Agent, scene: str | SceneSpec, out_dir: str | os.PathLike
     if owns:
         from spatialscout_gym.render.sapien_renderer import SapienRenderer
         renderer = SapienRenderer(spec, resolution, resolution)
-    elif getattr(renderer, "spec", None) is not spec:
+    elif renderer.spec is not spec:
         renderer.set_scene(spec)
     # An agent that counts model calls itself (VLM agents, docs/protocol.md section 5) gets an episode
     # without a tool-call budget; its own budget B ends the episode.
-    tool_call_budget = None if getattr(agent, "counts_model_calls", False) else tool_call_budget
+    tool_call_budget = None if isinstance(agent, EnvAgent) and agent.counts_model_calls else tool_call_budget
     failure: Exception | None = None
     trace: list[dict] | None = None
     try:
@@ -117,7 +117,7 @@ def run_episode(agent: Agent, scene: str | SceneSpec, out_dir: str | os.PathLike
                              image_budget=image_budget, tool_call_budget=tool_call_budget, failure=failure,
                              trace=trace)
         episode = Episode(spec.public, renderer, image_budget=image_budget, tool_call_budget=tool_call_budget)
-        privileged = PrivilegedAccess(spec, renderer) if getattr(agent, "privileged", False) else None
+        privileged = PrivilegedAccess(spec, renderer) if agent.privileged else None
         try:
             agent.run(episode, rng=np.random.default_rng(seed), privileged=privileged)
         except Exception as exc:  # service or runtime failure: recorded, left out of aggregates
