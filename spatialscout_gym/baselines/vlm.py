@@ -1,4 +1,5 @@
-"""VLM agents: a tool-calling model drives the episode (``--agent openai:MODEL`` / ``anthropic:MODEL``).
+"""VLM agents: a tool-calling model drives the episode (``--agent openai:MODEL``,
+``openai-responses:MODEL`` (the OpenAI Responses API) or ``anthropic:MODEL``).
 
 The agent loop is provider-neutral: a :class:`~spatialscout_gym.wrappers.tool_call.ToolCallWrapper`
 around the scene's registered Gymnasium env keeps the conversation and turns each tool call into
@@ -28,7 +29,7 @@ from typing import Any, Mapping
 from spatialscout_gym.baselines.passive import PASSIVE_VIEWS, scripted_path
 from spatialscout_gym.wrappers.tool_call import ToolCallWrapper
 
-__all__ = ["VLMAgent", "make_vlm_agent", "openai_agent", "anthropic_agent", "load_price_table",
+__all__ = ["VLMAgent", "make_vlm_agent", "openai_agent", "openai_responses_agent", "anthropic_agent", "load_price_table",
            "episode_cost", "MODES"]
 
 MODES = ("active", "passive")
@@ -139,6 +140,7 @@ class VLMAgent:
         usage = dict(w.usage) if w else {"input_tokens": 0, "output_tokens": 0}
         return {"model": {
             "provider": self.provider.provider,
+            "api_mode": self.provider.api_mode,
             "name": self.provider.model,
             "base_url": self.provider.base_url,
             "reasoning_effort": self.provider.reasoning_effort,
@@ -156,13 +158,15 @@ def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, ap
                    mode: str = "active", model_call_budget: int = 100, passive_views: int = PASSIVE_VIEWS,
                    price_table: Mapping[str, Mapping[str, float]] | str | None = None,
                    **provider_options: Any) -> VLMAgent:
-    """Build a :class:`VLMAgent` for ``provider`` (``"openai"`` or ``"anthropic"``) and ``model``.
+    """Build a :class:`VLMAgent` for ``provider`` (``"openai"``, ``"openai-responses"`` or
+    ``"anthropic"``) and ``model``.
 
     ``price_table`` may be a path (see :func:`load_price_table`). ``provider_options`` go to the
     provider (``timeout_s``, ``attempts``, ``backoff_s``, ``sleep``).
     """
-    from spatialscout_gym.baselines.providers import AnthropicProvider, OpenAIProvider
-    classes = {"openai": OpenAIProvider, "anthropic": AnthropicProvider}
+    from spatialscout_gym.baselines.providers import AnthropicProvider, OpenAIProvider, OpenAIResponsesProvider
+    classes = {"openai": OpenAIProvider, "openai-responses": OpenAIResponsesProvider,
+               "anthropic": AnthropicProvider}
     if provider not in classes:
         raise ValueError(f"unknown provider {provider!r}; expected one of {sorted(classes)}")
     if isinstance(price_table, (str, os.PathLike)):
@@ -177,6 +181,11 @@ def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, ap
 def openai_agent(model: str, **options: Any) -> VLMAgent:
     """Registry factory for ``openai:MODEL``."""
     return make_vlm_agent("openai", model, **options)
+
+
+def openai_responses_agent(model: str, **options: Any) -> VLMAgent:
+    """Registry factory for ``openai-responses:MODEL`` (the OpenAI Responses API)."""
+    return make_vlm_agent("openai-responses", model, **options)
 
 
 def anthropic_agent(model: str, **options: Any) -> VLMAgent:

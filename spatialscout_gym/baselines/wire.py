@@ -1,5 +1,6 @@
 """The model services' wire formats: the neutral conversation and the ten tools as OpenAI
-chat-completions and Anthropic messages requests (used by :mod:`spatialscout_gym.baselines.providers`).
+chat-completions, OpenAI Responses and Anthropic messages requests (used by
+:mod:`spatialscout_gym.baselines.providers`).
 
 The tools come from one source (:func:`spatialscout_gym.wrappers.schemas.tool_schemas`); the
 conversation is :class:`~spatialscout_gym.wrappers.conversation.Message` as
@@ -17,7 +18,8 @@ from spatialscout_gym.wrappers.conversation import Message, Part, parse_argument
 from spatialscout_gym.wrappers.images import DeliveredImage
 from spatialscout_gym.wrappers.schemas import tool_schemas
 
-__all__ = ["openai_tools", "anthropic_tools", "to_openai_messages", "to_anthropic_messages"]
+__all__ = ["openai_tools", "anthropic_tools", "responses_tools", "to_openai_messages", "to_anthropic_messages",
+           "to_responses_input"]
 
 
 def openai_tools() -> list[dict]:
@@ -29,6 +31,12 @@ def anthropic_tools() -> list[dict]:
     """The tools in the Anthropic messages format ``{"name", "description", "input_schema"}``."""
     return [{"name": t["name"], "description": t["description"], "input_schema": t["parameters"]}
             for t in tool_schemas()]
+
+
+def responses_tools() -> list[dict]:
+    """The tools in the OpenAI Responses format ``{"type": "function", "name", "description", "parameters"}``."""
+    return [{"type": "function", "name": t["name"], "description": t["description"],
+             "parameters": t["parameters"], "strict": False} for t in tool_schemas()]
 
 
 def _data_uri(img: DeliveredImage) -> str:
@@ -133,3 +141,51 @@ def to_anthropic_messages(messages: list[Message]) -> tuple[str, list[dict]]:
         else:
             raise ValueError(f"unknown message role {m.role!r}; expected system, user, assistant or tool")
     return system, out
+
+
+def to_responses_input(messages: list[Message]) -> tuple[str, list[dict]]:
+    """The conversation in the OpenAI Responses format: ``(instructions, input items)``.
+
+    An assistant turn is replayed as the output items the API returned (reasoning items, function
+    calls, messages: ``Message.provider_content``), so reasoning carries over between turns; each
+    tool result is a ``function_call_output`` item for its ``call_id``. Function outputs carry text,
+    so the images of a run of tool results follow it in one user message, each after its caption.
+    """
+    instructions = ""
+    items: list[dict] = []
+    pending: list[dict] = []
+
+    def flush() -> None:
+        if pending:
+            items.append({"role": "user", "content": list(pending)})
+            pending.clear()
+
+    def parts(content: list[Part]) -> list[dict]:
+        return [{"type": "input_text", "text": p} if isinstance(p, str)
+                else {"type": "input_image", "image_url": _data_uri(p), "detail": "auto"} for p in content]
+
+    for m in messages:
+        if m.role != "tool":
+            flush()
+        if m.role == "system":
+            instructions = m.text
+        elif m.role == "user":
+            items.append({"role": "user", "content": parts(m.content)})
+        elif m.role == "assistant":
+            if m.provider_content is not None:
+                items.extend(dict(item) for item in m.provider_content)
+            else:
+                if m.text:
+                    items.append({"role": "assistant", "content": m.text})
+                items += [{"type": "function_call", "call_id": c.id, "name": _name(c),
+                           "arguments": _json_args(c.arguments)} for c in m.tool_calls]
+        elif m.role == "tool":
+            text = m.text
+            if m.images:
+                text += f" (image of frame {m.images[0].frame_id} follows in the next user message)"
+                pending.extend(parts(m.content[1:]))
+            items.append({"type": "function_call_output", "call_id": m.tool_call_id, "output": text})
+        else:
+            raise ValueError(f"unknown message role {m.role!r}; expected system, user, assistant or tool")
+    flush()
+    return instructions, items

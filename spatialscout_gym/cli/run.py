@@ -25,20 +25,20 @@ def register(subparsers) -> None:
     p.add_argument("--out", required=True, type=Path, help="run directory to create")
     p.add_argument("--seed", type=int, default=0, help="agent random seed (default 0)")
     p.add_argument("--image-budget", type=int, default=100, help="images per episode, initial one included (default 100)")
-    p.add_argument("--call-budget", type=int, default=100, help="B, calls per episode (default 100): model calls for openai:/anthropic: agents, tool calls for every other agent")
+    p.add_argument("--call-budget", type=int, default=100, help="B, calls per episode (default 100): model calls for openai:/openai-responses:/anthropic: agents, tool calls for every other agent")
     p.add_argument("--resolution", type=int, default=512, help="square render size in pixels (default 512)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing non-empty --out")
     add_vlm_arguments(p)
     p.set_defaults(func=run)
 
 
-VLM_PREFIXES = ("openai", "anthropic")
+VLM_PREFIXES = ("openai", "openai-responses", "anthropic")
 
 
 def add_vlm_arguments(p: argparse.ArgumentParser) -> None:
     """Options of the ``openai:MODEL`` / ``anthropic:MODEL`` agents (with them ``--call-budget``
     is B, the model-call budget of docs/protocol.md section 5)."""
-    g = p.add_argument_group("model agents (--agent openai:MODEL or anthropic:MODEL)")
+    g = p.add_argument_group("model agents (--agent openai:MODEL, openai-responses:MODEL or anthropic:MODEL)")
     g.add_argument("--base-url", help="an OpenAI- or Anthropic-compatible endpoint, e.g. a local vLLM "
                                       "or Ollama server (http://127.0.0.1:8000/v1)")
     g.add_argument("--api-key", help="API key (default: OPENAI_API_KEY / ANTHROPIC_API_KEY; any "
@@ -65,7 +65,7 @@ def vlm_options(args: argparse.Namespace) -> dict:
     if not is_vlm:
         if given:
             raise CliError(f"{', '.join(given)} apply only to model agents (openai:MODEL, "
-                           f"anthropic:MODEL), not to {args.agent!r}")
+                           f"openai-responses:MODEL, anthropic:MODEL), not to {args.agent!r}")
         return {}
     if args.max_tokens is not None and args.max_tokens < 1:
         raise CliError(f"--max-tokens must be >= 1, got {args.max_tokens}")
