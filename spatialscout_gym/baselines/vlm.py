@@ -27,6 +27,7 @@ import os
 from typing import Any, Mapping
 
 from spatialscout_gym.baselines.passive import PASSIVE_VIEWS, scripted_path
+from spatialscout_gym.wrappers.conversation import limit_image_history
 from spatialscout_gym.wrappers.tool_call import ToolCallWrapper
 
 __all__ = ["VLMAgent", "make_vlm_agent", "openai_agent", "openai_responses_agent", "anthropic_agent", "load_price_table",
@@ -84,6 +85,10 @@ class VLMAgent:
         See :func:`load_price_table`.
     request_limiter : context manager, optional
         Entered around each model request (the evaluation's ``--max-concurrency``).
+    image_history : int, optional
+        Send only the last ``image_history`` images with each request, older ones replaced by a
+        note after their captions (:func:`~spatialscout_gym.wrappers.conversation.limit_image_history`);
+        None (default) sends every image, as the paper does. Recorded in ``result.json``.
     """
 
     privileged = False
@@ -93,7 +98,7 @@ class VLMAgent:
     def __init__(self, provider: Any, *, name: str, mode: str = "active", model_call_budget: int = 100,
                  passive_views: int = PASSIVE_VIEWS,
                  price_table: Mapping[str, Mapping[str, float]] | None = None,
-                 request_limiter: Any = None) -> None:
+                 request_limiter: Any = None, image_history: int | None = None) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         if int(model_call_budget) < 1:
@@ -104,6 +109,9 @@ class VLMAgent:
         self.model_call_budget = int(model_call_budget)
         self.passive_views = int(passive_views)
         self.price_table = dict(price_table) if price_table else None
+        if image_history is not None and int(image_history) < 0:
+            raise ValueError(f"image_history must be >= 0 images or None (keep all), got {image_history}")
+        self.image_history = None if image_history is None else int(image_history)
         self.request_limiter = request_limiter if request_limiter is not None else contextlib.nullcontext()
         self.wrapper: ToolCallWrapper | None = None
 
@@ -122,7 +130,7 @@ class VLMAgent:
                                            passive_path=scripted_path() if passive else None)
         w.reset(seed=seed)
         while not w.done:
-            messages = w.request()
+            messages = limit_image_history(w.request(), self.image_history)
             with self.request_limiter:
                 reply = self.provider.complete(messages)
             w.step(reply)
@@ -145,6 +153,7 @@ class VLMAgent:
             "base_url": self.provider.base_url,
             "reasoning_effort": self.provider.reasoning_effort,
             "mode": self.mode, "model_call_budget": self.model_call_budget,
+            "image_history": self.image_history,
             "model_calls": w.model_calls if w else 0,
             "http_attempts": int(self.provider.http_attempts),
             "attempt_failures": list(self.provider.failures),
@@ -157,7 +166,7 @@ def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, ap
                    reasoning_effort: str | None = None, max_tokens: int | None = None,
                    mode: str = "active", model_call_budget: int = 100, passive_views: int = PASSIVE_VIEWS,
                    price_table: Mapping[str, Mapping[str, float]] | str | None = None,
-                   **provider_options: Any) -> VLMAgent:
+                   image_history: int | None = None, **provider_options: Any) -> VLMAgent:
     """Build a :class:`VLMAgent` for ``provider`` (``"openai"``, ``"openai-responses"`` or
     ``"anthropic"``) and ``model``.
 
@@ -175,7 +184,7 @@ def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, ap
                                reasoning_effort=reasoning_effort, **provider_options)
     return VLMAgent(client, name=f"{provider}:{model}", mode=mode,
                     model_call_budget=model_call_budget, passive_views=passive_views,
-                    price_table=price_table)
+                    price_table=price_table, image_history=image_history)
 
 
 def openai_agent(model: str, **options: Any) -> VLMAgent:

@@ -49,6 +49,10 @@ def add_vlm_arguments(p: argparse.ArgumentParser) -> None:
                                                     "(USD) for the episode cost in result.json")
     g.add_argument("--mode", choices=("active", "passive"), default="active",
                    help="passive: fixed scripted views, camera tools disabled (default active)")
+    g.add_argument("--image-history", type=int, metavar="K",
+                   help="send only the last K images with each request, older ones replaced by their "
+                        "captions (for small-context models; default: every image, as the paper); "
+                        "recorded in result.json")
     g.add_argument("--passive-views", type=int, default=24,
                    help="views in passive mode, the initial one included (default 24)")
 
@@ -58,7 +62,7 @@ def vlm_options(args: argparse.Namespace) -> dict:
     another agent or are out of range."""
     is_vlm = args.agent.partition(":")[0] in VLM_PREFIXES
     given = [f"--{n.replace('_', '-')}" for n in ("base_url", "api_key", "reasoning_effort",
-                                                   "max_tokens", "price_table")
+                                                   "max_tokens", "price_table", "image_history")
              if getattr(args, n, None) is not None]
     if args.mode != "active":
         given.append("--mode")
@@ -67,6 +71,8 @@ def vlm_options(args: argparse.Namespace) -> dict:
             raise CliError(f"{', '.join(given)} apply only to model agents (openai:MODEL, "
                            f"openai-responses:MODEL, anthropic:MODEL), not to {args.agent!r}")
         return {}
+    if args.image_history is not None and args.image_history < 0:
+        raise CliError(f"--image-history must be >= 0 images, got {args.image_history}")
     if args.max_tokens is not None and args.max_tokens < 1:
         raise CliError(f"--max-tokens must be >= 1, got {args.max_tokens}")
     if args.mode == "passive" and not 1 <= args.passive_views <= args.image_budget:
@@ -74,7 +80,7 @@ def vlm_options(args: argparse.Namespace) -> dict:
                        f"got {args.passive_views}")
     return {"base_url": args.base_url, "api_key": args.api_key, "reasoning_effort": args.reasoning_effort,
             "max_tokens": args.max_tokens, "mode": args.mode, "model_call_budget": args.call_budget,
-            "passive_views": args.passive_views,
+            "passive_views": args.passive_views, "image_history": args.image_history,
             "price_table": str(args.price_table) if args.price_table else None}
 
 

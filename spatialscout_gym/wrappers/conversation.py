@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Union
 
 from spatialscout_gym.episode.tools import to_jsonable
 from spatialscout_gym.wrappers.images import DeliveredImage
 
 __all__ = ["ToolCall", "Message", "ModelReply", "Part", "EpisodeOverError", "parse_arguments", "parse_reply",
-           "short_repr"]
+           "short_repr", "limit_image_history"]
 
 Part = Union[str, DeliveredImage]
 _FLOAT_MAX = sys.float_info.max
@@ -230,3 +230,36 @@ def short_repr(x: Any, n: int = 120) -> str:
     """``repr`` of ``x`` (a string as itself), cut to ``n`` characters with the length stated."""
     s = x if isinstance(x, str) else repr(x)
     return repr(s) if len(s) <= n else repr(s[:n]) + f"... ({len(s)} chars)"
+
+
+def limit_image_history(messages: list[Message], keep_last: int | None) -> list[Message]:
+    """The conversation with only the last ``keep_last`` images; each older image is replaced by a
+    short note (its caption, which precedes it, stays). ``None`` keeps every image (the paper's
+    protocol). Opt-in for models with small context windows: every request resends the history.
+
+    Raises
+    ------
+    ValueError
+        ``keep_last`` is negative.
+    """
+    if keep_last is None:
+        return list(messages)
+    if int(keep_last) < 0:
+        raise ValueError(f"keep_last must be >= 0 images or None (keep all), got {keep_last}")
+    total = sum(len(m.images) for m in messages)
+    drop = total - int(keep_last)
+    out: list[Message] = []
+    for m in messages:
+        if drop <= 0 or not m.images:
+            out.append(m)
+            continue
+        content: list[Part] = []
+        for p in m.content:
+            if isinstance(p, DeliveredImage) and drop > 0:
+                drop -= 1
+                content.append(f"[image of frame {p.frame_id} not resent: this run keeps only the last "
+                               f"{int(keep_last)} images in the conversation; its caption above still applies]")
+            else:
+                content.append(p)
+        out.append(replace(m, content=content))
+    return out
