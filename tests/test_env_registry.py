@@ -13,13 +13,13 @@ from spatialscout_gym.envs.registration import registered_ids
 
 pytestmark = pytest.mark.render
 RES = 64
-IDS = registered_ids()
+IDS = [i for i in registered_ids() if i != "SpatialScout/NBV-v0"]  # tool-call envs (NBV: test_nbv_env.py)
 
 
 def test_registry_has_catalog_and_procedural():
     from spatialscout_gym.scenes.catalog import catalog_scene_ids
     ids = set(IDS)
-    assert "SpatialScout/Procedural-v0" in ids
+    assert "SpatialScout/Procedural-v0" in ids and "SpatialScout/NBV-v0" in registered_ids()
     assert {f"SpatialScout/{s}-v0" for s in catalog_scene_ids()} <= ids
     assert len(ids) == len(catalog_scene_ids()) + 1
     spec = gym.spec("SpatialScout/Procedural-v0")

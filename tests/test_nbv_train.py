@@ -9,7 +9,7 @@ import pytest
 
 from fakes import FakeRenderer, small_scene
 from spatialscout_gym.baselines.registry import make_agent
-from spatialscout_gym.baselines.train_nbv import Args, scene_pool, train
+from spatialscout_gym.baselines.train_nbv import Args, train
 from spatialscout_gym.eval.runner import run_episode
 
 
@@ -17,11 +17,14 @@ from spatialscout_gym.eval.runner import run_episode
 @pytest.mark.slow
 def test_trainer_end_to_end_then_ppo_agent_runs(tmp_path):
     args = Args(total_timesteps=64, num_envs=2, num_steps=32, batch_size=32, update_epochs=1,
-                image_budget=5, scene_pool=2, out=str(tmp_path), run_name="tiny", progress_bar=False)
+                image_budget=5, resolution=48, obs_size=48, mapper="oracle-surface", reconfigure_every=2,
+                out=str(tmp_path), run_name="tiny", progress_bar=False)
     model = train(args)
     run_dir = tmp_path / "tiny"
     assert model == run_dir / "model.zip" and model.exists()
-    assert json.loads((run_dir / "nbv_config.json").read_text())["motion"] == "discrete"
+    saved = json.loads((run_dir / "nbv_config.json").read_text())
+    assert (saved["motion"], saved["mapper"], saved["image_budget"], saved["resolution"], saved["obs_size"]) \
+        == ("discrete", "oracle-surface", 5, 48, 48)
     assert json.loads((run_dir / "args.json").read_text())["total_timesteps"] == 64
     assert list(run_dir.glob("events.out.tfevents.*")), "no tensorboard file"
     logged = (run_dir / "progress.csv").read_text().splitlines()[0].split(",")
@@ -29,17 +32,32 @@ def test_trainer_end_to_end_then_ppo_agent_runs(tmp_path):
 
     spec = small_scene(64, 64)
     agent = make_agent(f"ppo:{model}")
+    assert agent.mapper_name == "oracle-surface"                  # the policy's own mapper
+    assert agent.episode_settings == {"image_budget": 5, "resolution": 48}
     res = run_episode(agent, spec, tmp_path / "run", image_budget=6, tool_call_budget=None, resolution=64,
                       renderer=FakeRenderer(spec))
     assert res["end_reason"] == "finish_mapping"
     assert res["counters"]["images_used"] == 6 or res["coverage"] == 1.0
-    assert res["submitted"]["mean_iou"] == pytest.approx(1.0)    # oracle mapper: reference centres
 
 
-def test_scene_pool_is_seeded_and_disjoint_from_catalog_names():
-    a = scene_pool(Args(seed=3, scene_pool=8))
-    assert a == scene_pool(Args(seed=3, scene_pool=8)) and len(set(a)) == 8
-    assert a != scene_pool(Args(seed=4, scene_pool=8))
+def test_cli_adopts_the_policys_budget_and_resolution_and_warns_on_a_mismatch(tmp_path, capsys):
+    from argparse import Namespace
+
+    from spatialscout_gym.baselines.nbv_agents import save_nbv_config
+    from spatialscout_gym.cli.options import adopt_agent_settings
+    from spatialscout_gym.wrappers.nbv import NBVConfig
+    (tmp_path / "model.zip").write_bytes(b"")
+    save_nbv_config(NBVConfig(), tmp_path, mapper="oracle", image_budget=20, resolution=64)
+    args = Namespace(agent=f"ppo:{tmp_path / 'model.zip'}", image_budget=None, resolution=None)
+    adopt_agent_settings(args)
+    assert (args.image_budget, args.resolution) == (20, 64) and capsys.readouterr().err == ""
+    args = Namespace(agent=f"ppo:{tmp_path}", image_budget=40, resolution=None)
+    adopt_agent_settings(args)
+    assert (args.image_budget, args.resolution) == (40, 64)
+    assert "WARNING: --image-budget 40 differs from the 20" in capsys.readouterr().err
+    args = Namespace(agent="origin", image_budget=None, resolution=None)
+    adopt_agent_settings(args)
+    assert (args.image_budget, args.resolution) == (100, 512)
 
 
 def test_ppo_agent_names_a_missing_policy(tmp_path):
@@ -49,20 +67,15 @@ def test_ppo_agent_names_a_missing_policy(tmp_path):
 
 def test_cli_train_nbv_reports_bad_options_in_one_line(tmp_path, capsys):
     from spatialscout_gym.cli.main import main
-    assert main(["train-nbv", "--vec-env", "threads", "--out", str(tmp_path)]) == 2
+    assert main(["train-nbv", "--vectorization", "threads", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert "vec_env must be 'dummy' or 'subproc'" in err and "Traceback" not in err
+    assert "--vectorization must be one of vector, sync, async" in err and "Traceback" not in err
 
 
-def test_scene_pool_zero_is_accepted_as_documented(tmp_path, capsys):
-    """``--scene-pool 0`` means a new procedural scene per reset (Args docstring); it must pass
-    validation, so the next check (a too small ``--resolution``) is the one reported."""
+def test_reconfigure_every_below_one_is_refused(tmp_path, capsys):
     from spatialscout_gym.cli.main import main
-    assert main(["train-nbv", "--scene-pool", "0", "--resolution", "4", "--out", str(tmp_path)]) == 2
-    err = capsys.readouterr().err
-    assert "--resolution must be >= 8" in err and "scene-pool" not in err
-    assert main(["train-nbv", "--scene-pool", "-1", "--out", str(tmp_path)]) == 2
-    assert "--scene-pool must be >= 0" in capsys.readouterr().err
+    assert main(["train-nbv", "--reconfigure-every", "0", "--out", str(tmp_path)]) == 2
+    assert "--reconfigure-every must be >= 1" in capsys.readouterr().err
 
 
 def test_too_small_obs_size_is_a_clear_error_not_a_torch_crash(tmp_path, capsys):

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from fakes import FakeRenderer, small_scene
 from spatialscout_gym.episode.tools import MAX_TRANSLATION_M
-from spatialscout_gym.wrappers.nbv import DISCRETE_MOTIONS, NBVConfig, make_nbv_env
+from spatialscout_gym.wrappers.nbv import DISCRETE_MOTIONS, NBVConfig, make_nbv_env, motion_args
 
 
 def fake_nbv(motion="discrete", image_budget=6, **kw):
@@ -80,7 +80,7 @@ def test_continuous_motion_respects_move_bound(action):
     env = make_nbv_env(spec, image_budget=3, resolution=64, motion="continuous",
                        renderer=FakeRenderer(spec))
     env.reset(seed=0)
-    (yaw, pitch), move = env.controller.motion_args(np.array(action, np.float32))
+    (yaw, pitch), move = motion_args(env.config, np.array(action, np.float32))
     assert np.linalg.norm(move) <= MAX_TRANSLATION_M
     assert abs(yaw) <= 180.0 and abs(pitch) <= 45.0
     _, _, _, _, info = env.step(np.array(action, np.float32))
@@ -93,6 +93,6 @@ def test_bad_arguments_say_what_was_expected():
     env = fake_nbv()
     env.reset(seed=0)
     with pytest.raises(ValueError, match=r"in \[0, 9\]"):
-        env.controller.motion_args(12)
+        motion_args(env.config, 12)
     with pytest.raises(ValueError, match="unknown mapper"):
         fake_nbv(mapper="psychic")

@@ -33,7 +33,7 @@ def test_different_kinds_give_different_images():
 def test_same_params_same_image_even_after_cache_clear(kind, seed):
     params = {"kind": kind, "seed": seed, "color": [0.3, 0.5, 0.7]}
     a = texture_image(params).copy()
-    textures._CACHE.clear()
+    textures.clear_caches()
     b = texture_image(dict(reversed(list(params.items()))))  # key order must not matter
     assert np.array_equal(a, b)
 
@@ -69,3 +69,35 @@ def test_box_mesh_uvs_scale_with_face_size():
     v, t, n, uv = box_mesh(np.array([1.0, 0.25, 0.5]), tile_m=0.5)
     front = np.all(np.isclose(n, [1, 0, 0]), axis=1)  # +x face spans y (0.5 m) by z (1 m)
     assert np.isclose(np.ptp(uv[front, 0]), 1.0) and np.isclose(np.ptp(uv[front, 1]), 2.0)
+
+
+@pytest.mark.parametrize("kind", sorted(TEXTURE_KINDS))
+def test_library_image_is_the_exact_picture_of_its_entry(kind, tmp_path, monkeypatch):
+    """The library solves rgb = c1 A + c2 B + C once per pattern; the result matches the exact
+    generator for the same (variant, quantised colours) within one level of 255."""
+    monkeypatch.setenv("SPATIALSCOUT_CACHE_DIR", str(tmp_path))
+    textures.clear_caches()
+    tex = {"kind": kind, "seed": 5 + textures.LIBRARY_VARIANTS, "color": [0.61, 0.2, 0.33],
+           "color2": [0.1, 0.7, 0.45]}
+    entry = textures.library_texture(tex)
+    exact = texture_image({"kind": kind, "seed": entry["variant"], "color": entry["color"],
+                           "color2": entry["color2"]}, library=False).astype(int)
+    lib = texture_image(tex).astype(int)
+    assert np.abs(lib - exact).max() <= 1
+    # saved on disk and read back by a fresh process state: the same image
+    assert (tmp_path / f"textures-v{textures.TEXTURE_LIBRARY_VERSION}" / f"{kind}_05.npz").exists()
+    textures.clear_caches()
+    assert np.array_equal(texture_image(tex), lib)
+
+
+def test_library_is_finite_and_host_memory_bounded(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPATIALSCOUT_CACHE_DIR", str(tmp_path))
+    textures.clear_caches()
+    rng = np.random.default_rng(0)
+    for _ in range(400):
+        texture_image({"kind": str(rng.choice(["noise", "carpet", "fabric"])), "seed": int(rng.integers(10**6)),
+                       "color": rng.random(3).tolist(), "color2": rng.random(3).tolist()})
+    stats = textures.cache_stats()
+    assert stats["library_fields"] <= 3 * textures.LIBRARY_VARIANTS
+    assert stats["image_bytes"] <= textures.IMAGE_CACHE_BYTES
+    assert stats["images"] < 400  # older images were evicted

@@ -16,8 +16,10 @@ All three use the oracle-perception mapper (privileged segmentation of each capt
   the heading with the most free space (the median depth of the central band of its own earlier
   capture in that sector, privileged like the mapper), preferring the least-visited next cell.
 * ``ppo:PATH``: a Stable-Baselines3 PPO policy saved by ``spatialscout train-nbv`` (``PATH`` is the
-  ``model.zip``; its ``nbv_config.json`` beside it fixes the motion kind and image size). Actions
-  are sampled (torch seeded from ``rng``) unless ``deterministic=True``.
+  ``model.zip``). Its ``nbv_config.json`` beside it fixes the motion kind, observation size and
+  mapper, and names the image budget and resolution it was trained with, which ``spatialscout
+  run/evaluate`` adopt unless told otherwise (:attr:`PPONBVAgent.episode_settings`). Actions are
+  sampled (torch seeded from ``rng``) unless ``deterministic=True``.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from spatialscout_gym.episode.episode import Episode
 from spatialscout_gym.wrappers.nbv import DISCRETE_MOTIONS, N_SECTORS, NBVConfig, NBVController
 
 __all__ = ["NBVAgent", "RandomNBVAgent", "FrontierNBVAgent", "PPONBVAgent", "load_nbv_config",
+           "load_policy_config",
            "CONFIG_FILE"]
 
 CONFIG_FILE = "nbv_config.json"
@@ -163,18 +166,33 @@ class FrontierNBVAgent(NBVAgent):
         return np.array([step, 0, 0, yaw / c.max_yaw_deg, pitch], np.float32)
 
 
+def load_policy_config(model_path: str | Path) -> dict:
+    """What a policy was trained with: ``{"config": NBVConfig, "mapper": str, "image_budget": int
+    or None, "resolution": int or None}``, from ``nbv_config.json`` beside ``model_path`` (older
+    policies: the missing keys from the ``args.json`` of their training run, else defaults)."""
+    path = Path(model_path).with_name(CONFIG_FILE)
+    saved = json.loads(path.read_text()) if path.exists() else {}
+    args_path = Path(model_path).with_name("args.json")
+    train_args = json.loads(args_path.read_text()) if args_path.exists() else {}
+    fields = {f for f in NBVConfig.__dataclass_fields__}
+    return {"config": NBVConfig(**{k: v for k, v in saved.items() if k in fields}),
+            "mapper": str(saved.get("mapper", train_args.get("mapper", "oracle"))),
+            "image_budget": saved.get("image_budget", train_args.get("image_budget")),
+            "resolution": saved.get("resolution", train_args.get("resolution"))}
+
+
 def load_nbv_config(model_path: str | Path) -> NBVConfig:
     """The :class:`NBVConfig` saved beside ``model_path`` (defaults when there is none)."""
-    path = Path(model_path).with_name(CONFIG_FILE)
-    if not path.exists():
-        return NBVConfig()
-    return NBVConfig(**json.loads(path.read_text()))
+    return load_policy_config(model_path)["config"]
 
 
-def save_nbv_config(config: NBVConfig, directory: str | Path) -> Path:
-    """Write ``nbv_config.json`` into ``directory``."""
+def save_nbv_config(config: NBVConfig, directory: str | Path, *, mapper: str = "oracle",
+                    image_budget: int | None = None, resolution: int | None = None) -> Path:
+    """Write ``nbv_config.json`` into ``directory``: the :class:`NBVConfig` fields plus the mapper,
+    image budget and resolution the policy is trained with."""
     path = Path(directory) / CONFIG_FILE
-    path.write_text(json.dumps(asdict(config), indent=2))
+    path.write_text(json.dumps({**asdict(config), "mapper": mapper, "image_budget": image_budget,
+                                "resolution": resolution}, indent=2))
     return path
 
 
@@ -196,7 +214,11 @@ class PPONBVAgent(NBVAgent):
         if not p.exists():
             raise FileNotFoundError(f"no trained policy at {p}; train one with `spatialscout train-nbv` "
                                     f"(it writes <out>/<run>/model.zip)")
-        super().__init__(load_nbv_config(p))
+        trained = load_policy_config(p)
+        super().__init__(trained["config"], mapper=trained["mapper"])
+        self.episode_settings = {k: int(trained[k]) for k in ("image_budget", "resolution")
+                                 if trained[k] is not None}
+        """The image budget and resolution the policy was trained with (the CLI adopts them)."""
         try:
             from stable_baselines3 import PPO
         except ImportError as exc:  # pragma: no cover - depends on the install

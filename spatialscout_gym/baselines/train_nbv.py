@@ -5,12 +5,16 @@ In the CleanRL manner: read top to bottom. ``Args`` (parsed by ``tyro``) -> ``ma
 scalars ``charts/...`` and ``losses/...`` -> ``<out>/<run name>/model.zip`` plus
 ``nbv_config.json`` (loaded by the ``ppo:PATH`` agent) and ``args.json``.
 
-    spatialscout train-nbv --total-timesteps 200000 --num-envs 4 --time-limit-s 1800
+    spatialscout train-nbv --total-timesteps 200000 --num-envs 8 --time-limit-s 1800
     python -m spatialscout_gym.baselines.train_nbv --help
 
-Every env is ``SpatialScout/Procedural-v0`` (a new training scene per reset, never a catalog
-scene) wrapped in :class:`~spatialscout_gym.wrappers.nbv.NextBestViewWrapper` with the oracle
-mapper (``--mapper``); the return of an episode is its final all-target mean IoU minus that of
+Every env is ``SpatialScout/NBV-v0`` on procedural training scenes (a new scene every
+``--reconfigure-every`` resets, never a catalog scene): ``SpatialScout/Procedural-v0`` wrapped in
+:class:`~spatialscout_gym.wrappers.nbv.NextBestViewWrapper` with the oracle mapper (``--mapper``).
+``--vectorization vector`` (default) steps all envs in one process through
+:class:`~spatialscout_gym.wrappers.nbv_vector.NBVVectorEnv` and the
+:class:`~spatialscout_gym.baselines.sb3_vec.SB3VecEnv` adapter; ``sync``/``async`` use SB3's
+``DummyVecEnv``/``SubprocVecEnv`` over single envs. The return of an episode is its final all-target mean IoU minus that of
 frame 0's map (part of the starting state), so with the oracle mapper ``charts/episodic_return``
 is at most ``charts/coverage``.
 """
@@ -28,7 +32,9 @@ from typing import Callable
 import gymnasium as gym
 import numpy as np
 
-__all__ = ["Args", "make_env", "ScenePool", "scene_pool", "train", "main"]
+__all__ = ["Args", "make_env", "make_vec_env", "train", "main", "VECTORIZATIONS"]
+
+VECTORIZATIONS = ("vector", "sync", "async")
 
 
 @dataclass
@@ -41,10 +47,12 @@ class Args:
     """total environment steps (one step = one motion and one capture)"""
     time_limit_s: float = 0.0
     """stop training after this many seconds of wall clock (0: no limit); the model is saved"""
-    num_envs: int = 4
+    num_envs: int = 8
     """number of parallel environments"""
-    vec_env: str = "dummy"
-    """vector env kind: 'dummy' (one process, recommended with software rendering) or 'subproc'"""
+    vectorization: str = "vector"
+    """'vector' (one process, NBVVectorEnv), 'sync' (SB3 DummyVecEnv) or 'async' (SB3 SubprocVecEnv, one process per env)"""
+    device: str = "cpu"
+    """torch device of the PPO policy: 'cpu' or 'cuda'"""
     image_budget: int = 20
     """images per episode, the initial one included (the episode length is image_budget - 1)"""
     resolution: int = 64
@@ -53,9 +61,9 @@ class Args:
     """side of the observed image, pixels (>= 36, the smallest SB3's NatureCNN accepts)"""
     motion: str = "discrete"
     """action space: 'discrete' (10 motions) or 'continuous' (Box(-1, 1, (5,)))"""
-    scene_pool: int = 32
-    """train on a fixed pool of this many procedural scenes (renderer textures are then reused, so
-    a reset costs ~0.2 s instead of ~1 s); 0: a new procedural scene on every reset"""
+    reconfigure_every: int = 16
+    """resets per procedural training scene (a new scene is generated and uploaded every K resets;
+    between them the same scene from a random start yaw)"""
     mapper: str = "oracle"
     """mapper turning captures into submissions: 'oracle' or 'oracle-surface'"""
     learning_rate: float = 3e-4
@@ -90,22 +98,19 @@ _MIN_CNN_SIDE = 36
 """Smallest image side SB3's ``NatureCNN`` (the image encoder of ``MultiInputPolicy``) accepts."""
 
 
-def scene_pool(args: Args) -> list[int]:
-    """Training seeds of the scene pool (``procedural:<seed>``, never catalog scenes)."""
-    rng = np.random.default_rng([args.seed, 0x706F6F6C])
-    return sorted(int(s) for s in rng.choice(2**31 - 1, size=args.scene_pool, replace=False))
+def _env_kwargs(args: Args) -> dict:
+    return dict(scene="procedural", image_budget=args.image_budget, resolution=args.resolution,
+                mapper=args.mapper, motion=args.motion, obs_size=args.obs_size,
+                reconfigure_every=args.reconfigure_every)
 
 
 def make_env(args: Args, index: int, run_dir: Path | None = None) -> Callable[[], "object"]:
-    """A thunk building env ``index``: Procedural-v0 -> NextBestViewWrapper -> scene pool ->
-    episode statistics."""
+    """A thunk building env ``index``: NBV-v0 (Procedural-v0 -> NextBestViewWrapper) -> episode
+    statistics (the ``sync``/``async`` vectorizations)."""
 
     def thunk():
-        from spatialscout_gym.wrappers.nbv import make_nbv_env
-        env = make_nbv_env("procedural", image_budget=args.image_budget, resolution=args.resolution,
-                           mapper=args.mapper, motion=args.motion, obs_size=args.obs_size)
-        if args.scene_pool > 0:
-            env = ScenePool(env, scene_pool(args))
+        import spatialscout_gym  # noqa: F401  (registers the ids in a subprocess too)
+        env = gym.make("SpatialScout/NBV-v0", disable_env_checker=True, **_env_kwargs(args))
         env = gym.wrappers.RecordEpisodeStatistics(env)
         env.action_space.seed(args.seed + index)
         return env
@@ -113,19 +118,15 @@ def make_env(args: Args, index: int, run_dir: Path | None = None) -> Callable[[]
     return thunk
 
 
-class ScenePool(gym.Wrapper):
-    """Reset into ``procedural:<seed>`` for a seed drawn from ``seeds`` (own seeded Generator)."""
-
-    def __init__(self, env: gym.Env, seeds: list[int]) -> None:
-        super().__init__(env)
-        self.seeds = list(seeds)
-        self._rng = np.random.default_rng(0)
-
-    def reset(self, *, seed: int | None = None, options: dict | None = None):
-        if seed is not None:
-            self._rng = np.random.default_rng(seed)
-        scene = f"procedural:{self.seeds[int(self._rng.integers(len(self.seeds)))]}"
-        return self.env.reset(seed=seed, options=dict(options or {}, scene=scene))
+def make_vec_env(args: Args, run_dir: Path | None = None):
+    """The SB3 ``VecEnv`` of ``args.vectorization``."""
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+    if args.vectorization == "vector":
+        from spatialscout_gym.baselines.sb3_vec import SB3VecEnv
+        from spatialscout_gym.wrappers.nbv_vector import NBVVectorEnv
+        return SB3VecEnv(NBVVectorEnv(args.num_envs, autoreset_mode="SameStep", **_env_kwargs(args)))
+    thunks = [make_env(args, i, run_dir) for i in range(args.num_envs)]
+    return SubprocVecEnv(thunks) if args.vectorization == "async" else DummyVecEnv(thunks)
 
 
 def _callbacks(args: Args):
@@ -182,20 +183,18 @@ def train(args: Args) -> Path:
     import torch
     from stable_baselines3 import PPO
     from stable_baselines3.common.logger import configure
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     from spatialscout_gym.baselines.nbv_agents import save_nbv_config
     from spatialscout_gym.wrappers.nbv import NBVConfig
 
-    if args.vec_env not in ("dummy", "subproc"):
-        raise ValueError(f"vec_env must be 'dummy' or 'subproc', got {args.vec_env!r}")
+    if args.vectorization not in VECTORIZATIONS:
+        raise ValueError(f"--vectorization must be one of {', '.join(VECTORIZATIONS)}, got {args.vectorization!r}")
+    if args.device not in ("cpu", "cuda") and not args.device.startswith("cuda:"):
+        raise ValueError(f"--device must be 'cpu' or 'cuda' (or 'cuda:N'), got {args.device!r}")
     for name in ("total_timesteps", "num_envs", "image_budget", "num_steps", "batch_size",
-                 "update_epochs"):
+                 "update_epochs", "reconfigure_every"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
-    if args.scene_pool < 0:
-        raise ValueError(f"--scene-pool must be >= 0 (0: a new procedural scene on every reset), "
-                         f"got {args.scene_pool}")
     if args.resolution < 8:
         raise ValueError(f"--resolution must be >= 8 pixels, got {args.resolution}")
     if args.obs_size < _MIN_CNN_SIDE:
@@ -217,20 +216,20 @@ def train(args: Args) -> Path:
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "args.json").write_text(json.dumps(asdict(args), indent=2))
 
-    thunks = [make_env(args, i, run_dir) for i in range(args.num_envs)]
-    envs = SubprocVecEnv(thunks) if args.vec_env == "subproc" else DummyVecEnv(thunks)
+    envs = make_vec_env(args, run_dir)
     envs.seed(args.seed)
 
     model = PPO("MultiInputPolicy", envs, learning_rate=args.learning_rate, n_steps=args.num_steps,
                 batch_size=args.batch_size, n_epochs=args.update_epochs, gamma=args.gamma,
                 gae_lambda=args.gae_lambda, clip_range=args.clip_coef, ent_coef=args.ent_coef,
-                vf_coef=args.vf_coef, seed=args.seed, device="cpu", verbose=0)
+                vf_coef=args.vf_coef, seed=args.seed, device=args.device, verbose=0)
     model.set_logger(configure(str(run_dir), ["tensorboard", "csv"]))
     try:
         model.learn(total_timesteps=args.total_timesteps, callback=_callbacks(args), progress_bar=False)
     finally:
         model.save(str(run_dir / "model.zip"))
-        save_nbv_config(NBVConfig(motion=args.motion, obs_size=args.obs_size), run_dir)
+        save_nbv_config(NBVConfig(motion=args.motion, obs_size=args.obs_size), run_dir, mapper=args.mapper,
+                        image_budget=args.image_budget, resolution=args.resolution)
         envs.close()
     print(f"saved {run_dir / 'model.zip'} after {model.num_timesteps} steps; "
           f"evaluate with --agent ppo:{run_dir / 'model.zip'}")

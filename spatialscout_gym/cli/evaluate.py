@@ -34,9 +34,11 @@ def register(subparsers) -> None:
     p.add_argument("--ray-address", default=None,
                    help="Ray cluster address for --backend ray (default: start a local Ray instance)")
     p.add_argument("--seeds", type=int, default=1, help="repeats per scene, agent seeds 0..K-1 (default 1)")
-    p.add_argument("--image-budget", type=int, default=100, help="images per episode (default 100)")
+    p.add_argument("--image-budget", type=int, default=None,
+                   help="images per episode, initial one included (default 100, or what a ppo: policy was trained with)")
     p.add_argument("--call-budget", type=int, default=100, help="B, calls per episode (default 100): model calls for openai:/openai-responses:/anthropic: agents, tool calls for every other agent")
-    p.add_argument("--resolution", type=int, default=512, help="square render size in pixels (default 512)")
+    p.add_argument("--resolution", type=int, default=None,
+                   help="square render size in pixels (default 512, or what a ppo: policy was trained with)")
     p.add_argument("--max-concurrency", type=int, default=None,
                    help="cap on simultaneous model requests of the agent's provider across workers")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -7,8 +7,41 @@ import argparse
 from spatialscout_gym.cli.errors import CliError
 
 
+EPISODE_DEFAULTS = {"image_budget": 100, "resolution": 512}
+"""The protocol's V and render grid (docs/protocol.md sections 3 and 5)."""
+
+
+def adopt_agent_settings(args: argparse.Namespace) -> None:
+    """Fill ``--image-budget``/``--resolution`` left unset: a ``ppo:PATH`` policy's training
+    settings, else the protocol's defaults. A value given that differs from the policy's
+    training setting is kept, with a loud warning on stderr."""
+    trained: dict = {}
+    agent = getattr(args, "agent", None) or ""
+    if agent.startswith("ppo:"):
+        from pathlib import Path
+
+        from spatialscout_gym.baselines.nbv_agents import load_policy_config
+        path = Path(agent[4:])
+        path = path / "model.zip" if path.is_dir() else path
+        if path.exists():  # a missing policy is reported when the agent is built
+            trained = {k: v for k, v in load_policy_config(path).items()
+                       if k in EPISODE_DEFAULTS and v is not None}
+    for name, default in EPISODE_DEFAULTS.items():
+        given = getattr(args, name, None)
+        if given is None:
+            setattr(args, name, int(trained.get(name, default)))
+        elif name in trained and int(given) != int(trained[name]):
+            import sys
+            flag = "--" + name.replace("_", "-")
+            print(f"WARNING: {flag} {given} differs from the {trained[name]} the policy {agent[4:]} was "
+                  f"trained with; its observations and episode length will not match its training",
+                  file=sys.stderr)
+
+
 def check_episode_options(args: argparse.Namespace) -> None:
-    """Refuse an image budget or call budget below 1 or a render grid below 8 pixels."""
+    """Fill unset episode options (:func:`adopt_agent_settings`), then refuse an image budget or
+    call budget below 1 or a render grid below 8 pixels."""
+    adopt_agent_settings(args)
     if args.image_budget < 1:
         raise CliError(f"--image-budget must be >= 1 (the initial image counts), got {args.image_budget}")
     if args.call_budget < 1:

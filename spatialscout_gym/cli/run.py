@@ -24,9 +24,11 @@ def register(subparsers) -> None:
                    help="catalog scene id, procedural:<seed>, or a scene spec JSON path")
     p.add_argument("--out", required=True, type=Path, help="run directory to create")
     p.add_argument("--seed", type=int, default=0, help="agent random seed (default 0)")
-    p.add_argument("--image-budget", type=int, default=100, help="images per episode, initial one included (default 100)")
+    p.add_argument("--image-budget", type=int, default=None,
+                   help="images per episode, initial one included (default 100, or what a ppo: policy was trained with)")
     p.add_argument("--call-budget", type=int, default=100, help="B, calls per episode (default 100): model calls for openai:/openai-responses:/anthropic: agents, tool calls for every other agent")
-    p.add_argument("--resolution", type=int, default=512, help="square render size in pixels (default 512)")
+    p.add_argument("--resolution", type=int, default=None,
+                   help="square render size in pixels (default 512, or what a ppo: policy was trained with)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing non-empty --out")
     add_vlm_arguments(p)
     p.set_defaults(func=run)

@@ -30,3 +30,8 @@ def is_finite_number(x: object) -> bool:
 def is_finite_vec3(value: object) -> bool:
     """True when ``value`` is a length-3 sequence of finite real numbers (see :func:`is_finite_number`)."""
     return isinstance(value, (list, tuple, np.ndarray)) and len(value) == 3 and all(map(is_finite_number, value))
+
+
+UNLIMITED = 1_000_000
+"""The one spelling of "unlimited" where a number must stand for it: calls left in an observation
+when the tool-call budget is None, and the budget a prompt states for an episode without one."""

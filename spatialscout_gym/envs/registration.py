@@ -1,4 +1,6 @@
-"""Register ``SpatialScout/<scene_id>-v0`` for every catalog scene and ``SpatialScout/Procedural-v0``,
+"""Register ``SpatialScout/<scene_id>-v0`` for every catalog scene, ``SpatialScout/Procedural-v0``,
+``SpatialScout/NBV-v0`` (next-best-view; ``gym.make_vec(..., vectorization_mode="vector_entry_point")`` gives
+:class:`~spatialscout_gym.wrappers.nbv_vector.NBVVectorEnv`),
 and for every scene imported into a directory listed in ``$SPATIALSCOUT_SCENE_DIRS`` (``os.pathsep``
 separated; ``spatialscout scenes import-maniskill`` writes such directories).
 
@@ -10,10 +12,13 @@ from __future__ import annotations
 
 import gymnasium as gym
 
-__all__ = ["register_envs", "registered_ids", "ENTRY_POINT", "NAMESPACE"]
+__all__ = ["register_envs", "registered_ids", "ENTRY_POINT", "NAMESPACE", "NBV_ID"]
 
 NAMESPACE = "SpatialScout"
 ENTRY_POINT = "spatialscout_gym.envs.spatialscout_env:SpatialScoutEnv"
+NBV_ID = f"{NAMESPACE}/NBV-v0"
+NBV_ENTRY_POINT = "spatialscout_gym.wrappers.nbv:make_nbv_env"
+NBV_VECTOR_ENTRY_POINT = "spatialscout_gym.wrappers.nbv_vector:NBVVectorEnv"
 
 
 def env_id_for_scene(scene_id: str) -> str:
@@ -45,6 +50,10 @@ def register_envs() -> list[str]:
             gym.register(id=env_id, entry_point=ENTRY_POINT, kwargs={"scene": scene_id},
                          disable_env_checker=False)
         ids.append(env_id)
+    if NBV_ID not in gym.registry:  # the next-best-view task: camera motions, automatic mapper
+        gym.register(id=NBV_ID, entry_point=NBV_ENTRY_POINT, vector_entry_point=NBV_VECTOR_ENTRY_POINT,
+                     kwargs={"scene": "procedural"})
+    ids.append(NBV_ID)
     return ids
 
 

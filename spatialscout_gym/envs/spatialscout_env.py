@@ -9,6 +9,8 @@ import numpy as np
 from gymnasium import spaces
 
 from spatialscout_gym.core.spec import SceneSpec
+from spatialscout_gym.core.types import UNLIMITED
+from spatialscout_gym.envs.session import EpisodeSession
 from spatialscout_gym.episode.episode import Episode
 from spatialscout_gym.episode.tools import (MAX_ROTATION_DEG, PITCH_LIMIT_DEG, TOOL_NAMES,
                                             WORLD_BOX_M, ToolResult)
@@ -28,12 +30,7 @@ _TRANSLATION_AXIS_M = 1.0 / np.sqrt(3.0)
 _POSITION_BOUND_M = 10.0
 _OBS_POSITION_BOUND_M = 2 * np.sqrt(3.0) * WORLD_BOX_M + 1.0
 _REWARD_MODES = ("sparse", "dense")
-_SHARED_RENDERERS: dict[int, Any] = {}
-"""Process-wide renderers by resolution for ``shared_renderer=True`` (one SAPIEN scene reused by
-every such env of this process; each env re-loads its scene before it captures)."""
 _MAX_PIXELS = 1e6
-UNLIMITED = 1e6
-"""``budgets`` value for calls left when ``tool_call_budget=None``."""
 
 
 class SpatialScoutEnv(gym.Env):
@@ -96,9 +93,22 @@ class SpatialScoutEnv(gym.Env):
 
     ## Starting State
     The scene's initial camera with frame 0 captured (counted against the image budget) and an
-    empty accepted map. ``SpatialScout/Procedural-v0`` draws a new training scene per reset from
-    ``self.np_random`` (seeds disjoint from the catalog). ``reset(options={"scene": NAME})`` loads
-    another scene (catalog id, ``procedural:<seed>`` or spec path); a fixed-scene env keeps it.
+    empty accepted map. ``reset(options={"scene": NAME})`` loads another scene (catalog id,
+    ``procedural:<seed>`` or spec path) and rebuilds the spaces for it; a fixed-scene env keeps it.
+
+    What changes per episode (``SpatialScout/Procedural-v0``, after ManiSkill3's
+    ``reconfiguration_freq``):
+
+    | reset | scene (heavy: generate, upload to the renderer) | start |
+    |---|---|---|
+    | ``reset(seed=s)`` | a new training scene drawn from ``s`` | drawn from ``s`` |
+    | ``reset()``, fewer than ``reconfigure_every`` resets since the last new scene | the same scene | drawn anew |
+    | ``reset()``, the ``reconfigure_every``-th | a new training scene drawn from ``self.np_random`` | drawn anew |
+
+    Training scenes come from ``procedural:<seed>`` seeds drawn from ``self.np_random``, a stream
+    disjoint from the catalog's. The start is the scene's initial camera, turned by a yaw drawn
+    uniformly in [-180, 180) degrees when ``random_start_yaw=True`` (the task frame follows the
+    turned camera; the default keeps the scene's own start).
 
     ## Episode End
     - Termination: ``finish_mapping`` is called.
@@ -109,15 +119,21 @@ class SpatialScoutEnv(gym.Env):
 
     ## Arguments
     ``gym.make("SpatialScout/<scene_id>-v0", resolution=512, image_budget=100, tool_call_budget=100,
-    reward_mode="sparse", privileged_obs=False, render_mode=None)``; ``scene`` is a catalog id,
-    ``"procedural"`` or a scene spec JSON path (or, not JSON-serialisable, a ``SceneSpec``).
+    reward_mode="sparse", privileged_obs=False, render_mode=None, reconfigure_every=1,
+    random_start_yaw=False)``; ``scene`` is a catalog id, ``"procedural"`` or a scene spec JSON path
+    (or, not JSON-serialisable, a ``SceneSpec``). ``resolution`` is 8 to 4096 pixels,
+    ``image_budget`` at least 1, ``tool_call_budget`` at least 1 or None (unlimited).
+    ``reconfigure_every=K`` (procedural only) keeps a training scene for K resets.
     ``shared_renderer=True`` reuses one renderer per resolution across the envs of a process (many
     scenes, one SAPIEN context; each env switches the scene before it renders; not thread-safe).
-    ``renderer`` (not JSON; optional) reuses a given renderer that has ``set_scene(spec)``. The env
+    ``renderer`` (not JSON; optional) reuses a given renderer that has ``set_scene(spec)``.
+    Scene, renderer and episode live in an
+    :class:`~spatialscout_gym.envs.session.EpisodeSession` (``env.unwrapped.session``), which
     closes only a renderer it made for itself.
 
     ## Version History
-    * v0: initial version.
+    * v0: initial version; ``reconfigure_every`` and ``random_start_yaw`` added (defaults keep the
+      v0 behaviour of a fixed-scene env).
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
@@ -125,36 +141,43 @@ class SpatialScoutEnv(gym.Env):
     def __init__(self, scene: str | SceneSpec = PROCEDURAL, *, resolution: int = 512, image_budget: int = 100,
                  tool_call_budget: int | None = 100, reward_mode: str = "sparse",
                  privileged_obs: bool = False, render_mode: str | None = None,
-                 shared_renderer: bool = False, renderer: Any = None) -> None:
+                 shared_renderer: bool = False, renderer: Any = None, reconfigure_every: int = 1,
+                 random_start_yaw: bool = False) -> None:
         if reward_mode not in _REWARD_MODES:
             raise ValueError(f"reward_mode must be one of {_REWARD_MODES}, got {reward_mode!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
-        if int(resolution) < 8:
-            raise ValueError(f"resolution must be >= 8 pixels, got {resolution}")
+        if int(reconfigure_every) < 1:
+            raise ValueError(f"reconfigure_every must be >= 1 (resets per training scene), got {reconfigure_every}")
         self.scene_name = scene.scene_id if isinstance(scene, SceneSpec) else str(scene)
-        self.resolution = int(resolution)
-        self.image_budget = int(image_budget)
-        self.tool_call_budget = None if tool_call_budget is None else int(tool_call_budget)
+        self.session = EpisodeSession(resolution=resolution, image_budget=image_budget,
+                                      tool_call_budget=tool_call_budget, renderer=renderer,
+                                      shared=bool(shared_renderer) and renderer is None)
+        self.resolution = self.session.resolution
+        self.image_budget = self.session.image_budget
+        self.tool_call_budget = self.session.tool_call_budget
         self.reward_mode = reward_mode
         self.privileged_obs = bool(privileged_obs)
         self.render_mode = render_mode
-        if renderer is None and shared_renderer:
-            renderer = _SHARED_RENDERERS.get(int(resolution))
-        self._shared = bool(shared_renderer)
-        self._owns_renderer = renderer is None and not self._shared
-        self._renderer = renderer
+        self.reconfigure_every = int(reconfigure_every)
+        self.random_start_yaw = bool(random_start_yaw)
         self.procedural = not isinstance(scene, SceneSpec) and self.scene_name == PROCEDURAL
-        self.scene_spec: SceneSpec | None = None  # (gym.Env.spec is the registry's EnvSpec)
-        self.episode: Episode | None = None
-        self._gt = None
+        self._resets_on_scene = 0
         if isinstance(scene, SceneSpec):
             self._load_scene(scene)
         elif not self.procedural:
             from spatialscout_gym.scenes.catalog import scene_by_name
             self._load_scene(scene_by_name(self.scene_name))  # heavy work once, here
+        self._build_spaces()
+        self._score = 0.0
+        self._metrics: dict | None = None
+        self._privileged_cache: tuple[int, Any] | None = None
+
+    def _build_spaces(self) -> None:
         H = W = self.resolution
-        pos_bound = (float(self.scene_spec.public.radius_m) + 0.5) if self.scene_spec is not None else _POSITION_BOUND_M
+        spec = self.session.spec
+        pos_bound = (float(spec.public.radius_m) + 0.5) if spec is not None and not self.procedural \
+            else _POSITION_BOUND_M
         pos_bound = float(np.float32(pos_bound))
         self.action_space = spaces.Dict({
             "tool": spaces.Discrete(len(TOOL_NAMES)),
@@ -188,8 +211,6 @@ class SpatialScoutEnv(gym.Env):
             obs["depth"] = spaces.Box(0, 1000.0, (H, W), np.float32)
             obs["segmentation"] = spaces.Box(-1, np.iinfo(np.int32).max, (H, W), np.int32)
         self.observation_space = spaces.Dict(obs)
-        self._score = 0.0
-        self._privileged_cache: tuple[int, Any] | None = None
 
     # ---- heavy work: scene and renderer ---------------------------------------------------
     def _load_scene(self, spec: SceneSpec) -> None:
@@ -197,59 +218,58 @@ class SpatialScoutEnv(gym.Env):
         if n > MAX_TARGETS:
             raise ValueError(f"scene {spec.scene_id!r} has {n} targets; this env holds at most "
                              f"{MAX_TARGETS} (MAX_TARGETS)")
-        from spatialscout_gym.core.scoring import GroundTruth
-        if self._renderer is None:
-            from spatialscout_gym.render.sapien_renderer import SapienRenderer
-            self._renderer = SapienRenderer(spec, self.resolution, self.resolution)
-            if self._shared:
-                _SHARED_RENDERERS[self.resolution] = self._renderer
-        else:
-            self._renderer.set_scene(spec)
-        K = self._renderer.intrinsics
-        if (K.width, K.height) != (self.resolution, self.resolution):
-            raise ValueError(f"the renderer's grid is {K.width} x {K.height}; this env was made with "
-                             f"resolution={self.resolution}; pass a renderer of that size")
-        self.scene_spec = spec
-        self._gt = GroundTruth.from_spec(spec)
+        self.session.load(spec)
+        self._resets_on_scene = 0
+
+    @property
+    def scene_spec(self) -> SceneSpec | None:
+        """The current episode's scene (evaluator-only: its private half holds the answers)."""
+        return self.session.episode_spec or self.session.spec
+
+    @property
+    def episode(self) -> Episode | None:
+        return self.session.episode
 
     @property
     def renderer(self):
-        return self._renderer
+        return self.session.renderer
 
     @property
     def inventory(self) -> list[dict]:
         """The public inventory of the current scene (id, category, group), in row order."""
-        return [e.to_dict() for e in self.scene_spec.public.inventory] if self.scene_spec else []
+        spec = self.scene_spec
+        return [e.to_dict() for e in spec.public.inventory] if spec else []
+
+    @property
+    def task_frame(self):
+        """The current episode's task frame (public: it is the initial camera's frame); None before
+        the first reset."""
+        ep = self.session.episode
+        return None if ep is None else ep.task_frame
 
     # ---- gymnasium API -------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
-        if self.procedural or self.scene_spec is None or (options and "scene" in options):
-            from spatialscout_gym.scenes.catalog import procedural_scene, scene_by_name
-            if options and "scene" in options:
-                spec = scene_by_name(str(options["scene"]))
-            else:
-                spec = procedural_scene(self._draw_training_seed())
+        if options and "scene" in options:
+            from spatialscout_gym.scenes.catalog import scene_by_name
+            spec = scene_by_name(str(options["scene"]))
             self._load_scene(spec)
-        self._renderer_check_same_scene()
-        self.episode = Episode(self.scene_spec.public, self._renderer, image_budget=self.image_budget,
-                               tool_call_budget=self.tool_call_budget)
+            if not self.procedural:
+                self._build_spaces()  # the positions bound follows the new scene's radius
+        elif self.procedural and (seed is not None or self.session.spec is None
+                                  or self._resets_on_scene >= self.reconfigure_every):
+            from spatialscout_gym.scenes.catalog import procedural_scene
+            self._load_scene(procedural_scene(int(self.np_random.integers(0, 2**31 - 1))))
+        yaw = float(self.np_random.uniform(-180.0, 180.0)) if self.random_start_yaw else None
+        self.session.new_episode(start_yaw_deg=yaw)
+        self._resets_on_scene += 1
         self._score = 0.0
+        self._metrics = None
         self._privileged_cache = None
-        info = {"scene_id": self.scene_spec.scene_id, "inventory": self.inventory,
-                "radius_m": float(self.scene_spec.public.radius_m), "counters": self.episode.counters()}
+        spec = self.scene_spec
+        info = {"scene_id": spec.scene_id, "inventory": self.inventory,
+                "radius_m": float(spec.public.radius_m), "counters": self.episode.counters()}
         return self._observation(), info
-
-    def _renderer_check_same_scene(self) -> None:
-        """A shared renderer may have been switched to another scene by another env."""
-        current = getattr(self._renderer, "spec", None)
-        if current is not None and current is not self.scene_spec and hasattr(self._renderer, "set_scene"):
-            self._renderer.set_scene(self.scene_spec)
-
-    def _draw_training_seed(self) -> int:
-        from spatialscout_gym.scenes import catalog
-        lo = int(getattr(catalog, "TRAINING_SEED_MIN", 1_000_000))
-        return int(self.np_random.integers(lo, lo + 2**31 - 1))
 
     def step(self, action: dict):
         if self.episode is None:
@@ -259,10 +279,10 @@ class SpatialScoutEnv(gym.Env):
             res = ToolResult("none", False, error=f"the episode has ended ({ep.end_reason}); call reset()")
         else:
             tool, args = self.decode_action(action)
-            self._renderer_check_same_scene()
             res = ep.call(tool, args)
         reward = 0.0
         if res.ok and res.tool == "submit_positions":
+            self._metrics = None  # the accepted map changed
             new_score = self._current_score()
             if self.reward_mode == "dense":
                 reward = new_score - self._score
@@ -278,26 +298,33 @@ class SpatialScoutEnv(gym.Env):
     def render(self):
         if self.render_mode != "rgb_array" or self.episode is None:
             return None
-        self._renderer_check_same_scene()
-        return np.asarray(self._renderer.capture_rgb(self.episode.pose))
+        return np.asarray(self.renderer.capture_rgb(self.episode.pose))
 
     def close(self) -> None:
-        if self._owns_renderer and self._renderer is not None:
-            self._renderer.close()
-        self._renderer = None
+        self.session.close()
+
+    def privileged_frame(self):
+        """Evaluator-only: the :class:`~spatialscout_gym.core.renderer_api.PrivilegedFrame` (depth,
+        segmentation, world positions) of the latest capture, rendered once per frame. Never shown
+        to an evaluated agent; the NBV wrapper's oracle mappers read it."""
+        ep = self.episode
+        if ep is None:
+            raise RuntimeError("call reset() first")
+        fid = max(ep.frames)
+        if self._privileged_cache is None or self._privileged_cache[0] != fid:
+            self._privileged_cache = (fid, self.renderer.capture_privileged(ep.frames[fid].pose))
+        return self._privileged_cache[1]
 
     # ---- scoring ------------------------------------------------------------------------------
-    def _positions(self) -> dict[str, np.ndarray]:
-        return self.episode.accepted_map
-
     def _current_score(self) -> float:
-        from spatialscout_gym.core.scoring import score_scene
-        return float(score_scene(self._gt, self._positions()).metrics()["all"]["mean_iou"])
+        return float(self.metrics()["all"]["mean_iou"])
 
     def metrics(self) -> dict:
-        """The scorer's metrics dict of the current accepted map (evaluator-only data)."""
-        from spatialscout_gym.core.scoring import score_scene
-        return score_scene(self._gt, self._positions()).metrics()
+        """The scorer's metrics dict of the current accepted map (evaluator-only data; computed
+        once per accepted-map change)."""
+        if self._metrics is None:
+            self._metrics = self.session.metrics()
+        return self._metrics
 
     # ---- action / observation conversion -------------------------------------------------------
     def decode_action(self, action: dict) -> tuple[str, dict]:
@@ -365,11 +392,7 @@ class SpatialScoutEnv(gym.Env):
             "budgets": np.array([ep.images_left, calls_left], np.float32),
         }
         if self.privileged_obs:
-            fid = max(ep.frames)
-            if self._privileged_cache is None or self._privileged_cache[0] != fid:
-                self._renderer_check_same_scene()
-                self._privileged_cache = (fid, self._renderer.capture_privileged(ep.frames[fid].pose))
-            priv = self._privileged_cache[1]
+            priv = self.privileged_frame()
             obs["depth"] = np.array(priv.depth_m, np.float32)  # copies: obs never share memory
             obs["segmentation"] = np.array(priv.segmentation, np.int32)
         return obs

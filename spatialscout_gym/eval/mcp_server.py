@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from spatialscout_gym.core.spec import SceneSpec
-from spatialscout_gym.episode.episode import Episode
+from spatialscout_gym.core.types import UNLIMITED
+from spatialscout_gym.envs.session import EpisodeSession
 from spatialscout_gym.episode.tools import TOOL_NAMES
 from spatialscout_gym.wrappers.conversation import parse_arguments
 from spatialscout_gym.wrappers.prompt import task_prompt
@@ -67,18 +68,16 @@ class McpEpisode:
         if out.exists() and (not out.is_dir() or any(out.iterdir())) and not overwrite:
             raise FileExistsError(f"run directory {out} already exists and is not empty")
         self.spec, self.out_dir = spec, out
-        self._owns = renderer is None
-        if renderer is None:
-            from spatialscout_gym.render.sapien_renderer import SapienRenderer
-            renderer = SapienRenderer(spec, resolution, resolution)
-        self.renderer = renderer
+        self.session = EpisodeSession(resolution=resolution, image_budget=image_budget,
+                                      tool_call_budget=tool_call_budget, renderer=renderer)
+        self.session.load(spec)
+        self.episode = self.session.new_episode()
         self.resolution, self.image_budget, self.tool_call_budget, self.seed = (
-            int(resolution), int(image_budget), tool_call_budget, int(seed))
-        self.episode = Episode(spec.public, renderer, image_budget=image_budget, tool_call_budget=tool_call_budget)
+            self.session.resolution, self.session.image_budget, self.session.tool_call_budget, int(seed))
         self.result: dict | None = None
         self._sent_initial = False
         self.instructions = task_prompt(spec.public, self.episode.intrinsics,
-                                        model_call_budget=tool_call_budget or 10**6, image_budget=image_budget,
+                                        model_call_budget=tool_call_budget or UNLIMITED, image_budget=image_budget,
                                         budget_counts_tool_calls=True)
 
     # ---- one tool call ---------------------------------------------------------------------------
@@ -115,22 +114,17 @@ class McpEpisode:
         is still running); returns ``result.json``'s contents."""
         if self.result is not None:
             return self.result
-        from spatialscout_gym.eval.runner import write_run
         if not self.episode.done:
             self.episode.end("server_stopped")
-        self.result = write_run(self.out_dir, self.spec, self.episode, self, seed=self.seed,
-                                resolution=self.resolution, image_budget=self.image_budget,
-                                tool_call_budget=self.tool_call_budget)
+        self.result = self.session.write_run(self.out_dir, self, seed=self.seed)
         return self.result
 
     def close(self) -> dict:
-        """Write the run directory if needed and close an owned renderer."""
+        """Write the run directory if needed and release the renderer (the session's rule)."""
         try:
             return self.write()
         finally:
-            if self._owns:
-                self.renderer.close()
-                self._owns = False
+            self.session.close()
 
 
 def _text(text: str) -> dict:

@@ -35,6 +35,7 @@ from spatialscout_gym.baselines.base import Agent, EnvAgent, PrivilegedAccess
 from spatialscout_gym.core.files import write_json_atomic
 from spatialscout_gym.core.scoring import GroundTruth, score_scene
 from spatialscout_gym.core.spec import SceneSpec
+from spatialscout_gym.envs.session import EpisodeSession
 from spatialscout_gym.episode.episode import Episode
 from spatialscout_gym.episode.trace import write_jsonl
 from spatialscout_gym.scenes.catalog import CATALOG_VERSION, scene_by_name, scene_content_hash
@@ -85,7 +86,8 @@ def run_episode(agent: Agent, scene: str | SceneSpec, out_dir: str | os.PathLike
         Square render grid, pixels.
     renderer : Renderer, optional
         Reuse a renderer (it is switched to ``scene`` with ``set_scene`` and not closed);
-        by default a :class:`~spatialscout_gym.render.sapien_renderer.SapienRenderer` is built.
+        by default a :class:`~spatialscout_gym.render.sapien_renderer.SapienRenderer` is built
+        and closed (the :class:`~spatialscout_gym.envs.session.EpisodeSession` rule).
     overwrite : bool
         Replace an existing non-empty ``out_dir``; otherwise that raises ``FileExistsError``.
 
@@ -98,26 +100,18 @@ def run_episode(agent: Agent, scene: str | SceneSpec, out_dir: str | os.PathLike
     if out.exists() and (not out.is_dir() or any(out.iterdir())) and not overwrite:
         raise FileExistsError(f"run directory {out} already exists and is not empty")
     spec = resolve_scene(scene)
-    owns = renderer is None
-    if owns:
-        from spatialscout_gym.render.sapien_renderer import SapienRenderer
-        renderer = SapienRenderer(spec, resolution, resolution)
-    elif renderer.spec is not spec:
-        renderer.set_scene(spec)
     # An agent that counts model calls itself (VLM agents, docs/protocol.md section 5) gets an episode
     # without a tool-call budget; its own budget B ends the episode.
     tool_call_budget = None if isinstance(agent, EnvAgent) and agent.counts_model_calls else tool_call_budget
     failure: Exception | None = None
-    trace: list[dict] | None = None
-    try:
-        if isinstance(agent, EnvAgent):
-            episode, trace, failure = _run_env_agent(agent, spec, renderer, seed=seed, resolution=resolution,
-                                                     image_budget=image_budget, tool_call_budget=tool_call_budget)
-            return write_run(out, spec, episode, agent, seed=seed, resolution=resolution,
-                             image_budget=image_budget, tool_call_budget=tool_call_budget, failure=failure,
-                             trace=trace)
-        episode = Episode(spec.public, renderer, image_budget=image_budget, tool_call_budget=tool_call_budget)
-        privileged = PrivilegedAccess(spec, renderer) if agent.privileged else None
+    if isinstance(agent, EnvAgent):
+        return _run_env_agent(agent, spec, out, renderer=renderer, seed=seed, resolution=resolution,
+                              image_budget=image_budget, tool_call_budget=tool_call_budget)
+    with EpisodeSession(resolution=resolution, image_budget=image_budget, tool_call_budget=tool_call_budget,
+                        renderer=renderer) as session:
+        session.load(spec)
+        episode = session.new_episode()
+        privileged = PrivilegedAccess(spec, session.renderer) if agent.privileged else None
         try:
             agent.run(episode, rng=np.random.default_rng(seed), privileged=privileged)
         except Exception as exc:  # service or runtime failure: recorded, left out of aggregates
@@ -125,17 +119,13 @@ def run_episode(agent: Agent, scene: str | SceneSpec, out_dir: str | os.PathLike
             episode.end("failed")
         if not episode.done:
             episode.end("agent_stopped")
-    finally:
-        if owns:
-            renderer.close()
-    return write_run(out, spec, episode, agent, seed=seed, resolution=resolution,
-                     image_budget=image_budget, tool_call_budget=tool_call_budget, failure=failure)
+        return session.write_run(out, agent, seed=seed, failure=failure)
 
 
-def _run_env_agent(agent: EnvAgent, spec: SceneSpec, renderer: Any, *, seed: int, resolution: int,
-                   image_budget: int, tool_call_budget: int | None) -> tuple[Episode, list[dict], Exception | None]:
-    """Run an env-driving agent on the scene's registered env; returns the episode (ended), the
-    agent's trace and the failure, if any."""
+def _run_env_agent(agent: EnvAgent, spec: SceneSpec, out: Path, *, renderer: Any, seed: int, resolution: int,
+                   image_budget: int, tool_call_budget: int | None) -> dict:
+    """Run an env-driving agent on the scene's registered env and write its run directory with
+    the agent's trace (model events in place)."""
     env = make_scene_env(spec, renderer=renderer, resolution=resolution, image_budget=image_budget,
                          tool_call_budget=tool_call_budget)
     failure: Exception | None = None
@@ -149,9 +139,11 @@ def _run_env_agent(agent: EnvAgent, spec: SceneSpec, renderer: Any, *, seed: int
             raise failure if failure is not None else RuntimeError("the agent did not reset the env")
         if not episode.done:
             episode.end("failed" if failure is not None else agent.end_reason or "agent_stopped")
-        return episode, agent.trace(), failure
+        return write_run(out, env.unwrapped.scene_spec, episode, agent, seed=seed, resolution=resolution,
+                         image_budget=image_budget, tool_call_budget=tool_call_budget, failure=failure,
+                         trace=agent.trace())
     finally:
-        env.close()   # a renderer passed in stays open
+        env.close()   # the env's session closes a renderer only if it built it
 
 
 def write_run(out_dir: str | os.PathLike, spec: SceneSpec, episode: Episode, agent: Any, *, seed: int,

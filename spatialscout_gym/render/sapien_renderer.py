@@ -28,7 +28,8 @@ from spatialscout_gym.core.renderer_api import PrivilegedFrame
 from spatialscout_gym.core.spec import Material, Part, SceneSpec
 from spatialscout_gym.render.device import RenderDeviceError, fix_message, is_no_device_error
 from spatialscout_gym.render.meshes import box_mesh, cylinder_mesh, flat_mesh
-from spatialscout_gym.render.textures import texture_image, texture_key, texture_mode, tile_size_m
+from spatialscout_gym.render.textures import (library_texture, texture_image, texture_key, texture_mode,
+                                              tile_size_m)
 
 __all__ = ["SapienRenderer", "RENDERED_ROLES", "NEAR_M", "FAR_M"]
 
@@ -58,6 +59,9 @@ class SapienRenderer:
     shader : {"minimal", "default"}
         SAPIEN camera shader for every capture. "minimal" (about 10 ms per 512 x 512 frame on
         lavapipe) is the default; "default" adds specular lighting at about 60 ms.
+    texture_library : bool
+        Draw textures from the bounded library (default; catalog v2.0 and training scenes);
+        False draws each texture's exact per-seed picture (catalog v1.0's look).
 
     Raises
     ------
@@ -65,7 +69,8 @@ class SapienRenderer:
         SAPIEN found no Vulkan device; the message names the commands that install one.
     """
 
-    def __init__(self, spec: SceneSpec, width: int = 512, height: int = 512, shader: str = "minimal"):
+    def __init__(self, spec: SceneSpec, width: int = 512, height: int = 512, shader: str = "minimal",
+                 texture_library: bool = True):
         if shader not in SHADERS:
             raise ValueError(f"shader must be one of {SHADERS}, got {shader!r}")
         if width <= 0 or height <= 0:
@@ -86,7 +91,10 @@ class SapienRenderer:
         self._camera_entity.set_name("spatialscout_camera")
         self._scene.add_entity(self._camera_entity)
         self._camera.near, self._camera.far = NEAR_M, FAR_M
+        self.texture_library = bool(texture_library)
         self._textures: dict[str, Any] = {}
+        self._old_textures: dict[str, Any] = {}
+        self._taken: tuple | None = None
         self._entities: list[Any] = []
         self._lights: list[Any] = []
         self._id_to_index = np.full(1, -1, dtype=np.int32)
@@ -114,7 +122,9 @@ class SapienRenderer:
 
     def capture_privileged(self, pose: CameraPose) -> PrivilegedFrame:
         """Depth (metres, along the optical axis), instance segmentation (index into
-        ``spec.private.objects``, -1 for none) and world positions (NaN where nothing was hit)."""
+        ``spec.private.objects``, -1 for none) and world positions (NaN where nothing was hit).
+        Right after :meth:`capture_rgb` at the same pose it reads the same picture (no second
+        render)."""
         self._take(pose)
         if self.shader == "minimal":
             entity_id = self._camera.get_picture("PositionSegmentation")[..., 3].astype(np.int64)
@@ -141,6 +151,7 @@ class SapienRenderer:
             for e in self._entities + self._lights:
                 self._scene.remove_entity(e)
             self._entities, self._lights = [], []
+            self._textures, self._old_textures = {}, {}
             self._scene = None
 
     def __enter__(self) -> "SapienRenderer":
@@ -151,14 +162,17 @@ class SapienRenderer:
 
     # ---- scene building --------------------------------------------------------------------
     def set_scene(self, spec: SceneSpec) -> None:
-        """Replace the rendered scene by ``spec``, keeping the render system, camera and
-        texture cache (so a rebuild costs geometry upload only)."""
+        """Replace the rendered scene by ``spec``, keeping the render system and camera. GPU
+        textures the new scene shares with the old one are reused; the others are released, so
+        memory stays flat over any number of scenes."""
         if self._scene is None:
             raise RuntimeError("this SapienRenderer is closed; create a new one")
         sapien = self._sapien
         for e in self._entities + self._lights:
             self._scene.remove_entity(e)
         self._entities, self._lights = [], []
+        self._taken = None
+        self._old_textures, self._textures = self._textures, {}
         self._spec = spec
         K = spec.public.intrinsics.scaled(self.width, self.height)
         self._intrinsics = K
@@ -194,6 +208,12 @@ class SapienRenderer:
             else:
                 raise ValueError(f"light kind {light.kind!r} is not 'point' or 'directional'")
             self._lights.append(e.entity)
+        self._old_textures = {}  # textures the new scene does not use: released here
+
+    @property
+    def texture_count(self) -> int:
+        """GPU textures held for the current scene."""
+        return len(self._textures)
 
     def _material(self, material: Material):
         sapien = self._sapien
@@ -201,12 +221,15 @@ class SapienRenderer:
                                          roughness=float(material.roughness),
                                          metallic=float(material.metallic))
         if material.texture is not None:
-            key = texture_key(material.texture)
+            entry = library_texture(material.texture) if self.texture_library else material.texture
+            key = texture_key(entry)
             tex = self._textures.get(key)
             if tex is None:
-                img = np.ascontiguousarray(texture_image(material.texture))
+                tex = self._old_textures.get(key)
+            if tex is None:
+                img = np.ascontiguousarray(texture_image(material.texture, library=self.texture_library))
                 tex = sapien.render.RenderTexture2D(img, "R8G8B8A8Unorm", srgb=True)
-                self._textures[key] = tex
+            self._textures[key] = tex
             m.base_color_texture = tex
         return m
 
@@ -263,9 +286,15 @@ class SapienRenderer:
         return shape
 
     def _take(self, pose: CameraPose) -> None:
+        """Render at ``pose`` unless the last picture was taken there (same scene)."""
         if self._scene is None:
             raise RuntimeError("this SapienRenderer is closed; create a new one")
-        self._camera_entity.set_pose(self._sapien.Pose(pose.position_world.astype(np.float32),
-                                                       pose.quat_wxyz().astype(np.float32)))
+        p = pose.position_world.astype(np.float32)
+        q = pose.quat_wxyz().astype(np.float32)
+        key = (p.tobytes(), q.tobytes())
+        if key == self._taken:
+            return
+        self._camera_entity.set_pose(self._sapien.Pose(p, q))
         self._scene.update_render()
         self._camera.take_picture()
+        self._taken = key

@@ -26,17 +26,44 @@ kind            mode    picture
 
 "tile" kinds repeat every :func:`tile_size_m` metres of surface (times ``scale``); "fit" kinds
 stretch one copy over each face.
+
+The texture library (version :data:`TEXTURE_LIBRARY_VERSION`)
+--------------------------------------------------------------
+Every kind's picture is affine in its two colours: ``rgb = color * A + color2 * B + C``, with
+scalar weight fields ``A``, ``B`` of shape (S, S) and a constant part ``C`` (non-zero only for
+paintings' fixed colours). The library keeps these fields for :data:`LIBRARY_VARIANTS` pattern
+variants per kind (``seed % LIBRARY_VARIANTS``), so a texture costs one multiply-add instead of
+procedural noise in numpy, and the library is finite: 11 kinds x 16 variants, about 36 MB of
+float16 fields when all are in use. Fields are made on first use and cached on disk under
+:func:`library_dir` (``$SPATIALSCOUT_CACHE_DIR``, default ``~/.cache/spatialscout_gym``), so a new
+process reads them instead of making them. Colours are quantised to 1/64 so equal-looking
+materials share one image. Images made from the library are kept in a small LRU cache
+(:data:`IMAGE_CACHE_BYTES`); the renderer releases the GPU textures a new scene does not use.
+``texture_image(texture, library=False)`` gives the exact per-seed picture of catalog v1.0.
 """
 
 from __future__ import annotations
 
+import os
+from collections import OrderedDict
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
 from spatialscout_gym.core.spec import canonical_json
 
-__all__ = ["TEXTURE_KINDS", "texture_image", "texture_key", "texture_mode", "tile_size_m"]
+__all__ = ["TEXTURE_KINDS", "texture_image", "texture_key", "texture_mode", "tile_size_m",
+           "library_texture", "library_dir", "TEXTURE_LIBRARY_VERSION", "LIBRARY_VARIANTS",
+           "IMAGE_CACHE_BYTES", "cache_stats", "clear_caches"]
+
+TEXTURE_LIBRARY_VERSION = 1
+"""Version of the texture library (hashed with catalog v2.0's render settings)."""
+LIBRARY_VARIANTS = 16
+"""Pattern variants per kind in the library."""
+IMAGE_CACHE_BYTES = 16 * 2**20
+"""Host memory the LRU cache of finished library images may hold."""
+_COLOR_STEPS = 64
 
 _TILE_M: dict[str, float] = {"wood": 0.6, "fabric": 0.12, "tiles": 1.2, "carpet": 0.4,
                              "marble": 1.0, "brick": 1.0, "noise": 0.5}
@@ -56,7 +83,12 @@ _DEFAULT_COLORS: dict[str, tuple[tuple[float, float, float], tuple[float, float,
     "screen": ((0.03, 0.04, 0.06), (0.1, 0.12, 0.18)),
 }
 
-_CACHE: dict[str, np.ndarray] = {}
+_EXACT: "OrderedDict[str, np.ndarray]" = OrderedDict()
+"""Exact per-seed images (``library=False``), LRU-bounded like the library images."""
+_FIELDS: dict[tuple[str, int], tuple[np.ndarray, np.ndarray, np.ndarray | None]] = {}
+"""(kind, variant) -> (A, B, C) float16 fields of the library."""
+_IMAGES: "OrderedDict[str, np.ndarray]" = OrderedDict()
+_CACHED_BYTES = {"images": 0, "exact": 0}
 
 
 def texture_key(texture: dict) -> str:
@@ -81,38 +113,147 @@ def _check_kind(kind: str) -> None:
         raise ValueError(f"unknown texture kind {kind!r}; expected one of {sorted(TEXTURE_KINDS)}")
 
 
-def texture_image(texture: dict) -> np.ndarray:
+def library_texture(texture: dict) -> dict:
+    """The library entry ``texture`` maps to: ``seed % LIBRARY_VARIANTS`` and colours quantised
+    to 1/64 (what is drawn when ``library=True``)."""
+    kind = texture["kind"]
+    _check_kind(kind)
+    c1, c2 = _DEFAULT_COLORS[kind]
+    q = lambda c: [round(float(np.clip(x, 0.0, 1.0)) * _COLOR_STEPS) / _COLOR_STEPS for x in c[:3]]  # noqa: E731
+    return {"kind": kind, "variant": int(texture.get("seed", 0)) % LIBRARY_VARIANTS,
+            "color": q(texture.get("color", c1)), "color2": q(texture.get("color2", c2))}
+
+
+def texture_image(texture: dict, *, library: bool = True) -> np.ndarray:
     """Render a texture dict to an image.
 
     Parameters
     ----------
     texture : dict
         ``{"kind": ..., "seed"?: int, "color"?: [r, g, b], "color2"?: [r, g, b], "scale"?: float}``.
+    library : bool
+        Draw the library entry of :func:`library_texture` (default); False draws the exact
+        per-seed picture (the textures of catalog v1.0; slower, not bounded in variety).
 
     Returns
     -------
     image : ndarray, shape (S, S, 4), uint8
-        RGBA, alpha 255; row 0 is the top of the picture (texture coordinate v = 0). Do not
-        modify it: it is shared through the cache.
+        RGBA, alpha 255; row 0 is the top of the picture (texture coordinate v = 0). Read-only:
+        it is shared through the cache.
     """
     if not isinstance(texture, dict) or "kind" not in texture:
         raise ValueError(f"a texture must be a dict with a 'kind' key, got {texture!r}")
     _check_kind(texture["kind"])
+    if not library:
+        return _exact_image(texture)
+    entry = library_texture(texture)
+    key = texture_key(entry)
+    img = _IMAGES.get(key)
+    if img is not None:
+        _IMAGES.move_to_end(key)
+        return img
+    A, B, C = _fields(entry["kind"], entry["variant"])
+    c1 = np.asarray(entry["color"], np.float32)
+    c2 = np.asarray(entry["color2"], np.float32)
+    rgb = A.astype(np.float32)[..., None] * c1 + B.astype(np.float32)[..., None] * c2
+    if C is not None:
+        rgb += C.astype(np.float32)
+    img = _rgba(rgb)
+    _remember(_IMAGES, "images", key, img)
+    return img
+
+
+def _rgba(rgb: np.ndarray) -> np.ndarray:
+    img = np.empty(rgb.shape[:2] + (4,), dtype=np.uint8)
+    img[..., :3] = np.clip(np.rint(rgb * 255.0), 0, 255).astype(np.uint8)
+    img[..., 3] = 255
+    img.setflags(write=False)
+    return img
+
+
+def _remember(cache: "OrderedDict[str, np.ndarray]", name: str, key: str, img: np.ndarray) -> None:
+    cache[key] = img
+    _CACHED_BYTES[name] += img.nbytes
+    while _CACHED_BYTES[name] > IMAGE_CACHE_BYTES and len(cache) > 1:
+        _, old = cache.popitem(last=False)
+        _CACHED_BYTES[name] -= old.nbytes
+
+
+def _exact_image(texture: dict) -> np.ndarray:
     key = texture_key(texture)
-    img = _CACHE.get(key)
+    img = _EXACT.get(key)
     if img is None:
         kind = texture["kind"]
         rng = np.random.default_rng(int(texture.get("seed", 0)) + 7919 * _kind_index(kind))
         c1, c2 = _DEFAULT_COLORS[kind]
         color = np.asarray(texture.get("color", c1), dtype=float)[:3]
         color2 = np.asarray(texture.get("color2", c2), dtype=float)[:3]
-        rgb = TEXTURE_KINDS[kind](rng, color, color2)
-        img = np.empty(rgb.shape[:2] + (4,), dtype=np.uint8)
-        img[..., :3] = np.clip(np.rint(rgb * 255.0), 0, 255).astype(np.uint8)
-        img[..., 3] = 255
-        img.setflags(write=False)
-        _CACHE[key] = img
+        img = _rgba(TEXTURE_KINDS[kind](rng, color, color2))
+        _remember(_EXACT, "exact", key, img)
+    else:
+        _EXACT.move_to_end(key)
     return img
+
+
+def library_dir() -> Path:
+    """Where the library's fields are cached on disk (one ``.npz`` per kind and variant)."""
+    root = os.environ.get("SPATIALSCOUT_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache",
+                                                                     "spatialscout_gym")
+    return Path(root) / f"textures-v{TEXTURE_LIBRARY_VERSION}"
+
+
+def _fields(kind: str, variant: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The (A, B, C) fields of one library entry: memory, then disk, then made (and saved)."""
+    got = _FIELDS.get((kind, variant))
+    if got is not None:
+        return got
+    path = library_dir() / f"{kind}_{variant:02d}.npz"
+    try:
+        with np.load(path) as z:
+            got = (z["A"], z["B"], z["C"] if "C" in z.files else None)
+    except (OSError, KeyError, ValueError):  # not cached yet, or a damaged file: make it
+        got = _make_fields(kind, variant)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
+            arrays = {"A": got[0], "B": got[1]} | ({"C": got[2]} if got[2] is not None else {})
+            np.savez(tmp, **arrays)
+            os.replace(tmp, path)
+        except OSError:  # a read-only home: the library still works from memory
+            pass
+    _FIELDS[(kind, variant)] = got
+    return got
+
+
+def _make_fields(kind: str, variant: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Solve ``rgb = c1 A + c2 B + C`` for one pattern: the generators only mix the colours
+    linearly, and their random draws do not depend on the colours."""
+    seed = variant + 7919 * _kind_index(kind)
+    gen = TEXTURE_KINDS[kind]
+    e = np.eye(3)
+    probe = gen(np.random.default_rng(seed), e[0], e[1])           # channel 0: A + C0, 1: B + C1
+    const = gen(np.random.default_rng(seed), np.zeros(3), np.zeros(3))
+    A = probe[..., 0] - const[..., 0]
+    B = probe[..., 1] - const[..., 1]
+    C = const if np.any(const) else None
+    f16 = lambda x: None if x is None else np.ascontiguousarray(x, dtype=np.float16)  # noqa: E731
+    return f16(A), f16(B), f16(C)
+
+
+def cache_stats() -> dict:
+    """Sizes of the in-process texture caches (entries and bytes), for memory checks."""
+    field_bytes = sum(a.nbytes + b.nbytes + (0 if c is None else c.nbytes) for a, b, c in _FIELDS.values())
+    return {"library_fields": len(_FIELDS), "library_field_bytes": field_bytes,
+            "images": len(_IMAGES), "image_bytes": _CACHED_BYTES["images"],
+            "exact_images": len(_EXACT), "exact_image_bytes": _CACHED_BYTES["exact"]}
+
+
+def clear_caches() -> None:
+    """Forget every in-process texture (the disk cache stays)."""
+    _FIELDS.clear()
+    _IMAGES.clear()
+    _EXACT.clear()
+    _CACHED_BYTES.update(images=0, exact=0)
 
 
 def _kind_index(kind: str) -> int:

@@ -1,1 +1,14 @@
+"""Wrappers over the SpatialScout envs (DESIGN.md "wrappers"): next-best-view control for RL and
+the vector NBV env. Imported lazily so that ``import spatialscout_gym`` stays light."""
 
+__all__ = ["NextBestViewWrapper", "make_nbv_env", "NBVConfig", "NBVVectorEnv"]
+
+_WHERE = {"NextBestViewWrapper": "nbv", "make_nbv_env": "nbv", "NBVConfig": "nbv",
+          "NBVVectorEnv": "nbv_vector"}
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        import importlib
+        return getattr(importlib.import_module(f"spatialscout_gym.wrappers.{_WHERE[name]}"), name)
+    raise AttributeError(f"module 'spatialscout_gym.wrappers' has no attribute {name!r}")

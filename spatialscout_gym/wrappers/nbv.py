@@ -1,7 +1,14 @@
 """Next-best-view (NBV) control: each step is a camera motion followed by a capture, and a mapper
-turns captures into submissions. Used by :class:`NextBestViewWrapper` (RL) and by the NBV agents of
-:mod:`spatialscout_gym.baselines.nbv_agents` (which drive an :class:`Episode` directly), through
-one :class:`NBVController`, so a policy sees the same observations and actions in both.
+turns captures into submissions.
+
+Two drivers share the motion table (:func:`motion_args`), the view history behind the ``sectors``
+feature (:class:`ViewHistory`) and the observation (:func:`nbv_observation`), so a policy sees the
+same observations and actions in both:
+
+* :class:`NextBestViewWrapper` (RL; ``gym.make("SpatialScout/NBV-v0")``) sends every tool call
+  through the inner env's ``step``, so wrappers placed inside it see each call;
+* :class:`NBVController` drives an :class:`Episode` directly, for the NBV agents of
+  :mod:`spatialscout_gym.baselines.nbv_agents` run by ``spatialscout run/evaluate``.
 """
 
 from __future__ import annotations
@@ -15,10 +22,11 @@ from gymnasium import spaces
 
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.episode.episode import Episode
-from spatialscout_gym.episode.tools import MAX_TRANSLATION_M, PITCH_LIMIT_DEG
+from spatialscout_gym.episode.tools import MAX_TRANSLATION_M, PITCH_LIMIT_DEG, TOOL_NAMES
 
 __all__ = ["NextBestViewWrapper", "NBVController", "NBVConfig", "DISCRETE_MOTIONS", "N_SECTORS",
-           "make_nbv_env", "nbv_observation_space", "nbv_action_space"]
+           "make_nbv_env", "nbv_observation_space", "nbv_action_space", "motion_args", "ViewHistory",
+           "nbv_observation"]
 
 N_SECTORS = 8
 """Yaw sectors (45 degrees each) of the ``sectors`` observation."""
@@ -100,8 +108,89 @@ def _resize(image: np.ndarray, size: int) -> np.ndarray:
     return np.asarray(Image.fromarray(image).resize((size, size), Image.BILINEAR), dtype=np.uint8)
 
 
+def motion_args(config: NBVConfig, action) -> tuple[tuple[float, float], tuple[float, float, float]]:
+    """``((yaw_deg, pitch_deg), (forward_m, right_m, up_m))`` for ``action``; the rotation is
+    applied first, so forward/right refer to the new heading. Raises ``ValueError`` for an
+    action outside the action space (saying what was expected)."""
+    c = config
+    if c.motion == "discrete":
+        arr = np.asarray(action)
+        if arr.size != 1 or not np.issubdtype(arr.dtype, np.number) or not np.isfinite(arr).all() \
+                or float(arr.item()) != int(arr.item()):
+            raise ValueError(f"discrete NBV action must be one integer in [0, {len(DISCRETE_MOTIONS) - 1}] "
+                             f"({', '.join(DISCRETE_MOTIONS)}), got {np.asarray(action).tolist()!r}")
+        a = int(arr.item())
+        if not 0 <= a < len(DISCRETE_MOTIONS):
+            raise ValueError(f"discrete NBV action must be in [0, {len(DISCRETE_MOTIONS) - 1}] "
+                             f"({', '.join(DISCRETE_MOTIONS)}), got {a}")
+        name = DISCRETE_MOTIONS[a]
+        rot = {"turn_left": (c.turn_deg, 0.0), "turn_right": (-c.turn_deg, 0.0),
+               "look_up": (0.0, c.tilt_deg), "look_down": (0.0, -c.tilt_deg)}.get(name, (0.0, 0.0))
+        move = {"forward": (c.move_m, 0, 0), "back": (-c.move_m, 0, 0), "left": (0, -c.move_m, 0),
+                "right": (0, c.move_m, 0), "up": (0, 0, c.lift_m),
+                "down": (0, 0, -c.lift_m)}.get(name, (0.0, 0.0, 0.0))
+        return rot, tuple(float(x) for x in move)
+    a = np.asarray(action, dtype=float).reshape(-1)
+    if a.shape != (5,) or not np.all(np.isfinite(a)):
+        raise ValueError(f"continuous NBV action must be 5 finite numbers in [-1, 1] (forward, "
+                         f"right, up, yaw, pitch), got {np.asarray(action).tolist()}")
+    a = np.clip(a, -1.0, 1.0)
+    t = a[:3] * MAX_TRANSLATION_M
+    norm = float(np.linalg.norm(t))
+    if norm > MAX_TRANSLATION_M:
+        t = t * (MAX_TRANSLATION_M / norm) * (1 - 1e-9)
+    return (float(a[3] * c.max_yaw_deg), float(a[4] * c.max_pitch_deg)), tuple(float(x) for x in t)
+
+
+def _sector(yaw_deg: float) -> int:
+    return int(np.floor(((yaw_deg + 22.5) % 360.0) / 45.0)) % N_SECTORS
+
+
+class ViewHistory:
+    """Which headings were captured in which floor cell (the ``sectors`` feature).
+
+    Cells are ``cell_m`` squares of the task frame's x-y plane; headings are 45-degree sectors of
+    the yaw relative to the initial heading (docs/protocol.md section 2).
+    """
+
+    def __init__(self, cell_m: float) -> None:
+        self.cell_m = float(cell_m)
+        self._visits: dict[tuple[int, int], np.ndarray] = {}
+
+    def _cell(self, position_task) -> tuple[int, int]:
+        return (int(np.floor(float(position_task[0]) / self.cell_m)),
+                int(np.floor(float(position_task[1]) / self.cell_m)))
+
+    def record(self, position_task, yaw_deg: float) -> None:
+        """Note a capture at ``position_task`` (metres) with heading ``yaw_deg``."""
+        counts = self._visits.setdefault(self._cell(position_task), np.zeros(N_SECTORS))
+        counts[_sector(yaw_deg)] += 1
+
+    def sectors(self, position_task, yaw_deg: float) -> np.ndarray:
+        """Shape (8,): 1 where a capture was taken in the cell of ``position_task`` with a heading
+        in sector k, egocentric (k = 0 the current heading, counter-clockwise in 45-degree steps)."""
+        counts = self._visits.get(self._cell(position_task), np.zeros(N_SECTORS))
+        return np.roll(counts > 0, -_sector(yaw_deg)).astype(np.float32)
+
+
+def nbv_observation(config: NBVConfig, image: np.ndarray, position_task, yaw_deg: float, pitch_deg: float,
+                    radius_m: float, coverage: float, images_left_fraction: float,
+                    sectors: np.ndarray) -> dict[str, np.ndarray]:
+    """The observation of :func:`nbv_observation_space` (copies, never views)."""
+    scale = float(radius_m) + 0.5
+    pos = np.clip(np.asarray(position_task, float) / scale, -1.0, 1.0)
+    yaw = np.deg2rad(float(yaw_deg))
+    pose_feat = np.array([*pos, np.sin(yaw), np.cos(yaw), float(pitch_deg) / PITCH_LIMIT_DEG], np.float32)
+    cov = np.array([coverage, images_left_fraction], np.float32)
+    return {"image": _resize(np.asarray(image), int(config.obs_size)),
+            "pose": np.clip(pose_feat, -1.0, 1.0),
+            "coverage": np.clip(cov, 0.0, 1.0),
+            "sectors": sectors}
+
+
 class NBVController:
-    """Runs NBV steps (motion, capture, mapping, submission) on one :class:`Episode`.
+    """Runs NBV steps (motion, capture, mapping, submission) on one :class:`Episode` (the NBV
+    agents' driver; RL goes through :class:`NextBestViewWrapper`).
 
     Parameters
     ----------
@@ -124,38 +213,14 @@ class NBVController:
         self.mapper = mapper
         self.config = config
         self.radius_m = float(episode.public.radius_m)
-        self._visits: dict[tuple[int, int], np.ndarray] = {}
+        self.history = ViewHistory(config.cell_m)
         self.last_privileged = None
         self.mapper.reset(spec)
         self._after_capture(max(episode.frames))
 
-    # ---- the step --------------------------------------------------------------------------
     def motion_args(self, action) -> tuple[tuple[float, float], tuple[float, float, float]]:
-        """``((yaw_deg, pitch_deg), (forward_m, right_m, up_m))`` for ``action``; the rotation is
-        applied first, so forward/right refer to the new heading."""
-        c = self.config
-        if c.motion == "discrete":
-            a = int(np.asarray(action).item())
-            if not 0 <= a < len(DISCRETE_MOTIONS):
-                raise ValueError(f"discrete NBV action must be in [0, {len(DISCRETE_MOTIONS) - 1}] "
-                                 f"({', '.join(DISCRETE_MOTIONS)}), got {a}")
-            name = DISCRETE_MOTIONS[a]
-            rot = {"turn_left": (c.turn_deg, 0.0), "turn_right": (-c.turn_deg, 0.0),
-                   "look_up": (0.0, c.tilt_deg), "look_down": (0.0, -c.tilt_deg)}.get(name, (0.0, 0.0))
-            move = {"forward": (c.move_m, 0, 0), "back": (-c.move_m, 0, 0), "left": (0, -c.move_m, 0),
-                    "right": (0, c.move_m, 0), "up": (0, 0, c.lift_m),
-                    "down": (0, 0, -c.lift_m)}.get(name, (0.0, 0.0, 0.0))
-            return rot, tuple(float(x) for x in move)
-        a = np.asarray(action, dtype=float).reshape(-1)
-        if a.shape != (5,) or not np.all(np.isfinite(a)):
-            raise ValueError(f"continuous NBV action must be 5 finite numbers in [-1, 1] (forward, "
-                             f"right, up, yaw, pitch), got {np.asarray(action).tolist()}")
-        a = np.clip(a, -1.0, 1.0)
-        t = a[:3] * MAX_TRANSLATION_M
-        norm = float(np.linalg.norm(t))
-        if norm > MAX_TRANSLATION_M:
-            t = t * (MAX_TRANSLATION_M / norm) * (1 - 1e-9)
-        return (float(a[3] * c.max_yaw_deg), float(a[4] * c.max_pitch_deg)), tuple(float(x) for x in t)
+        """:func:`motion_args` with this controller's config."""
+        return motion_args(self.config, action)
 
     def step(self, action) -> dict:
         """Move (rotate, then translate), capture, map, submit. Returns a dict: ``refused`` (list
@@ -185,7 +250,8 @@ class NBVController:
     def _after_capture(self, frame_id: int) -> list[str]:
         ep = self.episode
         frame = ep.frames[frame_id]
-        self._record_visit(frame.pose)
+        pose = ep.task_frame.pose_to_task(frame.pose)
+        self.history.record(pose["position"], pose["yaw_deg"])
         priv = None
         if getattr(self.mapper, "needs_privileged", False):
             priv = self.renderer.capture_privileged(frame.pose)
@@ -196,54 +262,47 @@ class NBVController:
         res = ep.submit_positions({k: [float(x) for x in v] for k, v in new.items()})
         return list(res.result.get("accepted", [])) if res.ok else []
 
-    # ---- features -------------------------------------------------------------------------
+    # ---- features (world-frame helpers kept for the frontier heuristic's own bookkeeping) ----
     def _cell(self, position_world: np.ndarray) -> tuple[int, int]:
         return (int(np.floor(position_world[0] / self.config.cell_m)),
                 int(np.floor(position_world[1] / self.config.cell_m)))
 
     @staticmethod
     def _sector(yaw_deg: float) -> int:
-        return int(np.floor(((yaw_deg + 22.5) % 360.0) / 45.0)) % N_SECTORS
-
-    def _record_visit(self, pose) -> None:
-        counts = self._visits.setdefault(self._cell(pose.position_world), np.zeros(N_SECTORS))
-        counts[self._sector(pose.yaw_deg)] += 1
-
-    def sectors_seen(self) -> np.ndarray:
-        """Shape (8,): 1 where a capture was taken in the current floor cell with a heading in
-        sector k, egocentric (k = 0 the current heading, k counter-clockwise in 45 degree steps)."""
-        pose = self.episode.pose
-        counts = self._visits.get(self._cell(pose.position_world), np.zeros(N_SECTORS))
-        return np.roll(counts > 0, -self._sector(pose.yaw_deg)).astype(np.float32)
+        return _sector(yaw_deg)
 
     def coverage(self) -> float:
         """Fraction of the inventory in the accepted map."""
         return len(self.episode.accepted_map) / max(1, len(self.episode.inventory_ids))
 
     def observation(self) -> dict[str, np.ndarray]:
-        """The observation of :func:`nbv_observation_space` (copies, never views)."""
+        """The observation of :func:`nbv_observation_space`."""
         ep = self.episode
         pose = ep.task_frame.pose_to_task(ep.pose)
-        scale = self.radius_m + 0.5
-        pos = np.clip(np.asarray(pose["position"], float) / scale, -1.0, 1.0)
-        yaw = np.deg2rad(pose["yaw_deg"])
-        pose_feat = np.array([*pos, np.sin(yaw), np.cos(yaw), pose["pitch_deg"] / PITCH_LIMIT_DEG],
-                             np.float32)
-        cov = np.array([self.coverage(), ep.images_left / ep.image_budget], np.float32)
-        return {"image": _resize(ep.latest_image, int(self.config.obs_size)),
-                "pose": np.clip(pose_feat, -1.0, 1.0),
-                "coverage": np.clip(cov, 0.0, 1.0),
-                "sectors": self.sectors_seen()}
+        return nbv_observation(self.config, ep.latest_image, pose["position"], pose["yaw_deg"],
+                               pose["pitch_deg"], self.radius_m, self.coverage(),
+                               ep.images_left / ep.image_budget,
+                               self.history.sectors(pose["position"], pose["yaw_deg"]))
 
 
-class NextBestViewWrapper(gym.Wrapper):
+class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Choose camera views; an automatic mapper turns each capture into submissions.
 
     ## Description
-    Wraps a :class:`~spatialscout_gym.envs.spatialscout_env.SpatialScoutEnv` (its episode, scene
-    and renderer; the inner env's tool-call action space is not used). Each step applies one
-    camera motion (rotation first, then translation along the new heading), captures an image,
-    lets the mapper turn the capture into ``submit_positions`` entries and submits them.
+    Wraps a :class:`~spatialscout_gym.envs.spatialscout_env.SpatialScoutEnv` (possibly wrapped,
+    e.g. ``gym.make("SpatialScout/Procedural-v0")``). Each step applies one camera motion
+    (rotation first, then translation along the new heading), captures an image, lets the mapper
+    turn the capture into ``submit_positions`` entries and submits them. Every one of these is a
+    tool call sent through the inner env's ``step`` (so wrappers inside this one see them); the
+    mapper reads the evaluator-only data it needs (the scene's target table, the privileged frame
+    of each capture) from ``env.unwrapped`` (``scene_spec``, ``privileged_frame()``).
+
+    How an NBV step counts against the inner episode's budgets: 1 tool call for the rotation (if
+    any), 1 for the translation (if any; 2 when a continuous translation exceeds the inner action
+    space's per-axis bound of 0.577 m, sent as two halves), 1 for the capture and 1 image (while
+    images are left), and 1 for the submission (when the mapper adds entries): 1 to 5 tool calls
+    and 1 image. ``make_nbv_env`` and ``SpatialScout/NBV-v0`` make the inner tool-call budget
+    unlimited, so the image budget alone ends the episode.
     The default mapper, ``"oracle"``
     (:class:`~spatialscout_gym.wrappers.nbv_mappers.OraclePerceptionMapper`), submits the reference
     centre of every target seen in the capture's privileged segmentation, so the task reduces to
@@ -300,8 +359,10 @@ class NextBestViewWrapper(gym.Wrapper):
     ## Arguments
     ``NextBestViewWrapper(env, mapper="oracle", motion="discrete", obs_size=64, **NBVConfig fields)``;
     ``mapper`` is a name (``"oracle"``, ``"oracle-surface"``) or an object with the
-    :class:`~spatialscout_gym.wrappers.nbv_mappers.Mapper` interface. :func:`make_nbv_env` builds the
-    inner env too.
+    :class:`~spatialscout_gym.wrappers.nbv_mappers.Mapper` interface.
+    ``gym.make("SpatialScout/NBV-v0", scene="procedural", image_budget=20, resolution=64,
+    mapper="oracle", motion="discrete", obs_size=64, reconfigure_every=16, random_start_yaw=True)``
+    (= :func:`make_nbv_env`) builds the inner env too; ``scene`` is ``"procedural"`` or a catalog id.
 
     ## Version History
     - v0: initial version.
@@ -309,11 +370,15 @@ class NextBestViewWrapper(gym.Wrapper):
 
     def __init__(self, env: gym.Env, mapper: Any = "oracle", motion: str = "discrete",
                  obs_size: int = 64, **config: Any) -> None:
-        super().__init__(env)
+        gym.utils.RecordConstructorArgs.__init__(self, mapper=mapper, motion=motion, obs_size=obs_size, **config)
+        gym.Wrapper.__init__(self, env)
         inner = env.unwrapped
-        if not hasattr(inner, "episode") or not hasattr(inner, "renderer"):
-            raise TypeError(f"NextBestViewWrapper wraps a SpatialScoutEnv (it needs .episode and "
-                            f".renderer); got {type(inner).__name__}")
+        if not all(hasattr(inner, a) for a in ("privileged_frame", "scene_spec", "metrics", "task_frame")):
+            raise TypeError(f"NextBestViewWrapper wraps a SpatialScoutEnv (gym.make('SpatialScout/...')); "
+                            f"got {type(inner).__name__}")
+        if not isinstance(env.action_space, spaces.Dict) or "tool" not in env.action_space.spaces:
+            raise TypeError(f"NextBestViewWrapper needs the tool-call Dict action space of a SpatialScoutEnv "
+                            f"directly inside it (no action wrapper in between); got {env.action_space}")
         self.config = NBVConfig(motion=motion, obs_size=int(obs_size), **config)
         if isinstance(mapper, str):
             from spatialscout_gym.wrappers.nbv_mappers import make_mapper
@@ -321,61 +386,144 @@ class NextBestViewWrapper(gym.Wrapper):
         self.mapper = mapper
         self.action_space = nbv_action_space(self.config)
         self.observation_space = nbv_observation_space(self.config)
-        self.controller: NBVController | None = None
+        self._axis_bound = float(env.action_space["translation"].high[0])
+        self._template = {k: np.zeros(sp.shape, sp.dtype) for k, sp in env.action_space.spaces.items()}
+        self._inv_index: dict[str, int] = {}
+        self._history: ViewHistory | None = None
+        self._last: dict | None = None
         self._score = 0.0
 
-    def _all_mean_iou(self) -> float:
-        return float(self.env.unwrapped.metrics()["all"]["mean_iou"])
+    # ---- inner tool calls ----------------------------------------------------------------------
+    def _call(self, tool: str, **fields: Any):
+        """One tool call through the inner env's ``step``; returns its five-tuple."""
+        action = {k: v.copy() for k, v in self._template.items()}
+        action["tool"] = np.int64(TOOL_NAMES.index(tool))
+        for k, v in fields.items():
+            action[k] = np.asarray(v, dtype=self._template[k].dtype).reshape(self._template[k].shape)
+        out = self.env.step(action)
+        self._last, self._last_info = out[0], out[4]
+        self._inner_done = bool(out[2] or out[3])
+        return out
 
-    def reset(self, *, seed: int | None = None, options: dict | None = None):
-        _, info = self.env.reset(seed=seed, options=options)
+    def _after_capture(self) -> list[str]:
+        """Record the view, run the mapper on the new frame and submit what it adds."""
+        obs = self._last
+        self._history.record(obs["camera_position"], float(obs["camera_yaw_pitch"][0]))
         inner = self.env.unwrapped
-        self.controller = NBVController(inner.episode, inner.scene_spec, inner.renderer, self.mapper,
-                                        self.config)
-        self._score = self._all_mean_iou()
-        info = dict(info, all_mean_iou=self._score, coverage=self.controller.coverage())
-        return self.controller.observation(), info
+        priv = inner.privileged_frame() if getattr(self.mapper, "needs_privileged", False) else None
+        new = self.mapper.observe(None, priv, inner.task_frame)
+        if not new or self._inner_done:
+            return []
+        positions = np.zeros(self._template["positions"].shape, np.float32)
+        mask = np.zeros(self._template["submit_mask"].shape, np.int8)
+        for tid, centre in new.items():
+            i = self._inv_index[tid]
+            positions[i] = centre
+            mask[i] = 1
+        _, _, _, _, info = self._call("submit_positions", positions=positions, submit_mask=mask)
+        res = info["tool_result"]
+        return list(res.get("result", {}).get("accepted", [])) if res.get("ok") else []
+
+    def _observation(self) -> dict[str, np.ndarray]:
+        obs = self._last
+        n = max(1, int(np.sum(obs["inventory_mask"])))
+        images_left = float(obs["budgets"][0])
+        position, (yaw, pitch) = obs["camera_position"], obs["camera_yaw_pitch"]
+        return nbv_observation(self.config, obs["image"], position, float(yaw), float(pitch), self._radius_m,
+                               float(np.sum(obs["submitted"])) / n, images_left / self._image_budget,
+                               self._history.sectors(position, float(yaw)))
+
+    def _coverage(self) -> float:
+        obs = self._last
+        return float(np.sum(obs["submitted"])) / max(1, int(np.sum(obs["inventory_mask"])))
+
+    # ---- gymnasium API -------------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        obs, info = self.env.reset(seed=seed, options=options)
+        inner = self.env.unwrapped
+        spec = inner.scene_spec
+        self._last, self._last_info, self._inner_done = obs, info, False
+        self._radius_m = float(spec.public.radius_m)
+        self._image_budget = int(inner.image_budget)
+        self._inv_index = {e.id: i for i, e in enumerate(spec.public.inventory)}
+        self._history = ViewHistory(self.config.cell_m)
+        self.mapper.reset(spec)
+        self._after_capture()  # frame 0's map is part of the starting state
+        self._score = float(inner.metrics()["all"]["mean_iou"])
+        info = dict(info, all_mean_iou=self._score, coverage=self._coverage())
+        return self._observation(), info
 
     def step(self, action):
-        if self.controller is None:
+        if self._history is None:
             raise RuntimeError("call reset() before step()")
-        ctl = self.controller
-        ep = ctl.episode
-        if ep.done:
-            raise RuntimeError(f"the episode has ended ({ep.end_reason}); call reset()")
-        out = ctl.step(action)
-        score = self._all_mean_iou() if out["submitted"] else self._score
+        if self._inner_done:
+            raise RuntimeError("the episode has ended; call reset()")
+        (yaw, pitch), move = motion_args(self.config, action)
+        refused: list[str] = []
+
+        def note(out) -> None:
+            res = out[4]["tool_result"]
+            if not res.get("ok"):
+                refused.append(res.get("error"))
+
+        if yaw or pitch:
+            note(self._call("rotate_camera", rotation=[yaw, pitch]))
+        move = np.asarray(move, float)
+        if np.any(move) and not self._inner_done:
+            parts = 2 if np.max(np.abs(move)) > self._axis_bound else 1
+            for _ in range(parts):
+                if not self._inner_done:
+                    note(self._call("move_camera", translation=move / parts))
+        submitted: list[str] = []
+        if not self._inner_done and self._last["budgets"][0] > 0:
+            out = self._call("capture_image")
+            note(out)
+            if out[4]["tool_result"].get("ok"):
+                submitted = self._after_capture()
+        inner = self.env.unwrapped
+        score = float(inner.metrics()["all"]["mean_iou"]) if submitted else self._score
         reward = score - self._score
         self._score = score
-        terminated = bool(ep.done or ep.images_left <= 0
-                          or len(ep.accepted_map) == len(ep.inventory_ids))
-        info: dict[str, Any] = {"refused": out["refused"], "submitted": out["submitted"],
-                                "coverage": ctl.coverage(), "all_mean_iou": score,
-                                "counters": ep.counters()}
+        obs = self._last
+        coverage = self._coverage()
+        terminated = bool(self._inner_done or obs["budgets"][0] <= 0 or coverage >= 1.0)
+        if terminated and not self._inner_done:
+            self._call("finish_mapping")
+        # the last inner step's info (counters; metrics and wrappers' keys such as "episode" at the end)
+        info: dict[str, Any] = {k: v for k, v in self._last_info.items() if k != "tool_result"}
+        info.update(refused=refused, submitted=submitted, coverage=coverage, all_mean_iou=score)
         if terminated:
-            if not ep.done:
-                ep.finish_mapping()
-            info["metrics"] = self.env.unwrapped.metrics()
-        return ctl.observation(), float(reward), terminated, False, info
+            info["metrics"] = inner.metrics()
+        return self._observation(), float(reward), terminated, False, info
 
 
 def make_nbv_env(scene: str | SceneSpec = "procedural", *, image_budget: int = 20, resolution: int = 64,
                  mapper: Any = "oracle", motion: str = "discrete", obs_size: int = 64,
-                 renderer: Any = None, **config: Any) -> NextBestViewWrapper:
-    """A :class:`NextBestViewWrapper` over a new ``SpatialScoutEnv`` (tool-call budget unlimited).
+                 reconfigure_every: int = 16, random_start_yaw: bool = True, renderer: Any = None,
+                 render_mode: str | None = None, **config: Any) -> gym.Env:
+    """``gym.make("SpatialScout/NBV-v0", ...)``: :class:`NextBestViewWrapper` over a
+    ``SpatialScoutEnv`` with an unlimited tool-call budget.
 
     Parameters
     ----------
     scene : str or SceneSpec
-        ``"procedural"`` (a new training scene per reset), a catalog id or a spec.
+        ``"procedural"`` (a new training scene every ``reconfigure_every`` resets), a catalog id
+        or a spec.
     image_budget : int
         V, images per episode including the initial one.
     resolution : int
         Render grid, pixels (the observation is resized to ``obs_size``).
+    reconfigure_every : int
+        Resets per procedural training scene (see ``SpatialScoutEnv``'s Starting State).
+    random_start_yaw : bool
+        Turn the start camera by a random yaw per episode (procedural scenes only; a catalog scene
+        always starts from its own initial camera, as in evaluation).
     renderer : Renderer, optional
         Passed to the inner env (tests pass a fake one).
     """
     from spatialscout_gym.envs.spatialscout_env import SpatialScoutEnv
+    procedural = isinstance(scene, str) and scene == "procedural"
     env = SpatialScoutEnv(scene=scene, resolution=resolution, image_budget=image_budget,
-                          tool_call_budget=None, renderer=renderer)
+                          tool_call_budget=None, renderer=renderer, reconfigure_every=reconfigure_every,
+                          random_start_yaw=bool(random_start_yaw) and procedural, render_mode=render_mode)
     return NextBestViewWrapper(env, mapper=mapper, motion=motion, obs_size=obs_size, **config)

@@ -47,8 +47,9 @@ class Mapper(Protocol):
 
     def observe(self, frame, privileged_frame: PrivilegedFrame | None,
                 task_frame: TaskFrame) -> dict[str, np.ndarray]:
-        """Entries to submit after ``frame`` (an :class:`~spatialscout_gym.episode.EpisodeFrame`):
-        target id -> centre estimate, task frame, metres, shape (3,)."""
+        """Entries to submit after ``frame`` (an :class:`~spatialscout_gym.episode.EpisodeFrame`,
+        or None from :class:`~spatialscout_gym.wrappers.nbv.NextBestViewWrapper`, which sees only
+        the env's observation): target id -> centre estimate, task frame, metres, shape (3,)."""
         ...
 
 

@@ -1,0 +1,131 @@
+"""NBV benchmark: next-best-view steps per second, resets included, for single envs and the vector
+env, with host (and GPU) memory.
+
+    python benchmarks/bench_nbv.py                         # CPU defaults: 64 and 128 px
+    python benchmarks/bench_nbv.py --num-envs 1 4 16 64 256 1024 --seconds 20   # on a GPU machine
+
+Every env is ``SpatialScout/NBV-v0`` on procedural scenes with ``reconfigure_every`` 16 (a new
+scene every 16 resets), V = 20 images, the oracle mapper and random discrete motions, so the
+figure includes scene generation and upload, resets, rendering, privileged segmentation, mapping
+and scoring. Rows:
+
+* ``single``: one ``gym.make`` env stepped in a loop (the reference);
+* ``async``: ``gymnasium.vector.AsyncVectorEnv`` with one process per env (``--async-envs``);
+* ``vector``: ``gym.make_vec(..., vectorization_mode="vector_entry_point")``, N envs in one process.
+
+Each row builds its envs, runs one warm-up episode per env (pipeline compilation, texture
+library), then counts steps for ``--seconds``. Prints a table and the device, writes
+``benchmarks/results/bench_nbv.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def _rss_mb() -> float:
+    import psutil
+    proc = psutil.Process()
+    return (proc.memory_info().rss + sum(c.memory_info().rss for c in proc.children(recursive=True))) / 2**20
+
+
+def _gpu_mb() -> float | None:
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits"],
+                             capture_output=True, text=True, timeout=10)
+        return float(out.stdout.split()[0]) if out.returncode == 0 and out.stdout.strip() else None
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return None
+
+
+def _kwargs(res: int, image_budget: int, reconfigure_every: int) -> dict:
+    return dict(resolution=res, obs_size=res, image_budget=image_budget, reconfigure_every=reconfigure_every)
+
+
+def _measure(make, num_envs: int, seconds: float, vector: bool, seed: int) -> dict:
+    import gymnasium as gym  # noqa: F401
+    t0 = time.perf_counter()
+    env = make()
+    build_s = time.perf_counter() - t0
+    rng = np.random.default_rng(seed)
+    env.reset(seed=seed)
+    # warm-up: one episode per env (shader compilation, texture library)
+    for _ in range(25):
+        env.step(rng.integers(10, size=num_envs) if vector else int(rng.integers(10)))
+    steps, resets = 0, 0
+    t = time.perf_counter()
+    while time.perf_counter() - t < seconds:
+        if vector:
+            _, _, term, trunc, _ = env.step(rng.integers(10, size=num_envs))
+            steps += num_envs
+            resets += int(np.sum(term | trunc))
+        else:
+            _, _, term, trunc, _ = env.step(int(rng.integers(10)))
+            steps += 1
+            if term or trunc:
+                env.reset()
+                resets += 1
+    wall = time.perf_counter() - t
+    row = {"num_envs": num_envs, "steps": steps, "episodes": resets, "seconds": round(wall, 2),
+           "steps_per_s": round(steps / wall, 1), "build_s": round(build_s, 2),
+           "host_rss_mb": round(_rss_mb(), 1), "gpu_used_mb": _gpu_mb()}
+    env.close()
+    gc.collect()
+    return row
+
+
+def main(argv: list[str] | None = None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--resolutions", type=int, nargs="+", default=[64, 128])
+    ap.add_argument("--num-envs", type=int, nargs="+", default=[1, 4, 16, 64])
+    ap.add_argument("--async-envs", type=int, default=os.cpu_count() or 2,
+                    help="processes of the async row (default: CPU count)")
+    ap.add_argument("--seconds", type=float, default=10.0, help="measured seconds per row (default 10)")
+    ap.add_argument("--image-budget", type=int, default=20)
+    ap.add_argument("--reconfigure-every", type=int, default=16)
+    ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "bench_nbv.json")
+    args = ap.parse_args(argv)
+
+    import gymnasium as gym
+
+    import spatialscout_gym  # noqa: F401  (registers SpatialScout/NBV-v0)
+    from spatialscout_gym.render.device import check_vulkan
+
+    device = check_vulkan()
+    print(f"device: {device.device or 'none'}  ({platform.node()}, {os.cpu_count()} CPUs)")
+    rows = []
+    for res in args.resolutions:
+        kw = _kwargs(res, args.image_budget, args.reconfigure_every)
+        plan = [("single", 1, lambda: gym.make("SpatialScout/NBV-v0", disable_env_checker=True, **kw), False)]
+        if args.async_envs > 1:
+            plan.append(("async", args.async_envs, lambda: gym.make_vec(
+                "SpatialScout/NBV-v0", num_envs=args.async_envs, vectorization_mode="async", **kw), True))
+        plan += [("vector", n, (lambda n=n: gym.make_vec("SpatialScout/NBV-v0", num_envs=n,
+                                                          vectorization_mode="vector_entry_point", **kw)), True)
+                 for n in args.num_envs]
+        for kind, n, make, vector in plan:
+            row = {"kind": kind, "resolution": res, **_measure(make, n, args.seconds, vector, seed=len(rows))}
+            rows.append(row)
+            print(f"{kind:>7} {res:>4} px  envs {n:>4}  {row['steps_per_s']:>9.1f} steps/s  "
+                  f"build {row['build_s']:>6.1f} s  host {row['host_rss_mb']:>7.0f} MB"
+                  + (f"  gpu {row['gpu_used_mb']:.0f} MB" if row["gpu_used_mb"] is not None else ""), flush=True)
+    result = {"device": device.device, "cpus": os.cpu_count(), "machine": platform.machine(),
+              "image_budget": args.image_budget, "reconfigure_every": args.reconfigure_every,
+              "seconds_per_row": args.seconds, "rows": rows}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2))
+    print(f"wrote {args.out}")
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,250 @@
+"""``EpisodeSession``: the one place that builds scene + renderer + ground truth + episode.
+
+After ManiSkill3's split of ``_load_scene`` (heavy, rare) from ``_initialize_episode`` (cheap, every
+reset):
+
+* :meth:`EpisodeSession.load` does the heavy work once per scene: build the renderer or switch it
+  to the new scene (geometry upload, textures from the bounded library of
+  :mod:`spatialscout_gym.render.textures`), and the scorer's :class:`GroundTruth`.
+* :meth:`EpisodeSession.new_episode` does the cheap work per episode: a fresh
+  :class:`~spatialscout_gym.episode.Episode` (camera at the start pose, budgets, empty accepted map,
+  frame 0 captured). With ``start_yaw_deg`` the episode starts from the scene's initial camera
+  turned by that yaw (same position, so the start stays inside the scene; the task frame follows
+  the new start, docs/protocol.md section 2): the training envs use it to vary episodes between
+  two scene loads.
+
+Renderer ownership, one rule: a session closes a renderer it built itself and never one it was
+given. ``shared=True`` borrows a process-wide renderer per resolution from a reference-counted
+pool; the last session to close releases it. A shared renderer is switched back to this session's
+scene before every capture (one SAPIEN context for many scenes; not thread-safe).
+
+Used by :class:`~spatialscout_gym.envs.spatialscout_env.SpatialScoutEnv`, the NBV env, the episode
+runner, the MCP server and the evaluate workers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any, Callable
+
+import numpy as np
+
+from spatialscout_gym.core.frames import CameraPose
+from spatialscout_gym.core.spec import SceneSpec
+from spatialscout_gym.episode.episode import Episode
+
+__all__ = ["EpisodeSession", "RendererFactory", "shared_renderer_count", "MAX_RESOLUTION"]
+
+RendererFactory = Callable[[SceneSpec, int, int], Any]
+"""``factory(spec, width, height) -> Renderer`` (default: ``SapienRenderer``)."""
+
+MAX_RESOLUTION = 4096
+"""Largest square render grid a session accepts, pixels (docs/protocol.md section 3 uses 512)."""
+
+_SHARED: dict[int, list] = {}
+"""resolution -> [renderer, number of sessions holding it]."""
+
+
+def shared_renderer_count() -> int:
+    """How many process-wide shared renderers are alive (0 once every holder closed)."""
+    return len(_SHARED)
+
+
+def _default_factory(spec: SceneSpec, width: int, height: int) -> Any:
+    from spatialscout_gym.render.sapien_renderer import SapienRenderer  # noqa: PLC0415 (heavy)
+    return SapienRenderer(spec, width, height)
+
+
+class _SceneBound:
+    """A shared renderer seen through one session: switches to that session's scene first."""
+
+    def __init__(self, renderer: Any, spec: SceneSpec) -> None:
+        self.renderer, self.spec = renderer, spec
+
+    @property
+    def intrinsics(self):
+        return self.renderer.intrinsics
+
+    def _activate(self) -> None:
+        if self.renderer.spec is not self.spec:
+            self.renderer.set_scene(self.spec)
+
+    def capture_rgb(self, pose: CameraPose) -> np.ndarray:
+        self._activate()
+        return self.renderer.capture_rgb(pose)
+
+    def capture_privileged(self, pose: CameraPose):
+        self._activate()
+        return self.renderer.capture_privileged(pose)
+
+
+class EpisodeSession:
+    """Scene, renderer, ground truth and the current episode.
+
+    Parameters
+    ----------
+    resolution : int
+        Square render grid, pixels (8 to :data:`MAX_RESOLUTION`).
+    image_budget : int
+        V, images per episode including the initial one (docs/protocol.md section 5).
+    tool_call_budget : int or None
+        Tool calls per episode; None: unlimited (docs/protocol.md section 5).
+    renderer : Renderer, optional
+        Use this renderer (switched with ``set_scene``; never closed by the session).
+    shared : bool
+        Borrow the process-wide renderer of this resolution (see the module docstring).
+    renderer_factory : callable, optional
+        Builds the renderer when neither ``renderer`` nor ``shared`` supplies one.
+
+    Examples
+    --------
+    >>> session = EpisodeSession(resolution=128, image_budget=20)       # doctest: +SKIP
+    >>> session.load(scene_by_name("Kitchen_01"))                       # heavy, once
+    >>> episode = session.new_episode()                                 # cheap, per reset
+    >>> session.metrics()["all"]["mean_iou"]
+    0.0
+    """
+
+    def __init__(self, *, resolution: int = 512, image_budget: int = 100,
+                 tool_call_budget: int | None = 100, renderer: Any = None, shared: bool = False,
+                 renderer_factory: RendererFactory | None = None) -> None:
+        if not 8 <= int(resolution) <= MAX_RESOLUTION:
+            raise ValueError(f"resolution must be between 8 and {MAX_RESOLUTION} pixels, got {resolution}")
+        if int(image_budget) < 1:
+            raise ValueError(f"image_budget must be >= 1 (the initial image counts), got {image_budget}")
+        if tool_call_budget is not None and int(tool_call_budget) < 1:
+            raise ValueError(f"tool_call_budget must be >= 1 or None (unlimited), got {tool_call_budget}")
+        if renderer is not None and shared:
+            raise ValueError("pass either renderer= or shared=True, not both")
+        self.resolution = int(resolution)
+        self.image_budget = int(image_budget)
+        self.tool_call_budget = None if tool_call_budget is None else int(tool_call_budget)
+        self._factory = renderer_factory or _default_factory
+        self._renderer = renderer
+        self._owns = False
+        self._shared = bool(shared)
+        self._holds_shared = False
+        self.spec: SceneSpec | None = None
+        """The loaded scene."""
+        self.episode_spec: SceneSpec | None = None
+        """The current episode's scene: :attr:`spec`, or its turned-start variant."""
+        self.ground_truth = None
+        self._episode_gt = None
+        self._closed = False
+        self.episode: Episode | None = None
+        self.loads = 0
+        """How many times :meth:`load` built or switched a scene (the heavy path)."""
+
+    # ---- heavy: the scene ------------------------------------------------------------------
+    def load(self, spec: SceneSpec) -> None:
+        """Make ``spec`` the current scene (heavy: renderer build or ``set_scene``); ends the
+        current episode's use (call :meth:`new_episode` next)."""
+        from spatialscout_gym.core.scoring import GroundTruth  # noqa: PLC0415 (scipy)
+        if self._closed:
+            raise RuntimeError("this EpisodeSession is closed; create a new one")
+        if self._renderer is None and self._shared:
+            entry = _SHARED.get(self.resolution)
+            if entry is None:
+                entry = _SHARED[self.resolution] = [self._factory(spec, self.resolution, self.resolution), 0]
+            entry[1] += 1
+            self._renderer, self._holds_shared = entry[0], True
+        if self._renderer is None:
+            self._renderer = self._factory(spec, self.resolution, self.resolution)
+            self._owns = True
+        elif getattr(self._renderer, "spec", None) is not spec:
+            self._renderer.set_scene(spec)
+        K = self._renderer.intrinsics
+        if (K.width, K.height) != (self.resolution, self.resolution):
+            raise ValueError(f"the renderer's grid is {K.width} x {K.height}; this session was made "
+                             f"with resolution={self.resolution}; pass a renderer of that size")
+        self.spec = spec
+        self.ground_truth = self._episode_gt = GroundTruth.from_spec(spec)
+        self.episode_spec, self.episode = None, None
+        self.loads += 1
+
+    # ---- cheap: the episode ----------------------------------------------------------------
+    def new_episode(self, start_yaw_deg: float | None = None) -> Episode:
+        """A fresh episode of the current scene (frame 0 captured).
+
+        Parameters
+        ----------
+        start_yaw_deg : float, optional
+            Turn the scene's initial camera by this yaw (degrees, left +) before the episode
+            starts. The task frame, the target table and the ground truth follow the turned camera
+            (:attr:`episode_spec`); the search radius is unchanged. None or 0: the scene's own start
+            (always the case for evaluation).
+        """
+        if self.spec is None:
+            raise RuntimeError("load(spec) a scene before new_episode()")
+        spec = self.spec
+        if start_yaw_deg is not None and float(start_yaw_deg) != 0.0:
+            cam = spec.public.initial_camera
+            yaw = (cam.yaw_deg + float(start_yaw_deg) + 180.0) % 360.0 - 180.0
+            turned = CameraPose(cam.position_world, yaw, cam.pitch_deg)
+            spec = SceneSpec(dataclasses.replace(spec.public, initial_camera=turned), spec.private)
+        if spec is not self.episode_spec:
+            from spatialscout_gym.core.scoring import GroundTruth  # noqa: PLC0415
+            self._episode_gt = self.ground_truth if spec is self.spec else GroundTruth.from_spec(spec)
+        self.episode_spec = spec
+        self.episode = Episode(spec.public, self.renderer, image_budget=self.image_budget,
+                               tool_call_budget=self.tool_call_budget)
+        return self.episode
+
+    # ---- views --------------------------------------------------------------------------------
+    @property
+    def renderer(self) -> Any:
+        """The renderer to capture with (for a shared one, a view that switches scenes first)."""
+        if self._holds_shared and self.spec is not None:
+            return _SceneBound(self._renderer, self.spec)
+        return self._renderer
+
+    @property
+    def owns_renderer(self) -> bool:
+        return self._owns
+
+    def metrics(self) -> dict:
+        """The scorer's metrics dict of the current accepted map (docs/protocol.md section 6;
+        evaluator-only data)."""
+        from spatialscout_gym.core.scoring import score_scene  # noqa: PLC0415
+        if self.episode is None:
+            raise RuntimeError("no episode: call new_episode() first")
+        return score_scene(self._episode_gt, self.episode.accepted_map).metrics()
+
+    def all_mean_iou(self) -> float:
+        """``metrics()["all"]["mean_iou"]``: the all-target mean IoU of the accepted map."""
+        return float(self.metrics()["all"]["mean_iou"])
+
+    def write_run(self, out_dir: str | os.PathLike, agent: Any, *, seed: int = 0,
+                  failure: BaseException | None = None) -> dict:
+        """Score the current episode and write its run directory (docs/protocol.md section 7);
+        returns ``result.json``'s contents."""
+        from spatialscout_gym.eval.runner import write_run  # noqa: PLC0415 (the run-directory format)
+        if self.episode is None:
+            raise RuntimeError("no episode: call new_episode() first")
+        return write_run(out_dir, self.episode_spec, self.episode, agent, seed=seed, resolution=self.resolution,
+                         image_budget=self.image_budget, tool_call_budget=self.tool_call_budget,
+                         failure=failure)
+
+    def close(self) -> None:
+        """Release the renderer by the ownership rule; the session cannot load afterwards."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._holds_shared:
+            entry = _SHARED.get(self.resolution)
+            if entry is not None and entry[0] is self._renderer:
+                entry[1] -= 1
+                if entry[1] <= 0:
+                    del _SHARED[self.resolution]
+                    entry[0].close()
+        elif self._owns and self._renderer is not None:
+            self._renderer.close()
+        self._renderer = None
+        self.episode = None
+
+    def __enter__(self) -> "EpisodeSession":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
