@@ -2,7 +2,7 @@
 
 A report can then separate perception from exploration: in passive mode the model receives these
 frames up front and the camera tools are refused (:class:`~spatialscout_gym.wrappers.tool_call.ToolCallWrapper`
-with ``passive_frames``).
+with ``passive_views`` and ``passive_path=scripted_path()``, which captures these views as env steps).
 
 The path depends only on the initial pose (the task frame) and the number of views: at each
 station a sweep of 8 headings (45 degrees apart, pitch -20 degrees); the stations are the task

@@ -84,6 +84,10 @@ class ToolCallWrapper(gym.Wrapper):
     max_side, jpeg_quality : int
         Delivered image size bound (pixels) and JPEG quality.
 
+    ``observation_space`` and ``action_space`` stay the inner env's: this wrapper's observations are
+    lists of :class:`Message` and its actions model replies, which no fixed-shape space describes;
+    the inner env's spaces describe what each tool call becomes.
+
     Attributes
     ----------
     messages : list of Message
