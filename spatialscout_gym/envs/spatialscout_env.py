@@ -115,7 +115,9 @@ class SpatialScoutEnv(gym.Env):
     - Termination: the tool-call budget is used up (the budgets are observed state).
     - Truncation: none in the env itself (add ``gymnasium.wrappers.TimeLimit`` if needed).
     Using up the image budget does not end the episode (docs/protocol.md section 5). At the end
-    ``info["metrics"]`` holds the scorer's metrics dict.
+    ``info["metrics"]`` holds the scorer's metrics dict. Every step's ``info["tool_result"]`` is the
+    tool's result (``tool``, ``ok``, ``result``, ``error``, ``frame_id``: the new frame of a capture,
+    -1 otherwise).
 
     ## Arguments
     ``gym.make("SpatialScout/<scene_id>-v0", resolution=512, image_budget=100, tool_call_budget=100,
@@ -288,7 +290,10 @@ class SpatialScoutEnv(gym.Env):
                 reward = new_score - self._score
             self._score = new_score
         terminated = bool(ep.done)
-        info: dict[str, Any] = {"tool_result": res.to_dict(), "counters": ep.counters()}
+        tool_result = res.to_dict()
+        if tool_result["frame_id"] is None:  # one type per info key, so vector envs can stack infos
+            tool_result["frame_id"] = -1
+        info: dict[str, Any] = {"tool_result": tool_result, "counters": ep.counters()}
         if terminated:
             if self.reward_mode == "sparse" and res.tool != "none":
                 reward = self._score

@@ -326,7 +326,7 @@ class ToolCallWrapper(gym.Wrapper):
         res = info["tool_result"]
         tool_results.append(res)
         parts: list[Part] = [result_text(res)]
-        if res["ok"] and name == "capture_image" and res.get("frame_id") is not None:
+        if res["ok"] and name == "capture_image" and res.get("frame_id") not in (None, -1):
             parts += self._image_parts(int(res["frame_id"]))
         msg = Message("tool", parts, tool_call_id=call.id, tool_name=name, is_error=not res["ok"])
         return msg, reward, terminated, truncated, info
@@ -335,7 +335,7 @@ class ToolCallWrapper(gym.Wrapper):
         error = clip_error(error)
         self._emit("tool_call_refused", model_call_index=index, refusal=kind, call=call.to_trace(), error=error)
         name = call.name if isinstance(call.name, str) else repr(call.name)
-        out.append({"tool": name, "ok": False, "error": error, "result": {}, "frame_id": None})
+        out.append({"tool": name, "ok": False, "error": error, "result": {}, "frame_id": -1})
         return Message("tool", [refusal_text(error)], tool_call_id=call.id, tool_name=name, is_error=True)
 
     # ---- messages ---------------------------------------------------------------------------------
