@@ -60,7 +60,10 @@ def _measure(make, num_envs: int, seconds: float, vector: bool, seed: int) -> di
     env.reset(seed=seed)
     # warm-up: one episode per env (shader compilation, texture library)
     for _ in range(25):
-        env.step(rng.integers(10, size=num_envs) if vector else int(rng.integers(10)))
+        if vector:
+            env.step(rng.integers(10, size=num_envs))
+        elif any(env.step(int(rng.integers(10)))[2:4]):
+            env.reset()
     steps, resets = 0, 0
     t = time.perf_counter()
     while time.perf_counter() - t < seconds:
@@ -83,6 +86,25 @@ def _measure(make, num_envs: int, seconds: float, vector: bool, seed: int) -> di
     return row
 
 
+def _memory_curve(n_scenes: int) -> list[dict]:
+    """Host memory (and GPU memory where nvidia-smi answers) while one env loads ``n_scenes``
+    procedural scenes, one per reset."""
+    from tqdm import tqdm
+
+    from spatialscout_gym.envs.spatialscout_env import SpatialScoutEnv
+    env = SpatialScoutEnv("procedural", resolution=64, reconfigure_every=1)
+    points, every = [], max(1, n_scenes // 10)
+    for i in tqdm(range(n_scenes), desc="memory", unit="scene", disable=None):
+        env.reset(seed=i)
+        if (i + 1) % every == 0 or i == 0:
+            points.append({"scenes": i + 1, "host_rss_mb": round(_rss_mb(), 1), "gpu_used_mb": _gpu_mb(),
+                           "gpu_textures": env.session.renderer.texture_count})
+            print(f"  after {i + 1:>5} scenes: host {points[-1]['host_rss_mb']:.0f} MB, "
+                  f"{points[-1]['gpu_textures']} textures held", flush=True)
+    env.close()
+    return points
+
+
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--resolutions", type=int, nargs="+", default=[64, 128])
@@ -92,6 +114,9 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--seconds", type=float, default=10.0, help="measured seconds per row (default 10)")
     ap.add_argument("--image-budget", type=int, default=20)
     ap.add_argument("--reconfigure-every", type=int, default=16)
+    ap.add_argument("--memory-scenes", type=int, default=0,
+                    help="also load this many procedural scenes in one env (reconfigure_every 1) and "
+                         "record host memory every 10%% of them (default 0: skip)")
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "bench_nbv.json")
     args = ap.parse_args(argv)
 
@@ -118,9 +143,10 @@ def main(argv: list[str] | None = None) -> dict:
             print(f"{kind:>7} {res:>4} px  envs {n:>4}  {row['steps_per_s']:>9.1f} steps/s  "
                   f"build {row['build_s']:>6.1f} s  host {row['host_rss_mb']:>7.0f} MB"
                   + (f"  gpu {row['gpu_used_mb']:.0f} MB" if row["gpu_used_mb"] is not None else ""), flush=True)
+    memory = _memory_curve(args.memory_scenes) if args.memory_scenes > 0 else []
     result = {"device": device.device, "cpus": os.cpu_count(), "machine": platform.machine(),
               "image_budget": args.image_budget, "reconfigure_every": args.reconfigure_every,
-              "seconds_per_row": args.seconds, "rows": rows}
+              "seconds_per_row": args.seconds, "rows": rows, "memory_over_scenes": memory}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2))
     print(f"wrote {args.out}")

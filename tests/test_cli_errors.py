@@ -15,7 +15,7 @@ from spatialscout_gym.cli.main import main
      "procedural:<non-negative integer seed>"),
     (["mcp", "--scene", "Nope", "--out", "{tmp}/m"], "unknown scene 'Nope'"),
     (["run", "--agent", "origin", "--scene", "Kitchen_01", "--out", "{tmp}/r", "--image-budget", "0"],
-     "--image-budget must be >= 1"),
+     "--image-budget must be an integer from 1 to 1000"),
     (["train-nbv", "--total-timesteps", "-5", "--out", "{tmp}/t"], "--total-timesteps must be >= 1"),
 ])
 def test_bad_input_is_one_line_exit_2(argv, needle, tmp_path, capsys):
@@ -25,3 +25,84 @@ def test_bad_input_is_one_line_exit_2(argv, needle, tmp_path, capsys):
     assert len(err) == 1 and err[0].startswith("spatialscout: error: ") and needle in err[0], err
     assert "\"'" not in err[0]          # no KeyError repr quoting
     assert not any(tmp_path.iterdir())  # nothing was written
+
+
+# ---- issue 13, item 9: each bad input a user hit gives one line and exit 2 -----------------------
+@pytest.mark.parametrize("argv, needle", [
+    (["evaluate", "--agent", "openai:m", "--scenes", "procedural:1", "--out", "{tmp}/e", "--no-progress"],
+     "no API key for openai"),
+    (["evaluate", "--agent", "ppo:/missing.zip", "--scenes", "procedural:1", "--out", "{tmp}/e",
+      "--no-progress"], "no trained policy at /missing.zip"),
+    (["run", "--agent", "ppo:/missing.zip", "--scene", "procedural:1", "--out", "{tmp}/r"],
+     "no trained policy at /missing.zip"),
+    (["run", "--agent", "origin", "--scene", "procedural:1", "--out", "{tmp}/r", "--resolution", "100000"],
+     "--resolution must be an integer number of pixels from 8 to 4096"),
+    (["evaluate", "--agent", "origin", "--scenes", "procedural:1", "--out", "{tmp}/e", "--resolution",
+      "100000"], "--resolution must be an integer number of pixels from 8 to 4096"),
+    (["run", "--agent", "origin", "--scene", "{tmp}/nowhere/scene_spec.json", "--out", "{tmp}/r"],
+     "does not exist"),
+    (["run", "--agent", "origin", "--scene", "kitchen_01", "--out", "{tmp}/r"], "did you mean 'Kitchen_01'"),
+    (["evaluate", "--agent", "origin", "--scenes", "kitchen_01", "--out", "{tmp}/e"], "did you mean 'Kitchen_01'"),
+    (["evaluate", "--agent", "origin", "--scenes", "procedural:1", "--out", "{tmp}/e", "--seeds", "0", "x"],
+     "--seeds takes a count K"),
+    (["evaluate", "--agent", "origin", "--scenes", "procedural:1", "--out", "{tmp}/e", "--seeds", "1", "1"],
+     "more than once"),
+])
+def test_issue13_bad_inputs_are_one_line_exit_2(argv, needle, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    rc = main([a.replace("{tmp}", str(tmp_path)) for a in argv])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2
+    assert len(err) == 1 and err[0].startswith("spatialscout: error: ") and needle in err[0], err
+    assert not any(tmp_path.iterdir())
+
+
+def test_missing_scene_dir_is_reported_not_ignored(tmp_path, capsys, monkeypatch):
+    missing = tmp_path / "no_such_dir"
+    monkeypatch.setenv("SPATIALSCOUT_SCENE_DIRS", str(missing))
+    rc = main(["run", "--agent", "origin", "--scene", "MyImported_1", "--out", str(tmp_path / "r")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and str(missing) in err[0] and "does not exist" in err[0], err
+
+
+def test_debug_prints_the_traceback_too(tmp_path, capsys):
+    rc = main(["--debug", "run", "--agent", "origin", "--scene", "Nope_1", "--out", str(tmp_path / "r")])
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback (most recent call last)" in err
+    assert err.strip().splitlines()[-1].startswith("spatialscout: error: ")
+
+
+def test_a_bug_is_not_turned_into_cannot_run_scene(tmp_path, monkeypatch):
+    import spatialscout_gym.eval.runner as runner
+
+    def buggy(*a, **k):
+        raise KeyError("internal bug")
+    monkeypatch.setattr(runner, "run_episode", buggy)
+    with pytest.raises(KeyError, match="internal bug"):
+        main(["run", "--agent", "origin", "--scene", "procedural:1", "--out", str(tmp_path / "r")])
+
+
+def test_evaluate_accepts_a_list_of_seeds(tmp_path, capsys):
+    out = tmp_path / "e"
+    rc = main(["evaluate", "--agent", "origin", "--scenes", "procedural:3", "--out", str(out), "--seeds",
+               "0", "2", "5", "--resolution", "16", "--image-budget", "2", "--no-progress"])
+    assert rc == 0, capsys.readouterr()
+    assert sorted(p.name for p in (out / "procedural_3").iterdir() if p.is_dir()) == ["seed_0", "seed_2", "seed_5"]
+    from spatialscout_gym.cli.evaluate import parse_seeds
+    assert parse_seeds(["3"]) == 3 and parse_seeds(["7:9"]) == [7, 8] and parse_seeds(["0", "4:6"]) == [0, 4, 5]
+
+
+def test_env_constructor_checks_bounds():
+    from spatialscout_gym.envs.spatialscout_env import SpatialScoutEnv
+    with pytest.raises(ValueError, match="image_budget must be an integer from 1 to 1000"):
+        SpatialScoutEnv("procedural:1", image_budget=0)
+    with pytest.raises(ValueError, match="resolution must be an integer number of pixels from 8 to 4096"):
+        SpatialScoutEnv("procedural:1", resolution=100000)
+
+
+def test_gym_make_checks_bounds():
+    import gymnasium as gym
+
+    import spatialscout_gym  # noqa: F401  (registers the envs)
+    with pytest.raises(ValueError, match="image_budget must be an integer from 1 to 1000"):
+        gym.make("SpatialScout/Procedural-v0", image_budget=0)

@@ -47,8 +47,14 @@ def two_scenes(tmp_path: Path) -> Path:
 
 def test_json_schema_and_values(capsys, two_scenes):
     out = run_json(capsys, two_scenes)
-    assert set(out) == {"object_micro", "scene_macro", "scenes"}
-    assert set(out["scenes"]) == {"scene_a", "scene_b"}
+    assert set(out) == {"object_micro", "scene_macro", "scenes", "scorer"}
+    assert set(out["scenes"]) == {"scene_a", "scene_b"} == set(out["scorer"])
+    for sid, rec in out["scorer"].items():   # what the scorer saves (paper Appendix B.2)
+        m = out["scenes"][sid]
+        assert rec["metric_version"] and rec["min_side_m"] == 0.01
+        assert (rec["M"], rec["N"]) == (m["num_submitted"], m["num_targets"])
+        assert rec["Q"] / rec["N"] == pytest.approx(m["all"]["mean_iou"])
+        assert rec["H"]["gt_50"] / rec["N"] == pytest.approx(m["all"]["gt_50"])
     for m in [out["object_micro"], out["scene_macro"], *out["scenes"].values()]:
         check_m(m)
     a, b = out["scenes"]["scene_a"], out["scenes"]["scene_b"]

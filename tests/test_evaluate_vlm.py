@@ -59,9 +59,15 @@ def test_spend_of_a_failed_attempt_survives_the_redo(tmp_path, capsys, monkeypat
     # rerun: the episode is redone and succeeds; the failed attempt's spend is kept apart
     with ScriptedServer(_policy) as server:
         assert main(argv + ["--base-url", server.openai_url]) == 0
+    assert "completed 1 of 1 episodes (100.0%), failed 0 (0.0%); 2 attempts, 1 failed" in capsys.readouterr().out
     report = json.loads((out / "report.json").read_text())
     assert report["counters"]["episodes"] == 1 and report["failures"] == []
     spent = report["failed_attempts_spend"]
     assert spent["episodes"] == 1 and spent["http_attempts"] == 3
-    assert (out / "procedural_11" / "seed_0.attempts" / "failed_01.json").is_file()
+    run = out / "procedural_11" / "seed_0"
+    kept = run / "attempts" / "01"   # the failed attempt, complete, next to the successful rerun
+    assert json.loads((kept / "result.json").read_text())["status"] == "failed"
+    assert (kept / "trace.jsonl").is_file() and (kept / "harness.json").is_file()
+    assert json.loads((run / "result.json").read_text())["attempt"] == 2
+    assert report["episodes"]["attempts"] == 2 and report["episodes"]["failed_attempts"] == 1
     assert "Failed attempts (scored nowhere, but spent): 1 episodes" in (out / "report.md").read_text()

@@ -9,17 +9,23 @@ import pytest
 
 from fakes import FakeRenderer, small_scene
 from spatialscout_gym.baselines.registry import make_agent
-from spatialscout_gym.baselines.train_nbv import Args, train
+from spatialscout_gym.baselines.train_nbv import Args, planned_steps, summary_line, train
 from spatialscout_gym.eval.runner import run_episode
 
 
 @pytest.mark.render
 @pytest.mark.slow
-def test_trainer_end_to_end_then_ppo_agent_runs(tmp_path):
-    args = Args(total_timesteps=64, num_envs=2, num_steps=32, batch_size=32, update_epochs=1,
+def test_trainer_end_to_end_then_ppo_agent_runs(tmp_path, capsys):
+    # 64 requested steps in rollouts of 2 x 24 = 48: PPO really takes 96; the bar says so (issue 13)
+    args = Args(total_timesteps=64, num_envs=2, num_steps=24, batch_size=24, update_epochs=1,
                 image_budget=5, resolution=48, obs_size=48, mapper="oracle-surface", reconfigure_every=2,
-                out=str(tmp_path), run_name="tiny", progress_bar=False)
+                out=str(tmp_path), run_name="tiny", progress_bar=True)
+    assert planned_steps(args) == 96
     model = train(args)
+    out, err = capsys.readouterr()
+    assert "96/96" in err and "/64" not in err and "97/" not in err and "98/" not in err
+    last = out.strip().splitlines()[-1]
+    assert last.startswith("train-nbv: 96 steps in ") and "steps/s" in last and str(model) in last
     run_dir = tmp_path / "tiny"
     assert model == run_dir / "model.zip" and model.exists()
     saved = json.loads((run_dir / "nbv_config.json").read_text())
@@ -38,6 +44,14 @@ def test_trainer_end_to_end_then_ppo_agent_runs(tmp_path):
                       renderer=FakeRenderer(spec))
     assert res["end_reason"] == "finish_mapping"
     assert res["counters"]["images_used"] == 6 or res["coverage"] == 1.0
+
+
+def test_planned_steps_and_summary_line(tmp_path):
+    assert planned_steps(Args(total_timesteps=100, num_envs=4, num_steps=8)) == 128
+    assert planned_steps(Args(total_timesteps=128, num_envs=4, num_steps=8)) == 128
+    line = summary_line(128, 2.0, 3, [0.1, 0.2, 0.3], tmp_path / "model.zip", stopped_early=True)
+    assert "128 steps in 2.0 s (64.0 steps/s) (stopped by --time-limit-s), 3 episodes" in line
+    assert "mean return of the last 3 0.200" in line and f"ppo:{tmp_path / 'model.zip'}" in line
 
 
 def test_cli_adopts_the_policys_budget_and_resolution_and_warns_on_a_mismatch(tmp_path, capsys):

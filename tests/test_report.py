@@ -150,3 +150,27 @@ def test_compare_refuses_changed_scene_hashes(tmp_path):
     (b / "report.json").unlink()
     with pytest.raises(CompareError, match="fake-1"):
         compare_reports([a, b])
+
+
+def test_html_table3_is_a_real_table_and_counters_are_not_repeated(ball_eval):
+    """Issue 13, item 10: Table 3 and the per-scene table are HTML tables, not <pre> text; each
+    counter is listed once in report.md and index.html."""
+    import re
+
+    from spatialscout_gym.eval.figures import write_index_html
+    from spatialscout_gym.eval.report import format_report_md
+    _, out, _, _ = ball_eval
+    report = build_report(out)
+    page = write_index_html(out, report, None, {}).read_text()
+    assert "<pre>" not in page
+    table3 = page[page.index("<table class='table3'>"):]
+    table3 = table3[:table3.index("</table>")]
+    rows = re.findall(r"<tr><td>([^<]+)</td>((?:<td>[^<]*</td>)+)</tr>", table3)
+    assert [r[0] for r in rows] == ["object-micro", "scene-macro"]
+    cells = re.findall(r"<td>([^<]*)</td>", rows[0][1])
+    assert len(cells) == 13 and cells[0] == str(report["object_micro"]["num_targets"])
+    assert float(cells[2]) == pytest.approx(100 * report["object_micro"]["all"]["mean_iou"], abs=0.006)
+    counter_rows = re.findall(r"<tr><td>([a-z_]+)</td><td>[^<]*</td></tr>", page)
+    assert "images_used" in counter_rows and "images" not in counter_rows and "calls" not in counter_rows
+    md_rows = re.findall(r"^\| ([a-z_]+) \| [^|]+ \|$", format_report_md(report), re.M)
+    assert len(md_rows) == len(set(md_rows)) and "images" not in md_rows and "calls" not in md_rows

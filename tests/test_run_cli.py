@@ -99,3 +99,18 @@ def test_result_carries_the_catalog_version_and_the_manifest_hash(tmp_path):
     frozen = {s["scene_id"]: s["content_hash"] for s in manifest()["scenes"]}
     assert result["catalog_version"] == CATALOG_VERSION
     assert result["scene_content_hash"] == frozen["Kitchen_01"]
+
+
+@pytest.mark.render
+def test_catalog_option_runs_the_v1_scene_and_the_result_names_it(tmp_path, monkeypatch):
+    from spatialscout_gym.scenes.catalog import CATALOG_ENV, manifest
+    monkeypatch.setenv(CATALOG_ENV, "2.0")
+    monkeypatch.delenv(CATALOG_ENV)   # recorded: teardown undoes what --catalog sets
+    out = tmp_path / "k1v1"
+    assert main(["run", "--agent", "origin", "--scene", "Kitchen_01", "--catalog", "1.0", "--out", str(out),
+                 "--resolution", "32", "--image-budget", "2"]) == 0
+    result = json.loads((out / "result.json").read_text())
+    assert result["catalog_version"] == "1.0"
+    v1 = {s["scene_id"]: s["content_hash"] for s in manifest("1.0")["scenes"]}
+    v2 = {s["scene_id"]: s["content_hash"] for s in manifest("2.0")["scenes"]}
+    assert result["scene_content_hash"] == v1["Kitchen_01"] != v2["Kitchen_01"]

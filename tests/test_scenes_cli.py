@@ -13,6 +13,14 @@ from spatialscout_gym.cli.errors import CliError
 from spatialscout_gym.scenes.catalog import catalog_scene_ids
 
 
+@pytest.fixture(autouse=True)
+def _default_catalog(monkeypatch):
+    """``--catalog`` sets $SPATIALSCOUT_CATALOG for the process; undo it after each test."""
+    from spatialscout_gym.scenes.catalog import CATALOG_ENV
+    monkeypatch.setenv(CATALOG_ENV, "2.0")
+    monkeypatch.delenv(CATALOG_ENV)
+
+
 def _run(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="spatialscout")
     sub = p.add_subparsers()
@@ -31,14 +39,24 @@ def test_list_prints_every_catalog_scene(capsys):
     out = capsys.readouterr().out
     for sid in catalog_scene_ids():
         assert sid in out
-    assert "catalog v1.0: 80 scenes" in out
+    assert "catalog v2.0: 80 scenes" in out
+    assert _run(["scenes", "list", "--catalog", "1.0"]) == 0
+    assert "catalog v1.0: 80 scenes" in capsys.readouterr().out
 
 
-def test_stats_json_has_ours_and_paper(capsys):
-    assert _run(["scenes", "stats", "--json"]) == 0
+def test_stats_json_has_ours_paper_and_the_ai2thor_comparison(capsys, tmp_path):
+    png = tmp_path / "sizes.png"
+    assert _run(["scenes", "stats", "--json", "--plot", str(png)]) == 0
     d = json.loads(capsys.readouterr().out)
+    assert d["catalog_version"] == "2.0"
     assert d["ours"]["n_scenes"] == 80 and d["paper"]["n_targets"] == 3140
     assert set(d["paper"]) - {"top_categories"} <= set(d["ours"])
+    sz = d["sizes_vs_ai2thor"]
+    assert 0.97 <= sz["weighted_ratio"] <= 1.10 and sz["spread_factor"] <= 1.15
+    chair = sz["categories"]["Chair"]
+    assert chair["ratio"] == pytest.approx(chair["ours_m"] / chair["ai2thor_m"])
+    assert d["reference_losses_m"]["paper"] == {"origin": 2.984, "uniform_ball": 4.487}
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
 
 
 def test_export_writes_files_the_scorer_reads(tmp_path, capsys):
@@ -73,7 +91,7 @@ def test_freeze_to_a_path(tmp_path, capsys, monkeypatch):
     from spatialscout_gym.scenes import catalog
     shipped = catalog.manifest()["scenes"][:2]
     full = catalog.catalog_entries()
-    monkeypatch.setattr(catalog, "catalog_entries", lambda: full[:2])
+    monkeypatch.setattr(catalog, "catalog_entries", lambda version=None: full[:2])
     target = tmp_path / "m.json"
     assert _run(["scenes", "freeze", "--out", str(target)]) == 0
     catalog.manifest.cache_clear()

@@ -108,6 +108,38 @@ def test_builders_fill_their_sampled_box(cat, seed):
     assert np.all(hi - lo >= 0.8 * size - tol), (cat, hi - lo, size)
 
 
+@settings(max_examples=60, deadline=None)
+@given(cat=st.sampled_from(candidate_categories()), seed=st.integers(0, 2**31 - 1))
+def test_v2_builders_fill_their_ai2thor_sized_box(cat, seed):
+    """Catalog v2.0: every candidate's builder (the basin sink and wide faucet included) stays
+    inside the AI2-THOR-sized box and nearly fills it, so the object's box is the size drawn."""
+    from spatialscout_gym.scenes.sizes import RULES_V2
+    rng = np.random.default_rng(seed)
+    size = sample_size(cat, rng, RULES_V2)
+    assert np.all(size > 0) and np.all(np.isfinite(size))
+    parts = build_object(RULES_V2.builder_key(cat), rng, size)
+    boxes = [part_world_aabb(p) for p in parts]
+    lo, hi = np.min([b[0] for b in boxes], axis=0), np.max([b[1] for b in boxes], axis=0)
+    tol = 0.003
+    assert np.all(lo >= np.array([-size[0] / 2, -size[1] / 2, 0.0]) - tol), (cat, lo, size)
+    assert np.all(hi <= np.array([size[0] / 2, size[1] / 2, size[2]]) + tol), (cat, hi, size)
+    assert np.all(hi - lo >= 0.8 * size - tol), (cat, hi - lo, size)
+
+
+def test_v2_sizes_follow_the_ai2thor_reference():
+    """The median cube-root volume drawn for a category is AI2-THOR's median (+-5 %), and a
+    shape keeps our builder's order of sides (a TV wide and thin, a sofa long)."""
+    from spatialscout_gym.scenes.sizes import RULES_V2, ai2thor_reference
+    ref = ai2thor_reference()["categories"]
+    rng = np.random.default_rng(0)
+    for cat in ("Chair", "Mug", "Television", "Sofa", "CreditCard", "Painting"):
+        s = np.array([sample_size(cat, rng, RULES_V2) for _ in range(400)])
+        assert np.median(np.cbrt(s.prod(axis=1))) == pytest.approx(ref[cat]["cbrt_volume_m"][3], rel=0.05), cat
+    tv, sofa = np.median([sample_size(c, rng, RULES_V2) for c in ["Television"] * 50], axis=0), \
+        np.median([sample_size(c, rng, RULES_V2) for c in ["Sofa"] * 50], axis=0)
+    assert tv[1] > tv[2] > tv[0] and sofa[1] > 2 * sofa[0]
+
+
 def _parts_tops(spec):
     out = []
     for o in spec.private.objects:

@@ -58,17 +58,18 @@ def test_session_ownership_rule():
 def test_shared_renderer_is_released_by_the_last_holder(monkeypatch):
     spec = small_scene(64, 64)
     monkeypatch.setattr(session_mod, "_default_factory", lambda sp, w, h: FakeRenderer(sp, w, h))
-    a, b = EpisodeSession(resolution=32, shared=True), EpisodeSession(resolution=32, shared=True)
+    base = session_mod.shared_renderer_count()   # other tests' envs may still hold theirs
+    a, b = EpisodeSession(resolution=24, shared=True), EpisodeSession(resolution=24, shared=True)
     a.load(spec)
     b.load(small_scene(64, 64, scene_id="other"))
-    assert session_mod.shared_renderer_count() == 1
-    shared = session_mod._SHARED[32][0]
+    assert session_mod.shared_renderer_count() == base + 1
+    shared = session_mod._SHARED[24][0]
     ep = a.new_episode()                                  # the view switches back to a's scene
-    assert shared.spec.scene_id == "fake-room" and ep.frames[0].image.shape == (32, 32, 3)
+    assert shared.spec.scene_id == "fake-room" and ep.frames[0].image.shape == (24, 24, 3)
     a.close()
-    assert not shared.closed and session_mod.shared_renderer_count() == 1
+    assert not shared.closed and session_mod.shared_renderer_count() == base + 1
     b.close()
-    assert shared.closed and session_mod.shared_renderer_count() == 0
+    assert shared.closed and session_mod.shared_renderer_count() == base
 
 
 def test_turned_start_moves_task_frame_and_ground_truth_together():
@@ -84,9 +85,9 @@ def test_turned_start_moves_task_frame_and_ground_truth_together():
 
 
 def test_session_refuses_bad_sizes_with_clear_errors():
-    with pytest.raises(ValueError, match="resolution must be between 8 and 4096"):
+    with pytest.raises(ValueError, match="resolution must be an integer number of pixels from 8 to 4096"):
         EpisodeSession(resolution=100_000)
-    with pytest.raises(ValueError, match="image_budget must be >= 1"):
+    with pytest.raises(ValueError, match="image_budget must be an integer from 1 to 1000"):
         SpatialScoutEnv(small_scene(64, 64), renderer=FakeRenderer(small_scene(64, 64)), image_budget=0)
 
 
@@ -269,3 +270,13 @@ def test_memory_stays_flat_over_many_procedural_scenes():
     assert stats["image_bytes"] <= textures.IMAGE_CACHE_BYTES
     assert stats["library_fields"] <= len(textures.TEXTURE_KINDS) * textures.LIBRARY_VARIANTS
     assert held < 400                    # GPU textures of one scene only
+
+
+@pytest.mark.render
+def test_catalog_v1_renders_its_exact_textures_and_v2_the_library():
+    from spatialscout_gym.scenes.catalog import load_scene
+    with EpisodeSession(resolution=32) as s:
+        s.load(load_scene("Kitchen_01", version="1.0"))
+        assert s.renderer.texture_library is False
+        s.load(load_scene("Kitchen_01", version="2.0"))
+        assert s.renderer.texture_library is True

@@ -20,7 +20,7 @@ from spatialscout_gym.baselines.wire import (anthropic_tools, openai_tools, to_a
                                              to_openai_messages)
 from spatialscout_gym.episode import TOOL_NAMES, Episode
 from spatialscout_gym.eval.runner import run_episode
-from spatialscout_gym.wrappers.tool_call import (CAMERA_TOOLS, EpisodeOverError, ModelReply, ToolCall,
+from spatialscout_gym.wrappers.tool_call import (CAMERA_TOOLS, PASSIVE_TOOLS, EpisodeOverError, ModelReply, ToolCall,
                                                  ToolCallWrapper)
 
 
@@ -103,7 +103,9 @@ def test_passive_views_same_for_every_run_and_camera_tools_refused():
     w = _wrapper(res=48, passive_views=12, passive_path=scripted_path())   # the same views, as env steps
     assert sorted(w.episode.frames) == fa
     assert all(np.array_equal(a.frames[i].image, w.episode.frames[i].image) for i in fa)
-    assert len(w.messages[1].images) == 12 and "PASSIVE MODE" in w.messages[0].text
+    assert len(w.messages[1].images) == 12 and "from 12 fixed images" in w.messages[0].text
+    assert not any(t in w.messages[0].text for t in CAMERA_TOOLS)   # passive mode's own prompt
+    assert w.tool_names == PASSIVE_TOOLS
     results, *_ = w.step(ModelReply(tool_calls=[ToolCall(str(i), t, "{}") for i, t in enumerate(CAMERA_TOOLS)]
                                     + [ToolCall("p", "get_camera_pose", "{}")]))
     assert all(m.is_error and "disabled in passive mode" in m.text for m in results[:-1])

@@ -11,9 +11,24 @@ the three endings (``finish_mapping``, a reply without a tool call, B model call
 the ``Episode`` directly; commit 4c46094) produced for these replies: traces, the text of every
 message the model received, scores and counters. It was written by
 ``tests/data/record_tool_call_replay.py`` at that commit.
+
+What has changed on purpose since that recording, and how the replay test holds it to the same
+record: the prompt was rewritten in the paper's words (the recording's wording is
+``prompt_style="legacy"``, which the replay uses), the passive views follow a new stereo path (the
+replay gives the wrapper the recording's path, :data:`OLD_PASSIVE_PATH`), wrapper events carry
+``time_unix_s`` (ignored) and tool results are written by ``model_json`` (3 decimals, no ``-0.0``;
+the test rounds the recorded texts the same way and checks that nothing else changed).
 """
 
 from __future__ import annotations
+
+_OLD_SWEEP_YAWS_DEG = (45.0, 90.0, 135.0, 180.0, -135.0, -90.0, -45.0, 0.0)
+_OLD_STATIONS = ((0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, -1.0, 0.0), (-1.0, 0.0, 0.0),
+                 (2.0, 0.0, 0.0), (0.0, 2.0, 0.0), (0.0, -2.0, 0.0), (-2.0, 0.0, 0.0))
+OLD_PASSIVE_PATH = [(list(station), yaw, -20.0) for i, station in enumerate(_OLD_STATIONS)
+                    for yaw in _OLD_SWEEP_YAWS_DEG if not (i == 0 and yaw == 0.0)]
+"""The passive path of the recording's commit (``baselines.passive.scripted_path`` then): sweeps of 8
+headings at the origin and 1 m / 2 m forward, left, right and back, pitch -20 degrees."""
 
 MARKS_9 = [{"frame_id": i % 2, "u": 10.0 + i, "v": 12.0 + i} for i in range(9)]
 

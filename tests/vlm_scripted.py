@@ -9,7 +9,12 @@ missing output).
 ``ScriptedServer(policy)``: ``policy(step, body, fmt) -> list[(name, arguments)]`` (an empty list
 answers with text only); ``arguments`` is a JSON string (sent verbatim in the OpenAI format) or a
 dict. ``fail`` maps request numbers (0-based, over all HTTP requests) to ``"500"`` or ``"drop"``.
-Every request body is recorded in ``requests`` (parsed JSON) and ``raw`` (text).
+``truncate`` holds the model steps whose reply is cut off at an output limit (OpenAI
+``finish_reason: "length"``, Responses ``status: "incomplete"`` with ``incomplete_details.reason:
+"max_output_tokens"``, Anthropic ``stop_reason: "max_tokens"``). ``models`` maps model names
+to the ``max_tokens`` the Anthropic Models API (``GET /v1/models/{name}``) reports; other GETs
+answer 404. Every request body is recorded in ``requests`` (parsed JSON) and ``raw`` (text);
+GET paths in ``gets``.
 """
 
 from __future__ import annotations
@@ -21,9 +26,13 @@ from typing import Callable
 
 
 class ScriptedServer:
-    def __init__(self, policy: Callable, fail: dict[int, str] | None = None) -> None:
+    def __init__(self, policy: Callable, fail: dict[int, str] | None = None,
+                 truncate: set[int] | frozenset[int] = frozenset(), models: dict[str, int] | None = None) -> None:
         self.policy = policy
         self.fail = dict(fail or {})
+        self.truncate = set(truncate)
+        self.models = dict(models or {})
+        self.gets: list[str] = []
         self.requests: list[dict] = []
         self.raw: list[str] = []
         self.http_requests = 0
@@ -35,6 +44,17 @@ class ScriptedServer:
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *a):  # quiet
                 pass
+
+            def do_GET(self):
+                outer.gets.append(self.path)
+                name = self.path.rstrip("/").rsplit("/", 1)[-1]
+                if self.path.startswith("/v1/models/") and name in outer.models:
+                    self._send(200, {"type": "model", "id": name, "display_name": name,
+                                     "created_at": "2026-01-01T00:00:00Z", "lifecycle": "active",
+                                     "max_tokens": outer.models[name]})
+                else:
+                    self._send(404, {"type": "error", "error": {"type": "not_found_error",
+                                                                "message": f"no model {name}"}})
 
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0))).decode("utf-8")
@@ -63,12 +83,20 @@ class ScriptedServer:
                 step = outer.steps
                 outer.steps += 1
                 if fmt == "responses":
-                    payload = _responses(step, calls, req)
-                    outer.expect = {"reasoning": payload["output"][0]["id"],
-                                    "calls": [o["call_id"] for o in payload["output"] if o["type"] == "function_call"]}
+                    reply = _responses(step, calls, req)
+                    outer.expect = {"reasoning": reply["output"][0]["id"],
+                                    "calls": [o["call_id"] for o in reply["output"] if o["type"] == "function_call"]}
                 else:
-                    payload = _openai(step, calls, req) if fmt == "openai" else _anthropic(step, calls, req)
-                self._send(200, payload)
+                    reply = _openai(step, calls, req) if fmt == "openai" else _anthropic(step, calls, req)
+                if step in outer.truncate:
+                    if fmt == "openai":
+                        reply["choices"][0]["finish_reason"] = "length"
+                    elif fmt == "responses":
+                        reply["status"] = "incomplete"
+                        reply["incomplete_details"] = {"reason": "max_output_tokens"}
+                    else:
+                        reply["stop_reason"] = "max_tokens"
+                self._send(200, reply)
 
             def _send(self, code: int, payload: dict) -> None:
                 data = json.dumps(payload).encode("utf-8")

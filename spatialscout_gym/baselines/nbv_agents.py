@@ -212,7 +212,8 @@ class PPONBVAgent(NBVAgent):
         if p.is_dir():
             p = p / "model.zip"
         if not p.exists():
-            raise FileNotFoundError(f"no trained policy at {p}; train one with `spatialscout train-nbv` "
+            from spatialscout_gym.core.errors import ResourceMissingError
+            raise ResourceMissingError(f"no trained policy at {p}; train one with `spatialscout train-nbv` "
                                     f"(it writes <out>/<run>/model.zip)")
         trained = load_policy_config(p)
         super().__init__(trained["config"], mapper=trained["mapper"])
@@ -222,7 +223,8 @@ class PPONBVAgent(NBVAgent):
         try:
             from stable_baselines3 import PPO
         except ImportError as exc:  # pragma: no cover - depends on the install
-            raise ImportError("ppo:PATH needs the RL extra: pip install -e \".[rl]\"") from exc
+            from spatialscout_gym.core.errors import MissingExtraError
+            raise MissingExtraError("ppo:PATH needs the RL extra: pip install -e \".[rl]\"") from exc
         self.model = PPO.load(str(p), device="cpu")
         self.name = f"ppo:{path}"
         self.deterministic = bool(deterministic)

@@ -12,6 +12,15 @@ and HTTP attempts (:attr:`ModelProvider.http_attempts`) are counted apart. Any o
 the last failed attempt, raises :class:`ModelServiceError`; the runner then records the episode
 as failed.
 
+Output tokens (docs/protocol.md section 5; the paper imposes "no explicit limit on output or
+reasoning tokens"): no cap is sent unless the user sets ``max_tokens`` (``--max-tokens``). The
+Anthropic messages API requires ``max_tokens``; without a user value the provider sends the model's
+own maximum, read once from Anthropic's Models API (``GET /v1/models/{model}``, field
+``max_tokens``: "Maximum value for the max_tokens parameter when using this model"), or
+:data:`ANTHROPIC_FALLBACK_MAX_TOKENS` when that endpoint does not answer (e.g. a compatible local
+server). Where the value came from is kept in :attr:`ModelProvider.max_tokens_source` and written
+to the run. A reply cut off at a cap is a failed attempt (:mod:`spatialscout_gym.baselines.vlm`).
+
 The SDKs are imported when a provider is built, never at package import.
 """
 
@@ -23,10 +32,12 @@ from typing import Any, Callable, Sequence
 
 from spatialscout_gym.baselines.wire import (anthropic_tools, openai_tools, responses_tools, to_anthropic_messages,
                                              to_openai_messages, to_responses_input)
+from spatialscout_gym.core.errors import ConfigError, SpatialScoutError
+from spatialscout_gym.core.redact import redact, register_endpoint, register_secret
 from spatialscout_gym.wrappers.conversation import Message, ModelReply, ToolCall
 
 __all__ = ["ModelProvider", "OpenAIProvider", "OpenAIResponsesProvider", "AnthropicProvider", "ModelServiceError",
-           "TIMEOUT_S", "ATTEMPTS", "BACKOFF_S"]
+           "TIMEOUT_S", "ATTEMPTS", "BACKOFF_S", "ANTHROPIC_FALLBACK_MAX_TOKENS"]
 
 TIMEOUT_S = 180.0
 """Per-HTTP-request timeout, seconds."""
@@ -34,9 +45,13 @@ ATTEMPTS = 3
 """HTTP attempts per logical model call."""
 BACKOFF_S: tuple[float, ...] = (1.0, 2.0)
 """Waits before the second and third attempts, seconds."""
+ANTHROPIC_FALLBACK_MAX_TOKENS = 64_000
+"""``max_tokens`` sent to an Anthropic-format endpoint whose Models API does not state the model's
+maximum: 64,000, the largest output limit Anthropic documents for its Claude 4.5 models (models
+overview). A model with a lower limit refuses it; pass ``--max-tokens`` then."""
 
 
-class ModelServiceError(RuntimeError):
+class ModelServiceError(SpatialScoutError, RuntimeError):
     """A model call failed: the service refused it, or every attempt failed on the network."""
 
 
@@ -52,7 +67,8 @@ class ModelProvider:
     base_url : str, optional
         Another endpoint speaking the same wire format (e.g. a local vLLM or Ollama server).
     max_tokens : int, optional
-        Output token limit per response.
+        Output token limit per response; None sends no limit (or, where the API requires one, the
+        model's maximum: see the module docstring).
     reasoning_effort : str, optional
         Passed through to the service (OpenAI ``reasoning_effort``; Anthropic ``output_config.effort``).
     timeout_s, attempts, backoff_s :
@@ -67,30 +83,39 @@ class ModelProvider:
     http_attempts : int
         HTTP attempts over all calls (>= ``calls``).
     failures : list of str
-        One line per failed attempt.
+        One line per failed attempt (keys, bearer tokens and the endpoint redacted).
+    tool_names : tuple of str or None
+        The tools sent with each request (None: all ten); the agent sets it (passive mode sends
+        only the enabled tools).
+    max_tokens_source : str
+        Where the output cap sent comes from ("not sent", "--max-tokens", the Models API, ...).
     """
 
     provider = "base"
-    api_mode = ""
-    """The service API this provider speaks (recorded with every result)."""
     env_var = ""
+    api_mode = "base"
+    """The wire API: ``"chat_completions"``, ``"responses"`` or ``"messages"`` (recorded in every result)."""
 
     def __init__(self, model: str, *, api_key: str | None = None, base_url: str | None = None,
                  max_tokens: int | None = None, reasoning_effort: str | None = None,
                  timeout_s: float = TIMEOUT_S, attempts: int = ATTEMPTS,
                  backoff_s: Sequence[float] = BACKOFF_S, sleep: Callable[[float], None] = time.sleep) -> None:
         if not model:
-            raise ValueError(f"a {self.provider} model name is required, e.g. {self.provider}:MODEL")
+            raise ConfigError(f"a {self.provider} model name is required, e.g. {self.provider}:MODEL")
         if int(attempts) < 1:
-            raise ValueError(f"attempts must be >= 1, got {attempts}")
+            raise ConfigError(f"attempts must be >= 1, got {attempts}")
         if len(backoff_s) < int(attempts) - 1:
-            raise ValueError(f"backoff_s needs one wait per retry ({int(attempts) - 1}), got {list(backoff_s)}")
+            raise ConfigError(f"backoff_s needs one wait per retry ({int(attempts) - 1}), got {list(backoff_s)}")
         if max_tokens is not None and int(max_tokens) < 1:
-            raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
+            raise ConfigError(f"max_tokens must be >= 1, got {max_tokens}")
         key = api_key if api_key is not None else os.environ.get(self.env_var)
         if not key:
-            raise ValueError(f"no API key for {self.provider}: set {self.env_var} or pass --api-key "
+            raise ConfigError(f"no API key for {self.provider}: set {self.env_var} or pass --api-key "
                              f"(any placeholder string works for a local server without keys)")
+        # Error texts are redacted of the key and the endpoint before they are kept or raised
+        # (a server may echo the Authorization header or its own URL).
+        register_secret(key)
+        register_endpoint(base_url)
         self.model = model
         self.base_url = base_url
         self.max_tokens = None if max_tokens is None else int(max_tokens)
@@ -102,7 +127,29 @@ class ModelProvider:
         self.calls = 0
         self.http_attempts = 0
         self.failures: list[str] = []
+        self.tool_names: tuple[str, ...] | None = None
+        self.max_tokens_source = "--max-tokens" if self.max_tokens is not None else "not sent (no cap)"
         self._client = self._make_client(key)
+
+    # ---- what a run records ------------------------------------------------------------------------
+    def tool_schema(self) -> list[dict]:
+        """The tool list exactly as this provider sends it (its wire format); subclasses override
+        this, the default is the neutral form ``{"name", "description", "parameters"}``."""
+        from spatialscout_gym.wrappers.schemas import tool_schemas
+        return tool_schemas(self.tool_names)
+
+    @property
+    def max_output_tokens(self) -> int | None:
+        """The output-token cap sent with each request (None: none sent)."""
+        return self.max_tokens
+
+    def settings(self) -> dict:
+        """Model, API mode, reasoning and request settings, for the run's records."""
+        return {"provider": self.provider, "name": self.model, "api_mode": self.api_mode,
+                "reasoning_effort": self.reasoning_effort, "temperature": None,
+                "max_output_tokens": self.max_output_tokens, "max_output_tokens_source": self.max_tokens_source,
+                "timeout_s": self.timeout_s, "http_attempts_per_call": self.attempts,
+                "backoff_s": list(self.backoff_s)}
 
     # ---- subclass hooks ------------------------------------------------------------------------
     def _make_client(self, key: str) -> Any:
@@ -139,7 +186,7 @@ class ModelProvider:
             except Exception as exc:  # the SDKs' error classes; anything else is a bug and re-raised
                 if not self._is_sdk_error(exc):
                     raise
-                line = f"call {self.calls} attempt {attempt}: {type(exc).__name__}: {exc}"
+                line = redact(f"call {self.calls} attempt {attempt}: {type(exc).__name__}: {exc}")
                 self.failures.append(line)
                 if not self._retryable(exc):
                     raise ModelServiceError(f"{self.provider} refused the request ({line}); check the "
@@ -171,8 +218,8 @@ class OpenAIProvider(ModelProvider):
     """
 
     provider = "openai"
-    api_mode = "chat_completions"
     env_var = "OPENAI_API_KEY"
+    api_mode = "chat_completions"
 
     def _make_client(self, key: str) -> Any:
         import openai
@@ -189,8 +236,11 @@ class OpenAIProvider(ModelProvider):
         if self.reasoning_effort:
             kwargs["reasoning_effort"] = self.reasoning_effort
         return self._client.chat.completions.create(
-            model=self.model, messages=to_openai_messages(messages), tools=openai_tools(),
+            model=self.model, messages=to_openai_messages(messages), tools=self.tool_schema(),
             tool_choice="auto", timeout=self.timeout_s, **kwargs)
+
+    def tool_schema(self) -> list[dict]:
+        return openai_tools(self.tool_names)
 
     def _parse(self, response: Any) -> ModelReply:
         if not getattr(response, "choices", None):
@@ -226,8 +276,11 @@ class OpenAIResponsesProvider(OpenAIProvider):
         if self.reasoning_effort:
             kwargs["reasoning"] = {"effort": self.reasoning_effort}
         return self._client.responses.create(model=self.model, instructions=instructions, input=items,
-                                             tools=responses_tools(), tool_choice="auto", timeout=self.timeout_s,
+                                             tools=self.tool_schema(), tool_choice="auto", timeout=self.timeout_s,
                                              **kwargs)
+
+    def tool_schema(self) -> list[dict]:
+        return responses_tools(self.tool_names)
 
     def _parse(self, response: Any) -> ModelReply:
         output = getattr(response, "output", None)
@@ -251,12 +304,38 @@ class OpenAIResponsesProvider(OpenAIProvider):
 
 
 class AnthropicProvider(ModelProvider):
-    """The Anthropic messages API (``max_tokens`` defaults to 8192, the API requires one)."""
+    """The Anthropic messages API. It requires ``max_tokens``: without a user value the model's
+    maximum is sent (module docstring)."""
 
     provider = "anthropic"
-    api_mode = "messages"
     env_var = "ANTHROPIC_API_KEY"
-    default_max_tokens = 8192
+    api_mode = "messages"
+    _resolved_max_tokens: int | None = None
+
+    @property
+    def max_output_tokens(self) -> int | None:
+        return self.max_tokens if self.max_tokens is not None else self._resolved_max_tokens
+
+    def _model_max_tokens(self) -> int:
+        """The model's own ``max_tokens`` limit from the Models API, asked once; the fallback when
+        the endpoint cannot say. This lookup is not a model call and is not counted as one."""
+        if self._resolved_max_tokens is None:
+            try:
+                limit = getattr(self._client.models.retrieve(self.model, timeout=self.timeout_s),
+                                "max_tokens", None)
+                why = f"gave no max_tokens for {self.model}"
+            except self._sdk.AnthropicError as exc:   # e.g. a compatible server without /v1/models
+                limit, why = None, f"did not answer: {type(exc).__name__}"
+            if isinstance(limit, int) and limit > 0:
+                self._resolved_max_tokens = limit
+                self.max_tokens_source = f"Anthropic Models API: max_tokens of {self.model}"
+            else:
+                self._resolved_max_tokens = ANTHROPIC_FALLBACK_MAX_TOKENS
+                self.max_tokens_source = f"fallback {ANTHROPIC_FALLBACK_MAX_TOKENS} (the Models API {why})"
+        return self._resolved_max_tokens
+
+    def tool_schema(self) -> list[dict]:
+        return anthropic_tools(self.tool_names)
 
     def _make_client(self, key: str) -> Any:
         import anthropic
@@ -271,9 +350,10 @@ class AnthropicProvider(ModelProvider):
         kwargs: dict[str, Any] = {}
         if self.reasoning_effort:
             kwargs["output_config"] = {"effort": self.reasoning_effort}
+        max_tokens = self.max_tokens if self.max_tokens is not None else self._model_max_tokens()
         return self._client.messages.create(
-            model=self.model, max_tokens=self.max_tokens or self.default_max_tokens, system=system,
-            messages=msgs, tools=anthropic_tools(), timeout=self.timeout_s, **kwargs)
+            model=self.model, max_tokens=max_tokens, system=system,
+            messages=msgs, tools=self.tool_schema(), timeout=self.timeout_s, **kwargs)
 
     def _parse(self, response: Any) -> ModelReply:
         texts, calls, replay = [], [], False

@@ -11,8 +11,9 @@ import importlib
 from typing import Any, Callable
 
 from spatialscout_gym.baselines.base import Agent
+from spatialscout_gym.core.errors import SpatialScoutError
 
-__all__ = ["make_agent", "register_agent", "register_agent_prefix", "known_agents", "UnknownAgentError"]
+__all__ = ["make_agent", "build_agent", "register_agent", "register_agent_prefix", "known_agents", "UnknownAgentError"]
 
 Factory = Callable[..., Agent]
 _AGENTS: dict[str, Factory | str] = {
@@ -20,6 +21,7 @@ _AGENTS: dict[str, Factory | str] = {
     "uniform-ball": "spatialscout_gym.baselines.inventory:UniformBallAgent",
     "oracle-explorer": "spatialscout_gym.baselines.oracle:OracleExplorerAgent",
     "oracle-click": "spatialscout_gym.baselines.oracle:OracleClickAgent",
+    "oracle-silhouette": "spatialscout_gym.baselines.oracle_silhouette:OracleSilhouetteAgent",
     "random-nbv": "spatialscout_gym.baselines.nbv_agents:RandomNBVAgent",
     "frontier-nbv": "spatialscout_gym.baselines.nbv_agents:FrontierNBVAgent",
 }
@@ -28,7 +30,7 @@ _PREFIXES: dict[str, Factory | str] = {
 }
 
 
-class UnknownAgentError(ValueError):
+class UnknownAgentError(SpatialScoutError, ValueError):
     """The name matches no registered agent; the message lists the known ones."""
 
 
@@ -74,6 +76,19 @@ def make_agent(name: str, **options: Any) -> Agent:
             raise UnknownAgentError(f"agent {name!r} needs an argument after {prefix + ':'!r}, e.g. {prefix}:MODEL")
         return _resolve(_PREFIXES[prefix])(arg, **options)
     raise UnknownAgentError(f"unknown agent {name!r}; known agents: {', '.join(known_agents())}")
+
+
+def build_agent(name: str, **options: Any) -> Agent:
+    """:func:`make_agent` for a user-facing edge: any of the package's own errors (unknown name,
+    missing key, missing policy file, missing extra, bad option) comes back as a
+    :class:`~spatialscout_gym.core.errors.ConfigError` whose one-line message names the agent."""
+    from spatialscout_gym.core.errors import ConfigError, SpatialScoutError, message_of
+    try:
+        return make_agent(name, **options)
+    except UnknownAgentError:
+        raise
+    except SpatialScoutError as exc:
+        raise ConfigError(f"cannot build agent {name!r}: {message_of(exc)}") from exc
 
 # VLM agents (issue 5): ``openai:MODEL`` and ``anthropic:MODEL``; options from ``spatialscout run``.
 register_agent_prefix("openai", "spatialscout_gym.baselines.vlm:openai_agent")

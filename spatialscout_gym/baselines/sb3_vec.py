@@ -42,8 +42,8 @@ class SB3VecEnv(VecEnv):
         if mode != AutoresetMode.SAME_STEP:
             raise ValueError(f"SB3VecEnv needs a vector env with autoreset_mode=AutoresetMode.SAME_STEP "
                              f"(SB3 resets in the same step); got {mode!r}")
+        self.venv = venv  # before VecEnv.__init__, which reads the sub-envs' render_mode
         super().__init__(venv.num_envs, venv.single_observation_space, venv.single_action_space)
-        self.venv = venv
         self._actions: np.ndarray | None = None
         self._returns = np.zeros(self.num_envs)
         self._lengths = np.zeros(self.num_envs, dtype=int)

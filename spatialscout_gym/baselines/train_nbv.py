@@ -129,6 +129,24 @@ def make_vec_env(args: Args, run_dir: Path | None = None):
     return SubprocVecEnv(thunks) if args.vectorization == "async" else DummyVecEnv(thunks)
 
 
+def planned_steps(args: Args) -> int:
+    """Environment steps PPO will really take: ``total_timesteps`` rounded up to whole rollouts of
+    ``num_steps x num_envs`` (SB3 finishes the rollout it is in), so a progress bar of this total
+    ends exactly at 100%."""
+    rollout = args.num_steps * args.num_envs
+    return -(-args.total_timesteps // rollout) * rollout
+
+
+def summary_line(steps: int, wall_s: float, episodes: int, returns: list[float], model_path: Path,
+                 stopped_early: bool) -> str:
+    """The line ``train-nbv`` ends with: steps, wall time, steps/s, episodes, mean return, the model."""
+    ret = f"{np.mean(returns[-50:]):.3f}" if returns else "n/a"
+    why = " (stopped by --time-limit-s)" if stopped_early else ""
+    return (f"train-nbv: {steps} steps in {wall_s:.1f} s ({steps / max(wall_s, 1e-9):.1f} steps/s){why}, "
+            f"{episodes} episodes, mean return of the last {min(len(returns), 50)} {ret}; model saved to "
+            f"{model_path}; evaluate with --agent ppo:{model_path}")
+
+
 def _callbacks(args: Args):
     from stable_baselines3.common.callbacks import BaseCallback
 
@@ -146,8 +164,9 @@ def _callbacks(args: Args):
             self.bar = None
             if args.progress_bar:
                 from tqdm import tqdm
-                self.bar = tqdm(total=args.total_timesteps, unit="step", desc="train-nbv")
+                self.bar = tqdm(total=planned_steps(args), unit="step", desc="train-nbv")
             self.returns: list[float] = []
+            self.stopped_early = False
 
         def _on_rollout_start(self) -> None:
             values = dict(self.logger.name_to_value)
@@ -164,12 +183,13 @@ def _callbacks(args: Args):
                     self.logger.record_mean("charts/episodic_length", float(np.asarray(info["episode"]["l"]).item()))
                     self.logger.record_mean("charts/coverage", float(info.get("coverage", 0.0)))
             if self.bar is not None:
-                self.bar.update(self.training_env.num_envs)
+                self.bar.update(min(self.training_env.num_envs, self.bar.total - self.bar.n))
                 if self.returns:
                     self.bar.set_postfix(ret=f"{np.mean(self.returns[-50:]):.3f}")
             elapsed = time.time() - self.t0
             self.logger.record("charts/SPS", int(self.num_timesteps / max(elapsed, 1e-9)))
-            return not (args.time_limit_s > 0 and elapsed > args.time_limit_s)
+            self.stopped_early = args.time_limit_s > 0 and elapsed > args.time_limit_s
+            return not self.stopped_early
 
         def _on_training_end(self) -> None:
             if self.bar is not None:
@@ -185,25 +205,29 @@ def train(args: Args) -> Path:
     from stable_baselines3.common.logger import configure
 
     from spatialscout_gym.baselines.nbv_agents import save_nbv_config
+    from spatialscout_gym.core.errors import ConfigError
     from spatialscout_gym.wrappers.nbv import NBVConfig
 
     if args.vectorization not in VECTORIZATIONS:
-        raise ValueError(f"--vectorization must be one of {', '.join(VECTORIZATIONS)}, got {args.vectorization!r}")
+        raise ConfigError(f"--vectorization must be one of {', '.join(VECTORIZATIONS)}, got {args.vectorization!r}")
     if args.device not in ("cpu", "cuda") and not args.device.startswith("cuda:"):
-        raise ValueError(f"--device must be 'cpu' or 'cuda' (or 'cuda:N'), got {args.device!r}")
+        raise ConfigError(f"--device must be 'cpu' or 'cuda' (or 'cuda:N'), got {args.device!r}")
     for name in ("total_timesteps", "num_envs", "image_budget", "num_steps", "batch_size",
                  "update_epochs", "reconfigure_every"):
         if getattr(args, name) < 1:
-            raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+            raise ConfigError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
     if args.resolution < 8:
-        raise ValueError(f"--resolution must be >= 8 pixels, got {args.resolution}")
+        raise ConfigError(f"--resolution must be >= 8 pixels, got {args.resolution}")
     if args.obs_size < _MIN_CNN_SIDE:
-        raise ValueError(f"--obs-size must be >= {_MIN_CNN_SIDE} pixels (the smallest image SB3's "
+        raise ConfigError(f"--obs-size must be >= {_MIN_CNN_SIDE} pixels (the smallest image SB3's "
                          f"NatureCNN encoder accepts), got {args.obs_size}")
     if args.time_limit_s < 0 or args.learning_rate <= 0:
-        raise ValueError(f"--time-limit-s must be >= 0 (0: none) and --learning-rate > 0, got "
+        raise ConfigError(f"--time-limit-s must be >= 0 (0: none) and --learning-rate > 0, got "
                          f"{args.time_limit_s} and {args.learning_rate}")
-    NBVConfig(motion=args.motion, obs_size=args.obs_size)  # validates early, with a clear error
+    try:
+        NBVConfig(motion=args.motion, obs_size=args.obs_size)  # validates early, with a clear error
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
     # ---- seeding ---------------------------------------------------------------------------
     random.seed(args.seed)
@@ -224,15 +248,18 @@ def train(args: Args) -> Path:
                 gae_lambda=args.gae_lambda, clip_range=args.clip_coef, ent_coef=args.ent_coef,
                 vf_coef=args.vf_coef, seed=args.seed, device=args.device, verbose=0)
     model.set_logger(configure(str(run_dir), ["tensorboard", "csv"]))
+    callback = _callbacks(args)
+    t0 = time.perf_counter()
     try:
-        model.learn(total_timesteps=args.total_timesteps, callback=_callbacks(args), progress_bar=False)
+        model.learn(total_timesteps=args.total_timesteps, callback=callback, progress_bar=False)
     finally:
         model.save(str(run_dir / "model.zip"))
         save_nbv_config(NBVConfig(motion=args.motion, obs_size=args.obs_size), run_dir, mapper=args.mapper,
                         image_budget=args.image_budget, resolution=args.resolution)
         envs.close()
-    print(f"saved {run_dir / 'model.zip'} after {model.num_timesteps} steps; "
-          f"evaluate with --agent ppo:{run_dir / 'model.zip'}")
+    returns = getattr(callback, "returns", [])
+    print(summary_line(int(model.num_timesteps), time.perf_counter() - t0, len(returns), returns,
+                       run_dir / "model.zip", bool(getattr(callback, "stopped_early", False))))
     return run_dir / "model.zip"
 
 

@@ -9,6 +9,16 @@ when the wrapper ends the episode (docs/protocol.md section 5). A service failur
 :class:`~spatialscout_gym.baselines.providers.ModelServiceError`; the runner records the episode as
 failed and leaves it out of aggregates.
 
+Output caps (docs/protocol.md section 5): a reply the service cut off at an output-token limit
+(stop reason in :data:`TRUNCATED_STOP_REASONS`) is not an answer: it is recorded in the trace
+(``model_response`` with ``truncated: true`` and the stop reason; its tool calls are not run) and
+the attempt fails with :class:`OutputCapError`, so the runner records a failed attempt instead of a
+completed "no tool call" episode.
+
+Records: :meth:`VLMAgent.run_records` gives the files every attempt directory holds
+(``harness.json``: the full prompt and first message, the tool schema as sent, budgets, model, API
+mode, reasoning and request settings, image settings; ``prompt.txt``: the same prompt as text).
+
 Cost: with a price table ``{model: {"input_per_mtok": USD, "output_per_mtok": USD}}`` the
 episode's cost is ``input_tokens * input_per_mtok / 1e6 + output_tokens * output_per_mtok / 1e6``.
 
@@ -24,33 +34,54 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import time
+import warnings
 from typing import Any, Mapping
 
-from spatialscout_gym.baselines.passive import PASSIVE_VIEWS, scripted_path
-from spatialscout_gym.wrappers.conversation import limit_image_history
+from spatialscout_gym.baselines.passive import PASSIVE_VIEWS, check_views_baseline, scripted_path
+from spatialscout_gym.core.errors import ConfigError, ResourceMissingError
+from spatialscout_gym.core.redact import redact
+from spatialscout_gym.wrappers.conversation import ModelReply, limit_image_history
+from spatialscout_gym.wrappers.images import JPEG_QUALITY, MAX_SIDE_PX, delivered_size
+from spatialscout_gym.wrappers.prompt import DEFAULT_PROMPT_STYLE, REMINDER_AT, check_prompt_style
+from spatialscout_gym.wrappers.schemas import tool_schemas
 from spatialscout_gym.wrappers.tool_call import ToolCallWrapper
 
-__all__ = ["VLMAgent", "make_vlm_agent", "openai_agent", "openai_responses_agent", "anthropic_agent", "load_price_table",
-           "episode_cost", "MODES"]
+__all__ = ["VLMAgent", "make_vlm_agent", "openai_agent", "openai_responses_agent", "anthropic_agent",
+           "load_price_table", "episode_cost", "MODES", "OutputCapError", "TRUNCATED_STOP_REASONS",
+           "HARNESS_FILE", "PROMPT_FILE"]
 
 MODES = ("active", "passive")
+TRUNCATED_STOP_REASONS = frozenset({"length", "max_tokens", "max_output_tokens", "model_context_window_exceeded"})
+"""Stop reasons meaning "cut off at an output limit": OpenAI chat ``length``, Anthropic
+``max_tokens`` / ``model_context_window_exceeded``, Responses ``max_output_tokens``."""
+HARNESS_FILE = "harness.json"
+PROMPT_FILE = "prompt.txt"
+
+
+class OutputCapError(RuntimeError):
+    """A model reply was cut off at an output-token limit: the attempt failed (it is not a
+    completed episode)."""
 
 
 def load_price_table(path: str | os.PathLike) -> dict[str, dict[str, float]]:
     """Read a price table JSON ``{model: {"input_per_mtok": x, "output_per_mtok": y}}`` (USD per
     million tokens); a readable ``ValueError`` names the first bad entry."""
+    if not os.path.isfile(path):
+        raise ResourceMissingError(f"price table {str(path)!r} does not exist; expected a JSON file "
+                                   f"{{model: {{\"input_per_mtok\": x, \"output_per_mtok\": y}}}}")
     with open(path, encoding="utf-8") as f:
         try:
             table = json.load(f)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+            raise ConfigError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
     if not isinstance(table, dict):
-        raise ValueError(f"{path}: expected an object {{model: {{input_per_mtok, output_per_mtok}}}}, "
+        raise ConfigError(f"{path}: expected an object {{model: {{input_per_mtok, output_per_mtok}}}}, "
                          f"got {type(table).__name__}")
     for model, row in table.items():
         if not (isinstance(row, dict) and all(isinstance(row.get(k), (int, float)) and row[k] >= 0
                                               for k in ("input_per_mtok", "output_per_mtok"))):
-            raise ValueError(f"{path}: entry {model!r} must be {{\"input_per_mtok\": number >= 0, "
+            raise ConfigError(f"{path}: entry {model!r} must be {{\"input_per_mtok\": number >= 0, "
                              f"\"output_per_mtok\": number >= 0}}, got {row!r}")
     return {m: {k: float(r[k]) for k in ("input_per_mtok", "output_per_mtok")} for m, r in table.items()}
 
@@ -83,6 +114,11 @@ class VLMAgent:
         Frames in passive mode, frame 0 included.
     price_table : dict, optional
         See :func:`load_price_table`.
+    prompt_style : {"paper", "legacy"}
+        Wording of prompt, first message and reminders (:mod:`spatialscout_gym.wrappers.prompt`);
+        ``legacy`` only when asked for by name. Recorded in every result.
+    image_max_side : int
+        Longest side of a delivered image, pixels (docs/protocol.md section 3: 384). Recorded.
     request_limiter : context manager, optional
         Entered around each model request (the evaluation's ``--max-concurrency``).
     image_history : int, optional
@@ -98,22 +134,30 @@ class VLMAgent:
     def __init__(self, provider: Any, *, name: str, mode: str = "active", model_call_budget: int = 100,
                  passive_views: int = PASSIVE_VIEWS,
                  price_table: Mapping[str, Mapping[str, float]] | None = None,
+                 prompt_style: str = DEFAULT_PROMPT_STYLE, image_max_side: int = MAX_SIDE_PX,
                  request_limiter: Any = None, image_history: int | None = None) -> None:
         if mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+            raise ConfigError(f"mode must be one of {MODES}, got {mode!r}")
         if int(model_call_budget) < 1:
-            raise ValueError(f"model_call_budget must be >= 1, got {model_call_budget}")
+            raise ConfigError(f"model_call_budget must be >= 1, got {model_call_budget}")
         self.provider = provider
         self.name = name
         self.mode = mode
         self.model_call_budget = int(model_call_budget)
         self.passive_views = int(passive_views)
         self.price_table = dict(price_table) if price_table else None
+        self.prompt_style = check_prompt_style(prompt_style)
+        if not 16 <= int(image_max_side) <= 4096:
+            raise ConfigError(f"image_max_side must be between 16 and 4096 pixels, got {image_max_side}")
+        self.image_max_side = int(image_max_side)
         if image_history is not None and int(image_history) < 0:
-            raise ValueError(f"image_history must be >= 0 images or None (keep all), got {image_history}")
+            raise ConfigError(f"image_history must be >= 0 images or None (keep all), got {image_history}")
         self.image_history = None if image_history is None else int(image_history)
         self.request_limiter = request_limiter if request_limiter is not None else contextlib.nullcontext()
         self.wrapper: ToolCallWrapper | None = None
+        self.passive_frames: list[int] | None = None
+        self.passive_baseline_m: float | None = None
+        self.warnings: list[str] = []
 
     def run_env(self, env: Any, *, seed: int = 0) -> None:
         """Wrap ``env`` (a SpatialScout env, possibly wrapped) in a :class:`ToolCallWrapper`, reset
@@ -123,16 +167,31 @@ class VLMAgent:
         ------
         ModelServiceError
             The model service failed (the runner records the episode as failed).
+        OutputCapError
+            A reply was cut off at an output-token limit (the attempt failed).
         """
         passive = self.mode == "passive"
         self.wrapper = w = ToolCallWrapper(env, model_call_budget=self.model_call_budget,
                                            passive_views=self.passive_views if passive else None,
-                                           passive_path=scripted_path() if passive else None)
-        w.reset(seed=seed)
+                                           passive_path=scripted_path() if passive else None,
+                                           max_side=self.image_max_side, prompt_style=self.prompt_style,
+                                           clock=time.time)   # tool_call events get execution times
+        self.provider.tool_names = w.tool_names   # passive mode: only the enabled tools are sent
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            w.reset(seed=seed)
+            if passive:
+                self.passive_frames = sorted(w.episode.frames)
+                self.passive_baseline_m = check_views_baseline(w.episode, self.passive_frames)
+        for wmsg in caught:
+            self.warnings.append(str(wmsg.message))
+            warnings.warn_explicit(wmsg.message, wmsg.category, wmsg.filename, wmsg.lineno)
         while not w.done:
             messages = limit_image_history(w.request(), self.image_history)
             with self.request_limiter:
                 reply = self.provider.complete(messages)
+            if reply.stop_reason in TRUNCATED_STOP_REASONS:
+                self._fail_truncated(w, reply)
             w.step(reply)
 
     @property
@@ -142,23 +201,83 @@ class VLMAgent:
     def trace(self) -> list[dict]:
         return self.wrapper.trace() if self.wrapper is not None else []
 
+    def _fail_truncated(self, w: ToolCallWrapper, reply: ModelReply) -> None:
+        """Record a cut-off reply in the trace (its tool calls are not run) and fail the attempt."""
+        index = w.model_calls - 1
+        w.record_truncated(reply)
+        cap = getattr(self.provider, "max_output_tokens", None)
+        source = getattr(self.provider, "max_tokens_source", "")
+        if cap is not None:
+            who = (f"at the output-token cap the harness sent (max_tokens={cap}, {source}); rerun "
+                   f"without --max-tokens or with a larger value")
+        else:
+            who = "by the service (no output cap was sent); the model's own output limit was reached"
+        raise OutputCapError(f"model call {index + 1} was cut off {who} (stop reason "
+                             f"{reply.stop_reason!r}); a cut-off reply fails the attempt")
+
+    # ---- records -------------------------------------------------------------------------------
+    def harness_settings(self) -> dict:
+        """What this agent sent and how (``harness.json``; docs/protocol.md section 7)."""
+        w = self.wrapper
+        provider_settings = (self.provider.settings() if callable(getattr(self.provider, "settings", None))
+                             else {"provider": getattr(self.provider, "provider", None),
+                                   "name": getattr(self.provider, "model", None)})
+        schema = (self.provider.tool_schema() if callable(getattr(self.provider, "tool_schema", None))
+                  else tool_schemas(w.tool_names if w else None))
+        ep = w.episode if w is not None and w.messages else None   # None before reset
+        first = w.messages[1] if w and len(w.messages) > 1 else None
+        size = delivered_size(ep.intrinsics.width, ep.intrinsics.height, self.image_max_side) if ep else None
+        return {
+            "agent": self.name, "prompt_style": self.prompt_style, "mode": self.mode,
+            "model": provider_settings,
+            "budgets": {"model_call_budget": self.model_call_budget,
+                        "image_budget": ep.image_budget if ep else None,
+                        "tool_call_budget": ep.tool_call_budget if ep else None,
+                        "reminders_at_calls_left": list(REMINDER_AT)},
+            "images": {"max_side_px": self.image_max_side, "jpeg_quality": JPEG_QUALITY,
+                       "delivered_size": list(size) if size else None,
+                       "render_size": [ep.intrinsics.width, ep.intrinsics.height] if ep else None},
+            "passive": ({"views": self.passive_views, "frames": self.passive_frames,
+                         "baseline_m": self.passive_baseline_m} if self.mode == "passive" else None),
+            "warnings": list(self.warnings),
+            "system_prompt": w.messages[0].text if w else None,
+            "first_message": ([p if isinstance(p, str) else p.reference() for p in first.content]
+                              if first else None),
+            "tool_names": list(w.tool_names) if w else None,
+            "tool_schema": schema,
+        }
+
+    def run_records(self) -> dict[str, Any]:
+        """Files for the attempt directory: ``{name: dict (JSON) or str (text)}``."""
+        h = self.harness_settings()
+        text = (f"# system prompt ({self.prompt_style} wording)\n\n{h['system_prompt']}\n\n"
+                f"# first user message (images by file)\n\n"
+                + "\n".join(p if isinstance(p, str) else json.dumps(p) for p in (h["first_message"] or []))
+                + "\n")
+        return {HARNESS_FILE: h, PROMPT_FILE: text}
+
     def extra_result(self) -> dict:
         """Model-side figures for ``result.json``: calls, HTTP attempts, tokens, cost, mode."""
         w = self.wrapper
         usage = dict(w.usage) if w else {"input_tokens": 0, "output_tokens": 0}
         return {"model": {
-            "provider": self.provider.provider,
-            "api_mode": self.provider.api_mode,
-            "name": self.provider.model,
-            "base_url": self.provider.base_url,
-            "reasoning_effort": self.provider.reasoning_effort,
+            "provider": getattr(self.provider, "provider", None),
+            "name": getattr(self.provider, "model", None),
+            # The endpoint is never written (it can name a private host); only whether one was set.
+            "custom_endpoint": getattr(self.provider, "base_url", None) is not None,
+            "api_mode": getattr(self.provider, "api_mode", None),
+            "reasoning_effort": getattr(self.provider, "reasoning_effort", None),
+            "max_output_tokens": getattr(self.provider, "max_output_tokens", None),
+            "max_output_tokens_source": getattr(self.provider, "max_tokens_source", None),
+            "prompt_style": self.prompt_style, "image_max_side_px": self.image_max_side,
+            "warnings": list(self.warnings),
             "mode": self.mode, "model_call_budget": self.model_call_budget,
             "image_history": self.image_history,
             "model_calls": w.model_calls if w else 0,
-            "http_attempts": int(self.provider.http_attempts),
-            "attempt_failures": list(self.provider.failures),
+            "http_attempts": int(getattr(self.provider, "http_attempts", 0)),
+            "attempt_failures": [redact(f) for f in getattr(self.provider, "failures", [])],
             "usage": usage,
-            "cost_usd": episode_cost(usage, self.provider.model, self.price_table),
+            "cost_usd": episode_cost(usage, getattr(self.provider, "model", ""), self.price_table),
         }}
 
 
@@ -166,6 +285,7 @@ def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, ap
                    reasoning_effort: str | None = None, max_tokens: int | None = None,
                    mode: str = "active", model_call_budget: int = 100, passive_views: int = PASSIVE_VIEWS,
                    price_table: Mapping[str, Mapping[str, float]] | str | None = None,
+                   prompt_style: str = DEFAULT_PROMPT_STYLE, image_max_side: int = MAX_SIDE_PX,
                    image_history: int | None = None, **provider_options: Any) -> VLMAgent:
     """Build a :class:`VLMAgent` for ``provider`` (``"openai"``, ``"openai-responses"`` or
     ``"anthropic"``) and ``model``.
@@ -177,14 +297,15 @@ def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, ap
     classes = {"openai": OpenAIProvider, "openai-responses": OpenAIResponsesProvider,
                "anthropic": AnthropicProvider}
     if provider not in classes:
-        raise ValueError(f"unknown provider {provider!r}; expected one of {sorted(classes)}")
+        raise ConfigError(f"unknown provider {provider!r}; expected one of {sorted(classes)}")
     if isinstance(price_table, (str, os.PathLike)):
         price_table = load_price_table(price_table)
     client = classes[provider](model, api_key=api_key, base_url=base_url, max_tokens=max_tokens,
                                reasoning_effort=reasoning_effort, **provider_options)
     return VLMAgent(client, name=f"{provider}:{model}", mode=mode,
                     model_call_budget=model_call_budget, passive_views=passive_views,
-                    price_table=price_table, image_history=image_history)
+                    price_table=price_table, prompt_style=prompt_style, image_max_side=image_max_side,
+                    image_history=image_history)
 
 
 def openai_agent(model: str, **options: Any) -> VLMAgent:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any
+from typing import Any, Iterable
 
 from spatialscout_gym.episode.tools import to_jsonable
 from spatialscout_gym.wrappers.conversation import Message, Part, parse_arguments
@@ -22,21 +22,24 @@ __all__ = ["openai_tools", "anthropic_tools", "responses_tools", "to_openai_mess
            "to_responses_input"]
 
 
-def openai_tools() -> list[dict]:
-    """The tools in the OpenAI chat-completions format ``{"type": "function", "function": {...}}``."""
-    return [{"type": "function", "function": t} for t in tool_schemas()]
+def openai_tools(names: Iterable[str] | None = None) -> list[dict]:
+    """The tools (all ten, or those in ``names``) in the OpenAI chat-completions format
+    ``{"type": "function", "function": {...}}``."""
+    return [{"type": "function", "function": t} for t in tool_schemas(names)]
 
 
-def anthropic_tools() -> list[dict]:
-    """The tools in the Anthropic messages format ``{"name", "description", "input_schema"}``."""
+def anthropic_tools(names: Iterable[str] | None = None) -> list[dict]:
+    """The tools (all ten, or those in ``names``) in the Anthropic messages format
+    ``{"name", "description", "input_schema"}``."""
     return [{"name": t["name"], "description": t["description"], "input_schema": t["parameters"]}
-            for t in tool_schemas()]
+            for t in tool_schemas(names)]
 
 
-def responses_tools() -> list[dict]:
-    """The tools in the OpenAI Responses format ``{"type": "function", "name", "description", "parameters"}``."""
+def responses_tools(names: Iterable[str] | None = None) -> list[dict]:
+    """The tools (all ten, or those in ``names``) in the OpenAI Responses format
+    ``{"type": "function", "name", "description", "parameters"}``."""
     return [{"type": "function", "name": t["name"], "description": t["description"],
-             "parameters": t["parameters"], "strict": False} for t in tool_schemas()]
+             "parameters": t["parameters"], "strict": False} for t in tool_schemas(names)]
 
 
 def _data_uri(img: DeliveredImage) -> str:

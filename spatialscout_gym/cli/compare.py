@@ -14,7 +14,8 @@ from spatialscout_gym.cli.errors import CliError
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "compare", help="put several evaluation reports side by side",
-        description="Table-3 rows (object-micro, scene-macro) and per-category mean IoU for each "
+        description="Completed and failed episode counts, Table-3 rows (object-micro, scene-macro) "
+                    "and per-category mean IoU for each "
                     "evaluation directory. Runs on different catalog versions or scene contents are "
                     "refused unless --force.")
     p.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="evaluation directories")

@@ -2,6 +2,8 @@
 
     spatialscout evaluate --agent origin --scenes catalog --out runs/origin --workers 2
     spatialscout evaluate --agent origin --scenes procedural:1 procedural:2 --out runs/o --seeds 3
+    spatialscout evaluate --agent origin --scenes catalog --out runs/o --seeds 0 1 2   # explicit seeds
+    spatialscout evaluate --agent origin --scenes catalog --out runs/o --seeds 7:8     # seed 7 only
     spatialscout evaluate --agent openai:gpt-x --scenes catalog --out runs/g --backend ray \
         --ray-address auto --workers 16 --max-concurrency 8
 
@@ -14,7 +16,8 @@ import argparse
 from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
-from spatialscout_gym.cli.options import agent_help, check_episode_options
+from spatialscout_gym.cli.options import (add_catalog_option, agent_help, apply_catalog_option,
+                                           check_episode_options)
 from spatialscout_gym.cli.run import add_vlm_arguments, vlm_options
 
 
@@ -28,12 +31,16 @@ def register(subparsers) -> None:
     p.add_argument("--scenes", required=True, nargs="+", metavar="SCENE",
                    help="'catalog' (all catalog scenes) and/or scene ids, procedural:<seed>, spec JSON paths")
     p.add_argument("--out", required=True, type=Path, help="evaluation directory DIR")
+    add_catalog_option(p)
     p.add_argument("--workers", type=int, default=1, help="parallel workers (default 1)")
     p.add_argument("--backend", choices=("local", "ray"), default="local",
                    help="local process pool (default) or a Ray cluster")
     p.add_argument("--ray-address", default=None,
                    help="Ray cluster address for --backend ray (default: start a local Ray instance)")
-    p.add_argument("--seeds", type=int, default=1, help="repeats per scene, agent seeds 0..K-1 (default 1)")
+    p.add_argument("--seeds", nargs="+", default=["1"], metavar="SEED",
+                   help="agent seeds per scene: one number K means K repeats with seeds 0..K-1 "
+                        "(default 1); two or more numbers are the explicit seeds (--seeds 0 1 2); "
+                        "A:B means seeds A..B-1 (--seeds 7:8 runs seed 7 only)")
     p.add_argument("--image-budget", type=int, default=None,
                    help="images per episode, initial one included (default 100, or what a ppo: policy was trained with)")
     p.add_argument("--call-budget", type=int, default=100, help="B, calls per episode (default 100): model calls for openai:/openai-responses:/anthropic: agents, tool calls for every other agent")
@@ -48,23 +55,50 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
+def parse_seeds(tokens: list[str]) -> int | list[int]:
+    """``--seeds`` values: ``["K"]`` is a count (seeds 0..K-1); several numbers are explicit
+    seeds; ``"A:B"`` is seeds A..B-1. A one-line :class:`CliError` for anything else."""
+    def bad(tok: str) -> CliError:
+        return CliError(f"--seeds takes a count K (seeds 0..K-1), explicit seeds (0 1 2) or a range A:B "
+                        f"of non-negative integers; got {tok!r}")
+    if len(tokens) == 1 and ":" not in tokens[0]:
+        if not tokens[0].isdigit() or int(tokens[0]) < 1:
+            raise bad(tokens[0]) if not tokens[0].isdigit() else CliError(
+                f"--seeds K must be >= 1 (K repeats per scene), got {tokens[0]}")
+        return int(tokens[0])
+    seeds: list[int] = []
+    for tok in tokens:
+        lo, sep, hi = tok.partition(":")
+        if sep:
+            if not (lo.isdigit() and hi.isdigit()) or int(hi) <= int(lo):
+                raise bad(tok)
+            seeds.extend(range(int(lo), int(hi)))
+        elif tok.isdigit():
+            seeds.append(int(tok))
+        else:
+            raise bad(tok)
+    dup = sorted({s for s in seeds if seeds.count(s) > 1})
+    if dup:
+        raise CliError(f"--seeds lists seed(s) {dup} more than once")
+    return seeds
+
+
 def run(args: argparse.Namespace) -> int:
-    from spatialscout_gym.baselines.registry import UnknownAgentError, make_agent
-    from spatialscout_gym.eval.evaluate import EvalSettings, SettingsMismatchError, evaluate
+    from spatialscout_gym.baselines.registry import build_agent
+    from spatialscout_gym.core.redact import redact
+    from spatialscout_gym.eval.evaluate import EvalSettings, evaluate
+    apply_catalog_option(args)
     check_episode_options(args)
-    for flag, value, low in (("--workers", args.workers, 1), ("--seeds", args.seeds, 1)):
-        if value < low:
-            raise CliError(f"{flag} must be >= {low}, got {value}")
+    seeds = parse_seeds(args.seeds)
+    if args.workers < 1:
+        raise CliError(f"--workers must be >= 1, got {args.workers}")
     if args.max_concurrency is not None and args.max_concurrency < 1:
         raise CliError(f"--max-concurrency must be >= 1, got {args.max_concurrency}")
     if args.ray_address is not None and args.backend != "ray":
         raise CliError("--ray-address needs --backend ray")
     from spatialscout_gym.eval.evaluate import expand_scenes
     from spatialscout_gym.scenes.catalog import scene_name_problem
-    try:
-        problems = [p for p in map(scene_name_problem, expand_scenes(args.scenes)) if p]
-    except ValueError as exc:
-        raise CliError(str(exc)) from None
+    problems = [p for p in map(scene_name_problem, expand_scenes(args.scenes)) if p]
     if problems:
         raise CliError(problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
     options = vlm_options(args)
@@ -72,31 +106,31 @@ def run(args: argparse.Namespace) -> int:
     # resume must match (a key is secret; a model served at a new address is the same model).
     runtime = {k: options.pop(k) for k in ("api_key", "base_url") if options.get(k) is not None}
     options = {k: v for k, v in options.items() if v is not None and k not in ("api_key", "base_url")}
-    try:
-        make_agent(args.agent, **options, **runtime)
-    except UnknownAgentError as exc:
-        raise CliError(str(exc)) from None
+    build_agent(args.agent, **options, **runtime)   # fail here, in one line, not in every worker
     settings = EvalSettings(args.agent, args.image_budget, args.call_budget, args.resolution,
                             agent_options=options, runtime_options=runtime)
     try:
-        summary = evaluate(args.out, settings, args.scenes, seeds=args.seeds, workers=args.workers,
+        summary = evaluate(args.out, settings, args.scenes, seeds=seeds, workers=args.workers,
                            backend=args.backend, max_concurrency=args.max_concurrency,
                            ray_address=args.ray_address, progress=not args.no_progress)
-    except (SettingsMismatchError, ValueError, KeyError, RuntimeError) as exc:
-        raise CliError(str(exc).strip("'\"")) from None
     except KeyboardInterrupt:
         print("interrupted; finished episodes are kept. Rerun the same command to resume.")
         return 130
     print(f"{summary.total} episodes: {summary.skipped} already done, {summary.ran} run now, "
           f"{len(summary.failed)} failed")
     for o in summary.failed:
-        print(f"  failed {o.task.key}: {o.error}")
+        print(f"  failed {o.task.key}: {redact(o.error)}")
     if summary.report is not None:
         r = summary.report
         om = r["object_micro"]
         print(f"object-micro all-target mean IoU {100 * om['all']['mean_iou']:.3f}%  coverage "
               f"{100 * om['coverage']:.1f}%  full-scene loss {om['full_scene_loss_m']:.3f} m  "
               f"(scene-macro loss {r['scene_macro']['full_scene_loss_m']:.3f} m)")
+        e = r.get("episodes")
+        if e:
+            print(f"completed {e['completed']} of {e['total']} episodes ({100 * e['completed_rate']:.1f}%), "
+                  f"failed {e['failed']} ({100 * e['failure_rate']:.1f}%); {e['attempts']} attempts, "
+                  f"{e['failed_attempts']} failed (kept under <scene>/seed_<k>/attempts/)")
         if len(r["seeds"]["seeds"]) > 1:
             print(f"across {len(r['seeds']['seeds'])} seeds: {100 * r['seeds']['mean']:.3f}% "
                   f"+- {100 * r['seeds']['std']:.3f}%")

@@ -2,7 +2,10 @@
 
 Each subcommand lives in its own module of this package exposing ``register(subparsers)``; the
 module's ``register`` adds a parser whose ``func(args) -> int`` runs it. Expected user errors are
-raised as :class:`CliError` and printed as one line with exit code 2 (no traceback).
+raised as :class:`CliError`; together with the package's own error types
+(:class:`~spatialscout_gym.core.errors.SpatialScoutError`) they are printed as one line with exit
+code 2. ``spatialscout --debug COMMAND ...`` prints the traceback as well. Any other exception is a
+bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ COMMANDS: tuple[str, ...] = (
     "run",
     "evaluate",
     "compare",
+    "leaderboard",
     "replay",
     "report",
     "train_nbv",
@@ -35,6 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "offline scene catalog, run and evaluate agents.")
     from spatialscout_gym import __version__
     parser.add_argument("--version", action="version", version=f"spatialscout-gym {__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help="print the full traceback of an error instead of one line")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         importlib.import_module(f"spatialscout_gym.cli.{name}").register(sub)
@@ -47,10 +53,15 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    from spatialscout_gym.core.errors import SpatialScoutError, message_of
     try:
         return int(args.func(args) or 0)
-    except CliError as exc:
-        print(f"spatialscout: error: {exc}", file=sys.stderr)
+    except (CliError, SpatialScoutError) as exc:
+        from spatialscout_gym.core.redact import redact
+        if getattr(args, "debug", False):
+            import traceback
+            print(redact("".join(traceback.format_exception(exc))), file=sys.stderr, end="")
+        print(f"spatialscout: error: {redact(message_of(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("spatialscout: interrupted", file=sys.stderr)

@@ -3,6 +3,12 @@
     spatialscout mcp --scene procedural:7 --out runs/mcp-p7                      # stdio
     spatialscout mcp --scene procedural:7 --out runs/mcp-p7 --transport http --port 8765
                                                      # http://127.0.0.1:8765/mcp (loopback only)
+    spatialscout mcp --scene procedural:7 --out runs/mcp-p7 --transport http --generate-token
+                               # prints a random token; clients send "Authorization: Bearer <token>"
+
+The task prompt is the server's instructions and also the MCP prompt "spatialscout_task" (for
+clients that ignore instructions). Over HTTP, a bearer token (SPATIALSCOUT_MCP_TOKEN, --token-file
+or --generate-token) keeps other local clients out of the episode.
 
 The run directory (trace.jsonl, result.json, predictions.json, ground_truth.json, frames/) is
 written when the episode ends (finish_mapping) or when the server stops.
@@ -29,7 +35,46 @@ def register(subparsers) -> None:
     p.add_argument("--image-budget", type=int, default=100, help="images, the initial one included (default 100)")
     p.add_argument("--call-budget", type=int, default=100, help="tool calls per episode (default 100)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing non-empty --out")
+    p.add_argument("--token-file", type=Path, default=None,
+                   help="HTTP only: require 'Authorization: Bearer <token>' with the token in this file "
+                        "(default: $SPATIALSCOUT_MCP_TOKEN if set; else no token)")
+    p.add_argument("--generate-token", action="store_true",
+                   help="HTTP only: require a fresh random bearer token, printed to stderr")
     p.set_defaults(func=run)
+
+
+TOKEN_ENV = "SPATIALSCOUT_MCP_TOKEN"
+MIN_TOKEN_CHARS = 16
+
+
+def http_token(args: argparse.Namespace) -> str | None:
+    """The bearer token the HTTP transport requires, or None; a one-line error for a token given
+    with stdio, a missing or short token file."""
+    import os
+    import secrets
+    given = [n for n, v in (("--token-file", args.token_file), ("--generate-token", args.generate_token)) if v]
+    if len(given) > 1:
+        raise CliError("give either --token-file or --generate-token, not both")
+    if given and args.transport != "http":
+        raise CliError(f"{given[0]} applies to --transport http (stdio has no other clients)")
+    if args.transport != "http":
+        return None
+    if args.generate_token:
+        return secrets.token_urlsafe(24)
+    if args.token_file is not None:
+        if not args.token_file.is_file():
+            raise CliError(f"--token-file {args.token_file} does not exist")
+        token = args.token_file.read_text(encoding="utf-8").strip()
+        source = f"--token-file {args.token_file}"
+    else:
+        token = os.environ.get(TOKEN_ENV, "").strip()
+        source = f"${TOKEN_ENV}"
+        if not token:
+            return None
+    if len(token) < MIN_TOKEN_CHARS or any(c.isspace() for c in token):
+        raise CliError(f"the bearer token from {source} must be at least {MIN_TOKEN_CHARS} characters "
+                       f"without spaces (or use --generate-token)")
+    return token
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
     check_episode_options(args)
     if not 1 <= args.port <= 65535:
         raise CliError(f"--port must be in 1..65535, got {args.port}")
+    token = http_token(args)
     with stdout_to_stderr():  # keep the stdio wire clean while the scene loads and renders frame 0
         try:
             spec = scene_from_arg(args.scene)
@@ -50,5 +96,11 @@ def run(args: argparse.Namespace) -> int:
         import sys
         print(f"spatialscout mcp: serving {spec.scene_id} on http://127.0.0.1:{args.port}/mcp "
               f"(Ctrl-C to stop; run directory {args.out})", file=sys.stderr)
-        serve_http(session, args.port)
+        if token is None:
+            print("spatialscout mcp: no bearer token: any local process can call the tools "
+                  "(set SPATIALSCOUT_MCP_TOKEN, --token-file or --generate-token)", file=sys.stderr)
+        elif args.generate_token:
+            print(f"spatialscout mcp: clients must send the header 'Authorization: Bearer {token}'",
+                  file=sys.stderr)
+        serve_http(session, args.port, token=token)
     return 0

@@ -39,15 +39,17 @@ def adopt_agent_settings(args: argparse.Namespace) -> None:
 
 
 def check_episode_options(args: argparse.Namespace) -> None:
-    """Fill unset episode options (:func:`adopt_agent_settings`), then refuse an image budget or
-    call budget below 1 or a render grid below 8 pixels."""
+    """Fill unset episode options (:func:`adopt_agent_settings`), then refuse an image budget,
+    call budget or render grid outside the bounds of :mod:`spatialscout_gym.core.limits`
+    (docs/protocol.md sections 3 and 5)."""
     adopt_agent_settings(args)
-    if args.image_budget < 1:
-        raise CliError(f"--image-budget must be >= 1 (the initial image counts), got {args.image_budget}")
+    from spatialscout_gym.core.limits import image_budget_problem, resolution_problem
+    problem = (image_budget_problem(args.image_budget, "--image-budget")
+               or resolution_problem(args.resolution, "--resolution"))
+    if problem:
+        raise CliError(problem)
     if args.call_budget < 1:
         raise CliError(f"--call-budget must be >= 1, got {args.call_budget}")
-    if args.resolution < 8:
-        raise CliError(f"--resolution must be >= 8 pixels, got {args.resolution}")
 
 
 def agent_help() -> str:
@@ -58,13 +60,33 @@ def agent_help() -> str:
     return "one of: " + ", ".join(names)
 
 
+def add_catalog_option(parser: argparse.ArgumentParser) -> None:
+    """``--catalog 1.0|2.0``: the catalog version bare scene ids and the word ``catalog`` mean."""
+    from spatialscout_gym.scenes.catalog import CATALOG_VERSIONS, DEFAULT_CATALOG_VERSION
+    parser.add_argument("--catalog", choices=CATALOG_VERSIONS, default=None, metavar="VERSION",
+                        help=f"scene catalog version: {' or '.join(CATALOG_VERSIONS)} (default "
+                             f"{DEFAULT_CATALOG_VERSION}, or $SPATIALSCOUT_CATALOG); results name it")
+
+
+def apply_catalog_option(args: argparse.Namespace) -> None:
+    """Make ``--catalog`` the default version of this process and of the workers it starts
+    (through ``$SPATIALSCOUT_CATALOG``, which they inherit)."""
+    version = getattr(args, "catalog", None)
+    if version:
+        import os
+
+        from spatialscout_gym.scenes.catalog import CATALOG_ENV
+        os.environ[CATALOG_ENV] = version
+
+
 def scene_from_arg(name: str):
     """The :class:`~spatialscout_gym.core.spec.SceneSpec` a SCENE argument names (catalog id,
     ``procedural:<seed>``, spec file or directory, imported id), or a one-line :class:`CliError`."""
-    from spatialscout_gym.scenes.catalog import CatalogMismatchError, UnknownSceneError, scene_by_name
+    from spatialscout_gym.core.errors import SpatialScoutError, message_of
+    from spatialscout_gym.scenes.catalog import UnknownSceneError, scene_by_name
     try:
         return scene_by_name(name)
     except UnknownSceneError as exc:
         raise CliError(str(exc)) from None
-    except (KeyError, ValueError, FileNotFoundError, CatalogMismatchError) as exc:  # bad seed, broken spec, drifted catalog
-        raise CliError(f"cannot load scene {name!r}: {exc}") from None
+    except SpatialScoutError as exc:  # bad seed, broken spec file, drifted catalog
+        raise CliError(f"cannot load scene {name!r}: {message_of(exc)}") from None

@@ -11,7 +11,8 @@ import argparse
 from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
-from spatialscout_gym.cli.options import agent_help, check_episode_options
+from spatialscout_gym.cli.options import (add_catalog_option, agent_help, apply_catalog_option,
+                                           check_episode_options)
 
 
 def register(subparsers) -> None:
@@ -23,6 +24,7 @@ def register(subparsers) -> None:
     p.add_argument("--scene", required=True,
                    help="catalog scene id, procedural:<seed>, or a scene spec JSON path")
     p.add_argument("--out", required=True, type=Path, help="run directory to create")
+    add_catalog_option(p)
     p.add_argument("--seed", type=int, default=0, help="agent random seed (default 0)")
     p.add_argument("--image-budget", type=int, default=None,
                    help="images per episode, initial one included (default 100, or what a ppo: policy was trained with)")
@@ -46,11 +48,21 @@ def add_vlm_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--api-key", help="API key (default: OPENAI_API_KEY / ANTHROPIC_API_KEY; any "
                                      "placeholder for a local server)")
     g.add_argument("--reasoning-effort", help="passed to the service, e.g. low, medium, high")
-    g.add_argument("--max-tokens", type=int, help="output token limit per model response")
+    g.add_argument("--max-tokens", type=int,
+                   help="output token limit per model response (default: none, as in the paper; the "
+                        "Anthropic API requires one, so the model's own maximum is sent there). A reply "
+                        "cut off at the limit fails the attempt")
+    g.add_argument("--prompt", dest="prompt_style", choices=("paper", "legacy"), default="paper",
+                   help="prompt wording: paper (the paper's guidance, default) or legacy (this "
+                        "package's earlier wording); recorded in the run")
+    g.add_argument("--image-max-side", type=int, default=384, metavar="PX",
+                   help="longest side of the JPEG a model receives, pixels (default 384, the protocol's "
+                        "size: docs/protocol.md section 3); recorded in the run")
     g.add_argument("--price-table", type=Path, help="JSON {model: {input_per_mtok, output_per_mtok}} "
                                                     "(USD) for the episode cost in result.json")
     g.add_argument("--mode", choices=("active", "passive"), default="active",
-                   help="passive: fixed scripted views, camera tools disabled (default active)")
+                   help="passive: fixed scripted views (stereo pairs), a prompt of its own and only the six "
+                        "non-camera tools (default active)")
     g.add_argument("--image-history", type=int, metavar="K",
                    help="send only the last K images with each request, older ones replaced by their "
                         "captions (for small-context models; default: every image, as the paper); "
@@ -68,6 +80,10 @@ def vlm_options(args: argparse.Namespace) -> dict:
              if getattr(args, n, None) is not None]
     if args.mode != "active":
         given.append("--mode")
+    if getattr(args, "prompt_style", "paper") != "paper":
+        given.append("--prompt")
+    if getattr(args, "image_max_side", 384) != 384:
+        given.append("--image-max-side")
     if not is_vlm:
         if given:
             raise CliError(f"{', '.join(given)} apply only to model agents (openai:MODEL, "
@@ -77,13 +93,16 @@ def vlm_options(args: argparse.Namespace) -> dict:
         raise CliError(f"--image-history must be >= 0 images, got {args.image_history}")
     if args.max_tokens is not None and args.max_tokens < 1:
         raise CliError(f"--max-tokens must be >= 1, got {args.max_tokens}")
+    if not 16 <= args.image_max_side <= 4096:
+        raise CliError(f"--image-max-side must be between 16 and 4096 pixels, got {args.image_max_side}")
     if args.mode == "passive" and not 1 <= args.passive_views <= args.image_budget:
         raise CliError(f"--passive-views must be between 1 and --image-budget ({args.image_budget}), "
                        f"got {args.passive_views}")
     return {"base_url": args.base_url, "api_key": args.api_key, "reasoning_effort": args.reasoning_effort,
             "max_tokens": args.max_tokens, "mode": args.mode, "model_call_budget": args.call_budget,
             "passive_views": args.passive_views, "image_history": args.image_history,
-            "price_table": str(args.price_table) if args.price_table else None}
+            "price_table": str(args.price_table) if args.price_table else None,
+            "prompt_style": args.prompt_style, "image_max_side": args.image_max_side}
 
 
 def _fmt(x) -> str:
@@ -91,24 +110,20 @@ def _fmt(x) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from spatialscout_gym.baselines.registry import UnknownAgentError, make_agent
+    from spatialscout_gym.baselines.registry import build_agent
+    from spatialscout_gym.core.errors import SpatialScoutError, message_of
     from spatialscout_gym.eval.runner import run_episode
+    apply_catalog_option(args)
     check_episode_options(args)
-    options = vlm_options(args)
-    try:
-        agent = make_agent(args.agent, **options)
-    except UnknownAgentError as exc:
-        raise CliError(str(exc)) from None
-    except (ValueError, OSError) as exc:  # missing key, bad price table, bad option
-        raise CliError(f"cannot build agent {args.agent!r}: {exc}") from None
+    agent = build_agent(args.agent, **vlm_options(args))   # a one-line error names the agent
     try:
         result = run_episode(agent, args.scene, args.out, seed=args.seed, image_budget=args.image_budget,
                              tool_call_budget=args.call_budget, resolution=args.resolution,
                              overwrite=args.overwrite)
     except FileExistsError as exc:
         raise CliError(f"{exc}; choose another --out or pass --overwrite") from None
-    except (KeyError, FileNotFoundError, ValueError) as exc:
-        raise CliError(f"cannot run scene {args.scene!r}: {exc}") from None
+    except SpatialScoutError as exc:  # unknown scene, broken spec file, drifted catalog, bad setting
+        raise CliError(f"cannot run scene {args.scene!r}: {message_of(exc)}") from None
     c = result["counters"]
     print(f"scene {result['scene_id']}  agent {result['agent']}  seed {result['seed']}  "
           f"ended by {result['end_reason']}")
@@ -117,8 +132,12 @@ def run(args: argparse.Namespace) -> int:
         cost = "n/a" if m["cost_usd"] is None else f"${m['cost_usd']:.4f}"
         print(f"model calls {m['model_calls']}  HTTP attempts {m['http_attempts']}  tokens in "
               f"{m['usage']['input_tokens']} out {m['usage']['output_tokens']}  cost {cost}  mode {m['mode']}")
+        print(f"API {m.get('api_mode')}  prompt {m.get('prompt_style')}  output cap "
+              f"{m.get('max_output_tokens') or 'none'}  (prompt, tool schema and settings in "
+              f"{args.out}/harness.json)")
     if result.get("status") == "failed":
-        print(f"episode FAILED: {result['error']}")
+        from spatialscout_gym.core.redact import redact
+        print(f"episode FAILED: {redact(result['error'])}")
         print(f"wrote {args.out}/ (trace.jsonl, result.json with status failed, frames/); it is left "
               f"out of scores and aggregates")
         return 1
@@ -127,6 +146,7 @@ def run(args: argparse.Namespace) -> int:
           f"median centre error {_fmt(result['center_error_m']['median'])} m  "
           f"full-scene loss {result['full_scene_loss_m']:.3f} m")
     print(f"tool calls {c['tool_calls']}  images {c['images_used']}")
-    print(f"wrote {args.out}/ (trace.jsonl, predictions.json, result.json, ground_truth.json, "
+    records = ", harness.json, prompt.txt" if m else ""
+    print(f"wrote {args.out}/ (trace.jsonl, predictions.json, result.json, ground_truth.json{records}, "
           f"frames/ with {c['images_used']} PNG)")
     return 0

@@ -2,11 +2,16 @@
 
 * ``scenes list``: id, layout, rooms, targets, radius and hash prefix of every catalog scene
   (read from the manifest; nothing is generated).
-* ``scenes stats [--json]``: docs/protocol.md section 8's statistics over the catalog, beside the paper's.
+* ``scenes stats [--json] [--plot PNG]``: docs/protocol.md section 8's statistics over the catalog,
+  beside the paper's, the inventory-only references' losses, and per category our median object
+  size against AI2-THOR's assets (the weighted ratio and spread, a bar plot with ``--plot``).
 * ``scenes export [SCENE...] --out DIR``: ``entity_library.json``, ``ground_truth.json`` and
   ``scene_spec.json`` per scene (default: the whole catalog).
-* ``scenes freeze``: maintainer command; regenerates the manifest ``scenes/data/catalog_v1.json``
-  after a deliberate catalog change (bump ``CATALOG_VERSION`` first).
+* ``scenes freeze``: maintainer command; regenerates a version's manifest
+  (``scenes/data/catalog_v2.json`` for ``--catalog 2.0``) after a deliberate catalog change.
+
+Every subcommand takes ``--catalog 1.0|2.0`` (default 2.0): the catalog version it lists,
+measures, exports or renders.
 * ``scenes render``: added by ``cli/scenes_render.py`` when present.
 * ``scenes import-maniskill``: ManiSkill3 datasets to scene directories (``cli/scenes_import.py``).
 """
@@ -18,7 +23,7 @@ import json
 from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
-from spatialscout_gym.cli.options import scene_from_arg
+from spatialscout_gym.cli.options import add_catalog_option, apply_catalog_option, scene_from_arg
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -31,8 +36,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     q.add_argument("--json", action="store_true", help="print the manifest rows as JSON")
     q.set_defaults(func=run_list)
 
-    q = sub.add_parser("stats", help="catalog statistics beside the paper's (docs/protocol.md section 8)")
-    q.add_argument("--json", action="store_true", help="print {'ours': ..., 'paper': ...} as JSON")
+    q = sub.add_parser("stats", help="catalog statistics beside the paper's (docs/protocol.md section 8) "
+                                     "and object sizes against AI2-THOR's")
+    q.add_argument("--json", action="store_true",
+                   help="print {'catalog_version', 'ours', 'paper', 'sizes_vs_ai2thor', 'reference_losses_m'} as JSON")
+    q.add_argument("--plot", type=Path, default=None, metavar="PNG",
+                   help="also draw our median size per category against AI2-THOR's into this PNG")
     q.set_defaults(func=run_stats)
 
     q = sub.add_parser("export", help="write entity_library.json, ground_truth.json, scene_spec.json per scene")
@@ -53,11 +62,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         add_render_parser(sub)
     from spatialscout_gym.cli.scenes_import import add_import_parser  # issue 8: import-maniskill
     add_import_parser(sub)
+    for q in sub.choices.values():   # --catalog on every subcommand, applied before it runs
+        add_catalog_option(q)
+        q.set_defaults(func=_with_catalog(q.get_default("func")))
+
+
+def _with_catalog(func):
+    def run(args: argparse.Namespace) -> int:
+        apply_catalog_option(args)
+        return func(args)
+    return run
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from spatialscout_gym.scenes.catalog import manifest
+    from spatialscout_gym.scenes.catalog import check_provenance, manifest
     m = manifest()
+    for note in check_provenance():
+        print(f"note: {note}")
     if args.json:
         print(json.dumps(m, indent=1))
         return 0
@@ -80,19 +101,41 @@ def _fmt(v) -> str:
 
 
 def run_stats(args: argparse.Namespace) -> int:
-    from spatialscout_gym.scenes.catalog import catalog_entries, generate_catalog_scene
-    from spatialscout_gym.scenes.stats import PAPER_STATS, catalog_stats
+    from spatialscout_gym.scenes.catalog import catalog_entries, default_catalog_version, generate_catalog_scene
+    from spatialscout_gym.scenes.stats import (PAPER_REFERENCE_LOSSES_M, PAPER_STATS, catalog_stats,
+                                               reference_losses, size_comparison)
     from tqdm import tqdm
+    version = default_catalog_version()
     entries = catalog_entries()
     specs = [generate_catalog_scene(e) for e in tqdm(entries, desc="generating the catalog", unit="scene",
                                                      leave=False, disable=None)]  # None: only on a terminal
     ours = catalog_stats(specs)
+    sizes = size_comparison(specs)
+    losses = reference_losses(specs)
+    if args.plot is not None:
+        from spatialscout_gym.scenes.stats import plot_size_comparison
+        plot_size_comparison(sizes, args.plot, title=f"catalog v{version}")
     if args.json:
-        print(json.dumps({"ours": ours, "paper": PAPER_STATS}, indent=1))
+        print(json.dumps({"catalog_version": version, "ours": ours, "paper": PAPER_STATS,
+                          "sizes_vs_ai2thor": sizes,
+                          "reference_losses_m": {"ours": losses, "paper": PAPER_REFERENCE_LOSSES_M}}, indent=1))
         return 0
+    print(f"catalog v{version}")
     print(f"{'statistic':<28} {'ours':<60} paper")
     for k, v in ours.items():
         print(f"{k:<28} {_fmt(v):<60} {_fmt(PAPER_STATS[k]) if k in PAPER_STATS else '-'}")
+    for k, v in losses.items():
+        print(f"{'loss_' + k + '_m':<28} {v:<60.3f} {PAPER_REFERENCE_LOSSES_M[k]:.3f}")
+    print(f"\nobject size vs AI2-THOR (median cube-root box volume, {sizes['measured_on']}):")
+    print(f"{'category':<20} {'targets':>7} {'ours_m':>8} {'ai2thor_m':>9} {'ratio':>6}")
+    for name, c in sizes["categories"].items():
+        print(f"{name:<20} {c['n_targets']:>7} {c['ours_m']:>8.3f} {c['ai2thor_m']:>9.3f} {c['ratio']:>6.2f}")
+    print(f"weighted ratio {sizes['weighted_ratio']:.3f}, spread factor {sizes['spread_factor']:.3f} over "
+          f"{sizes['n_targets_compared']} of {sizes['n_targets']} targets; AI2-THOR lacks "
+          f"{', '.join(f'{k} ({v})' for k, v in sizes['not_in_ai2thor'].items()) or 'none'}")
+    print(f"reference: {sizes['source']}")
+    if args.plot is not None:
+        print(f"wrote {args.plot}")
     return 0
 
 
@@ -113,7 +156,19 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_freeze(args: argparse.Namespace) -> int:
-    from spatialscout_gym.scenes.catalog import CATALOG_VERSION, MANIFEST_PATH, freeze_manifest
-    data = freeze_manifest(args.out, progress=True)
-    print(f"froze catalog v{CATALOG_VERSION}: {len(data['scenes'])} scenes -> {args.out or MANIFEST_PATH}")
+    from spatialscout_gym.scenes.catalog import default_catalog_version, freeze_manifest, manifest_path
+    version = default_catalog_version()
+    data = freeze_manifest(args.out, progress=True, version=version, provenance=_provenance())
+    print(f"froze catalog v{version}: {len(data['scenes'])} scenes -> {args.out or manifest_path(version)}")
     return 0
+
+
+def _provenance() -> dict:
+    """What the freezing installation records beside the hashes (recorded only; see
+    ``scenes.catalog.check_provenance``): the delivered-image encoding and the backends."""
+    import platform
+
+    from spatialscout_gym.wrappers.images import JPEG_QUALITY, MAX_SIDE_PX
+    return {"image_encoding": {"format": "jpeg", "quality": JPEG_QUALITY, "max_side_px": MAX_SIDE_PX},
+            "backends": {"renderer": "sapien", "device": "cpu (lavapipe) or cuda, chosen at run time",
+                         "platform": platform.platform(terse=True)}}

@@ -37,7 +37,8 @@ def run_render(args: argparse.Namespace) -> int:
     spec = scene_from_arg(args.scene)
     try:
         from spatialscout_gym.render.sapien_renderer import SapienRenderer
-        renderer = SapienRenderer(spec, args.size, args.size)
+        from spatialscout_gym.scenes.catalog import uses_texture_library
+        renderer = SapienRenderer(spec, args.size, args.size, texture_library=uses_texture_library(spec))
     except RenderDeviceError as exc:
         raise CliError(str(exc).replace("\n", " ")) from exc
     try:

@@ -2,7 +2,7 @@
 
 Each PATH is a scene directory (``ground_truth.json`` + ``predictions.json``) or a directory of
 them. Prints a Table-3-style table in percent (one row per scene, then object-micro and
-scene-macro), or with ``--json`` ``{"object_micro": M, "scene_macro": M, "scenes": {id: M}}`` with
+scene-macro), or with ``--json`` ``{"object_micro": M, "scene_macro": M, "scenes": {id: M}, "scorer": {id: record}}`` with
 ratios as fractions and ``_m`` keys in metres. ``--reference origin|uniform-ball`` scores an
 inventory-only reference map instead of ``predictions.json``.
 """
@@ -86,7 +86,8 @@ def run(args: argparse.Namespace) -> int:
     scores = score_paths(args.paths, compat=args.compat, lam=args.lam, reference=args.reference,
                          seed=args.seed)
     summary = aggregate(scores, lam=args.lam)
-    if args.json:
+    if args.json:   # with the scorer's record per scene (metric version, minimum side, Q, H_tau, M, N)
+        summary["scorer"] = {sc.scene_id: sc.record(args.lam) for sc in scores}
         print(json.dumps(summary, indent=2))
     else:
         rows = dict(summary["scenes"])

@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from spatialscout_gym.core.errors import SpatialScoutError
 from spatialscout_gym.core.scoring import GroundTruth
 from spatialscout_gym.core.types import is_finite_vec3
 
@@ -29,7 +30,7 @@ GROUND_TRUTH_FILE = "ground_truth.json"
 PREDICTIONS_FILE = "predictions.json"
 
 
-class SceneFileError(ValueError):
+class SceneFileError(SpatialScoutError, ValueError):
     """A missing, unreadable or invalid scene file; the message starts with the file's path."""
 
     def __init__(self, path: str | os.PathLike, problem: str) -> None:

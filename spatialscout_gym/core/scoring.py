@@ -3,7 +3,9 @@
 For one scene with N targets and M accepted submissions:
 
 1. Within each equivalence *group*, predictions are matched one-to-one to targets minimising the
-   total Euclidean distance (rectangular Hungarian, :func:`scipy.optimize.linear_sum_assignment`).
+   total Euclidean distance (rectangular Hungarian, :func:`scipy.optimize.linear_sum_assignment`;
+   small groups whose optimum is unique are solved by enumeration, which gives the same answer
+   without importing scipy.optimize, about 0.6 s, see :func:`assign`).
    Ties are broken reproducibly: predictions are ordered lexicographically by task-frame
    coordinates (then id), targets by task-frame centre, then world-box side lengths (then id).
 2. Centre error of a matched pair: ``|p_hat - p|`` (metres); mean, median and RMSE.
@@ -34,6 +36,11 @@ The metric dict ``M`` (:meth:`SceneScore.metrics`, :func:`aggregate`)::
 
 Ratios are fractions in [0, 1]; ``_m`` keys are metres.
 
+What the scorer saves with a result (paper Appendix B.2; :meth:`SceneScore.record`)::
+
+    {"metric_version", "compat", "min_side_m", "lambda_m",
+     "Q": matched IoU sum, "H": {"gt_0": hits, "gt_50": hits, "gt_90": hits}, "M": M, "N": N}
+
 >>> gt = GroundTruth.from_dict({"scene_id": "s", "radius_m": 1.0,
 ...     "world_from_task": {"rotation": [[1, 0, 0], [0, 1, 0], [0, 0, 1]], "translation": [0, 0, 0]},
 ...     "targets": [{"id": "a", "category": "Box", "group": "Box", "center": [1, 0, 0],
@@ -45,17 +52,21 @@ Ratios are fractions in [0, 1]; ``_m`` keys are metres.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Sequence
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from spatialscout_gym.core.spec import TargetBox
 from spatialscout_gym.core.types import is_finite_number, is_finite_vec3
 
-__all__ = ["GroundTruth", "SceneScore", "score_scene", "aggregate", "box_iou",
-           "THRESHOLDS", "THRESHOLD_KEYS", "MIN_SIDE_M", "DEFAULT_LAMBDA_M", "COMPAT_MODES"]
+__all__ = ["GroundTruth", "SceneScore", "score_scene", "aggregate", "box_iou", "assign",
+           "THRESHOLDS", "THRESHOLD_KEYS", "MIN_SIDE_M", "DEFAULT_LAMBDA_M", "COMPAT_MODES", "METRIC_VERSION"]
+
+METRIC_VERSION = "spatialscout-paper-b2/1"
+"""The scorer's metric version, saved with every result: the rules of paper Appendix B.2 as this
+module implements them (bump it when a rule changes)."""
 
 THRESHOLDS: tuple[float, ...] = (0.0, 0.5, 0.9)
 """Strict IoU thresholds of the hit rates (``IoU > tau``)."""
@@ -269,6 +280,17 @@ class SceneScore:
     def num_targets(self) -> int:
         return int(self.iou.shape[0])
 
+    def record(self, lam: float | None = None) -> dict:
+        """What the scorer saves with a result (paper Appendix B.2): metric version, minimum side
+        length, the matched IoU sum ``Q``, hit counts ``H`` per threshold and the denominators
+        ``M`` (submitted) and ``N`` (targets)."""
+        return {"metric_version": METRIC_VERSION, "compat": self.compat,
+                "min_side_m": MIN_SIDE_M if self.compat == "paper" else 0.0,
+                "lambda_m": float(self.lam if lam is None else lam),
+                "Q": float(self.iou.sum()),
+                "H": {k: int(h) for k, h in zip(THRESHOLD_KEYS, self.hits.sum(axis=1))},
+                "M": int(self.num_submitted), "N": int(self.num_targets)}
+
     def metrics(self, lam: float | None = None) -> dict:
         """The metric dict M of this scene (see the module docstring)."""
         errors = self.center_error_m[np.isfinite(self.center_error_m)]
@@ -317,6 +339,76 @@ def _parse_positions(gt: GroundTruth, positions: Mapping[str, Sequence[float]]) 
         ids.append(key)
         rows.append(value)
     return ids, np.asarray(rows, dtype=float).reshape(-1, 3)
+
+
+_ENUMERATE_MAX = 24
+"""Largest number of candidate assignments :func:`assign` enumerates before calling scipy."""
+
+
+@functools.lru_cache(maxsize=64)
+def _permutations(n: int, k: int) -> np.ndarray:
+    """All ordered choices of ``k`` of ``range(n)``, shape (n! / (n - k)!, k), read-only."""
+    from itertools import permutations
+    out = np.array(list(permutations(range(n), k)), dtype=int).reshape(-1, k)
+    out.setflags(write=False)
+    return out
+
+
+def _unique_by_enumeration(cost: np.ndarray, maximize: bool) -> tuple[np.ndarray, np.ndarray] | None:
+    """The optimal one-to-one assignment of a small matrix in scipy's form (row indices
+    ascending), or None when the matrix is too large or the optimum is not unique (the runner-up
+    within 1e-9 relative)."""
+    import math
+    a, b = cost.shape
+    k = min(a, b)
+    if k == 0:
+        return np.zeros(0, dtype=int), np.zeros(0, dtype=int)
+    if math.perm(max(a, b), k) > _ENUMERATE_MAX or not np.all(np.isfinite(cost)):
+        return None
+    m = -cost if maximize else cost
+    t = m if a <= b else m.T                   # rows of t: the smaller side
+    idx = np.arange(k)
+    perms = _permutations(t.shape[1], k)
+    totals = t[idx[None, :], perms].sum(axis=1)
+    order = np.argsort(totals, kind="stable")
+    best = totals[order[0]]
+    if len(order) > 1 and totals[order[1]] - best <= 1e-9 * max(1.0, abs(best)):
+        return None
+    chosen = perms[order[0]]
+    if a <= b:
+        return idx.copy(), chosen
+    sort = np.argsort(chosen)                  # t's rows are the matrix's columns
+    return chosen[sort], idx[sort]
+
+
+def assign(cost: np.ndarray, maximize: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """``scipy.optimize.linear_sum_assignment(cost, maximize)``, importing scipy only when needed.
+
+    A small matrix (at most :data:`_ENUMERATE_MAX` one-to-one assignments) is solved by
+    enumeration; when its optimum is unique that is the assignment scipy returns too. Ties and
+    larger matrices go to scipy, so results never depend on which path ran.
+    """
+    c = np.asarray(cost, dtype=float)
+    found = _unique_by_enumeration(c, maximize)
+    if found is not None:
+        return found
+    from scipy.optimize import linear_sum_assignment  # noqa: PLC0415 - about 0.6 s; only for ties/large groups
+    return linear_sum_assignment(c, maximize=maximize)
+
+
+def _hit_assignment(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The maximum-weight assignment of the nonnegative hit ``weights``, as far as hits go.
+
+    Rows and columns without a positive weight are left out first: with nonnegative weights every
+    optimal assignment then has the same positive pairs as the unique optimum of the rest (when it
+    is unique), so the hits are the ones scipy's assignment of the whole matrix gives, whichever of
+    its tied optima it returns. Otherwise the whole matrix goes to :func:`assign`."""
+    rows = np.flatnonzero(weights.max(axis=1) > 0)
+    cols = np.flatnonzero(weights.max(axis=0) > 0)
+    found = _unique_by_enumeration(weights[np.ix_(rows, cols)], maximize=True)
+    if found is not None:
+        return rows[found[0]], cols[found[1]]
+    return assign(weights, maximize=True)
 
 
 def _hit_weights(iou: np.ndarray, tau: float) -> np.ndarray:
@@ -389,13 +481,15 @@ def score_scene(gt: GroundTruth, positions: Mapping[str, Sequence[float]], *,
         pred = np.array(sorted(pred, key=lambda j: (*P[j], pred_ids[j])), dtype=int)
         dist = np.linalg.norm(P[pred][:, None, :] - gt.centers_task[tgt][None, :, :], axis=-1)
         pair = pair_iou(pred, tgt)
-        rows, cols = linear_sum_assignment(dist)
+        rows, cols = assign(dist)
         iou[tgt[cols]] = pair[rows, cols]
         err[tgt[cols]] = dist[rows, cols]
         for r, c in zip(rows, cols):
             matched[tgt[c]] = pred_ids[pred[r]]
         for k, tau in enumerate(THRESHOLDS):
-            rows_k, cols_k = linear_sum_assignment(_hit_weights(pair, tau), maximize=True)
+            if not np.any(pair > tau):   # no pair can hit: every assignment gives no hits
+                continue
+            rows_k, cols_k = _hit_assignment(_hit_weights(pair, tau))
             hits[k, tgt[cols_k]] = pair[rows_k, cols_k] > tau
     return SceneScore(gt.scene_id, m, iou, err, matched, hits, compat, lam)
 

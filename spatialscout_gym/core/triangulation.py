@@ -11,7 +11,7 @@ The result also carries the RMS perpendicular distance of the rays to ``p`` (``r
 the widest pairwise angle between the rays (``max_angle_deg``).
 
 Refusals are *values*, not exceptions, because a model reads them (:attr:`TriangulationResult.reason`):
-fewer than 2 observations; all camera centres within 5 cm of each other; condition number of
+fewer than 2 or more than 64 observations; all camera centres within 5 cm of each other; condition number of
 ``sum A_k`` above 1e6; the point behind any camera; an unknown frame id; a non-finite or
 out-of-image pixel. Warnings accompany a successful result: widest angle below 3 degrees, residual
 above 0.1 m, point farther than ``r + 0.5 m`` from the task origin.
@@ -37,8 +37,11 @@ from spatialscout_gym.core.camera import Intrinsics, pixel_to_ray_camera
 from spatialscout_gym.core.frames import CameraPose, TaskFrame
 
 __all__ = ["FrameGeometry", "TriangulationResult", "triangulate_rays", "triangulate_marks",
-           "MIN_BASELINE_M", "MAX_CONDITION", "MIN_ANGLE_DEG", "MAX_RESIDUAL_M", "RADIUS_MARGIN_M"]
+           "MIN_BASELINE_M", "MAX_CONDITION", "MAX_OBSERVATIONS", "MIN_ANGLE_DEG", "MAX_RESIDUAL_M", "RADIUS_MARGIN_M"]
 
+MAX_OBSERVATIONS = 64
+"""Most observations (rays) in one request; more are refused before any work, which keeps the
+pairwise checks below (baseline, widest angle) at most 64 x 64 (docs/protocol.md section 4)."""
 MIN_BASELINE_M = 0.05
 """Refused when every pair of camera centres is closer than this, metres."""
 MAX_CONDITION = 1e6
@@ -159,7 +162,7 @@ def triangulate_rays(origins: Any, directions: Any, radius_m: float | None = Non
     Returns
     -------
     TriangulationResult
-        Refused (``ok=False`` with a reason) for fewer than 2 rays, non-finite input, camera
+        Refused (``ok=False`` with a reason) for fewer than 2 or more than :data:`MAX_OBSERVATIONS` rays, non-finite input, camera
         centres all within 5 cm, condition number above 1e6, or a point behind any camera.
     """
     o = np.asarray(origins, dtype=float)
@@ -171,6 +174,8 @@ def triangulate_rays(origins: Any, directions: Any, radius_m: float | None = Non
     if k < 2:
         return TriangulationResult.refused(
             f"need at least 2 observations of the same point from different camera positions, got {k}", k)
+    if k > MAX_OBSERVATIONS:
+        return TriangulationResult.refused(_too_many(k), k)
     if not (np.all(np.isfinite(o)) and np.all(np.isfinite(d))):
         return TriangulationResult.refused("ray origins and directions must be finite numbers", k)
     norms = np.linalg.norm(d, axis=1)
@@ -228,6 +233,11 @@ def triangulate_rays(origins: Any, directions: Any, radius_m: float | None = Non
     return TriangulationResult(True, p, residual, max_angle, warnings, None, k)
 
 
+def _too_many(k: int) -> str:
+    return (f"at most {MAX_OBSERVATIONS} observations per request, got {k}; a few marks of the same "
+            f"point in well-separated views are enough")
+
+
 def _parse_mark(mark: Any) -> tuple[Any, Any, Any]:
     """``(frame_id, u, v)`` from a sequence or a mapping with those keys."""
     if isinstance(mark, Mapping):
@@ -260,6 +270,8 @@ def triangulate_marks(marks: Sequence[Any], frames: Mapping[int, FrameGeometry],
         return TriangulationResult.refused(
             f"need at least 2 observations (frame_id, u, v) of the same point from different camera "
             f"positions, got {k}", k)
+    if k > MAX_OBSERVATIONS:
+        return TriangulationResult.refused(_too_many(k), k)
     origins, directions = np.empty((k, 3)), np.empty((k, 3))
     for i, mark in enumerate(marks):
         try:

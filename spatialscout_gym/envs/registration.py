@@ -4,13 +4,13 @@
 and for every scene imported into a directory listed in ``$SPATIALSCOUT_SCENE_DIRS`` (``os.pathsep``
 separated; ``spatialscout scenes import-maniskill`` writes such directories).
 
-Light on purpose (it runs at ``import spatialscout_gym``): entry points are strings and the
-catalog's scene ids come from its manifest only; no scene is built and SAPIEN is not imported.
+Light on purpose (it runs when ``spatialscout_gym`` and ``gymnasium`` are both imported): entry
+points are strings and the catalog's scene ids come from its manifest only; no scene is built and
+SAPIEN is not imported. gymnasium is imported inside the functions, so that importing this module
+never triggers the package's register-after-gymnasium hook half-way through.
 """
 
 from __future__ import annotations
-
-import gymnasium as gym
 
 __all__ = ["register_envs", "registered_ids", "ENTRY_POINT", "NAMESPACE", "NBV_ID"]
 
@@ -43,6 +43,7 @@ def _imported_scenes() -> list[tuple[str, str]]:
 
 def register_envs() -> list[str]:
     """Register every env id (idempotent); return the ids."""
+    import gymnasium as gym
     ids = []
     for scene_id, env_id in [("procedural", f"{NAMESPACE}/Procedural-v0")] + [
             (s, env_id_for_scene(s)) for s in _catalog_ids()] + _imported_scenes():
@@ -59,4 +60,5 @@ def register_envs() -> list[str]:
 
 def registered_ids() -> list[str]:
     """Every ``SpatialScout/...`` id in Gymnasium's registry."""
+    import gymnasium as gym
     return sorted(k for k in gym.registry if k.startswith(NAMESPACE + "/"))

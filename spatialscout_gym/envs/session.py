@@ -31,6 +31,7 @@ from typing import Any, Callable
 import numpy as np
 
 from spatialscout_gym.core.frames import CameraPose
+from spatialscout_gym.core.limits import MAX_RESOLUTION_PX, check_episode_settings
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.episode.episode import Episode
 
@@ -39,8 +40,8 @@ __all__ = ["EpisodeSession", "RendererFactory", "shared_renderer_count", "MAX_RE
 RendererFactory = Callable[[SceneSpec, int, int], Any]
 """``factory(spec, width, height) -> Renderer`` (default: ``SapienRenderer``)."""
 
-MAX_RESOLUTION = 4096
-"""Largest square render grid a session accepts, pixels (docs/protocol.md section 3 uses 512)."""
+MAX_RESOLUTION = MAX_RESOLUTION_PX
+"""Largest square render grid a session accepts, pixels (:mod:`spatialscout_gym.core.limits`)."""
 
 _SHARED: dict[int, list] = {}
 """resolution -> [renderer, number of sessions holding it]."""
@@ -56,6 +57,13 @@ def _default_factory(spec: SceneSpec, width: int, height: int) -> Any:
     return SapienRenderer(spec, width, height)
 
 
+def _uses_texture_library(spec: SceneSpec) -> bool:
+    """Catalog v1.0 scenes render with their exact per-seed textures (as released); every other
+    scene with the bounded texture library."""
+    from spatialscout_gym.scenes.catalog import uses_texture_library  # noqa: PLC0415
+    return uses_texture_library(spec)
+
+
 class _SceneBound:
     """A shared renderer seen through one session: switches to that session's scene first."""
 
@@ -68,6 +76,8 @@ class _SceneBound:
 
     def _activate(self) -> None:
         if self.renderer.spec is not self.spec:
+            if hasattr(self.renderer, "texture_library"):
+                self.renderer.texture_library = _uses_texture_library(self.spec)
             self.renderer.set_scene(self.spec)
 
     def capture_rgb(self, pose: CameraPose) -> np.ndarray:
@@ -109,10 +119,7 @@ class EpisodeSession:
     def __init__(self, *, resolution: int = 512, image_budget: int = 100,
                  tool_call_budget: int | None = 100, renderer: Any = None, shared: bool = False,
                  renderer_factory: RendererFactory | None = None) -> None:
-        if not 8 <= int(resolution) <= MAX_RESOLUTION:
-            raise ValueError(f"resolution must be between 8 and {MAX_RESOLUTION} pixels, got {resolution}")
-        if int(image_budget) < 1:
-            raise ValueError(f"image_budget must be >= 1 (the initial image counts), got {image_budget}")
+        check_episode_settings(resolution=resolution, image_budget=image_budget)  # one set of bounds
         if tool_call_budget is not None and int(tool_call_budget) < 1:
             raise ValueError(f"tool_call_budget must be >= 1 or None (unlimited), got {tool_call_budget}")
         if renderer is not None and shared:
@@ -153,6 +160,10 @@ class EpisodeSession:
             self._renderer = self._factory(spec, self.resolution, self.resolution)
             self._owns = True
         elif getattr(self._renderer, "spec", None) is not spec:
+            self._renderer.set_scene(spec)
+        want = _uses_texture_library(spec)
+        if getattr(self._renderer, "texture_library", want) != want:  # catalog v1.0: exact textures
+            self._renderer.texture_library = want
             self._renderer.set_scene(spec)
         K = self._renderer.intrinsics
         if (K.width, K.height) != (self.resolution, self.resolution):
@@ -216,15 +227,17 @@ class EpisodeSession:
         return float(self.metrics()["all"]["mean_iou"])
 
     def write_run(self, out_dir: str | os.PathLike, agent: Any, *, seed: int = 0,
-                  failure: BaseException | None = None) -> dict:
+                  failure: BaseException | None = None, attempt: int | None = None,
+                  keep_attempts: bool = False) -> dict:
         """Score the current episode and write its run directory (docs/protocol.md section 7);
-        returns ``result.json``'s contents."""
+        returns ``result.json``'s contents. ``attempt`` and ``keep_attempts``: see
+        :func:`spatialscout_gym.eval.runner.run_episode`."""
         from spatialscout_gym.eval.runner import write_run  # noqa: PLC0415 (the run-directory format)
         if self.episode is None:
             raise RuntimeError("no episode: call new_episode() first")
         return write_run(out_dir, self.episode_spec, self.episode, agent, seed=seed, resolution=self.resolution,
                          image_budget=self.image_budget, tool_call_budget=self.tool_call_budget,
-                         failure=failure)
+                         failure=failure, attempt=attempt, keep_attempts=keep_attempts)
 
     def close(self) -> None:
         """Release the renderer by the ownership rule; the session cannot load afterwards."""

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
 from spatialscout_gym.core.spec import SceneSpec
+from spatialscout_gym.core.triangulation import MAX_OBSERVATIONS
 from spatialscout_gym.core.types import UNLIMITED
 from spatialscout_gym.envs.session import EpisodeSession
 from spatialscout_gym.episode.episode import Episode
@@ -19,7 +20,7 @@ __all__ = ["SpatialScoutEnv", "MAX_TARGETS", "MAX_MARKS", "GIVEN_ARGS", "PROCEDU
 
 MAX_TARGETS = 40
 """N_max: rows of the ``positions``/``accepted_map`` blocks (docs/protocol.md section 8: 35 or 40 targets)."""
-MAX_MARKS = 64
+MAX_MARKS = MAX_OBSERVATIONS
 """K: rows of the ``marks`` block of one ``triangulate_observations`` action: the most
 observations one call may carry (docs/protocol.md section 4), so every valid call fits."""
 GIVEN_ARGS: tuple[str, ...] = ("forward", "right", "up", "yaw", "pitch", "yaw_deg", "pitch_deg")
@@ -332,16 +333,74 @@ class SpatialScoutEnv(gym.Env):
         return self._metrics
 
     # ---- action / observation conversion -------------------------------------------------------
+    def _action_part(self, action: Any, key: str) -> np.ndarray:
+        """``action[key]`` as an array of the action space's shape, or one clear ``ValueError``."""
+        space = self.action_space[key]
+        if key not in action:
+            raise self._bad_action(f"the key {key!r} is missing")
+        value = np.asarray(action[key])
+        shape = space.shape if space.shape else ()
+        if value.shape != shape or not (np.issubdtype(value.dtype, np.number) or value.dtype == bool):
+            raise self._bad_action(f"{key!r} must be numbers of shape {shape}, got {value.dtype} of shape "
+                                   f"{value.shape}")
+        return value
+
+    def _bad_action(self, detail: str) -> ValueError:
+        return ValueError(
+            f"action outside the action space: {detail}. Expected a dict with 'tool' (an integer 0-"
+            f"{len(TOOL_NAMES) - 1}: {', '.join(f'{i}={t}' for i, t in enumerate(TOOL_NAMES))}) and, for "
+            f"that tool, 'translation' (3,), 'rotation' (2,), 'position' (3,) with 'set_orientation' "
+            f"(0/1) and 'yaw_pitch' (2,), 'marks' ({MAX_MARKS}, 3) with 'num_marks' (0-{MAX_MARKS}), or "
+            f"'positions' ({MAX_TARGETS}, 3) with 'submit_mask' ({MAX_TARGETS},); optionally 'given' "
+            f"({len(GIVEN_ARGS)},) flags for {', '.join(GIVEN_ARGS)}, or 'arguments' (a dict passed on "
+            f"as the call's arguments); env.action_space.sample() "
+            f"shows one")
+
+    def _action_int(self, action: Any, key: str, high: int) -> int:
+        value = self._action_part(action, key)
+        x = value.item()
+        if isinstance(x, (bool, np.bool_)) or not np.isfinite(x) or float(x) != int(x) or not 0 <= int(x) <= high:
+            raise self._bad_action(f"{key!r} must be an integer from 0 to {high}, got {x!r}")
+        return int(x)
+
     def decode_action(self, action: dict) -> tuple[str, dict]:
-        """Turn a Dict-space action into ``(tool_name, args)`` for :meth:`Episode.call`."""
-        index = int(np.asarray(action["tool"]).item())
-        if not 0 <= index < len(TOOL_NAMES):
-            return f"tool#{index}", {}
-        tool = TOOL_NAMES[index]
-        if isinstance(action.get("arguments"), dict):  # a call the fixed fields cannot hold: as given
-            return tool, action["arguments"]
-        given = {name for name, flag in zip(GIVEN_ARGS, np.asarray(action.get("given", np.zeros(len(GIVEN_ARGS))))
-                                            .reshape(-1)) if int(flag)}
+        """Turn a Dict-space action into ``(tool_name, args)`` for :meth:`Episode.call`.
+
+        An ``"arguments"`` dict, when present, is passed on as the call's arguments (a call the
+        fixed fields cannot hold, e.g. from :class:`~spatialscout_gym.wrappers.tool_call.ToolCallWrapper`);
+        the ``given`` flags (:data:`GIVEN_ARGS`) name which optional arguments the fixed fields carry.
+
+        Raises
+        ------
+        ValueError
+            The action is not in the action space's structure (not a dict, a missing key, a wrong
+            shape, a tool index that is not an integer from 0 to 9, ``arguments`` that is not a
+            dict); the message lists what is expected. Values outside a Box's bounds are passed on
+            and refused by the episode.
+        """
+        if not isinstance(action, Mapping):
+            raise self._bad_action(f"got {type(action).__name__}, not a dict")
+        tool = TOOL_NAMES[self._action_int(action, "tool", len(TOOL_NAMES) - 1)]
+        passed = action.get("arguments")
+        if passed is not None:
+            if not isinstance(passed, Mapping):
+                raise self._bad_action(f"'arguments' must be a dict of the tool's arguments, got "
+                                       f"{type(passed).__name__}")
+            return tool, dict(passed)   # a call the fixed fields cannot hold: as given
+        needs = {"move_camera": ("translation",), "rotate_camera": ("rotation",),
+                 "set_camera_position": ("position",), "triangulate_observations": ("marks",),
+                 "submit_positions": ("positions", "submit_mask")}.get(tool, ())
+        for key in needs:
+            self._action_part(action, key)
+        given_flags = self._action_part(action, "given") if "given" in action else np.zeros(len(GIVEN_ARGS))
+        given = {name for name, flag in zip(GIVEN_ARGS, given_flags.reshape(-1)) if int(flag)}
+        if tool == "set_camera_position" and "set_orientation" in action:
+            if self._action_int(action, "set_orientation", 1):
+                self._action_part(action, "yaw_pitch")
+        if tool == "set_camera_position" and given & {"yaw_deg", "pitch_deg"}:
+            self._action_part(action, "yaw_pitch")
+        if tool == "triangulate_observations":
+            self._action_int(action, "num_marks", MAX_MARKS)
         if tool in ("move_camera", "rotate_camera"):
             names, key = (("forward", "right", "up"), "translation") if tool == "move_camera" else \
                 (("yaw", "pitch"), "rotation")

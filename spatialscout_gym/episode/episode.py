@@ -24,6 +24,8 @@ Rules (docs/protocol.md section 4 unless noted):
 * ``submit_positions``: per entry, a known id and three finite numbers with ``|p| <= r + 0.5`` m;
   valid entries replace earlier ones; the reply is the whole accepted map plus per-entry refusals.
 * ``finish_mapping`` freezes the map and ends the episode; every later call is refused.
+* Arguments nested deeper than 6 levels, holding more than 2000 values or a string longer than
+  1000 characters are refused before anything else reads them (the trace keeps a note, not them).
 * Every call (refused ones included) counts against ``tool_call_budget``; when it is used up the episode
   ends with ``end_reason == "tool_call_budget"``. ``tool_call_budget=None`` means unlimited (a VLM wrapper
   counts model calls itself).
@@ -35,11 +37,12 @@ unchanged (the call and trace counters still advance).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
 from spatialscout_gym.core.camera import Intrinsics
+from spatialscout_gym.core.errors import ConfigError
 from spatialscout_gym.core.frames import CameraPose, TaskFrame, wrap_degrees
 from spatialscout_gym.core.renderer_api import Renderer
 from spatialscout_gym.core.spec import PublicScene
@@ -47,7 +50,7 @@ from spatialscout_gym.core.types import is_finite_number
 from spatialscout_gym.episode import trace as tr
 from spatialscout_gym.episode.tools import (MAX_ROTATION_DEG, MAX_TRANSLATION_M, PITCH_LIMIT_DEG,
                                             SUBMIT_MARGIN_M, TOOL_NAMES, WORLD_BOX_M, ToolResult,
-                                            to_jsonable, validate_args)
+                                            argument_size_problem, to_jsonable, validate_args)
 
 __all__ = ["Episode", "EpisodeFrame"]
 
@@ -107,9 +110,9 @@ class Episode:
     def __init__(self, public: PublicScene, renderer: Renderer, *, image_budget: int = 100,
                  tool_call_budget: int | None = 100) -> None:
         if int(image_budget) < 1:
-            raise ValueError(f"image_budget must be >= 1 (the initial image counts), got {image_budget}")
+            raise ConfigError(f"image_budget must be >= 1 (the initial image counts), got {image_budget}")
         if tool_call_budget is not None and int(tool_call_budget) < 1:
-            raise ValueError(f"tool_call_budget must be >= 1 or None (unlimited), got {tool_call_budget}")
+            raise ConfigError(f"tool_call_budget must be >= 1 or None (unlimited), got {tool_call_budget}")
         self.public = public
         self.renderer = renderer
         self.image_budget = int(image_budget)
@@ -122,6 +125,10 @@ class Episode:
         self._frames: dict[int, EpisodeFrame] = {}
         self._accepted: dict[str, np.ndarray] = {}
         self.tool_calls = 0
+        self.clock: Callable[[], float] | None = None
+        """Set to a wall clock (``time.time``) to stamp each ``tool_call`` event with
+        ``started_unix_s`` and ``execution_s`` (seconds); None keeps traces free of times, so two
+        runs of a deterministic agent write identical traces."""
         self.done = False
         self.end_reason: str | None = None
         self.trace: list[dict] = [tr.event(
@@ -183,16 +190,25 @@ class Episode:
             return res
         index = self.tool_calls
         self.tool_calls += 1
-        reason = validate_args(tool, args)
+        started = self.clock() if self.clock is not None else None
+        # Size first: nothing (validation, the trace, a wrapper's history) may walk an over-deep or
+        # over-large argument; the trace then keeps a note instead of the arguments.
+        too_big = argument_size_problem(args)
+        reason = f"{tool[:60]}: {too_big}" if too_big else validate_args(tool, args)
         if reason is not None:
-            res = ToolResult(str(tool), False, error=reason)
+            res = ToolResult(tool[:60] if too_big else str(tool), False, error=reason)
         else:
             # A JSON null for an optional argument means "not given" (validate_args agrees).
             given = {k: v for k, v in args.items() if v is not None}
             res = getattr(self, f"_tool_{tool}")(index=index, **given)
-        self.trace.append(tr.event("tool_call", index=index, tool=str(tool),
-                                   args=to_jsonable(args) if isinstance(args, dict) else repr(args),
-                                   result=res.to_dict()))
+        times = {} if started is None else {"started_unix_s": started,
+                                            "execution_s": self.clock() - started}
+        if too_big:
+            logged: Any = {"omitted": "arguments over the size bounds (docs/protocol.md section 4)"}
+        else:
+            logged = to_jsonable(args) if isinstance(args, dict) else repr(args)[:2000]
+        self.trace.append(tr.event("tool_call", index=index, tool=str(tool)[:200], args=logged,
+                                   result=res.to_dict(), **times))
         if res.ok and tool == "submit_positions":
             self._snapshot(index)
         if res.ok and tool == "finish_mapping":

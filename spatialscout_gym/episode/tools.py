@@ -7,17 +7,20 @@ call becomes a refused :class:`ToolResult`, never an exception.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from spatialscout_gym.core.triangulation import MAX_OBSERVATIONS
 from spatialscout_gym.core.types import is_finite_number
 
 __all__ = ["TOOL_NAMES", "TOOL_SPECS", "ToolSpec", "ArgSpec", "ToolResult", "validate_args",
-           "to_jsonable", "MAX_TRANSLATION_M", "MAX_ROTATION_DEG", "PITCH_LIMIT_DEG",
-           "WORLD_BOX_M", "SUBMIT_MARGIN_M"]
+           "argument_size_problem", "to_jsonable", "model_json", "MAX_TRANSLATION_M", "MAX_ROTATION_DEG",
+           "PITCH_LIMIT_DEG", "WORLD_BOX_M", "SUBMIT_MARGIN_M", "MAX_OBSERVATIONS", "MAX_ARG_DEPTH",
+           "MAX_ARG_VALUES", "MAX_STRING_CHARS", "MODEL_DECIMALS"]
 
 # ---- bounds (docs/protocol.md section 4, "Movement bounds"; section 2 for the submission radius) ------
 MAX_TRANSLATION_M = 1.0
@@ -31,6 +34,19 @@ WORLD_BOX_M = 15.0
 SUBMIT_MARGIN_M = 0.5
 """A submitted centre must satisfy ``|p| <= r + 0.5`` m (task frame)."""
 
+# ---- argument size bounds (docs/protocol.md section 4, "Argument bounds") -------------------------
+# Checked before anything else reads the arguments, without recursion, so that a hostile or broken
+# model cannot exhaust the stack or the memory of the process that runs the episode.
+MAX_ARG_DEPTH = 6
+"""Deepest nesting of objects/arrays in one call's arguments (the arguments object is level 1;
+``submit_positions`` needs 3)."""
+MAX_ARG_VALUES = 2000
+"""Most values (objects, arrays, numbers, strings, keys) in one call's arguments."""
+MAX_STRING_CHARS = 1000
+"""Longest string (a key or a value) in one call's arguments, characters."""
+MODEL_DECIMALS = 3
+"""Decimals of the numbers a model reads in a tool result (as in the prompt; mm, 0.001 degree)."""
+
 
 @dataclass(frozen=True)
 class ArgSpec:
@@ -40,6 +56,8 @@ class ArgSpec:
     kind: str
     required: bool
     description: str
+    max_items: int | None = None
+    """For list kinds: the most items accepted (the schema's ``maxItems``)."""
 
 
 @dataclass(frozen=True)
@@ -75,9 +93,10 @@ TOOL_SPECS: tuple[ToolSpec, ...] = (
              (ArgSpec("yaw", "number", False, "degrees, positive turns left"),
               ArgSpec("pitch", "number", False, "degrees, positive looks up"))),
     ToolSpec("capture_image", "Render an RGB frame at the current pose; returns its frame id."),
-    ToolSpec("triangulate_observations", "Least-squares 3D point (task frame) from >= 2 marked "
-             "pixels on captured frames.",
-             (ArgSpec("observations", "marks", True, "list of {frame_id, u, v} on the render grid"),)),
+    ToolSpec("triangulate_observations", "Least-squares 3D point (task frame) from 2 to "
+             f"{MAX_OBSERVATIONS} marked pixels on captured frames.",
+             (ArgSpec("observations", "marks", True, f"list of 2 to {MAX_OBSERVATIONS} {{frame_id, u, v}} "
+                      "on the render grid", max_items=MAX_OBSERVATIONS),)),
     ToolSpec("submit_positions", "Add or replace centre estimates {id: [x, y, z]} (task frame, m); "
              "returns the whole accepted map. An empty batch just returns it.",
              (ArgSpec("positions", "positions", True, "mapping id -> [x, y, z]"),)),
@@ -117,17 +136,28 @@ class ToolResult:
                 "frame_id": self.frame_id}
 
 
-def to_jsonable(x: Any) -> Any:
+_TOO_DEEP = "<nested deeper than {} levels; omitted>"
+JSONABLE_MAX_DEPTH = 32
+"""Containers deeper than this become a short placeholder string in :func:`to_jsonable`."""
+
+
+def to_jsonable(x: Any, ndigits: int | None = None, _depth: int = 0) -> Any:
     """Convert numpy scalars/arrays, tuples and nested containers to plain JSON types.
 
     Anything else that JSON cannot hold (a set, an object) becomes its ``repr``, so a trace of a
-    refused call with odd Python arguments still writes as ``trace.jsonl``."""
+    refused call with odd Python arguments still writes as ``trace.jsonl``. Containers nested more
+    than :data:`JSONABLE_MAX_DEPTH` levels become a placeholder string, so a pathological argument
+    can never raise ``RecursionError`` here. With ``ndigits``, floats are rounded to that many
+    decimals and ``-0.0`` becomes ``0.0`` (what a model reads; see :func:`model_json`).
+    """
+    if isinstance(x, (dict, list, tuple, np.ndarray)) and _depth >= JSONABLE_MAX_DEPTH:
+        return _TOO_DEEP.format(JSONABLE_MAX_DEPTH)
     if isinstance(x, dict):
-        return {str(k): to_jsonable(v) for k, v in x.items()}
+        return {str(k): to_jsonable(v, ndigits, _depth + 1) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [to_jsonable(v) for v in x]
+        return [to_jsonable(v, ndigits, _depth + 1) for v in x]
     if isinstance(x, np.ndarray):
-        return to_jsonable(x.tolist())
+        return to_jsonable(x.tolist(), ndigits, _depth)
     if isinstance(x, np.bool_):
         return bool(x)
     if isinstance(x, np.integer):
@@ -136,9 +166,56 @@ def to_jsonable(x: Any) -> Any:
         x = float(x)
     if isinstance(x, float) and not math.isfinite(x):
         return repr(x)  # JSON has no NaN/inf; keep the trace valid and readable
+    if isinstance(x, float) and ndigits is not None:
+        return round(x, ndigits) + 0.0  # + 0.0 turns -0.0 into 0.0
     if x is None or isinstance(x, (str, int, float)):
         return x
     return repr(x)
+
+
+def model_json(payload: Any) -> str:
+    """The JSON text a model reads for a tool result: numbers rounded to :data:`MODEL_DECIMALS`
+    decimals like the prompt (no ``-0.0``, no 14-digit floats), compact separators.
+
+    >>> model_json({"x": -0.00001, "y": 1.23456789, "n": 3})
+    '{"x": 0.0, "y": 1.235, "n": 3}'
+    """
+    return json.dumps(to_jsonable(payload, MODEL_DECIMALS), allow_nan=False)
+
+
+def argument_size_problem(args: Any) -> str | None:
+    """None when ``args`` is within the size bounds, else a readable reason.
+
+    Walks the arguments iteratively and stops at the first bound crossed, so the cost is at most
+    :data:`MAX_ARG_VALUES` steps whatever arrives: nesting deeper than :data:`MAX_ARG_DEPTH`, more
+    than :data:`MAX_ARG_VALUES` values, or a string longer than :data:`MAX_STRING_CHARS`.
+    """
+    stack: list[tuple[Any, int]] = [(args, 1)]
+    seen = 1  # values pushed so far; each is looked at once
+    while stack:
+        x, depth = stack.pop()
+        if isinstance(x, str):
+            if len(x) > MAX_STRING_CHARS:
+                return (f"a string in the arguments has {len(x)} characters (at most {MAX_STRING_CHARS}); "
+                        f"arguments are numbers, ids and short keys")
+            continue
+        if not isinstance(x, (dict, list, tuple)):
+            continue
+        if depth > MAX_ARG_DEPTH:
+            return (f"the arguments are nested more than {MAX_ARG_DEPTH} levels deep; no tool takes "
+                    f"more than 3 (e.g. {{\"positions\": {{\"id\": [x, y, z]}}}})")
+        seen += 2 * len(x) if isinstance(x, dict) else len(x)
+        if seen > MAX_ARG_VALUES:
+            return (f"the arguments hold more than {MAX_ARG_VALUES} values; no tool needs that many "
+                    f"(triangulate_observations takes at most {MAX_OBSERVATIONS} observations, "
+                    f"submit_positions one [x, y, z] per inventory id); send smaller calls")
+        if isinstance(x, dict):
+            for k, v in x.items():
+                stack.append((k, depth + 1))
+                stack.append((v, depth + 1))
+        else:
+            stack.extend((v, depth + 1) for v in x)
+    return None
 
 
 def _check_arg(tool: str, spec: ArgSpec, value: Any) -> str | None:
@@ -155,6 +232,9 @@ def _check_arg(tool: str, spec: ArgSpec, value: Any) -> str | None:
         if not isinstance(value, (list, tuple)):
             return (f"{tool}: argument 'observations' must be a list of {{frame_id, u, v}} objects, "
                     f"got {type(value).__name__}")
+        if spec.max_items is not None and len(value) > spec.max_items:
+            return (f"{tool}: at most {spec.max_items} observations per call, got {len(value)}; a few "
+                    f"well-separated views of the same point are enough")
         for i, m in enumerate(value):
             if not isinstance(m, dict) or set(m) != {"frame_id", "u", "v"}:
                 got = sorted(m) if isinstance(m, dict) else type(m).__name__

@@ -4,7 +4,9 @@ Every event is a JSON-serialisable dict with an ``"event"`` key:
 
 ==============  ==============================================================================
 ``start``       scene id, budgets, initial pose (world) and intrinsics
-``tool_call``   ``index`` (0-based tool-call count), ``tool``, ``args``, ``result`` (ToolResult dict)
+``tool_call``   ``index`` (0-based tool-call count), ``tool``, ``args``, ``result`` (ToolResult dict);
+                with ``started_unix_s`` and ``execution_s`` (seconds) when the episode has a clock
+                (model agents set one)
 ``capture``     ``frame_id``, ``pose_world``, ``pose_task``, ``intrinsics``, ``images_used``,
                 ``tool_call_index`` (None for the initial image)
 ``map``         ``accepted_map`` (id -> task-frame [x, y, z]), ``tool_call_index``, ``images_used``

@@ -19,6 +19,7 @@ from __future__ import annotations
 import multiprocessing as mp
 from typing import Any, Callable, Protocol, Sequence
 
+from spatialscout_gym.core.errors import ConfigError, MissingExtraError
 from spatialscout_gym.core.files import write_json_atomic
 from spatialscout_gym.eval.evaluate import EpisodeTask, EvalSettings, Outcome, WorkerState, execute_task
 
@@ -39,15 +40,16 @@ def make_backend(name: str, *, workers: int = 1, ray_address: str | None = None)
     """``"local"`` -> :class:`LocalBackend`, ``"ray"`` -> :class:`RayBackend`."""
     if name == "local":
         if ray_address is not None:
-            raise ValueError("--ray-address is only used with --backend ray")
+            raise ConfigError("--ray-address is only used with --backend ray")
         return LocalBackend(workers)
     if name == "ray":
         return RayBackend(workers, ray_address)
-    raise ValueError(f"unknown backend {name!r}; expected one of {BACKENDS}")
+    raise ConfigError(f"unknown backend {name!r}; expected one of {BACKENDS}")
 
 
 def _crash_outcome(task: EpisodeTask, why: str) -> Outcome:
-    error = f"WorkerCrash: {why}"
+    from spatialscout_gym.core.redact import redact  # noqa: PLC0415
+    error = redact(f"WorkerCrash: {why}")
     write_json_atomic(task.failed_file, {"scene": task.scene, "seed": task.seed, "error": error,
                                          "traceback": None})
     return Outcome(task, False, error=error)
@@ -74,7 +76,7 @@ class LocalBackend:
 
     def __init__(self, workers: int = 1) -> None:
         if workers < 1:
-            raise ValueError(f"workers must be >= 1, got {workers}")
+            raise ConfigError(f"workers must be >= 1, got {workers}")
         self.workers = int(workers)
 
     def run(self, tasks: Sequence[EpisodeTask], settings: EvalSettings, on_outcome: OnOutcome, *,
@@ -179,7 +181,7 @@ class RayBackend:
 
     def __init__(self, workers: int = 1, address: str | None = None) -> None:
         if workers < 1:
-            raise ValueError(f"workers must be >= 1, got {workers}")
+            raise ConfigError(f"workers must be >= 1, got {workers}")
         self.workers = int(workers)
         self.address = address
 
@@ -188,7 +190,7 @@ class RayBackend:
         try:
             import ray  # noqa: PLC0415
         except ImportError:
-            raise RuntimeError("--backend ray needs Ray: pip install 'spatialscout-gym[ray]'") from None
+            raise MissingExtraError("--backend ray needs Ray: pip install 'spatialscout-gym[ray]'") from None
         owns = not ray.is_initialized()
         if owns:
             ray.init(address=self.address, include_dashboard=False, log_to_driver=False)

@@ -3,20 +3,39 @@
 An evaluation directory ``DIR`` holds one run directory per episode, written by
 :func:`spatialscout_gym.eval.runner.run_episode`::
 
-    DIR/evaluate.json                 the settings (agent, budgets, resolution); a rerun must match
-    DIR/<scene>/seed_<k>/             one finished episode (trace, predictions, result, frames)
+    DIR/evaluate.json                 the settings (agent, budgets, resolution, agent options such
+                                      as the prompt style); a rerun must match
+    DIR/scenes.json                   {scene dir: scene argument}
+    DIR/<scene>/seed_<k>/             the episode's LATEST attempt, a complete run directory:
+                                      result.json ("status": "ok" = completed, "failed" = a
+                                      service or runtime failure; "attempt": its number, 1-based),
+                                      trace.jsonl (map snapshots included), frames/,
+                                      entity_library.json, and for model agents harness.json and
+                                      prompt.txt; predictions.json and ground_truth.json only when
+                                      completed
+    DIR/<scene>/seed_<k>/attempts/NN/ every EARLIER attempt of that episode (NN = 01, 02, ... its
+                                      attempt number, two digits), each a complete run directory
+                                      as above with "status": "failed"; kept, never rewritten
     DIR/<scene>/seed_<k>.failed.json  an episode that failed before the runner could write its run
                                       directory (e.g. the scene cannot be built): error, traceback
-                                      (a run directory whose result.json has "status": "failed"
-                                      records an agent failure); both are redone on rerun
     DIR/report.json, DIR/report.md    the pooled report (:mod:`spatialscout_gym.eval.report`)
+
+Attempts (paper Appendix A, "Attempt accounting"): a rerun redoes every episode whose latest
+attempt failed. Before it runs, the failed attempt's files move from ``seed_<k>/`` into
+``seed_<k>/attempts/NN/`` (:func:`archive_failed_attempt`), and the new attempt is written to
+``seed_<k>/`` with ``"attempt": NN + 1``; so ``seed_<k>/attempts/`` holds attempts ``1 .. A-1`` and
+``seed_<k>/result.json`` attempt ``A``. A reader that wants one result per episode reads
+``seed_<k>/result.json``; one that wants every attempt reads ``seed_<k>/attempts/*/result.json``
+too. (Evaluations made before this layout kept only the failed attempt's ``result.json``, as
+``seed_<k>.attempts/failed_NN.json``; the report still reads those.)
 
 ``<scene>`` is the scene argument with ``:`` and ``/`` made safe (a catalog id is kept as is;
 ``procedural:7`` becomes ``procedural_7``; a spec JSON path becomes its file stem).
 
 Resume: every run directory appears by one atomic rename (temp dir + :func:`os.replace`), so a
 directory ``seed_<k>/`` with ``result.json`` is a finished episode and is never redone; leftover
-temp dirs from a killed run are removed; failed and missing episodes are (re)run. Counters
+temp dirs from a killed run are removed (earlier attempts found in one are moved back first);
+failed and missing episodes are (re)run. Counters
 (tool calls, images, model calls, tokens, cost) live in each ``result.json`` and are re-read from
 there, so they survive a resume.
 
@@ -36,9 +55,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+from spatialscout_gym.core.errors import ConfigError, SpatialScoutError
 from spatialscout_gym.core.files import write_json_atomic
 
-__all__ = ["read_result", "is_finished", "EvalSettings", "EpisodeTask", "Outcome", "EvalSummary", "plan_tasks", "scene_dir_name",
+__all__ = ["read_result", "is_finished", "attempt_dirs", "archive_failed_attempt", "EvalSettings", "EpisodeTask", "Outcome", "EvalSummary", "plan_tasks", "scene_dir_name",
            "expand_scenes", "evaluate", "execute_task", "WorkerState", "SETTINGS_FILE",
            "SettingsMismatchError", "provider_of", "attach_request_limiter"]
 
@@ -48,7 +68,7 @@ ATTEMPTS_SUFFIX = ".attempts"
 _LOCK_FILE = ".evaluate.lock"
 
 
-class SettingsMismatchError(ValueError):
+class SettingsMismatchError(SpatialScoutError, ValueError):
     """``DIR`` holds an evaluation with other settings (agent, budgets or resolution)."""
 
 
@@ -165,7 +185,7 @@ def scene_dir_name(scene: str) -> str:
         s = Path(s).stem
     s = re.sub(r"[^A-Za-z0-9_.-]+", "_", s).strip("._")
     if not s:
-        raise ValueError(f"scene argument {scene!r} gives an empty directory name")
+        raise ConfigError(f"scene argument {scene!r} gives an empty directory name")
     return s
 
 
@@ -185,11 +205,11 @@ def expand_scenes(scenes: Sequence[str]) -> list[str]:
         else:
             out.append(str(s))
     if not out:
-        raise ValueError("no scenes given: pass 'catalog' or scene ids (e.g. procedural:7)")
+        raise ConfigError("no scenes given: pass 'catalog' or scene ids (e.g. procedural:7)")
     names = [scene_dir_name(s) for s in out]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
-        raise ValueError(f"scenes {dup} are given more than once (or map to the same directory)")
+        raise ConfigError(f"scenes {dup} are given more than once (or map to the same directory)")
     return out
 
 
@@ -207,7 +227,7 @@ def plan_tasks(out_dir: str | os.PathLike, scenes: Sequence[str], seeds: int | S
     """
     seed_list = list(range(int(seeds))) if isinstance(seeds, int) else [int(s) for s in seeds]
     if not seed_list:
-        raise ValueError(f"need at least one seed, got {seeds!r}")
+        raise ConfigError(f"need at least one seed, got {seeds!r}")
     root = Path(out_dir).resolve()
     return [EpisodeTask(s, k, str(root / scene_dir_name(s) / f"seed_{k}")) for s in expand_scenes(scenes)
             for k in seed_list]
@@ -227,12 +247,20 @@ def is_finished(task: EpisodeTask) -> bool:
 
 
 def _remove_stale_temp_dirs(tasks: Iterable[EpisodeTask]) -> int:
-    """Delete ``.seed_<k>.*.tmp`` directories a killed run left next to the run directories."""
+    """Delete ``.seed_<k>.*.tmp`` directories a killed run left next to the run directories; an
+    ``attempts/`` folder inside one (the run was killed while replacing ``seed_<k>/``) moves back
+    to ``seed_<k>/attempts`` first, so no earlier attempt is lost."""
+    from spatialscout_gym.eval.runner import ATTEMPTS_DIR  # noqa: PLC0415
     removed = 0
     for parent in {Path(t.run_dir).parent for t in tasks}:
         if not parent.is_dir():
             continue
         for p in parent.glob(".seed_*.tmp"):
+            kept = p / ATTEMPTS_DIR
+            run_dir = parent / p.name[1:].split(".", 1)[0]
+            if kept.is_dir() and not (run_dir / ATTEMPTS_DIR).exists():
+                run_dir.mkdir(exist_ok=True)
+                os.replace(kept, run_dir / ATTEMPTS_DIR)
             shutil.rmtree(p, ignore_errors=True)
             removed += 1
     return removed
@@ -329,21 +357,23 @@ def execute_task(task: EpisodeTask, state: WorkerState) -> Outcome:
     s = state.settings
     try:
         spec = resolve_scene(task.scene)
-        archive_failed_attempt(Path(task.run_dir))
+        attempt = archive_failed_attempt(Path(task.run_dir))
         agent = make_agent(s.agent, **s.agent_options, **s.runtime_options)
         attach_request_limiter(agent, state.limiter)
         renderer = state.renderer_for(spec)
         result = run_episode(agent, spec, task.run_dir, seed=task.seed, image_budget=s.image_budget,
                              tool_call_budget=s.tool_call_budget, resolution=s.resolution, renderer=renderer,
-                             overwrite=True)
+                             overwrite=True, attempt=attempt, keep_attempts=True)
         if result.get("status", "ok") == "failed":   # the agent raised; the run dir records it
             task.failed_file.unlink(missing_ok=True)
-            return Outcome(task, False, result=result, error=str(result.get("error")),
+            from spatialscout_gym.core.redact import redact  # noqa: PLC0415
+            return Outcome(task, False, result=result, error=redact(result.get("error")),
                            wall_s=time.perf_counter() - t0)
     except Exception as exc:  # noqa: BLE001 -- an episode failure is data, listed apart
-        error = f"{type(exc).__name__}: {exc}"
+        from spatialscout_gym.core.redact import redact  # noqa: PLC0415
+        error = redact(f"{type(exc).__name__}: {exc}")
         write_json_atomic(task.failed_file, {"scene": task.scene, "seed": task.seed, "error": error,
-                                             "traceback": traceback.format_exc()})
+                                             "traceback": redact(traceback.format_exc())})
         if isinstance(exc, RuntimeError) and state.renderer is not None:
             state.close()   # a renderer in an unknown state is rebuilt for the next episode
         return Outcome(task, False, error=error, wall_s=time.perf_counter() - t0)
@@ -351,19 +381,39 @@ def execute_task(task: EpisodeTask, state: WorkerState) -> Outcome:
     return Outcome(task, True, result=result, wall_s=time.perf_counter() - t0)
 
 
-def archive_failed_attempt(run_dir: Path) -> Path | None:
-    """Before a failed episode is redone, keep its ``result.json`` (the model calls, tokens and
-    cost it spent) as ``<run dir>.attempts/failed_NN.json``; the report sums these apart."""
-    res = run_dir / "result.json"
-    if not res.is_file():
-        return None
-    d = json.loads(res.read_text(encoding="utf-8"))
-    if d.get("status", "ok") != "failed":
-        return None
-    archive = Path(str(run_dir) + ATTEMPTS_SUFFIX)
-    dest = archive / f"failed_{len(list(archive.glob('failed_*.json'))) + 1:02d}.json"
-    write_json_atomic(dest, d)
-    return dest
+def attempt_dirs(run_dir: str | os.PathLike) -> list[Path]:
+    """The earlier attempts ``run_dir/attempts/NN/`` of an episode, in attempt order."""
+    from spatialscout_gym.eval.runner import ATTEMPTS_DIR  # noqa: PLC0415
+    root = Path(run_dir) / ATTEMPTS_DIR
+    if not root.is_dir():
+        return []
+    return sorted((p for p in root.iterdir() if p.is_dir() and p.name.isdigit()), key=lambda p: int(p.name))
+
+
+def archive_failed_attempt(run_dir: Path) -> int:
+    """Before a failed episode is redone, move its failed attempt (trace, map snapshots, frames,
+    records, result) from ``run_dir`` into ``run_dir/attempts/NN/``; return the number of the
+    attempt about to run (1 when ``run_dir`` holds none).
+
+    The files move into ``attempts/.NN.partial`` (``result.json`` last) and that folder is renamed
+    to ``NN``, so a killed move is finished by the next call and never loses a file.
+    """
+    from spatialscout_gym.eval.runner import ATTEMPTS_DIR, RESULT_FILE  # noqa: PLC0415
+    root = run_dir / ATTEMPTS_DIR
+
+    def move_into(dest: Path) -> None:
+        dest.mkdir(parents=True, exist_ok=True)
+        for entry in sorted(run_dir.iterdir(), key=lambda e: e.name == RESULT_FILE):
+            if entry.name != ATTEMPTS_DIR:
+                os.replace(entry, dest / entry.name)
+        os.replace(dest, root / dest.name[1:-len(".partial")])
+
+    for partial in sorted(root.glob(".*.partial")) if root.is_dir() else []:
+        move_into(partial)   # finish a move a killed run left half done
+    res = run_dir / RESULT_FILE
+    if res.is_file() and json.loads(res.read_text(encoding="utf-8")).get("status", "ok") == "failed":
+        move_into(root / f".{len(attempt_dirs(run_dir)) + 1:02d}.partial")
+    return len(attempt_dirs(run_dir)) + 1
 
 
 # ---------------------------------------------------------------------------------------------
@@ -419,9 +469,9 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
     t_start = time.perf_counter()
 
     if workers < 1:
-        raise ValueError(f"workers must be >= 1, got {workers}")
+        raise ConfigError(f"workers must be >= 1, got {workers}")
     if max_concurrency is not None and max_concurrency < 1:
-        raise ValueError(f"max_concurrency must be >= 1, got {max_concurrency}")
+        raise ConfigError(f"max_concurrency must be >= 1, got {max_concurrency}")
     out = Path(out_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
     tasks = plan_tasks(out, scenes, seeds)
@@ -429,7 +479,7 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise RuntimeError(f"another `spatialscout evaluate` is writing to {out}; wait for it "
+            raise SpatialScoutError(f"another `spatialscout evaluate` is writing to {out}; wait for it "
                                f"or choose another --out") from None
         _check_settings(out, settings)
         _record_scene_args(out, tasks)
@@ -453,7 +503,8 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
             else:
                 summary.failed.append(o)
                 if bar is not None:
-                    bar.write(f"failed {o.task.key}: {o.error}")
+                    from spatialscout_gym.core.redact import redact  # noqa: PLC0415
+                    bar.write(f"failed {o.task.key}: {redact(o.error)}")
             if bar is not None:
                 m = _pooled_mean_iou(finished_results)
                 bar.set_postfix_str(f"mIoU(all) {'-' if m is None else f'{100 * m:.2f}%'} "

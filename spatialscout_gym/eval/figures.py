@@ -1,17 +1,26 @@
-"""Pictures of an evaluation (issue 7, item 5): Figure-4-style box views and an HTML page.
+"""Pictures of an evaluation (issue 7, item 5; issue 14, item 6): Figure-4 views and an HTML page.
 
 :func:`scene_figure` renders, with SAPIEN, two versions of a scene seen from the initial camera
 position at the initial yaw and at +-55 deg (paper Figure 4):
 
-* top row, **reference**: every target's reference box (world AABB, sides floored at 1 cm) in
-  place, one colour per target, inside the scene's static geometry (walls, floors, fixed
-  furniture) drawn in light grey;
-* bottom row, **prediction**: the same boxes moved so their centres sit on the submitted centres
-  (``c_world = o0 + R0 p_hat``); targets without a submission are hidden.
+* top row, **reference**: the scene as it is;
+* bottom row, **prediction**: every target moved so that its box centre sits on the submitted
+  centre *matched to it* by the scorer's distance assignment (``c_world = o0 + R0 p_hat``;
+  position-matched, as in the paper: a prediction filed under a sibling's id in the same group
+  moves the target it was matched to); targets without a matched submission are hidden.
 
-Each box keeps its colour in both rows, and the id of every box whose centre is in view is
-written next to it. :func:`write_index_html` writes ``DIR/index.html`` with the report tables,
-the replay curves and these figures, all by relative links.
+Two styles:
+
+* ``"meshes"`` (default, the paper's): each target's own mesh, shape and orientation kept, in the
+  full textured scene (:func:`mesh_scene`); in the prediction row the silhouette of each target
+  is outlined in a colour from red (IoU 0) through yellow to green (IoU 1) and labelled with its
+  IoU. Needs the scene spec (rebuilt from the catalog or generator); without it the box style is
+  used.
+* ``"boxes"``: each target's reference box (world AABB, sides floored at 1 cm), one colour per
+  target, inside the static geometry drawn in light grey (:func:`box_scene`).
+
+:func:`write_index_html` writes ``DIR/index.html`` with the report tables, the replay curves and
+these figures, all by relative links.
 """
 
 from __future__ import annotations
@@ -34,8 +43,10 @@ from spatialscout_gym.core.frames import CameraPose, wrap_degrees
 from spatialscout_gym.core.scoring import MIN_SIDE_M, GroundTruth
 from spatialscout_gym.core.spec import Light, Material, Part, PrivateScene, PublicScene, SceneObject, SceneSpec
 
-__all__ = ["VIEW_YAWS_DEG", "box_scene", "scene_figure", "write_run_figures", "write_index_html",
-           "target_colors"]
+__all__ = ["VIEW_YAWS_DEG", "box_scene", "mesh_scene", "scene_figure", "write_run_figures", "write_run_figure",
+           "write_index_html", "target_colors", "iou_color", "STYLES"]
+
+STYLES: tuple[str, ...] = ("meshes", "boxes")
 
 VIEW_YAWS_DEG: tuple[float, ...] = (55.0, 0.0, -55.0)
 """View yaws relative to the initial heading, left to right (positive turns left), degrees."""
@@ -119,8 +130,67 @@ def _annotate_ids(img: Image.Image, K: Intrinsics, pose: CameraPose, centers: di
             d.text((float(u), float(v) - 12), tid, fill=c if sum(c) < 600 else (60, 60, 60))
 
 
+def mesh_scene(spec: SceneSpec, centers_world: dict[str, np.ndarray],
+               reference_world: dict[str, np.ndarray] | None = None) -> SceneSpec:
+    """``spec`` with each target's own mesh moved so that its box centre sits on
+    ``centers_world[target id]`` (metres); targets not in ``centers_world`` are hidden (role
+    ``"hidden"``, never rendered). The box centre is ``reference_world[target id]`` when given
+    (the ground truth's, e.g. for imported meshes whose vertices are not loaded), else the world
+    AABB centre of the target's parts. Static objects, lights and the public half are kept. The
+    object table keeps its order, so a privileged capture's segmentation still indexes it."""
+    objects = []
+    for o in spec.private.objects:
+        if o.role != "target":
+            objects.append(o)
+            continue
+        if o.id not in centers_world:
+            objects.append(dataclasses.replace(o, role="hidden"))
+            continue
+        if reference_world is not None and o.id in reference_world:
+            centre = np.asarray(reference_world[o.id], float)
+        else:
+            lo, hi = o.aabb_world
+            centre = (lo + hi) / 2
+        shift = np.asarray(centers_world[o.id], float) - centre
+        parts = [dataclasses.replace(p, position_world=np.asarray(p.position_world, float) + shift) for p in o.parts]
+        objects.append(dataclasses.replace(o, parts=parts))
+    return SceneSpec(spec.public, dataclasses.replace(spec.private, objects=objects))
+
+
+def iou_color(iou: float) -> tuple[int, int, int]:
+    """RGB (0-255) from red (IoU 0) through yellow (0.5) to green (1)."""
+    q = float(np.clip(iou, 0.0, 1.0))
+    return (255, int(round(255 * min(1.0, 2 * q))), 0) if q < 0.5 else (int(round(255 * (2 - 2 * q))), 200, 0)
+
+
+def _outline_by_iou(img: Image.Image, segmentation: np.ndarray, index: dict[int, str], iou: dict[str, float],
+                    K: Intrinsics, pose: CameraPose, centers: dict[str, np.ndarray]) -> None:
+    """Outline each target's silhouette (privileged segmentation) in :func:`iou_color` and write
+    its IoU next to its centre."""
+    from scipy.ndimage import binary_dilation  # noqa: PLC0415
+    px = np.asarray(img).copy()
+    for obj, tid in index.items():
+        mask = segmentation == obj
+        if not mask.any():
+            continue
+        edge = binary_dilation(mask, iterations=1) & ~mask
+        px[edge] = iou_color(iou[tid])
+    img.paste(Image.fromarray(px))
+    obj_of = {tid: obj for obj, tid in index.items()}
+    ids = [t for t in centers if t in obj_of and (segmentation == obj_of[t]).any()]
+    if not ids:
+        return
+    uv, depth = project_world_to_pixel(K, pose, np.array([centers[i] for i in ids]))
+    d = ImageDraw.Draw(img)
+    for tid, (u, v), z in zip(ids, np.asarray(uv), np.asarray(depth)):
+        if z > 0.05 and 0 <= u < K.width - 20 and 12 <= v < K.height:
+            d.text((float(u) + 1, float(v) - 5), f"{iou[tid]:.2f}", fill=(0, 0, 0))
+            d.text((float(u), float(v) - 6), f"{iou[tid]:.2f}", fill=iou_color(iou[tid]))
+
+
 def scene_figure(public: PublicScene, gt: GroundTruth, positions_task: dict[str, Sequence[float]],
-                 static: SceneSpec | None = None, renderer: Any = None, tile_px: int = 320) -> Image.Image:
+                 static: SceneSpec | None = None, renderer: Any = None, tile_px: int = 320,
+                 style: str = "meshes") -> Image.Image:
     """The two-row, three-column Figure-4 picture of one scene (see the module docstring).
 
     Parameters
@@ -132,16 +202,26 @@ def scene_figure(public: PublicScene, gt: GroundTruth, positions_task: dict[str,
     positions_task : dict of str to array_like, shape (3,)
         The final accepted map, task frame, metres.
     static : SceneSpec, optional
-        The full scene, for its static geometry (see :func:`box_scene`).
+        The full scene: its meshes (style ``"meshes"``) or its static geometry (``"boxes"``).
+        Without it the boxes are drawn on a floor slab.
     renderer : SapienRenderer, optional
         Reused (``set_scene``) when given; must render ``tile_px`` square images.
     tile_px : int
         Side of one view, pixels.
+    style : {"meshes", "boxes"}
     """
+    from spatialscout_gym.core.scoring import score_scene  # noqa: PLC0415
+    if style not in STYLES:
+        raise ValueError(f"style must be one of {STYLES}, got {style!r}")
+    meshes = style == "meshes" and static is not None
     ids = list(gt.ids)
     colors = dict(zip(ids, target_colors(len(ids))))
     ref = {t.id: (t.box_min + t.box_max) / 2 for t in gt.targets}
-    pred = {k: gt.origin + gt.R_world_task @ np.asarray(v, float) for k, v in positions_task.items() if k in ref}
+    score = score_scene(gt, positions_task)
+    # position-matched: target i goes to the prediction the distance assignment matched to it
+    pred = {tid: gt.origin + gt.R_world_task @ np.asarray(positions_task[mid], float)
+            for tid, mid in zip(ids, score.matched_id) if mid is not None}
+    iou = {tid: float(q) for tid, q in zip(ids, score.iou)}
     K = Intrinsics.from_fov(tile_px, tile_px, VIEW_FOV_Y_DEG)
     public = dataclasses.replace(public, intrinsics=K)
     cam = public.initial_camera
@@ -149,8 +229,13 @@ def scene_figure(public: PublicScene, gt: GroundTruth, positions_task: dict[str,
     owns = renderer is None
     rows = []
     try:
-        for name, centers in (("reference", ref), (f"predicted ({len(pred)}/{len(ids)} submitted)", pred)):
-            s = box_scene(public, gt, centers, colors, static)
+        for r, (name, centers) in enumerate((("reference", ref), (f"predicted ({len(pred)}/{len(ids)} matched)", pred))):
+            if meshes:
+                assert static is not None
+                s = mesh_scene(SceneSpec(public, static.private), centers, ref)
+                index = {i: o.id for i, o in enumerate(s.private.objects) if o.role == "target"}
+            else:
+                s = box_scene(public, gt, centers, colors, static)
             if renderer is None:
                 from spatialscout_gym.render.sapien_renderer import SapienRenderer  # noqa: PLC0415
                 renderer = SapienRenderer(s, tile_px, tile_px)
@@ -159,20 +244,30 @@ def scene_figure(public: PublicScene, gt: GroundTruth, positions_task: dict[str,
             tiles = []
             for dy, pose in zip(VIEW_YAWS_DEG, poses):
                 img = Image.fromarray(renderer.capture_rgb(pose))
-                _annotate_ids(img, K, pose, centers, colors)
+                if meshes and r == 1:
+                    _outline_by_iou(img, np.asarray(renderer.capture_privileged(pose).segmentation), index,
+                                    iou, K, pose, centers)
+                elif not meshes:
+                    _annotate_ids(img, K, pose, centers, colors)
                 _label(img, f"{name}, yaw {dy:+.0f} deg")
                 tiles.append(img)
             rows.append(tiles)
     finally:
         if owns and renderer is not None:
             renderer.close()
-    out = Image.new("RGB", (3 * tile_px + 8, 2 * tile_px + 4 + 22), (255, 255, 255))
-    note = "" if static is not None else " [room geometry unavailable: floor only]"
-    ImageDraw.Draw(out).text((6, 5), f"{gt.scene_id}: top, reference boxes in place; bottom, the same boxes "
-                                     f"at the submitted centres (omitted targets hidden){note}", fill=(0, 0, 0))
+    if meshes:
+        title = [f"{gt.scene_id}: top, the reference scene; bottom, each target's own mesh at the submitted",
+                 "centre matched to it (omitted targets hidden), outlined by IoU: red 0, yellow 0.5, green 1"]
+    else:
+        note = "" if static is not None else " [room geometry unavailable: floor only]"
+        title = [f"{gt.scene_id}: top, reference boxes in place; bottom, the same boxes at the submitted",
+                 f"centres matched to them (omitted targets hidden){note}"]
+    head = 8 + 12 * len(title)
+    out = Image.new("RGB", (3 * tile_px + 8, 2 * tile_px + 4 + head), (255, 255, 255))
+    ImageDraw.Draw(out).multiline_text((6, 4), "\n".join(title), fill=(0, 0, 0), spacing=2)
     for r, tiles in enumerate(rows):
         for c, t in enumerate(tiles):
-            out.paste(t, (c * (tile_px + 4), 22 + r * (tile_px + 4)))
+            out.paste(t, (c * (tile_px + 4), head + r * (tile_px + 4)))
     return out
 
 
@@ -197,18 +292,64 @@ def _resolve_run_scene(run_dir: Path, result: dict, scene_args: dict[str, str]) 
     return None
 
 
-def write_run_figures(out_dir: str | os.PathLike, tile_px: int = 320, seed: int | None = None) -> dict[str, Path]:
+def _run_key(d: Path) -> str:
+    return f"{d.parent.name}/{d.name}" if d.name.startswith("seed_") else d.name
+
+
+def _figure_of_run(d: Path, result: dict, scene_args: dict[str, str], renderer: Any, tile_px: int,
+                   style: str) -> tuple[Image.Image, Any, bool]:
+    """Figure of one run directory; returns (image, renderer, room geometry found)."""
+    spec = _resolve_run_scene(d, result, scene_args)
+    gt = load_ground_truth(d)
+    public = PublicScene.from_dict(json.loads((d / "entity_library.json").read_text()))
+    positions = load_predictions(d, gt)
+    if renderer is None:
+        from spatialscout_gym.render.sapien_renderer import SapienRenderer  # noqa: PLC0415
+        K = Intrinsics.from_fov(tile_px, tile_px, VIEW_FOV_Y_DEG)
+        renderer = SapienRenderer(box_scene(dataclasses.replace(public, intrinsics=K), gt, {}, {}),
+                                  tile_px, tile_px)
+    return scene_figure(public, gt, positions, spec, renderer, tile_px, style), renderer, spec is not None
+
+
+def _scene_args(eval_dir: Path | None) -> dict[str, str]:
+    if eval_dir is not None and (eval_dir / "scenes.json").is_file():
+        return json.loads((eval_dir / "scenes.json").read_text())
+    return {}
+
+
+def write_run_figure(run_dir: str | os.PathLike, path: str | os.PathLike, *, tile_px: int = 320,
+                     eval_dir: str | os.PathLike | None = None, style: str = "meshes",
+                     renderer: Any = None) -> tuple[Path, Any]:
+    """Write the Figure-4 picture of one finished run directory to ``path`` (PNG).
+
+    ``eval_dir`` (its ``scenes.json``) helps rebuild the scene spec from the scene argument.
+    ``renderer`` (a ``tile_px`` square SapienRenderer) is reused when given, else one is built;
+    the renderer is returned, open, for the next figure (the first capture of a new renderer
+    compiles its shaders, seconds on lavapipe). Returns ``(path, renderer)``; the caller closes it.
+    """
+    d = Path(run_dir)
+    result = json.loads((d / "result.json").read_text())
+    if result.get("status", "ok") == "failed":
+        raise ValueError(f"{d} is a failed episode (no map to draw); choose a completed run directory")
+    img, renderer, _ = _figure_of_run(d, result, _scene_args(None if eval_dir is None else Path(eval_dir)),
+                                      renderer, tile_px, style)
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    img.save(out)
+    return out, renderer
+
+
+def write_run_figures(out_dir: str | os.PathLike, tile_px: int = 320, seed: int | None = None,
+                      style: str = "meshes") -> dict[str, Path]:
     """Write ``DIR/figures/<scene dir>__seed_<k>.png`` for every finished run (only ``seed`` when
-    given; failed episodes are skipped). The boxes come from the run's ``ground_truth.json`` and
-    ``entity_library.json``; the room geometry from the rebuilt scene spec when its content hash
-    matches the recorded one, else a floor slab is drawn instead (listed in
-    ``figures/no_room_geometry.txt``). Returns ``{run key: png path}``."""
+    given; failed episodes are skipped). Targets and the initial camera come from the run's
+    ``ground_truth.json`` and ``entity_library.json``; meshes and room geometry from the rebuilt
+    scene spec when its content hash matches the recorded one, else boxes on a floor slab are
+    drawn instead (listed in ``figures/no_room_geometry.txt``). Returns ``{run key: png path}``."""
     out = Path(out_dir)
     fig_dir = out / "figures"
     fig_dir.mkdir(parents=True, exist_ok=True)
-    scene_args = {}
-    if (out / "scenes.json").is_file():
-        scene_args = json.loads((out / "scenes.json").read_text())
+    scene_args = _scene_args(out)
     runs = [out] if (out / "result.json").is_file() else sorted(p.parent for p in out.glob("*/seed_*/result.json"))
     written: dict[str, Path] = {}
     skipped = []
@@ -220,19 +361,10 @@ def write_run_figures(out_dir: str | os.PathLike, tile_px: int = 320, seed: int 
                 continue
             if seed is not None and int(result.get("seed", 0)) != seed:
                 continue
-            key = f"{d.parent.name}/{d.name}" if d.name.startswith("seed_") else d.name
-            spec = _resolve_run_scene(d, result, scene_args)
-            if spec is None:
+            key = _run_key(d)
+            img, renderer, found = _figure_of_run(d, result, scene_args, renderer, tile_px, style)
+            if not found:
                 skipped.append(key)
-            gt = load_ground_truth(d)
-            public = PublicScene.from_dict(json.loads((d / "entity_library.json").read_text()))
-            positions = load_predictions(d, gt)
-            if renderer is None:
-                from spatialscout_gym.render.sapien_renderer import SapienRenderer  # noqa: PLC0415
-                K = Intrinsics.from_fov(tile_px, tile_px, VIEW_FOV_Y_DEG)
-                renderer = SapienRenderer(box_scene(dataclasses.replace(public, intrinsics=K), gt, {}, {}),
-                                          tile_px, tile_px)
-            img = scene_figure(public, gt, positions, spec, renderer, tile_px)
             path = fig_dir / (key.replace("/", "__") + ".png")
             img.save(path)
             written[key] = path
@@ -241,8 +373,8 @@ def write_run_figures(out_dir: str | os.PathLike, tile_px: int = 320, seed: int 
             renderer.close()
     if skipped:
         (fig_dir / "no_room_geometry.txt").write_text("scene spec could not be rebuilt with the recorded content "
-                                                     "hash (generator changed?); drawn on a floor slab:\n"
-                                             + "\n".join(skipped) + "\n")
+                                                     "hash (generator changed?); drawn as boxes on a floor slab:\n"
+                                                     + "\n".join(skipped) + "\n")
     return written
 
 
@@ -250,7 +382,8 @@ def write_index_html(out_dir: str | os.PathLike, report: dict, replay: dict | No
                      figures: dict[str, Path]) -> Path:
     """Write ``DIR/index.html``: the Table-3 report, per-category and per-scene tables, the replay
     curves and the Figure-4 pictures, all linked relatively. Returns its path."""
-    from spatialscout_gym.core.table import format_table  # noqa: PLC0415
+    from spatialscout_gym.core.table import format_table_html  # noqa: PLC0415
+    from spatialscout_gym.eval.report import shown_counters  # noqa: PLC0415
     out = Path(out_dir)
     e = html.escape
     rel = lambda p: Path(os.path.relpath(p, out)).as_posix()  # noqa: E731
@@ -261,10 +394,13 @@ def write_index_html(out_dir: str | os.PathLike, report: dict, replay: dict | No
              "text-align:right}td:first-child{text-align:left}img{max-width:100%}</style></head><body>",
              f"<h1>SpatialScout evaluation: {e(out.resolve().name)}</h1>",
              f"<p>agent {e(', '.join(report['agent']))}; catalog version {e(str(report['catalog_version']))}; "
-             f"{c['episodes']} episodes finished, {len(report['failures'])} failed (left out of aggregates); "
-             f"{c.get('calls', 0)} calls, {c.get('images', 0)} images, cost {c.get('cost_usd', 0):.4g} USD.</p>",
-             "<h2>Table 3 (%)</h2><pre>", e(format_table({"object-micro": report["object_micro"],
-                                                           "scene-macro": report["scene_macro"]})), "</pre>"]
+             f"{c['episodes']} episodes finished, {len(report['failures'])} failed (left out of aggregates).</p>",
+             "<h2>Table 3 (object-micro is the headline)</h2>",
+             format_table_html({"object-micro": report["object_micro"], "scene-macro": report["scene_macro"]}),
+             "<h2>Counters (totals over finished episodes)</h2><table><tr><th>counter</th><th>total</th></tr>"]
+    parts += [f"<tr><td>{e(k)}</td><td>{v:.4g}</td></tr>" if isinstance(v, float) else
+              f"<tr><td>{e(k)}</td><td>{v}</td></tr>" for k, v in shown_counters(c).items()]
+    parts.append("</table>")
     s = report["seeds"]
     if len(s["seeds"]) > 1:
         parts.append(f"<p>{len(s['seeds'])} seeds: all-target mean IoU {100 * s['mean']:.2f}% +- "
@@ -283,9 +419,9 @@ def write_index_html(out_dir: str | os.PathLike, report: dict, replay: dict | No
     parts += [f"<tr><td>{e(k)}</td><td>{v['num_targets']}</td><td>{v['num_submitted']}</td>"
               f"<td>{100 * v['mean_iou']:.2f}</td><td>{100 * v['gt_50']:.2f}</td></tr>"
               for k, v in report["categories"].items()]
-    parts += ["</table><h2>Per scene (%)</h2><pre>", e(format_table(report["scenes"])), "</pre>"]
+    parts += ["</table><h2>Per scene</h2>", format_table_html(report["scenes"])]
     if figures:
-        parts.append("<h2>Reference boxes and boxes at the predicted centres (views at yaw +55, 0, -55 deg)</h2>")
+        parts.append("<h2>Reference scene and the submitted map (Figure 4; views at yaw +55, 0, -55 deg)</h2>")
         for key, p in figures.items():
             parts.append(f"<h3>{e(key)}</h3><p><a href='{e(rel(p))}'><img src='{e(rel(p))}' alt='{e(key)}' "
                          f"loading='lazy'></a></p>")

@@ -7,9 +7,17 @@ to 127.0.0.1 (path ``/mcp``). Tool input schemas are those of
 ``{"ok": ..., "result" | "error": ...}`` (``is_error`` set on refusals), and ``capture_image``
 adds the frame as MCP image content (JPEG, at most 384 px) with the pixel conversion stated
 (docs/protocol.md section 3). The texts come from the same formatter as the VLM wrapper's
-(:mod:`spatialscout_gym.wrappers.replies`), so a tool result reads the same over MCP and there. The first tool result of the session also carries the initial image
-(frame 0). The server's ``instructions`` are the task prompt of
-:mod:`spatialscout_gym.wrappers.prompt`.
+(:mod:`spatialscout_gym.wrappers.replies`), so a tool result reads the same over MCP and there
+(numbers rounded to 3 decimals by ``model_json``). The first tool result of the session also
+carries the initial image (frame 0). The task prompt of :mod:`spatialscout_gym.wrappers.prompt`,
+worded for a tool server (the episode ends at ``finish_mapping`` or the budget, not at a reply
+without a tool call), is served twice: as the server's ``instructions`` and as the MCP prompt
+:data:`PROMPT_NAME` (many clients ignore ``instructions`` but let the user pick a prompt).
+
+HTTP access: the transport binds 127.0.0.1 only. With a token (``spatialscout mcp --transport http``
+and ``SPATIALSCOUT_MCP_TOKEN``, ``--token-file`` or ``--generate-token``) every HTTP request must
+carry ``Authorization: Bearer <token>``; others get 401, so a second local client cannot drive the
+first one's episode.
 
 Budgets: a client's model calls are invisible to the server, so B counts **tool calls** here
 (``tool_call_budget``, default 100); V = ``image_budget`` images as usual.
@@ -23,6 +31,7 @@ are refused with a reason. Nothing a client receives carries a score or private 
 from __future__ import annotations
 
 import base64
+import json
 import os
 import sys
 from contextlib import contextmanager
@@ -39,10 +48,13 @@ from spatialscout_gym.wrappers.replies import (clip_error, frame_parts, refusal_
                                                unknown_tool_error)
 from spatialscout_gym.wrappers.schemas import tool_schemas
 
-__all__ = ["McpEpisode", "build_server", "serve_stdio", "serve_http", "HOST", "stdout_to_stderr"]
+__all__ = ["McpEpisode", "build_server", "serve_stdio", "serve_http", "HOST", "stdout_to_stderr",
+           "PROMPT_NAME", "BearerAuth"]
 
 HOST = "127.0.0.1"
 """The only interface the HTTP transport binds."""
+PROMPT_NAME = "spatialscout_task"
+"""The MCP prompt holding the task (protocol, inventory, budgets) for this episode."""
 
 
 class McpEpisode:
@@ -139,6 +151,19 @@ def build_server(session: McpEpisode):
 
     tools = [types.Tool(name=t["name"], description=t["description"], input_schema=t["parameters"])
              for t in tool_schemas()]
+    prompt = types.Prompt(name=PROMPT_NAME, title="SpatialScout task",
+                          description=f"The task for scene {session.spec.scene_id}: map the 3D centres "
+                                      "of the inventory's targets with the ten tools (the protocol, the "
+                                      "inventory and the budgets). Use it as the first user message.")
+
+    async def on_list_prompts(ctx, params) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[prompt])
+
+    async def on_get_prompt(ctx, params) -> types.GetPromptResult:
+        if params.name != PROMPT_NAME:
+            raise ValueError(f"unknown prompt {params.name!r}; this server has {PROMPT_NAME!r}")
+        return types.GetPromptResult(description=prompt.description, messages=[
+            types.PromptMessage(role="user", content=types.TextContent(type="text", text=session.instructions))])
 
     async def on_list_tools(ctx, params) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
@@ -152,7 +177,8 @@ def build_server(session: McpEpisode):
 
     from spatialscout_gym import __version__
     return Server("spatialscout", version=__version__, instructions=session.instructions,
-                  on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+                  on_list_tools=on_list_tools, on_call_tool=on_call_tool,
+                  on_list_prompts=on_list_prompts, on_get_prompt=on_get_prompt)
 
 
 def serve_stdio(session: McpEpisode) -> None:
@@ -171,12 +197,45 @@ def serve_stdio(session: McpEpisode) -> None:
         session.close()
 
 
-def serve_http(session: McpEpisode, port: int = 8765, *, ready: Any = None) -> None:
-    """Serve streamable HTTP on ``http://127.0.0.1:PORT/mcp`` until stopped (Ctrl-C / SIGTERM),
-    then write and close. ``ready`` (a ``threading.Event``) is set once the socket listens."""
+class BearerAuth:
+    """ASGI middleware: HTTP requests without ``Authorization: Bearer <token>`` get 401.
+
+    The comparison is constant-time; lifespan events pass through."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        if not token or len(token) < 16:
+            raise ValueError("the MCP bearer token must have at least 16 characters "
+                             "(use --generate-token for a random one)")
+        self.app, self._expected = app, f"Bearer {token}".encode("utf-8")
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope.get("type") == "http":
+            import hmac
+            got = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(got, self._expected):
+                body = json.dumps({"error": "unauthorized: this SpatialScout MCP server needs the header "
+                                            "'Authorization: Bearer <token>' (the token the server was "
+                                            "started with)"}).encode("utf-8")
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"application/json"),
+                                        (b"content-length", str(len(body)).encode()),
+                                        (b"www-authenticate", b'Bearer realm="spatialscout"')]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+def serve_http(session: McpEpisode, port: int = 8765, *, ready: Any = None, token: str | None = None,
+               stop: Any = None) -> None:
+    """Serve streamable HTTP on ``http://127.0.0.1:PORT/mcp`` until stopped (Ctrl-C / SIGTERM, or
+    ``stop.set()`` for a ``threading.Event`` ``stop``), then write and close. ``ready`` (a
+    ``threading.Event``) is set once the socket listens. With ``token``, requests need
+    ``Authorization: Bearer <token>`` (:class:`BearerAuth`)."""
     import uvicorn
     server = build_server(session)
     app = server.streamable_http_app(host=HOST)
+    if token is not None:
+        app = BearerAuth(app, token)
     config = uvicorn.Config(app, host=HOST, port=int(port), log_level="warning", lifespan="on")
     userver = uvicorn.Server(config)
     if ready is not None:
@@ -186,6 +245,13 @@ def serve_http(session: McpEpisode, port: int = 8765, *, ready: Any = None) -> N
             await orig(*a, **k)
             ready.set()
         userver.startup = startup  # type: ignore[method-assign]
+    if stop is not None:
+        import threading
+
+        def watch() -> None:
+            stop.wait()
+            userver.should_exit = True
+        threading.Thread(target=watch, daemon=True).start()
     try:
         userver.run()
     finally:

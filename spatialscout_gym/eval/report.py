@@ -9,11 +9,19 @@ with :func:`~spatialscout_gym.core.scoring.aggregate`. The report dict (``DIR/re
      "seeds": {"seeds": [k...], "per_seed": {k: all-target mean IoU}, "mean", "std"},
      "counters": {"episodes", "tool_calls", "images", "model_calls", "cost_usd", ...},
      "failures": [{"run", "scene", "seed", "error"}], "settings": {...},
+     "episodes": {"completed", "failed", "total", "completed_rate", "failure_rate",   # rates in [0, 1]
+                  "attempts", "failed_attempts", "attempt_failure_rate", "end_reasons": {reason: n}},
      "failed_attempts_spend": {"episodes", "calls", "cost_usd", ...},   # failed attempts, redone or not
-     "catalog_version": str | None, "scene_hashes": {scene_id: sha256}}
+     "catalog_version": str | None, "scene_hashes": {scene_id: sha256},
+     "scorer": {key: {"metric_version", "compat", "min_side_m", "lambda_m", "Q", "H", "M", "N"}}}
 
 ``key`` is the scene id when every scene ran once, else ``<scene_id>/seed_<k>``. Failed episodes
-are listed in ``failures`` and left out of every aggregate (docs/protocol.md section 5). The seed spread
+are listed in ``failures`` and left out of every aggregate (docs/protocol.md section 5); the
+``episodes`` block counts completed and failed episodes with their rates (paper Appendix A,
+"Attempt accounting": an episode is completed when its latest attempt ended by finish_mapping, a
+response without a tool call or an exhausted budget; it is failed when that attempt hit a service
+or runtime failure), and every attempt including the failed ones kept under
+``seed_<k>/attempts/`` (layout: :mod:`spatialscout_gym.eval.evaluate`). The seed spread
 is the standard deviation across seeds (``ddof=1``; 0 for one seed) of the object-micro
 all-target mean IoU of each seed's scenes.
 
@@ -32,20 +40,29 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from spatialscout_gym.core.errors import SpatialScoutError
 from spatialscout_gym.core.files import (load_ground_truth, load_predictions, write_json_atomic,
                                          write_text_atomic)
 from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, aggregate, score_scene
 from spatialscout_gym.core.table import format_table
 
-__all__ = ["RunRecord", "find_runs", "find_failures", "failed_attempt_results", "build_report", "write_report", "format_report_md",
+__all__ = ["RunRecord", "find_runs", "find_failures", "failed_attempt_results", "episode_counts", "build_report", "write_report", "format_report_md",
            "compare_reports", "CompareError", "REPORT_JSON", "REPORT_MD"]
 
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
 _NOT_SUMMED = {"images_left", "calls_left", "done", "end_reason", "model_call_budget"}
+_COUNTER_ALIASES = ("images", "calls")
+"""Keys of ``counters`` that repeat another one (``images`` = ``images_used``; ``calls`` =
+``model_calls`` or ``tool_calls``): kept in ``report.json``, not shown twice in the tables."""
 
 
-class CompareError(ValueError):
+def shown_counters(counters: dict) -> dict:
+    """``counters`` without the aliases, for display (each figure once)."""
+    return {k: v for k, v in counters.items() if k not in _COUNTER_ALIASES}
+
+
+class CompareError(SpatialScoutError, ValueError):
     """Evaluations that must not be compared (different catalog versions or scene contents)."""
 
 
@@ -105,16 +122,48 @@ def find_failures(out_dir: str | os.PathLike) -> list[dict]:
 
 
 def failed_attempt_results(out_dir: str | os.PathLike) -> list[dict]:
-    """``result.json`` of every failed attempt: failed run directories and the attempts that
-    ``evaluate`` archived (``<run dir>.attempts/failed_NN.json``) before redoing an episode. Their
-    model calls, tokens and cost were spent even though their scores count nowhere."""
+    """``result.json`` of every failed attempt: failed run directories, the earlier attempts that
+    ``evaluate`` kept (``<run dir>/attempts/NN/result.json``) before redoing an episode, and those
+    of evaluations made before that layout (``<run dir>.attempts/failed_NN.json``). Their model
+    calls, tokens and cost were spent even though their scores count nowhere."""
     out = Path(out_dir)
     found = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(out.glob("*/seed_*.attempts/failed_*.json"))]
+    found += [json.loads(p.read_text(encoding="utf-8")) for p in sorted(out.glob("*/seed_*/attempts/*/result.json"))
+              if p.parent.name.isdigit()]
     for r in sorted(out.glob("*/seed_*/result.json")):
         d = json.loads(r.read_text(encoding="utf-8"))
         if d.get("status", "ok") == "failed":
             found.append(d)
     return found
+
+
+def episode_counts(out_dir: str | os.PathLike, records: Sequence[RunRecord] | None = None) -> dict:
+    """Completed and failed episodes with rates, attempts, and how completed episodes ended.
+
+    ``completed``: episodes whose latest attempt finished (``status`` ok); ``failed``: episodes
+    whose latest attempt failed or that could not start (:func:`find_failures`); rates are over
+    ``total = completed + failed``. ``attempts`` counts every attempt (completed episodes plus
+    every failed attempt, redone or not); ``end_reasons`` counts how the completed episodes ended
+    (finish_mapping, no_tool_call, model_call_budget, tool_call_budget, agent_stopped).
+    """
+    out = Path(out_dir)
+    records = find_runs(out) if records is None else records
+    failed = len(find_failures(out))
+    completed = len(records)
+    total = completed + failed
+    failed_attempts = len(failed_attempt_results(out)) + sum(
+        1 for f in out.glob("*/seed_*.failed.json")
+        if not (f.with_name(f.name[: -len(".failed.json")]) / "result.json").is_file())
+    attempts = completed + failed_attempts
+    reasons: dict[str, int] = defaultdict(int)
+    for r in records:
+        reasons[str(r.result.get("end_reason"))] += 1
+    return {"completed": completed, "failed": failed, "total": total,
+            "completed_rate": completed / total if total else 0.0,
+            "failure_rate": failed / total if total else 0.0,
+            "attempts": attempts, "failed_attempts": failed_attempts,
+            "attempt_failure_rate": failed_attempts / attempts if attempts else 0.0,
+            "end_reasons": dict(sorted(reasons.items()))}
 
 
 def _counters(results: Sequence[dict]) -> dict:
@@ -189,6 +238,8 @@ def build_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> d
         "counters": _counters([r.result for r in records]),
         "failed_attempts_spend": _counters(failed_attempt_results(out)),
         "failures": find_failures(out),
+        "episodes": episode_counts(out, records),
+        "scorer": {sc.scene_id: sc.record(lam) for sc in scores},
         "catalog_version": versions[0] if len(versions) == 1 else versions,
         "scene_hashes": {r.scene_id: r.result.get("scene_content_hash") for r in records},
     })
@@ -206,10 +257,17 @@ def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> st
     the per-category table and the per-scene table."""
     c = report["counters"]
     s = report["seeds"]
+    e = report.get("episodes") or {"completed": c["episodes"], "failed": len(report["failures"])}
     lines = [f"# {title}", "",
              f"agent: {', '.join(report['agent'])}; catalog version: {report['catalog_version']}; "
-             f"episodes: {c['episodes']} finished, {len(report['failures'])} failed "
-             f"(failures are left out of every aggregate)", "",
+             f"episodes: {e['completed']} completed, {e['failed']} failed "
+             f"(failures are left out of every aggregate)", ""]
+    if "failure_rate" in e:
+        lines += [f"Completed {e['completed']} of {e['total']} episodes ({_pct(e['completed_rate'])}%), failed "
+                  f"{e['failed']} ({_pct(e['failure_rate'])}%); attempts {e['attempts']}, of which "
+                  f"{e['failed_attempts']} failed ({_pct(e['attempt_failure_rate'])}%). Completed episodes "
+                  "ended by: " + (", ".join(f"{k} {v}" for k, v in e["end_reasons"].items()) or "-") + ".", ""]
+    lines += [
              "## Table 3 (%, object-micro is the headline)", "", "```",
              format_table({"object-micro": report["object_micro"], "scene-macro": report["scene_macro"]}),
              "```", ""]
@@ -218,7 +276,8 @@ def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> st
                   f"+- {_pct(s['std'])}% (std across seeds); per seed "
                   + ", ".join(f"{k}: {_pct(v)}%" for k, v in s["per_seed"].items()), ""]
     lines += ["## Counters", "", "| counter | total |", "|---|---|"]
-    lines += [f"| {k} | {v:.4g} |" if isinstance(v, float) else f"| {k} | {v} |" for k, v in c.items()]
+    lines += [f"| {k} | {v:.4g} |" if isinstance(v, float) else f"| {k} | {v} |"
+              for k, v in shown_counters(c).items()]
     lines.append("")
     spent = report.get("failed_attempts_spend") or {}
     if spent.get("episodes"):
@@ -266,8 +325,9 @@ def compare_reports(dirs: Sequence[str | os.PathLike], *, force: bool = False) -
     Returns
     -------
     text : str
-        Markdown: object-micro and scene-macro Table-3 rows per run, a per-category mean-IoU table,
-        and a note when the runs cover different scenes.
+        Markdown: the completed and failed episode counts per run (paper Appendix A: comparisons
+        report the completed count for each model), object-micro and scene-macro Table-3 rows per
+        run, a per-category mean-IoU table, and a note when the runs cover different scenes.
     reports : dict
         ``{name: report}``.
 
@@ -305,6 +365,16 @@ def compare_reports(dirs: Sequence[str | os.PathLike], *, force: bool = False) -
     if len({frozenset(s) for s in scene_sets.values()}) > 1:
         lines += ["Note: the runs cover different scene sets: "
                   + ", ".join(f"{n}: {len(s)} scenes" for n, s in scene_sets.items()), ""]
+    lines += ["## Episodes per run (completed episodes are the ones scored)", "",
+              "| run | agent | completed | failed | failure rate (%) | attempts |", "|---|---|---|---|---|---|"]
+    for n, r in reports.items():
+        e = r.get("episodes") or {"completed": r.get("counters", {}).get("episodes", 0),
+                                  "failed": len(r.get("failures", []))}
+        total = e["completed"] + e["failed"]
+        rate = _pct(e["failed"] / total) if total else "-"
+        lines.append(f"| {n} | {', '.join(r.get('agent') or []) or '-'} | {e['completed']} | {e['failed']} | "
+                     f"{rate} | {e.get('attempts', '-')} |")
+    lines += [""]
     lines += ["## Object-micro (%)", "", "```", format_table({n: r["object_micro"] for n, r in reports.items()}),
               "```", "", "## Scene-macro (%)", "", "```",
               format_table({n: r["scene_macro"] for n, r in reports.items()}), "```", ""]

@@ -14,6 +14,8 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from spatialscout_gym.core.errors import SpatialScoutError
+
 __all__ = ["DeviceReport", "RenderDeviceError", "check_vulkan", "fix_commands", "mesa_version",
            "NO_DEVICE_MARKERS"]
 
@@ -38,7 +40,7 @@ print("@@PROBE@@" + json.dumps(out))
 """
 
 
-class RenderDeviceError(RuntimeError):
+class RenderDeviceError(SpatialScoutError, RuntimeError):
     """SAPIEN found no Vulkan device it can render with; the message names the fix."""
 
 

@@ -14,7 +14,7 @@ from spatialscout_gym.core.frames import CameraPose, wrap_degrees
 from spatialscout_gym.core.renderer_api import Renderer
 from spatialscout_gym.core.spec import SceneSpec
 
-__all__ = ["panorama_poses", "panorama", "topdown_map", "write_scene_pictures"]
+__all__ = ["panorama_poses", "panorama", "topdown_map", "task_axes_xy", "write_scene_pictures"]
 
 
 def panorama_poses(initial: CameraPose, n_views: int = 8) -> list[CameraPose]:
@@ -46,9 +46,27 @@ def panorama(renderer: Renderer, initial: CameraPose, n_views: int = 8, columns:
     return out
 
 
-def topdown_map(spec: SceneSpec, path: str | Path, dpi: int = 110) -> None:
+def task_axes_xy(spec: SceneSpec) -> dict[str, list[float]]:
+    """The task frame seen from above (docs/protocol.md section 2): its origin (the initial camera)
+    and its +x (initial forward) and +y (initial left) unit directions projected onto the world
+    x-y plane, each as ``[x, y]`` in world metres. Predictions and tool poses are task coordinates;
+    these axes let a reader of a world top-down map read them."""
+    import numpy as np  # noqa: PLC0415
+    cam = spec.public.initial_camera
+    R = cam.R_world_cam
+    out = {"origin": [float(cam.position_world[0]), float(cam.position_world[1])]}
+    for name, col in (("x", R[:, 0]), ("y", R[:, 1])):
+        d = np.asarray(col[:2], dtype=float)
+        n = float(np.linalg.norm(d))
+        out[name] = (d / n).tolist() if n > 1e-9 else [0.0, 0.0]
+    return out
+
+
+def topdown_map(spec: SceneSpec, path: str | Path, dpi: int = 110) -> dict:
     """Write a top-down (world x right, y up) map: static geometry outlines in grey, each target's
-    AABB as a labelled rectangle, the initial camera and its heading as an arrow."""
+    AABB as a labelled rectangle, the initial camera and its heading as an arrow, and the task
+    frame's x and y axes (dashed, ticked every metre up to ``r``) so that task-frame predictions
+    can be read off it. Returns ``{"task_axes": task_axes_xy(spec), "labels": [texts drawn]}``."""
     import matplotlib  # noqa: PLC0415
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
@@ -72,15 +90,31 @@ def topdown_map(spec: SceneSpec, path: str | Path, dpi: int = 110) -> None:
     ax.annotate("", xy=(p[0] + 0.6 * f[0], p[1] + 0.6 * f[1]), xytext=(p[0], p[1]),
                 arrowprops={"arrowstyle": "->", "lw": 2}, zorder=5)
     ax.text(p[0], p[1] - 0.25, "initial camera", fontsize=7, ha="center")
+    axes = task_axes_xy(spec)
+    o = axes["origin"]
+    reach = max(1.0, float(spec.public.radius_m))
+    for name, color in (("x", (0.8, 0.1, 0.1)), ("y", (0.1, 0.5, 0.1))):
+        d = axes[name]
+        ax.plot([o[0] - reach * d[0], o[0] + reach * d[0]], [o[1] - reach * d[1], o[1] + reach * d[1]],
+                ls="--", lw=1.2, color=color, zorder=2)
+        for m in range(-int(reach), int(reach) + 1):
+            if m:
+                ax.text(o[0] + m * d[0], o[1] + m * d[1], f"{m:+d}", fontsize=5, color=color,
+                        ha="center", va="center", zorder=2)
+        ax.text(o[0] + reach * d[0], o[1] + reach * d[1], f"task +{name}", fontsize=7, color=color,
+                fontweight="bold", zorder=4)
     ax.set_aspect("equal")
     ax.autoscale_view()
     ax.set_xlabel("world x (m)")
     ax.set_ylabel("world y (m)")
-    ax.set_title(f"{spec.scene_id}: {len(spec.targets)} targets (boxes from above)")
+    ax.set_title(f"{spec.scene_id}: {len(spec.targets)} targets (boxes from above); dashed: task-frame "
+                 f"x/y axes, ticks in metres", fontsize=9)
     ax.grid(True, lw=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=dpi)
+    labels = [t.get_text() for t in ax.texts]
     plt.close(fig)
+    return {"task_axes": axes, "labels": labels}
 
 
 def write_scene_pictures(spec: SceneSpec, renderer: Renderer, out_dir: str | Path) -> dict[str, Path]:

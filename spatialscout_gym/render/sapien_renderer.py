@@ -123,27 +123,40 @@ class SapienRenderer:
     def capture_privileged(self, pose: CameraPose) -> PrivilegedFrame:
         """Depth (metres, along the optical axis), instance segmentation (index into
         ``spec.private.objects``, -1 for none) and world positions (NaN where nothing was hit).
+
         Right after :meth:`capture_rgb` at the same pose it reads the same picture (no second
-        render)."""
+        render). The buffers are read when first used (an oracle mapper that needs only the
+        segmentation never pays for depth and positions); a frame read after the camera moved on
+        re-renders its own pose first."""
         self._take(pose)
+        return _LazyPrivilegedFrame(self, pose, self._taken)
+
+    def _read_segmentation(self) -> np.ndarray:
         if self.shader == "minimal":
             entity_id = self._camera.get_picture("PositionSegmentation")[..., 3].astype(np.int64)
         else:
             entity_id = self._camera.get_picture("Segmentation")[..., 1].astype(np.int64)
+        # no rendered object has per-scene id 0 (the camera entity came first), so lut[0] == -1
+        # marks background and the depth buffer is not needed to find it
+        lut = self._id_to_index
+        ids = np.clip(entity_id, 0, len(lut) - 1)
+        return np.where(entity_id < len(lut), lut[ids], -1).astype(np.int32)
+
+    def _read_depth(self) -> np.ndarray:
         zbuf = self._camera.get_picture("GbufferDepth").astype(np.float64) if self.shader == "minimal" \
             else self._camera.get_picture("Position")[..., 3].astype(np.float64)
         hit = zbuf < 1.0
         # Vulkan depth in [0, 1]: d = f (z - n) / (z (f - n))  =>  z = n f / (f - d (f - n))
-        depth = np.where(hit, NEAR_M * FAR_M / (FAR_M - zbuf * (FAR_M - NEAR_M)), 0.0)
-        ids = np.clip(entity_id, 0, len(self._id_to_index) - 1)
-        seg = np.where(hit & (entity_id < len(self._id_to_index)), self._id_to_index[ids], -1)
+        return np.where(hit, NEAR_M * FAR_M / (FAR_M - zbuf * (FAR_M - NEAR_M)), 0.0)
+
+    def _positions(self, pose: CameraPose, depth: np.ndarray) -> np.ndarray:
         K = self.intrinsics
         v, u = np.mgrid[0:K.height, 0:K.width]
         rays = pixel_to_ray_camera(K, u, v)
         p_cam = rays / rays[..., :1] * depth[..., None]
         pos = p_cam @ pose.R_world_cam.T + pose.position_world
-        pos[~hit] = np.nan
-        return PrivilegedFrame(depth.astype(np.float32), seg.astype(np.int32), pos.astype(np.float32))
+        pos[depth <= 0] = np.nan
+        return pos.astype(np.float32)
 
     def close(self) -> None:
         """Release the SAPIEN scene; the renderer cannot capture afterwards."""
@@ -192,6 +205,9 @@ class SapienRenderer:
             self._scene.add_entity(entity)
             self._entities.append(entity)
             pairs.append((entity.per_scene_id, index))
+        if any(eid == 0 for eid, _ in pairs):  # background is id 0 (see _read_segmentation)
+            raise RuntimeError("a rendered object got SAPIEN per-scene id 0; segmentation would confuse it "
+                               "with the background")
         lut = np.full(max([p[0] for p in pairs], default=0) + 1, -1, dtype=np.int32)
         for eid, index in pairs:
             lut[eid] = index
@@ -298,3 +314,39 @@ class SapienRenderer:
         self._scene.update_render()
         self._camera.take_picture()
         self._taken = key
+
+
+class _LazyPrivilegedFrame(PrivilegedFrame):
+    """A :class:`PrivilegedFrame` whose buffers are read from the renderer on first use."""
+
+    def __init__(self, renderer: SapienRenderer, pose: CameraPose, taken: tuple | None) -> None:
+        self._renderer, self._pose, self._key = renderer, pose, taken
+        self._cache: dict[str, np.ndarray] = {}
+
+    def _picture(self) -> SapienRenderer:
+        r = self._renderer
+        if r._taken != self._key:       # the camera moved on: render this frame's pose again
+            r._take(self._pose)
+            self._key = r._taken
+        return r
+
+    @property
+    def segmentation(self) -> np.ndarray:
+        if "seg" not in self._cache:
+            self._cache["seg"] = self._picture()._read_segmentation()
+        return self._cache["seg"]
+
+    @property
+    def depth_m(self) -> np.ndarray:
+        if "depth" not in self._cache:
+            self._cache["depth"] = self._picture()._read_depth()
+        return self._cache["depth"].astype(np.float32)
+
+    @property
+    def position_world(self) -> np.ndarray:
+        if "pos" not in self._cache:
+            depth = self._cache.get("depth")
+            if depth is None:
+                depth = self._cache["depth"] = self._picture()._read_depth()
+            self._cache["pos"] = self._renderer._positions(self._pose, depth)
+        return self._cache["pos"]

@@ -391,6 +391,37 @@ def build_faucet(rng, s):
             cyl_z((sx / 2 - 0.012, 0, sz - 0.04), 0.01, 0.05, METAL)]
 
 
+@builder("SinkBasin")
+def build_sink_basin(rng, s):
+    """Catalog v2.0's Sink: a basin resting on a counter (AI2-THOR's sinks are counter basins).
+    The back deck (local -x, 30 % of the depth) carries the faucet."""
+    sx, sy, sz = s
+    t, back = 0.03, 0.3 * sx
+    inner = mat((0.78, 0.82, 0.86), 0.1)
+    return [box((0, 0, 0.01), (sx, sy, 0.02), CERAMIC),
+            box((-sx / 2 + back / 2, 0, sz / 2), (back, sy, sz), CERAMIC),
+            box((sx / 2 - t / 2, 0, sz / 2), (t, sy, sz), CERAMIC),
+            box((back / 2 - t / 2, sy / 2 - t / 2, sz / 2), (sx - back - t, t, sz), CERAMIC),
+            box((back / 2 - t / 2, -sy / 2 + t / 2, sz / 2), (sx - back - t, t, sz), CERAMIC),
+            box((back / 2 - t / 2, 0, 0.025), (sx - back - t, sy - 2 * t, 0.01), inner)]
+
+
+@builder("FaucetWide")
+def build_faucet_wide(rng, s):
+    """Catalog v2.0's Faucet: base plate, spout and two handles spanning its width (AI2-THOR's
+    faucet boxes include the handles). Its back (local -x) rests on a basin's back rim."""
+    sx, sy, sz = s
+    r = float(np.clip(0.08 * sy, 0.012, 0.025))
+    base_d = 0.06
+    x_post = -sx / 2 + base_d / 2
+    return [box((x_post, 0, 0.01), (base_d, sy, 0.02), METAL),
+            cyl_z((x_post, 0, sz / 2), r, sz, METAL),
+            cyl_x((x_post / 2 + (sx / 2 - r) / 2, 0, sz - r), r * 0.8, sx / 2 - r - x_post, METAL),
+            cyl_z((sx / 2 - r, 0, sz - r - 0.03), r * 0.8, 0.06, METAL),
+            cyl_z((x_post, -sy / 2 + 0.025, 0.05), 0.022, 0.06, METAL),
+            cyl_z((x_post, sy / 2 - 0.025, 0.05), 0.022, 0.06, METAL)]
+
+
 @builder("LaundryHamper")
 def build_laundry_hamper(rng, s):
     sx, sy, sz = s

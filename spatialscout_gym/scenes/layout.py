@@ -22,6 +22,8 @@ from spatialscout_gym.scenes.categories import CATEGORIES
 from spatialscout_gym.scenes.furniture import book_lying, build_object, shelf_levels
 from spatialscout_gym.scenes.geometry import parts_aabb, place
 from spatialscout_gym.scenes.rooms import DOOR_H, Room
+from spatialscout_gym.scenes.sizes import RULES_V1, ROUND_CATEGORIES, GeneratorRules
+from spatialscout_gym.scenes.sizes import sample_size as _sample_size
 
 __all__ = ["Placed", "Surface", "RoomLayout", "sample_size", "SIDE_YAW"]
 
@@ -29,19 +31,10 @@ SIDE_YAW = {0: 90.0, 1: 180.0, 2: -90.0, 3: 0.0}   # yaw that faces into the roo
 EPS = 0.004                                         # overlap tolerance, metres
 
 
-def sample_size(category: str, rng: np.random.Generator) -> np.ndarray:
-    """Depth, width, height (metres) drawn uniformly from the category's ranges (round
-    categories get equal depth and width)."""
-    s = np.array([rng.uniform(a, b) for a, b in CATEGORIES[category].size])
-    if category in ROUND_CATEGORIES:
-        s[1] = s[0]
-    return s
-
-
-ROUND_CATEGORIES = frozenset({
-    "Cup", "Plate", "Bowl", "Apple", "Tomato", "Egg", "Lettuce", "SaltShaker", "PepperShaker", "Bottle",
-    "WineBottle", "PaperTowelRoll", "Vase", "Statue", "Candle", "GarbageCan", "FloorLamp", "HousePlant",
-    "DeskLamp", "Globe", "ToiletPaper", "ScrubBrush", "Plunger", "CD", "Stool", "BasketBall"})
+def sample_size(category: str, rng: np.random.Generator, rules: GeneratorRules = RULES_V1) -> np.ndarray:
+    """Depth, width, height (metres) of a new ``category`` instance under ``rules`` (catalog
+    v1.0's uniform ranges by default; scenes/sizes.py)."""
+    return _sample_size(category, rng, rules)
 
 
 @dataclass
@@ -78,8 +71,10 @@ class Surface:
 
 def _local_surfaces(cat: str, s: np.ndarray) -> list[tuple[str, tuple[float, float, float, float], float, float]]:
     """Surfaces of a furniture piece in its local frame: ``(kind, (x0, y0, x1, y1), z, clear)``;
-    must match the builders in scenes/furniture.py."""
+    must match the builders in scenes/furniture.py (``cat`` is the builder key)."""
     sx, sy, sz = s
+    if cat == "SinkBasin":   # the back rim: the faucet stands there, its spout over the bowl
+        return [("rim", (-sx / 2, -sy / 2 + 0.03, -sx / 2 + min(0.3, 0.6 * sx), sy / 2 - 0.03), sz, 0.5)]
     if cat in ("DiningTable", "SideTable", "Dresser", "TVStand"):
         m = 0.03
         return [("table", (-sx / 2 + m, -sy / 2 + m, sx / 2 - m, sy / 2 - m), sz, 0.6)]
@@ -141,11 +136,14 @@ class RoomLayout:
     rng : numpy.random.Generator
     placed : list of Placed
         The scene-wide object list this layout appends to.
+    rules : GeneratorRules
+        The catalog version's generator rules (sizes, builders; scenes/sizes.py).
     """
 
     def __init__(self, room: Room, height: float, doors: list[tuple[int, float, float]],
-                 rng: np.random.Generator, placed: list[Placed]):
+                 rng: np.random.Generator, placed: list[Placed], rules: GeneratorRules = RULES_V1):
         self.room, self.height, self.doors, self.rng, self.placed = room, height, doors, rng, placed
+        self.rules = rules
         self.ix0, self.iy0, self.ix1, self.iy1 = room.interior
         self.blocks: list[tuple[np.ndarray, np.ndarray, int]] = []   # (lo, hi, placed index or -1)
         self.surfaces: list[Surface] = []
@@ -158,6 +156,10 @@ class RoomLayout:
         self.doors.append((side, t, width))
         lo, hi = self._wall_box(side, t, width + 0.2, 0.9, 0.0, DOOR_H + 0.1)
         self.blocks.append((lo, hi, -1))
+
+    def size(self, category: str) -> np.ndarray:
+        """A new ``category`` instance's (depth, width, height), metres, under this layout's rules."""
+        return _sample_size(category, self.rng, self.rules)
 
     # ---- geometry helpers ---------------------------------------------------------------
     def _wall_span(self, side: int) -> tuple[float, float]:
@@ -188,7 +190,7 @@ class RoomLayout:
     def _commit(self, cat: str, size: np.ndarray, pos, yaw: float, kind: str, support: int = -1,
                 parts_local: list[Part] | None = None, block: bool = True) -> int:
         info = CATEGORIES[cat]
-        parts_local = parts_local if parts_local is not None else build_object(cat, self.rng, size)
+        parts_local = parts_local if parts_local is not None else build_object(self.rules.builder_key(cat), self.rng, size)
         parts = place(parts_local, pos, yaw)
         lo, hi = parts_aabb(parts)
         kind_ = "structure" if not info.candidate else kind
@@ -196,15 +198,25 @@ class RoomLayout:
         idx = len(self.placed) - 1
         if block:
             self.blocks.append((lo, hi, idx))
-        for skind, rect, z, clear in _local_surfaces(cat, size):
+        for skind, rect, z, clear in _local_surfaces(self.rules.builder_key(cat), size):
+            if cat == "TVStand":   # nothing hangs over a TV stand: room for the television
+                clear = max(clear, self.rules.tv_stand_clear_m)
             self.surfaces.append(Surface(skind, _rot_rect(rect, yaw, pos), float(pos[2] + z), float(clear), idx, yaw))
+        return idx
+
+    def _commit_wall(self, cat: str, size: np.ndarray, pos, yaw: float, lo, hi) -> int:
+        """Commit a wall item; with the rules' ``wall_clearance_m`` its block reaches that far
+        into the room, so nothing later stands in front of it (a poster behind a wardrobe)."""
+        idx = self._commit(cat, size, pos, yaw, "wall")
+        if self.rules.wall_clearance_m > 0:
+            self.blocks[-1] = (np.asarray(lo, float), np.asarray(hi, float), idx)
         return idx
 
     # ---- furniture --------------------------------------------------------------------------
     def against_wall(self, cat: str, side: int | None = None, size=None, tries: int = 25,
                      gap: float = 0.01, t: float | None = None) -> int | None:
         """Place ``cat`` with its back to a wall, facing into the room; index or None."""
-        size = sample_size(cat, self.rng) if size is None else np.asarray(size, float)
+        size = self.size(cat) if size is None else np.asarray(size, float)
         for _ in range(tries):
             sd = int(self.rng.integers(4)) if side is None else side
             a, b = self._wall_span(sd)
@@ -225,7 +237,7 @@ class RoomLayout:
                       yaw: float | None = None, near=None, spread: float = 0.8) -> int | None:
         """Place ``cat`` away from the walls (``margin`` metres), at a yaw of 0/90/180/270 deg
         (or ``yaw``), optionally within ``spread`` metres of ``near`` (x, y)."""
-        size = sample_size(cat, self.rng) if size is None else np.asarray(size, float)
+        size = self.size(cat) if size is None else np.asarray(size, float)
         for _ in range(tries):
             yw = float(self.rng.choice([0.0, 90.0, 180.0, -90.0])) if yaw is None else yaw
             half = _half_xy(size, yw)
@@ -244,7 +256,7 @@ class RoomLayout:
 
     def at(self, cat: str, xy, yaw: float, size=None, z: float = 0.0) -> int | None:
         """Place ``cat`` exactly at ``xy`` with ``yaw`` if the spot is free; index or None."""
-        size = sample_size(cat, self.rng) if size is None else np.asarray(size, float)
+        size = self.size(cat) if size is None else np.asarray(size, float)
         half = _half_xy(size, yaw)
         c = np.asarray(xy, float)
         lo, hi = np.array([*(c - half), z]), np.array([*(c + half), z + size[2]])
@@ -257,7 +269,7 @@ class RoomLayout:
         tb = self.placed[table]
         cx, cy = (tb.lo[:2] + tb.hi[:2]) / 2
         hx, hy = (tb.hi[:2] - tb.lo[:2]) / 2
-        size = sample_size(chair, self.rng)
+        size = self.size(chair)
         out = []
         slots = []
         for axis, h_along, h_across in (("x", hx, hy), ("y", hy, hx)):
@@ -289,7 +301,7 @@ class RoomLayout:
         fwd = np.array([np.cos(np.deg2rad(yaw)), np.sin(np.deg2rad(yaw))])
         c = (a.lo[:2] + a.hi[:2]) / 2
         depth = abs(np.dot(a.hi[:2] - a.lo[:2], fwd))
-        size = sample_size(cat, self.rng)
+        size = self.size(cat)
         xy = c + fwd * (depth / 2 + distance + size[0] / 2)
         return self.at(cat, xy, yaw + 180.0 if facing_back else yaw, size=size)
 
@@ -298,7 +310,7 @@ class RoomLayout:
                 size=None, tries: int = 20, sides: list[int] | None = None) -> int | None:
         """Hang ``cat`` on a wall: back on the wall's inner face, bottom at ``z0`` (random
         eye-level height when None)."""
-        size = sample_size(cat, self.rng) if size is None else np.asarray(size, float)
+        size = self.size(cat) if size is None else np.asarray(size, float)
         for _ in range(tries):
             sd = (int(self.rng.choice(sides)) if sides else int(self.rng.integers(4))) if side is None else side
             a, b = self._wall_span(sd)
@@ -307,25 +319,25 @@ class RoomLayout:
             tt = float(self.rng.uniform(a + size[1] / 2 + 0.05, b - size[1] / 2 - 0.05)) if t is None else t
             zz = float(self.rng.uniform(1.55 - size[2] / 2, 1.75 - size[2] / 2)) if z0 is None else z0
             zz = max(zz, 0.9)
-            lo, hi = self._wall_box(sd, tt, size[1], size[0], zz, zz + size[2])
+            lo, hi = self._wall_box(sd, tt, size[1], size[0] + self.rules.wall_clearance_m, zz, zz + size[2])
             if self._free(lo, hi):
                 c = self._wall_point(sd, tt, size[0] / 2)
-                return self._commit(cat, size, np.array([c[0], c[1], zz]), SIDE_YAW[sd], "wall")
+                return self._commit_wall(cat, size, np.array([c[0], c[1], zz]), SIDE_YAW[sd], lo, hi)
             if t is not None:
                 return None
         return None
 
     def on_wall_at(self, cat: str, side: int, t: float, z0: float, size) -> int | None:
         size = np.asarray(size, float)
-        lo, hi = self._wall_box(side, t, size[1], size[0], z0, z0 + size[2])
+        lo, hi = self._wall_box(side, t, size[1], size[0] + self.rules.wall_clearance_m, z0, z0 + size[2])
         if self._free(lo, hi):
             c = self._wall_point(side, t, size[0] / 2)
-            return self._commit(cat, size, np.array([c[0], c[1], z0]), SIDE_YAW[side], "wall")
+            return self._commit_wall(cat, size, np.array([c[0], c[1], z0]), SIDE_YAW[side], lo, hi)
         return None
 
     def window(self, side: int) -> int | None:
         """A window on an outer wall, with blinds above or curtains beside it (sometimes)."""
-        size = sample_size("Window", self.rng)
+        size = self.size("Window")
         z0 = float(self.rng.uniform(0.8, 1.0))
         size[2] = min(size[2], self.height - z0 - 0.2)
         idx = self.on_wall("Window", z0, side=side, size=size)
@@ -335,12 +347,12 @@ class RoomLayout:
         t = float((w.lo[0] + w.hi[0]) / 2 if side in (0, 2) else (w.lo[1] + w.hi[1]) / 2)
         r = self.rng.random()
         if r < 0.35 and z0 + size[2] + 0.16 < self.height:
-            bs = sample_size("Blinds", self.rng)
+            bs = self.size("Blinds")
             bs[1] = size[1]
             self.on_wall_at("Blinds", side, t, z0 + size[2] + 0.01, bs)
         elif r < 0.7:
             for sgn in (-1, 1):
-                cs = sample_size("Curtains", self.rng)
+                cs = self.size("Curtains")
                 cs[2] = min(cs[2], z0 + size[2] + 0.15 - 0.05)
                 self.on_wall_at("Curtains", side, t + sgn * (size[1] / 2 + cs[1] / 2 + 0.02),
                                 z0 + size[2] + 0.15 - cs[2], cs)
@@ -358,7 +370,7 @@ class RoomLayout:
         cands = [surface] if surface is not None else [s for s in self.surfaces if s.kind in kinds]
         if not cands:
             return None
-        size = sample_size(cat, self.rng) if size is None else np.asarray(size, float)
+        size = self.size(cat) if size is None else np.asarray(size, float)
         if lying_book:
             size = np.array([size[0], size[2], size[1]])   # depth, height->width, thickness->height
         weights = np.array([s.area for s in cands])
@@ -399,7 +411,7 @@ class RoomLayout:
         c = np.array([(x0 + x1) / 2, (y0 + y1) / 2])
         length = abs(np.dot([x1 - x0, y1 - y0], along))
         depth = abs(np.dot([x1 - x0, y1 - y0], fwd))
-        sizes = [sample_size("Book", self.rng) for _ in range(n)]
+        sizes = [self.size("Book") for _ in range(n)]
         sizes = [sz for sz in sizes if sz[2] <= s.clear and sz[0] <= depth]
         total = sum(sz[1] + 0.002 for sz in sizes)
         if not sizes or total > length - 0.02:

@@ -65,10 +65,11 @@ from typing import Literal
 import numpy as np
 
 from spatialscout_gym.core.camera import Intrinsics
+from spatialscout_gym.core.errors import SpatialScoutError
 from spatialscout_gym.core.frames import CameraPose
 from spatialscout_gym.core.spec import Light, Material, Part, SceneObject, SceneSpec
 
-__all__ = [
+__all__ = ["missing_scene_dirs", 
     "DATASETS", "DatasetLayout", "ManiSkillAssetsMissing", "SourceObject", "SourceScene",
     "SourceStructure",
     "maniskill_asset_dir", "download_command", "list_scenes", "load_source_scene",
@@ -150,7 +151,7 @@ DATASETS: dict[str, DatasetLayout] = {d.name: d for d in [
 _SCENE_SUFFIX = ".scene_instance.json"
 
 
-class ManiSkillAssetsMissing(FileNotFoundError):
+class ManiSkillAssetsMissing(SpatialScoutError, FileNotFoundError):
     """A ManiSkill scene dataset (or one of its files) is not in the asset directory."""
 
     def __init__(self, dataset: str, missing: Path, asset_dir: Path):
@@ -819,6 +820,12 @@ def imported_scene_dirs() -> list[Path]:
     """The directories named by ``$SPATIALSCOUT_SCENE_DIRS`` (``os.pathsep``-separated)."""
     raw = os.environ.get(SCENE_DIRS_ENV, "")
     return [Path(p).expanduser() for p in raw.split(os.pathsep) if p.strip()]
+
+
+def missing_scene_dirs() -> list[Path]:
+    """The entries of ``$SPATIALSCOUT_SCENE_DIRS`` that are not directories (reported, not ignored,
+    wherever a scene name is not found)."""
+    return [p for p in imported_scene_dirs() if not p.is_dir()]
 
 
 def imported_scene_paths() -> dict[str, Path]:

@@ -26,6 +26,7 @@ from spatialscout_gym.core.frames import CameraPose
 from spatialscout_gym.core.spec import SceneObject, SceneSpec
 from spatialscout_gym.scenes.categories import GENERIC_ITEMS, SMALL_ITEMS_BY_ROOM
 from spatialscout_gym.scenes.layout import SIDE_YAW, Placed, RoomLayout, sample_size
+from spatialscout_gym.scenes.sizes import RULES, GeneratorRules, rules_for
 from spatialscout_gym.scenes.rooms import FloorPlan, apartment_plan, build_shell, single_room_plan
 
 __all__ = ["procedural_scene", "generate_scene", "ROOM_KINDS", "LAYOUTS", "FOV_Y_DEG", "IMAGE_SIZE",
@@ -36,10 +37,12 @@ ROOM_KINDS = ("Kitchen", "LivingRoom", "Bedroom", "Bathroom", "Office")
 LAYOUTS = ROOM_KINDS + ("Apartment",)
 FOV_Y_DEG = 65.0
 IMAGE_SIZE = 512
+DEFAULT_RULES_VERSION = "2.0"
+"""Training scenes follow the default catalog's rules unless asked otherwise."""
 
 
 def procedural_scene(seed: int, n_targets: int = 40, layout: str | None = None,
-                     n_rooms: int | None = None) -> SceneSpec:
+                     n_rooms: int | None = None, catalog_version: str = DEFAULT_RULES_VERSION) -> SceneSpec:
     """A training scene from any integer ``seed`` (never a catalog scene).
 
     Parameters
@@ -52,17 +55,24 @@ def procedural_scene(seed: int, n_targets: int = 40, layout: str | None = None,
         One of :data:`LAYOUTS`; drawn from the seed when None (60 % single rooms).
     n_rooms : int, optional
         Rooms of an apartment (2-5); drawn when None.
+    catalog_version : str
+        Whose generator rules (object sizes, room sizes; scenes/sizes.py) to follow: training
+        scenes resemble that catalog version. Default: the default catalog, v2.0.
     """
     if int(seed) < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed}")
     return generate_scene(np.random.SeedSequence([TRAIN_NAMESPACE, int(seed)]), n_targets, layout,
                           f"procedural_{int(seed)}", n_rooms=n_rooms,
-                          source={"generator": "procedural", "stream": "train", "seed": int(seed)})
+                          source={"generator": "procedural", "stream": "train", "seed": int(seed),
+                                  "rules": rules_for(catalog_version).version},
+                          rules=rules_for(catalog_version))
 
 
 def generate_scene(seed_seq: np.random.SeedSequence, n_targets: int, layout: str | None,
-                   scene_id: str, n_rooms: int | None = None, source: dict | None = None) -> SceneSpec:
-    """Generate one scene from a seed sequence (the shared engine of training and catalog)."""
+                   scene_id: str, n_rooms: int | None = None, source: dict | None = None,
+                   rules: GeneratorRules = RULES["1.0"]) -> SceneSpec:
+    """Generate one scene from a seed sequence (the shared engine of training and catalog) under
+    a catalog version's ``rules`` (scenes/sizes.py)."""
     if layout is not None and layout not in LAYOUTS:
         raise ValueError(f"unknown layout {layout!r}; expected one of {', '.join(LAYOUTS)}")
     if not 1 <= n_targets <= 80:
@@ -74,9 +84,9 @@ def generate_scene(seed_seq: np.random.SeedSequence, n_targets: int, layout: str
         n = int(rng.integers(2, 6)) if n_rooms is None else int(n_rooms)
         kinds = ["LivingRoom", "Kitchen"] + ["Bedroom", "Bathroom", "Office"][: n - 2]
         order = rng.permutation(len(kinds))
-        plan = apartment_plan(rng, [kinds[i] for i in order])
+        plan = apartment_plan(rng, [kinds[i] for i in order], rules.room_scale)
     else:
-        plan = single_room_plan(rng, layout)
+        plan = single_room_plan(rng, layout, rules.room_scale)
     static, lights = build_shell(plan, rng)
     if layout == "Apartment":   # usually the living room; sometimes another room, looking out
         w = np.array([3.0 if r.kind == "LivingRoom" else 1.0 for r in plan.rooms])
@@ -85,9 +95,9 @@ def generate_scene(seed_seq: np.random.SeedSequence, n_targets: int, layout: str
         cam_room = plan.rooms[0]
 
     try:
-        placed, layouts, camera = _furnish(plan, rng, cam_room, early_camera=False)
+        placed, layouts, camera = _furnish(plan, rng, cam_room, early_camera=False, rules=rules)
     except _NoCameraSpot:   # a crowded room: keep the camera's spot free before furnishing
-        placed, layouts, camera = _furnish(plan, rng, cam_room, early_camera=True)
+        placed, layouts, camera = _furnish(plan, rng, cam_room, early_camera=True, rules=rules)
     # small items: the camera room gets enough for N targets plus some hidden ones
     single = layout != "Apartment"
     need = n_targets + int(rng.integers(2, 8) if single else rng.integers(4, 14))
@@ -105,6 +115,8 @@ def generate_scene(seed_seq: np.random.SeedSequence, n_targets: int, layout: str
         except RuntimeError:
             if attempt == 3:
                 raise
+    if rules.drop_unseen:
+        objects = _drop_unseen(objects, camera, n_targets, supports)
     intr = Intrinsics.from_fov(IMAGE_SIZE, IMAGE_SIZE, FOV_Y_DEG)
     desc = {"layout": "apartment" if layout == "Apartment" else "single_room",
             "rooms": [r.kind for r in plan.rooms], "camera_room": cam_room.kind}
@@ -116,7 +128,8 @@ class _NoCameraSpot(RuntimeError):
     """The camera room has no free spot for the initial camera."""
 
 
-def _furnish(plan: FloorPlan, rng: np.random.Generator, cam_room, early_camera: bool):
+def _furnish(plan: FloorPlan, rng: np.random.Generator, cam_room, early_camera: bool,
+             rules: GeneratorRules = RULES["1.0"]):
     """Furniture, windows and wall decor of every room, and the initial camera.
 
     With ``early_camera`` the camera's spot is chosen (and kept free) before furnishing;
@@ -127,7 +140,7 @@ def _furnish(plan: FloorPlan, rng: np.random.Generator, cam_room, early_camera: 
     camera = None
     for room in plan.rooms:
         doors = plan.doors_of(room)
-        L = RoomLayout(room, plan.height, doors, rng, placed)
+        L = RoomLayout(room, plan.height, doors, rng, placed, rules)
         if room is cam_room or (len(plan.rooms) == 1):
             entrance = _entrance_door(L, plan, doors, rng)
             if entrance is not None:
@@ -178,6 +191,26 @@ def assign_roles(objects: list[SceneObject], camera: CameraPose, n_targets: int,
     # Inventory order: targets by distance (from_objects takes targets in list order).
     objs.sort(key=lambda o: (0, rank[o.id]) if o.id in targets else (1, 0))
     return objs
+
+
+def _drop_unseen(objects: list[SceneObject], camera: CameraPose, n_targets: int,
+                 supports: dict[str, str]) -> list[SceneObject]:
+    """Catalog v2.0: remove targets no viewpoint inside the search ball sees (scenes/visibility.py),
+    with the items resting on them, and select again, until every target is visible."""
+    from spatialscout_gym.scenes.visibility import unseen_targets
+    for _ in range(10):
+        centres = [sum(o.aabb_world) / 2 for o in objects if o.role == "target"]
+        radius = float(max(np.linalg.norm(c - camera.position_world) for c in centres))
+        bad = set(unseen_targets(objects, camera.position_world, radius))
+        if not bad:
+            return objects
+        while True:   # items on a dropped object would float
+            more = {i for i, s in supports.items() if s in bad and i not in bad}
+            if not more:
+                break
+            bad |= more
+        objects = assign_roles([o for o in objects if o.id not in bad], camera, n_targets, supports)
+    raise RuntimeError("targets stay unseen after 10 re-selections (generator bug)")
 
 
 def _to_objects(static: list[SceneObject], placed: list[Placed]) -> tuple[list[SceneObject], dict[str, str]]:
@@ -238,8 +271,10 @@ def _place_camera(L: RoomLayout, rng: np.random.Generator, placed: list[Placed])
         side = int(rng.integers(4))
         across = (L.iy1 - L.iy0) if side in (0, 2) else (L.ix1 - L.ix0)
         a, b = L._wall_span(side)
-        t = float(rng.uniform(a + 0.3 * (b - a), b - 0.3 * (b - a)))
-        off = float(rng.uniform(0.6, max(0.61, min(1.1, across * 0.3)))) if k < 24 else \
+        m = L.rules.camera_wall_margin
+        t = float(rng.uniform(a + m * (b - a), b - m * (b - a)))
+        o0, o1 = L.rules.camera_offset_m
+        off = float(rng.uniform(o0, max(o0 + 0.01, min(o1, across * 0.3)))) if k < 24 else \
             float(rng.uniform(0.3, across * 0.5))
         xy = L._wall_point(side, t, off)
         half = 0.4 if k < 24 else (0.3 if k < 50 else 0.22)
@@ -288,11 +323,11 @@ def _kitchen(L: RoomLayout) -> None:
     sides = list(rng.permutation(4))
     for sd in sides[:2]:
         a, b = L._wall_span(int(sd))
-        size = sample_size("CounterTop", rng)
+        size = L.size("CounterTop")
         size[1] = min(b - a - 0.1, rng.uniform(1.6, 2.8))
         c = L.against_wall("CounterTop", side=int(sd), size=size, gap=0.0)
         if c is not None:
-            cs = sample_size("Cabinet", rng)
+            cs = L.size("Cabinet")
             cs[1] = min(size[1], 1.8)
             t = float((L.placed[c].lo[0] + L.placed[c].hi[0]) / 2 if sd in (0, 2) else (L.placed[c].lo[1] + L.placed[c].hi[1]) / 2)
             L.on_wall_at("Cabinet", int(sd), t, 1.5, cs)
@@ -300,7 +335,11 @@ def _kitchen(L: RoomLayout) -> None:
     L.against_wall("GarbageCan")
     for cat in ("Microwave", "Toaster", "CoffeeMachine", "Faucet"):
         if rng.random() < 0.8:
-            L.on_surface(cat, ("counter",), yaw=_counter_yaw(L))
+            if cat == "Faucet" and L.rules.sink == "basin":
+                counters = [s for s in L.surfaces if s.kind == "counter"]
+                _sink_with_faucet(L, counters[int(rng.integers(len(counters)))] if counters else None)
+            else:
+                L.on_surface(cat, ("counter",), yaw=_counter_yaw(L))
     for cat in ("Kettle", "Pot", "Pan"):
         if rng.random() < 0.5:
             L.on_surface(cat, ("counter",))
@@ -326,7 +365,7 @@ def _living(L: RoomLayout) -> None:
     sofa = L.against_wall("Sofa")
     if sofa is not None:
         L.in_front(sofa, "CoffeeTable", float(rng.uniform(0.35, 0.5)), facing_back=False)
-        for _ in range(int(rng.integers(2, 4))):
+        for _ in range(int(rng.integers(L.rules.pillows_min, 4))):
             L.on_surface("Pillow", ("sofa",), yaw=L.placed[sofa].yaw + float(rng.uniform(-15, 15)))
         tv = L.in_front(sofa, "TVStand", float(rng.uniform(1.6, 2.4)))
         if tv is None:
@@ -367,10 +406,10 @@ def _bedroom(L: RoomLayout) -> None:
         depth = abs(np.dot(b.hi[:2] - b.lo[:2], fwd))
         for sgn in (-1, 1):
             if rng.random() < 0.85:
-                s = sample_size("SideTable", rng)
+                s = L.size("SideTable")
                 xy = c + sgn * left * (width / 2 + 0.04 + s[1] / 2) - fwd * (depth / 2 - s[0] / 2 - 0.01)
                 L.at("SideTable", xy, yaw, size=s)
-        n = int(rng.integers(2, 5))
+        n = int(rng.integers(L.rules.pillows_min, 5))
         for _ in range(n):
             L.on_surface("Pillow", ("pillow",), yaw=yaw + float(rng.uniform(-8, 8)))
         if rng.random() < 0.4:
@@ -394,14 +433,38 @@ def _bedroom(L: RoomLayout) -> None:
         L.on_surface("Television", ("table",), yaw=None)
 
 
+def _sink_with_faucet(L: RoomLayout, counter) -> int | None:
+    """Catalog v2.0: a Sink basin on ``counter`` (a Surface) with a Faucet on its back rim."""
+    if counter is None:
+        return None
+    x0, y0, x1, y1 = counter.rect
+    depth, width = (y1 - y0, x1 - x0) if abs(abs(counter.yaw) - 90.0) < 1.0 else (x1 - x0, y1 - y0)
+    size = L.size("Sink")   # AI2-THOR's sinks reach 1.3 m (double kitchen sinks): shrink to fit
+    size *= min(1.0, (depth - 0.005) / size[0], 0.8 * width / size[1])
+    u = float(L.rng.uniform(0.2, 0.8))   # along the counter; ``where`` is in world x, y fractions
+    fwd = np.round([np.cos(np.deg2rad(counter.yaw)), np.sin(np.deg2rad(counter.yaw))])
+    sink = L.on_surface("Sink", surface=counter, yaw=counter.yaw, size=size,
+                        where=(0.5, u) if fwd[1] == 0 else (u, 0.5))
+    if sink is not None:
+        rim = [s for s in L.surfaces if s.parent == sink and s.kind == "rim"][0]
+        fs = L.size("Faucet")
+        fs *= min(1.0, (min(0.3, 0.6 * size[0]) - 0.005) / fs[0], (size[1] - 0.065) / fs[1])
+        L.on_surface("Faucet", surface=rim, yaw=counter.yaw, size=fs,   # at the back of the deck
+                     where=(0.5 - 0.5 * fwd[0], 0.5 - 0.5 * fwd[1]))
+    return sink
+
+
 def _bathroom(L: RoomLayout) -> None:
     rng = L.rng
+    if L.rules.sink == "basin":
+        _bathroom_v2(L)
+        return
     L.against_wall("Bathtub")
     toilet = L.against_wall("Toilet")
     sink = L.against_wall("Sink")
     if sink is not None:
         side, t = _side_t(L, sink)
-        L.on_wall_at("Mirror", side, t, float(L.placed[sink].hi[2] + 0.25), sample_size("Mirror", rng))
+        L.on_wall_at("Mirror", side, t, float(L.placed[sink].hi[2] + 0.25), L.size("Mirror"))
     if toilet is not None:
         side, t = _side_t(L, toilet)
         for sgn in (1, -1):
@@ -412,13 +475,45 @@ def _bathroom(L: RoomLayout) -> None:
         if h is not None:
             hp = L.placed[h]
             side, t = _side_t(L, h)
-            ts = sample_size("Towel", rng)
+            ts = L.size("Towel")
             ts[2] = min(ts[2], hp.lo[2] - 0.35)
             L.on_wall_at("Towel", side, t, float(hp.lo[2] - ts[2]), ts)
     counter = L.against_wall("CounterTop", size=np.array([0.55, float(rng.uniform(0.9, 1.3)), 0.85]))
     if counter is not None and rng.random() < 0.7:
         L.on_surface("Faucet", surface=[s for s in L.surfaces if s.parent == counter][0],
                      yaw=L.placed[counter].yaw, where=(0.0, 0.5))
+    _shelves_with_books(L, L.against_wall("ShelvingUnit", size=np.array([0.32, 0.8, 1.6])))
+    for cat, p in (("GarbageCan", 0.7), ("Plunger", 0.5), ("ScrubBrush", 0.5), ("LaundryHamper", 0.4),
+                   ("HousePlant", 0.3)):
+        if rng.random() < p:
+            L.against_wall(cat)
+
+
+def _bathroom_v2(L: RoomLayout) -> None:
+    """Catalog v2.0's bathroom: v1.0's, with a vanity counter carrying the basin sink and its
+    faucet (the mirror above it) instead of the pedestal sink."""
+    rng = L.rng
+    L.against_wall("Bathtub")
+    toilet = L.against_wall("Toilet")
+    counter = L.against_wall("CounterTop", size=np.array([0.58, float(rng.uniform(0.9, 1.3)), 0.85]))
+    if counter is not None:
+        _sink_with_faucet(L, [s for s in L.surfaces if s.parent == counter][0])
+        side, t = _side_t(L, counter)
+        L.on_wall_at("Mirror", side, t, float(L.placed[counter].hi[2] + 0.45), L.size("Mirror"))
+    if toilet is not None:
+        side, t = _side_t(L, toilet)
+        for sgn in (1, -1):
+            if L.on_wall("ToiletPaperHanger", 0.7, side=side, t=t + sgn * 0.45) is not None:
+                break
+    for _ in range(int(rng.integers(1, 3))):
+        h = L.on_wall("TowelHolder", float(rng.uniform(1.1, 1.3)))
+        if h is not None:
+            hp = L.placed[h]
+            side, t = _side_t(L, h)
+            ts = L.size("Towel")
+            ts[1] = min(ts[1], hp.hi[0] - hp.lo[0] + hp.hi[1] - hp.lo[1])
+            ts[2] = min(ts[2], hp.lo[2] - 0.35)
+            L.on_wall_at("Towel", side, t, float(hp.lo[2] - ts[2]), ts)
     _shelves_with_books(L, L.against_wall("ShelvingUnit", size=np.array([0.32, 0.8, 1.6])))
     for cat, p in (("GarbageCan", 0.7), ("Plunger", 0.5), ("ScrubBrush", 0.5), ("LaundryHamper", 0.4),
                    ("HousePlant", 0.3)):
@@ -476,7 +571,7 @@ def _fill(L: RoomLayout, count: int) -> int:
             break
         k = int(rng.choice(len(names), p=p / p.sum()))
         cat = names[k]
-        p[k] *= 0.3   # favour variety: repeats get rarer within one room
+        p[k] *= L.rules.repeat_decay   # favour variety: repeats get rarer within one room
         L.item_weights[cat] = float(p[k])
         if cat == "Book" and rng.random() < 0.5:
             idx = L.on_surface("Book", ("table", "desk", "bed", "shelf", "counter"), lying_book=True)

@@ -91,19 +91,21 @@ class FloorPlan:
         return out
 
 
-def _sample_size(rng: np.random.Generator, kind: str) -> tuple[float, float]:
+def _sample_size(rng: np.random.Generator, kind: str, scale: float = 1.0) -> tuple[float, float]:
     (ax, bx), (ay, by) = ROOM_SIZES[kind]
-    return float(np.round(rng.uniform(ax, bx), 2)), float(np.round(rng.uniform(ay, by), 2))
+    return (float(np.round(rng.uniform(ax * scale, bx * scale), 2)),
+            float(np.round(rng.uniform(ay * scale, by * scale), 2)))
 
 
-def single_room_plan(rng: np.random.Generator, kind: str) -> FloorPlan:
-    """One room of ``kind`` with its south-west wall line at the origin."""
-    w, d = _sample_size(rng, kind)
+def single_room_plan(rng: np.random.Generator, kind: str, scale: float = 1.0) -> FloorPlan:
+    """One room of ``kind`` with its south-west wall line at the origin; ``scale`` multiplies
+    the :data:`ROOM_SIZES` ranges (a catalog version's rule, scenes/sizes.py)."""
+    w, d = _sample_size(rng, kind, scale)
     room = Room(f"{kind}_1", kind, 0.0, 0.0, w + WALL_T, d + WALL_T, [0, 1, 2, 3])
     return FloorPlan([room], [], float(np.round(rng.uniform(2.6, 2.9), 2)))
 
 
-def apartment_plan(rng: np.random.Generator, kinds: list[str]) -> FloorPlan:
+def apartment_plan(rng: np.random.Generator, kinds: list[str], scale: float = 1.0) -> FloorPlan:
     """2-5 rooms in two rows (or one row for 2-3 rooms), connected by doors.
 
     Rooms of one row share the row depth; a row's rooms split the apartment width in proportion
@@ -116,7 +118,7 @@ def apartment_plan(rng: np.random.Generator, kinds: list[str]) -> FloorPlan:
     split = {2: [2], 3: [3] if rng.random() < 0.5 else [2, 1], 4: [2, 2], 5: [3, 2]}[n]
     order = list(kinds)
     rows = [order[:split[0]], order[split[0]:]] if len(split) == 2 else [order]
-    sizes = [[_sample_size(rng, k) for k in row] for row in rows]
+    sizes = [[_sample_size(rng, k, scale) for k in row] for row in rows]
     width = max(sum(s[0] for s in row) for row in sizes)
     rooms: list[Room] = []
     y = 0.0

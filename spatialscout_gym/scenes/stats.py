@@ -10,7 +10,8 @@ import numpy as np
 
 from spatialscout_gym.core.spec import SceneSpec
 
-__all__ = ["catalog_stats", "PAPER_STATS", "SIZE_TOL_M"]
+__all__ = ["catalog_stats", "PAPER_STATS", "SIZE_TOL_M", "size_comparison", "own_box_size", "reference_losses",
+           "PAPER_REFERENCE_LOSSES_M", "plot_size_comparison"]
 
 SIZE_TOL_M = 1e-3
 """Two instances have *different sizes* when some side differs by more than this (metres)."""
@@ -23,6 +24,9 @@ PAPER_STATS: dict = {
     "under_1cm_fraction": 210 / 3140,
     "top_categories": [["Chair", 192], ["Painting", 170], ["Window", 94], ["Book", 90]],
 }
+
+PAPER_REFERENCE_LOSSES_M: dict = {"origin": 2.984, "uniform_ball": 4.487}
+"""The paper's appendix: scene-macro full-scene losses of the inventory-only references, metres."""
 
 
 def catalog_stats(specs: list[SceneSpec], top: int = 10) -> dict:
@@ -79,3 +83,111 @@ def catalog_stats(specs: list[SceneSpec], top: int = 10) -> dict:
         "top_categories": [[k, v] for k, v in cats.most_common(top)],
         "layouts": dict(sorted(layouts.items())),
     }
+
+
+# ---------------------------------------------------------------- sizes vs AI2-THOR (issue 15) ----
+def own_box_size(obj) -> np.ndarray:
+    """An object's own box: the sides (metres, sorted large to small) of its smallest-volume box
+    about a vertical axis, over the yaws its parts are posed at. For a yawed object this is the
+    box it was built in, not the larger world-axis AABB."""
+    from spatialscout_gym.core.spec import _quat_to_matrix, part_world_aabb
+    from spatialscout_gym.scenes.geometry import place
+    yaws = {0.0}
+    for p in obj.parts:
+        R = _quat_to_matrix(p.quat_wxyz)
+        for col in (0, 1):
+            a = R[:, col]
+            if abs(a[2]) < 0.99:
+                yaws.add(round(float(np.degrees(np.arctan2(a[1], a[0]))) % 90.0, 3))
+    best = None
+    for yaw in sorted(yaws)[:12]:
+        parts = place(obj.parts, np.zeros(3), -yaw) if yaw else obj.parts
+        boxes = [part_world_aabb(p) for p in parts]
+        ext = np.max([b[1] for b in boxes], axis=0) - np.min([b[0] for b in boxes], axis=0)
+        if best is None or np.prod(ext) < np.prod(best) - 1e-12:
+            best = ext
+    return -np.sort(-best)
+
+
+def size_comparison(specs: list[SceneSpec]) -> dict:
+    """Per category, our targets' median cube-root box volume against AI2-THOR's assets'
+    (scenes/data/ai2thor_sizes.json), measured on the objects' own boxes (:func:`own_box_size`).
+
+    Returns
+    -------
+    dict
+        ``categories``: ``{name: {"n_targets", "ours_m", "ai2thor_m", "ratio"}}`` (cube-root
+        volumes in metres; only categories AI2-THOR has); ``weighted_ratio``: the target-weighted
+        geometric mean of the ratios; ``spread_factor``: exp of the target-weighted standard
+        deviation of log ratio (1.0: every category off by the same factor); ``n_targets_compared``
+        and ``n_targets``; ``not_in_ai2thor``: target counts of our categories AI2-THOR lacks.
+    """
+    from spatialscout_gym.scenes.sizes import ai2thor_reference
+    ref = ai2thor_reference()
+    median_q = ref["quantiles"].index(0.5)
+    vols: dict[str, list[float]] = {}
+    n_all = 0
+    for spec in specs:
+        for o in spec.private.objects:
+            if o.role != "target":
+                continue
+            n_all += 1
+            vols.setdefault(o.category, []).append(float(np.cbrt(np.prod(own_box_size(o)))))
+    cats, missing = {}, {}
+    for name, v in sorted(vols.items()):
+        row = ref["categories"].get(name)
+        if row is None:
+            missing[name] = len(v)
+            continue
+        ours, theirs = float(np.median(v)), float(row["cbrt_volume_m"][median_q])
+        cats[name] = {"n_targets": len(v), "ours_m": ours, "ai2thor_m": theirs, "ratio": ours / theirs}
+    w = np.array([c["n_targets"] for c in cats.values()], float)
+    lr = np.log([c["ratio"] for c in cats.values()])
+    mean = float(np.sum(w * lr) / w.sum())
+    return {"categories": cats, "weighted_ratio": float(np.exp(mean)),
+            "spread_factor": float(np.exp(np.sqrt(np.sum(w * (lr - mean) ** 2) / w.sum()))),
+            "n_targets_compared": int(w.sum()), "n_targets": n_all, "not_in_ai2thor": missing,
+            "source": ref["source"], "measured_on": "objects' own boxes (smallest box about a vertical axis)"}
+
+
+def reference_losses(specs: list[SceneSpec], seed: int = 0) -> dict:
+    """Scene-macro full-scene losses (metres) of the inventory-only references (docs/protocol.md
+    section 6): ``origin`` (every target at the start) and ``uniform_ball`` (uniform in the
+    search ball), as ``spatialscout score --reference`` computes them on exported scenes."""
+    import zlib
+
+    from spatialscout_gym.core.references import origin_predictions, uniform_ball_predictions
+    from spatialscout_gym.core.scoring import GroundTruth, score_scene
+    out = {"origin": [], "uniform_ball": []}
+    for spec in specs:
+        gt = GroundTruth.from_dict(spec.ground_truth_dict())
+        out["origin"].append(score_scene(gt, origin_predictions(gt)).metrics()["full_scene_loss_m"])
+        rng = np.random.default_rng([seed, zlib.crc32(gt.scene_id.encode("utf-8"))])
+        out["uniform_ball"].append(
+            score_scene(gt, uniform_ball_predictions(gt.ids, gt.radius_m, rng)).metrics()["full_scene_loss_m"])
+    return {k: float(np.mean(v)) for k, v in out.items()}
+
+
+def plot_size_comparison(sizes: dict, path, title: str = "") -> None:
+    """A PNG: per category (most targets first), our median cube-root box volume against
+    AI2-THOR's, on a log scale, with the weighted ratio in the title."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from pathlib import Path
+    cats = sorted(sizes["categories"].items(), key=lambda kv: -kv[1]["n_targets"])
+    names = [k for k, _ in cats]
+    x = np.arange(len(names))
+    fig, ax = plt.subplots(figsize=(max(8, 0.18 * len(names)), 4.5))
+    ax.bar(x - 0.2, [c["ours_m"] for _, c in cats], 0.4, label="ours (median)")
+    ax.bar(x + 0.2, [c["ai2thor_m"] for _, c in cats], 0.4, label="AI2-THOR assets (median)")
+    ax.set_yscale("log")
+    ax.set_xticks(x, names, rotation=90, fontsize=6)
+    ax.set_ylabel("cube-root box volume (m)")
+    ax.set_title(f"{title}: object size vs AI2-THOR, weighted ratio {sizes['weighted_ratio']:.3f}, "
+                 f"spread x{sizes['spread_factor']:.3f}")
+    ax.legend()
+    fig.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

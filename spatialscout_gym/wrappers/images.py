@@ -16,7 +16,9 @@ import numpy as np
 __all__ = ["DeliveredImage", "encode_for_model", "conversion_text", "MAX_SIDE_PX", "JPEG_QUALITY"]
 
 MAX_SIDE_PX = 384
-"""Longest side of a delivered image, pixels (docs/protocol.md section 3)."""
+"""Longest side of a delivered image, pixels (docs/protocol.md section 3, which gives the reason).
+A model agent can use another value (``image_max_side``, ``--image-max-side``); the run records it
+(``harness.json``, ``result.json``'s ``model.image_max_side_px``)."""
 JPEG_QUALITY = 82
 """JPEG quality of delivered images."""
 

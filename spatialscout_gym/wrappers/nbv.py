@@ -501,8 +501,9 @@ def make_nbv_env(scene: str | SceneSpec = "procedural", *, image_budget: int = 2
                  mapper: Any = "oracle", motion: str = "discrete", obs_size: int = 64,
                  reconfigure_every: int = 16, random_start_yaw: bool = True, renderer: Any = None,
                  render_mode: str | None = None, **config: Any) -> gym.Env:
-    """``gym.make("SpatialScout/NBV-v0", ...)``: :class:`NextBestViewWrapper` over a
-    ``SpatialScoutEnv`` with an unlimited tool-call budget.
+    """``gym.make("SpatialScout/NBV-v0", ...)``: :class:`NextBestViewWrapper` over
+    ``gym.make("SpatialScout/Procedural-v0" or "SpatialScout/<scene>-v0")`` with an unlimited
+    tool-call budget (the inner env checker is off: the wrapper's own checks cover its calls).
 
     Parameters
     ----------
@@ -521,9 +522,13 @@ def make_nbv_env(scene: str | SceneSpec = "procedural", *, image_budget: int = 2
     renderer : Renderer, optional
         Passed to the inner env (tests pass a fake one).
     """
-    from spatialscout_gym.envs.spatialscout_env import SpatialScoutEnv
+    from spatialscout_gym.envs.registration import NAMESPACE, env_id_for_scene, register_envs
+    register_envs()
     procedural = isinstance(scene, str) and scene == "procedural"
-    env = SpatialScoutEnv(scene=scene, resolution=resolution, image_budget=image_budget,
-                          tool_call_budget=None, renderer=renderer, reconfigure_every=reconfigure_every,
-                          random_start_yaw=bool(random_start_yaw) and procedural, render_mode=render_mode)
+    env_id = f"{NAMESPACE}/Procedural-v0" if procedural or isinstance(scene, SceneSpec) else env_id_for_scene(scene)
+    if env_id not in gym.registry:  # a spec path or procedural:<seed>: the generic entry point
+        env_id = f"{NAMESPACE}/Procedural-v0"
+    env = gym.make(env_id, scene=scene, resolution=resolution, image_budget=image_budget, tool_call_budget=None,
+                   renderer=renderer, reconfigure_every=reconfigure_every, render_mode=render_mode,
+                   random_start_yaw=bool(random_start_yaw) and procedural, disable_env_checker=True)
     return NextBestViewWrapper(env, mapper=mapper, motion=motion, obs_size=obs_size, **config)

@@ -1,4 +1,24 @@
-"""The task prompt and the reminders a model receives (docs/protocol.md sections 1-5).
+"""The task prompt, the first message and the reminders a model receives (docs/protocol.md
+sections 1-5; paper section 3.1 and Appendix A, "Prompts and budgets").
+
+Two wordings exist (``style``):
+
+``"paper"`` (the default)
+    The paper's guidance: estimates supported by what the images show; in multi-view episodes,
+    submit after the first two views, then add and revise while exploring; neutral budget
+    reminders (calls and images left, nothing else) before the requests with 10 and 3 model calls
+    remaining. With V = 1 the prompt asks for estimates from the initial image and its calibration
+    (no triangulation, no "after your first two views"). The first message asks for tool calls and
+    says that a response without one ends the episode, so planning happens in the same response as
+    the first tool call (the ending rule of docs/protocol.md section 5).
+``"legacy"``
+    The wording this package used before it followed the paper (an unsubmitted target "scores
+    nothing", a reminder that says "submit ... now and call finish_mapping", a first message that
+    says "Start by planning"). Only used when a user asks for it by name; the run records it.
+
+Passive mode (fixed views, camera tools disabled) has its own prompt in both styles: it names only
+the enabled tools (:data:`PASSIVE_TOOLS`), describes the given views instead of camera moves, and
+says so when the views share one camera centre (nothing can be triangulated then).
 
 The prompt is built from public data only: the inventory (ids, categories, groups), the search
 radius ``r``, the intrinsics and the budgets. It never mentions a score or a target position.
@@ -7,26 +27,173 @@ radius ``r``, the intrinsics and the budgets. It never mentions a score or a tar
 from __future__ import annotations
 
 import json
+from typing import Mapping, Sequence
+
+import numpy as np
 
 from spatialscout_gym.core.camera import Intrinsics
 from spatialscout_gym.core.spec import PublicScene
+from spatialscout_gym.core.triangulation import MAX_OBSERVATIONS, MIN_BASELINE_M
 from spatialscout_gym.episode.tools import (MAX_ROTATION_DEG, MAX_TRANSLATION_M, PITCH_LIMIT_DEG,
-                                            SUBMIT_MARGIN_M, WORLD_BOX_M)
+                                            SUBMIT_MARGIN_M, TOOL_NAMES, WORLD_BOX_M)
 from spatialscout_gym.wrappers.images import MAX_SIDE_PX, delivered_size
 
-__all__ = ["task_prompt", "reminder_text", "REMINDER_AT", "PASSIVE_NOTE"]
+__all__ = ["task_prompt", "reminder_text", "first_message_text", "passive_baseline_m", "REMINDER_AT",
+           "PASSIVE_NOTE", "PROMPT_STYLES", "DEFAULT_PROMPT_STYLE", "CAMERA_TOOLS", "PASSIVE_TOOLS",
+           "check_prompt_style"]
 
 REMINDER_AT: tuple[int, ...] = (10, 3)
-"""A reminder is inserted before the model request when this many model calls remain."""
+"""A reminder is inserted before the model request when this many model calls remain, the call
+about to be made included (docs/protocol.md section 5)."""
+
+PROMPT_STYLES: tuple[str, ...] = ("paper", "legacy")
+"""Prompt wordings (see the module docstring); ``"paper"`` is the default."""
+DEFAULT_PROMPT_STYLE = "paper"
+
+CAMERA_TOOLS: tuple[str, ...] = ("set_camera_position", "move_camera", "rotate_camera", "capture_image")
+"""Tools disabled in passive mode (the views are fixed)."""
+PASSIVE_TOOLS: tuple[str, ...] = tuple(n for n in TOOL_NAMES if n not in CAMERA_TOOLS)
+"""The tools a passive-mode model receives, in the order of the tool list."""
 
 PASSIVE_NOTE = (
     "PASSIVE MODE: the camera is fixed. You are given a fixed set of views captured along a "
     "scripted path; set_camera_position, move_camera, rotate_camera and capture_image are disabled "
     "and will be refused. Work only from the given frames: mark pixels, triangulate, submit, finish.")
+"""The note the legacy wording appended to the active prompt in passive mode (kept for reference;
+passive mode now has its own prompt)."""
 
 
+def check_prompt_style(style: str) -> str:
+    """``style`` if it is one of :data:`PROMPT_STYLES`; a readable ``ValueError`` otherwise."""
+    if style not in PROMPT_STYLES:
+        raise ValueError(f"unknown prompt style {style!r}; expected one of {', '.join(PROMPT_STYLES)} "
+                         f"(paper: the paper's guidance, the default; legacy: this package's earlier wording)")
+    return style
+
+
+def passive_baseline_m(positions: Sequence[Sequence[float]]) -> float:
+    """The largest distance between two camera centres (metres): 0 for one view or views taken
+    from one point. Triangulation needs more than ``MIN_BASELINE_M`` (5 cm)."""
+    pts = np.asarray([np.asarray(p, dtype=float) for p in positions]).reshape(-1, 3)
+    if len(pts) < 2:
+        return 0.0
+    return float(np.max(np.linalg.norm(pts[:, None, :] - pts[None, :, :], axis=-1)))
+
+
+# ---- shared sections ----------------------------------------------------------------------------
+def _inventory(public: PublicScene) -> tuple[list[dict], list[str]]:
+    inventory = [e.to_dict() for e in public.inventory]
+    groups: dict[str, int] = {}
+    for e in inventory:
+        groups[e["group"]] = groups.get(e["group"], 0) + 1
+    return inventory, sorted(g for g, n in groups.items() if n > 1)
+
+
+def _frame_sections(public: PublicScene, shared: list[str], *, origin: str) -> list[str]:
+    r = float(public.radius_m)
+    return [
+        f"TASK FRAME (all positions you receive and submit): origin at {origin}; "
+        "+x = the initial camera's forward (optical) direction, +y = its left, +z = its up; metres. "
+        "If the initial camera is pitched, task +z is tilted from true vertical by the same angle.",
+        "TARGET: the centre of the object's world-axis-aligned bounding box (the box around all of its "
+        "geometry), not a point on its surface.",
+        "GROUPS: targets of the same group are interchangeable for scoring: it does not matter which "
+        "id of a group you file a position under, as long as each instance gets one position."
+        + (f" Groups with several instances here: {', '.join(shared)}." if shared else ""),
+        f"SEARCH RADIUS: every target centre lies within r = {r:.3f} m of the origin; a submission "
+        f"with |p| > r + {SUBMIT_MARGIN_M:g} = {r + SUBMIT_MARGIN_M:.3f} m is refused.",
+    ]
+
+
+def _calls_text(model_call_budget: int, budget_counts_tool_calls: bool) -> str:
+    return (f"{model_call_budget} tool calls (every tool call counts, refused ones included)"
+            if budget_counts_tool_calls else
+            f"{model_call_budget} model calls (each of your responses is one call, whatever number of "
+            "tool calls it carries)")
+
+
+def _ending_text(budget_counts_tool_calls: bool) -> str:
+    if budget_counts_tool_calls:   # MCP: the server sees tool calls only, never a reply without one
+        return ("The episode ends when you call finish_mapping, when B is used up, or when the "
+                "connection closes; your last accepted map is what counts, so submit as you go and call "
+                "finish_mapping when you are done.")
+    text = ("The episode ends when you call finish_mapping (tools after it in the same response are "
+            "skipped), when you answer without a tool call, or when B is used up; your last accepted "
+            "map is what counts.")
+    if not budget_counts_tool_calls:
+        text += (f" Reminders of what is left come before the requests with "
+                 f"{' and '.join(str(k) for k in REMINDER_AT)} model calls remaining (the call about "
+                 "to be made included).")
+    return text
+
+
+def _responses_section(budget_counts_tool_calls: bool) -> list[str]:
+    if budget_counts_tool_calls:   # MCP: the client decides when a turn ends
+        return []
+    return ["", "RESPONSES: every response must carry at least one tool call until you are done: a "
+            "response without a tool call ends the episode. Write your reasoning and plans in the same "
+            "response as your tool calls. Tool calls in one response run in order before you see "
+            "their results."]
+
+
+def _pixels_section(intrinsics: Intrinsics, max_side: int) -> list[str]:
+    K = intrinsics
+    wd, hd = delivered_size(K.width, K.height, max_side)
+    return ["",
+            f"PIXELS: the render grid is {K.width}x{K.height} (fx={K.fx:.3f}, fy={K.fy:.3f}, "
+            f"cx={K.cx:.3f}, cy={K.cy:.3f}); pixel (u, v) has u to the right and v down, integers at pixel "
+            "centres, origin at the centre of the top-left pixel. Images are sent to you as JPEG no "
+            f"larger than {max_side} px (here {wd}x{hd}). A point (u_d, v_d) on a delivered image of "
+            "size W_d x H_d maps to the render grid by u = (u_d + 0.5) * W / W_d - 0.5, "
+            "v = (v_d + 0.5) * H / H_d - 0.5; triangulate_observations takes render-grid pixels. Each "
+            "image message repeats the conversion with its numbers."]
+
+
+_TRIANGULATION = (
+    "TRIANGULATION: mark the same physical point in >= 2 frames taken from different positions "
+    "(the camera centres must differ by more than 5 cm; wider baselines are more accurate). The "
+    "result is a point on the object's SURFACE, not the box centre: reason from it to the centre "
+    "(e.g. add half the object's depth away from the camera, or triangulate opposite edges and "
+    "average). Heed warnings (small ray angle, large residual). At most "
+    f"{MAX_OBSERVATIONS} observations per call.")
+
+def _one_view(single: bool) -> str:
+    """Estimating without triangulation: the ray of a pixel, and depth from what the image shows."""
+    if single:
+        ray = ("Estimate each centre from the initial image and its calibration: pixel (u, v) of frame 0 "
+               "looks from the origin along the task-frame direction (1, -(u - cx)/fx, -(v - cy)/fy) "
+               "(frame 0's camera axes are the task axes)")
+    else:
+        ray = ("Estimate each centre from the images and their calibration: pixel (u, v) of a frame looks "
+               "from its camera position along (1, -(u - cx)/fx, -(v - cy)/fy) in that camera's "
+               "(forward, left, up) axes")
+    return (ray + "; judge the distance along that ray from what the image shows (the object's apparent "
+            "size, where it meets the floor, what it stands next to).")
+
+
+def _camera_section() -> list[str]:
+    return ["",
+            f"CAMERA MOVES: move_camera translates along the current horizontal forward/right and world "
+            f"vertical, at most {MAX_TRANSLATION_M:g} m per call; rotate_camera turns by yaw (positive = "
+            f"left, counter-clockwise seen from above) and pitch (positive = up), each at most "
+            f"{MAX_ROTATION_DEG:g} degrees per call; pitch is clamped to [-{PITCH_LIMIT_DEG:g}, "
+            f"{PITCH_LIMIT_DEG:g}] degrees; roll is always 0; every world coordinate of the camera stays "
+            f"within +-{WORLD_BOX_M:g} m. set_camera_position teleports to a task-frame position (yaw "
+            "relative to the initial heading, pitch = elevation). A request outside a bound is refused and "
+            "nothing moves. The camera passes through objects (no collisions). capture_image renders a new "
+            "image at the current pose; moving alone gives no image."]
+
+
+def _inventory_section(inventory: list[dict]) -> list[str]:
+    return ["", f"INVENTORY ({len(inventory)} targets; id, category, group):",
+            json.dumps(inventory, separators=(",", ":"))]
+
+
+# ---- the prompts --------------------------------------------------------------------------------
 def task_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_budget: int,
-                image_budget: int, passive: bool = False, budget_counts_tool_calls: bool = False) -> str:
+                image_budget: int, passive: bool = False, budget_counts_tool_calls: bool = False,
+                style: str = DEFAULT_PROMPT_STYLE, max_side: int = MAX_SIDE_PX,
+                passive_positions: Mapping[int, Sequence[float]] | None = None) -> str:
     """The system prompt: the protocol, the inventory and the budgets.
 
     Parameters
@@ -40,23 +207,141 @@ def task_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_budge
     image_budget : int
         V, images per episode including the initial one.
     passive : bool
-        Add the passive-mode note (camera tools disabled).
+        Passive mode: its own prompt (fixed views, only :data:`PASSIVE_TOOLS`).
     budget_counts_tool_calls : bool
         B counts tool calls instead of model calls (the MCP server, which cannot see the client's
         model calls).
+    style : {"paper", "legacy"}
+        The wording (module docstring).
+    max_side : int
+        Longest side of a delivered image, pixels (the prompt states it).
+    passive_positions : mapping of int to [x, y, z], optional
+        Passive mode: camera centre (task frame, metres) of each given frame; the prompt states
+        the number of views and whether they allow triangulation.
     """
+    check_prompt_style(style)
+    if style == "legacy":
+        return _legacy_prompt(public, intrinsics, model_call_budget=model_call_budget,
+                              image_budget=image_budget, passive=passive,
+                              budget_counts_tool_calls=budget_counts_tool_calls, max_side=max_side)
+    if passive:
+        return _passive_prompt(public, intrinsics, model_call_budget=model_call_budget,
+                               max_side=max_side, positions=passive_positions or {0: [0.0, 0.0, 0.0]})
+    inventory, shared = _inventory(public)
+    one_view = int(image_budget) == 1
+    lines = ["You are mapping an indoor scene with a camera. Estimate the 3D centre of every target in "
+             "the inventory below and submit your estimates with the tools.", ""]
+    lines += _frame_sections(public, shared, origin="the initial camera position")
+    budgets = (f"BUDGETS: B = {_calls_text(model_call_budget, budget_counts_tool_calls)} and "
+               f"V = {image_budget} image{'' if one_view else 's'} (the initial image counts). ")
+    if one_view:
+        budgets += ("With V = 1 the initial image (frame 0) is the only image of this episode: "
+                    "captures are refused, but you can still submit and finish. ")
+    else:
+        budgets += ("Captures in one response can inform your next response. After V images captures "
+                    "are refused (a refused capture uses no image), but you can still triangulate, "
+                    "submit and finish. ")
+    lines += ["", budgets + _ending_text(budget_counts_tool_calls)]
+    lines += _responses_section(budget_counts_tool_calls)
+    lines += _camera_section()
+    lines += _pixels_section(intrinsics, max_side)
+    lines += ["", ("ONE VIEW: triangulate_observations needs marks in two frames taken from different "
+                   "positions, so it cannot help here. " + _one_view(True)) if one_view else _TRIANGULATION]
+    if one_view:
+        guidance = ("SUBMISSIONS: give estimates that are supported by what you see in the initial image, "
+                    "using its calibration (intrinsics above; frame 0's camera is at the origin looking "
+                    "along +x).")
+    else:
+        guidance = ("SUBMISSIONS: give estimates that are supported by what you see in the images. After "
+                    "your first two views, submit estimates for the targets you can locate, then add new "
+                    "targets and revise earlier estimates as you explore.")
+    guidance += (" Each accepted entry replaces that id's earlier estimate; submit_positions returns "
+                 "the whole accepted map, and an empty batch ({}) shows it without changing it.")
+    lines += ["", guidance]
+    lines += _inventory_section(inventory)
+    return "\n".join(lines)
+
+
+def _passive_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_budget: int,
+                    max_side: int, positions: Mapping[int, Sequence[float]]) -> str:
+    inventory, shared = _inventory(public)
+    n = len(positions)
+    fids = sorted(int(f) for f in positions)
+    baseline = passive_baseline_m([positions[f] for f in fids])
+    usable = baseline > MIN_BASELINE_M
+    lines = [f"You are mapping an indoor scene from {n} fixed image{'s' if n != 1 else ''}. Estimate "
+             "the 3D centre of every target in the inventory below and submit your estimates with the "
+             "tools.", ""]
+    lines += _frame_sections(public, shared, origin="the camera position of frame 0")
+    lines += ["",
+              f"VIEWS: frames {', '.join(str(f) for f in fids)} are given to you in the first message, "
+              "captured along a fixed path (the same for every model); each image states its camera "
+              "position and heading. The camera does not move and no other image can be taken.",
+              f"TOOLS: {', '.join(PASSIVE_TOOLS)}.",
+              "",
+              f"BUDGETS: B = {_calls_text(model_call_budget, False)}. " + _ending_text(False)]
+    lines += _responses_section(False)
+    lines += _pixels_section(intrinsics, max_side)
+    if usable:
+        lines += ["", _TRIANGULATION.replace(">= 2 frames taken from different positions",
+                                             ">= 2 of the given frames taken from different positions")
+                  + f" The given camera centres are up to {baseline:.2f} m apart."]
+        guidance = ("SUBMISSIONS: give estimates that are supported by what you see in the images: submit "
+                    "the targets you can locate, then add the others and revise estimates as you study "
+                    "more views.")
+    else:
+        lines += ["", "NO BASELINE: all given frames were taken from one camera centre, so no point can be "
+                  "triangulated. " + _one_view(False)]
+        guidance = ("SUBMISSIONS: give estimates that are supported by what you see in the images and "
+                    "their calibration.")
+    guidance += (" Each accepted entry replaces that id's earlier estimate; submit_positions returns the "
+                 "whole accepted map, and an empty batch ({}) shows it without changing it.")
+    lines += ["", guidance]
+    lines += _inventory_section(inventory)
+    return "\n".join(lines)
+
+
+def first_message_text(*, passive: bool = False, style: str = DEFAULT_PROMPT_STYLE,
+                       frames: Sequence[int] = (0,)) -> str:
+    """The text that opens the first user message (the images follow it)."""
+    check_prompt_style(style)
+    if style == "legacy":
+        intro = ("Here are the fixed views of this episode." if passive else
+                 "Here is the initial image (frame 0), taken at the task-frame origin.")
+        return intro + " Start by planning; call list_entities if you want the inventory and budgets again."
+    if passive:
+        intro = f"Here are the fixed views of this episode (frames {', '.join(str(f) for f in frames)})."
+    else:
+        intro = "Here is the initial image (frame 0), taken at the task-frame origin."
+    return (intro + " Answer with tool calls; write your plan in the same response. A response without a "
+            "tool call ends the episode.")
+
+
+def reminder_text(calls_left: int, images_left: int, submitted: int, inventory: int, *,
+                  style: str = DEFAULT_PROMPT_STYLE) -> str:
+    """The reminder inserted before a request when ``calls_left`` (this one included) is in
+    :data:`REMINDER_AT`.
+
+    The paper's reminder is neutral: what is left, no advice. ``submitted`` and ``inventory`` are
+    used by the legacy wording only.
+    """
+    check_prompt_style(style)
+    if style == "legacy":
+        return (f"REMINDER: {calls_left} model calls remain, this one included ({images_left} images "
+                f"left). Your accepted map holds {submitted} of {inventory} targets. Submit your best "
+                f"estimates for every target now and call finish_mapping before the budget runs out.")
+    return (f"REMINDER: {calls_left} model calls remain, this one included; {images_left} images "
+            f"remain.")
+
+
+def _legacy_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_budget: int,
+                   image_budget: int, passive: bool, budget_counts_tool_calls: bool, max_side: int) -> str:
+    """The wording before the paper's guidance was followed (kept verbatim for ``style="legacy"``)."""
     K = intrinsics
-    wd, hd = delivered_size(K.width, K.height)
+    wd, hd = delivered_size(K.width, K.height, max_side)
     r = float(public.radius_m)
-    inventory = [e.to_dict() for e in public.inventory]
-    groups: dict[str, int] = {}
-    for e in inventory:
-        groups[e["group"]] = groups.get(e["group"], 0) + 1
-    shared = sorted(g for g, n in groups.items() if n > 1)
-    calls = (f"{model_call_budget} tool calls (every tool call counts, refused ones included)"
-             if budget_counts_tool_calls else
-             f"{model_call_budget} model calls (each of your responses is one call, whatever number of "
-             "tool calls it carries)")
+    inventory, shared = _inventory(public)
+    calls = _calls_text(model_call_budget, budget_counts_tool_calls)
     lines = [
         "You are mapping an indoor scene with a camera. Estimate the 3D centre of every target in "
         "the inventory below and submit it with the tools.",
@@ -90,7 +375,7 @@ def task_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_budge
         f"PIXELS: the render grid is {K.width}x{K.height} (fx={K.fx:.3f}, fy={K.fy:.3f}, "
         f"cx={K.cx:.3f}, cy={K.cy:.3f}); pixel (u, v) has u to the right and v down, integers at pixel "
         "centres, origin at the centre of the top-left pixel. Images are sent to you as JPEG no "
-        f"larger than {MAX_SIDE_PX} px (here {wd}x{hd}). A point (u_d, v_d) on a delivered image of "
+        f"larger than {max_side} px (here {wd}x{hd}). A point (u_d, v_d) on a delivered image of "
         "size W_d x H_d maps to the render grid by u = (u_d + 0.5) * W / W_d - 0.5, "
         "v = (v_d + 0.5) * H / H_d - 0.5; triangulate_observations takes render-grid pixels. Each "
         "image message repeats the conversion with its numbers.",
@@ -107,14 +392,5 @@ def task_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_budge
     ]
     if passive:
         lines += ["", PASSIVE_NOTE]
-    lines += ["", f"INVENTORY ({len(inventory)} targets; id, category, group):",
-              json.dumps(inventory, separators=(",", ":"))]
+    lines += _inventory_section(inventory)
     return "\n".join(lines)
-
-
-def reminder_text(calls_left: int, images_left: int, submitted: int, inventory: int) -> str:
-    """The reminder inserted before a request when ``calls_left`` (this one included) is in
-    :data:`REMINDER_AT`."""
-    return (f"REMINDER: {calls_left} model calls remain, this one included ({images_left} images "
-            f"left). Your accepted map holds {submitted} of {inventory} targets. Submit your best "
-            f"estimates for every target now and call finish_mapping before the budget runs out.")

@@ -4,8 +4,8 @@ Used by :class:`~spatialscout_gym.wrappers.tool_call.ToolCallWrapper` and the MC
 (:mod:`spatialscout_gym.eval.mcp_server`), so both send the same text for the same tool result:
 
 * :func:`result_text`: the JSON text ``{"ok": true, "result": ...}`` or ``{"ok": false, "error":
-  ..., ["result": ...]}`` of a tool result (numbers as :func:`~spatialscout_gym.episode.tools.to_jsonable`
-  makes them);
+  ..., ["result": ...]}`` of a tool result, written by :func:`~spatialscout_gym.episode.tools.model_json`
+  (numbers rounded to 3 decimals, no ``-0.0``: what a model reads, docs/protocol.md section 4);
 * :func:`refusal_text`: the same payload for a call refused before it reached the tools (unknown tool,
   malformed arguments, a disabled tool, a call after the end);
 * :func:`clip_error`: errors longer than :data:`MAX_ERROR_CHARS` are cut with the count stated;
@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
-from spatialscout_gym.episode.tools import TOOL_NAMES, to_jsonable
+from spatialscout_gym.episode.tools import TOOL_NAMES, model_json
 from spatialscout_gym.wrappers.conversation import short_repr
 from spatialscout_gym.wrappers.images import (JPEG_QUALITY, MAX_SIDE_PX, DeliveredImage, conversion_text,
                                               encode_for_model)
@@ -49,7 +49,7 @@ def result_text(result: Mapping[str, Any]) -> str:
         payload["error"] = clip_error(result.get("error") or "refused")
         if result.get("result"):
             payload["result"] = result["result"]
-    return json.dumps(to_jsonable(payload), allow_nan=False)
+    return model_json(payload)
 
 
 def refusal_text(error: str) -> str:

@@ -6,12 +6,12 @@ formats (:mod:`spatialscout_gym.baselines.wire`) and the MCP server render these
 
 from __future__ import annotations
 
+from typing import Iterable
+
 from spatialscout_gym.episode.tools import TOOL_SPECS, ArgSpec
+from spatialscout_gym.wrappers.prompt import CAMERA_TOOLS, PASSIVE_TOOLS
 
-__all__ = ["tool_schemas", "CAMERA_TOOLS"]
-
-CAMERA_TOOLS: tuple[str, ...] = ("set_camera_position", "move_camera", "rotate_camera", "capture_image")
-"""Tools disabled in passive mode (the views are fixed)."""
+__all__ = ["tool_schemas", "CAMERA_TOOLS", "PASSIVE_TOOLS"]
 
 _VEC3 = {"type": "array", "items": {"type": "number"}, "minItems": 3, "maxItems": 3}
 
@@ -22,7 +22,8 @@ def _arg_schema(a: ArgSpec) -> dict:
     if a.kind == "vec3":
         return {**_VEC3, "description": a.description}
     if a.kind == "marks":
-        return {"type": "array", "minItems": 2, "description": a.description + " (render-grid pixels; "
+        return {"type": "array", "minItems": 2, **({"maxItems": a.max_items} if a.max_items else {}),
+                "description": a.description + " (render-grid pixels; "
                 "convert from delivered images first)",
                 "items": {"type": "object", "additionalProperties": False,
                           "required": ["frame_id", "u", "v"],
@@ -35,10 +36,14 @@ def _arg_schema(a: ArgSpec) -> dict:
     raise ValueError(f"unknown argument kind {a.kind!r} of {a.name!r}; expected number, vec3, marks or positions")
 
 
-def tool_schemas() -> list[dict]:
-    """The ten tools as ``{"name", "description", "parameters"}`` with JSON Schema parameters."""
+def tool_schemas(names: Iterable[str] | None = None) -> list[dict]:
+    """The ten tools (or those in ``names``, in tool-list order; passive mode offers
+    :data:`PASSIVE_TOOLS`) as ``{"name", "description", "parameters"}`` with JSON Schema parameters."""
+    keep = None if names is None else set(names)
     out = []
     for spec in TOOL_SPECS:
+        if keep is not None and spec.name not in keep:
+            continue
         params = {"type": "object", "properties": {a.name: _arg_schema(a) for a in spec.args},
                   "required": [a.name for a in spec.args if a.required], "additionalProperties": False}
         out.append({"name": spec.name, "description": spec.description, "parameters": params})

@@ -33,6 +33,8 @@ the previous request, images by frame file name), ``model_response`` (text, tool
 attempts, stop reason) and ``tool_call_refused``; ``map`` events carry the model-call index and the
 ``end`` event the number of model calls. The full request ``k`` is the concatenation of the
 ``new_messages`` of requests ``0..k``. The episode's own trace is never written to.
+Every wrapper event carries ``time_unix_s`` (wall clock, seconds): a ``model_request``'s is when the
+request was handed to the provider, a ``model_response``'s when the reply came back.
 
 Example
 -------
@@ -44,6 +46,7 @@ Example
 
 from __future__ import annotations
 
+import time
 from typing import Any, Sequence
 
 import gymnasium as gym
@@ -54,13 +57,14 @@ from spatialscout_gym.wrappers.conversation import (EpisodeOverError, Message, M
                                                     parse_arguments, parse_reply)
 from spatialscout_gym.wrappers.encode import encode_call
 from spatialscout_gym.wrappers.images import JPEG_QUALITY, MAX_SIDE_PX
-from spatialscout_gym.wrappers.prompt import REMINDER_AT, reminder_text, task_prompt
+from spatialscout_gym.wrappers.prompt import (CAMERA_TOOLS, DEFAULT_PROMPT_STYLE, PASSIVE_TOOLS, REMINDER_AT,
+                                              check_prompt_style, first_message_text, reminder_text, task_prompt)
 from spatialscout_gym.wrappers.replies import (clip_error, frame_parts, refusal_text, result_text,
                                                unknown_tool_error)
-from spatialscout_gym.wrappers.schemas import CAMERA_TOOLS, tool_schemas
+from spatialscout_gym.wrappers.schemas import tool_schemas
 
 __all__ = ["ToolCallWrapper", "ToolCall", "Message", "ModelReply", "EpisodeOverError", "tool_schemas",
-           "CAMERA_TOOLS", "parse_arguments", "parse_reply"]
+           "CAMERA_TOOLS", "PASSIVE_TOOLS", "parse_arguments", "parse_reply"]
 
 
 class ToolCallWrapper(gym.Wrapper):
@@ -83,6 +87,12 @@ class ToolCallWrapper(gym.Wrapper):
         (:func:`spatialscout_gym.baselines.passive.scripted_path` is the benchmark's).
     max_side, jpeg_quality : int
         Delivered image size bound (pixels) and JPEG quality.
+    prompt_style : {"paper", "legacy"}
+        Wording of the prompt, first message and reminders (:mod:`spatialscout_gym.wrappers.prompt`).
+    clock : callable, optional
+        A wall clock (``time.time``) given to each episode on ``reset``, so its ``tool_call`` events
+        carry ``started_unix_s`` and ``execution_s`` (the VLM agents pass it; None leaves the
+        episode's own setting).
 
     ``observation_space`` and ``action_space`` stay the inner env's: this wrapper's observations are
     lists of :class:`Message` and its actions model replies, which no fixed-shape space describes;
@@ -104,7 +114,8 @@ class ToolCallWrapper(gym.Wrapper):
 
     def __init__(self, env: gym.Env, *, model_call_budget: int = 100, passive_views: int | None = None,
                  passive_path: Sequence[tuple[Sequence[float], float, float]] | None = None,
-                 max_side: int = MAX_SIDE_PX, jpeg_quality: int = JPEG_QUALITY) -> None:
+                 max_side: int = MAX_SIDE_PX, jpeg_quality: int = JPEG_QUALITY,
+                 prompt_style: str = DEFAULT_PROMPT_STYLE, clock: Any = None) -> None:
         super().__init__(env)
         if int(model_call_budget) < 1:
             raise ValueError(f"model_call_budget must be >= 1, got {model_call_budget}")
@@ -115,6 +126,8 @@ class ToolCallWrapper(gym.Wrapper):
         self.passive_views = None if passive_views is None else int(passive_views)
         self.passive_path = list(passive_path) if passive_path is not None else None
         self.max_side, self.jpeg_quality = int(max_side), int(jpeg_quality)
+        self.prompt_style = check_prompt_style(prompt_style)
+        self.clock = clock
         self._episode: Any = None
         self._clear()
 
@@ -150,8 +163,14 @@ class ToolCallWrapper(gym.Wrapper):
     def calls_left(self) -> int:
         return self.model_call_budget - self.model_calls
 
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        """The tools the model is offered: all ten, or :data:`PASSIVE_TOOLS` in passive mode."""
+        return PASSIVE_TOOLS if self.passive else TOOL_NAMES
+
     def _emit(self, kind: str, **fields: Any) -> None:
-        self._events.append((len(self._episode.trace), tr.event(kind, **fields)))
+        # time_unix_s: when the request was handed to the provider / the reply came back (seconds)
+        self._events.append((len(self._episode.trace), tr.event(kind, **fields, time_unix_s=time.time())))
 
     def trace(self) -> list[dict]:
         """The episode's trace events with this wrapper's events in place (see the module docstring)."""
@@ -187,14 +206,15 @@ class ToolCallWrapper(gym.Wrapper):
         _, info = self.env.reset(seed=seed, options=options)
         self._clear()
         self._episode = ep = self.env.unwrapped.episode
+        if self.clock is not None:
+            ep.clock = self.clock
         frames = self._capture_passive_views() if self.passive else [0]
         self.messages = [Message("system", [task_prompt(
             ep.public, ep.intrinsics, model_call_budget=self.model_call_budget,
-            image_budget=ep.image_budget, passive=self.passive)])]
-        intro = ("Here are the fixed views of this episode." if self.passive else
-                 "Here is the initial image (frame 0), taken at the task-frame origin.")
-        parts: list[Part] = [intro + " Start by planning; call list_entities if you want the inventory "
-                             "and budgets again."]
+            image_budget=ep.image_budget, passive=self.passive, style=self.prompt_style,
+            max_side=self.max_side,
+            passive_positions={f: ep.frames[f].position_task for f in frames} if self.passive else None)])]
+        parts: list[Part] = [first_message_text(passive=self.passive, style=self.prompt_style, frames=frames)]
         for fid in frames:
             parts += self._image_parts(fid)
         self.messages.append(Message("user", parts))
@@ -298,6 +318,23 @@ class ToolCallWrapper(gym.Wrapper):
                         end_reason=self.end_reason)
         return out, reward, terminated, truncated, info_out
 
+    def record_truncated(self, reply: Any) -> None:
+        """Record a reply cut off at an output-token limit: a ``model_response`` event with
+        ``truncated: true`` and its stop reason; its tool calls are not run. The model call stays
+        counted; the caller fails the attempt (:class:`~spatialscout_gym.baselines.vlm.OutputCapError`)."""
+        if self._episode is None:
+            raise RuntimeError("call reset() before record_truncated()")
+        reply = parse_reply(reply)
+        if not self._requested:
+            self.request()
+        self._requested = False
+        self.attempts += int(reply.attempts)
+        for k in self.usage:
+            self.usage[k] += int(reply.usage.get(k, 0) or 0)
+        self._emit("model_response", model_call_index=self.model_calls - 1, text=reply.text,
+                   tool_calls=[c.to_trace() for c in reply.tool_calls], usage=dict(reply.usage),
+                   attempts=int(reply.attempts), stop_reason=reply.stop_reason, truncated=True)
+
     # ---- tool calls -------------------------------------------------------------------------------
     def _env_step(self, name: str, args: dict):
         """One tool call as one env step; returns the step's five values."""
@@ -349,7 +386,8 @@ class ToolCallWrapper(gym.Wrapper):
         if left not in REMINDER_AT:
             return []
         ep = self._episode
-        msg = Message("user", [reminder_text(left, ep.images_left, len(ep.accepted_map), len(ep.inventory_ids))])
+        msg = Message("user", [reminder_text(left, ep.images_left, len(ep.accepted_map), len(ep.inventory_ids),
+                                             style=self.prompt_style)])
         self.messages.append(msg)
         return [msg]
 

@@ -1,0 +1,58 @@
+"""``spatialscout leaderboard DIR... --out SITE``: one static page over many evaluations (issue 14).
+
+    spatialscout leaderboard runs/origin runs/oracle-click runs/gpt-x --out site
+    spatialscout leaderboard runs/* --out site --figure-scene procedural_7
+
+Writes ``SITE/index.html`` (sortable Table 3 with spend, tool-use plots, the cost picture with its
+Pareto frontier, Tables 4-5), ``SITE/leaderboard.json`` and ``SITE/leaderboard.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from spatialscout_gym.cli.errors import CliError
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "leaderboard", help="one static page (plus JSON and markdown) over many evaluation directories",
+        description="Table-3 rows (object-micro and scene-macro, seed spread), coverage, centre error, "
+                    "full-scene loss, cost, tokens, model calls and images per task, completed and "
+                    "failed episodes; tool use over the episode (paper Figures 5-6), accuracy vs. cost "
+                    "with the Pareto frontier (Figure 7), success and failure factors (Table 4) and "
+                    "geometric grounding (Table 5), all computed from the traces. Evaluations on "
+                    "different catalog versions or scene contents are refused unless --force.")
+    p.add_argument("dirs", nargs="+", type=Path, metavar="DIR",
+                   help="evaluation directories (from `spatialscout evaluate --out DIR`), one row each")
+    p.add_argument("--out", type=Path, required=True, metavar="SITE",
+                   help="folder for index.html, leaderboard.json, leaderboard.md and plots/")
+    p.add_argument("--force", action="store_true", help="allow mixed catalog versions / scene hashes")
+    p.add_argument("--lambda", dest="lam", type=float, default=5.0, metavar="M",
+                   help="omission penalty of the full-scene loss, metres (default 5)")
+    p.add_argument("--figure-scene", default=None, metavar="SCENE_DIR",
+                   help="also draw Figure 4 (the scene's own meshes at the submitted centres) of this "
+                        "scene's seed-0 episode for every row, e.g. procedural_7 (renders with SAPIEN)")
+    p.add_argument("--figure-px", type=int, default=256, help="side of one Figure-4 view, pixels (default 256)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from spatialscout_gym.core.files import SceneFileError
+    from spatialscout_gym.eval.leaderboard import LeaderboardError, write_leaderboard
+    for d in args.dirs:
+        if not d.is_dir():
+            raise CliError(f"{d} is not a directory (expected an evaluation directory from `spatialscout evaluate`)")
+    try:
+        board = write_leaderboard(args.dirs, args.out, force=args.force, lam=args.lam,
+                                  figure_scene=args.figure_scene, figure_px=args.figure_px,
+                                  progress=not args.no_progress)
+    except (LeaderboardError, FileNotFoundError, SceneFileError, ValueError) as exc:
+        raise CliError(str(exc)) from None
+    for name, row in board["rows"].items():
+        print(f"{name:40s} all-target mIoU {100 * row['object_micro']['all']['mean_iou']:6.2f}%  "
+              f"completed {row['completed']}  failed {row['failed']}")
+    print(f"wrote {args.out}/index.html, leaderboard.json, leaderboard.md and plots/")
+    return 0

@@ -1,0 +1,526 @@
+"""The leaderboard over many evaluation directories (issue 14; paper sections 4-5).
+
+:func:`build_leaderboard` reads every evaluation directory (one per model or setting, written by
+``spatialscout evaluate``) and gives one **row** per directory:
+
+* Table 3: the object-micro and scene-macro metric dicts of the completed episodes (re-scored from
+  ``ground_truth.json`` + ``predictions.json``), the seed spread (std across seeds, ``ddof=1``, of
+  the object-micro all-target mean IoU of each seed), coverage, centre error, full-scene loss;
+* spend per completed task: cost (USD, None when any episode has no price), tokens (input +
+  output), model calls, tool calls, images (initial image included);
+* completed and failed episode counts and the failure rate (:func:`collect_episodes`);
+* the analyses of :mod:`~spatialscout_gym.eval.behaviour` (Figures 5-6),
+  :mod:`~spatialscout_gym.eval.grounding` (Table 5) and :mod:`~spatialscout_gym.eval.failures`
+  (Table 4), and the cost picture of :mod:`~spatialscout_gym.eval.cost` (Figure 7).
+
+A row is a **reference** row when its episodes made no model calls (``origin``, ``oracle-*``,
+NBV agents: their ``result.json`` has no ``model`` block).
+
+Rows made on different catalog versions, or on a scene whose content hash differs between rows,
+are refused unless ``force`` (as ``spatialscout compare``).
+
+:func:`write_leaderboard` writes ``SITE/leaderboard.json``, ``SITE/leaderboard.md``,
+``SITE/index.html`` (a sortable table and the plots, relative links only) and the PNG plots.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import json
+import os
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from spatialscout_gym.core.files import load_ground_truth, load_predictions, write_json_atomic, write_text_atomic
+from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, SceneScore, aggregate, score_scene
+from spatialscout_gym.eval.behaviour import tool_behaviour
+from spatialscout_gym.eval.failures import (FACTOR_LABELS, FAILURE_FACTORS, SUCCESS_FACTORS, count_factors,
+                                            submitted_errors, trajectory_factors)
+from spatialscout_gym.eval.grounding import grounding_summary
+from spatialscout_gym.eval.trajectory import load_trajectory
+
+__all__ = ["EpisodeRecord", "EvalEpisodes", "collect_episodes", "build_row", "build_leaderboard",
+           "write_leaderboard", "format_leaderboard_md", "LeaderboardError", "LEADERBOARD_JSON",
+           "LEADERBOARD_MD"]
+
+LEADERBOARD_JSON = "leaderboard.json"
+LEADERBOARD_MD = "leaderboard.md"
+_SEED_DIR = re.compile(r"seed_(\d+)$")
+
+
+class LeaderboardError(ValueError):
+    """Evaluations that cannot be put on one leaderboard (mixed catalogs, nothing completed)."""
+
+
+@dataclasses.dataclass
+class EpisodeRecord:
+    """One completed episode: its run directory (where ``result.json`` has status ok)."""
+
+    key: str
+    run_dir: Path
+    result: dict
+
+
+@dataclasses.dataclass
+class EvalEpisodes:
+    """What an evaluation directory holds.
+
+    Attributes
+    ----------
+    completed : list of EpisodeRecord
+    failed : list of str
+        Keys (``<scene dir>/seed_<k>``) of episodes with a failure record and no completed run.
+    failed_attempts : list of dict
+        ``result.json`` (or failure note) of every failed attempt, redone or not.
+    """
+
+    completed: list[EpisodeRecord]
+    failed: list[str]
+    failed_attempts: list[dict]
+
+
+def _read(path: Path) -> dict | None:
+    try:
+        d = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return d if isinstance(d, dict) else None
+
+
+def _ok(d: dict | None) -> bool:
+    return d is not None and d.get("status", "ok") != "failed"
+
+
+def collect_episodes(eval_dir: str | os.PathLike) -> EvalEpisodes:
+    """Completed and failed episodes of an evaluation directory, in either attempt layout.
+
+    An episode is ``DIR/<scene dir>/seed_<k>`` (or ``DIR`` itself when it holds a
+    ``result.json``). Its attempts are ``seed_<k>/`` itself and every ``seed_<k>/attempts/<NN>/``
+    holding a ``result.json`` (the per-attempt layout). It is **completed** when one of them has
+    a result whose ``status`` is not ``"failed"``: ``seed_<k>/`` when it qualifies, else the last
+    such attempt directory. It is **failed** when none qualifies but there is a failure record: a
+    failed ``result.json``, ``seed_<k>.failed.json`` (the episode could not start) or an archived
+    ``seed_<k>.attempts/failed_NN.json``. Every failure record counts as one failed attempt.
+    """
+    root = Path(eval_dir)
+    if (root / "result.json").is_file():
+        episodes = [root]
+    else:
+        found = {p.parent for p in root.glob("*/seed_*/result.json")}
+        found |= {p.parent.parent.parent for p in root.glob("*/seed_*/attempts/*/result.json")}
+        found |= {p.with_name(p.name[: -len(".failed.json")]) for p in root.glob("*/seed_*.failed.json")}
+        found |= {p.with_name(p.name[: -len(".attempts")]) for p in root.glob("*/seed_*.attempts")}
+        episodes = sorted(d for d in found if _SEED_DIR.search(d.name))
+    completed: list[EpisodeRecord] = []
+    failed: list[str] = []
+    failed_attempts: list[dict] = []
+    for ep in episodes:
+        key = f"{ep.parent.name}/{ep.name}" if _SEED_DIR.search(ep.name) else ep.name
+        tries = [ep] + sorted((p.parent for p in (ep / "attempts").glob("*/result.json")),
+                              key=lambda p: (len(p.name), p.name))
+        results = [(d, _read(d / "result.json")) for d in tries if (d / "result.json").is_file()]
+        failed_attempts += [r for _, r in results if r is not None and not _ok(r)]
+        failed_attempts += [r for r in (_read(p) for p in sorted(Path(str(ep) + ".attempts").glob("failed_*.json")))
+                            if r is not None]
+        good = [(d, r) for d, r in results if _ok(r)]
+        note = Path(str(ep) + ".failed.json")
+        if good:
+            d, r = good[0] if good[0][0] == ep else good[-1]
+            completed.append(EpisodeRecord(key, d, r))
+        else:
+            if note.is_file():
+                failed_attempts.append(_read(note) or {"error": "unreadable failure note"})
+            if results or note.is_file() or Path(str(ep) + ".attempts").is_dir():
+                failed.append(key)
+    return EvalEpisodes(completed, failed, failed_attempts)
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    vals = [float(v) for v in values if v is not None]
+    return float(np.mean(vals)) if vals else None
+
+
+def _seed_spread(scores: Sequence[tuple[int, SceneScore]], lam: float) -> dict:
+    by_seed: dict[int, list] = defaultdict(list)
+    for seed, s in scores:
+        by_seed[seed].append(s)
+    per_seed = {str(k): aggregate(v, lam)["object_micro"]["all"]["mean_iou"] for k, v in sorted(by_seed.items())}
+    vals = np.array(list(per_seed.values()))
+    return {"seeds": sorted(by_seed), "per_seed": per_seed, "mean": float(vals.mean()),
+            "std": float(vals.std(ddof=1)) if len(vals) > 1 else 0.0}
+
+
+def _model_block(result: dict) -> dict:
+    m = result.get("model")
+    return m if isinstance(m, dict) else {}
+
+
+def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> dict:
+    """The leaderboard row of one evaluation directory (see the module docstring).
+
+    Raises
+    ------
+    LeaderboardError
+        No completed episode in ``eval_dir``.
+    """
+    d = Path(eval_dir)
+    eps = collect_episodes(d)
+    if not eps.completed:
+        raise LeaderboardError(f"{d} holds no completed episode (<scene>/seed_<k>/result.json with status ok; "
+                               f"{len(eps.failed)} failed); run `spatialscout evaluate --out {d} ...` first")
+    scores: list[tuple[int, SceneScore]] = []
+    trajectories, outcomes, errors = [], {}, []
+    for ep in eps.completed:
+        gt = load_ground_truth(ep.run_dir)
+        score = score_scene(gt, load_predictions(ep.run_dir, gt), lam=lam)
+        scores.append((int(ep.result.get("seed", 0)), score))
+        traj = load_trajectory(ep.run_dir)
+        trajectories.append(traj)
+        errs = submitted_errors(score)
+        errors += list(errs.values())
+        outcomes[ep.key] = trajectory_factors(traj, errs, gt.num_targets)
+    once = len({s.scene_id for _, s in scores}) == len(scores)
+    agg = aggregate([s if once else dataclasses.replace(s, scene_id=ep.key)
+                     for (_, s), ep in zip(scores, eps.completed)], lam)
+    results = [ep.result for ep in eps.completed]
+    models = [_model_block(r) for r in results]
+    is_model = any(m for m in models)
+    settings = _read(d / "evaluate.json") or {}
+    efforts = sorted({str(m.get("reasoning_effort")) for m in models if m.get("reasoning_effort")})
+    effort = efforts[0] if len(efforts) == 1 else (", ".join(efforts) or
+                                                   (settings.get("agent_options") or {}).get("reasoning_effort"))
+    agents = sorted({str(r.get("agent")) for r in results})
+    costs = [m.get("cost_usd") for m in models]
+    tokens = [(m.get("usage") or {}).get("input_tokens", 0) + (m.get("usage") or {}).get("output_tokens", 0)
+              for m in models]
+    n_done, n_failed = len(eps.completed), len(eps.failed)
+    versions = sorted({str(r.get("catalog_version")) for r in results})
+    om = agg["object_micro"]
+    return {
+        "dir": str(d), "agent": agents[0] if len(agents) == 1 else agents, "reference": not is_model,
+        "reasoning_effort": effort,
+        "completed": n_done, "failed": n_failed,
+        "failure_rate": n_failed / (n_done + n_failed), "failed_attempts": len(eps.failed_attempts),
+        "object_micro": om, "scene_macro": agg["scene_macro"],
+        "seeds": _seed_spread(scores, lam),
+        "coverage": om["coverage"], "center_error_m": om["center_error_m"],
+        "full_scene_loss_m": {"object_micro": om["full_scene_loss_m"],
+                              "scene_macro": agg["scene_macro"]["full_scene_loss_m"], "lambda_m": float(lam)},
+        "cost_per_task_usd": (float(np.mean(costs)) if is_model and all(c is not None for c in costs) else None),
+        "tokens_per_task": float(np.mean(tokens)) if is_model else None,
+        "model_calls_per_task": _mean([m.get("model_calls") for m in models]) if is_model else None,
+        "tool_calls_per_task": _mean([(r.get("counters") or {}).get("tool_calls") for r in results]),
+        "images_per_task": _mean([(r.get("counters") or {}).get("images_used") for r in results]),
+        "behaviour": tool_behaviour(trajectories),
+        "grounding": grounding_summary(trajectories, errors),
+        "failure_analysis": {**count_factors(list(outcomes.values())),
+                             "per_trajectory": {k: o.to_dict() for k, o in outcomes.items()}},
+        "catalog_version": versions[0] if len(versions) == 1 else versions,
+        "scene_hashes": {ep.result.get("scene_id"): ep.result.get("scene_content_hash") for ep in eps.completed},
+        "scenes": sorted({str(ep.result.get("scene_id")) for ep in eps.completed}),
+        "runs": {ep.key: str(ep.run_dir) for ep in eps.completed},
+    }
+
+
+def _row_name(row: dict) -> str:
+    agent = row["agent"] if isinstance(row["agent"], str) else "+".join(row["agent"])
+    return f"{agent} ({row['reasoning_effort']})" if row.get("reasoning_effort") else agent
+
+
+def _check_comparable(rows: dict[str, dict]) -> list[str]:
+    problems = []
+    versions = {n: r["catalog_version"] for n, r in rows.items()}
+    if len({json.dumps(v) for v in versions.values()}) > 1:
+        problems.append("catalog versions differ: " + ", ".join(f"{n}: {v}" for n, v in versions.items()))
+    hashes: dict[str, dict[str, str]] = defaultdict(dict)
+    for n, r in rows.items():
+        for sid, h in r["scene_hashes"].items():
+            hashes[sid][n] = h
+    differing = sorted(sid for sid, hs in hashes.items() if len(set(hs.values())) > 1)
+    if differing:
+        problems.append(f"{len(differing)} scene(s) have different content hashes, e.g. {differing[0]}: "
+                        + ", ".join(f"{n}: {str(h)[:12]}" for n, h in hashes[differing[0]].items()))
+    return problems
+
+
+def build_leaderboard(dirs: Sequence[str | os.PathLike], *, force: bool = False,
+                      lam: float = DEFAULT_LAMBDA_M, progress: bool = False) -> dict:
+    """The leaderboard dict: ``{"rows": {name: row}, "order": [...], "cost": ..., "problems": [...],
+    "scene_sets_differ": bool, "factor_labels": {...}}``; rows sorted by object-micro all-target
+    mean IoU (model rows first, then reference rows).
+
+    Raises
+    ------
+    LeaderboardError
+        No directories, a directory without completed episodes, or mixed catalogs/scene hashes
+        without ``force``.
+    """
+    from spatialscout_gym.eval.cost import cost_summary  # noqa: PLC0415
+    if not dirs:
+        raise LeaderboardError("leaderboard needs at least one evaluation directory")
+    iterator: Any = dirs
+    if progress:
+        from tqdm import tqdm  # noqa: PLC0415
+        iterator = tqdm(dirs, desc="leaderboard", unit="dir")
+    built = [build_row(d, lam) for d in iterator]
+    rows: dict[str, dict] = {}
+    names = [_row_name(r) for r in built]
+    for name, row in zip(names, built):
+        if names.count(name) > 1:
+            name = f"{name} [{Path(row['dir']).name}]"
+        if name in rows:
+            name = f"{name} [{row['dir']}]"
+        rows[name] = row
+    problems = _check_comparable(rows)
+    if problems and not force:
+        raise LeaderboardError("refusing to put runs made on different scenes on one leaderboard ("
+                               + "; ".join(problems) + "); regenerate them on one catalog version or pass --force")
+    order = sorted(rows, key=lambda n: (rows[n]["reference"], -rows[n]["object_micro"]["all"]["mean_iou"], n))
+    return {"rows": {n: rows[n] for n in order}, "order": order, "problems": problems,
+            "scene_sets_differ": len({tuple(r["scenes"]) for r in rows.values()}) > 1,
+            "cost": cost_summary(rows), "factor_labels": FACTOR_LABELS, "lambda_m": float(lam)}
+
+
+# ---- text ----------------------------------------------------------------------------------------
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.2f}"
+
+
+def _num(x: float | None, fmt: str = ".3g") -> str:
+    return "-" if x is None else format(x, fmt)
+
+
+TABLE3_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("all mIoU %", "om.all.mean_iou"), (">0 %", "om.all.gt_0"), (">0.5 %", "om.all.gt_50"),
+    (">0.9 %", "om.all.gt_90"), ("sub mIoU %", "om.submitted.mean_iou"), ("sub >0 %", "om.submitted.gt_0"),
+    ("sub >0.5 %", "om.submitted.gt_50"),
+    ("sub >0.9 %", "om.submitted.gt_90"), ("macro all mIoU %", "sm.all.mean_iou"),
+    ("macro sub mIoU %", "sm.submitted.mean_iou"), ("seed std %", "seeds.std"), ("cov %", "coverage"),
+)
+
+
+def _value(row: dict, path: str) -> Any:
+    cur: Any = {"om": row["object_micro"], "sm": row["scene_macro"], **row}
+    for part in path.split("."):
+        cur = None if cur is None else cur.get(part)
+    return cur
+
+
+def _row_cells(row: dict) -> list[str]:
+    cells = [_pct(_value(row, p)) for _, p in TABLE3_COLUMNS]
+    err = row["center_error_m"]
+    cells += [_num(err["mean"], ".3f"), _num(err["median"], ".3f"), _num(row["full_scene_loss_m"]["object_micro"], ".3f"),
+              _num(row["cost_per_task_usd"], ".4g"), _num(row["tokens_per_task"], ".0f"),
+              _num(row["model_calls_per_task"], ".1f"), _num(row["tool_calls_per_task"], ".1f"),
+              _num(row["images_per_task"], ".1f"), str(row["completed"]), str(row["failed"])]
+    return cells
+
+
+ROW_HEADERS: tuple[str, ...] = tuple(h for h, _ in TABLE3_COLUMNS) + (
+    "err mean m", "err median m", "loss m", "cost/task $", "tokens/task", "model calls/task",
+    "tool calls/task", "images/task", "completed", "failed")
+
+
+def format_leaderboard_md(board: dict) -> str:
+    """Markdown of the leaderboard: Table 3 with spend, Table 5, Table 4, the cost frontier."""
+    rows = board["rows"]
+    lines = ["# SpatialScout leaderboard", "",
+             "Object-micro (pooled over targets) unless marked macro (mean of per-scene ratios); "
+             "completed episodes only, failed ones counted apart. Reference rows (no model) are "
+             "marked *ref*.", ""]
+    if board["problems"]:
+        lines += ["**Forced:** " + "; ".join(board["problems"]), ""]
+    if board["scene_sets_differ"]:
+        lines += ["Note: the rows cover different scene sets: "
+                  + ", ".join(f"{n}: {len(r['scenes'])} scenes" for n, r in rows.items()), ""]
+    lines += ["## Table 3 and spend per task", "", "| model | " + " | ".join(ROW_HEADERS) + " |",
+              "|---|" + "---|" * len(ROW_HEADERS)]
+    for n, r in rows.items():
+        lines.append(f"| {n}{' *ref*' if r['reference'] else ''} | " + " | ".join(_row_cells(r)) + " |")
+    lines += ["", "## Geometric grounding (Table 5)", "",
+              f"Supported: the submitted position lies within {next(iter(rows.values()))['grounding']['support_radius_m']:g} m "
+              "of a successful triangulation made before the submission that set it.", "",
+              "| model | submitted objects with prior successful triangulation % | triangulations with warnings % "
+              "| captures per task | median centre error cm |", "|---|---|---|---|---|"]
+    for n, r in rows.items():
+        g = r["grounding"]
+        med = g["median_center_error_m"]
+        lines.append(f"| {n} | {_pct(g['supported_share'])} | {_pct(g['warning_share'])} | "
+                     f"{_num(g['captures_per_task'], '.2f')} | {'-' if med is None else f'{100 * med:.2f}'} |")
+    lines += ["", "## Success and failure factors (Table 4; trajectories counted, factors not exclusive)", "",
+              "| outcome | factor | " + " | ".join(rows) + " |", "|---|---|" + "---|" * len(rows)]
+    lines.append("| | trajectories | " + " | ".join(str(r["failure_analysis"]["trajectories"]) for r in rows.values()) + " |")
+    lines.append("| Success | success (coverage >= 90 %, mean error <= 0.2 m) | "
+                 + " | ".join(str(r["failure_analysis"]["success"]) for r in rows.values()) + " |")
+    for outcome, factors in (("Success", SUCCESS_FACTORS), ("Failure", FAILURE_FACTORS)):
+        for f in factors:
+            lines.append(f"| {outcome} | {FACTOR_LABELS[f]} | "
+                         + " | ".join(str(r["failure_analysis"]["factors"][f]) for r in rows.values()) + " |")
+    cost = board["cost"]
+    lines += ["", "## Accuracy vs. cost (Figure 7)", ""]
+    if cost["points"]:
+        lines += ["| model | cost per task USD | all-target mean IoU % | Pareto |", "|---|---|---|---|"]
+        lines += [f"| {n} | {p['cost_per_task_usd']:.4g} | {_pct(p['all_mean_iou'])} | "
+                  f"{'yes' if n in cost['frontier'] else ''} |" for n, p in cost["points"].items()]
+    if cost["unpriced"]:
+        lines += ["", "No price (not plotted): " + ", ".join(cost["unpriced"])]
+    lines.append("")
+    return "\n".join(lines)
+
+
+# ---- the site ------------------------------------------------------------------------------------
+_SORT_JS = r"""
+document.querySelectorAll('table.sortable').forEach(function (table) {
+  table.querySelectorAll('th').forEach(function (th, col) {
+    th.addEventListener('click', function () {
+      var body = table.tBodies[0], rows = Array.prototype.slice.call(body.rows);
+      var asc = th.dataset.dir !== 'asc'; th.dataset.dir = asc ? 'asc' : 'desc';
+      rows.sort(function (a, b) {
+        var x = a.cells[col].dataset.v || a.cells[col].textContent, y = b.cells[col].dataset.v || b.cells[col].textContent;
+        var fx = parseFloat(x), fy = parseFloat(y);
+        var c = (isNaN(fx) || isNaN(fy)) ? x.localeCompare(y) : fx - fy;
+        return asc ? c : -c;
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
+    });
+  });
+});
+// A link to index.html#sort=K (or #sort=-K) opens the first table sorted by column K (0-based)
+// ascending (descending).
+(function () {
+  var m = /sort=(-?)(\d+)/.exec(location.hash), th;
+  if (!m) { return; }
+  th = document.querySelectorAll('#leaderboard th')[+m[2]];
+  if (th) { th.click(); if (m[1]) { th.click(); } }
+})();
+// For a headless-browser check: how many plots decoded (body data-plots / data-plots-loaded).
+window.addEventListener('load', function () {
+  var imgs = document.querySelectorAll('img.plot'), ok = 0;
+  imgs.forEach(function (i) { if (i.complete && i.naturalWidth > 0) { ok++; } });
+  document.body.dataset.plots = imgs.length; document.body.dataset.plotsLoaded = ok;
+});
+"""
+
+
+def _html(board: dict, plots: dict[str, Path], figures: dict[str, Path], out: Path) -> str:
+    e = html.escape
+    rel = lambda p: Path(os.path.relpath(p, out)).as_posix()  # noqa: E731
+    rows = board["rows"]
+    parts = ["<!doctype html><html><head><meta charset='utf-8'><title>SpatialScout leaderboard</title>",
+             "<style>body{font-family:sans-serif;margin:20px;max-width:1500px}table{border-collapse:collapse;"
+             "font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td:first-child,"
+             "th:first-child{text-align:left}th{background:#eef;cursor:pointer}tr.ref td{color:#555;"
+             "background:#f7f7f7}img{max-width:100%}.note{color:#555;font-size:13px}</style></head><body>",
+             "<h1>SpatialScout leaderboard</h1>",
+             "<p class='note'>Object-micro (pooled over targets) unless marked macro; completed episodes only "
+             "(failed ones counted apart); reference agents in grey. Click a column header to sort.</p>"]
+    if board["problems"]:
+        parts.append(f"<p><b>Forced comparison:</b> {e('; '.join(board['problems']))}</p>")
+    if board["scene_sets_differ"]:
+        parts.append("<p><b>Note:</b> the rows cover different scene sets: " + e(", ".join(
+            f"{n}: {len(r['scenes'])} scenes" for n, r in rows.items())) + "</p>")
+    parts.append("<h2>Table 3 and spend per task</h2><table class='sortable' id='leaderboard'><thead><tr><th>model</th>"
+                 + "".join(f"<th>{e(h)}</th>" for h in ROW_HEADERS) + "</tr></thead><tbody>")
+    for n, r in rows.items():
+        cells = "".join(f"<td data-v='{'' if c == '-' else e(c)}'>{e(c)}</td>" for c in _row_cells(r))
+        parts.append(f"<tr class='{'ref' if r['reference'] else 'model'}'><td>{e(n)}"
+                     f"{' <i>(ref)</i>' if r['reference'] else ''}</td>{cells}</tr>")
+    parts.append("</tbody></table>")
+    parts.append("<h2>Tool use (Figures 5-6)</h2>")
+    for key in ("behaviour_totals", "behaviour_over_calls"):
+        if key in plots:
+            parts.append(f"<p><img class='plot' src='{e(rel(plots[key]))}' alt='{key}'></p>")
+    parts.append("<h2>Accuracy vs. cost (Figure 7)</h2>")
+    if "cost" in plots:
+        parts.append(f"<p><img class='plot' src='{e(rel(plots['cost']))}' alt='cost'></p>")
+    else:
+        parts.append("<p>No model has a price (run with --price-table to record costs).</p>")
+    if board["cost"]["unpriced"]:
+        parts.append("<p class='note'>No price, not plotted: " + e(", ".join(board["cost"]["unpriced"])) + "</p>")
+    radius = next(iter(rows.values()))["grounding"]["support_radius_m"]
+    parts.append("<h2>Geometric grounding (Table 5)</h2><p class='note'>A submitted object is supported when its "
+                 f"final position lies within {radius:g} m of a successful triangulation made before the "
+                 "submission that set it.</p><table class='sortable'><thead><tr><th>model</th>"
+                 "<th>submitted objects with prior successful triangulation %</th><th>triangulations with "
+                 "warnings %</th><th>captures per task</th><th>median centre error cm</th></tr></thead><tbody>")
+    for n, r in rows.items():
+        g = r["grounding"]
+        med = g["median_center_error_m"]
+        parts.append(f"<tr><td>{e(n)}</td><td>{_pct(g['supported_share'])}</td><td>{_pct(g['warning_share'])}</td>"
+                     f"<td>{_num(g['captures_per_task'], '.2f')}</td><td>{'-' if med is None else f'{100 * med:.2f}'}</td></tr>")
+    parts.append("</tbody></table>")
+    parts.append("<h2>Success and failure factors (Table 4)</h2><p class='note'>Trajectories per factor; a "
+                 "trajectory may show several. Rules: see spatialscout_gym/eval/failures.py.</p><table><thead><tr>"
+                 "<th>outcome</th><th>factor</th>" + "".join(f"<th>{e(n)}</th>" for n in rows) + "</tr></thead><tbody>")
+    parts.append("<tr><td></td><td>trajectories</td>" + "".join(
+        f"<td>{r['failure_analysis']['trajectories']}</td>" for r in rows.values()) + "</tr>")
+    parts.append("<tr><td>Success</td><td>success (coverage &ge; 90 %, mean error &le; 0.2 m)</td>" + "".join(
+        f"<td>{r['failure_analysis']['success']}</td>" for r in rows.values()) + "</tr>")
+    for outcome, factors in (("Success", SUCCESS_FACTORS), ("Failure", FAILURE_FACTORS)):
+        for f in factors:
+            parts.append(f"<tr><td>{outcome}</td><td>{e(FACTOR_LABELS[f])}</td>" + "".join(
+                f"<td>{r['failure_analysis']['factors'][f]}</td>" for r in rows.values()) + "</tr>")
+    parts.append("</tbody></table>")
+    for n, r in rows.items():
+        per = r["failure_analysis"]["per_trajectory"]
+        parts.append(f"<details><summary>{e(n)}: factors per trajectory</summary><table><thead><tr><th>episode</th>"
+                     "<th>success</th><th>coverage %</th><th>mean error m</th><th>factors</th></tr></thead><tbody>")
+        parts += [f"<tr><td>{e(k)}</td><td>{'yes' if o['success'] else 'no'}</td><td>{_pct(o['coverage'])}</td>"
+                  f"<td>{_num(o['mean_error_m'], '.3f')}</td><td style='text-align:left'>"
+                  f"{e(', '.join(FACTOR_LABELS[f] for f in o['factors']))}</td></tr>" for k, o in per.items()]
+        parts.append("</tbody></table></details>")
+    if figures:
+        parts.append("<h2>Submitted maps (Figure 4: the scene's own meshes at the submitted centres)</h2>")
+        for key, p in figures.items():
+            parts.append(f"<h3>{e(key)}</h3><p><img src='{e(rel(p))}' alt='{e(key)}' loading='lazy'></p>")
+    parts.append(f"<script>{_SORT_JS}</script></body></html>")
+    return "\n".join(parts)
+
+
+def write_leaderboard(dirs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, *, force: bool = False,
+                      lam: float = DEFAULT_LAMBDA_M, figure_scene: str | None = None, figure_px: int = 256,
+                      progress: bool = False) -> dict:
+    """Build the leaderboard and write the site to ``out_dir``: ``leaderboard.json``,
+    ``leaderboard.md``, ``index.html``, ``plots/*.png`` and, with ``figure_scene`` (a scene dir
+    name such as ``procedural_7``), ``figures/<row>.png``: that scene's seed-0 map of every row,
+    drawn with the scene's own meshes (:func:`spatialscout_gym.eval.figures.write_run_figure`).
+    Returns the leaderboard dict."""
+    from spatialscout_gym.eval.behaviour import plot_behaviour  # noqa: PLC0415
+    from spatialscout_gym.eval.cost import plot_cost  # noqa: PLC0415
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    board = build_leaderboard(dirs, force=force, lam=lam, progress=progress)
+    plots = plot_behaviour({n: r["behaviour"] for n, r in board["rows"].items()}, out / "plots")
+    cost_png = plot_cost(board["cost"], out / "plots" / "cost_pareto.png")
+    if cost_png is not None:
+        plots["cost"] = cost_png
+    figures: dict[str, Path] = {}
+    if figure_scene is not None:
+        from spatialscout_gym.eval.figures import write_run_figure  # noqa: PLC0415
+        key = f"{figure_scene}/seed_0"
+        if not any(key in r["runs"] for r in board["rows"].values()):
+            known = sorted({k.split("/")[0] for r in board["rows"].values() for k in r["runs"]})
+            raise LeaderboardError(f"no row has a completed episode {key} for --figure-scene; scene directories "
+                                   f"with completed episodes: {', '.join(known[:20])}")
+        renderer = None   # one renderer for every figure: its shaders compile once
+        try:
+            for n, r in board["rows"].items():
+                if key in r["runs"]:
+                    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", n).strip("_")
+                    figures[n], renderer = write_run_figure(r["runs"][key], out / "figures" / f"{safe}.png",
+                                                            tile_px=figure_px, eval_dir=Path(r["dir"]),
+                                                            renderer=renderer)
+        finally:
+            if renderer is not None:
+                renderer.close()
+    board["plots"] = {k: Path(os.path.relpath(p, out)).as_posix() for k, p in plots.items()}
+    board["figures"] = {k: Path(os.path.relpath(p, out)).as_posix() for k, p in figures.items()}
+    write_json_atomic(out / LEADERBOARD_JSON, board)
+    write_text_atomic(out / LEADERBOARD_MD, format_leaderboard_md(board))
+    write_text_atomic(out / "index.html", _html(board, plots, figures, out))
+    return board

@@ -1,0 +1,238 @@
+"""One episode's trace read as a trajectory: tool uses, triangulations and submissions, each with
+the call it belongs to (docs/protocol.md section 7). The analyses of issue 14
+(:mod:`~spatialscout_gym.eval.behaviour`, :mod:`~spatialscout_gym.eval.grounding`,
+:mod:`~spatialscout_gym.eval.failures`) read traces only through :func:`parse_trajectory`.
+
+**Calls.** A trace written through the VLM wrapper has ``model_request`` events; every tool use
+that follows request ``k`` (up to the next request) belongs to model call ``k`` (0-based), and the
+budget is the model-call budget B. A trace without model requests (reference agents) counts tool
+calls: tool use ``j`` is call ``j`` and the budget is the tool-call budget (None: unlimited).
+
+**Order.** ``tool_call`` events carry the episode's 0-based tool-call index; tools in one model
+response run in order, so "earlier" for two tool uses always means "smaller tool-call index".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from spatialscout_gym.episode.tools import TOOL_NAMES
+
+__all__ = ["ToolUse", "Triangulation", "Submission", "Trajectory", "parse_trajectory", "load_trajectory",
+           "OTHER_TOOL"]
+
+OTHER_TOOL = "other"
+"""Tool name under which requests for an unknown tool are counted."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ToolUse:
+    """One tool the agent asked for.
+
+    Attributes
+    ----------
+    call : int
+        The call it belongs to (model call, or tool call for agents without model calls), 0-based.
+    tool : str
+        Tool name, or :data:`OTHER_TOOL` for an unknown name.
+    ok : bool
+        The tool ran and succeeded (refusals by the episode or the wrapper are False).
+    index : int or None
+        Episode tool-call index; None when the wrapper refused the call before the episode saw it.
+    """
+
+    call: int
+    tool: str
+    ok: bool
+    index: int | None
+
+
+@dataclasses.dataclass(frozen=True)
+class Triangulation:
+    """A ``triangulate_observations`` call.
+
+    ``point_task`` (metres, task frame), ``residual_m`` and ``warnings`` are set when ``ok``.
+    """
+
+    index: int
+    call: int
+    ok: bool
+    point_task: np.ndarray | None = None
+    residual_m: float | None = None
+    warnings: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class Submission:
+    """A successful ``submit_positions`` call.
+
+    Attributes
+    ----------
+    index, call : int
+    accepted : dict of str to ndarray, shape (3,)
+        The entries this call accepted (task frame, metres).
+    new_ids : tuple of str
+        Accepted ids that were not in the map before this call.
+    revised_ids : tuple of str
+        Accepted ids already in the map whose position changed (by more than 1 mm).
+    map_size : int
+        Ids in the accepted map after the call.
+    """
+
+    index: int
+    call: int
+    accepted: dict[str, np.ndarray]
+    new_ids: tuple[str, ...]
+    revised_ids: tuple[str, ...]
+    map_size: int
+
+
+@dataclasses.dataclass
+class Trajectory:
+    """What the analyses read from one trace.
+
+    Attributes
+    ----------
+    calls_kind : {"model_calls", "tool_calls"}
+    calls_used : int
+        Model calls made (model agents) or tool calls made.
+    call_budget : int or None
+        B (model agents) or the tool-call budget; None when unlimited.
+    image_budget : int or None
+        V, from the ``start`` event.
+    images_used : int
+        Images at the end, the initial image included.
+    end_reason : str or None
+    tool_uses : list of ToolUse
+    triangulations : list of Triangulation
+    submissions : list of Submission
+    final_map : dict of str to ndarray
+        The last accepted map (task frame, metres).
+    """
+
+    calls_kind: str
+    calls_used: int
+    call_budget: int | None
+    image_budget: int | None
+    images_used: int
+    end_reason: str | None
+    tool_uses: list[ToolUse]
+    triangulations: list[Triangulation]
+    submissions: list[Submission]
+    final_map: dict[str, np.ndarray]
+
+    @property
+    def calls_left(self) -> int | None:
+        """Calls left at the end (None when the budget is unlimited)."""
+        return None if self.call_budget is None else max(0, self.call_budget - self.calls_used)
+
+    @property
+    def captures(self) -> int:
+        """Successful ``capture_image`` calls (the initial image is not one)."""
+        return sum(1 for u in self.tool_uses if u.tool == "capture_image" and u.ok)
+
+    def last_submission_of(self, target_id: str) -> Submission | None:
+        """The last submission that accepted ``target_id`` (it set the position that is scored)."""
+        for s in reversed(self.submissions):
+            if target_id in s.accepted:
+                return s
+        return None
+
+
+def _tool_name(name: Any) -> str:
+    return name if isinstance(name, str) and name in TOOL_NAMES else OTHER_TOOL
+
+
+def parse_trajectory(events: Sequence[dict], result: dict | None = None) -> Trajectory:
+    """Read a trace (list of events, :mod:`spatialscout_gym.episode.trace`) as a :class:`Trajectory`.
+
+    Parameters
+    ----------
+    events : sequence of dict
+        The trace events in order.
+    result : dict, optional
+        The run's ``result.json``: its ``model.model_call_budget`` gives B for model agents when
+        the trace does not, its ``tool_call_budget`` the tool-call budget.
+    """
+    result = result or {}
+    model = result.get("model") if isinstance(result.get("model"), dict) else {}
+    is_model = any(e.get("event") == "model_request" for e in events)
+    start = next((e for e in events if e.get("event") == "start"), {})
+    current_call = -1
+    tool_uses: list[ToolUse] = []
+    tris: list[Triangulation] = []
+    subs: list[Submission] = []
+    current_map: dict[str, np.ndarray] = {}
+    images_used = int(start.get("images_used", 1) or 1)
+    end_reason = result.get("end_reason")
+    model_calls = 0
+    for e in events:
+        kind = e.get("event")
+        if isinstance(e.get("images_used"), int):
+            images_used = e["images_used"]
+        if kind == "model_request":
+            current_call = int(e["model_call_index"])
+            model_calls = max(model_calls, current_call + 1)
+        elif kind == "tool_call":
+            index = int(e["index"])
+            call = current_call if is_model else index
+            res = e.get("result") or {}
+            ok = bool(res.get("ok"))
+            tool = _tool_name(e.get("tool"))
+            tool_uses.append(ToolUse(call, tool, ok, index))
+            inner = res.get("result") or {}
+            if tool == "triangulate_observations":
+                if ok:
+                    tris.append(Triangulation(index, call, True, np.asarray(inner["point"], float),
+                                              float(inner.get("residual_m", 0.0)),
+                                              tuple(inner.get("warnings") or ())))
+                else:
+                    tris.append(Triangulation(index, call, False))
+            elif tool == "submit_positions" and ok:
+                args = e.get("args") or {}
+                positions = args.get("positions") if isinstance(args, dict) else None
+                after = {k: np.asarray(v, float) for k, v in (inner.get("accepted_map") or {}).items()}
+                accepted_ids = inner.get("accepted")
+                if accepted_ids is None:   # older traces: the accepted entries are the non-refused args
+                    refused = inner.get("refused") or {}
+                    accepted_ids = [k for k in (positions or {}) if k not in refused and k in after]
+                accepted = {k: after[k] for k in accepted_ids if k in after}
+                new = tuple(k for k in accepted if k not in current_map)
+                revised = tuple(k for k in accepted if k in current_map
+                                and float(np.linalg.norm(current_map[k] - accepted[k])) > 1e-3)
+                subs.append(Submission(index, call, accepted, new, revised, len(after)))
+                current_map = after
+        elif kind == "tool_call_refused":
+            c = e.get("call") or {}
+            tool_uses.append(ToolUse(current_call, _tool_name(c.get("name")), False, None))
+        elif kind == "map":
+            current_map = {k: np.asarray(v, float) for k, v in (e.get("accepted_map") or {}).items()}
+        elif kind == "end":
+            end_reason = e.get("reason", end_reason)
+            if isinstance(e.get("model_calls"), int):
+                model_calls = max(model_calls, e["model_calls"])
+    if is_model:
+        budget = model.get("model_call_budget")
+        calls_used = int(model.get("model_calls") or model_calls)
+    else:
+        budget = result.get("tool_call_budget", start.get("tool_call_budget"))
+        calls_used = len([u for u in tool_uses if u.index is not None])
+    image_budget = start.get("image_budget", result.get("image_budget"))
+    return Trajectory("model_calls" if is_model else "tool_calls", calls_used,
+                      None if budget is None else int(budget),
+                      None if image_budget is None else int(image_budget), images_used, end_reason,
+                      tool_uses, tris, subs, current_map)
+
+
+def load_trajectory(run_dir: str | Path) -> Trajectory:
+    """:func:`parse_trajectory` of ``run_dir/trace.jsonl`` with ``run_dir/result.json``."""
+    from spatialscout_gym.episode.trace import read_jsonl  # noqa: PLC0415
+    d = Path(run_dir)
+    result_path = d / "result.json"
+    result = json.loads(result_path.read_text(encoding="utf-8")) if result_path.is_file() else None
+    return parse_trajectory(read_jsonl(d / "trace.jsonl"), result)
