@@ -7,6 +7,7 @@ import json
 import time
 import tracemalloc
 
+import gymnasium as gym
 import pytest
 
 from fakes import FakeRenderer, small_scene
@@ -15,13 +16,23 @@ from spatialscout_gym.episode import Episode
 from spatialscout_gym.episode.tools import (MAX_ARG_DEPTH, MAX_ARG_VALUES, argument_size_problem, model_json,
                                             to_jsonable)
 from spatialscout_gym.episode.trace import write_jsonl
-from spatialscout_gym.wrappers.tool_call import (ModelReply, ToolCall, ToolCallWrapper, openai_tools,
-                                                 to_anthropic_messages, to_openai_messages)
+from spatialscout_gym.baselines.wire import openai_tools, to_anthropic_messages, to_openai_messages
+from spatialscout_gym.wrappers.tool_call import ModelReply, ToolCall, ToolCallWrapper
 
 
 def make_episode(tool_call_budget=20):
     spec = small_scene()
     return Episode(spec.public, FakeRenderer(spec), image_budget=10, tool_call_budget=tool_call_budget)
+
+
+def make_wrapper(model_call_budget=5) -> ToolCallWrapper:
+    """A ToolCallWrapper over the registered env on the fake renderer, after reset."""
+    spec = small_scene(48, 48)
+    env = gym.make("SpatialScout/Procedural-v0", scene=spec, renderer=FakeRenderer(spec), resolution=48,
+                   image_budget=10, tool_call_budget=20)
+    w = ToolCallWrapper(env, model_call_budget=model_call_budget)
+    w.reset(seed=0)
+    return w
 
 
 def nested(depth: int):
@@ -42,13 +53,12 @@ def test_600_deep_argument_is_refused_and_the_episode_goes_on(tmp_path):
 
 
 def test_deep_argument_through_the_wrapper_and_both_wire_formats():
-    ep = make_episode()
-    w = ToolCallWrapper(ep, model_call_budget=5)
-    w.begin_request()
+    w = make_wrapper()
+    ep = w.episode
     deep = {"positions": {"chair_1": nested(600)}}
-    w.apply_reply(ModelReply("", [ToolCall("c1", "submit_positions", deep)]))
+    w.step(ModelReply("", [ToolCall("c1", "submit_positions", deep)]))
     assert not w.done and ep.tool_calls == 1
-    messages = w.begin_request()
+    messages = w.request()
     to_openai_messages(messages)                          # neither raises RecursionError
     system, msgs = to_anthropic_messages(messages)
     assert "nested more than" in json.dumps(msgs)
@@ -108,11 +118,9 @@ def test_model_json_rounds_like_the_prompt():
 
 
 def test_tool_result_the_model_reads_has_no_long_floats_or_negative_zero():
-    ep = make_episode()
-    w = ToolCallWrapper(ep, model_call_budget=5)
-    w.begin_request()
-    out = w.apply_reply(ModelReply("", [ToolCall("c1", "rotate_camera", {"yaw": 33.3333333}),
-                                        ToolCall("c2", "get_camera_pose", {})]))
+    w = make_wrapper()
+    out, *_ = w.step(ModelReply("", [ToolCall("c1", "rotate_camera", {"yaw": 33.3333333}),
+                                     ToolCall("c2", "get_camera_pose", {})]))
     text = " ".join(p for m in out for p in m.content if isinstance(p, str))
     assert "-0.0," not in text and "-0.0]" not in text
     import re

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from fakes import FakeRenderer, small_scene
-from spatialscout_gym.envs.spatialscout_env import SpatialScoutEnv
+from spatialscout_gym.envs.spatialscout_env import MAX_MARKS, SpatialScoutEnv
 from spatialscout_gym.episode import TOOL_NAMES
 
 
@@ -34,7 +34,7 @@ def action(env, tool, **fields):
     (lambda e: {**action(e, "move_camera"), "translation": np.zeros(2)}, "'translation' must be numbers of shape (3,)"),
     (lambda e: {k: v for k, v in action(e, "rotate_camera").items() if k != "rotation"}, "the key 'rotation' is missing"),
     (lambda e: {k: v for k, v in action(e, "move_camera").items() if k != "tool"}, "the key 'tool' is missing"),
-    (lambda e: {**action(e, "triangulate_observations"), "num_marks": 99}, "'num_marks' must be an integer from 0 to 8"),
+    (lambda e: {**action(e, "triangulate_observations"), "num_marks": 99}, f"'num_marks' must be an integer from 0 to {MAX_MARKS}"),
     (lambda e: {**action(e, "submit_positions"), "positions": np.zeros((3, 3))}, "'positions' must be numbers of shape (40, 3)"),
     (lambda e: {**action(e, "move_camera"), "translation": np.array(["a", "b", "c"])}, "'translation' must be numbers"),
     (lambda e: [1, 2, 3], "got list, not a dict"),

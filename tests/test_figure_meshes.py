@@ -51,7 +51,8 @@ def test_a_perfect_map_renders_like_the_reference_and_outlines_show_iou(spec):
         r.set_scene(mesh_scene(spec, {}))                  # every target hidden
         assert not np.array_equal(r.capture_rgb(pose), reference)
         perfect = {t.id: t.center_task.tolist() for t in spec.targets}
-        shifted = {t.id: (t.center_task + np.array([0.0, 0.0, 3 * t.size.max() + 0.3])).tolist()
+        # sideways by more than the box in any horizontal direction: IoU 0, meshes mostly in view
+        shifted = {t.id: (t.center_task + np.array([0.0, 2 * t.size.max() + 0.05, 0.0])).tolist()
                    for t in spec.targets}
         good = np.asarray(scene_figure(spec.public, gt, perfect, spec, r, px))
         bad = np.asarray(scene_figure(spec.public, gt, shifted, spec, r, px))

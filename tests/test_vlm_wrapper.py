@@ -1,10 +1,11 @@
-"""ToolCallWrapper without a renderer: schemas, budgets and reminders (through the real OpenAI
-client and the scripted server), passive mode, and a fuzz test of malformed tool calls."""
+"""ToolCallWrapper over the env on the fake renderer: schemas, budgets and reminders (through the
+real OpenAI client and the scripted server), passive mode, and a fuzz test of malformed tool calls."""
 
 from __future__ import annotations
 
 import json
 
+import gymnasium as gym
 import jsonschema
 import numpy as np
 import pytest
@@ -13,18 +14,29 @@ from hypothesis import strategies as st
 
 from fakes import FakeRenderer, small_scene
 from vlm_scripted import ScriptedServer
-from spatialscout_gym.baselines.passive import capture_scripted_views
+from spatialscout_gym.baselines.passive import capture_scripted_views, scripted_path
 from spatialscout_gym.baselines.registry import make_agent
+from spatialscout_gym.baselines.wire import (anthropic_tools, openai_tools, to_anthropic_messages,
+                                             to_openai_messages)
 from spatialscout_gym.episode import TOOL_NAMES, Episode
 from spatialscout_gym.eval.runner import run_episode
-from spatialscout_gym.wrappers.tool_call import (CAMERA_TOOLS, ModelReply, ToolCall, ToolCallWrapper,
-                                                 anthropic_tools, openai_tools, to_anthropic_messages,
-                                                 to_openai_messages)
+from spatialscout_gym.wrappers.tool_call import (CAMERA_TOOLS, PASSIVE_TOOLS, EpisodeOverError, ModelReply, ToolCall,
+                                                 ToolCallWrapper)
 
 
 def _episode(res=32, **kw) -> Episode:
     spec = small_scene(res, res)
     return Episode(spec.public, FakeRenderer(spec), tool_call_budget=None, **kw)
+
+
+def _wrapper(res=32, image_budget=100, model_call_budget=5, **kw) -> ToolCallWrapper:
+    """A ToolCallWrapper over the registered env on the fake renderer, after reset."""
+    spec = small_scene(res, res)
+    env = gym.make("SpatialScout/Procedural-v0", scene=spec, renderer=FakeRenderer(spec), resolution=res,
+                   image_budget=image_budget, tool_call_budget=None)
+    w = ToolCallWrapper(env, model_call_budget=model_call_budget, **kw)
+    w.reset(seed=0)
+    return w
 
 
 def test_tool_schemas_two_renderings_of_one_source():
@@ -57,29 +69,29 @@ def test_budget_edges_and_reminders_through_openai_client(tmp_path):
 
 
 def test_hundredth_model_call_ends_and_101st_capture_refused():
-    ep = _episode(image_budget=100)
-    w = ToolCallWrapper(ep, model_call_budget=100)
+    w = _wrapper(image_budget=100, model_call_budget=100)
     for k in range(100):
-        w.begin_request()
-        w.apply_reply(ModelReply(tool_calls=[ToolCall(f"c{k}", "capture_image", "{}")]))
-    assert ep.done and ep.end_reason == "model_call_budget" and ep.images_used == 100
+        assert not w.done
+        _, _, terminated, truncated, _ = w.step(ModelReply(tool_calls=[ToolCall(f"c{k}", "capture_image", "{}")]))
+    assert (terminated, truncated) == (False, True)
+    assert w.end_reason == "model_call_budget" and w.episode.images_used == 100
     last = json.loads(w.messages[-1].text)
     assert not last["ok"] and "image budget of 100" in last["error"]
-    with pytest.raises(RuntimeError, match="ended"):
-        w.begin_request()
+    with pytest.raises(EpisodeOverError, match="ended"):
+        w.step([{"name": "capture_image", "arguments": {}}])
 
 
 def test_reply_without_tool_call_ends_and_finish_skips_rest():
-    w = ToolCallWrapper(_episode(), model_call_budget=5)
-    w.begin_request()
-    w.apply_reply(ModelReply(tool_calls=[ToolCall("a", "submit_positions", {"positions": {"chair_1": [1, 1, 0]}}),
-                                         ToolCall("b", "finish_mapping", "{}"), ToolCall("c", "capture_image", "{}")]))
-    assert w.episode.end_reason == "finish_mapping" and w.episode.images_used == 1
+    w = _wrapper()
+    _, _, terminated, _, info = w.step(ModelReply(tool_calls=[
+        ToolCall("a", "submit_positions", {"positions": {"chair_1": [1, 1, 0]}}),
+        ToolCall("b", "finish_mapping", "{}"), ToolCall("c", "capture_image", "{}")]))
+    assert terminated and w.end_reason == "finish_mapping" and w.episode.end_reason == "finish_mapping"
+    assert w.episode.images_used == 1 and "metrics" in info
     assert "skipped" in w.messages[-1].text
-    w2 = ToolCallWrapper(_episode(), model_call_budget=5)
-    w2.begin_request()
-    w2.apply_reply(ModelReply(text="I think I am done"))
-    assert w2.episode.end_reason == "no_tool_call"
+    w2 = _wrapper()
+    _, _, terminated, truncated, info = w2.step(ModelReply(text="I think I am done"))
+    assert (terminated, truncated) == (True, False) and w2.end_reason == info["end_reason"] == "no_tool_call"
 
 
 def test_passive_views_same_for_every_run_and_camera_tools_refused():
@@ -88,21 +100,21 @@ def test_passive_views_same_for_every_run_and_camera_tools_refused():
     assert fa == fb == list(range(12))
     assert all(np.array_equal(a.frames[i].image, b.frames[i].image) for i in fa)
     assert len({a.frames[i].image.tobytes() for i in fa}) == 12  # 12 distinct views
-    w = ToolCallWrapper(a, model_call_budget=5, passive_frames=fa)
+    w = _wrapper(res=48, passive_views=12, passive_path=scripted_path())   # the same views, as env steps
+    assert sorted(w.episode.frames) == fa
+    assert all(np.array_equal(a.frames[i].image, w.episode.frames[i].image) for i in fa)
     assert len(w.messages[1].images) == 12 and "from 12 fixed images" in w.messages[0].text
     assert not any(t in w.messages[0].text for t in CAMERA_TOOLS)   # passive mode's own prompt
-    w.begin_request()
-    w.apply_reply(ModelReply(tool_calls=[ToolCall(str(i), t, "{}") for i, t in enumerate(CAMERA_TOOLS)]
-                             + [ToolCall("p", "get_camera_pose", "{}")]))
-    results = w.messages[-len(CAMERA_TOOLS) - 1:]
+    assert w.tool_names == PASSIVE_TOOLS
+    results, *_ = w.step(ModelReply(tool_calls=[ToolCall(str(i), t, "{}") for i, t in enumerate(CAMERA_TOOLS)]
+                                    + [ToolCall("p", "get_camera_pose", "{}")]))
     assert all(m.is_error and "disabled in passive mode" in m.text for m in results[:-1])
-    assert not results[-1].is_error and a.images_used == 12
+    assert not results[-1].is_error and w.episode.images_used == 12
 
 
 def test_adapters_keep_provider_rules():
-    w = ToolCallWrapper(_episode(), model_call_budget=5)
-    w.begin_request()
-    w.apply_reply(ModelReply(tool_calls=[ToolCall("x", "capture_image", "{}"), ToolCall("y", "get_camera_pose", "")]))
+    w = _wrapper()
+    w.step(ModelReply(tool_calls=[ToolCall("x", "capture_image", "{}"), ToolCall("y", "get_camera_pose", "")]))
     oa = to_openai_messages(w.messages)
     assert [m["role"] for m in oa] == ["system", "user", "assistant", "tool", "tool", "user"]
     assert oa[-1]["content"][-1]["type"] == "image_url"
@@ -126,16 +138,19 @@ _args = st.one_of(_junk, st.text(max_size=30), st.dictionaries(
         {"frame_id": st.integers(-2, 3) | st.floats(), "u": st.floats(), "v": st.floats()}), max_size=4)))
 
 
+_FUZZ_ENV = _wrapper(res=16, image_budget=5, model_call_budget=1000)
+
+
 @pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(_names, _args), min_size=25, max_size=45))
 def test_fuzz_malformed_calls_never_escape(calls):
     """300 examples x 25-45 calls (about 10,000 calls a run): no exception escapes and the accepted
     map changes only through valid submissions."""
-    ep = _episode(res=16, image_budget=5)
-    w = ToolCallWrapper(ep, model_call_budget=1000)
-    w.begin_request()
-    w.apply_reply(ModelReply(tool_calls=[ToolCall(str(i), n, a) for i, (n, a) in enumerate(calls)]))
+    w = _FUZZ_ENV
+    w.reset()
+    ep = w.episode
+    w.step(ModelReply(tool_calls=[ToolCall(str(i), n, a) for i, (n, a) in enumerate(calls)]))
     bound = float(ep.public.radius_m) + 0.5
     for tid, p in ep.accepted_map.items():
         assert tid in ep.inventory_ids and np.all(np.isfinite(p)) and np.linalg.norm(p) <= bound + 1e-9
@@ -158,11 +173,9 @@ def test_fuzz_malformed_calls_never_escape(calls):
 def test_huge_integers_are_tool_errors_not_exceptions(name, args):
     """JSON allows integers of any length; they must become readable tool errors, not an
     OverflowError/ValueError that fails the episode."""
-    ep = _episode()
-    w = ToolCallWrapper(ep, model_call_budget=5)
-    w.begin_request()
-    w.apply_reply(ModelReply(tool_calls=[ToolCall("big", name, args), ToolCall("ok", "get_camera_pose", "{}")]))
-    bad, ok = w.messages[-2], w.messages[-1]
+    w = _wrapper()
+    ep = w.episode
+    (bad, ok), *_ = w.step(ModelReply(tool_calls=[ToolCall("big", name, args), ToolCall("ok", "get_camera_pose", "{}")]))
     assert bad.is_error and not json.loads(bad.text)["ok"] and name in json.loads(bad.text)["error"]
     assert not ok.is_error and not ep.done and ep.accepted_map == {}
 

@@ -1,11 +1,17 @@
-"""A scripted model server on 127.0.0.1 speaking the OpenAI chat-completions and the Anthropic
-messages wire formats, for tests with the real SDK clients.
+"""A scripted model server on 127.0.0.1 speaking the OpenAI chat-completions, the OpenAI Responses
+and the Anthropic messages wire formats, for tests with the real SDK clients.
+
+Responses (``POST /v1/responses``): every answer carries a reasoning item, the function calls and
+a message; the next request must carry that reasoning item and a ``function_call_output`` for
+every call id, or the server answers HTTP 400 naming what is missing (as the real API does for a
+missing output).
 
 ``ScriptedServer(policy)``: ``policy(step, body, fmt) -> list[(name, arguments)]`` (an empty list
 answers with text only); ``arguments`` is a JSON string (sent verbatim in the OpenAI format) or a
 dict. ``fail`` maps request numbers (0-based, over all HTTP requests) to ``"500"`` or ``"drop"``.
 ``truncate`` holds the model steps whose reply is cut off at an output limit (OpenAI
-``finish_reason: "length"``, Anthropic ``stop_reason: "max_tokens"``). ``models`` maps model names
+``finish_reason: "length"``, Responses ``status: "incomplete"`` with ``incomplete_details.reason:
+"max_output_tokens"``, Anthropic ``stop_reason: "max_tokens"``). ``models`` maps model names
 to the ``max_tokens`` the Anthropic Models API (``GET /v1/models/{name}``) reports; other GETs
 answer 404. Every request body is recorded in ``requests`` (parsed JSON) and ``raw`` (text);
 GET paths in ``gets``.
@@ -31,6 +37,8 @@ class ScriptedServer:
         self.raw: list[str] = []
         self.http_requests = 0
         self.steps = 0
+        self.expect: dict | None = None     # Responses: what the next request must carry
+        self.refused: list[str] = []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -63,14 +71,29 @@ class ScriptedServer:
                 outer.raw.append(body)
                 req = json.loads(body)
                 outer.requests.append(req)
-                fmt = "openai" if self.path.endswith("/chat/completions") else "anthropic"
+                fmt = ("openai" if self.path.endswith("/chat/completions") else
+                       "responses" if self.path.endswith("/responses") else "anthropic")
+                if fmt == "responses":
+                    missing = outer._missing_responses_state(req)
+                    if missing:
+                        outer.refused.append(missing)
+                        self._send(400, {"error": {"message": missing, "type": "invalid_request_error"}})
+                        return
                 calls = outer.policy(outer.steps, req, fmt)
                 step = outer.steps
                 outer.steps += 1
-                reply = _openai(step, calls, req) if fmt == "openai" else _anthropic(step, calls, req)
+                if fmt == "responses":
+                    reply = _responses(step, calls, req)
+                    outer.expect = {"reasoning": reply["output"][0]["id"],
+                                    "calls": [o["call_id"] for o in reply["output"] if o["type"] == "function_call"]}
+                else:
+                    reply = _openai(step, calls, req) if fmt == "openai" else _anthropic(step, calls, req)
                 if step in outer.truncate:
                     if fmt == "openai":
                         reply["choices"][0]["finish_reason"] = "length"
+                    elif fmt == "responses":
+                        reply["status"] = "incomplete"
+                        reply["incomplete_details"] = {"reason": "max_output_tokens"}
                     else:
                         reply["stop_reason"] = "max_tokens"
                 self._send(200, reply)
@@ -86,6 +109,19 @@ class ScriptedServer:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self.httpd.server_address[1]
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def _missing_responses_state(self, req: dict) -> str:
+        """What the previous answer's state the Responses request lacks ('' when complete)."""
+        if self.expect is None:
+            return ""
+        items = req.get("input", [])
+        ids = {i.get("id") for i in items if isinstance(i, dict) and i.get("type") == "reasoning"}
+        outputs = {i.get("call_id") for i in items if isinstance(i, dict) and i.get("type") == "function_call_output"}
+        calls = {i.get("call_id") for i in items if isinstance(i, dict) and i.get("type") == "function_call"}
+        missing = [f"reasoning item {self.expect['reasoning']}"] if self.expect["reasoning"] not in ids else []
+        missing += [f"function_call {c}" for c in self.expect["calls"] if c not in calls]
+        missing += [f"function_call_output for {c}" for c in self.expect["calls"] if c not in outputs]
+        return ("missing " + ", ".join(missing)) if missing else ""
 
     @property
     def openai_url(self) -> str:
@@ -124,3 +160,16 @@ def _anthropic(step: int, calls, req) -> dict:
     return {"id": f"msg_{step}", "type": "message", "role": "assistant", "model": req["model"],
             "content": content, "stop_reason": "tool_use" if calls else "end_turn", "stop_sequence": None,
             "usage": {"input_tokens": 1000 + step, "output_tokens": 50}}
+
+
+def _responses(step: int, calls, req) -> dict:
+    output = [{"type": "reasoning", "id": f"rs_{step}", "summary": [{"type": "summary_text", "text": f"plan {step}"}]}]
+    output += [{"type": "function_call", "id": f"fc_{step}_{i}", "call_id": f"call_{step}_{i}", "name": name,
+                "arguments": args if isinstance(args, str) else json.dumps(args), "status": "completed"}
+               for i, (name, args) in enumerate(calls)]
+    output.append({"type": "message", "id": f"msg_{step}", "role": "assistant", "status": "completed",
+                   "content": [{"type": "output_text", "text": f"step {step}", "annotations": []}]})
+    return {"id": f"resp_{step}", "object": "response", "created_at": 0, "model": req["model"], "status": "completed",
+            "output": output, "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
+            "usage": {"input_tokens": 1000 + step, "output_tokens": 50, "total_tokens": 1050 + step,
+                      "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 20}}}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -12,7 +12,7 @@ from spatialscout_gym.core.renderer_api import PrivilegedFrame, Renderer
 from spatialscout_gym.core.spec import SceneObject, SceneSpec
 from spatialscout_gym.episode.episode import Episode
 
-__all__ = ["Agent", "PrivilegedAccess"]
+__all__ = ["Agent", "EnvAgent", "RequestingAgent", "PrivilegedAccess"]
 
 
 @dataclass
@@ -60,3 +60,46 @@ class Agent(Protocol):
         """Call tools on ``episode``; all randomness from ``rng``. The runner ends the episode
         (``"agent_stopped"``) if the agent returns without calling ``finish_mapping``."""
         ...
+
+
+@runtime_checkable
+class EnvAgent(Protocol):
+    """Drives a SpatialScout Gymnasium env (not a bare :class:`Episode`): model agents, through
+    :class:`~spatialscout_gym.wrappers.tool_call.ToolCallWrapper`, so a user's Gymnasium wrappers
+    see their tool calls. The runner builds the registered env, then writes the run from
+    ``env.unwrapped.episode`` with :meth:`trace`.
+
+    Attributes
+    ----------
+    name : str
+    counts_model_calls : bool
+        True when the agent counts model calls itself (B, docs/protocol.md section 5): the runner
+        then gives the env no tool-call budget.
+    end_reason : str or None
+        Why the agent's episode ended (``"no_tool_call"``, ``"model_call_budget"``, the env's reason),
+        None while it runs.
+    """
+
+    name: str
+    counts_model_calls: bool
+    end_reason: str | None
+
+    def run_env(self, env: Any, *, seed: int) -> None:
+        """Reset ``env`` (a SpatialScout env, possibly wrapped) and drive it until the episode ends."""
+        ...
+
+    def trace(self) -> list[dict]:
+        """The episode's trace events with the agent's own events (model requests, responses) in place."""
+        ...
+
+    def extra_result(self) -> dict:
+        """Agent figures for ``result.json`` (model calls, tokens, cost)."""
+        ...
+
+
+@runtime_checkable
+class RequestingAgent(Protocol):
+    """An agent that sends model requests; ``request_limiter`` (a context manager, e.g. the
+    evaluation's ``--max-concurrency`` semaphore) is entered around each one."""
+
+    request_limiter: Any

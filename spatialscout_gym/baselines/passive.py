@@ -2,7 +2,8 @@
 
 A report can then separate perception from exploration: in passive mode the model receives these
 frames up front and the camera tools are refused (:class:`~spatialscout_gym.wrappers.tool_call.ToolCallWrapper`
-with ``passive_frames``), with a prompt of its own (:mod:`spatialscout_gym.wrappers.prompt`).
+with ``passive_views`` and ``passive_path=scripted_path()``, which captures these views as env steps),
+with a prompt of its own (:mod:`spatialscout_gym.wrappers.prompt`).
 
 The path is built so that every prefix of two or more views can be triangulated: the views come in
 stereo groups. Headings (degrees, relative to the initial heading, positive = left) are taken in the
@@ -26,7 +27,7 @@ import warnings
 from spatialscout_gym.core.triangulation import MIN_BASELINE_M
 from spatialscout_gym.episode.episode import Episode
 
-__all__ = ["scripted_path", "capture_scripted_views", "views_baseline_m", "PassiveViewsWarning",
+__all__ = ["scripted_path", "capture_scripted_views", "views_baseline_m", "check_views_baseline", "PassiveViewsWarning",
            "PASSIVE_VIEWS", "SWEEP_YAWS_DEG", "SWEEP_PITCH_DEG"]
 
 PASSIVE_VIEWS = 24
@@ -101,10 +102,18 @@ def capture_scripted_views(episode: Episode, n_views: int = PASSIVE_VIEWS) -> li
             episode.capture_image()
     episode.set_camera_position([0.0, 0.0, 0.0], 0.0, episode.public.initial_camera.pitch_deg)
     frames = sorted(episode.frames)
+    check_views_baseline(episode, frames, stacklevel=3)
+    return frames
+
+
+def check_views_baseline(episode: Episode, frame_ids, *, stacklevel: int = 2) -> float:
+    """The views' baseline (:func:`views_baseline_m`, metres); warns with :class:`PassiveViewsWarning`
+    when it is too short to triangulate anything (``<= MIN_BASELINE_M``)."""
+    frames = sorted(frame_ids)
     baseline = views_baseline_m(episode, frames)
     if baseline <= MIN_BASELINE_M:
         warnings.warn(PassiveViewsWarning(
             f"the {len(frames)} passive view(s) share one camera centre (baseline {baseline:.3f} m), so "
             f"nothing can be triangulated; use --passive-views 2 or more (frames 1 and 2 are 1 m left "
-            f"and right of frame 0)"), stacklevel=2)
-    return frames
+            f"and right of frame 0)"), stacklevel=stacklevel)
+    return baseline

@@ -1,8 +1,9 @@
-"""Model services behind the VLM agent: OpenAI chat-completions and Anthropic messages clients.
+"""Model services behind the VLM agent: OpenAI chat-completions, OpenAI Responses and Anthropic
+messages clients (``api_mode``: ``chat_completions``, ``responses``, ``messages``).
 
-Each provider turns the neutral conversation of :mod:`spatialscout_gym.wrappers.tool_call` into
-one request with the real SDK client, and its response into a
-:class:`~spatialscout_gym.wrappers.tool_call.ModelReply`.
+Each provider turns the neutral conversation of :mod:`spatialscout_gym.wrappers.conversation` into
+one request (wire formats: :mod:`spatialscout_gym.baselines.wire`) with the real SDK client, and its response into a
+:class:`~spatialscout_gym.wrappers.conversation.ModelReply`.
 
 Requests follow docs/protocol.md section 5: a 180 s timeout per HTTP request and up to 3 attempts with
 1 s and 2 s backoff on network failure (connection errors, timeouts, HTTP 5xx and 429). The SDKs'
@@ -29,12 +30,13 @@ import os
 import time
 from typing import Any, Callable, Sequence
 
+from spatialscout_gym.baselines.wire import (anthropic_tools, openai_tools, responses_tools, to_anthropic_messages,
+                                             to_openai_messages, to_responses_input)
 from spatialscout_gym.core.errors import ConfigError, SpatialScoutError
 from spatialscout_gym.core.redact import redact, register_endpoint, register_secret
-from spatialscout_gym.wrappers.tool_call import (Message, ModelReply, ToolCall, anthropic_tools, openai_tools,
-                                                 to_anthropic_messages, to_openai_messages)
+from spatialscout_gym.wrappers.conversation import Message, ModelReply, ToolCall
 
-__all__ = ["ModelProvider", "OpenAIProvider", "AnthropicProvider", "ModelServiceError",
+__all__ = ["ModelProvider", "OpenAIProvider", "OpenAIResponsesProvider", "AnthropicProvider", "ModelServiceError",
            "TIMEOUT_S", "ATTEMPTS", "BACKOFF_S", "ANTHROPIC_FALLBACK_MAX_TOKENS"]
 
 TIMEOUT_S = 180.0
@@ -92,7 +94,7 @@ class ModelProvider:
     provider = "base"
     env_var = ""
     api_mode = "base"
-    """The wire API: ``"chat_completions"`` or ``"messages"`` (recorded in every result)."""
+    """The wire API: ``"chat_completions"``, ``"responses"`` or ``"messages"`` (recorded in every result)."""
 
     def __init__(self, model: str, *, api_key: str | None = None, base_url: str | None = None,
                  max_tokens: int | None = None, reasoning_effort: str | None = None,
@@ -133,7 +135,7 @@ class ModelProvider:
     def tool_schema(self) -> list[dict]:
         """The tool list exactly as this provider sends it (its wire format); subclasses override
         this, the default is the neutral form ``{"name", "description", "parameters"}``."""
-        from spatialscout_gym.wrappers.tool_call import tool_schemas
+        from spatialscout_gym.wrappers.schemas import tool_schemas
         return tool_schemas(self.tool_names)
 
     @property
@@ -252,6 +254,53 @@ class OpenAIProvider(ModelProvider):
             usage = {"input_tokens": int(response.usage.prompt_tokens or 0),
                      "output_tokens": int(response.usage.completion_tokens or 0)}
         return ModelReply(msg.content or "", calls, usage, stop_reason=choice.finish_reason)
+
+
+class OpenAIResponsesProvider(OpenAIProvider):
+    """The OpenAI Responses API (``client.responses.create``), the same loop, prompt and tools.
+
+    Each request replays the previous turns' output items (reasoning items, function calls,
+    messages) and answers every function call with a ``function_call_output``
+    (:func:`~spatialscout_gym.baselines.wire.to_responses_input`); ``reasoning_effort`` is sent as
+    ``reasoning={"effort": ...}`` and ``max_tokens`` as ``max_output_tokens``.
+    """
+
+    provider = "openai-responses"
+    api_mode = "responses"
+
+    def _send(self, messages: list[Message]) -> Any:
+        instructions, items = to_responses_input(messages)
+        kwargs: dict[str, Any] = {}
+        if self.max_tokens is not None:
+            kwargs["max_output_tokens"] = self.max_tokens
+        if self.reasoning_effort:
+            kwargs["reasoning"] = {"effort": self.reasoning_effort}
+        return self._client.responses.create(model=self.model, instructions=instructions, input=items,
+                                             tools=self.tool_schema(), tool_choice="auto", timeout=self.timeout_s,
+                                             **kwargs)
+
+    def tool_schema(self) -> list[dict]:
+        return responses_tools(self.tool_names)
+
+    def _parse(self, response: Any) -> ModelReply:
+        output = getattr(response, "output", None)
+        if output is None:
+            raise ModelServiceError(f"openai responses reply without output: {str(response)[:300]}")
+        texts, calls = [], []
+        for item in output:
+            kind = getattr(item, "type", None)
+            if kind == "function_call":
+                calls.append(ToolCall(item.call_id, item.name, item.arguments))
+            elif kind == "message":
+                texts += [c.text for c in (item.content or []) if getattr(c, "type", None) == "output_text"]
+        usage = {}
+        if response.usage is not None:
+            usage = {"input_tokens": int(response.usage.input_tokens or 0),
+                     "output_tokens": int(response.usage.output_tokens or 0)}
+        incomplete = getattr(response, "incomplete_details", None)
+        stop = getattr(incomplete, "reason", None) if incomplete is not None else None
+        return ModelReply("\n".join(texts), calls, usage, stop_reason=stop or getattr(response, "status", None),
+                          provider_content=[item.model_dump(mode="json", exclude_none=True) for item in output])
 
 
 class AnthropicProvider(ModelProvider):

@@ -92,4 +92,5 @@ def build_agent(name: str, **options: Any) -> Agent:
 
 # VLM agents (issue 5): ``openai:MODEL`` and ``anthropic:MODEL``; options from ``spatialscout run``.
 register_agent_prefix("openai", "spatialscout_gym.baselines.vlm:openai_agent")
+register_agent_prefix("openai-responses", "spatialscout_gym.baselines.vlm:openai_responses_agent")
 register_agent_prefix("anthropic", "spatialscout_gym.baselines.vlm:anthropic_agent")

@@ -1,8 +1,10 @@
-"""VLM agents: a tool-calling model drives the episode (``--agent openai:MODEL`` / ``anthropic:MODEL``).
+"""VLM agents: a tool-calling model drives the episode (``--agent openai:MODEL``,
+``openai-responses:MODEL`` (the OpenAI Responses API) or ``anthropic:MODEL``).
 
 The agent loop is provider-neutral: a :class:`~spatialscout_gym.wrappers.tool_call.ToolCallWrapper`
-keeps the conversation and runs the tools, a
-:class:`~spatialscout_gym.baselines.providers.ModelProvider` sends it to the model. The loop ends
+around the scene's registered Gymnasium env keeps the conversation and turns each tool call into
+one env step, a :class:`~spatialscout_gym.baselines.providers.ModelProvider` sends the
+conversation to the model. The loop ends
 when the wrapper ends the episode (docs/protocol.md section 5). A service failure raises
 :class:`~spatialscout_gym.baselines.providers.ModelServiceError`; the runner records the episode as
 failed and leaves it out of aggregates.
@@ -29,26 +31,25 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
 import warnings
 from typing import Any, Mapping
 
-import numpy as np
-
-from spatialscout_gym.baselines.base import PrivilegedAccess
-from spatialscout_gym.baselines.passive import PASSIVE_VIEWS, capture_scripted_views, views_baseline_m
+from spatialscout_gym.baselines.passive import PASSIVE_VIEWS, check_views_baseline, scripted_path
 from spatialscout_gym.core.errors import ConfigError, ResourceMissingError
 from spatialscout_gym.core.redact import redact
-from spatialscout_gym.episode.episode import Episode
-from spatialscout_gym.episode.trace import event
+from spatialscout_gym.wrappers.conversation import ModelReply, limit_image_history
 from spatialscout_gym.wrappers.images import JPEG_QUALITY, MAX_SIDE_PX, delivered_size
 from spatialscout_gym.wrappers.prompt import DEFAULT_PROMPT_STYLE, REMINDER_AT, check_prompt_style
-from spatialscout_gym.wrappers.tool_call import ModelReply, ToolCallWrapper, tool_schemas
+from spatialscout_gym.wrappers.schemas import tool_schemas
+from spatialscout_gym.wrappers.tool_call import ToolCallWrapper
 
-__all__ = ["VLMAgent", "make_vlm_agent", "openai_agent", "anthropic_agent", "load_price_table",
-           "episode_cost", "MODES", "OutputCapError", "TRUNCATED_STOP_REASONS", "HARNESS_FILE", "PROMPT_FILE"]
+__all__ = ["VLMAgent", "make_vlm_agent", "openai_agent", "openai_responses_agent", "anthropic_agent",
+           "load_price_table", "episode_cost", "MODES", "OutputCapError", "TRUNCATED_STOP_REASONS",
+           "HARNESS_FILE", "PROMPT_FILE"]
 
 MODES = ("active", "passive")
 TRUNCATED_STOP_REASONS = frozenset({"length", "max_tokens", "max_output_tokens", "model_context_window_exceeded"})
@@ -118,6 +119,12 @@ class VLMAgent:
         ``legacy`` only when asked for by name. Recorded in every result.
     image_max_side : int
         Longest side of a delivered image, pixels (docs/protocol.md section 3: 384). Recorded.
+    request_limiter : context manager, optional
+        Entered around each model request (the evaluation's ``--max-concurrency``).
+    image_history : int, optional
+        Send only the last ``image_history`` images with each request, older ones replaced by a
+        note after their captions (:func:`~spatialscout_gym.wrappers.conversation.limit_image_history`);
+        None (default) sends every image, as the paper does. Recorded in ``result.json``.
     """
 
     privileged = False
@@ -127,7 +134,8 @@ class VLMAgent:
     def __init__(self, provider: Any, *, name: str, mode: str = "active", model_call_budget: int = 100,
                  passive_views: int = PASSIVE_VIEWS,
                  price_table: Mapping[str, Mapping[str, float]] | None = None,
-                 prompt_style: str = DEFAULT_PROMPT_STYLE, image_max_side: int = MAX_SIDE_PX) -> None:
+                 prompt_style: str = DEFAULT_PROMPT_STYLE, image_max_side: int = MAX_SIDE_PX,
+                 request_limiter: Any = None, image_history: int | None = None) -> None:
         if mode not in MODES:
             raise ConfigError(f"mode must be one of {MODES}, got {mode!r}")
         if int(model_call_budget) < 1:
@@ -142,53 +150,61 @@ class VLMAgent:
         if not 16 <= int(image_max_side) <= 4096:
             raise ConfigError(f"image_max_side must be between 16 and 4096 pixels, got {image_max_side}")
         self.image_max_side = int(image_max_side)
+        if image_history is not None and int(image_history) < 0:
+            raise ConfigError(f"image_history must be >= 0 images or None (keep all), got {image_history}")
+        self.image_history = None if image_history is None else int(image_history)
+        self.request_limiter = request_limiter if request_limiter is not None else contextlib.nullcontext()
         self.wrapper: ToolCallWrapper | None = None
         self.passive_frames: list[int] | None = None
         self.passive_baseline_m: float | None = None
         self.warnings: list[str] = []
 
-    def run(self, episode: Episode, *, rng: np.random.Generator,
-            privileged: PrivilegedAccess | None = None) -> None:
-        """Alternate model calls and tool execution until the episode ends.
+    def run_env(self, env: Any, *, seed: int = 0) -> None:
+        """Wrap ``env`` (a SpatialScout env, possibly wrapped) in a :class:`ToolCallWrapper`, reset
+        it and alternate model calls and env steps until the episode ends.
 
         Raises
         ------
         ModelServiceError
             The model service failed (the runner records the episode as failed).
+        OutputCapError
+            A reply was cut off at an output-token limit (the attempt failed).
         """
-        episode.clock = time.time   # tool_call events get execution times
-        frames = None
-        if self.mode == "passive":
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                frames = capture_scripted_views(episode, self.passive_views)
-            for wmsg in caught:
-                self.warnings.append(str(wmsg.message))
-                warnings.warn_explicit(wmsg.message, wmsg.category, wmsg.filename, wmsg.lineno)
-            self.passive_frames = frames
-            self.passive_baseline_m = views_baseline_m(episode, frames)
-        self.wrapper = w = ToolCallWrapper(episode, model_call_budget=self.model_call_budget,
-                                           passive_frames=frames, max_side=self.image_max_side,
-                                           prompt_style=self.prompt_style)
+        passive = self.mode == "passive"
+        self.wrapper = w = ToolCallWrapper(env, model_call_budget=self.model_call_budget,
+                                           passive_views=self.passive_views if passive else None,
+                                           passive_path=scripted_path() if passive else None,
+                                           max_side=self.image_max_side, prompt_style=self.prompt_style,
+                                           clock=time.time)   # tool_call events get execution times
         self.provider.tool_names = w.tool_names   # passive mode: only the enabled tools are sent
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            w.reset(seed=seed)
+            if passive:
+                self.passive_frames = sorted(w.episode.frames)
+                self.passive_baseline_m = check_views_baseline(w.episode, self.passive_frames)
+        for wmsg in caught:
+            self.warnings.append(str(wmsg.message))
+            warnings.warn_explicit(wmsg.message, wmsg.category, wmsg.filename, wmsg.lineno)
         while not w.done:
-            messages = w.begin_request()
-            reply = self.provider.complete(messages)
+            messages = limit_image_history(w.request(), self.image_history)
+            with self.request_limiter:
+                reply = self.provider.complete(messages)
             if reply.stop_reason in TRUNCATED_STOP_REASONS:
                 self._fail_truncated(w, reply)
-            w.apply_reply(reply)
+            w.step(reply)
+
+    @property
+    def end_reason(self) -> str | None:
+        return self.wrapper.end_reason if self.wrapper is not None else None
+
+    def trace(self) -> list[dict]:
+        return self.wrapper.trace() if self.wrapper is not None else []
 
     def _fail_truncated(self, w: ToolCallWrapper, reply: ModelReply) -> None:
         """Record a cut-off reply in the trace (its tool calls are not run) and fail the attempt."""
         index = w.model_calls - 1
-        w.attempts += int(reply.attempts)
-        for k in w.usage:
-            w.usage[k] += int(reply.usage.get(k, 0) or 0)
-        w.episode.trace.append(event(
-            "model_response", model_call_index=index, text=reply.text,
-            tool_calls=[c.to_trace() for c in reply.tool_calls], usage=dict(reply.usage),
-            attempts=int(reply.attempts), stop_reason=reply.stop_reason, truncated=True,
-            time_unix_s=time.time()))
+        w.record_truncated(reply)
         cap = getattr(self.provider, "max_output_tokens", None)
         source = getattr(self.provider, "max_tokens_source", "")
         if cap is not None:
@@ -208,7 +224,7 @@ class VLMAgent:
                                    "name": getattr(self.provider, "model", None)})
         schema = (self.provider.tool_schema() if callable(getattr(self.provider, "tool_schema", None))
                   else tool_schemas(w.tool_names if w else None))
-        ep = w.episode if w else None
+        ep = w.episode if w is not None and w.messages else None   # None before reset
         first = w.messages[1] if w and len(w.messages) > 1 else None
         size = delivered_size(ep.intrinsics.width, ep.intrinsics.height, self.image_max_side) if ep else None
         return {
@@ -256,6 +272,7 @@ class VLMAgent:
             "prompt_style": self.prompt_style, "image_max_side_px": self.image_max_side,
             "warnings": list(self.warnings),
             "mode": self.mode, "model_call_budget": self.model_call_budget,
+            "image_history": self.image_history,
             "model_calls": w.model_calls if w else 0,
             "http_attempts": int(getattr(self.provider, "http_attempts", 0)),
             "attempt_failures": [redact(f) for f in getattr(self.provider, "failures", [])],
@@ -269,14 +286,16 @@ def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, ap
                    mode: str = "active", model_call_budget: int = 100, passive_views: int = PASSIVE_VIEWS,
                    price_table: Mapping[str, Mapping[str, float]] | str | None = None,
                    prompt_style: str = DEFAULT_PROMPT_STYLE, image_max_side: int = MAX_SIDE_PX,
-                   **provider_options: Any) -> VLMAgent:
-    """Build a :class:`VLMAgent` for ``provider`` (``"openai"`` or ``"anthropic"``) and ``model``.
+                   image_history: int | None = None, **provider_options: Any) -> VLMAgent:
+    """Build a :class:`VLMAgent` for ``provider`` (``"openai"``, ``"openai-responses"`` or
+    ``"anthropic"``) and ``model``.
 
     ``price_table`` may be a path (see :func:`load_price_table`). ``provider_options`` go to the
     provider (``timeout_s``, ``attempts``, ``backoff_s``, ``sleep``).
     """
-    from spatialscout_gym.baselines.providers import AnthropicProvider, OpenAIProvider
-    classes = {"openai": OpenAIProvider, "anthropic": AnthropicProvider}
+    from spatialscout_gym.baselines.providers import AnthropicProvider, OpenAIProvider, OpenAIResponsesProvider
+    classes = {"openai": OpenAIProvider, "openai-responses": OpenAIResponsesProvider,
+               "anthropic": AnthropicProvider}
     if provider not in classes:
         raise ConfigError(f"unknown provider {provider!r}; expected one of {sorted(classes)}")
     if isinstance(price_table, (str, os.PathLike)):
@@ -285,12 +304,18 @@ def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, ap
                                reasoning_effort=reasoning_effort, **provider_options)
     return VLMAgent(client, name=f"{provider}:{model}", mode=mode,
                     model_call_budget=model_call_budget, passive_views=passive_views,
-                    price_table=price_table, prompt_style=prompt_style, image_max_side=image_max_side)
+                    price_table=price_table, prompt_style=prompt_style, image_max_side=image_max_side,
+                    image_history=image_history)
 
 
 def openai_agent(model: str, **options: Any) -> VLMAgent:
     """Registry factory for ``openai:MODEL``."""
     return make_vlm_agent("openai", model, **options)
+
+
+def openai_responses_agent(model: str, **options: Any) -> VLMAgent:
+    """Registry factory for ``openai-responses:MODEL`` (the OpenAI Responses API)."""
+    return make_vlm_agent("openai-responses", model, **options)
 
 
 def anthropic_agent(model: str, **options: Any) -> VLMAgent:

@@ -43,7 +43,7 @@ def register(subparsers) -> None:
                         "A:B means seeds A..B-1 (--seeds 7:8 runs seed 7 only)")
     p.add_argument("--image-budget", type=int, default=None,
                    help="images per episode, initial one included (default 100, or what a ppo: policy was trained with)")
-    p.add_argument("--call-budget", type=int, default=100, help="B, calls per episode (default 100): model calls for openai:/anthropic: agents, tool calls for every other agent")
+    p.add_argument("--call-budget", type=int, default=100, help="B, calls per episode (default 100): model calls for openai:/openai-responses:/anthropic: agents, tool calls for every other agent")
     p.add_argument("--resolution", type=int, default=None,
                    help="square render size in pixels (default 512, or what a ppo: policy was trained with)")
     p.add_argument("--max-concurrency", type=int, default=None,

@@ -55,7 +55,7 @@ def check_episode_options(args: argparse.Namespace) -> None:
 def agent_help() -> str:
     """``--agent`` help listing the registered agents (the registry imports nothing heavy)."""
     from spatialscout_gym.baselines.registry import known_agents
-    names = [n.replace(":ARG", ":MODEL" if n.split(":")[0] in ("openai", "anthropic") else ":PATH")
+    names = [n.replace(":ARG", ":MODEL" if n.split(":")[0] in ("openai", "openai-responses", "anthropic") else ":PATH")
              for n in known_agents()]
     return "one of: " + ", ".join(names)
 

@@ -28,7 +28,7 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=int, default=0, help="agent random seed (default 0)")
     p.add_argument("--image-budget", type=int, default=None,
                    help="images per episode, initial one included (default 100, or what a ppo: policy was trained with)")
-    p.add_argument("--call-budget", type=int, default=100, help="B, calls per episode (default 100): model calls for openai:/anthropic: agents, tool calls for every other agent")
+    p.add_argument("--call-budget", type=int, default=100, help="B, calls per episode (default 100): model calls for openai:/openai-responses:/anthropic: agents, tool calls for every other agent")
     p.add_argument("--resolution", type=int, default=None,
                    help="square render size in pixels (default 512, or what a ppo: policy was trained with)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing non-empty --out")
@@ -36,13 +36,13 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-VLM_PREFIXES = ("openai", "anthropic")
+VLM_PREFIXES = ("openai", "openai-responses", "anthropic")
 
 
 def add_vlm_arguments(p: argparse.ArgumentParser) -> None:
     """Options of the ``openai:MODEL`` / ``anthropic:MODEL`` agents (with them ``--call-budget``
     is B, the model-call budget of docs/protocol.md section 5)."""
-    g = p.add_argument_group("model agents (--agent openai:MODEL or anthropic:MODEL)")
+    g = p.add_argument_group("model agents (--agent openai:MODEL, openai-responses:MODEL or anthropic:MODEL)")
     g.add_argument("--base-url", help="an OpenAI- or Anthropic-compatible endpoint, e.g. a local vLLM "
                                       "or Ollama server (http://127.0.0.1:8000/v1)")
     g.add_argument("--api-key", help="API key (default: OPENAI_API_KEY / ANTHROPIC_API_KEY; any "
@@ -63,6 +63,10 @@ def add_vlm_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--mode", choices=("active", "passive"), default="active",
                    help="passive: fixed scripted views (stereo pairs), a prompt of its own and only the six "
                         "non-camera tools (default active)")
+    g.add_argument("--image-history", type=int, metavar="K",
+                   help="send only the last K images with each request, older ones replaced by their "
+                        "captions (for small-context models; default: every image, as the paper); "
+                        "recorded in result.json")
     g.add_argument("--passive-views", type=int, default=24,
                    help="views in passive mode, the initial one included (default 24)")
 
@@ -72,7 +76,7 @@ def vlm_options(args: argparse.Namespace) -> dict:
     another agent or are out of range."""
     is_vlm = args.agent.partition(":")[0] in VLM_PREFIXES
     given = [f"--{n.replace('_', '-')}" for n in ("base_url", "api_key", "reasoning_effort",
-                                                   "max_tokens", "price_table")
+                                                   "max_tokens", "price_table", "image_history")
              if getattr(args, n, None) is not None]
     if args.mode != "active":
         given.append("--mode")
@@ -83,8 +87,10 @@ def vlm_options(args: argparse.Namespace) -> dict:
     if not is_vlm:
         if given:
             raise CliError(f"{', '.join(given)} apply only to model agents (openai:MODEL, "
-                           f"anthropic:MODEL), not to {args.agent!r}")
+                           f"openai-responses:MODEL, anthropic:MODEL), not to {args.agent!r}")
         return {}
+    if args.image_history is not None and args.image_history < 0:
+        raise CliError(f"--image-history must be >= 0 images, got {args.image_history}")
     if args.max_tokens is not None and args.max_tokens < 1:
         raise CliError(f"--max-tokens must be >= 1, got {args.max_tokens}")
     if not 16 <= args.image_max_side <= 4096:
@@ -94,7 +100,7 @@ def vlm_options(args: argparse.Namespace) -> dict:
                        f"got {args.passive_views}")
     return {"base_url": args.base_url, "api_key": args.api_key, "reasoning_effort": args.reasoning_effort,
             "max_tokens": args.max_tokens, "mode": args.mode, "model_call_budget": args.call_budget,
-            "passive_views": args.passive_views,
+            "passive_views": args.passive_views, "image_history": args.image_history,
             "price_table": str(args.price_table) if args.price_table else None,
             "prompt_style": args.prompt_style, "image_max_side": args.image_max_side}
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from spatialscout_gym.core.camera import Intrinsics
 from spatialscout_gym.core.frames import CameraPose
+from spatialscout_gym.core.spec import SceneSpec
 
 
 @dataclass
@@ -35,10 +36,19 @@ class PrivilegedFrame:
 
 @runtime_checkable
 class Renderer(Protocol):
-    """Renders one scene. ``intrinsics`` is the render grid's (docs/protocol.md section 3)."""
+    """Renders one scene at a time. ``intrinsics`` is the render grid's (docs/protocol.md section 3);
+    ``spec`` is the scene it renders now and ``set_scene`` switches it (a warm renderer serves
+    many episodes)."""
 
     @property
     def intrinsics(self) -> Intrinsics: ...
+
+    @property
+    def spec(self) -> SceneSpec: ...
+
+    def set_scene(self, spec: SceneSpec) -> None:
+        """Render ``spec`` from now on (same grid)."""
+        ...
 
     def capture_rgb(self, pose: CameraPose) -> np.ndarray:
         """RGB image at ``pose``, shape (H, W, 3), uint8."""

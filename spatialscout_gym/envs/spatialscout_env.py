@@ -9,18 +9,22 @@ import numpy as np
 from gymnasium import spaces
 
 from spatialscout_gym.core.spec import SceneSpec
+from spatialscout_gym.core.triangulation import MAX_OBSERVATIONS
 from spatialscout_gym.core.types import UNLIMITED
 from spatialscout_gym.envs.session import EpisodeSession
 from spatialscout_gym.episode.episode import Episode
 from spatialscout_gym.episode.tools import (MAX_ROTATION_DEG, PITCH_LIMIT_DEG, TOOL_NAMES,
                                             WORLD_BOX_M, ToolResult)
 
-__all__ = ["SpatialScoutEnv", "MAX_TARGETS", "MAX_MARKS", "PROCEDURAL", "UNLIMITED"]
+__all__ = ["SpatialScoutEnv", "MAX_TARGETS", "MAX_MARKS", "GIVEN_ARGS", "PROCEDURAL", "UNLIMITED"]
 
 MAX_TARGETS = 40
 """N_max: rows of the ``positions``/``accepted_map`` blocks (docs/protocol.md section 8: 35 or 40 targets)."""
-MAX_MARKS = 8
-"""K: rows of the ``marks`` block of one ``triangulate_observations`` action."""
+MAX_MARKS = MAX_OBSERVATIONS
+"""K: rows of the ``marks`` block of one ``triangulate_observations`` action: the most
+observations one call may carry (docs/protocol.md section 4), so every valid call fits."""
+GIVEN_ARGS: tuple[str, ...] = ("forward", "right", "up", "yaw", "pitch", "yaw_deg", "pitch_deg")
+"""The optional arguments the ``given`` flags name (move_camera, rotate_camera, set_camera_position)."""
 PROCEDURAL = "procedural"
 """The ``scene`` value that makes a new training scene on every ``reset``."""
 _TRANSLATION_AXIS_M = 1.0 / np.sqrt(3.0)
@@ -51,12 +55,16 @@ class SpatialScoutEnv(gym.Env):
     | ``position`` | Box(-10, 10, (3,)) | set_camera_position | task-frame position, metres |
     | ``yaw_pitch`` | Box([-180, -85], [180, 85]) | set_camera_position | yaw relative to the initial heading, pitch elevation, degrees |
     | ``set_orientation`` | Discrete(2) | set_camera_position | 1: also apply ``yaw_pitch`` |
+    | ``given`` | MultiBinary(7) | move_camera, rotate_camera, set_camera_position | 1: that optional argument (forward, right, up, yaw, pitch, yaw_deg, pitch_deg) is passed; when none of a tool's flags is set, move/rotate pass all their arguments and ``set_orientation`` decides the angles |
     | ``marks`` | Box((K, 3)) | triangulate_observations | rows (frame_id, u, v); frame_id rounded; pixels on the render grid |
     | ``num_marks`` | Discrete(K + 1) | triangulate_observations | how many rows of ``marks`` to use |
     | ``positions`` | Box((N_max, 3)) | submit_positions | task-frame centres, metres, row i = inventory entry i |
     | ``submit_mask`` | MultiBinary(N_max) | submit_positions | 1: submit row i (rows past the inventory are ignored) |
 
-    K = 8, N_max = 40. ``positions`` is bounded by ``r + 0.5`` m for a fixed scene (10 m for
+    K = 64, N_max = 40. The argument blocks are float64, so a JSON number round-trips exactly.
+    A tool call these fields cannot hold (wrong types, unknown ids or argument names) may be passed
+    as ``action["arguments"]`` (a dict, outside the space) with ``tool``: the episode then refuses
+    it with its reason and counts it, as :class:`~spatialscout_gym.wrappers.tool_call.ToolCallWrapper` does. ``positions`` is bounded by ``r + 0.5`` m for a fixed scene (10 m for
     ``Procedural-v0``), so a sampled entry lies outside the submission ball about half of the time
     and is refused per entry. Out-of-bound requests are refused by the episode, never raised.
 
@@ -108,7 +116,9 @@ class SpatialScoutEnv(gym.Env):
     - Termination: the tool-call budget is used up (the budgets are observed state).
     - Truncation: none in the env itself (add ``gymnasium.wrappers.TimeLimit`` if needed).
     Using up the image budget does not end the episode (docs/protocol.md section 5). At the end
-    ``info["metrics"]`` holds the scorer's metrics dict.
+    ``info["metrics"]`` holds the scorer's metrics dict. Every step's ``info["tool_result"]`` is the
+    tool's result (``tool``, ``ok``, ``result``, ``error``, ``frame_id``: the new frame of a capture,
+    -1 otherwise).
 
     ## Arguments
     ``gym.make("SpatialScout/<scene_id>-v0", resolution=512, image_budget=100, tool_call_budget=100,
@@ -174,17 +184,18 @@ class SpatialScoutEnv(gym.Env):
         pos_bound = float(np.float32(pos_bound))
         self.action_space = spaces.Dict({
             "tool": spaces.Discrete(len(TOOL_NAMES)),
-            "translation": spaces.Box(-_TRANSLATION_AXIS_M, _TRANSLATION_AXIS_M, (3,), np.float32),
-            "rotation": spaces.Box(-MAX_ROTATION_DEG, MAX_ROTATION_DEG, (2,), np.float32),
-            "position": spaces.Box(-_POSITION_BOUND_M, _POSITION_BOUND_M, (3,), np.float32),
-            "yaw_pitch": spaces.Box(np.array([-180, -PITCH_LIMIT_DEG], np.float32),
-                                    np.array([180, PITCH_LIMIT_DEG], np.float32), dtype=np.float32),
+            "translation": spaces.Box(-_TRANSLATION_AXIS_M, _TRANSLATION_AXIS_M, (3,), np.float64),
+            "rotation": spaces.Box(-MAX_ROTATION_DEG, MAX_ROTATION_DEG, (2,), np.float64),
+            "position": spaces.Box(-_POSITION_BOUND_M, _POSITION_BOUND_M, (3,), np.float64),
+            "yaw_pitch": spaces.Box(np.array([-180, -PITCH_LIMIT_DEG]),
+                                    np.array([180, PITCH_LIMIT_DEG]), dtype=np.float64),
             "set_orientation": spaces.Discrete(2),
-            "marks": spaces.Box(np.tile(np.array([0, -0.5, -0.5], np.float32), (MAX_MARKS, 1)),
-                                np.tile(np.array([self.image_budget - 1, W - 0.5, H - 0.5], np.float32),
-                                        (MAX_MARKS, 1)), dtype=np.float32),
+            "given": spaces.MultiBinary(len(GIVEN_ARGS)),
+            "marks": spaces.Box(np.tile(np.array([0, -0.5, -0.5]), (MAX_MARKS, 1)),
+                                np.tile(np.array([self.image_budget - 1, W - 0.5, H - 0.5]),
+                                        (MAX_MARKS, 1)), dtype=np.float64),
             "num_marks": spaces.Discrete(MAX_MARKS + 1),
-            "positions": spaces.Box(-pos_bound, pos_bound, (MAX_TARGETS, 3), np.float32),
+            "positions": spaces.Box(-pos_bound, pos_bound, (MAX_TARGETS, 3), np.float64),
             "submit_mask": spaces.MultiBinary(MAX_TARGETS),
         })
         obs = {
@@ -280,7 +291,10 @@ class SpatialScoutEnv(gym.Env):
                 reward = new_score - self._score
             self._score = new_score
         terminated = bool(ep.done)
-        info: dict[str, Any] = {"tool_result": res.to_dict(), "counters": ep.counters()}
+        tool_result = res.to_dict()
+        if tool_result["frame_id"] is None:  # one type per info key, so vector envs can stack infos
+            tool_result["frame_id"] = -1
+        info: dict[str, Any] = {"tool_result": tool_result, "counters": ep.counters()}
         if terminated:
             if self.reward_mode == "sparse" and res.tool != "none":
                 reward = self._score
@@ -337,7 +351,9 @@ class SpatialScoutEnv(gym.Env):
             f"{len(TOOL_NAMES) - 1}: {', '.join(f'{i}={t}' for i, t in enumerate(TOOL_NAMES))}) and, for "
             f"that tool, 'translation' (3,), 'rotation' (2,), 'position' (3,) with 'set_orientation' "
             f"(0/1) and 'yaw_pitch' (2,), 'marks' ({MAX_MARKS}, 3) with 'num_marks' (0-{MAX_MARKS}), or "
-            f"'positions' ({MAX_TARGETS}, 3) with 'submit_mask' ({MAX_TARGETS},); env.action_space.sample() "
+            f"'positions' ({MAX_TARGETS}, 3) with 'submit_mask' ({MAX_TARGETS},); optionally 'given' "
+            f"({len(GIVEN_ARGS)},) flags for {', '.join(GIVEN_ARGS)}, or 'arguments' (a dict passed on "
+            f"as the call's arguments); env.action_space.sample() "
             f"shows one")
 
     def _action_int(self, action: Any, key: str, high: int) -> int:
@@ -350,36 +366,53 @@ class SpatialScoutEnv(gym.Env):
     def decode_action(self, action: dict) -> tuple[str, dict]:
         """Turn a Dict-space action into ``(tool_name, args)`` for :meth:`Episode.call`.
 
+        An ``"arguments"`` dict, when present, is passed on as the call's arguments (a call the
+        fixed fields cannot hold, e.g. from :class:`~spatialscout_gym.wrappers.tool_call.ToolCallWrapper`);
+        the ``given`` flags (:data:`GIVEN_ARGS`) name which optional arguments the fixed fields carry.
+
         Raises
         ------
         ValueError
             The action is not in the action space's structure (not a dict, a missing key, a wrong
-            shape, a tool index that is not an integer from 0 to 9); the message lists what is
-            expected. Values outside a Box's bounds are passed on and refused by the episode.
+            shape, a tool index that is not an integer from 0 to 9, ``arguments`` that is not a
+            dict); the message lists what is expected. Values outside a Box's bounds are passed on
+            and refused by the episode.
         """
         if not isinstance(action, Mapping):
             raise self._bad_action(f"got {type(action).__name__}, not a dict")
         tool = TOOL_NAMES[self._action_int(action, "tool", len(TOOL_NAMES) - 1)]
+        passed = action.get("arguments")
+        if passed is not None:
+            if not isinstance(passed, Mapping):
+                raise self._bad_action(f"'arguments' must be a dict of the tool's arguments, got "
+                                       f"{type(passed).__name__}")
+            return tool, dict(passed)   # a call the fixed fields cannot hold: as given
         needs = {"move_camera": ("translation",), "rotate_camera": ("rotation",),
                  "set_camera_position": ("position",), "triangulate_observations": ("marks",),
                  "submit_positions": ("positions", "submit_mask")}.get(tool, ())
         for key in needs:
             self._action_part(action, key)
+        given_flags = self._action_part(action, "given") if "given" in action else np.zeros(len(GIVEN_ARGS))
+        given = {name for name, flag in zip(GIVEN_ARGS, given_flags.reshape(-1)) if int(flag)}
         if tool == "set_camera_position" and "set_orientation" in action:
             if self._action_int(action, "set_orientation", 1):
                 self._action_part(action, "yaw_pitch")
+        if tool == "set_camera_position" and given & {"yaw_deg", "pitch_deg"}:
+            self._action_part(action, "yaw_pitch")
         if tool == "triangulate_observations":
             self._action_int(action, "num_marks", MAX_MARKS)
-        if tool == "move_camera":
-            f, r, u = (float(x) for x in np.asarray(action["translation"], dtype=float))
-            return tool, {"forward": f, "right": r, "up": u}
-        if tool == "rotate_camera":
-            y, p = (float(x) for x in np.asarray(action["rotation"], dtype=float))
-            return tool, {"yaw": y, "pitch": p}
+        if tool in ("move_camera", "rotate_camera"):
+            names, key = (("forward", "right", "up"), "translation") if tool == "move_camera" else \
+                (("yaw", "pitch"), "rotation")
+            values = [float(x) for x in np.asarray(action[key], dtype=float)]
+            keep = [n in given for n in names] if given & set(names) else [True] * len(names)
+            return tool, {n: v for n, v, k in zip(names, values, keep) if k}
         if tool == "set_camera_position":
             args: dict[str, Any] = {"position": [float(x) for x in np.asarray(action["position"], dtype=float)]}
-            if int(np.asarray(action.get("set_orientation", 0)).item()):
-                y, p = (float(x) for x in np.asarray(action["yaw_pitch"], dtype=float))
+            y, p = (float(x) for x in np.asarray(action["yaw_pitch"], dtype=float))
+            if given & {"yaw_deg", "pitch_deg"}:
+                args.update({n: v for n, v in (("yaw_deg", y), ("pitch_deg", p)) if n in given})
+            elif int(np.asarray(action.get("set_orientation", 0)).item()):
                 args.update(yaw_deg=y, pitch_deg=p)
             return tool, args
         if tool == "triangulate_observations":

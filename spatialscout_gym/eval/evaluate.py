@@ -297,25 +297,12 @@ def provider_of(agent_name: str) -> str:
 
 
 def attach_request_limiter(agent: Any, limiter: Any) -> None:
-    """Give ``agent`` a cross-process request limiter if it makes model requests.
-
-    An agent with an attribute ``request_limiter`` gets the limiter there (and wraps each request
-    in ``with self.request_limiter:``); otherwise an agent with a ``provider`` whose
-    ``complete(messages)`` sends one model request (:class:`~spatialscout_gym.baselines.vlm.VLMAgent`)
-    has that method wrapped in the limiter. Other agents make no requests and are left alone.
-    """
-    if limiter is None:
-        return
-    if hasattr(agent, "request_limiter"):
+    """Give ``agent`` a cross-process request limiter if it makes model requests
+    (:class:`~spatialscout_gym.baselines.base.RequestingAgent`: it enters ``request_limiter``
+    around each request). Other agents make no requests and are left alone."""
+    from spatialscout_gym.baselines.base import RequestingAgent  # noqa: PLC0415
+    if limiter is not None and isinstance(agent, RequestingAgent):
         agent.request_limiter = limiter
-        return
-    provider = getattr(agent, "provider", None)
-    complete = getattr(provider, "complete", None)
-    if callable(complete):   # VLM agents: one provider.complete(...) per model request
-        def limited(*args: Any, **kwargs: Any) -> Any:
-            with limiter:
-                return complete(*args, **kwargs)
-        provider.complete = limited
 
 
 class WorkerState:
@@ -350,7 +337,7 @@ class WorkerState:
         return self.renderer
 
     def close(self) -> None:
-        if self.renderer is not None and hasattr(self.renderer, "close"):
+        if self.renderer is not None:
             self.renderer.close()
         self.renderer = None
 

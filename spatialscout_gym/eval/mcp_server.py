@@ -3,14 +3,16 @@
 ``spatialscout mcp --scene SCENE --out DIR [--transport stdio|http] [--port P]`` serves one
 :class:`~spatialscout_gym.episode.Episode` (docs/protocol.md section 4) over stdio or streamable HTTP bound
 to 127.0.0.1 (path ``/mcp``). Tool input schemas are those of
-:func:`spatialscout_gym.wrappers.tool_call.tool_schemas`; results are a JSON text
+:func:`spatialscout_gym.wrappers.schemas.tool_schemas`; results are a JSON text
 ``{"ok": ..., "result" | "error": ...}`` (``is_error`` set on refusals), and ``capture_image``
 adds the frame as MCP image content (JPEG, at most 384 px) with the pixel conversion stated
-(docs/protocol.md section 3). The first tool result of the session also carries the initial image
-(frame 0). The task prompt of :mod:`spatialscout_gym.wrappers.prompt`, worded for a tool server
-(the episode ends at ``finish_mapping`` or the budget, not at a reply without a tool call), is
-served twice: as the server's ``instructions`` and as the MCP prompt :data:`PROMPT_NAME` (many
-clients ignore ``instructions`` but let the user pick a prompt).
+(docs/protocol.md section 3). The texts come from the same formatter as the VLM wrapper's
+(:mod:`spatialscout_gym.wrappers.replies`), so a tool result reads the same over MCP and there
+(numbers rounded to 3 decimals by ``model_json``). The first tool result of the session also
+carries the initial image (frame 0). The task prompt of :mod:`spatialscout_gym.wrappers.prompt`,
+worded for a tool server (the episode ends at ``finish_mapping`` or the budget, not at a reply
+without a tool call), is served twice: as the server's ``instructions`` and as the MCP prompt
+:data:`PROMPT_NAME` (many clients ignore ``instructions`` but let the user pick a prompt).
 
 HTTP access: the transport binds 127.0.0.1 only. With a token (``spatialscout mcp --transport http``
 and ``SPATIALSCOUT_MCP_TOKEN``, ``--token-file`` or ``--generate-token``) every HTTP request must
@@ -39,10 +41,12 @@ from typing import Any, Iterator
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.core.types import UNLIMITED
 from spatialscout_gym.envs.session import EpisodeSession
-from spatialscout_gym.episode.tools import TOOL_NAMES, to_jsonable
-from spatialscout_gym.wrappers.images import conversion_text, encode_for_model
+from spatialscout_gym.episode.tools import TOOL_NAMES
+from spatialscout_gym.wrappers.conversation import parse_arguments
 from spatialscout_gym.wrappers.prompt import task_prompt
-from spatialscout_gym.wrappers.tool_call import parse_arguments, tool_schemas
+from spatialscout_gym.wrappers.replies import (clip_error, frame_parts, refusal_text, result_text,
+                                               unknown_tool_error)
+from spatialscout_gym.wrappers.schemas import tool_schemas
 
 __all__ = ["McpEpisode", "build_server", "serve_stdio", "serve_http", "HOST", "stdout_to_stderr",
            "PROMPT_NAME", "BearerAuth"]
@@ -94,22 +98,14 @@ class McpEpisode:
         whether it is an error. Never raises for bad input."""
         ep = self.episode
         if name not in TOOL_NAMES:
-            blocks, err = [_text({"ok": False, "error": f"unknown tool {name!r}; valid tools: "
-                                                        f"{', '.join(TOOL_NAMES)}"})], True
+            blocks, err = [_text(refusal_text(clip_error(unknown_tool_error(name))))], True
         else:
             args, reason = parse_arguments(arguments)
             if reason is not None:
-                blocks, err = [_text({"ok": False, "error": f"{name}: {reason}"})], True
+                blocks, err = [_text(refusal_text(clip_error(f"{name}: {reason}")))], True
             else:
                 res = ep.call(name, args)
-                payload: dict[str, Any] = {"ok": res.ok}
-                if res.ok:
-                    payload["result"] = res.result
-                else:
-                    payload["error"] = res.error
-                    if res.result:
-                        payload["result"] = res.result
-                blocks, err = [_text(payload)], not res.ok
+                blocks, err = [_text(result_text(res.to_dict()))], not res.ok
                 if res.ok and name == "capture_image" and res.frame_id is not None:
                     blocks += self._image_blocks(res.frame_id)
         if not self._sent_initial:
@@ -120,12 +116,7 @@ class McpEpisode:
         return blocks, err
 
     def _image_blocks(self, fid: int) -> list[dict]:
-        frame = self.episode.frames[fid]
-        img = encode_for_model(frame.image, fid)
-        pose = self.episode.task_frame.pose_to_task(frame.pose)
-        pos = ", ".join(f"{x:.3f}" for x in pose["position"])
-        caption = (f"Frame {fid}: camera at [{pos}] m (task frame), yaw {pose['yaw_deg']:.1f} deg, "
-                   f"pitch {pose['pitch_deg']:.1f} deg. {conversion_text(img)}")
+        caption, img = frame_parts(self.episode, fid)
         return [{"type": "text", "text": caption},
                 {"type": "image", "data": base64.b64encode(img.jpeg).decode("ascii"), "mime_type": "image/jpeg"}]
 
@@ -148,8 +139,8 @@ class McpEpisode:
             self.session.close()
 
 
-def _text(payload: dict) -> dict:
-    return {"type": "text", "text": json.dumps(to_jsonable(payload), allow_nan=False)}
+def _text(text: str) -> dict:
+    return {"type": "text", "text": text}
 
 
 def build_server(session: McpEpisode):

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from spatialscout_gym.baselines.base import Agent, PrivilegedAccess
+from spatialscout_gym.baselines.base import Agent, EnvAgent, PrivilegedAccess
 from spatialscout_gym.core.files import write_json_atomic
 from spatialscout_gym.core.redact import redact
 from spatialscout_gym.core.scoring import GroundTruth, score_scene
@@ -49,7 +49,8 @@ from spatialscout_gym.episode.episode import Episode
 from spatialscout_gym.episode.trace import write_jsonl
 from spatialscout_gym.scenes.catalog import scene_by_name, scene_catalog_version, scene_content_hash
 
-__all__ = ["run_episode", "write_run", "resolve_scene", "RESULT_FILE", "TRACE_FILE", "ATTEMPTS_DIR"]
+__all__ = ["run_episode", "write_run", "resolve_scene", "make_scene_env", "RESULT_FILE", "TRACE_FILE",
+           "ATTEMPTS_DIR"]
 
 RESULT_FILE = "result.json"
 TRACE_FILE = "trace.jsonl"
@@ -61,6 +62,19 @@ def resolve_scene(scene: str | SceneSpec) -> SceneSpec:
     if isinstance(scene, SceneSpec):
         return scene
     return scene_by_name(str(scene))
+
+
+def make_scene_env(spec: SceneSpec, **env_options: Any) -> Any:
+    """The registered Gymnasium env of ``spec`` (``SpatialScout/<scene_id>-v0``; an unregistered
+    scene, e.g. ``procedural:<seed>`` or a spec file, through ``SpatialScout/Procedural-v0`` with
+    that scene), made with ``gym.make`` and ``env_options`` (resolution, budgets, renderer)."""
+    import gymnasium as gym
+
+    from spatialscout_gym.envs.registration import NAMESPACE, env_id_for_scene
+    env_id = env_id_for_scene(spec.scene_id)
+    if env_id not in gym.registry:
+        env_id = f"{NAMESPACE}/Procedural-v0"
+    return gym.make(env_id, scene=spec, **env_options)
 
 
 def run_episode(agent: Agent, scene: str | SceneSpec, out_dir: str | os.PathLike, *, seed: int = 0,
@@ -104,13 +118,17 @@ def run_episode(agent: Agent, scene: str | SceneSpec, out_dir: str | os.PathLike
     spec = resolve_scene(scene)
     # An agent that counts model calls itself (VLM agents, docs/protocol.md section 5) gets an episode
     # without a tool-call budget; its own budget B ends the episode.
-    tool_call_budget = None if getattr(agent, "counts_model_calls", False) else tool_call_budget
+    tool_call_budget = None if isinstance(agent, EnvAgent) and agent.counts_model_calls else tool_call_budget
     failure: Exception | None = None
+    if isinstance(agent, EnvAgent):
+        return _run_env_agent(agent, spec, out, renderer=renderer, seed=seed, resolution=resolution,
+                              image_budget=image_budget, tool_call_budget=tool_call_budget, attempt=attempt,
+                              keep_attempts=keep_attempts)
     with EpisodeSession(resolution=resolution, image_budget=image_budget, tool_call_budget=tool_call_budget,
                         renderer=renderer) as session:
         session.load(spec)
         episode = session.new_episode()
-        privileged = PrivilegedAccess(spec, session.renderer) if getattr(agent, "privileged", False) else None
+        privileged = PrivilegedAccess(spec, session.renderer) if agent.privileged else None
         try:
             agent.run(episode, rng=np.random.default_rng(seed), privileged=privileged)
         except Exception as exc:  # service or runtime failure: recorded, left out of aggregates
@@ -122,17 +140,43 @@ def run_episode(agent: Agent, scene: str | SceneSpec, out_dir: str | os.PathLike
                                  keep_attempts=keep_attempts)
 
 
+def _run_env_agent(agent: EnvAgent, spec: SceneSpec, out: Path, *, renderer: Any, seed: int, resolution: int,
+                   image_budget: int, tool_call_budget: int | None, attempt: int | None = None,
+                   keep_attempts: bool = False) -> dict:
+    """Run an env-driving agent on the scene's registered env and write its run directory with
+    the agent's trace (model events in place)."""
+    env = make_scene_env(spec, renderer=renderer, resolution=resolution, image_budget=image_budget,
+                         tool_call_budget=tool_call_budget)
+    failure: Exception | None = None
+    try:
+        try:
+            agent.run_env(env, seed=seed)
+        except Exception as exc:  # service or runtime failure: recorded, left out of aggregates
+            failure = exc
+        episode = env.unwrapped.episode
+        if episode is None:  # the env never reset: nothing to record
+            raise failure if failure is not None else RuntimeError("the agent did not reset the env")
+        if not episode.done:
+            episode.end("failed" if failure is not None else agent.end_reason or "agent_stopped")
+        return write_run(out, env.unwrapped.scene_spec, episode, agent, seed=seed, resolution=resolution,
+                         image_budget=image_budget, tool_call_budget=tool_call_budget, failure=failure,
+                         attempt=attempt, keep_attempts=keep_attempts, trace=agent.trace())
+    finally:
+        env.close()   # the env's session closes a renderer only if it built it
+
+
 def write_run(out_dir: str | os.PathLike, spec: SceneSpec, episode: Episode, agent: Any, *, seed: int,
               resolution: int, image_budget: int, tool_call_budget: int | None,
               failure: BaseException | None = None, attempt: int | None = None,
-              keep_attempts: bool = False) -> dict:
+              keep_attempts: bool = False, trace: list[dict] | None = None) -> dict:
     """Score ``episode`` and write its run directory (see the module docstring); returns
     ``result.json``'s contents. An existing ``out_dir`` is replaced (callers check first).
 
     ``agent`` supplies ``name`` and, optionally, ``extra_result() -> dict`` and
     ``run_records() -> {file name: dict (JSON) or str (text)}``; ``failure`` marks the run as
     failed (no metrics, no ``predictions.json``/``ground_truth.json``). With ``keep_attempts`` an
-    existing ``out_dir/attempts/`` moves into the new directory.
+    existing ``out_dir/attempts/`` moves into the new directory. ``trace`` replaces
+    ``episode.trace`` (an env agent's trace with its model events in place).
     """
     out = Path(out_dir)
     gt = GroundTruth.from_spec(spec)
@@ -161,7 +205,7 @@ def write_run(out_dir: str | os.PathLike, spec: SceneSpec, episode: Episode, age
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:
-        write_jsonl(episode.trace, tmp / TRACE_FILE)
+        write_jsonl(episode.trace if trace is None else trace, tmp / TRACE_FILE)
         if failure is None:
             write_json_atomic(tmp / "predictions.json", {"positions": positions})
             write_json_atomic(tmp / "ground_truth.json", spec.ground_truth_dict())

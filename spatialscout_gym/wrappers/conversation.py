@@ -1,0 +1,265 @@
+"""The provider-neutral conversation of a tool-calling model, and model replies in that form.
+
+:class:`Message` (system, user, assistant and tool turns with text and image parts),
+:class:`ToolCall` and :class:`ModelReply` are what :class:`~spatialscout_gym.wrappers.tool_call.ToolCallWrapper`
+keeps and returns; the wire formats of the model services render them
+(:mod:`spatialscout_gym.baselines.wire`). :func:`parse_reply` reads one model reply in any of the
+forms a user holds: an OpenAI chat-completions message, an Anthropic message (SDK objects or their
+JSON dicts), a plain list of ``{"name", "arguments"}`` or a :class:`ModelReply`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field, replace
+from typing import Any, Union
+
+from spatialscout_gym.episode.tools import to_jsonable
+from spatialscout_gym.wrappers.images import DeliveredImage
+
+__all__ = ["ToolCall", "Message", "ModelReply", "Part", "EpisodeOverError", "parse_arguments", "parse_reply",
+           "short_repr", "limit_image_history"]
+
+Part = Union[str, DeliveredImage]
+_FLOAT_MAX = sys.float_info.max
+
+
+class EpisodeOverError(RuntimeError):
+    """A model reply arrived after the episode ended."""
+
+
+@dataclass
+class ToolCall:
+    """One tool call of a model response.
+
+    ``arguments`` is what the provider sent: a JSON string (OpenAI) or an object (Anthropic).
+    """
+
+    id: str
+    name: Any
+    arguments: Any = None
+
+    def to_trace(self) -> dict:
+        args = self.arguments if isinstance(self.arguments, str) else to_jsonable(self.arguments)
+        return {"id": self.id, "name": self.name if isinstance(self.name, str) else repr(self.name),
+                "arguments": args}
+
+
+@dataclass
+class Message:
+    """One message of the conversation.
+
+    Attributes
+    ----------
+    role : str
+        ``"system"``, ``"user"``, ``"assistant"`` or ``"tool"``.
+    content : list of str or DeliveredImage
+        Text and image parts, in order.
+    tool_calls : list of ToolCall
+        Assistant messages only.
+    tool_call_id, tool_name : str
+        Tool messages only: the call this result answers.
+    is_error : bool
+        Tool messages only: the call was refused.
+    provider_content : object
+        Assistant messages only: the provider's own content (e.g. Anthropic thinking blocks,
+        OpenAI Responses reasoning items), replayed verbatim by that provider's wire format.
+    """
+
+    role: str
+    content: list[Part] = field(default_factory=list)
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    is_error: bool = False
+    provider_content: Any = None
+
+    @property
+    def text(self) -> str:
+        return "\n".join(p for p in self.content if isinstance(p, str))
+
+    @property
+    def images(self) -> list[DeliveredImage]:
+        return [p for p in self.content if isinstance(p, DeliveredImage)]
+
+    def to_trace(self) -> dict:
+        """JSON-able form with images by reference (frame file names), never image bytes."""
+        d: dict[str, Any] = {"role": self.role, "content": [
+            p if isinstance(p, str) else p.reference() for p in self.content]}
+        if self.tool_calls:
+            d["tool_calls"] = [c.to_trace() for c in self.tool_calls]
+        if self.role == "tool":
+            d.update(tool_call_id=self.tool_call_id, tool_name=self.tool_name, is_error=self.is_error)
+        return d
+
+
+@dataclass
+class ModelReply:
+    """A model response in neutral form, as a provider adapter parses it.
+
+    Attributes
+    ----------
+    text : str
+    tool_calls : list of ToolCall
+    usage : dict
+        ``{"input_tokens": int, "output_tokens": int}`` when the service reports it.
+    attempts : int
+        HTTP attempts this logical call took.
+    provider_content : object
+        Provider content to replay in later requests (optional).
+    stop_reason : str or None
+    """
+
+    text: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    usage: dict = field(default_factory=dict)
+    attempts: int = 1
+    provider_content: Any = None
+    stop_reason: str | None = None
+
+
+def _get(obj: Any, key: str, default: Any = None) -> Any:
+    """``obj[key]`` for dicts, ``obj.key`` for SDK objects (pydantic models)."""
+    if isinstance(obj, dict):
+        return obj.get(key, default)
+    return getattr(obj, key, default)
+
+
+def parse_reply(reply: Any) -> ModelReply:
+    """One model reply in neutral form.
+
+    Accepts a :class:`ModelReply`; an OpenAI chat-completions message (``message.tool_calls[i].function``
+    with ``name`` and JSON-text ``arguments``; or the whole completion, whose first choice is read);
+    an Anthropic message (``content`` blocks of type ``text`` / ``tool_use``); or a plain list of
+    ``{"name": str, "arguments": dict | JSON str}`` (ids are made up as ``call_0, call_1, ...``).
+    SDK objects and their JSON dicts are both read.
+
+    Raises
+    ------
+    TypeError
+        The reply has none of these forms.
+    """
+    if isinstance(reply, ModelReply):
+        return reply
+    if isinstance(reply, (list, tuple)):
+        calls = []
+        for i, c in enumerate(reply):
+            if not isinstance(c, dict) or "name" not in c:
+                raise TypeError(f"a reply given as a list must hold {{'name': str, 'arguments': dict | JSON "
+                                f"str}} items; item {i} is {short_repr(c)}")
+            calls.append(ToolCall(str(c.get("id") or f"call_{i}"), c["name"], c.get("arguments")))
+        return ModelReply(tool_calls=calls)
+    choices = _get(reply, "choices")
+    if choices:  # a whole chat completion: its first choice
+        choice = choices[0]
+        parsed = parse_reply(_get(choice, "message"))
+        parsed.stop_reason = _get(choice, "finish_reason")
+        usage = _get(reply, "usage")
+        if usage is not None:
+            parsed.usage = {"input_tokens": int(_get(usage, "prompt_tokens", 0) or 0),
+                            "output_tokens": int(_get(usage, "completion_tokens", 0) or 0)}
+        return parsed
+    content = _get(reply, "content")
+    if isinstance(content, list):  # Anthropic: content blocks
+        texts, calls = [], []
+        for block in content:
+            kind = _get(block, "type")
+            if kind == "text":
+                texts.append(_get(block, "text", ""))
+            elif kind == "tool_use":
+                calls.append(ToolCall(_get(block, "id"), _get(block, "name"), _get(block, "input")))
+        return ModelReply("\n".join(texts), calls, stop_reason=_get(reply, "stop_reason"))
+    if _get(reply, "role") == "assistant" or _get(reply, "tool_calls") is not None:  # OpenAI message
+        calls = []
+        for tc in _get(reply, "tool_calls") or []:
+            fn = _get(tc, "function")
+            if fn is not None:
+                calls.append(ToolCall(_get(tc, "id"), _get(fn, "name"), _get(fn, "arguments")))
+        return ModelReply(content if isinstance(content, str) else "", calls)
+    raise TypeError(f"cannot read a model reply from {type(reply).__name__}: expected an OpenAI message or "
+                    f"completion, an Anthropic message, a list of {{'name', 'arguments'}} or a ModelReply")
+
+
+def parse_arguments(raw: Any) -> tuple[dict | None, str | None]:
+    """Tool arguments as a dict, or ``(None, reason)``.
+
+    Accepts a dict, a JSON object text, or nothing (``None`` / ``""`` mean ``{}``). ``NaN`` and
+    ``Infinity`` parse (Python's JSON reader accepts them) and are then refused by the tool's
+    validation as non-finite numbers. An integer too large for a float (JSON allows any number of
+    digits) is refused here, since converting it would raise instead of giving a tool error.
+    """
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return {}, None
+    if isinstance(raw, dict):
+        return _refuse_huge_ints(raw)
+    if isinstance(raw, str):
+        try:
+            val = json.loads(raw)
+        except (ValueError, RecursionError) as exc:  # ValueError: also an integer of > 4300 digits
+            if isinstance(exc, json.JSONDecodeError):
+                msg = exc.msg
+            elif isinstance(exc, RecursionError):
+                msg = "nested too deeply"
+            else:
+                msg = "a number with too many digits"
+            return None, (f"the arguments are not valid JSON ({msg}); expected one JSON object such as "
+                          f"{{\"forward\": 0.5}}, got {short_repr(raw)}")
+        if not isinstance(val, dict):
+            return None, f"the arguments must be a JSON object (name -> value), got {type(val).__name__} {short_repr(raw)}"
+        return _refuse_huge_ints(val)
+    return None, f"the arguments must be a JSON object (name -> value), got {type(raw).__name__}"
+
+
+def _refuse_huge_ints(args: dict) -> tuple[dict | None, str | None]:
+    """``(args, None)``, or ``(None, reason)`` when a nested integer exceeds the float range."""
+    stack: list[Any] = [args]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, dict):
+            stack.extend(x.values())
+        elif isinstance(x, (list, tuple)):
+            stack.extend(x)
+        elif isinstance(x, int) and not isinstance(x, bool) and abs(x) > _FLOAT_MAX:
+            return None, ("a number is beyond the float range (|x| > 1.8e308); use finite numbers "
+                          "(metres, degrees, pixels)")
+    return args, None
+
+
+def short_repr(x: Any, n: int = 120) -> str:
+    """``repr`` of ``x`` (a string as itself), cut to ``n`` characters with the length stated."""
+    s = x if isinstance(x, str) else repr(x)
+    return repr(s) if len(s) <= n else repr(s[:n]) + f"... ({len(s)} chars)"
+
+
+def limit_image_history(messages: list[Message], keep_last: int | None) -> list[Message]:
+    """The conversation with only the last ``keep_last`` images; each older image is replaced by a
+    short note (its caption, which precedes it, stays). ``None`` keeps every image (the paper's
+    protocol). Opt-in for models with small context windows: every request resends the history.
+
+    Raises
+    ------
+    ValueError
+        ``keep_last`` is negative.
+    """
+    if keep_last is None:
+        return list(messages)
+    if int(keep_last) < 0:
+        raise ValueError(f"keep_last must be >= 0 images or None (keep all), got {keep_last}")
+    total = sum(len(m.images) for m in messages)
+    drop = total - int(keep_last)
+    out: list[Message] = []
+    for m in messages:
+        if drop <= 0 or not m.images:
+            out.append(m)
+            continue
+        content: list[Part] = []
+        for p in m.content:
+            if isinstance(p, DeliveredImage) and drop > 0:
+                drop -= 1
+                content.append(f"[image of frame {p.frame_id} not resent: this run keeps only the last "
+                               f"{int(keep_last)} images in the conversation; its caption above still applies]")
+            else:
+                content.append(p)
+        out.append(replace(m, content=content))
+    return out

@@ -1,0 +1,79 @@
+"""The one reply formatter: what a model reads for a tool result, whatever carries it.
+
+Used by :class:`~spatialscout_gym.wrappers.tool_call.ToolCallWrapper` and the MCP server
+(:mod:`spatialscout_gym.eval.mcp_server`), so both send the same text for the same tool result:
+
+* :func:`result_text`: the JSON text ``{"ok": true, "result": ...}`` or ``{"ok": false, "error":
+  ..., ["result": ...]}`` of a tool result, written by :func:`~spatialscout_gym.episode.tools.model_json`
+  (numbers rounded to 3 decimals, no ``-0.0``: what a model reads, docs/protocol.md section 4);
+* :func:`refusal_text`: the same payload for a call refused before it reached the tools (unknown tool,
+  malformed arguments, a disabled tool, a call after the end);
+* :func:`clip_error`: errors longer than :data:`MAX_ERROR_CHARS` are cut with the count stated;
+* :func:`unknown_tool_error`: the refusal that lists the valid tools;
+* :func:`frame_caption` / :func:`frame_parts`: the caption of a delivered frame (camera pose in the
+  task frame and the pixel conversion, docs/protocol.md section 3) and the JPEG itself.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping
+
+from spatialscout_gym.episode.tools import TOOL_NAMES, model_json
+from spatialscout_gym.wrappers.conversation import short_repr
+from spatialscout_gym.wrappers.images import (JPEG_QUALITY, MAX_SIDE_PX, DeliveredImage, conversion_text,
+                                              encode_for_model)
+
+__all__ = ["MAX_ERROR_CHARS", "clip_error", "result_text", "refusal_text", "unknown_tool_error",
+           "frame_caption", "frame_parts"]
+
+MAX_ERROR_CHARS = 600
+"""Longest error text a model receives, characters (the rest is counted, not sent)."""
+
+
+def clip_error(text: str, n: int = MAX_ERROR_CHARS) -> str:
+    """``text`` cut to ``n`` characters, with the number of characters left out stated."""
+    return text if len(text) <= n else text[:n] + f"... [{len(text) - n} more characters]"
+
+
+def result_text(result: Mapping[str, Any]) -> str:
+    """The JSON text a model reads for a tool result.
+
+    ``result`` is a :class:`~spatialscout_gym.episode.tools.ToolResult` as a dict (``ok``,
+    ``result``, ``error``), e.g. ``info["tool_result"]`` of a SpatialScout env step.
+    """
+    payload: dict[str, Any] = {"ok": bool(result["ok"])}
+    if result["ok"]:
+        payload["result"] = result.get("result") or {}
+    else:
+        payload["error"] = clip_error(result.get("error") or "refused")
+        if result.get("result"):
+            payload["result"] = result["result"]
+    return model_json(payload)
+
+
+def refusal_text(error: str) -> str:
+    """The JSON text of a call refused before it reached the tools (``error`` already clipped)."""
+    return json.dumps({"ok": False, "error": error})
+
+
+def unknown_tool_error(name: Any) -> str:
+    return f"unknown tool {short_repr(name, 60)}; valid tools: {', '.join(TOOL_NAMES)}"
+
+
+def frame_caption(frame_id: int, pose_task: Mapping[str, Any], image: DeliveredImage) -> str:
+    """``Frame k: camera at [x, y, z] m (task frame), yaw .. deg, pitch .. deg.`` plus the conversion
+    from delivered to render pixels. ``pose_task`` is the frame's pose in the task frame
+    (``position`` in metres, ``yaw_deg``, ``pitch_deg``)."""
+    pos = ", ".join(f"{x:.3f}" for x in pose_task["position"])
+    return (f"Frame {frame_id}: camera at [{pos}] m (task frame), yaw {pose_task['yaw_deg']:.1f} deg, pitch "
+            f"{pose_task['pitch_deg']:.1f} deg. {conversion_text(image)}")
+
+
+def frame_parts(episode: Any, frame_id: int, *, max_side: int = MAX_SIDE_PX,
+                quality: int = JPEG_QUALITY) -> tuple[str, DeliveredImage]:
+    """The caption and the delivered JPEG of a captured frame of ``episode``
+    (an :class:`~spatialscout_gym.episode.Episode`)."""
+    frame = episode.frames[frame_id]
+    img = encode_for_model(frame.image, frame_id, max_side=max_side, quality=quality)
+    return frame_caption(frame_id, episode.task_frame.pose_to_task(frame.pose), img), img
