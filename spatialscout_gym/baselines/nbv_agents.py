@@ -39,7 +39,7 @@ from spatialscout_gym.episode.episode import Episode
 from spatialscout_gym.wrappers.nbv import DISCRETE_MOTIONS, N_SECTORS, NBVConfig, NBVController
 
 __all__ = ["NBVAgent", "RandomNBVAgent", "FrontierNBVAgent", "PPONBVAgent", "load_nbv_config",
-           "load_policy_config",
+           "load_policy_config", "policy_path",
            "CONFIG_FILE"]
 
 CONFIG_FILE = "nbv_config.json"
@@ -170,6 +170,12 @@ class FrontierNBVAgent(NBVAgent):
         return np.array([step, 0, 0, yaw / c.max_yaw_deg, pitch], np.float32)
 
 
+def policy_path(path: str | Path) -> Path:
+    """The ``model.zip`` that ``ppo:PATH`` names (``PATH`` is the file or the run directory)."""
+    p = Path(path)
+    return p / "model.zip" if p.is_dir() else p
+
+
 def load_policy_config(model_path: str | Path) -> dict:
     """What a policy was trained with: ``{"config": NBVConfig, "mapper": str, "image_budget": int
     or None, "resolution": int or None, "deterministic": bool}``, from ``nbv_config.json`` beside
@@ -217,9 +223,7 @@ class PPONBVAgent(NBVAgent):
     """
 
     def __init__(self, path: str, deterministic: bool | None = None) -> None:
-        p = Path(path)
-        if p.is_dir():
-            p = p / "model.zip"
+        p = policy_path(path)
         if not p.exists():
             from spatialscout_gym.core.errors import ResourceMissingError
             raise ResourceMissingError(f"no trained policy at {p}; train one with `spatialscout train-nbv` "

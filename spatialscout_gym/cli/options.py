@@ -18,11 +18,8 @@ def adopt_agent_settings(args: argparse.Namespace) -> None:
     trained: dict = {}
     agent = getattr(args, "agent", None) or ""
     if agent.startswith("ppo:"):
-        from pathlib import Path
-
-        from spatialscout_gym.baselines.nbv_agents import load_policy_config
-        path = Path(agent[4:])
-        path = path / "model.zip" if path.is_dir() else path
+        from spatialscout_gym.baselines.nbv_agents import load_policy_config, policy_path
+        path = policy_path(agent[4:])
         if path.exists():  # a missing policy is reported when the agent is built
             trained = {k: v for k, v in load_policy_config(path).items()
                        if k in EPISODE_DEFAULTS and v is not None}

@@ -490,12 +490,10 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     def _observation(self) -> dict[str, np.ndarray]:
         obs = self._last
-        n = max(1, int(np.sum(obs["inventory_mask"])))
         images_left = float(obs["budgets"][0])
         position, (yaw, pitch) = obs["camera_position"], obs["camera_yaw_pitch"]
         return nbv_observation(self.config, obs["image"], position, float(yaw), float(pitch), self._radius_m,
-                               float(np.sum(obs["submitted"])) / n, images_left / self._image_budget,
-                               self._history)
+                               self._coverage(), images_left / self._image_budget, self._history)
 
     def _coverage(self) -> float:
         obs = self._last
