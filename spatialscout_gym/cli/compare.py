@@ -9,6 +9,7 @@ import argparse
 from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
+from spatialscout_gym.cli.options import check_evaluation_dirs
 
 
 def register(subparsers) -> None:
@@ -26,9 +27,7 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from spatialscout_gym.eval.report import CompareError, compare_reports
-    for d in args.dirs:
-        if not d.is_dir():
-            raise CliError(f"{d} is not a directory (expected an evaluation directory from `spatialscout evaluate`)")
+    check_evaluation_dirs(args.dirs)
     try:
         text, _ = compare_reports(args.dirs, force=args.force)
     except (CompareError, FileNotFoundError) as exc:

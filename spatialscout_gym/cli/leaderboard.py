@@ -13,6 +13,7 @@ import argparse
 from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
+from spatialscout_gym.cli.options import check_evaluation_dirs
 
 
 def register(subparsers) -> None:
@@ -42,9 +43,7 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from spatialscout_gym.core.files import SceneFileError
     from spatialscout_gym.eval.leaderboard import LeaderboardError, write_leaderboard
-    for d in args.dirs:
-        if not d.is_dir():
-            raise CliError(f"{d} is not a directory (expected an evaluation directory from `spatialscout evaluate`)")
+    check_evaluation_dirs(args.dirs)
     try:
         board = write_leaderboard(args.dirs, args.out, force=args.force, lam=args.lam,
                                   figure_scene=args.figure_scene, figure_px=args.figure_px,

@@ -87,3 +87,10 @@ def scene_from_arg(name: str):
         raise CliError(str(exc)) from None
     except SpatialScoutError as exc:  # bad seed, broken spec file, drifted catalog
         raise CliError(f"cannot load scene {name!r}: {message_of(exc)}") from None
+
+
+def check_evaluation_dirs(dirs) -> None:
+    """Refuse a DIR argument that is not a directory (compare, leaderboard)."""
+    for d in dirs:
+        if not d.is_dir():
+            raise CliError(f"{d} is not a directory (expected an evaluation directory from `spatialscout evaluate`)")

@@ -42,6 +42,7 @@ from spatialscout_gym.eval.behaviour import tool_behaviour
 from spatialscout_gym.eval.failures import (FACTOR_LABELS, FAILURE_FACTORS, SUCCESS_FACTORS, count_factors,
                                             submitted_errors, trajectory_factors)
 from spatialscout_gym.eval.grounding import grounding_summary
+from spatialscout_gym.eval.report import comparability_problems
 from spatialscout_gym.eval.trajectory import load_trajectory
 
 __all__ = ["EpisodeRecord", "EvalEpisodes", "collect_episodes", "build_row", "build_leaderboard",
@@ -232,22 +233,6 @@ def _row_name(row: dict) -> str:
     return f"{agent} ({row['reasoning_effort']})" if row.get("reasoning_effort") else agent
 
 
-def _check_comparable(rows: dict[str, dict]) -> list[str]:
-    problems = []
-    versions = {n: r["catalog_version"] for n, r in rows.items()}
-    if len({json.dumps(v) for v in versions.values()}) > 1:
-        problems.append("catalog versions differ: " + ", ".join(f"{n}: {v}" for n, v in versions.items()))
-    hashes: dict[str, dict[str, str]] = defaultdict(dict)
-    for n, r in rows.items():
-        for sid, h in r["scene_hashes"].items():
-            hashes[sid][n] = h
-    differing = sorted(sid for sid, hs in hashes.items() if len(set(hs.values())) > 1)
-    if differing:
-        problems.append(f"{len(differing)} scene(s) have different content hashes, e.g. {differing[0]}: "
-                        + ", ".join(f"{n}: {str(h)[:12]}" for n, h in hashes[differing[0]].items()))
-    return problems
-
-
 def build_leaderboard(dirs: Sequence[str | os.PathLike], *, force: bool = False,
                       lam: float = DEFAULT_LAMBDA_M, progress: bool = False) -> dict:
     """The leaderboard dict: ``{"rows": {name: row}, "order": [...], "cost": ..., "problems": [...],
@@ -276,7 +261,7 @@ def build_leaderboard(dirs: Sequence[str | os.PathLike], *, force: bool = False,
         if name in rows:
             name = f"{name} [{row['dir']}]"
         rows[name] = row
-    problems = _check_comparable(rows)
+    problems = comparability_problems(rows)
     if problems and not force:
         raise LeaderboardError("refusing to put runs made on different scenes on one leaderboard ("
                                + "; ".join(problems) + "); regenerate them on one catalog version or pass --force")

@@ -312,6 +312,25 @@ def _load_report(d: Path) -> dict:
     return build_report(d)
 
 
+def comparability_problems(reports: dict[str, dict]) -> list[str]:
+    """Why runs (name -> report or leaderboard row, each with ``catalog_version`` and
+    ``scene_hashes``) are not comparable: differing catalog versions, scenes whose content hashes
+    differ; empty when they are comparable (``compare`` and ``leaderboard`` refuse otherwise)."""
+    problems = []
+    versions = {n: r.get("catalog_version") for n, r in reports.items()}
+    if len({json.dumps(v) for v in versions.values()}) > 1:
+        problems.append("catalog versions differ: " + ", ".join(f"{n}: {v}" for n, v in versions.items()))
+    hashes: dict[str, dict[str, str]] = defaultdict(dict)
+    for n, r in reports.items():
+        for sid, h in r.get("scene_hashes", {}).items():
+            hashes[sid][n] = h
+    differing = sorted(sid for sid, hs in hashes.items() if len(set(hs.values())) > 1)
+    if differing:
+        problems.append(f"{len(differing)} scene(s) have different content hashes, e.g. {differing[0]}: "
+                        + ", ".join(f"{n}: {str(h)[:12]}" for n, h in hashes[differing[0]].items()))
+    return problems
+
+
 def compare_reports(dirs: Sequence[str | os.PathLike], *, force: bool = False) -> tuple[str, dict]:
     """Several evaluations side by side.
 
@@ -343,18 +362,7 @@ def compare_reports(dirs: Sequence[str | os.PathLike], *, force: bool = False) -
     if len(set(names)) != len(names):
         names = [str(p) for p in paths]
     reports = {n: _load_report(p) for n, p in zip(names, paths)}
-    problems = []
-    versions = {n: r.get("catalog_version") for n, r in reports.items()}
-    if len({json.dumps(v) for v in versions.values()}) > 1:
-        problems.append("catalog versions differ: " + ", ".join(f"{n}: {v}" for n, v in versions.items()))
-    hashes: dict[str, dict[str, str]] = defaultdict(dict)
-    for n, r in reports.items():
-        for sid, h in r.get("scene_hashes", {}).items():
-            hashes[sid][n] = h
-    differing = sorted(sid for sid, hs in hashes.items() if len(set(hs.values())) > 1)
-    if differing:
-        problems.append(f"{len(differing)} scene(s) have different content hashes, e.g. {differing[0]}: "
-                        + ", ".join(f"{n}: {str(h)[:12]}" for n, h in hashes[differing[0]].items()))
+    problems = comparability_problems(reports)
     if problems and not force:
         raise CompareError("refusing to compare runs made on different scenes (" + "; ".join(problems)
                            + "); regenerate them on one catalog version or pass --force")
