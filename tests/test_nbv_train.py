@@ -31,7 +31,8 @@ def test_trainer_end_to_end_then_ppo_agent_runs(tmp_path, capsys):
     assert model == run_dir / "model.zip" and model.exists()
     saved = json.loads((run_dir / "nbv_config.json").read_text())
     assert (saved["motion"], saved["mapper"], saved["image_budget"], saved["resolution"], saved["obs_size"]) \
-        == ("discrete", "oracle-surface", 5, 48, 48)
+        == ("heading", "oracle-surface", 5, 48, 48)
+    assert (saved["headings"], saved["strides_m"], saved["scan_bins"]) == (6, [0.0, 1.0, 2.0], 12)
     assert json.loads((run_dir / "args.json").read_text())["total_timesteps"] == 64
     assert list(run_dir.glob("events.out.tfevents.*")), "no tensorboard file"
     logged = (run_dir / "progress.csv").read_text().splitlines()[0].split(",")

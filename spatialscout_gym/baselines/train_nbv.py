@@ -66,8 +66,15 @@ class Args:
     """render grid of every capture, pixels"""
     obs_size: int = 64
     """side of the observed image, pixels (>= 36, the smallest SB3's NatureCNN accepts)"""
-    motion: str = "discrete"
-    """action space: 'discrete' (10 motions) or 'continuous' (Box(-1, 1, (5,)))"""
+    motion: str = "heading"
+    """action space: 'heading' (turn to one of --headings relative yaws, then stride one of --strides-m),
+    'discrete' (10 single motions) or 'continuous' (Box(-1, 1, (5,)))"""
+    headings: int = 6
+    """heading motion: relative yaws to choose from, evenly spaced"""
+    strides_m: tuple[float, ...] = (0.0, 1.0, 2.0)
+    """heading motion: distances to move along the new heading, metres (at most 2)"""
+    scan_bins: int = 12
+    """bins of the 'scan' observation (free distance per egocentric bin from the depth of nearby captures); 0: none"""
     move_m: float = 0.5
     """discrete forward/back/left/right step, metres"""
     turn_deg: float = 45.0
@@ -112,7 +119,8 @@ _MIN_CNN_SIDE = 36
 def _env_kwargs(args: Args) -> dict:
     return dict(scene="procedural", image_budget=args.image_budget, resolution=args.resolution,
                 mapper=args.mapper, motion=args.motion, obs_size=args.obs_size,
-                reconfigure_every=args.reconfigure_every, move_m=args.move_m, turn_deg=args.turn_deg)
+                reconfigure_every=args.reconfigure_every, move_m=args.move_m, turn_deg=args.turn_deg,
+                headings=args.headings, strides_m=tuple(args.strides_m), scan_bins=args.scan_bins)
 
 
 def make_env(args: Args, index: int, run_dir: Path | None = None) -> Callable[[], "object"]:
@@ -281,7 +289,8 @@ def train(args: Args) -> Path:
         raise ConfigError(f"--move-m must be in (0, 1] metres (the move bound) and --turn-deg in (0, 180], "
                           f"got {args.move_m} and {args.turn_deg}")
     try:  # validates early, with a clear error
-        config = NBVConfig(motion=args.motion, obs_size=args.obs_size, move_m=args.move_m, turn_deg=args.turn_deg)
+        config = NBVConfig(motion=args.motion, obs_size=args.obs_size, move_m=args.move_m, turn_deg=args.turn_deg,
+                           headings=args.headings, strides_m=tuple(args.strides_m), scan_bins=args.scan_bins)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
 
