@@ -205,6 +205,25 @@ class GroundTruth:
         """From a :class:`spatialscout_gym.core.spec.SceneSpec`."""
         return cls.from_dict(spec.ground_truth_dict())
 
+    def reframed(self, task_frame: Any) -> "GroundTruth":
+        """The same targets in another task frame (a turned start of the same scene): what
+        :meth:`from_spec` gives for the spec with that initial camera, bit for bit, without
+        recomputing the world boxes from the scene geometry.
+
+        Parameters
+        ----------
+        task_frame : TaskFrame
+            The new task frame (:class:`spatialscout_gym.core.frames.TaskFrame`).
+        """
+        # the same operations as SceneSpec.targets (centre = frame.to_task((lo + hi) / 2)) and
+        # from_dict (arrays rebuilt from Python floats), so every value is identical
+        targets = [TargetBox(t.id, t.category, t.group,
+                             np.asarray(task_frame.to_task((t.box_min + t.box_max) / 2), dtype=float),
+                             t.box_min, t.box_max) for t in self.targets]
+        R = np.array(task_frame.R_world_task.tolist(), dtype=float)
+        origin = np.array(task_frame.origin_world.tolist(), dtype=float)
+        return GroundTruth(self.scene_id, self.radius_m, R, origin, targets)
+
     def to_dict(self) -> dict:
         """The ``ground_truth.json`` dict (inverse of :meth:`from_dict`)."""
         return {"scene_id": self.scene_id, "radius_m": float(self.radius_m),

@@ -195,8 +195,9 @@ class EpisodeSession:
             turned = CameraPose(cam.position_world, yaw, cam.pitch_deg)
             spec = SceneSpec(dataclasses.replace(spec.public, initial_camera=turned), spec.private)
         if spec is not self.episode_spec:
-            from spatialscout_gym.core.scoring import GroundTruth  # noqa: PLC0415
-            self._episode_gt = self.ground_truth if spec is self.spec else GroundTruth.from_spec(spec)
+            # the scene's boxes seen from the turned start (no geometry pass per episode)
+            self._episode_gt = self.ground_truth if spec is self.spec else \
+                self.ground_truth.reframed(spec.task_frame)
         self.episode_spec = spec
         self.episode = Episode(spec.public, self.renderer, image_budget=self.image_budget,
                                tool_call_budget=self.tool_call_budget)
