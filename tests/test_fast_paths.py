@@ -171,3 +171,22 @@ def test_env_observation_parts_follow_the_episode_and_are_never_shared():
             if term:
                 break
     assert any(ids)
+
+
+def test_library_images_equal_the_broadcast_formula_for_every_kind():
+    """texture_image's per-channel mix gives the bytes of ``_rgba(A c1 + B c2 + C)``."""
+    from spatialscout_gym.render import textures as tx
+    rng = np.random.default_rng(5)
+    for kind in sorted(tx.TEXTURE_KINDS):
+        for variant in (0, 7):
+            A, B, C = tx._fields(kind, variant)
+            for _ in range(2):
+                c1, c2 = (np.round(rng.random(3) * 64) / 64).astype(np.float32), \
+                    (np.round(rng.random(3) * 64) / 64).astype(np.float32)
+                rgb = A.astype(np.float32)[..., None] * c1 + B.astype(np.float32)[..., None] * c2
+                if C is not None:
+                    rgb += C.astype(np.float32)
+                want = tx._rgba(rgb)
+                got = tx._library_rgba(A, B, C, c1, c2)
+                assert got.dtype == np.uint8 and not got.flags.writeable
+                assert np.array_equal(got, want), (kind, variant)
