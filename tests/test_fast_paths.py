@@ -190,3 +190,43 @@ def test_library_images_equal_the_broadcast_formula_for_every_kind():
                 got = tx._library_rgba(A, B, C, c1, c2)
                 assert got.dtype == np.uint8 and not got.flags.writeable
                 assert np.array_equal(got, want), (kind, variant)
+
+
+def _box_mesh_one_face_at_a_time(half_size, tile_m):
+    """The face-by-face construction box_mesh replaced (the reference for its bytes)."""
+    h = np.asarray(half_size, dtype=float)
+    ex = np.eye(3)
+    verts, tris, norms, uvs = [], [], [], []
+    for axis in range(3):
+        for sign in (1.0, -1.0):
+            n = sign * ex[axis]
+            up = ex[2] if axis != 2 else ex[1]
+            right = np.cross(up, n)
+            hr, hu = float(np.abs(right) @ h), float(np.abs(up) @ h)
+            c = n * h[axis]
+            verts += [c - right * hr - up * hu, c + right * hr - up * hu,
+                      c + right * hr + up * hu, c - right * hr + up * hu]
+            if tile_m is None:
+                uv = [(0, 1), (1, 1), (1, 0), (0, 0)]
+            else:
+                su, sv = 2 * hr / tile_m, 2 * hu / tile_m
+                uv = [(0, sv), (su, sv), (su, 0), (0, 0)]
+            base = len(norms)
+            norms += [n] * 4
+            uvs += uv
+            tris += [(base, base + 1, base + 2), (base, base + 2, base + 3)]
+    return (np.asarray(verts, np.float32), np.asarray(tris, np.uint32), np.asarray(norms, np.float32),
+            np.asarray(uvs, np.float32))
+
+
+def test_box_mesh_bytes_equal_the_face_by_face_construction():
+    from spatialscout_gym.render.meshes import box_mesh
+    rng = np.random.default_rng(2)
+    cases = [([0.5, 0.5, 0.5], None), ([0.0, 0.3, 1.2], 0.6), ([1e-4, 2.0, 0.0], None)]
+    cases += [(rng.uniform(0, 3, 3), float(t)) for t in rng.uniform(0.1, 2, 30)]
+    cases += [(rng.uniform(0, 3, 3), None) for _ in range(10)]
+    for half, tile in cases:
+        got, want = box_mesh(np.asarray(half), tile), _box_mesh_one_face_at_a_time(half, tile)
+        for g, w in zip(got, want, strict=True):
+            assert g.dtype == w.dtype and g.shape == w.shape
+            assert g.tobytes() == w.tobytes()       # signed zeros included
