@@ -132,8 +132,14 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--memory-scenes", type=int, default=0,
                     help="also load this many procedural scenes in one env (reconfigure_every 1) and "
                          "record host memory every 10%% of them (default 0: skip)")
+    ap.add_argument("--lavapipe-threads", type=int, default=None,
+                    help="set LP_NUM_THREADS (Mesa's software rasteriser threads) before rendering starts; "
+                         "0 renders on the submitting thread, which at 64-128 px on a few cores is "
+                         "faster (same pictures); default: leave the environment as it is")
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "bench_nbv.json")
     args = ap.parse_args(argv)
+    if args.lavapipe_threads is not None:   # before the first Vulkan instance (workers inherit it)
+        os.environ["LP_NUM_THREADS"] = str(args.lavapipe_threads)
 
     import gymnasium as gym
 
@@ -141,7 +147,9 @@ def main(argv: list[str] | None = None) -> dict:
     from spatialscout_gym.render.device import check_vulkan
 
     device = check_vulkan()
-    print(f"device: {device.device or 'none'}  ({platform.node()}, {os.cpu_count()} CPUs)")
+    lp_threads = os.environ.get("LP_NUM_THREADS")
+    print(f"device: {device.device or 'none'}  ({platform.node()}, {os.cpu_count()} CPUs"
+          + (f", LP_NUM_THREADS={lp_threads}" if lp_threads is not None else "") + ")")
     rows = []
     for res in args.resolutions:
         kw = _kwargs(res, args.image_budget, args.reconfigure_every)
@@ -161,6 +169,7 @@ def main(argv: list[str] | None = None) -> dict:
                   + (f"  gpu {row['gpu_used_mb']:.0f} MB" if row["gpu_used_mb"] is not None else ""), flush=True)
     memory = _memory_curve(args.memory_scenes) if args.memory_scenes > 0 else []
     result = {"device": device.device, "cpus": os.cpu_count(), "machine": platform.machine(),
+              "lp_num_threads": lp_threads,
               "image_budget": args.image_budget, "reconfigure_every": args.reconfigure_every,
               "seconds_per_row": args.seconds, "rows": rows, "memory_over_scenes": memory}
     args.out.parent.mkdir(parents=True, exist_ok=True)
