@@ -31,7 +31,8 @@ def test_trainer_end_to_end_then_ppo_agent_runs(tmp_path, capsys):
     assert model == run_dir / "model.zip" and model.exists()
     saved = json.loads((run_dir / "nbv_config.json").read_text())
     assert (saved["motion"], saved["mapper"], saved["image_budget"], saved["resolution"], saved["obs_size"]) \
-        == ("discrete", "oracle-surface", 5, 48, 48)
+        == ("heading", "oracle-surface", 5, 48, 48)
+    assert (saved["headings"], saved["strides_m"], saved["scan_bins"]) == (6, [0.0, 1.0, 2.0], 12)
     assert json.loads((run_dir / "args.json").read_text())["total_timesteps"] == 64
     assert list(run_dir.glob("events.out.tfevents.*")), "no tensorboard file"
     logged = (run_dir / "progress.csv").read_text().splitlines()[0].split(",")
@@ -53,6 +54,25 @@ def test_trainer_end_to_end_then_ppo_agent_runs(tmp_path, capsys):
                       renderer=FakeRenderer(spec))
     assert res["end_reason"] == "finish_mapping"
     assert res["counters"]["images_used"] == 6 or res["coverage"] == 1.0
+
+    # --init-model continues from the saved policy (its weights, new hyperparameters) ...
+    import torch
+    from stable_baselines3 import PPO
+    more = Args(total_timesteps=24, num_envs=1, num_steps=24, batch_size=24, update_epochs=1, image_budget=5,
+                resolution=48, obs_size=48, mapper="oracle-surface", reconfigure_every=2, out=str(tmp_path),
+                run_name="more", progress_bar=False, init_model=str(run_dir), learning_rate=1e-4, seed=7)
+    before = PPO.load(str(model)).policy.state_dict()
+    after_model = PPO.load(str(train(more)))
+    assert after_model.num_timesteps == 24 and after_model.learning_rate == 1e-4    # steps of this run
+    changed = [k for k, v in after_model.policy.state_dict().items() if not torch.equal(v, before[k])]
+    assert changed                                           # it trained ...
+    assert all(torch.allclose(v, before[k], atol=1e-2) for k, v in after_model.policy.state_dict().items())
+    # ... from the saved weights (one small Adam step away; a fresh seed-7 initialisation is far from them)
+    # ... and refuses a policy trained with other env settings
+    from spatialscout_gym.core.errors import ConfigError
+    with pytest.raises(ConfigError, match="resolution 48 there, 64 here"):
+        train(Args(total_timesteps=8, num_envs=1, num_steps=8, image_budget=5, resolution=64, obs_size=48,
+                   mapper="oracle-surface", out=str(tmp_path), run_name="bad", init_model=str(model)))
 
 
 def test_planned_steps_and_summary_line(tmp_path):

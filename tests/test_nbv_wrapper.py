@@ -21,7 +21,7 @@ def fake_nbv(motion="discrete", image_budget=6, **kw):
                         renderer=FakeRenderer(spec), **kw)
 
 
-@pytest.mark.parametrize("motion", ["discrete", "continuous"])
+@pytest.mark.parametrize("motion", ["discrete", "continuous", "heading"])
 def test_wrapper_passes_gymnasium_and_sb3_checkers(motion):
     from stable_baselines3.common.env_checker import check_env as sb3_check_env
     env = fake_nbv(motion)
@@ -88,8 +88,12 @@ def test_continuous_motion_respects_move_bound(action):
 
 
 def test_bad_arguments_say_what_was_expected():
-    with pytest.raises(ValueError, match="motion must be 'discrete' or 'continuous'"):
+    with pytest.raises(ValueError, match="motion must be one of 'discrete', 'continuous', 'heading'"):
         NBVConfig(motion="teleport")
+    with pytest.raises(ValueError, match=r"strides_m .* \[0, 2\] metres"):
+        NBVConfig(motion="heading", strides_m=(0.0, 3.0))
+    with pytest.raises(ValueError, match=r"heading NBV action must be one integer in \[0, 17\]"):
+        motion_args(NBVConfig(motion="heading"), 18)
     env = fake_nbv()
     env.reset(seed=0)
     with pytest.raises(ValueError, match=r"in \[0, 9\]"):
@@ -98,20 +102,24 @@ def test_bad_arguments_say_what_was_expected():
         fake_nbv(mapper="psychic")
 
 
-def test_wrapper_and_controller_give_the_same_observations():
+@pytest.mark.parametrize("motion", ["discrete", "heading"])
+def test_wrapper_and_controller_give_the_same_observations(motion):
     """``NBVController`` (the NBV agents) and ``NextBestViewWrapper`` (RL) build the observation
     through the same functions, so a trained policy sees the same thing in both."""
     from spatialscout_gym.episode.episode import Episode
     from spatialscout_gym.wrappers.nbv import NBVController
     from spatialscout_gym.wrappers.nbv_mappers import make_mapper
     spec = small_scene(64, 64)
-    env = make_nbv_env(spec, image_budget=8, resolution=64, renderer=FakeRenderer(spec))
+    env = make_nbv_env(spec, image_budget=8, resolution=64, renderer=FakeRenderer(spec), motion=motion)
     obs_w, _ = env.reset(seed=0)
     renderer = FakeRenderer(spec, 64, 64)
     ctl = NBVController(Episode(spec.public, renderer, image_budget=8, tool_call_budget=None), spec, renderer,
-                        make_mapper("oracle"), NBVConfig())
-    actions = [DISCRETE_MOTIONS.index(a) for a in ("forward", "turn_left", "forward", "look_down", "right",
-                                                   "turn_right", "back")]
+                        make_mapper("oracle"), NBVConfig(motion=motion))
+    if motion == "discrete":
+        actions = [DISCRETE_MOTIONS.index(a) for a in ("forward", "turn_left", "forward", "look_down", "right",
+                                                       "turn_right", "back")]
+    else:  # turn 60 + 1 m, stay, turn 180 + 2 m (four move calls), turn -60, ...
+        actions = [4, 0, 11, 15, 2, 7, 9]
     for a in [None, *actions]:
         if a is not None:
             obs_w, *_ = env.step(a)
@@ -141,3 +149,55 @@ def test_map_observation_is_egocentric_memory_of_captures():
     m2 = h.visit_map([2.0, 0.0, 1.0], 90.0, 2.0, cfg)
     assert m2[0, 4, 2] > 0 and m2[0].sum() == pytest.approx(1 / 3)
     assert m2[1, 3:5, 4].min() > 0 and m2[1, :, 0].max() == 0 and m2[1, :, 5:].max() == 0
+
+
+def test_heading_motion_turns_sets_pitch_and_strides_in_bounded_moves():
+    """Action ``k * 3 + d`` turns by 60 k degrees, sets the pitch to -20 and moves 0/1/2 m along
+    the new heading; a 2 m stride is four ``move_camera`` calls, each within the 1 m move bound."""
+    from spatialscout_gym.wrappers.nbv import move_parts
+    assert [move_parts(m) for m in ((0.5, 0, 0), (1.0, 0, 0), (2.0, 0, 0), (0.3, -0.3, 0.1))] == [1, 2, 4, 1]
+    cfg = NBVConfig(motion="heading")
+    assert motion_args(cfg, 5, pitch_deg=10.0) == ((60.0, -30.0), (2.0, 0.0, 0.0))
+    assert motion_args(cfg, 9, pitch_deg=-20.0) == ((180.0, 0.0), (0.0, 0.0, 0.0))
+    assert motion_args(cfg, 13, pitch_deg=-20.0)[0][0] == pytest.approx(-120.0)   # k = 4 wraps to the right
+    env = fake_nbv("heading", image_budget=6)
+    assert env.action_space.n == 18
+    env.reset(seed=0)
+    ep = env.unwrapped.episode
+    p0, yaw0, events0 = ep.pose.position_world.copy(), ep.pose.yaw_deg, len(ep.trace)
+    _, _, _, _, info = env.step(5)                          # turn 60 left, pitch -20, 2 m forward
+    assert info["refused"] == []
+    assert ep.pose.yaw_deg == pytest.approx(yaw0 + 60.0) and ep.pose.pitch_deg == pytest.approx(-20.0)
+    heading = np.deg2rad(ep.pose.yaw_deg)
+    np.testing.assert_allclose(ep.pose.position_world - p0, [2 * np.cos(heading), 2 * np.sin(heading), 0], atol=1e-9)
+    calls = [e for e in ep.trace[events0:] if e["event"] == "tool_call"]
+    moves = [e for e in calls if e["tool"] == "move_camera"]
+    assert [e["tool"] for e in calls[:6]] == ["rotate_camera", *["move_camera"] * 4, "capture_image"]
+    assert all(np.linalg.norm([m["args"][k] for k in ("forward", "right", "up")]) <= MAX_TRANSLATION_M
+               for m in moves)
+
+
+def test_scan_is_an_egocentric_free_space_profile_of_nearby_captures():
+    """``depth_rays`` turns a depth image into (angle, free distance) rays; ``ViewHistory.scan``
+    bins the rays of captures within 1 m by egocentric heading and forgets far captures."""
+    from spatialscout_gym.wrappers.nbv import ViewHistory, depth_rays
+    depth = np.full((32, 32), 4.0, np.float32)
+    depth[:, :16] = 2.0                                    # nearer on the left half of the image
+    depth[:, 30:] = 0.0                                    # nothing hit at the right edge
+    angles, free = depth_rays(depth, 90.0, columns=16)
+    assert angles[0] > 40 and angles[-1] < -40 and np.all(np.diff(angles) < 0)   # left +
+    np.testing.assert_allclose(free[:8], 2.0 / np.cos(np.deg2rad(angles[:8])), rtol=1e-6)
+    assert np.isinf(free[-1]) and free[8] == pytest.approx(4.0 / np.cos(np.deg2rad(angles[8])))
+    cfg = NBVConfig(scan_bins=12, scan_range_m=6.0)
+    h = ViewHistory(cfg.cell_m)
+    assert not h.scan([0, 0, 1], 0.0, cfg).any()           # nothing captured: all unknown
+    h.record([0.0, 0.0, 1.0], 0.0, (angles, free))
+    s = h.scan([0.0, 0.0, 1.0], 0.0, cfg)
+    assert s.shape == (12,) and s.dtype == np.float32
+    assert 2 / 6 <= s[1] < 2.5 / 6 and 4 / 6 <= s[11] <= 1.0   # 30 degrees left nearer than 30 right
+    assert s[6] == 0                                        # behind: unknown
+    turned = h.scan([0.0, 0.0, 1.0], 90.0, cfg)            # facing left, the view is now to the right
+    assert turned[9] == pytest.approx(s[0]) and turned[0] == 0
+    assert not h.scan([3.0, 0.0, 1.0], 0.0, cfg).any()     # farther than scan_radius_m: not used
+    from spatialscout_gym.wrappers.nbv import nbv_observation_space
+    assert "scan" not in nbv_observation_space(NBVConfig(scan_bins=0)).spaces   # policies trained before it

@@ -66,8 +66,15 @@ class Args:
     """render grid of every capture, pixels"""
     obs_size: int = 64
     """side of the observed image, pixels (>= 36, the smallest SB3's NatureCNN accepts)"""
-    motion: str = "discrete"
-    """action space: 'discrete' (10 motions) or 'continuous' (Box(-1, 1, (5,)))"""
+    motion: str = "heading"
+    """action space: 'heading' (turn to one of --headings relative yaws, then stride one of --strides-m),
+    'discrete' (10 single motions) or 'continuous' (Box(-1, 1, (5,)))"""
+    headings: int = 6
+    """heading motion: relative yaws to choose from, evenly spaced"""
+    strides_m: tuple[float, ...] = (0.0, 1.0, 2.0)
+    """heading motion: distances to move along the new heading, metres (at most 2)"""
+    scan_bins: int = 12
+    """bins of the 'scan' observation (free distance per egocentric bin from the depth of nearby captures); 0: none"""
     move_m: float = 0.5
     """discrete forward/back/left/right step, metres"""
     turn_deg: float = 45.0
@@ -97,6 +104,8 @@ class Args:
     """coefficient of the value loss"""
     torch_threads: int = 1
     """torch CPU threads (keep 1 on small machines)"""
+    init_model: str = ""
+    """continue from this saved model.zip (its nbv_config.json must match these env settings) instead of a fresh policy"""
     out: str = "runs/nbv"
     """directory under which the run directory <exp_name>__<seed>__<time> is created"""
     run_name: str = ""
@@ -112,7 +121,8 @@ _MIN_CNN_SIDE = 36
 def _env_kwargs(args: Args) -> dict:
     return dict(scene="procedural", image_budget=args.image_budget, resolution=args.resolution,
                 mapper=args.mapper, motion=args.motion, obs_size=args.obs_size,
-                reconfigure_every=args.reconfigure_every, move_m=args.move_m, turn_deg=args.turn_deg)
+                reconfigure_every=args.reconfigure_every, move_m=args.move_m, turn_deg=args.turn_deg,
+                headings=args.headings, strides_m=tuple(args.strides_m), scan_bins=args.scan_bins)
 
 
 def make_env(args: Args, index: int, run_dir: Path | None = None) -> Callable[[], "object"]:
@@ -274,6 +284,22 @@ def train(args: Args) -> Path:
     if args.obs_size < _MIN_CNN_SIDE:
         raise ConfigError(f"--obs-size must be >= {_MIN_CNN_SIDE} pixels (the smallest image SB3's "
                          f"NatureCNN encoder accepts), got {args.obs_size}")
+    if args.init_model:
+        from spatialscout_gym.baselines.nbv_agents import load_policy_config, policy_path
+        init = policy_path(args.init_model)
+        if not init.exists():
+            raise ConfigError(f"--init-model {args.init_model}: no model.zip there")
+        saved = load_policy_config(init)
+        differs = {k: (saved[k], getattr(args, k)) for k in ("mapper", "image_budget", "resolution")
+                   if saved[k] is not None and saved[k] != getattr(args, k)}
+        for k in ("motion", "obs_size", "headings", "strides_m", "scan_bins"):
+            want = tuple(args.strides_m) if k == "strides_m" else getattr(args, k)
+            if getattr(saved["config"], k) != want:
+                differs[k] = (getattr(saved["config"], k), want)
+        if differs:
+            raise ConfigError("--init-model was trained with other settings: " + ", ".join(
+                f"{k} {a!r} there, {b!r} here" for k, (a, b) in differs.items()))
+        args.init_model = str(init)
     if args.time_limit_s < 0 or args.learning_rate <= 0:
         raise ConfigError(f"--time-limit-s must be >= 0 (0: none) and --learning-rate > 0, got "
                          f"{args.time_limit_s} and {args.learning_rate}")
@@ -281,7 +307,8 @@ def train(args: Args) -> Path:
         raise ConfigError(f"--move-m must be in (0, 1] metres (the move bound) and --turn-deg in (0, 180], "
                           f"got {args.move_m} and {args.turn_deg}")
     try:  # validates early, with a clear error
-        config = NBVConfig(motion=args.motion, obs_size=args.obs_size, move_m=args.move_m, turn_deg=args.turn_deg)
+        config = NBVConfig(motion=args.motion, obs_size=args.obs_size, move_m=args.move_m, turn_deg=args.turn_deg,
+                           headings=args.headings, strides_m=tuple(args.strides_m), scan_bins=args.scan_bins)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
 
@@ -299,10 +326,16 @@ def train(args: Args) -> Path:
     envs = make_vec_env(args, run_dir)
     envs.seed(args.seed)
 
-    model = PPO("MultiInputPolicy", envs, learning_rate=args.learning_rate, n_steps=args.num_steps,
-                batch_size=args.batch_size, n_epochs=args.update_epochs, gamma=args.gamma,
-                gae_lambda=args.gae_lambda, clip_range=args.clip_coef, ent_coef=args.ent_coef,
-                vf_coef=args.vf_coef, seed=args.seed, device=args.device, verbose=0)
+    hyper = dict(learning_rate=args.learning_rate, n_steps=args.num_steps, batch_size=args.batch_size,
+                 n_epochs=args.update_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda,
+                 clip_range=args.clip_coef, ent_coef=args.ent_coef, vf_coef=args.vf_coef, seed=args.seed,
+                 device=args.device, verbose=0)
+    if args.init_model:
+        model = PPO.load(args.init_model, env=envs, custom_objects={
+            k: hyper[k] for k in ("learning_rate", "clip_range")}, **{
+            k: v for k, v in hyper.items() if k not in ("learning_rate", "clip_range")})
+    else:
+        model = PPO("MultiInputPolicy", envs, **hyper)
     model.set_logger(configure(str(run_dir), ["tensorboard", "csv"]))
     callback = _callbacks(args)
     t0 = time.perf_counter()

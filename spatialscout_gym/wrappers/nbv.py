@@ -26,7 +26,7 @@ from spatialscout_gym.episode.tools import MAX_TRANSLATION_M, PITCH_LIMIT_DEG, T
 
 __all__ = ["NextBestViewWrapper", "NBVController", "NBVConfig", "DISCRETE_MOTIONS", "N_SECTORS",
            "make_nbv_env", "nbv_observation_space", "nbv_action_space", "motion_args", "ViewHistory",
-           "nbv_observation", "MAP_CHANNELS"]
+           "nbv_observation", "MAP_CHANNELS", "move_parts", "depth_rays", "TRANSLATION_AXIS_M"]
 
 N_SECTORS = 8
 """Yaw sectors (45 degrees each) of the ``sectors`` observation."""
@@ -38,6 +38,14 @@ DISCRETE_MOTIONS: tuple[str, ...] = ("forward", "back", "left", "right", "up", "
 MAP_CHANNELS: tuple[str, ...] = ("visited", "viewed", "inside")
 """Channels of the egocentric top-down ``map`` observation (see :meth:`ViewHistory.visit_map`)."""
 
+TRANSLATION_AXIS_M = MAX_TRANSLATION_M / np.sqrt(3.0)
+"""Per-axis bound of one ``move_camera`` call in an NBV step (the inner env's ``translation`` box),
+metres: a longer motion is sent as :func:`move_parts` equal calls, by both drivers alike."""
+
+
+MOTIONS: tuple[str, ...] = ("discrete", "continuous", "heading")
+"""The NBV action-space kinds (see :class:`NextBestViewWrapper`'s Action Space)."""
+
 
 @dataclass(frozen=True)
 class NBVConfig:
@@ -45,7 +53,7 @@ class NBVConfig:
 
     Attributes
     ----------
-    motion : {"discrete", "continuous"}
+    motion : {"discrete", "continuous", "heading"}
         Action space kind (see :class:`NextBestViewWrapper`).
     obs_size : int
         Side of the observed image, pixels (the capture is resized to it).
@@ -68,7 +76,21 @@ class NBVConfig:
     view_range_m : float
         How far a capture counts as having viewed the floor in the ``map``'s "viewed" channel, metres.
     view_fov_deg : float
-        Horizontal field of view of that wedge, degrees (the catalog cameras' 65 degrees).
+        Horizontal field of view of that wedge, degrees (the catalog cameras' 65 degrees); also
+        the field of view the ``scan`` observation assumes for the depth of a capture.
+    headings : int
+        ``motion="heading"``: relative yaws to choose from, evenly spaced (6: every 60 degrees).
+    strides_m : tuple of float
+        ``motion="heading"``: distances to move along the chosen heading, metres (0 turns only).
+    hold_pitch_deg : float
+        ``motion="heading"``: the pitch every heading step sets, degrees (elevation, up +).
+    scan_bins : int
+        Egocentric bins of the ``scan`` observation (0: no ``scan`` key, as in policies trained
+        before it existed).
+    scan_range_m : float
+        Free distance at which ``scan`` saturates to 1, metres.
+    scan_radius_m : float
+        Captures taken within this floor distance of the camera feed ``scan``, metres.
     """
 
     motion: str = "discrete"
@@ -84,10 +106,26 @@ class NBVConfig:
     map_cell_m: float = 0.75
     view_range_m: float = 4.0
     view_fov_deg: float = 65.0
+    headings: int = 6
+    strides_m: tuple[float, ...] = (0.0, 1.0, 2.0)
+    hold_pitch_deg: float = -20.0
+    scan_bins: int = 12
+    scan_range_m: float = 6.0
+    scan_radius_m: float = 1.0
 
     def __post_init__(self) -> None:
-        if self.motion not in ("discrete", "continuous"):
-            raise ValueError(f"motion must be 'discrete' or 'continuous', got {self.motion!r}")
+        if self.motion not in MOTIONS:
+            raise ValueError(f"motion must be one of {', '.join(map(repr, MOTIONS))}, got {self.motion!r}")
+        object.__setattr__(self, "strides_m", tuple(float(x) for x in np.atleast_1d(self.strides_m)))
+        if int(self.headings) < 1 or not self.strides_m or min(self.strides_m) < 0 \
+                or max(self.strides_m) > 2 * MAX_TRANSLATION_M + 1e-9:
+            raise ValueError(f"headings must be >= 1 and strides_m non-empty, each in [0, "
+                             f"{2 * MAX_TRANSLATION_M:g}] metres; got {self.headings} and {list(self.strides_m)}")
+        if abs(float(self.hold_pitch_deg)) > PITCH_LIMIT_DEG:
+            raise ValueError(f"hold_pitch_deg must be within +-{PITCH_LIMIT_DEG:g} degrees, got {self.hold_pitch_deg}")
+        if int(self.scan_bins) < 0 or not self.scan_range_m > 0 or not self.scan_radius_m > 0:
+            raise ValueError(f"scan_bins must be >= 0 and scan_range_m, scan_radius_m > 0 metres; got "
+                             f"{self.scan_bins}, {self.scan_range_m}, {self.scan_radius_m}")
         if int(self.obs_size) < 8:
             raise ValueError(f"obs_size must be >= 8 pixels, got {self.obs_size}")
         if int(self.map_cells) < 2 or not self.map_cell_m > 0:
@@ -96,22 +134,28 @@ class NBVConfig:
 
 
 def nbv_action_space(config: NBVConfig) -> spaces.Space:
-    """``Discrete(10)`` (``DISCRETE_MOTIONS``) or ``Box(-1, 1, (5,), float32)``."""
+    """``Discrete(10)`` (``DISCRETE_MOTIONS``), ``Discrete(headings x len(strides_m))`` or
+    ``Box(-1, 1, (5,), float32)``."""
     if config.motion == "discrete":
         return spaces.Discrete(len(DISCRETE_MOTIONS))
+    if config.motion == "heading":
+        return spaces.Discrete(int(config.headings) * len(config.strides_m))
     return spaces.Box(-1.0, 1.0, (5,), np.float32)
 
 
 def nbv_observation_space(config: NBVConfig) -> spaces.Dict:
     """The flat observation Dict (see :class:`NextBestViewWrapper`)."""
     s = int(config.obs_size)
-    return spaces.Dict({
+    keys = {
         "image": spaces.Box(0, 255, (s, s, 3), np.uint8),
         "pose": spaces.Box(-1.0, 1.0, (6,), np.float32),
         "coverage": spaces.Box(0.0, 1.0, (2,), np.float32),
         "sectors": spaces.Box(0.0, 1.0, (N_SECTORS,), np.float32),
         "map": spaces.Box(0.0, 1.0, (len(MAP_CHANNELS), int(config.map_cells), int(config.map_cells)), np.float32),
-    })
+    }
+    if int(config.scan_bins) > 0:
+        keys["scan"] = spaces.Box(0.0, 1.0, (int(config.scan_bins),), np.float32)
+    return spaces.Dict(keys)
 
 
 def _resize(image: np.ndarray, size: int) -> np.ndarray:
@@ -127,11 +171,25 @@ def _resize(image: np.ndarray, size: int) -> np.ndarray:
     return np.asarray(Image.fromarray(image).resize((size, size), Image.BILINEAR), dtype=np.uint8)
 
 
-def motion_args(config: NBVConfig, action) -> tuple[tuple[float, float], tuple[float, float, float]]:
+def motion_args(config: NBVConfig, action, pitch_deg: float = 0.0
+                ) -> tuple[tuple[float, float], tuple[float, float, float]]:
     """``((yaw_deg, pitch_deg), (forward_m, right_m, up_m))`` for ``action``; the rotation is
-    applied first, so forward/right refer to the new heading. Raises ``ValueError`` for an
-    action outside the action space (saying what was expected)."""
+    applied first, so forward/right refer to the new heading. ``pitch_deg`` is the camera's pitch
+    now (the heading motion turns it to ``hold_pitch_deg``). Raises ``ValueError`` for an action
+    outside the action space (saying what was expected)."""
     c = config
+    if c.motion == "heading":
+        n = int(c.headings) * len(c.strides_m)
+        arr = np.asarray(action)
+        if arr.size != 1 or not np.issubdtype(arr.dtype, np.number) or not np.isfinite(arr).all() \
+                or float(arr.item()) != int(arr.item()) or not 0 <= int(arr.item()) < n:
+            raise ValueError(f"heading NBV action must be one integer in [0, {n - 1}] (heading index x "
+                             f"{len(c.strides_m)} + stride index), got {np.asarray(action).tolist()!r}")
+        k, d = divmod(int(arr.item()), len(c.strides_m))
+        yaw = (360.0 / int(c.headings)) * k
+        yaw = yaw - 360.0 if yaw > 180.0 else yaw
+        pitch = float(c.hold_pitch_deg) - float(pitch_deg)
+        return (float(yaw), pitch if abs(pitch) > 1e-9 else 0.0), (float(c.strides_m[d]), 0.0, 0.0)
     if c.motion == "discrete":
         arr = np.asarray(action)
         if arr.size != 1 or not np.issubdtype(arr.dtype, np.number) or not np.isfinite(arr).all() \
@@ -161,6 +219,36 @@ def motion_args(config: NBVConfig, action) -> tuple[tuple[float, float], tuple[f
     return (float(a[3] * c.max_yaw_deg), float(a[4] * c.max_pitch_deg)), tuple(float(x) for x in t)
 
 
+def move_parts(move) -> int:
+    """How many equal ``move_camera`` calls carry ``move`` (forward, right, up; metres): each
+    stays within :data:`TRANSLATION_AXIS_M` per axis (so within the 1 m move bound)."""
+    return max(1, int(np.ceil(float(np.max(np.abs(move))) / TRANSLATION_AXIS_M - 1e-9)))
+
+
+def depth_rays(depth_m: np.ndarray, fov_deg: float, columns: int = 16) -> tuple[np.ndarray, np.ndarray]:
+    """Free space ahead of a capture, from its depth: ``(angles_deg, free_m)``, each (columns,).
+
+    The central band of rows (35-65% of the height) is split into ``columns`` vertical strips;
+    a strip's free distance is the median range (depth / cos of the strip's angle) of its hits,
+    metres, or infinity where nothing was hit. ``angles_deg`` is each strip's horizontal angle
+    from the optical axis (left +), for a horizontal field of view ``fov_deg``.
+    """
+    depth = np.asarray(depth_m, float)
+    h, w = depth.shape
+    band = depth[int(0.35 * h):int(0.65 * h) + 1]
+    edges = np.linspace(0, w, int(columns) + 1).round().astype(int)
+    f = (w / 2.0) / np.tan(np.deg2rad(float(fov_deg)) / 2.0)
+    centres = (edges[:-1] + edges[1:]) / 2.0
+    angles = np.arctan((w / 2.0 - centres) / f)
+    free = np.full(int(columns), np.inf)
+    for i in range(int(columns)):
+        hits = band[:, edges[i]:edges[i + 1]]
+        hits = hits[hits > 0]
+        if hits.size:
+            free[i] = float(np.median(hits)) / np.cos(angles[i])
+    return np.rad2deg(angles), free
+
+
 def _sector(yaw_deg: float) -> int:
     return int(np.floor(((yaw_deg + 22.5) % 360.0) / 45.0)) % N_SECTORS
 
@@ -179,17 +267,43 @@ class ViewHistory:
         self._visits: dict[tuple[int, int], np.ndarray] = {}
         self._xy: list[tuple[float, float]] = []
         self._yaw: list[float] = []
+        self._rays: list[tuple[np.ndarray, np.ndarray]] = []   # per capture: heading (deg), free (m)
 
     def _cell(self, position_task) -> tuple[int, int]:
         return (int(np.floor(float(position_task[0]) / self.cell_m)),
                 int(np.floor(float(position_task[1]) / self.cell_m)))
 
-    def record(self, position_task, yaw_deg: float) -> None:
-        """Note a capture at ``position_task`` (metres) with heading ``yaw_deg``."""
+    def record(self, position_task, yaw_deg: float, rays: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        """Note a capture at ``position_task`` (metres) with heading ``yaw_deg``; ``rays`` is its
+        :func:`depth_rays` (angles relative to the heading, free distances), for ``scan``."""
         counts = self._visits.setdefault(self._cell(position_task), np.zeros(N_SECTORS))
         counts[_sector(yaw_deg)] += 1
         self._xy.append((float(position_task[0]), float(position_task[1])))
         self._yaw.append(float(yaw_deg))
+        empty = (np.zeros(0), np.zeros(0))
+        self._rays.append(empty if rays is None else (np.asarray(rays[0], float) + float(yaw_deg),
+                                                      np.asarray(rays[1], float)))
+
+    def scan(self, position_task, yaw_deg: float, config: "NBVConfig") -> np.ndarray:
+        """Shape (``scan_bins``,): a pseudo laser scan, in [0, 1]. Bin k covers egocentric headings
+        ``[k - 1/2, k + 1/2] * 360 / scan_bins`` degrees (k = 0 ahead, counter-clockwise); its value
+        is the median free distance (:func:`depth_rays`) of the rays of captures taken within
+        ``scan_radius_m`` of ``position_task`` that fall in it, / ``scan_range_m``, clipped to 1;
+        0 where no such ray exists (unknown)."""
+        n = int(config.scan_bins)
+        out = np.zeros(n, np.float32)
+        if not self._xy:
+            return out
+        d = np.linalg.norm(np.asarray(self._xy, float) - np.asarray(position_task, float)[:2], axis=1)
+        near = [self._rays[i] for i in np.flatnonzero(d <= float(config.scan_radius_m))]
+        if not near:
+            return out
+        heading = np.concatenate([r[0] for r in near]) - float(yaw_deg)
+        free = np.minimum(np.concatenate([r[1] for r in near]), float(config.scan_range_m))
+        bins = np.floor(((heading + 180.0 / n) % 360.0) / (360.0 / n)).astype(int) % n
+        for k in np.unique(bins):
+            out[k] = np.median(free[bins == k]) / float(config.scan_range_m)
+        return np.clip(out, 0.0, 1.0)
 
     def sectors(self, position_task, yaw_deg: float) -> np.ndarray:
         """Shape (8,): 1 where a capture was taken in the cell of ``position_task`` with a heading
@@ -249,7 +363,8 @@ def nbv_observation(config: NBVConfig, image: np.ndarray, position_task, yaw_deg
             "pose": np.clip(pose_feat, -1.0, 1.0),
             "coverage": np.clip(cov, 0.0, 1.0),
             "sectors": history.sectors(position_task, yaw_deg),
-            "map": history.visit_map(position_task, yaw_deg, radius_m, config)}
+            "map": history.visit_map(position_task, yaw_deg, radius_m, config),
+            **({"scan": history.scan(position_task, yaw_deg, config)} if int(config.scan_bins) > 0 else {})}
 
 
 class NBVController:
@@ -283,8 +398,8 @@ class NBVController:
         self._after_capture(max(episode.frames))
 
     def motion_args(self, action) -> tuple[tuple[float, float], tuple[float, float, float]]:
-        """:func:`motion_args` with this controller's config."""
-        return motion_args(self.config, action)
+        """:func:`motion_args` with this controller's config and the camera's pitch now."""
+        return motion_args(self.config, action, pitch_deg=float(self.episode.pose.pitch_deg))
 
     def step(self, action) -> dict:
         """Move (rotate, then translate), capture, map, submit. Returns a dict: ``refused`` (list
@@ -297,10 +412,12 @@ class NBVController:
             res = ep.rotate_camera(yaw=yaw, pitch=pitch)
             if not res.ok:
                 refused.append(res.error)
-        if (f or r or u) and not ep.done:
-            res = ep.move_camera(forward=f, right=r, up=u)
-            if not res.ok:
-                refused.append(res.error)
+        parts = move_parts((f, r, u))
+        for _ in range(parts if (f or r or u) else 0):
+            if not ep.done:
+                res = ep.move_camera(forward=f / parts, right=r / parts, up=u / parts)
+                if not res.ok:
+                    refused.append(res.error)
         captured, submitted = False, []
         if not ep.done and ep.images_left > 0:
             res = ep.capture_image()
@@ -315,10 +432,11 @@ class NBVController:
         ep = self.episode
         frame = ep.frames[frame_id]
         pose = ep.task_frame.pose_to_task(frame.pose)
-        self.history.record(pose["position"], pose["yaw_deg"])
         priv = None
-        if getattr(self.mapper, "needs_privileged", False):
+        if getattr(self.mapper, "needs_privileged", False) or self.config.scan_bins > 0:
             priv = self.renderer.capture_privileged(frame.pose)
+        rays = depth_rays(priv.depth_m, self.config.view_fov_deg) if self.config.scan_bins > 0 else None
+        self.history.record(pose["position"], pose["yaw_deg"], rays)
         self.last_privileged = priv
         new = self.mapper.observe(frame, priv, ep.task_frame)
         if not new or ep.done:
@@ -361,10 +479,10 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     of each capture) from ``env.unwrapped`` (``scene_spec``, ``privileged_frame()``).
 
     How an NBV step counts against the inner episode's budgets: 1 tool call for the rotation (if
-    any), 1 for the translation (if any; 2 when a continuous translation exceeds the inner action
-    space's per-axis bound of 0.577 m, sent as two halves), 1 for the capture and 1 image (while
-    images are left), and 1 for the submission (when the mapper adds entries): 1 to 5 tool calls
-    and 1 image. ``make_nbv_env`` and ``SpatialScout/NBV-v0`` make the inner tool-call budget
+    any), 1 or more for the translation (if any: it is sent as :func:`move_parts` equal calls, each
+    within the inner action space's per-axis bound of 0.577 m, so 1-2 for a continuous motion and
+    up to 4 for a 2 m heading stride), 1 for the capture and 1 image (while images are left), and 1
+    for the submission (when the mapper adds entries): 1 to 7 tool calls and 1 image. ``make_nbv_env`` and ``SpatialScout/NBV-v0`` make the inner tool-call budget
     unlimited, so the image budget alone ends the episode.
     The default mapper, ``"oracle"``
     (:class:`~spatialscout_gym.wrappers.nbv_mappers.OraclePerceptionMapper`), submits the reference
@@ -382,6 +500,12 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     | 6, 7 | turn left, turn right (yaw) | ``turn_deg`` = 45 deg |
     | 8, 9 | look up, look down (pitch) | ``tilt_deg`` = 15 deg |
 
+    ``motion="heading"``: ``Discrete(headings x len(strides_m))`` (6 x 3 = 18 by default); action
+    ``a = k * len(strides_m) + d`` turns by ``k * 360 / headings`` degrees (k = 0 keeps the heading;
+    wrapped to (-180, 180], left +), sets the pitch to ``hold_pitch_deg`` (-20), then moves
+    ``strides_m[d]`` metres (0, 1 or 2) forward along the new heading: a turn-in-place or a stride
+    through the room and its doorways with one image per step.
+
     ``motion="continuous"``: ``Box(-1, 1, (5,), float32)`` = (forward, right, up) in metres
     (the vector is shortened to 1 m if longer: docs/protocol.md section 4's move bound), yaw x
     ``max_yaw_deg`` (180) and pitch x ``max_pitch_deg`` (45) in degrees, relative.
@@ -398,6 +522,7 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     | ``coverage`` | Box(0, 1, (2,), float32) | fraction of the inventory submitted; fraction of the image budget left |
     | ``sectors`` | Box(0, 1, (8,), float32) | 1 where an image was captured in the current 1 m floor cell with heading in 45-deg sector k (egocentric, k = 0 ahead, counter-clockwise) |
     | ``map`` | Box(0, 1, (3, M, M), float32) | egocentric top-down map, M = ``map_cells`` (16) cells of ``map_cell_m`` (0.75 m), heading up: captures taken per cell, captures whose view wedge covered the cell, inside the search radius (:meth:`ViewHistory.visit_map`) |
+    | ``scan`` | Box(0, 1, (B,), float32) | B = ``scan_bins`` (12; absent when 0): a pseudo laser scan, the free distance / 6 m per egocentric 30-degree bin, from the privileged depth of the captures taken within 1 m (0 = not yet seen; :meth:`ViewHistory.scan`), the same depth the ``frontier-nbv`` heuristic steers by |
 
     ## Rewards
     The change in all-target mean IoU (docs/protocol.md section 6, paper scoring) of the accepted map, so
@@ -429,7 +554,8 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     (= :func:`make_nbv_env`) builds the inner env too; ``scene`` is ``"procedural"`` or a catalog id.
 
     ## Version History
-    - v0: initial version; the ``map`` observation added (issue 12).
+    - v0: initial version; the ``map`` observation, the ``scan`` observation and the ``heading``
+      motion added (issue 12; ``scan_bins=0`` gives the observation space without ``scan``).
     """
 
     def __init__(self, env: gym.Env, mapper: Any = "oracle", motion: str = "discrete",
@@ -450,7 +576,6 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.mapper = mapper
         self.action_space = nbv_action_space(self.config)
         self.observation_space = nbv_observation_space(self.config)
-        self._axis_bound = float(env.action_space["translation"].high[0])
         self._template = {k: np.zeros(sp.shape, sp.dtype) for k, sp in env.action_space.spaces.items()}
         for v in self._template.values():
             v.setflags(write=False)  # shared by every call's action (see _call)
@@ -474,9 +599,11 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     def _after_capture(self) -> list[str]:
         """Record the view, run the mapper on the new frame and submit what it adds."""
         obs = self._last
-        self._history.record(obs["camera_position"], float(obs["camera_yaw_pitch"][0]))
         inner = self.env.unwrapped
-        priv = inner.privileged_frame() if getattr(self.mapper, "needs_privileged", False) else None
+        scan = self.config.scan_bins > 0
+        priv = inner.privileged_frame() if getattr(self.mapper, "needs_privileged", False) or scan else None
+        rays = depth_rays(priv.depth_m, self.config.view_fov_deg) if scan else None
+        self._history.record(obs["camera_position"], float(obs["camera_yaw_pitch"][0]), rays)
         new = self.mapper.observe(None, priv, inner.task_frame)
         if not new or self._inner_done:
             return []
@@ -522,7 +649,7 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             raise RuntimeError("call reset() before step()")
         if self._inner_done:
             raise RuntimeError("the episode has ended; call reset()")
-        (yaw, pitch), move = motion_args(self.config, action)
+        (yaw, pitch), move = motion_args(self.config, action, float(self._last["camera_yaw_pitch"][1]))
         refused: list[str] = []
 
         def note(out) -> None:
@@ -534,7 +661,7 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             note(self._call("rotate_camera", rotation=[yaw, pitch]))
         move = np.asarray(move, float)
         if np.any(move) and not self._inner_done:
-            parts = 2 if np.max(np.abs(move)) > self._axis_bound else 1
+            parts = move_parts(move)
             for _ in range(parts):
                 if not self._inner_done:
                     note(self._call("move_camera", translation=move / parts))
