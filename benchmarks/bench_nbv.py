@@ -14,7 +14,9 @@ and scoring. Rows:
 * ``vector``: ``gym.make_vec(..., vectorization_mode="vector_entry_point")``, N envs in one process.
 
 Each row builds its envs, runs one warm-up episode per env (pipeline compilation, texture
-library), then counts steps for ``--seconds``. Prints a table and the device, writes
+library), then counts steps for ``--seconds``: per wall-clock second and per CPU second of the
+process and its workers (lavapipe's threads included; the steadier figure on a shared machine,
+and the one to compare versions with there). Prints a table and the device, writes
 ``benchmarks/results/bench_nbv.json``.
 """
 
@@ -36,6 +38,16 @@ def _rss_mb() -> float:
     import psutil
     proc = psutil.Process()
     return (proc.memory_info().rss + sum(c.memory_info().rss for c in proc.children(recursive=True))) / 2**20
+
+
+def _cpu_s() -> float:
+    """CPU seconds used so far by this process (all threads, lavapipe's included) and its
+    children (the async row's workers): on a shared machine, steps per CPU second compare two
+    versions more steadily than steps per wall second."""
+    import psutil
+    proc = psutil.Process()
+    times = [proc.cpu_times()] + [c.cpu_times() for c in proc.children(recursive=True)]
+    return sum(t.user + t.system for t in times)
 
 
 def _gpu_mb() -> float | None:
@@ -65,6 +77,7 @@ def _measure(make, num_envs: int, seconds: float, vector: bool, seed: int) -> di
         elif any(env.step(int(rng.integers(10)))[2:4]):
             env.reset()
     steps, resets = 0, 0
+    cpu0 = _cpu_s()
     t = time.perf_counter()
     while time.perf_counter() - t < seconds:
         if vector:
@@ -78,8 +91,10 @@ def _measure(make, num_envs: int, seconds: float, vector: bool, seed: int) -> di
                 env.reset()
                 resets += 1
     wall = time.perf_counter() - t
+    cpu = _cpu_s() - cpu0
     row = {"num_envs": num_envs, "steps": steps, "episodes": resets, "seconds": round(wall, 2),
-           "steps_per_s": round(steps / wall, 1), "build_s": round(build_s, 2),
+           "steps_per_s": round(steps / wall, 1), "cpu_s": round(cpu, 2),
+           "steps_per_cpu_s": round(steps / cpu, 1) if cpu > 0 else None, "build_s": round(build_s, 2),
            "host_rss_mb": round(_rss_mb(), 1), "gpu_used_mb": _gpu_mb()}
     env.close()
     gc.collect()
@@ -117,8 +132,14 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--memory-scenes", type=int, default=0,
                     help="also load this many procedural scenes in one env (reconfigure_every 1) and "
                          "record host memory every 10%% of them (default 0: skip)")
+    ap.add_argument("--lavapipe-threads", type=int, default=None,
+                    help="set LP_NUM_THREADS (Mesa's software rasteriser threads) before rendering starts; "
+                         "0 renders on the submitting thread, which at 64-128 px on a few cores is "
+                         "faster (same pictures); default: leave the environment as it is")
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "bench_nbv.json")
     args = ap.parse_args(argv)
+    if args.lavapipe_threads is not None:   # before the first Vulkan instance (workers inherit it)
+        os.environ["LP_NUM_THREADS"] = str(args.lavapipe_threads)
 
     import gymnasium as gym
 
@@ -126,7 +147,9 @@ def main(argv: list[str] | None = None) -> dict:
     from spatialscout_gym.render.device import check_vulkan
 
     device = check_vulkan()
-    print(f"device: {device.device or 'none'}  ({platform.node()}, {os.cpu_count()} CPUs)")
+    lp_threads = os.environ.get("LP_NUM_THREADS")
+    print(f"device: {device.device or 'none'}  ({platform.node()}, {os.cpu_count()} CPUs"
+          + (f", LP_NUM_THREADS={lp_threads}" if lp_threads is not None else "") + ")")
     rows = []
     for res in args.resolutions:
         kw = _kwargs(res, args.image_budget, args.reconfigure_every)
@@ -141,10 +164,12 @@ def main(argv: list[str] | None = None) -> dict:
             row = {"kind": kind, "resolution": res, **_measure(make, n, args.seconds, vector, seed=len(rows))}
             rows.append(row)
             print(f"{kind:>7} {res:>4} px  envs {n:>4}  {row['steps_per_s']:>9.1f} steps/s  "
+                  f"{row['steps_per_cpu_s'] or 0:>7.1f} per CPU s  "
                   f"build {row['build_s']:>6.1f} s  host {row['host_rss_mb']:>7.0f} MB"
                   + (f"  gpu {row['gpu_used_mb']:.0f} MB" if row["gpu_used_mb"] is not None else ""), flush=True)
     memory = _memory_curve(args.memory_scenes) if args.memory_scenes > 0 else []
     result = {"device": device.device, "cpus": os.cpu_count(), "machine": platform.machine(),
+              "lp_num_threads": lp_threads,
               "image_budget": args.image_budget, "reconfigure_every": args.reconfigure_every,
               "seconds_per_row": args.seconds, "rows": rows, "memory_over_scenes": memory}
     args.out.parent.mkdir(parents=True, exist_ok=True)

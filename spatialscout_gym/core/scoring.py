@@ -205,6 +205,25 @@ class GroundTruth:
         """From a :class:`spatialscout_gym.core.spec.SceneSpec`."""
         return cls.from_dict(spec.ground_truth_dict())
 
+    def reframed(self, task_frame: Any) -> "GroundTruth":
+        """The same targets in another task frame (a turned start of the same scene): what
+        :meth:`from_spec` gives for the spec with that initial camera, bit for bit, without
+        recomputing the world boxes from the scene geometry.
+
+        Parameters
+        ----------
+        task_frame : TaskFrame
+            The new task frame (:class:`spatialscout_gym.core.frames.TaskFrame`).
+        """
+        # the same operations as SceneSpec.targets (centre = frame.to_task((lo + hi) / 2)) and
+        # from_dict (arrays rebuilt from Python floats), so every value is identical
+        targets = [TargetBox(t.id, t.category, t.group,
+                             np.asarray(task_frame.to_task((t.box_min + t.box_max) / 2), dtype=float),
+                             t.box_min, t.box_max) for t in self.targets]
+        R = np.array(task_frame.R_world_task.tolist(), dtype=float)
+        origin = np.array(task_frame.origin_world.tolist(), dtype=float)
+        return GroundTruth(self.scene_id, self.radius_m, R, origin, targets)
+
     def to_dict(self) -> dict:
         """The ``ground_truth.json`` dict (inverse of :meth:`from_dict`)."""
         return {"scene_id": self.scene_id, "radius_m": float(self.radius_m),
@@ -417,7 +436,8 @@ def _hit_weights(iou: np.ndarray, tau: float) -> np.ndarray:
 
 
 def score_scene(gt: GroundTruth, positions: Mapping[str, Sequence[float]], *,
-                compat: Compat = "paper", lam: float = DEFAULT_LAMBDA_M) -> SceneScore:
+                compat: Compat = "paper", lam: float = DEFAULT_LAMBDA_M,
+                group_cache: dict | None = None) -> SceneScore:
     """Score one accepted map (docs/protocol.md section 6).
 
     Parameters
@@ -429,6 +449,12 @@ def score_scene(gt: GroundTruth, positions: Mapping[str, Sequence[float]], *,
         ``"release"`` reproduces the released scorer (no floor; box of the submitted id moved).
     lam : float
         Omission penalty ``lambda`` used by :meth:`SceneScore.metrics`, metres.
+    group_cache : dict, optional
+        Results of multi-instance groups (their assignments are most of the cost), keyed by the
+        group and its exact predictions. Pass the same dict to repeated calls on the same ``gt``
+        (e.g. after each change of an episode's accepted map) and only the groups whose
+        predictions changed are solved again; the result is identical to a call without it.
+        Never share one dict between two ground truths.
 
     Raises
     ------
@@ -474,24 +500,49 @@ def score_scene(gt: GroundTruth, positions: Mapping[str, Sequence[float]], *,
         for j, t in zip(js, ts):
             matched[t] = pred_ids[j]
 
-    # Multi-instance groups: Hungarian assignments in the canonical order.
+    # Multi-instance groups: Hungarian assignments in the canonical order. A group's result
+    # depends only on its own predictions (ids and positions in that order), hence the cache key.
     for g in np.unique(pred_group[~single]):
         tgt = gt.group_members[g]
         pred = np.flatnonzero(pred_group == g)
         pred = np.array(sorted(pred, key=lambda j: (*P[j], pred_ids[j])), dtype=int)
-        dist = np.linalg.norm(P[pred][:, None, :] - gt.centers_task[tgt][None, :, :], axis=-1)
-        pair = pair_iou(pred, tgt)
-        rows, cols = assign(dist)
-        iou[tgt[cols]] = pair[rows, cols]
-        err[tgt[cols]] = dist[rows, cols]
-        for r, c in zip(rows, cols):
-            matched[tgt[c]] = pred_ids[pred[r]]
-        for k, tau in enumerate(THRESHOLDS):
-            if not np.any(pair > tau):   # no pair can hit: every assignment gives no hits
-                continue
-            rows_k, cols_k = _hit_assignment(_hit_weights(pair, tau))
-            hits[k, tgt[cols_k]] = pair[rows_k, cols_k] > tau
+        key = None if group_cache is None else \
+            (compat, int(g), tuple(pred_ids[j] for j in pred), P[pred].tobytes())
+        result = None if key is None else group_cache.get(key)
+        if result is None:
+            result = _score_group(tgt, pred, P, [pred_ids[j] for j in pred], gt.centers_task,
+                                  pair_iou(pred, tgt))
+            if key is not None:
+                group_cache[key] = result
+        targets, iou_g, err_g, matched_g, hits_g = result
+        iou[targets] = iou_g
+        err[targets] = err_g
+        for t, pid in matched_g:
+            matched[t] = pid
+        for k, t_k, h_k in hits_g:
+            hits[k, t_k] = h_k
     return SceneScore(gt.scene_id, m, iou, err, matched, hits, compat, lam)
+
+
+def _score_group(tgt: np.ndarray, pred: np.ndarray, P: np.ndarray, pred_ids: list[str],
+                 centers_task: np.ndarray, pair: np.ndarray) -> tuple:
+    """One multi-instance group of :func:`score_scene`: predictions ``pred`` (canonical order,
+    ids ``pred_ids``) against the group's targets ``tgt`` with pair IoUs ``pair``. Returns
+    ``(targets, iou, err, [(target, matched id)], [(threshold index, targets, hits)])``, the
+    values :func:`score_scene` writes at those target indices (read-only arrays)."""
+    dist = np.linalg.norm(P[pred][:, None, :] - centers_task[tgt][None, :, :], axis=-1)
+    rows, cols = assign(dist)
+    targets, iou_g, err_g = tgt[cols], pair[rows, cols], dist[rows, cols]
+    matched = [(int(tgt[c]), pred_ids[r]) for r, c in zip(rows, cols)]
+    hits = []
+    for k, tau in enumerate(THRESHOLDS):
+        if not np.any(pair > tau):   # no pair can hit: every assignment gives no hits
+            continue
+        rows_k, cols_k = _hit_assignment(_hit_weights(pair, tau))
+        hits.append((k, tgt[cols_k], pair[rows_k, cols_k] > tau))
+    for a in (targets, iou_g, err_g, *(h[1] for h in hits), *(h[2] for h in hits)):
+        a.setflags(write=False)
+    return targets, iou_g, err_g, matched, hits
 
 
 # ---------------------------------------------------------------------------------------------

@@ -138,6 +138,8 @@ class EpisodeSession:
         """The current episode's scene: :attr:`spec`, or its turned-start variant."""
         self.ground_truth = None
         self._episode_gt = None
+        self._score_cache: tuple[Any, dict] = (None, {})
+        """(ground truth, score_scene's group cache for it); emptied per episode."""
         self._closed = False
         self.episode: Episode | None = None
         self.loads = 0
@@ -195,9 +197,11 @@ class EpisodeSession:
             turned = CameraPose(cam.position_world, yaw, cam.pitch_deg)
             spec = SceneSpec(dataclasses.replace(spec.public, initial_camera=turned), spec.private)
         if spec is not self.episode_spec:
-            from spatialscout_gym.core.scoring import GroundTruth  # noqa: PLC0415
-            self._episode_gt = self.ground_truth if spec is self.spec else GroundTruth.from_spec(spec)
+            # the scene's boxes seen from the turned start (no geometry pass per episode)
+            self._episode_gt = self.ground_truth if spec is self.spec else \
+                self.ground_truth.reframed(spec.task_frame)
         self.episode_spec = spec
+        self._score_cache = (None, {})
         self.episode = Episode(spec.public, self.renderer, image_budget=self.image_budget,
                                tool_call_budget=self.tool_call_budget)
         return self.episode
@@ -220,7 +224,9 @@ class EpisodeSession:
         from spatialscout_gym.core.scoring import score_scene  # noqa: PLC0415
         if self.episode is None:
             raise RuntimeError("no episode: call new_episode() first")
-        return score_scene(self._episode_gt, self.episode.accepted_map).metrics()
+        if self._score_cache[0] is not self._episode_gt:   # group results hold for one ground truth
+            self._score_cache = (self._episode_gt, {})
+        return score_scene(self._episode_gt, self.episode.accepted_map, group_cache=self._score_cache[1]).metrics()
 
     def all_mean_iou(self) -> float:
         """``metrics()["all"]["mean_iou"]``: the all-target mean IoU of the accepted map."""

@@ -175,6 +175,7 @@ class SpatialScoutEnv(gym.Env):
         self._score = 0.0
         self._metrics: dict | None = None
         self._privileged_cache: tuple[int, Any] | None = None
+        self._obs_parts: list | None = None
 
     def _build_spaces(self) -> None:
         H = W = self.resolution
@@ -433,26 +434,32 @@ class SpatialScoutEnv(gym.Env):
 
     def _observation(self) -> dict:
         ep = self.episode
-        pose = ep.task_frame.pose_to_task(ep.pose)
-        K = ep.intrinsics
-        amap = np.zeros((MAX_TARGETS, 3), np.float32)
-        submitted = np.zeros(MAX_TARGETS, np.int8)
-        inv = np.zeros(MAX_TARGETS, np.int8)
-        accepted = ep.accepted_map
-        for i, tid in enumerate(ep.inventory_ids):
-            inv[i] = 1
-            if tid in accepted:
-                amap[i] = accepted[tid]
-                submitted[i] = 1
+        pose = ep.pose_task()
+        parts = self._obs_parts
+        if parts is None or parts[0] is not ep:   # per episode: intrinsics and inventory rows
+            K = ep.intrinsics
+            inv = np.zeros(MAX_TARGETS, np.int8)
+            inv[:len(ep.inventory_ids)] = 1
+            parts = self._obs_parts = [ep, np.array([K.fx, K.fy, K.cx, K.cy, K.width, K.height], np.float32),
+                                       inv, -1, None, None]
+        if parts[3] != ep.map_version:            # per accepted-map change
+            amap = np.zeros((MAX_TARGETS, 3), np.float32)
+            submitted = np.zeros(MAX_TARGETS, np.int8)
+            accepted = ep.accepted_map
+            for i, tid in enumerate(ep.inventory_ids):
+                if tid in accepted:
+                    amap[i] = accepted[tid]
+                    submitted[i] = 1
+            parts[3:] = [ep.map_version, amap, submitted]
         calls_left = UNLIMITED if ep.calls_left is None else min(ep.calls_left, UNLIMITED)
-        obs = {
+        obs = {   # copies: observations never share memory
             "image": ep.latest_image.copy(),
             "camera_position": np.asarray(pose["position"], np.float32),
             "camera_yaw_pitch": np.array([pose["yaw_deg"], pose["pitch_deg"]], np.float32),
-            "intrinsics": np.array([K.fx, K.fy, K.cx, K.cy, K.width, K.height], np.float32),
-            "accepted_map": amap,
-            "submitted": submitted,
-            "inventory_mask": inv,
+            "intrinsics": parts[1].copy(),
+            "accepted_map": parts[4].copy(),
+            "submitted": parts[5].copy(),
+            "inventory_mask": parts[2].copy(),
             "budgets": np.array([ep.images_left, calls_left], np.float32),
         }
         if self.privileged_obs:

@@ -124,6 +124,10 @@ class Episode:
         self._pose: CameraPose = public.initial_camera
         self._frames: dict[int, EpisodeFrame] = {}
         self._accepted: dict[str, np.ndarray] = {}
+        self.map_version = 0
+        """Counts changes of the accepted map (successful ``submit_positions`` calls), so a
+        caller can tell whether a copy it built from :attr:`accepted_map` is still current."""
+        self._pose_task: tuple[CameraPose, dict] | None = None
         self.tool_calls = 0
         self.clock: Callable[[], float] | None = None
         """Set to a wall clock (``time.time``) to stamp each ``tool_call`` event with
@@ -172,6 +176,16 @@ class Episode:
     @property
     def latest_image(self) -> np.ndarray:
         return self._frames[max(self._frames)].image
+
+    def pose_task(self, pose: CameraPose | None = None) -> dict:
+        """``task_frame.pose_to_task(pose)`` (default: the current pose) as a new dict; computed
+        once per pose (a step reports the same pose in its result, the trace and the env's
+        observation)."""
+        pose = self._pose if pose is None else pose
+        cached = self._pose_task
+        if cached is None or cached[0] is not pose:
+            cached = self._pose_task = (pose, self.task_frame.pose_to_task(pose))
+        return {k: (list(v) if isinstance(v, list) else v) for k, v in cached[1].items()}
 
     def counters(self) -> dict:
         """Tool calls, images used/left, calls left, done and end reason."""
@@ -268,7 +282,7 @@ class Episode:
             "budgets": self._budgets()})
 
     def _tool_get_camera_pose(self, *, index: int) -> ToolResult:
-        return ToolResult("get_camera_pose", True, self.task_frame.pose_to_task(self._pose))
+        return ToolResult("get_camera_pose", True, self.pose_task())
 
     def _tool_get_camera_intrinsics(self, *, index: int) -> ToolResult:
         return ToolResult("get_camera_intrinsics", True, self.intrinsics.to_dict())
@@ -284,13 +298,13 @@ class Episode:
         if reason:
             return ToolResult(tool, False, error=f"{tool}: {reason}")
         self._pose = new_pose
-        out = self.task_frame.pose_to_task(new_pose)
+        out = self.pose_task(new_pose)
         out.update(extra or {})
         return ToolResult(tool, True, out)
 
     def _tool_set_camera_position(self, *, index: int, position, yaw_deg=None,
                                   pitch_deg=None) -> ToolResult:
-        cur = self.task_frame.pose_to_task(self._pose)
+        cur = self.pose_task()
         yaw = cur["yaw_deg"] if yaw_deg is None else float(yaw_deg)
         pitch = self._pose.pitch_deg if pitch_deg is None else float(pitch_deg)
         clamped = float(np.clip(pitch, -PITCH_LIMIT_DEG, PITCH_LIMIT_DEG))
@@ -340,7 +354,7 @@ class Episode:
         self._frames[fid] = frame
         self.trace.append(tr.event("capture", frame_id=fid, tool_call_index=tool_call_index,
                                    pose_world=self._pose.to_dict(),
-                                   pose_task=self.task_frame.pose_to_task(self._pose),
+                                   pose_task=self.pose_task(),
                                    intrinsics=K.to_dict(), images_used=self.images_used))
         return frame
 
@@ -352,7 +366,7 @@ class Episode:
                 f"submit and finish"))
         frame = self._capture(tool_call_index=index)
         return ToolResult("capture_image", True, {
-            "frame_id": frame.frame_id, "pose": self.task_frame.pose_to_task(frame.pose),
+            "frame_id": frame.frame_id, "pose": self.pose_task(frame.pose),
             "intrinsics": frame.intrinsics.to_dict(), "images_used": self.images_used,
             "images_left": self.images_left}, frame_id=frame.frame_id)
 
@@ -398,6 +412,7 @@ class Episode:
                               error="submit_positions: every entry was refused: " +
                               "; ".join(f"{k}: {v}" for k, v in refused.items()))
         self._accepted.update(accepted)
+        self.map_version += 1
         return ToolResult("submit_positions", True, {
             "accepted": sorted(accepted, key=self._ids.index), "refused": refused,
             "accepted_map": self._map_json(), "submitted_count": len(self._accepted),

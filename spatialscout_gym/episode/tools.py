@@ -150,6 +150,13 @@ def to_jsonable(x: Any, ndigits: int | None = None, _depth: int = 0) -> Any:
     can never raise ``RecursionError`` here. With ``ndigits``, floats are rounded to that many
     decimals and ``-0.0`` becomes ``0.0`` (what a model reads; see :func:`model_json`).
     """
+    t = type(x)  # exact-type fast paths first: traces hold mostly plain floats, ints and strings
+    if t is float:
+        if not math.isfinite(x):
+            return repr(x)
+        return x if ndigits is None else round(x, ndigits) + 0.0
+    if t is str or t is int or t is bool or x is None:
+        return x
     if isinstance(x, (dict, list, tuple, np.ndarray)) and _depth >= JSONABLE_MAX_DEPTH:
         return _TOO_DEEP.format(JSONABLE_MAX_DEPTH)
     if isinstance(x, dict):

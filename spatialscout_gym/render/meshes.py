@@ -24,35 +24,49 @@ def _pack(v, t, n, uv) -> MeshArrays:
             np.asarray(uv, np.float32))
 
 
+def _box_faces() -> tuple[np.ndarray, ...]:
+    """Per face (+x, -x, +y, -y, +z, -z): normal, up, right, and |right|, |up| as rows (6, 3)."""
+    ex = np.eye(3)
+    n, up, right = [], [], []
+    for axis in range(3):
+        for sign in (1.0, -1.0):
+            n.append(sign * ex[axis])
+            up.append(ex[2] if axis != 2 else ex[1])
+            right.append(np.cross(up[-1], n[-1]))
+    n, up, right = np.array(n), np.array(up), np.array(right)
+    return n, up, right, np.abs(right), np.abs(up), np.repeat(np.arange(3), 2)
+
+
+_BOX_N, _BOX_UP, _BOX_RIGHT, _BOX_ABS_RIGHT, _BOX_ABS_UP, _BOX_AXIS = _box_faces()
+_BOX_TRIS = np.array([(b, b + 1, b + 2) if k == 0 else (b, b + 2, b + 3)
+                      for b in range(0, 24, 4) for k in (0, 1)], np.uint32)
+_BOX_NORMALS = np.repeat(_BOX_N, 4, axis=0).astype(np.float32)
+_BOX_FIT_UV = np.tile(np.array([(0, 1), (1, 1), (1, 0), (0, 0)], np.float32), (6, 1))
+
+
 def box_mesh(half_size: np.ndarray, tile_m: float | None) -> MeshArrays:
     """A box of half extents ``half_size`` (3,), 24 vertices, 12 triangles.
 
     On each face ``u`` runs to the viewer's right and ``v`` down (side faces: up is local +z;
     top/bottom faces: up is local +y), matching image rows (v = 0 is the image's top row).
+    Faces in the order +x, -x, +y, -y, +z, -z; corners bottom-left, bottom-right, top-right,
+    top-left.
     """
+    # all six faces at once, each value by the same float operations as one face at a time
     h = np.asarray(half_size, dtype=float)
-    ex = np.eye(3)
-    verts, tris, norms, uvs = [], [], [], []
-    for axis in range(3):
-        for sign in (1.0, -1.0):
-            n = sign * ex[axis]
-            up = ex[2] if axis != 2 else ex[1]
-            right = np.cross(up, n)
-            hr, hu = float(np.abs(right) @ h), float(np.abs(up) @ h)
-            c = n * h[axis]
-            corners = [c - right * hr - up * hu, c + right * hr - up * hu,
-                       c + right * hr + up * hu, c - right * hr + up * hu]  # bl, br, tr, tl
-            if tile_m is None:
-                uv = [(0, 1), (1, 1), (1, 0), (0, 0)]
-            else:
-                su, sv = 2 * hr / tile_m, 2 * hu / tile_m
-                uv = [(0, sv), (su, sv), (su, 0), (0, 0)]
-            base = len(verts)
-            verts += corners
-            norms += [n] * 4
-            uvs += uv
-            tris += [(base, base + 1, base + 2), (base, base + 2, base + 3)]
-    return _pack(verts, tris, norms, uvs)
+    hr = _BOX_ABS_RIGHT @ h                                   # (6,): exact (one non-zero term)
+    hu = _BOX_ABS_UP @ h
+    c = _BOX_N * h[_BOX_AXIS][:, None]
+    r, u = _BOX_RIGHT * hr[:, None], _BOX_UP * hu[:, None]
+    corners = np.stack([c - r - u, c + r - u, c + r + u, c - r + u], axis=1)   # (6, 4, 3)
+    if tile_m is None:
+        uvs = _BOX_FIT_UV.copy()
+    else:
+        su, sv = 2 * hr / tile_m, 2 * hu / tile_m
+        z = np.zeros(6)
+        uvs = np.stack([np.stack([z, sv], 1), np.stack([su, sv], 1), np.stack([su, z], 1),
+                        np.stack([z, z], 1)], axis=1).reshape(24, 2).astype(np.float32)
+    return (corners.reshape(24, 3).astype(np.float32), _BOX_TRIS.copy(), _BOX_NORMALS.copy(), uvs)
 
 
 def cylinder_mesh(radius: float, half_length: float, tile_m: float | None, segments: int = 24) -> MeshArrays:

@@ -133,14 +133,13 @@ class SapienRenderer:
 
     def _read_segmentation(self) -> np.ndarray:
         if self.shader == "minimal":
-            entity_id = self._camera.get_picture("PositionSegmentation")[..., 3].astype(np.int64)
+            entity_id = self._camera.get_picture("PositionSegmentation")[..., 3]
         else:
-            entity_id = self._camera.get_picture("Segmentation")[..., 1].astype(np.int64)
+            entity_id = self._camera.get_picture("Segmentation")[..., 1]
         # no rendered object has per-scene id 0 (the camera entity came first), so lut[0] == -1
-        # marks background and the depth buffer is not needed to find it
-        lut = self._id_to_index
-        ids = np.clip(entity_id, 0, len(lut) - 1)
-        return np.where(entity_id < len(lut), lut[ids], -1).astype(np.int32)
+        # marks background and the depth buffer is not needed to find it; the lut ends with one
+        # more -1, which clipping maps every id past the scene's objects to
+        return self._id_to_index_clip.take(entity_id, mode="clip")
 
     def _read_depth(self) -> np.ndarray:
         zbuf = self._camera.get_picture("GbufferDepth").astype(np.float64) if self.shader == "minimal" \
@@ -212,6 +211,7 @@ class SapienRenderer:
         for eid, index in pairs:
             lut[eid] = index
         self._id_to_index = lut
+        self._id_to_index_clip = np.append(lut, np.int32(-1))
 
         self._scene.set_ambient_light(list(map(float, spec.private.ambient_light)))
         for light in spec.private.lights:

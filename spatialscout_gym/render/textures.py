@@ -153,13 +153,30 @@ def texture_image(texture: dict, *, library: bool = True) -> np.ndarray:
         _IMAGES.move_to_end(key)
         return img
     A, B, C = _fields(entry["kind"], entry["variant"])
-    c1 = np.asarray(entry["color"], np.float32)
-    c2 = np.asarray(entry["color2"], np.float32)
-    rgb = A.astype(np.float32)[..., None] * c1 + B.astype(np.float32)[..., None] * c2
-    if C is not None:
-        rgb += C.astype(np.float32)
-    img = _rgba(rgb)
+    img = _library_rgba(A, B, C, np.asarray(entry["color"], np.float32), np.asarray(entry["color2"], np.float32))
     _remember(_IMAGES, "images", key, img)
+    return img
+
+
+def _library_rgba(A: np.ndarray, B: np.ndarray, C: np.ndarray | None, c1: np.ndarray, c2: np.ndarray) -> np.ndarray:
+    """``_rgba(A c1 + B c2 + C)`` in float32, one colour channel at a time: the same operations
+    on the same values as the (S, S, 3) broadcast, so the same bytes, several times faster
+    (numpy's inner loops then run over whole planes, not over 3 channels)."""
+    a, b = A.astype(np.float32), B.astype(np.float32)
+    img = np.empty(a.shape + (4,), dtype=np.uint8)
+    img[..., 3] = 255
+    plane, other = np.empty_like(a), np.empty_like(a)
+    for k in range(3):
+        np.multiply(a, c1[k], out=plane)
+        np.multiply(b, c2[k], out=other)
+        plane += other
+        if C is not None:
+            plane += C[..., k].astype(np.float32)
+        plane *= np.float32(255.0)
+        np.rint(plane, out=plane)
+        np.clip(plane, 0, 255, out=plane)
+        img[..., k] = plane
+    img.setflags(write=False)
     return img
 
 

@@ -577,6 +577,8 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.action_space = nbv_action_space(self.config)
         self.observation_space = nbv_observation_space(self.config)
         self._template = {k: np.zeros(sp.shape, sp.dtype) for k, sp in env.action_space.spaces.items()}
+        for v in self._template.values():
+            v.setflags(write=False)  # shared by every call's action (see _call)
         self._inv_index: dict[str, int] = {}
         self._history: ViewHistory | None = None
         self._last: dict | None = None
@@ -585,7 +587,7 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     # ---- inner tool calls ----------------------------------------------------------------------
     def _call(self, tool: str, **fields: Any):
         """One tool call through the inner env's ``step``; returns its five-tuple."""
-        action = {k: v.copy() for k, v in self._template.items()}
+        action = dict(self._template)   # unused fields: the read-only zero arrays, not copies
         action["tool"] = np.int64(TOOL_NAMES.index(tool))
         for k, v in fields.items():
             action[k] = np.asarray(v, dtype=self._template[k].dtype).reshape(self._template[k].shape)

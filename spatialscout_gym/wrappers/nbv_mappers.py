@@ -31,7 +31,7 @@ from spatialscout_gym.core.renderer_api import PrivilegedFrame
 from spatialscout_gym.core.spec import SceneSpec
 
 __all__ = ["Mapper", "OraclePerceptionMapper", "OracleSurfaceMapper", "make_mapper", "MAPPERS",
-           "seen_targets"]
+           "seen_targets", "seen_target_ids"]
 
 
 @runtime_checkable
@@ -81,8 +81,44 @@ def seen_targets(privileged_frame: PrivilegedFrame, target_index: dict[int, str]
     return out
 
 
+def seen_target_ids(privileged_frame: PrivilegedFrame, target_index: dict[int, str],
+                    min_pixels: int = 1) -> list[str]:
+    """The ids of :func:`seen_targets`, in the same order (ascending object index), without
+    building the pixel masks (what :class:`OraclePerceptionMapper` needs)."""
+    seg = np.asarray(privileged_frame.segmentation)
+    counts = np.bincount(seg[seg >= 0].ravel())
+    out = []
+    for index in np.flatnonzero(counts >= min_pixels).tolist():
+        tid = target_index.get(index)
+        if tid is not None:
+            out.append(tid)
+    return out
+
+
 def _target_index(spec: SceneSpec) -> dict[int, str]:
     return {i: o.id for i, o in enumerate(spec.private.objects) if o.role == "target"}
+
+
+class _SceneTargets:
+    """Per-scene data the oracle mappers need, kept while episodes stay on one scene: the target
+    index and the targets' world boxes (a turned start shares ``spec.private`` with its scene, so
+    only the task-frame centres are recomputed, exactly as ``SceneSpec.targets`` does)."""
+
+    def __init__(self) -> None:
+        self._private = None
+        self.index: dict[int, str] = {}
+        self._boxes: list[tuple[str, np.ndarray, np.ndarray]] = []
+
+    def update(self, spec: SceneSpec) -> None:
+        if spec.private is not self._private:
+            self.index = _target_index(spec)
+            self._boxes = [(t.id, t.box_min, t.box_max) for t in spec.targets]
+            self._private = spec.private
+
+    def centres(self, spec: SceneSpec) -> dict[str, np.ndarray]:
+        """Target id -> reference centre, task frame of ``spec``, metres (= ``spec.targets``)."""
+        frame = spec.task_frame
+        return {tid: np.asarray(frame.to_task((lo + hi) / 2), dtype=float) for tid, lo, hi in self._boxes}
 
 
 class OraclePerceptionMapper:
@@ -104,10 +140,12 @@ class OraclePerceptionMapper:
         self._index: dict[int, str] = {}
         self._centres: dict[str, np.ndarray] = {}
         self._done: set[str] = set()
+        self._scene = _SceneTargets()
 
     def reset(self, spec: SceneSpec) -> None:
-        self._index = _target_index(spec)
-        self._centres = {t.id: np.asarray(t.center_task, dtype=float) for t in spec.targets}
+        self._scene.update(spec)
+        self._index = self._scene.index
+        self._centres = self._scene.centres(spec)
         self._done = set()
 
     def observe(self, frame, privileged_frame: PrivilegedFrame | None,
@@ -115,8 +153,8 @@ class OraclePerceptionMapper:
         if privileged_frame is None:
             raise ValueError("OraclePerceptionMapper needs the privileged frame of each capture "
                              "(segmentation); got None. Build the env/agent with privileged access.")
-        new = {tid: self._centres[tid] for tid in seen_targets(privileged_frame, self._index,
-                                                               self.min_pixels)
+        new = {tid: self._centres[tid] for tid in seen_target_ids(privileged_frame, self._index,
+                                                                  self.min_pixels)
                if tid not in self._done}
         self._done.update(new)
         return new
