@@ -35,7 +35,7 @@ from spatialscout_gym.core.limits import MAX_RESOLUTION_PX, check_episode_settin
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.episode.episode import Episode
 
-__all__ = ["EpisodeSession", "RendererFactory", "shared_renderer_count", "MAX_RESOLUTION"]
+__all__ = ["EpisodeSession", "RendererFactory", "sapien_factory", "shared_renderer_count", "MAX_RESOLUTION"]
 
 RendererFactory = Callable[[SceneSpec, int, int], Any]
 """``factory(spec, width, height) -> Renderer`` (default: ``SapienRenderer``)."""
@@ -55,6 +55,15 @@ def shared_renderer_count() -> int:
 def _default_factory(spec: SceneSpec, width: int, height: int) -> Any:
     from spatialscout_gym.render.sapien_renderer import SapienRenderer  # noqa: PLC0415 (heavy)
     return SapienRenderer(spec, width, height)
+
+
+def sapien_factory(device: str | None = None) -> RendererFactory:
+    """A factory of ``SapienRenderer`` s on SAPIEN render device ``device`` (e.g. ``"cuda"``;
+    None: SAPIEN's default Vulkan device)."""
+    def factory(spec: SceneSpec, width: int, height: int) -> Any:
+        from spatialscout_gym.render.sapien_renderer import SapienRenderer  # noqa: PLC0415 (heavy)
+        return SapienRenderer(spec, width, height, device=device)
+    return factory
 
 
 def _uses_texture_library(spec: SceneSpec) -> bool:

@@ -11,7 +11,7 @@ from gymnasium import spaces
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.core.triangulation import MAX_OBSERVATIONS
 from spatialscout_gym.core.types import UNLIMITED
-from spatialscout_gym.envs.session import EpisodeSession
+from spatialscout_gym.envs.session import EpisodeSession, sapien_factory
 from spatialscout_gym.episode.episode import Episode
 from spatialscout_gym.episode.tools import (MAX_ROTATION_DEG, PITCH_LIMIT_DEG, TOOL_NAMES,
                                             WORLD_BOX_M, ToolResult)
@@ -130,6 +130,8 @@ class SpatialScoutEnv(gym.Env):
     ``shared_renderer=True`` reuses one renderer per resolution across the envs of a process (many
     scenes, one SAPIEN context; each env switches the scene before it renders; not thread-safe).
     ``renderer`` (not JSON; optional) reuses a given renderer that has ``set_scene(spec)``.
+    ``render_device`` (e.g. ``"cuda"``; default None: SAPIEN's default Vulkan device) is the
+    SAPIEN device of the renderer the env builds (``SapienRenderer(device=...)``).
     Scene, renderer and episode live in an
     :class:`~spatialscout_gym.envs.session.EpisodeSession` (``env.unwrapped.session``), which
     closes only a renderer it made for itself.
@@ -145,7 +147,7 @@ class SpatialScoutEnv(gym.Env):
                  tool_call_budget: int | None = 100, reward_mode: str = "sparse",
                  privileged_obs: bool = False, render_mode: str | None = None,
                  shared_renderer: bool = False, renderer: Any = None, reconfigure_every: int = 1,
-                 random_start_yaw: bool = False) -> None:
+                 random_start_yaw: bool = False, render_device: str | None = None) -> None:
         if reward_mode not in _REWARD_MODES:
             raise ValueError(f"reward_mode must be one of {_REWARD_MODES}, got {reward_mode!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -155,7 +157,9 @@ class SpatialScoutEnv(gym.Env):
         self.scene_name = scene.scene_id if isinstance(scene, SceneSpec) else str(scene)
         self.session = EpisodeSession(resolution=resolution, image_budget=image_budget,
                                       tool_call_budget=tool_call_budget, renderer=renderer,
-                                      shared=bool(shared_renderer) and renderer is None)
+                                      shared=bool(shared_renderer) and renderer is None,
+                                      renderer_factory=None if render_device is None
+                                      else sapien_factory(str(render_device)))
         self.resolution = self.session.resolution
         self.image_budget = self.session.image_budget
         self.tool_call_budget = self.session.tool_call_budget

@@ -62,6 +62,10 @@ class SapienRenderer:
     texture_library : bool
         Draw textures from the bounded library (default; catalog v2.0 and training scenes);
         False draws each texture's exact per-seed picture (catalog v1.0's look).
+    device : str, optional
+        SAPIEN render device, e.g. ``"cuda"`` or ``"cuda:1"`` (``sapien.Device(device)``); None
+        (default): SAPIEN's default Vulkan device (lavapipe on CPU machines). Batched rendering
+        (:class:`~spatialscout_gym.render.camera_group.CameraGroup`) needs a CUDA device.
 
     Raises
     ------
@@ -70,7 +74,7 @@ class SapienRenderer:
     """
 
     def __init__(self, spec: SceneSpec, width: int = 512, height: int = 512, shader: str = "minimal",
-                 texture_library: bool = True):
+                 texture_library: bool = True, device: str | None = None):
         if shader not in SHADERS:
             raise ValueError(f"shader must be one of {SHADERS}, got {shader!r}")
         if width <= 0 or height <= 0:
@@ -78,8 +82,11 @@ class SapienRenderer:
         sapien = _import_sapien()
         self._sapien = sapien
         self.width, self.height, self.shader = int(width), int(height), shader
+        self.device = None if device is None else str(device)
         try:
-            self._scene = sapien.Scene([sapien.render.RenderSystem()])
+            system = sapien.render.RenderSystem() if device is None else \
+                sapien.render.RenderSystem(_sapien_device(sapien, self.device))
+            self._scene = sapien.Scene([system])
         except RuntimeError as exc:
             if is_no_device_error(str(exc)):
                 raise RenderDeviceError(fix_message(str(exc))) from exc
@@ -95,6 +102,12 @@ class SapienRenderer:
         self._textures: dict[str, Any] = {}
         self._old_textures: dict[str, Any] = {}
         self._taken: tuple | None = None
+        self._taken_pose: CameraPose | None = None
+        self._prepared: dict[str, np.ndarray] | None = None
+        self.render_count = 0
+        """Pictures this renderer's own camera took (a prepared picture is not counted)."""
+        self.scene_version = 0
+        """Incremented by every :meth:`set_scene` (a camera group rebuilds when it changed)."""
         self._entities: list[Any] = []
         self._lights: list[Any] = []
         self._id_to_index = np.full(1, -1, dtype=np.int32)
@@ -117,7 +130,7 @@ class SapienRenderer:
     def capture_rgb(self, pose: CameraPose) -> np.ndarray:
         """RGB image at ``pose``, shape (H, W, 3), uint8."""
         self._take(pose)
-        rgba = self._camera.get_picture("Color")
+        rgba = self._picture("Color")
         return np.rint(np.clip(rgba[..., :3], 0.0, 1.0) * 255.0).astype(np.uint8)
 
     def capture_privileged(self, pose: CameraPose) -> PrivilegedFrame:
@@ -133,17 +146,17 @@ class SapienRenderer:
 
     def _read_segmentation(self) -> np.ndarray:
         if self.shader == "minimal":
-            entity_id = self._camera.get_picture("PositionSegmentation")[..., 3]
+            entity_id = self._picture("PositionSegmentation")[..., 3]
         else:
-            entity_id = self._camera.get_picture("Segmentation")[..., 1]
+            entity_id = self._picture("Segmentation")[..., 1]
         # no rendered object has per-scene id 0 (the camera entity came first), so lut[0] == -1
         # marks background and the depth buffer is not needed to find it; the lut ends with one
         # more -1, which clipping maps every id past the scene's objects to
         return self._id_to_index_clip.take(entity_id, mode="clip")
 
     def _read_depth(self) -> np.ndarray:
-        zbuf = self._camera.get_picture("GbufferDepth").astype(np.float64) if self.shader == "minimal" \
-            else self._camera.get_picture("Position")[..., 3].astype(np.float64)
+        zbuf = self._picture("GbufferDepth").astype(np.float64) if self.shader == "minimal" \
+            else self._picture("Position")[..., 3].astype(np.float64)
         hit = zbuf < 1.0
         # Vulkan depth in [0, 1]: d = f (z - n) / (z (f - n))  =>  z = n f / (f - d (f - n))
         return np.where(hit, NEAR_M * FAR_M / (FAR_M - zbuf * (FAR_M - NEAR_M)), 0.0)
@@ -183,7 +196,8 @@ class SapienRenderer:
         for e in self._entities + self._lights:
             self._scene.remove_entity(e)
         self._entities, self._lights = [], []
-        self._taken = None
+        self._taken, self._taken_pose, self._prepared = None, None, None
+        self.scene_version += 1
         self._old_textures, self._textures = self._textures, {}
         self._spec = spec
         K = spec.public.intrinsics.scaled(self.width, self.height)
@@ -301,19 +315,71 @@ class SapienRenderer:
                                        np.asarray(part.quat_wxyz, np.float32))
         return shape
 
-    def _take(self, pose: CameraPose) -> None:
-        """Render at ``pose`` unless the last picture was taken there (same scene)."""
+    # ---- pictures ----------------------------------------------------------------------------
+    @staticmethod
+    def pose_key(pose: CameraPose) -> tuple[bytes, bytes]:
+        """The exact (float32) camera pose a picture is taken at: equal keys, the same picture."""
+        return (pose.position_world.astype(np.float32).tobytes(), pose.quat_wxyz().astype(np.float32).tobytes())
+
+    def set_camera_pose(self, pose: CameraPose) -> None:
+        """Pose the camera entity and update the scene's render state (no picture taken)."""
         if self._scene is None:
             raise RuntimeError("this SapienRenderer is closed; create a new one")
-        p = pose.position_world.astype(np.float32)
-        q = pose.quat_wxyz().astype(np.float32)
-        key = (p.tobytes(), q.tobytes())
-        if key == self._taken:
-            return
-        self._camera_entity.set_pose(self._sapien.Pose(p, q))
+        self._camera_entity.set_pose(self._sapien.Pose(pose.position_world.astype(np.float32),
+                                                       pose.quat_wxyz().astype(np.float32)))
         self._scene.update_render()
+
+    def prepare(self, pose: CameraPose, pictures: dict[str, np.ndarray] | None = None) -> None:
+        """Make the picture at ``pose`` current, so the next :meth:`capture_rgb` /
+        :meth:`capture_privileged` at exactly this pose read it instead of rendering.
+
+        ``pictures`` (SAPIEN render-target name -> array as ``camera.get_picture`` returns it, e.g.
+        ``"Color"`` (H, W, 4) float32) was rendered elsewhere at ``pose`` (a batched camera group);
+        a target it lacks is rendered on this renderer's own camera when first read. None: render
+        here now (the sequential path)."""
+        if pictures is None:
+            self._take(pose)
+            return
+        if self._scene is None:
+            raise RuntimeError("this SapienRenderer is closed; create a new one")
+        self._taken, self._taken_pose, self._prepared = self.pose_key(pose), pose, dict(pictures)
+
+    def _picture(self, name: str) -> np.ndarray:
+        """Render target ``name`` of the current picture (prepared, or this camera's)."""
+        if self._prepared is not None:
+            if name in self._prepared:
+                return self._prepared[name]
+            self._render(self._taken_pose)  # a target the batch did not carry: render it here
+        return self._camera.get_picture(name)
+
+    def _take(self, pose: CameraPose) -> None:
+        """Render at ``pose`` unless the current picture was taken there (same scene)."""
+        if self._scene is None:
+            raise RuntimeError("this SapienRenderer is closed; create a new one")
+        if self.pose_key(pose) == self._taken:
+            return
+        self._render(pose)
+
+    def _render(self, pose: CameraPose) -> None:
+        self.set_camera_pose(pose)
         self._camera.take_picture()
-        self._taken = key
+        self.render_count += 1
+        self._taken, self._taken_pose, self._prepared = self.pose_key(pose), pose, None
+
+
+def _sapien_device(sapien: Any, device: str) -> Any:
+    """``sapien.Device(device)``, or a :class:`RenderDeviceError` that says what exists."""
+    try:
+        return sapien.Device(device)
+    except RuntimeError as exc:
+        try:
+            summary = sapien.render.get_device_summary()
+        except Exception:  # noqa: BLE001 - only for the message
+            summary = "(unavailable)"
+        raise RenderDeviceError(f"render device {device!r} was requested but SAPIEN cannot find it ({exc}). "
+                                f"SAPIEN sees:\n{summary}\nUse device=None (the default Vulkan device, "
+                                f"lavapipe on CPU machines) or run on a machine with an NVIDIA GPU and "
+                                f"driver.") from exc
 
 
 class _LazyPrivilegedFrame(PrivilegedFrame):

@@ -583,6 +583,7 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._history: ViewHistory | None = None
         self._last: dict | None = None
         self._score = 0.0
+        self._pending: tuple[np.ndarray, list] | None = None   # (action, refused) after prepare_step
 
     # ---- inner tool calls ----------------------------------------------------------------------
     def _call(self, tool: str, **fields: Any):
@@ -634,6 +635,7 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         inner = self.env.unwrapped
         spec = inner.scene_spec
         self._last, self._last_info, self._inner_done = obs, info, False
+        self._pending = None
         self._radius_m = float(spec.public.radius_m)
         self._image_budget = int(inner.image_budget)
         self._inv_index = {e.id: i for i, e in enumerate(spec.public.inventory)}
@@ -644,11 +646,20 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         info = dict(info, all_mean_iou=self._score, coverage=self._coverage())
         return self._observation(), info
 
-    def step(self, action):
+    def prepare_step(self, action) -> Any:
+        """Phase 1 of :meth:`step`: apply ``action``'s motion (rotation and moves; no rendering) and
+        return the camera pose the step's capture will render at (a
+        :class:`~spatialscout_gym.core.frames.CameraPose`), or None when the step captures nothing.
+
+        The next :meth:`step` must get the same action; it then only captures, maps and observes,
+        with the results ``step`` alone gives. :class:`~spatialscout_gym.wrappers.nbv_vector.NBVVectorEnv`
+        uses this to render all sub-envs' captures in one batched call between the two phases."""
         if self._history is None:
             raise RuntimeError("call reset() before step()")
         if self._inner_done:
             raise RuntimeError("the episode has ended; call reset()")
+        if self._pending is not None:
+            raise RuntimeError("prepare_step() was already called for this step; call step(action) next")
         (yaw, pitch), move = motion_args(self.config, action, float(self._last["camera_yaw_pitch"][1]))
         refused: list[str] = []
 
@@ -665,6 +676,30 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             for _ in range(parts):
                 if not self._inner_done:
                     note(self._call("move_camera", translation=move / parts))
+        self._pending = (np.array(action, copy=True), refused)
+        return self.capture_pose()
+
+    def capture_pose(self) -> Any:
+        """The camera pose this step's capture renders at, or None when it captures nothing (the
+        inner episode ended or no image is left)."""
+        if self._inner_done or self._last["budgets"][0] <= 0:
+            return None
+        return self.env.unwrapped.episode.pose
+
+    def step(self, action):
+        if self._pending is None:
+            self.prepare_step(action)
+        elif not np.array_equal(self._pending[0], np.asarray(action)):
+            raise ValueError(f"step() got action {np.asarray(action).tolist()!r} but prepare_step() applied "
+                             f"{self._pending[0].tolist()!r}; pass the same action")
+        refused = self._pending[1]
+        self._pending = None
+
+        def note(out) -> None:
+            res = out[4]["tool_result"]
+            if not res.get("ok"):
+                refused.append(res.get("error"))
+
         submitted: list[str] = []
         if not self._inner_done and self._last["budgets"][0] > 0:
             out = self._call("capture_image")
@@ -691,7 +726,7 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
 def make_nbv_env(scene: str | SceneSpec = "procedural", *, image_budget: int = 20, resolution: int = 64,
                  mapper: Any = "oracle", motion: str = "discrete", obs_size: int = 64,
                  reconfigure_every: int = 16, random_start_yaw: bool = True, renderer: Any = None,
-                 render_mode: str | None = None, **config: Any) -> gym.Env:
+                 render_mode: str | None = None, render_device: str | None = None, **config: Any) -> gym.Env:
     """``gym.make("SpatialScout/NBV-v0", ...)``: :class:`NextBestViewWrapper` over
     ``gym.make("SpatialScout/Procedural-v0" or "SpatialScout/<scene>-v0")`` with an unlimited
     tool-call budget (the inner env checker is off: the wrapper's own checks cover its calls).
@@ -712,6 +747,8 @@ def make_nbv_env(scene: str | SceneSpec = "procedural", *, image_budget: int = 2
         always starts from its own initial camera, as in evaluation).
     renderer : Renderer, optional
         Passed to the inner env (tests pass a fake one).
+    render_device : str, optional
+        SAPIEN render device of the inner env's renderer (e.g. ``"cuda"``); None: SAPIEN's default.
     """
     from spatialscout_gym.envs.registration import NAMESPACE, env_id_for_scene, register_envs
     register_envs()
@@ -721,5 +758,6 @@ def make_nbv_env(scene: str | SceneSpec = "procedural", *, image_budget: int = 2
         env_id = f"{NAMESPACE}/Procedural-v0"
     env = gym.make(env_id, scene=scene, resolution=resolution, image_budget=image_budget, tool_call_budget=None,
                    renderer=renderer, reconfigure_every=reconfigure_every, render_mode=render_mode,
-                   random_start_yaw=bool(random_start_yaw) and procedural, disable_env_checker=True)
+                   random_start_yaw=bool(random_start_yaw) and procedural, disable_env_checker=True,
+                   **({} if render_device is None else {"render_device": str(render_device)}))
     return NextBestViewWrapper(env, mapper=mapper, motion=motion, obs_size=obs_size, **config)

@@ -3,18 +3,33 @@
 ``gym.make_vec("SpatialScout/NBV-v0", num_envs=N, vectorization_mode="vector_entry_point", **kwargs)`` builds
 it (``kwargs`` as for :func:`~spatialscout_gym.wrappers.nbv.make_nbv_env`). Each sub-env is a
 :class:`~spatialscout_gym.wrappers.nbv.NextBestViewWrapper` over its own
-:class:`~spatialscout_gym.envs.session.EpisodeSession`, stepped in a loop with Gymnasium's
-autoreset semantics (``autoreset_mode``: next step by default, or same step with the final
-observation in ``info["final_obs"]``, which the Stable-Baselines3 adapter
-:class:`~spatialscout_gym.baselines.sb3_vec.SB3VecEnv` uses). Sub-env ``i`` of
-``reset(seed=s)`` is seeded with ``s + i``, so the results equal those of N single envs made
-with the same arguments and reset with the same seeds.
+:class:`~spatialscout_gym.envs.session.EpisodeSession`, stepped with Gymnasium's autoreset
+semantics (``autoreset_mode``: next step by default, or same step with the final observation in
+``info["final_obs"]``, which the Stable-Baselines3 adapter
+:class:`~spatialscout_gym.baselines.sb3_vec.SB3VecEnv` uses). Sub-env ``i`` of ``reset(seed=s)`` is
+seeded with ``s + i``, so the results equal those of N single envs made with the same arguments and
+reset with the same seeds.
+
+A step has three phases when ``batched_render`` is on:
+
+1. every sub-env applies its motion (rotation, moves; no rendering:
+   :meth:`~spatialscout_gym.wrappers.nbv.NextBestViewWrapper.prepare_step`);
+2. one :class:`~spatialscout_gym.render.camera_group.CameraGroup` call renders all sub-envs'
+   capture poses and hands each renderer its picture;
+3. every sub-env captures (reading the prepared picture: one render per sub-env per step), maps
+   and observes; sub-envs that finished are reset (their frame 0 is rendered on their own).
+
+Rendering is one SAPIEN render system per sub-env. ``render_device=None`` (default) uses the
+machine's Vulkan device (lavapipe on CPU machines); there the group renders the cameras one after
+another and the results are bit-identical to ``batched_render=False`` and to N single envs.
+``render_device="cuda"`` puts every sub-env's renderer on ``sapien.Device("cuda")`` (a clear
+:class:`~spatialscout_gym.render.device.RenderDeviceError` where SAPIEN finds no CUDA device), and
+the group renders all N cameras in one SAPIEN camera-group call (render system group, as ManiSkill3
+does). **The CUDA path is untested on a GPU in this repository**: it follows the recipe of
+``shared/probes/batched_camera_probe.py``, verified on an NVIDIA H200 with SAPIEN 3.0.3.
 
 ``torch_device="cpu"|"cuda"|...`` returns observations as torch tensors on that device (one
-upload per step for the whole batch). Rendering is one SAPIEN render system per sub-env on the
-machine's Vulkan device (lavapipe on CPU machines); the cameras are rendered one after another.
-Batching all cameras into one SAPIEN camera-group call on a CUDA device (as ManiSkill3 does) is
-not implemented yet: it needs a GPU to build and verify.
+upload per step for the whole batch; the image still passes through host memory).
 """
 
 from __future__ import annotations
@@ -24,6 +39,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
+from gymnasium.vector.utils import iterate
 
 __all__ = ["NBVVectorEnv"]
 
@@ -39,16 +55,27 @@ class NBVVectorEnv(SyncVectorEnv):
         ``"NextStep"`` (Gymnasium's default) or ``"SameStep"``.
     torch_device : str, optional
         Return observations as torch tensors on this device (needs torch); None: numpy arrays.
+    batched_render : bool or "auto"
+        Render all sub-envs' captures of a step in one :class:`~spatialscout_gym.render.camera_group.CameraGroup`
+        call (True), or each inside its own step (False). "auto" (default): True where the sub-envs
+        render on a CUDA device (``render_device="cuda..."``).
+    render_device : str, optional
+        SAPIEN render device of every sub-env's renderer, e.g. ``"cuda"``; None: SAPIEN's default.
     **kwargs
         Passed to every sub-env (:func:`~spatialscout_gym.wrappers.nbv.make_nbv_env`).
     """
 
     def __init__(self, num_envs: int = 1, *, autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
-                 torch_device: str | None = None, **kwargs: Any) -> None:
+                 torch_device: str | None = None, batched_render: bool | str = "auto",
+                 render_device: str | None = None, **kwargs: Any) -> None:
         if int(num_envs) < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        if batched_render not in (True, False, "auto"):
+            raise ValueError(f"batched_render must be True, False or 'auto', got {batched_render!r}")
         max_steps = kwargs.pop("max_episode_steps", None)
-        from spatialscout_gym.wrappers.nbv import make_nbv_env
+        from spatialscout_gym.wrappers.nbv import NextBestViewWrapper, make_nbv_env
+        if render_device is not None:
+            kwargs["render_device"] = render_device
 
         def thunk() -> gym.Env:
             env = make_nbv_env(**kwargs)
@@ -56,6 +83,18 @@ class NBVVectorEnv(SyncVectorEnv):
 
         super().__init__([thunk] * int(num_envs), autoreset_mode=AutoresetMode(autoreset_mode))
         self.torch_device = torch_device
+        self.render_device = render_device
+        on_cuda = render_device is not None and str(render_device).startswith("cuda")
+        self.batched_render = on_cuda if batched_render == "auto" else bool(batched_render)
+        self._nbv: list[NextBestViewWrapper] = []
+        for env in self.envs:
+            e = env
+            while not isinstance(e, NextBestViewWrapper):
+                if not hasattr(e, "env"):
+                    raise TypeError(f"sub-env {env} holds no NextBestViewWrapper")
+                e = e.env
+            self._nbv.append(e)
+        self._group: Any = None
         if torch_device is not None:
             import torch  # noqa: PLC0415 (optional)
             self._torch = torch
@@ -69,8 +108,38 @@ class NBVVectorEnv(SyncVectorEnv):
         obs, info = super().reset(seed=seed, options=options)
         return self._to_device(obs), info
 
+    @property
+    def camera_group(self) -> Any:
+        """The :class:`~spatialscout_gym.render.camera_group.CameraGroup` over the sub-envs'
+        renderers (None before the first batched step or with ``batched_render=False``)."""
+        return self._group
+
+    def _renderers(self) -> list[Any]:
+        renderers = [nbv.env.unwrapped.session.renderer for nbv in self._nbv]
+        if self._group is not None and all(a is b for a, b in zip(renderers, self._group.renderers)):
+            return renderers
+        if not all(hasattr(r, "prepare") for r in renderers) or len({id(r) for r in renderers}) != len(renderers):
+            raise TypeError(f"batched_render needs each sub-env to own a SapienRenderer (no shared_renderer, "
+                            f"no custom renderer); got {sorted({type(r).__name__ for r in renderers})}. "
+                            f"Pass batched_render=False.")
+        from spatialscout_gym.render.camera_group import CameraGroup  # noqa: PLC0415 (render layer, heavy)
+        on_cuda = self.render_device is not None and str(self.render_device).startswith("cuda")
+        self._group = CameraGroup(renderers, mode="cuda" if on_cuda else "sequential")
+        return renderers
+
+    def _prepare(self, actions) -> None:
+        """Phases 1 and 2: every stepping sub-env moves, then one group render of their poses."""
+        poses = []
+        for i, action in enumerate(iterate(self.action_space, actions)):
+            resets = self.autoreset_mode == AutoresetMode.NEXT_STEP and self._autoreset_envs[i]
+            poses.append(None if resets else self._nbv[i].prepare_step(action))
+        self._renderers()
+        self._group.render(poses)
+
     def step(self, actions):
         if self.torch_device is not None and hasattr(actions, "detach"):
             actions = actions.detach().cpu().numpy()
+        if self.batched_render:
+            self._prepare(actions)
         obs, rewards, terminated, truncated, infos = super().step(actions)
         return self._to_device(obs), rewards, terminated, truncated, infos
