@@ -1,0 +1,208 @@
+"""Batched rendering of the NBV vector env: two-phase steps, CameraGroup, prepared pictures (issue 11, item 5).
+
+Runs on lavapipe: the group renders one camera after another; the CUDA camera-group branch needs a
+GPU and is not exercised here (only its clear error where CUDA is absent)."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import spatialscout_gym  # noqa: F401  (registers the ids)
+from spatialscout_gym.core.frames import CameraPose
+
+pytestmark = pytest.mark.render
+
+KW = dict(resolution=32, obs_size=32, image_budget=4, reconfigure_every=2)
+
+
+class CountingCamera:
+    """Wraps a SAPIEN camera component and counts ``take_picture`` calls."""
+
+    def __init__(self, camera) -> None:
+        self._camera, self.pictures = camera, 0
+
+    def take_picture(self) -> None:
+        self.pictures += 1
+        self._camera.take_picture()
+
+    def __getattr__(self, name):
+        return getattr(self._camera, name)
+
+
+def _equal(a, b) -> bool:
+    """Deep equality of observations / infos (arrays bit for bit)."""
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        if a.dtype == object or b.dtype == object:   # e.g. info["final_obs"]: one dict (or None) per env
+            return a.shape == b.shape and all(_equal(x, y) for x, y in zip(a.ravel(), b.ravel()))
+        return a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
+    return a == b or (a != a and b != b)
+
+
+def _count_cameras(venv) -> list[CountingCamera]:
+    cams = []
+    for nbv in venv._nbv:
+        r = nbv.env.unwrapped.session.renderer
+        if not isinstance(r._camera, CountingCamera):
+            r._camera = CountingCamera(r._camera)
+        cams.append(r._camera)
+    return cams
+
+
+@pytest.mark.parametrize("mode", ["NextStep", "SameStep"])
+def test_batched_equals_unbatched_and_renders_once_per_step(mode, monkeypatch):
+    from spatialscout_gym.render.camera_group import CameraGroup
+    from spatialscout_gym.wrappers import NBVVectorEnv
+    n = 3
+    batched = NBVVectorEnv(n, autoreset_mode=mode, batched_render=True, **KW)
+    plain = NBVVectorEnv(n, autoreset_mode=mode, batched_render=False, **KW)
+    assert batched.batched_render and not plain.batched_render
+    ob, ib = batched.reset(seed=21)
+    op, ip = plain.reset(seed=21)
+    assert _equal(ob, op) and _equal(ib, ip)
+    cams = _count_cameras(batched)
+    after_group: list[int] = []
+    original = CameraGroup.render
+
+    def spy(self, poses):
+        original(self, poses)
+        after_group[:] = [c.pictures for c in cams]
+    monkeypatch.setattr(CameraGroup, "render", spy)
+
+    rng = np.random.default_rng(3)
+    scenes = [set() for _ in range(n)]
+    resets = stepping = 0
+    for _ in range(9):                  # V = 4: episode ends at steps 3, 6, 9; reconfigure every 2 resets
+        actions = rng.integers(10, size=n)
+        before = [c.pictures for c in cams]
+        due = batched._autoreset_envs.copy() if mode == "NextStep" else np.zeros(n, bool)
+        stepping += int(not due.all())
+        out_b = batched.step(actions)
+        out_p = plain.step(actions)
+        for x, y in zip(out_b, out_p):
+            assert _equal(x, y)
+        for i, c in enumerate(cams):
+            if due[i]:
+                assert c.pictures - before[i] == 1          # the reset's frame 0, rendered on its own
+                resets += 1
+            else:
+                assert after_group[i] - before[i] == 1      # the step's capture: in the group render
+            if not due[i] and mode == "NextStep":
+                assert c.pictures == after_group[i]         # capture + privileged frame read the prepared picture
+            scenes[i].add(batched._nbv[i].env.unwrapped.session.spec.scene_id)
+    assert all(len(s) >= 2 for s in scenes)                  # a scene reconfiguration happened in every sub-env
+    assert mode == "SameStep" or resets == 2 * n
+    assert batched.camera_group.calls == stepping            # one group render per step with a capture
+    batched.close()
+    plain.close()
+
+
+def test_batched_equals_single_envs_for_the_same_seeds():
+    from spatialscout_gym.wrappers import NBVVectorEnv
+    venv = gym.make_vec("SpatialScout/NBV-v0", num_envs=2, vectorization_mode="vector_entry_point",
+                        batched_render=True, **KW)
+    assert isinstance(venv, NBVVectorEnv) and venv.batched_render
+    singles = [gym.make("SpatialScout/NBV-v0", **KW) for _ in range(2)]
+    obs, _ = venv.reset(seed=7)
+    for i, e in enumerate(singles):
+        assert _equal({k: v[i] for k, v in obs.items()}, e.reset(seed=7 + i)[0])
+    rng = np.random.default_rng(0)
+    done_before = np.zeros(2, bool)
+    for _ in range(7):
+        actions = rng.integers(10, size=2)
+        obs, rew, term, trunc, _ = venv.step(actions)
+        for i, e in enumerate(singles):
+            o, r, t = (e.reset()[0], 0.0, False) if done_before[i] else e.step(int(actions[i]))[:3]
+            assert _equal({k: v[i] for k, v in obs.items()}, o)
+            assert rew[i] == r and term[i] == t
+        done_before = term | trunc
+    venv.close()
+    for e in singles:
+        e.close()
+
+
+def test_prepared_picture_is_read_only_at_its_exact_pose():
+    from spatialscout_gym.render.sapien_renderer import SapienRenderer
+    from spatialscout_gym.scenes import catalog
+    spec = catalog.load_scene(sorted(catalog.catalog_scene_ids())[0])
+    p0 = spec.public.initial_camera
+    p1 = CameraPose(p0.position_world + np.array([0.3, 0.0, 0.0]), p0.yaw_deg + 40.0, p0.pitch_deg)
+    r, ref = SapienRenderer(spec, 32, 32), SapienRenderer(spec, 32, 32)
+    try:
+        r.prepare(p0)                                            # sequential path: renders here
+        assert r.render_count == 1
+        assert np.array_equal(r.capture_rgb(p0), ref.capture_rgb(p0)) and r.render_count == 1
+        # a picture rendered elsewhere (as the CUDA group hands over): read at its pose only
+        fake = np.zeros((32, 32, 4), np.float32)
+        fake[..., 1] = 1.0
+        r.prepare(p1, {"Color": fake})
+        assert r.render_count == 1
+        img = r.capture_rgb(p1)
+        assert (img[..., 1] == 255).all() and (img[..., [0, 2]] == 0).all() and r.render_count == 1
+        # a target the prepared picture lacks (depth) is rendered on the renderer's own camera
+        depth = r.capture_privileged(p1).depth_m
+        assert r.render_count == 2 and np.array_equal(depth, ref.capture_privileged(p1).depth_m)
+        # pose mismatch: a fresh render, the true picture
+        r.prepare(p1, {"Color": fake})
+        assert np.array_equal(r.capture_rgb(p0), ref.capture_rgb(p0)) and r.render_count == 3
+        # set_scene forgets the prepared picture
+        r.prepare(p0, {"Color": fake})
+        r.set_scene(spec)
+        assert np.array_equal(r.capture_rgb(p0), ref.capture_rgb(p0)) and r.render_count == 4
+    finally:
+        r.close()
+        ref.close()
+
+
+def test_prepare_step_then_step_equals_step():
+    a, b = (gym.make("SpatialScout/NBV-v0", **KW) for _ in range(2))
+    oa, _ = a.reset(seed=3)
+    ob, _ = b.reset(seed=3)
+    wa = a
+    while not hasattr(wa, "prepare_step"):
+        wa = wa.env
+    pose = wa.prepare_step(0)
+    assert pose is not None and np.allclose(pose.position_world, a.unwrapped.episode.pose.position_world)
+    with pytest.raises(RuntimeError, match="already called"):
+        wa.prepare_step(0)
+    with pytest.raises(ValueError, match="same action"):
+        a.step(1)
+    assert _equal(a.step(0), b.step(0))
+    a.close()
+    b.close()
+
+
+def _cuda_present() -> bool:
+    import sapien
+    try:
+        sapien.Device("cuda")
+    except RuntimeError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(_cuda_present(), reason="checks the error where SAPIEN has no CUDA device")
+def test_cuda_requested_without_cuda_fails_clearly():
+    from spatialscout_gym.render.camera_group import CameraGroup
+    from spatialscout_gym.render.device import RenderDeviceError
+    from spatialscout_gym.render.sapien_renderer import SapienRenderer
+    from spatialscout_gym.scenes import catalog
+    from spatialscout_gym.wrappers import NBVVectorEnv
+    with pytest.raises(RenderDeviceError, match="'cuda' was requested"):
+        venv = NBVVectorEnv(1, render_device="cuda", **KW)
+        venv.reset(seed=0)
+    r = SapienRenderer(catalog.load_scene(sorted(catalog.catalog_scene_ids())[0]), 32, 32)
+    try:
+        with pytest.raises(RenderDeviceError, match="CUDA device"):
+            CameraGroup([r], mode="cuda")
+        assert CameraGroup([r]).mode == "sequential"
+    finally:
+        r.close()
+    with pytest.raises(ValueError, match="batched_render"):
+        NBVVectorEnv(1, batched_render="yes", **KW)
