@@ -11,7 +11,10 @@ and scoring. Rows:
 
 * ``single``: one ``gym.make`` env stepped in a loop (the reference);
 * ``async``: ``gymnasium.vector.AsyncVectorEnv`` with one process per env (``--async-envs``);
-* ``vector``: ``gym.make_vec(..., vectorization_mode="vector_entry_point")``, N envs in one process.
+* ``vector``: ``gym.make_vec(..., vectorization_mode="vector_entry_point")``, N envs in one process;
+  ``--batched-render on|off|auto`` sets its ``batched_render`` (all N captures of a step rendered in
+  one camera-group call; on a CUDA device with ``--render-device cuda`` one SAPIEN batched call,
+  elsewhere one after another) and each vector row records the value it ran with.
 
 Each row builds its envs, runs one warm-up episode per env (pipeline compilation, texture
 library), then counts steps for ``--seconds``: per wall-clock second and per CPU second of the
@@ -96,6 +99,8 @@ def _measure(make, num_envs: int, seconds: float, vector: bool, seed: int) -> di
            "steps_per_s": round(steps / wall, 1), "cpu_s": round(cpu, 2),
            "steps_per_cpu_s": round(steps / cpu, 1) if cpu > 0 else None, "build_s": round(build_s, 2),
            "host_rss_mb": round(_rss_mb(), 1), "gpu_used_mb": _gpu_mb()}
+    if vector and hasattr(env, "batched_render"):   # NBVVectorEnv: what it ran with
+        row["batched_render"] = bool(env.batched_render)
     env.close()
     gc.collect()
     return row
@@ -136,6 +141,11 @@ def main(argv: list[str] | None = None) -> dict:
                     help="set LP_NUM_THREADS (Mesa's software rasteriser threads) before rendering starts; "
                          "0 renders on the submitting thread, which at 64-128 px on a few cores is "
                          "faster (same pictures); default: leave the environment as it is")
+    ap.add_argument("--batched-render", choices=["auto", "on", "off"], default="auto",
+                    help="vector rows: NBVVectorEnv(batched_render=...); auto (default) batches where the "
+                         "sub-envs render on a CUDA device")
+    ap.add_argument("--render-device", default=None,
+                    help="vector rows: SAPIEN render device of the sub-envs (e.g. cuda; default: SAPIEN's default)")
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "bench_nbv.json")
     args = ap.parse_args(argv)
     if args.lavapipe_threads is not None:   # before the first Vulkan instance (workers inherit it)
@@ -157,19 +167,26 @@ def main(argv: list[str] | None = None) -> dict:
         if args.async_envs > 1:
             plan.append(("async", args.async_envs, lambda: gym.make_vec(
                 "SpatialScout/NBV-v0", num_envs=args.async_envs, vectorization_mode="async", **kw), True))
+        vkw = dict(kw, batched_render={"on": True, "off": False}.get(args.batched_render, "auto"))
+        if args.render_device is not None:
+            vkw["render_device"] = args.render_device
         plan += [("vector", n, (lambda n=n: gym.make_vec("SpatialScout/NBV-v0", num_envs=n,
-                                                          vectorization_mode="vector_entry_point", **kw)), True)
+                                                          vectorization_mode="vector_entry_point", **vkw)), True)
                  for n in args.num_envs]
         for kind, n, make, vector in plan:
             row = {"kind": kind, "resolution": res, **_measure(make, n, args.seconds, vector, seed=len(rows))}
+            if kind == "vector":
+                row["render_device"] = args.render_device
             rows.append(row)
             print(f"{kind:>7} {res:>4} px  envs {n:>4}  {row['steps_per_s']:>9.1f} steps/s  "
-                  f"{row['steps_per_cpu_s'] or 0:>7.1f} per CPU s  "
+                  + ("batched  " if row.get("batched_render") else "")
+                  + f"{row['steps_per_cpu_s'] or 0:>7.1f} per CPU s  "
                   f"build {row['build_s']:>6.1f} s  host {row['host_rss_mb']:>7.0f} MB"
                   + (f"  gpu {row['gpu_used_mb']:.0f} MB" if row["gpu_used_mb"] is not None else ""), flush=True)
     memory = _memory_curve(args.memory_scenes) if args.memory_scenes > 0 else []
     result = {"device": device.device, "cpus": os.cpu_count(), "machine": platform.machine(),
               "lp_num_threads": lp_threads,
+              "batched_render": args.batched_render, "render_device": args.render_device,
               "image_budget": args.image_budget, "reconfigure_every": args.reconfigure_every,
               "seconds_per_row": args.seconds, "rows": rows, "memory_over_scenes": memory}
     args.out.parent.mkdir(parents=True, exist_ok=True)
