@@ -491,8 +491,9 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     any), 1 or more for the translation (if any: it is sent as :func:`move_parts` equal calls, each
     within the inner action space's per-axis bound of 0.577 m, so 1-2 for a continuous motion and
     up to 4 for a 2 m heading stride), 1 for the capture and 1 image (while images are left), and 1
-    for the submission (when the mapper adds entries): 1 to 7 tool calls and 1 image. ``make_nbv_env`` and ``SpatialScout/NBV-v0`` make the inner tool-call budget
-    unlimited, so the image budget alone ends the episode.
+    for the submission (when the mapper adds entries): 1 to 7 tool calls and 1 image.
+    ``make_nbv_env`` and ``SpatialScout/NBV-v0`` make the inner tool-call budget unlimited, so the
+    image budget alone ends the episode.
     The default mapper, ``"oracle"``
     (:class:`~spatialscout_gym.wrappers.nbv_mappers.OraclePerceptionMapper`), submits the reference
     centre of every target seen in the capture's privileged segmentation, so the task reduces to
