@@ -158,6 +158,7 @@ def test_shipped_policy_reads_the_current_nbv_observation():
         assert model.observation_space[key] == expected, key
     assert model.action_space == nbv_action_space(trained["config"])
     assert (trained["mapper"], trained["image_budget"], trained["resolution"]) == ("oracle", 20, 64)
+    assert trained["config"].motion == "heading" and "scan" in env_space.spaces   # the README's recipe
     assert SHIPPED.stat().st_size < 8_000_000                   # a few MB (weights + optimizer state)
 
 

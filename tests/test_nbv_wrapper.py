@@ -201,3 +201,20 @@ def test_scan_is_an_egocentric_free_space_profile_of_nearby_captures():
     assert not h.scan([3.0, 0.0, 1.0], 0.0, cfg).any()     # farther than scan_radius_m: not used
     from spatialscout_gym.wrappers.nbv import nbv_observation_space
     assert "scan" not in nbv_observation_space(NBVConfig(scan_bins=0)).spaces   # policies trained before it
+
+
+def test_depth_rays_one_sort_medians_equal_per_strip_medians():
+    """The equal-strip fast path of ``depth_rays`` gives exactly ``np.median`` of each strip's hits
+    (odd and even hit counts, strips with no hit)."""
+    from spatialscout_gym.wrappers.nbv import depth_rays
+    rng = np.random.default_rng(0)
+    for size in (16, 48, 64):
+        depth = rng.uniform(0.2, 8.0, (size, size)).astype(np.float32)
+        depth[rng.random((size, size)) < 0.4] = 0.0
+        depth[:, : size // 4] = 0.0                         # whole strips without a hit
+        angles, free = depth_rays(depth, 65.0, columns=16)
+        band = depth[int(0.35 * size):int(0.65 * size) + 1].astype(float)
+        for i, strip in enumerate(np.split(band, 16, axis=1)):
+            hits = strip[strip > 0]
+            want = np.median(hits) / np.cos(np.deg2rad(angles[i])) if hits.size else np.inf
+            assert free[i] == pytest.approx(want, rel=1e-12) or (np.isinf(want) and np.isinf(free[i]))

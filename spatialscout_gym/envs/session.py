@@ -33,6 +33,7 @@ import numpy as np
 from spatialscout_gym.core.frames import CameraPose
 from spatialscout_gym.core.limits import MAX_RESOLUTION_PX, check_episode_settings
 from spatialscout_gym.core.spec import SceneSpec
+from spatialscout_gym.envs.run_dir import write_run
 from spatialscout_gym.episode.episode import Episode
 
 __all__ = ["EpisodeSession", "RendererFactory", "sapien_factory", "shared_renderer_count", "MAX_RESOLUTION"]
@@ -247,7 +248,6 @@ class EpisodeSession:
         """Score the current episode and write its run directory (docs/protocol.md section 7);
         returns ``result.json``'s contents. ``attempt`` and ``keep_attempts``: see
         :func:`spatialscout_gym.eval.runner.run_episode`."""
-        from spatialscout_gym.eval.runner import write_run  # noqa: PLC0415 (the run-directory format)
         if self.episode is None:
             raise RuntimeError("no episode: call new_episode() first")
         return write_run(out_dir, self.episode_spec, self.episode, agent, seed=seed, resolution=self.resolution,

@@ -240,8 +240,17 @@ def depth_rays(depth_m: np.ndarray, fov_deg: float, columns: int = 16) -> tuple[
     f = (w / 2.0) / np.tan(np.deg2rad(float(fov_deg)) / 2.0)
     centres = (edges[:-1] + edges[1:]) / 2.0
     angles = np.arctan((w / 2.0 - centres) / f)
-    free = np.full(int(columns), np.inf)
-    for i in range(int(columns)):
+    n = int(columns)
+    if w % n == 0:   # equal strips: all medians from one sort (misses sorted last as infinity)
+        strips = band.reshape(band.shape[0], n, w // n).transpose(1, 0, 2).reshape(n, -1)
+        k = (strips > 0).sum(axis=1)
+        ordered = np.sort(np.where(strips > 0, strips, np.inf), axis=1)
+        lo, hi = ordered[np.arange(n), np.maximum(k - 1, 0) // 2], ordered[np.arange(n), k // 2 % strips.shape[1]]
+        median = np.where(k % 2 == 1, lo, (lo + hi) / 2.0)
+        free = np.where(k > 0, median / np.cos(angles), np.inf)
+        return np.rad2deg(angles), free
+    free = np.full(n, np.inf)
+    for i in range(n):
         hits = band[:, edges[i]:edges[i + 1]]
         hits = hits[hits > 0]
         if hits.size:
@@ -482,8 +491,9 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     any), 1 or more for the translation (if any: it is sent as :func:`move_parts` equal calls, each
     within the inner action space's per-axis bound of 0.577 m, so 1-2 for a continuous motion and
     up to 4 for a 2 m heading stride), 1 for the capture and 1 image (while images are left), and 1
-    for the submission (when the mapper adds entries): 1 to 7 tool calls and 1 image. ``make_nbv_env`` and ``SpatialScout/NBV-v0`` make the inner tool-call budget
-    unlimited, so the image budget alone ends the episode.
+    for the submission (when the mapper adds entries): 1 to 7 tool calls and 1 image.
+    ``make_nbv_env`` and ``SpatialScout/NBV-v0`` make the inner tool-call budget unlimited, so the
+    image budget alone ends the episode.
     The default mapper, ``"oracle"``
     (:class:`~spatialscout_gym.wrappers.nbv_mappers.OraclePerceptionMapper`), submits the reference
     centre of every target seen in the capture's privileged segmentation, so the task reduces to
