@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["SapienRenderer", "RenderDeviceError", "DeviceReport", "check_vulkan", "texture_image"]
+__all__ = ["SapienRenderer", "CameraGroup", "RenderDeviceError", "DeviceReport", "check_vulkan", "texture_image"]
 
 _LAZY = {
     "SapienRenderer": "spatialscout_gym.render.sapien_renderer",
+    "CameraGroup": "spatialscout_gym.render.camera_group",
     "RenderDeviceError": "spatialscout_gym.render.device",
     "DeviceReport": "spatialscout_gym.render.device",
     "check_vulkan": "spatialscout_gym.render.device",
