@@ -206,3 +206,19 @@ def test_cuda_requested_without_cuda_fails_clearly():
         r.close()
     with pytest.raises(ValueError, match="batched_render"):
         NBVVectorEnv(1, batched_render="yes", **KW)
+
+
+def test_a_bad_action_moves_no_sub_env():
+    """Every action of a batched step is checked before any sub-env moves, so a bad one leaves
+    all sub-envs where they were and the next good step works."""
+    venv = gym.make_vec("SpatialScout/NBV-v0", num_envs=2, vectorization_mode="vector_entry_point",
+                        batched_render=True, **KW)
+    venv.reset(seed=3)
+    poses = [nbv.env.unwrapped.episode.pose for nbv in venv._nbv]
+    with pytest.raises(ValueError, match=r"in \[0, 9\]"):
+        venv.step(np.array([0, 12]))
+    assert [nbv.env.unwrapped.episode.pose for nbv in venv._nbv] == poses
+    assert all(nbv._pending is None for nbv in venv._nbv)
+    _, rew, *_ = venv.step(np.array([0, 6]))
+    assert rew.shape == (2,)
+    venv.close()

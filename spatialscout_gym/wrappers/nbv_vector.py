@@ -129,10 +129,14 @@ class NBVVectorEnv(SyncVectorEnv):
 
     def _prepare(self, actions) -> None:
         """Phases 1 and 2: every stepping sub-env moves, then one group render of their poses."""
-        poses = []
-        for i, action in enumerate(iterate(self.action_space, actions)):
-            resets = self.autoreset_mode == AutoresetMode.NEXT_STEP and self._autoreset_envs[i]
-            poses.append(None if resets else self._nbv[i].prepare_step(action))
+        from spatialscout_gym.wrappers.nbv import motion_args  # noqa: PLC0415
+        todo = [(i, a) for i, a in enumerate(iterate(self.action_space, actions))
+                if not (self.autoreset_mode == AutoresetMode.NEXT_STEP and self._autoreset_envs[i])]
+        for i, action in todo:  # every action is checked before any sub-env moves: a bad one moves none
+            motion_args(self._nbv[i].config, action)
+        poses: list[Any] = [None] * self.num_envs
+        for i, action in todo:
+            poses[i] = self._nbv[i].prepare_step(action)
         self._renderers()
         self._group.render(poses)
 
