@@ -60,6 +60,9 @@ class Args:
     """'vector' (one process, NBVVectorEnv), 'sync' (SB3 DummyVecEnv) or 'async' (SB3 SubprocVecEnv, one process per env)"""
     device: str = "cpu"
     """torch device of the PPO policy: 'cpu' or 'cuda'"""
+    render_device: str = ""
+    """SAPIEN render device of every env, e.g. 'cuda' (with --vectorization vector the cameras are then
+    rendered in one batched camera-group call; unverified on a GPU so far); '': SAPIEN's default"""
     image_budget: int = 20
     """images per episode, the initial one included (the episode length is image_budget - 1)"""
     resolution: int = 64
@@ -119,7 +122,7 @@ _MIN_CNN_SIDE = 36
 
 
 def _env_kwargs(args: Args) -> dict:
-    return dict(scene="procedural", image_budget=args.image_budget, resolution=args.resolution,
+    return dict(**({"render_device": args.render_device} if args.render_device else {}), scene="procedural", image_budget=args.image_budget, resolution=args.resolution,
                 mapper=args.mapper, motion=args.motion, obs_size=args.obs_size,
                 reconfigure_every=args.reconfigure_every, move_m=args.move_m, turn_deg=args.turn_deg,
                 headings=args.headings, strides_m=tuple(args.strides_m), scan_bins=args.scan_bins)
