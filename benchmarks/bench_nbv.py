@@ -12,6 +12,8 @@ and scoring. Rows:
 * ``single``: one ``gym.make`` env stepped in a loop (the reference);
 * ``async``: ``gymnasium.vector.AsyncVectorEnv`` with one process per env (``--async-envs``);
 * ``vector``: ``gym.make_vec(..., vectorization_mode="vector_entry_point")``, N envs in one process;
+* ``workers``: the same with ``num_workers=W`` (``--workers``): N envs in W processes, one
+  ``NBVVectorEnv`` chunk each;
   ``--batched-render on|off|auto`` sets its ``batched_render`` (all N captures of a step rendered in
   one camera-group call; on a CUDA device with ``--render-device cuda`` one SAPIEN batched call,
   elsewhere one after another) and each vector row records the value it ran with.
@@ -144,6 +146,10 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--batched-render", choices=["auto", "on", "off"], default="auto",
                     help="vector rows: NBVVectorEnv(batched_render=...); auto (default) batches where the "
                          "sub-envs render on a CUDA device")
+    ap.add_argument("--workers", type=int, default=0,
+                    help="also measure the vector env spread over this many worker processes "
+                         "(make_vec(..., num_workers=W), one NBVVectorEnv chunk per process) for every "
+                         "--num-envs >= W (default 0: skip)")
     ap.add_argument("--render-device", default=None,
                     help="vector rows: SAPIEN render device of the sub-envs (e.g. cuda; default: SAPIEN's default)")
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "bench_nbv.json")
@@ -173,10 +179,16 @@ def main(argv: list[str] | None = None) -> dict:
         plan += [("vector", n, (lambda n=n: gym.make_vec("SpatialScout/NBV-v0", num_envs=n,
                                                           vectorization_mode="vector_entry_point", **vkw)), True)
                  for n in args.num_envs]
+        if args.workers > 1:
+            plan += [("workers", n, (lambda n=n: gym.make_vec(
+                "SpatialScout/NBV-v0", num_envs=n, vectorization_mode="vector_entry_point",
+                num_workers=args.workers, **kw)), True) for n in args.num_envs if n >= args.workers]
         for kind, n, make, vector in plan:
             row = {"kind": kind, "resolution": res, **_measure(make, n, args.seconds, vector, seed=len(rows))}
             if kind == "vector":
                 row["render_device"] = args.render_device
+            if kind == "workers":
+                row["num_workers"] = args.workers
             rows.append(row)
             print(f"{kind:>7} {res:>4} px  envs {n:>4}  {row['steps_per_s']:>9.1f} steps/s  "
                   + ("batched  " if row.get("batched_render") else "")

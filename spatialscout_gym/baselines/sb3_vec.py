@@ -86,7 +86,11 @@ class SB3VecEnv(VecEnv):
 
     # ---- attribute access on the sub-envs (SB3's VecEnv interface) ------------------------------
     def _targets(self, indices) -> list:
-        return [self.venv.envs[i] for i in self._get_indices(indices)]
+        envs = getattr(self.venv, "envs", None)
+        if envs is None:
+            raise AttributeError(f"{type(self.venv).__name__} keeps its sub-envs in worker processes; "
+                                 f"their attributes and methods cannot be reached from here")
+        return [envs[i] for i in self._get_indices(indices)]
 
     def get_attr(self, attr_name: str, indices=None) -> list[Any]:
         return [getattr(e, attr_name) for e in self._targets(indices)]
@@ -99,6 +103,8 @@ class SB3VecEnv(VecEnv):
         return [getattr(e, method_name)(*method_args, **method_kwargs) for e in self._targets(indices)]
 
     def env_is_wrapped(self, wrapper_class: type, indices=None) -> list[bool]:
+        if getattr(self.venv, "envs", None) is None:   # sub-envs in worker processes: SB3 asks
+            return [False] * len(self._get_indices(indices))   # for Monitor; they carry none
         out = []
         for e in self._targets(indices):
             found = False

@@ -14,7 +14,8 @@ Every env is ``SpatialScout/NBV-v0`` on procedural training scenes (a new scene 
 ``--reconfigure-every`` resets, never a catalog scene): ``SpatialScout/Procedural-v0`` wrapped in
 :class:`~spatialscout_gym.wrappers.nbv.NextBestViewWrapper` with the oracle mapper (``--mapper``).
 ``--vectorization vector`` (default) steps all envs in one process through
-:class:`~spatialscout_gym.wrappers.nbv_vector.NBVVectorEnv` and the
+:class:`~spatialscout_gym.wrappers.nbv_vector.NBVVectorEnv` (or in ``--num-workers`` processes,
+:class:`~spatialscout_gym.wrappers.nbv_workers.NBVWorkerVectorEnv`) and the
 :class:`~spatialscout_gym.baselines.sb3_vec.SB3VecEnv` adapter; ``sync``/``async`` use SB3's
 ``DummyVecEnv``/``SubprocVecEnv`` over single envs. The return of an episode is its final all-target mean IoU minus that of
 frame 0's map (part of the starting state), so with the oracle mapper ``charts/episodic_return``
@@ -57,7 +58,9 @@ class Args:
     num_envs: int = 8
     """number of parallel environments"""
     vectorization: str = "vector"
-    """'vector' (one process, NBVVectorEnv), 'sync' (SB3 DummyVecEnv) or 'async' (SB3 SubprocVecEnv, one process per env)"""
+    """'vector' (NBVVectorEnv; over --num-workers processes), 'sync' (SB3 DummyVecEnv) or 'async' (SB3 SubprocVecEnv, one process per env)"""
+    num_workers: int = 1
+    """--vectorization vector: worker processes holding the envs in chunks (one per CPU core is the usual choice; 1: this process)"""
     device: str = "cpu"
     """torch device of the PPO policy: 'cpu' or 'cuda'"""
     render_device: str = ""
@@ -147,8 +150,9 @@ def make_vec_env(args: Args, run_dir: Path | None = None):
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
     if args.vectorization == "vector":
         from spatialscout_gym.baselines.sb3_vec import SB3VecEnv
-        from spatialscout_gym.wrappers.nbv_vector import NBVVectorEnv
-        return SB3VecEnv(NBVVectorEnv(args.num_envs, autoreset_mode="SameStep", **_env_kwargs(args)))
+        from spatialscout_gym.wrappers.nbv_workers import make_nbv_vector_env
+        return SB3VecEnv(make_nbv_vector_env(args.num_envs, num_workers=args.num_workers, autoreset_mode="SameStep",
+                                             **_env_kwargs(args)))
     thunks = [make_env(args, i, run_dir) for i in range(args.num_envs)]
     return SubprocVecEnv(thunks) if args.vectorization == "async" else DummyVecEnv(thunks)
 
@@ -278,7 +282,7 @@ def train(args: Args) -> Path:
         raise ConfigError(f"--vectorization must be one of {', '.join(VECTORIZATIONS)}, got {args.vectorization!r}")
     if args.device not in ("cpu", "cuda") and not args.device.startswith("cuda:"):
         raise ConfigError(f"--device must be 'cpu' or 'cuda' (or 'cuda:N'), got {args.device!r}")
-    for name in ("total_timesteps", "num_envs", "image_budget", "num_steps", "batch_size",
+    for name in ("total_timesteps", "num_envs", "num_workers", "image_budget", "num_steps", "batch_size",
                  "update_epochs", "reconfigure_every"):
         if getattr(args, name) < 1:
             raise ConfigError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")

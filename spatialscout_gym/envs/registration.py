@@ -1,6 +1,7 @@
 """Register ``SpatialScout/<scene_id>-v0`` for every catalog scene, ``SpatialScout/Procedural-v0``,
 ``SpatialScout/NBV-v0`` (next-best-view; ``gym.make_vec(..., vectorization_mode="vector_entry_point")`` gives
-:class:`~spatialscout_gym.wrappers.nbv_vector.NBVVectorEnv`),
+:class:`~spatialscout_gym.wrappers.nbv_vector.NBVVectorEnv`, or with ``num_workers=W``
+:class:`~spatialscout_gym.wrappers.nbv_workers.NBVWorkerVectorEnv`),
 and for every scene imported into a directory listed in ``$SPATIALSCOUT_SCENE_DIRS`` (``os.pathsep``
 separated; ``spatialscout scenes import-maniskill`` writes such directories).
 
@@ -18,7 +19,7 @@ NAMESPACE = "SpatialScout"
 ENTRY_POINT = "spatialscout_gym.envs.spatialscout_env:SpatialScoutEnv"
 NBV_ID = f"{NAMESPACE}/NBV-v0"
 NBV_ENTRY_POINT = "spatialscout_gym.wrappers.nbv:make_nbv_env"
-NBV_VECTOR_ENTRY_POINT = "spatialscout_gym.wrappers.nbv_vector:NBVVectorEnv"
+NBV_VECTOR_ENTRY_POINT = "spatialscout_gym.wrappers.nbv_workers:make_nbv_vector_env"
 
 
 def env_id_for_scene(scene_id: str) -> str:

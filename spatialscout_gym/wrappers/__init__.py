@@ -1,10 +1,11 @@
 """Wrappers over the SpatialScout envs (DESIGN.md "wrappers"): next-best-view control for RL and
 the vector NBV env. Imported lazily so that ``import spatialscout_gym`` stays light."""
 
-__all__ = ["NextBestViewWrapper", "make_nbv_env", "NBVConfig", "NBVVectorEnv"]
+__all__ = ["NextBestViewWrapper", "make_nbv_env", "NBVConfig", "NBVVectorEnv", "NBVWorkerVectorEnv",
+           "make_nbv_vector_env"]
 
 _WHERE = {"NextBestViewWrapper": "nbv", "make_nbv_env": "nbv", "NBVConfig": "nbv",
-          "NBVVectorEnv": "nbv_vector"}
+          "NBVVectorEnv": "nbv_vector", "NBVWorkerVectorEnv": "nbv_workers", "make_nbv_vector_env": "nbv_workers"}
 
 
 def __getattr__(name: str):

@@ -1,7 +1,9 @@
 """``NBVVectorEnv``: N next-best-view envs in one process, as one ``gymnasium.vector.VectorEnv``.
 
 ``gym.make_vec("SpatialScout/NBV-v0", num_envs=N, vectorization_mode="vector_entry_point", **kwargs)`` builds
-it (``kwargs`` as for :func:`~spatialscout_gym.wrappers.nbv.make_nbv_env`). Each sub-env is a
+it (``kwargs`` as for :func:`~spatialscout_gym.wrappers.nbv.make_nbv_env`; with ``num_workers=W``
+it is :class:`~spatialscout_gym.wrappers.nbv_workers.NBVWorkerVectorEnv`, the envs spread over W
+processes, one of these per process). Each sub-env is a
 :class:`~spatialscout_gym.wrappers.nbv.NextBestViewWrapper` over its own
 :class:`~spatialscout_gym.envs.session.EpisodeSession`, stepped with Gymnasium's autoreset
 semantics (``autoreset_mode``: next step by default, or same step with the final observation in

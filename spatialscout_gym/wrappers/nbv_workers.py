@@ -1,0 +1,201 @@
+"""``NBVWorkerVectorEnv``: the NBV vector env spread over worker processes, one
+:class:`~spatialscout_gym.wrappers.nbv_vector.NBVVectorEnv` chunk per process.
+
+On a CPU machine one process renders with software Vulkan and runs the Python of its sub-envs on
+one core; ``num_workers`` processes use that many cores. Unlike one process per env
+(``gymnasium.vector.AsyncVectorEnv``), each worker steps its whole chunk per message, so the
+per-step synchronisation is paid once per chunk, not once per env.
+
+``gym.make_vec("SpatialScout/NBV-v0", num_envs=N, vectorization_mode="vector_entry_point",
+num_workers=W)`` builds it (``num_workers`` 1, the default, gives the one-process
+``NBVVectorEnv``). Sub-env ``i`` of ``reset(seed=s)`` is seeded with ``s + i`` whatever the
+split, so the results equal those of ``NBVVectorEnv`` and of N single envs for the same seeds.
+Every action is checked in the parent before any worker steps, so a bad action moves no sub-env.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import sys
+import traceback
+from typing import Any
+
+import numpy as np
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+__all__ = ["NBVWorkerVectorEnv", "make_nbv_vector_env"]
+
+
+def make_nbv_vector_env(num_envs: int = 1, *, num_workers: int = 1, **kwargs: Any) -> VectorEnv:
+    """The vector entry point of ``SpatialScout/NBV-v0``: :class:`NBVVectorEnv` in this process
+    (``num_workers`` 1) or :class:`NBVWorkerVectorEnv` over ``num_workers`` processes."""
+    if int(num_workers) <= 1:
+        from spatialscout_gym.wrappers.nbv_vector import NBVVectorEnv  # noqa: PLC0415
+        return NBVVectorEnv(num_envs, **kwargs)
+    return NBVWorkerVectorEnv(num_envs, num_workers=num_workers, **kwargs)
+
+
+def _worker(conn: Any, num_envs: int, kwargs: dict) -> None:
+    """A worker process: one ``NBVVectorEnv`` of ``num_envs`` sub-envs, driven over ``conn``."""
+    try:
+        from spatialscout_gym.wrappers.nbv_vector import NBVVectorEnv  # noqa: PLC0415
+        venv = NBVVectorEnv(num_envs, **kwargs)
+        conn.send(("ok", None))
+        while True:
+            cmd, data = conn.recv()
+            if cmd == "step":
+                out = venv.step(data)
+            elif cmd == "reset":
+                out = venv.reset(seed=data[0], options=data[1])
+            else:  # close
+                venv.close()
+                conn.send(("ok", None))
+                return
+            conn.send(("ok", out))
+    except (KeyboardInterrupt, EOFError):
+        return
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent, which raises it
+        conn.send(("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"))
+
+
+def _merge_infos(parts: list[dict], sizes: list[int]) -> dict:
+    """One vector info dict from the workers' (Gymnasium's layout: ``info[k]`` an array over
+    sub-envs, ``info["_k"]`` the mask of sub-envs that have ``k``; nested dicts likewise)."""
+    keys: list[str] = []
+    for p in parts:
+        keys += [k for k in p if k not in keys]
+    out: dict = {}
+    for k in keys:
+        present = [p.get(k) for p in parts]
+        if any(isinstance(v, dict) for v in present if v is not None):
+            out[k] = _merge_infos([v if isinstance(v, dict) else {} for v in present], sizes)
+            continue
+        # as Gymnasium builds it in one process: the dtype of the first sub-env that has the key
+        # (a later None in a float array becomes NaN), zeros (or None) where a sub-env has none
+        example = next(np.asarray(v) for v in present if v is not None)
+        merged = np.full((sum(sizes), *example.shape[1:]), None, object) if example.dtype == object \
+            else np.zeros((sum(sizes), *example.shape[1:]), example.dtype)
+        start = 0
+        for v, n in zip(present, sizes):
+            if v is not None:
+                merged[start:start + n] = v
+            start += n
+        out[k] = merged
+    return out
+
+
+class NBVWorkerVectorEnv(VectorEnv):
+    """N NBV sub-envs in ``num_workers`` processes (chunks as even as possible).
+
+    Parameters
+    ----------
+    num_envs : int
+    num_workers : int
+        Worker processes (at most ``num_envs``); one per CPU core is the usual choice.
+    autoreset_mode : AutoresetMode or str
+        As :class:`~spatialscout_gym.wrappers.nbv_vector.NBVVectorEnv` (``"NextStep"`` or
+        ``"SameStep"``).
+    context : str, optional
+        ``multiprocessing`` start method. None (default): ``"fork"`` while this process has not
+        imported SAPIEN (nothing of a Vulkan device to copy; works from any script), else
+        ``"spawn"`` (then the calling script needs the usual ``if __name__ == "__main__":`` guard).
+    **kwargs
+        Passed to every worker's ``NBVVectorEnv`` (:func:`~spatialscout_gym.wrappers.nbv.make_nbv_env`
+        arguments).
+    """
+
+    def __init__(self, num_envs: int = 2, *, num_workers: int = 2,
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, context: str | None = None,
+                 **kwargs: Any) -> None:
+        if int(num_envs) < 1 or int(num_workers) < 1:
+            raise ValueError(f"num_envs and num_workers must be >= 1, got {num_envs} and {num_workers}")
+        from spatialscout_gym.wrappers.nbv import (NBVConfig, nbv_action_space,  # noqa: PLC0415
+                                                   nbv_observation_space)
+        self.num_envs = int(num_envs)
+        workers = min(int(num_workers), self.num_envs)
+        base, extra = divmod(self.num_envs, workers)
+        self.sizes = [base + (i < extra) for i in range(workers)]
+        self.offsets = [int(x) for x in np.cumsum([0, *self.sizes[:-1]])]
+        mode = AutoresetMode(autoreset_mode)
+        self.metadata = {"autoreset_mode": mode}
+        # the spaces (and the parent's action check) from the sub-envs' NBVConfig, as make_nbv_env builds it
+        fields = set(NBVConfig.__dataclass_fields__)
+        self._config = NBVConfig(**{"motion": "discrete", "obs_size": 64,
+                                    **{k: v for k, v in kwargs.items() if k in fields}})
+        self.single_observation_space = nbv_observation_space(self._config)
+        self.single_action_space = nbv_action_space(self._config)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        ctx = mp.get_context(context or ("spawn" if "sapien" in sys.modules else "fork"))
+        self._conns, self._procs = [], []
+        for n in self.sizes:
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=_worker, args=(child, n, dict(kwargs, autoreset_mode=mode)), daemon=True)
+            proc.start()
+            child.close()
+            self._conns.append(parent)
+            self._procs.append(proc)
+        self._closed = False
+        self._gather()
+
+    def _gather(self) -> list[Any]:
+        results, errors = [], []
+        for i, conn in enumerate(self._conns):
+            try:
+                status, out = conn.recv()
+            except EOFError:
+                status, out = "error", f"worker {i} exited (exit code {self._procs[i].exitcode})"
+            if status != "ok":
+                errors.append(f"worker {i}: {out}")
+            results.append(out)
+        if errors:
+            self.close(terminate=True)
+            raise RuntimeError("an NBV worker process failed; the vector env is closed:\n" + "\n".join(errors))
+        return results
+
+    def _chunks(self, values: Any) -> list[Any]:
+        return [values[o:o + n] for o, n in zip(self.offsets, self.sizes)]
+
+    def reset(self, *, seed: int | list[int | None] | None = None, options: dict | None = None):
+        if seed is None or isinstance(seed, (int, np.integer)):
+            seeds = [None if seed is None else int(seed) + o for o in self.offsets]
+        else:
+            if len(seed) != self.num_envs:
+                raise ValueError(f"reset(seed=[...]) needs {self.num_envs} seeds, got {len(seed)}")
+            seeds = self._chunks(list(seed))
+        for conn, s in zip(self._conns, seeds):
+            conn.send(("reset", (s, options)))
+        parts = self._gather()
+        obs = {k: np.concatenate([p[0][k] for p in parts]) for k in parts[0][0]}
+        return obs, _merge_infos([p[1] for p in parts], self.sizes)
+
+    def step(self, actions):
+        from spatialscout_gym.wrappers.nbv import motion_args  # noqa: PLC0415
+        actions = np.asarray(actions)
+        if len(actions) != self.num_envs:
+            raise ValueError(f"step needs {self.num_envs} actions, got {len(actions)}")
+        for a in actions:      # every action is checked before any worker steps
+            motion_args(self._config, a)
+        for conn, chunk in zip(self._conns, self._chunks(actions)):
+            conn.send(("step", chunk))
+        parts = self._gather()
+        obs = {k: np.concatenate([p[0][k] for p in parts]) for k in parts[0][0]}
+        rewards, terminated, truncated = (np.concatenate([p[i] for p in parts]) for i in (1, 2, 3))
+        return obs, rewards, terminated, truncated, _merge_infos([p[4] for p in parts], self.sizes)
+
+    def close(self, terminate: bool = False, **kwargs: Any) -> None:
+        if getattr(self, "_closed", True):
+            return
+        self._closed = True
+        for conn, proc in zip(self._conns, self._procs):
+            if not terminate and proc.is_alive():
+                try:
+                    conn.send(("close", None))
+                    conn.recv()
+                except (EOFError, BrokenPipeError, OSError):
+                    pass
+            proc.join(timeout=5)
+            if proc.is_alive():
+                proc.terminate()
+            conn.close()
