@@ -607,6 +607,13 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._inner_done = bool(out[2] or out[3])
         return out
 
+    @staticmethod
+    def _note(refused: list[str], out: tuple) -> None:
+        """Add an inner step's refusal message (if its tool call was refused) to ``refused``."""
+        res = out[4]["tool_result"]
+        if not res.get("ok"):
+            refused.append(res.get("error"))
+
     def _after_capture(self) -> list[str]:
         """Record the view, run the mapper on the new frame and submit what it adds."""
         obs = self._last
@@ -673,19 +680,14 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         (yaw, pitch), move = motion_args(self.config, action, float(self._last["camera_yaw_pitch"][1]))
         refused: list[str] = []
 
-        def note(out) -> None:
-            res = out[4]["tool_result"]
-            if not res.get("ok"):
-                refused.append(res.get("error"))
-
         if yaw or pitch:
-            note(self._call("rotate_camera", rotation=[yaw, pitch]))
+            self._note(refused, self._call("rotate_camera", rotation=[yaw, pitch]))
         move = np.asarray(move, float)
         if np.any(move) and not self._inner_done:
             parts = move_parts(move)
             for _ in range(parts):
                 if not self._inner_done:
-                    note(self._call("move_camera", translation=move / parts))
+                    self._note(refused, self._call("move_camera", translation=move / parts))
         self._pending = (np.array(action, copy=True), refused)
         return self.capture_pose()
 
@@ -705,15 +707,10 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         refused = self._pending[1]
         self._pending = None
 
-        def note(out) -> None:
-            res = out[4]["tool_result"]
-            if not res.get("ok"):
-                refused.append(res.get("error"))
-
         submitted: list[str] = []
         if not self._inner_done and self._last["budgets"][0] > 0:
             out = self._call("capture_image")
-            note(out)
+            self._note(refused, out)
             if out[4]["tool_result"].get("ok"):
                 submitted = self._after_capture()
         inner = self.env.unwrapped
