@@ -7,7 +7,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from spatialscout_gym.core.frames import CameraPose, TaskFrame, rotation_world_from_camera, wrap_degrees
+from spatialscout_gym.core.frames import CameraPose, TaskFrame, quat_mul, rotation_world_from_camera, wrap_degrees
 
 finite = st.floats(-10.0, 10.0, allow_nan=False, allow_infinity=False)
 vec3 = st.tuples(finite, finite, finite).map(np.array)
@@ -120,6 +120,26 @@ def test_quaternion_matches_matrix(y, p):
         [2 * (x * z - w * yq), 2 * (yq * z + w * x), 1 - 2 * (x * x + yq * yq)],
     ])
     np.testing.assert_allclose(R, rotation_world_from_camera(y, p), atol=1e-9)
+
+
+def _matrix(q):
+    w, x, y, z = np.asarray(q, dtype=float) / np.linalg.norm(q)
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
+def test_quat_mul_composes_rotations_and_is_the_one_product_scenes_use():
+    import spatialscout_gym.scenes.geometry as geometry
+    import spatialscout_gym.scenes.maniskill as maniskill
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        a, b = rng.normal(size=4), rng.normal(size=4)
+        a, b = a / np.linalg.norm(a), b / np.linalg.norm(b)
+        np.testing.assert_allclose(_matrix(quat_mul(a, b)), _matrix(a) @ _matrix(b), atol=1e-12)
+    np.testing.assert_array_equal(quat_mul([1, 0, 0, 0], b), b)
+    # one home: the scene builders use core's product, not a copy of their own
+    assert geometry.quat_mul is quat_mul and maniskill._qmul is quat_mul
 
 
 @example(-180.00000000000003)  # (a + 180) % 360 rounds to 360.0: must wrap to -180, not 180

@@ -30,10 +30,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from spatialscout_gym.core.types import ArrayLike3, as_vec3
 
-__all__ = ["CameraPose", "TaskFrame", "rotation_world_from_camera", "wrap_degrees"]
+__all__ = ["CameraPose", "TaskFrame", "quat_mul", "rotation_world_from_camera", "wrap_degrees"]
+
+
+def quat_mul(a: npt.ArrayLike, b: npt.ArrayLike) -> np.ndarray:
+    """Hamilton product ``a * b`` of two (w, x, y, z) quaternions (SAPIEN's order), shape (4,):
+    rotating by ``b`` first, then by ``a``."""
+    w1, x1, y1, z1 = np.asarray(a, dtype=float)
+    w2, x2, y2, z2 = np.asarray(b, dtype=float)
+    return np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+                     w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+                     w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
 
 
 def wrap_degrees(angle_deg: float) -> float:
@@ -123,14 +135,7 @@ class CameraPose:
         # q = Rz(yaw) * Ry(-pitch): pitching up rotates forward towards +z, i.e. about -y.
         qz = np.array([np.cos(half_y), 0.0, 0.0, np.sin(half_y)])
         qy = np.array([np.cos(half_p), 0.0, np.sin(half_p), 0.0])
-        w1, x1, y1, z1 = qz
-        w2, x2, y2, z2 = qy
-        return np.array([
-            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
-            w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
-            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
-        ])
+        return quat_mul(qz, qy)
 
     def to_dict(self) -> dict:
         return {"position_world": self.position_world.tolist(), "yaw_deg": self.yaw_deg,

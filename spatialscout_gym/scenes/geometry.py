@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from spatialscout_gym.core.frames import quat_mul
 from spatialscout_gym.core.spec import Material, Part
 
 __all__ = ["mat", "box", "cyl_z", "cyl_x", "cyl_y", "sphere", "lathe", "torus", "ellipsoid",
@@ -20,16 +21,6 @@ __all__ = ["mat", "box", "cyl_z", "cyl_x", "cyl_y", "sphere", "lathe", "torus", 
 
 _Q_Z_FROM_X = np.array([np.cos(-np.pi / 4), 0.0, np.sin(-np.pi / 4), 0.0])  # local x -> world z
 _Q_Y_FROM_X = np.array([np.cos(np.pi / 4), 0.0, 0.0, np.sin(np.pi / 4)])    # local x -> world y
-
-
-def quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Hamilton product of two (w, x, y, z) quaternions, shape (4,)."""
-    w1, x1, y1, z1 = a
-    w2, x2, y2, z2 = b
-    return np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
-                     w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
-                     w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
 
 
 def quat_yaw(yaw_deg: float) -> np.ndarray:

@@ -66,7 +66,7 @@ import numpy as np
 
 from spatialscout_gym.core.camera import Intrinsics
 from spatialscout_gym.core.errors import SpatialScoutError
-from spatialscout_gym.core.frames import CameraPose
+from spatialscout_gym.core.frames import CameraPose, quat_mul as _qmul
 from spatialscout_gym.core.spec import Light, Material, Part, SceneObject, SceneSpec
 
 __all__ = ["missing_scene_dirs", 
@@ -234,13 +234,6 @@ def scene_id_for(dataset: str, scene: str) -> str:
 
 
 # ---- rigid transforms (wxyz quaternions) ---------------------------------------------------------
-def _qmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    w1, x1, y1, z1 = a
-    w2, x2, y2, z2 = b
-    return np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
-
-
 def _qaxis(axis, angle_rad: float) -> np.ndarray:
     a = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
     return np.concatenate([[np.cos(angle_rad / 2)], np.sin(angle_rad / 2) * a])
