@@ -32,7 +32,18 @@ COMMANDS: tuple[str, ...] = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def named_command(argv: list[str]) -> str | None:
+    """The subcommand module ``argv`` names (``train-nbv`` -> ``train_nbv``), or None: the first
+    token that is not a top-level option, when it is a known command."""
+    token = next((a for a in argv if not a.startswith("-")), None)
+    name = token.replace("-", "_") if token else None
+    return name if name in COMMANDS else None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The full parser, or with ``only`` one that registers just that command: each command
+    module imports what it needs at import time, and ``score`` must not pay for the scene
+    generator or the episode (``benchmarks/bench_score_cli.py``)."""
     parser = argparse.ArgumentParser(
         prog="spatialscout",
         description="SpatialScout as Gymnasium environments: score maps, browse and render the "
@@ -42,13 +53,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true",
                         help="print the full traceback of an error instead of one line")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else (only,):
         importlib.import_module(f"spatialscout_gym.cli.{name}").register(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(named_command(argv))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
