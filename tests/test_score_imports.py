@@ -4,8 +4,11 @@ scoring imports neither the scene generator nor the episode; ``--help`` still li
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+
+import pytest
 
 from fakes import small_scene
 from spatialscout_gym.cli.main import COMMANDS, build_parser, named_command
@@ -39,3 +42,29 @@ def test_named_command_and_the_full_parser():
     assert all(name.replace("_", "-") in help_text for name in COMMANDS)
     only = build_parser("score").format_help()
     assert "score" in only and "leaderboard" not in only
+
+
+def test_whole_array_target_check_equals_the_field_by_field_loop(monkeypatch):
+    import numpy as np
+
+    import spatialscout_gym.core.scoring as scoring
+    d = small_scene().ground_truth_dict()
+    fast = GroundTruth.from_dict(d)
+    monkeypatch.setattr(scoring, "_targets_fast", lambda *a: None)
+    slow = GroundTruth.from_dict(d)
+    assert fast.ids == slow.ids and fast.to_dict() == slow.to_dict()
+    for a, b in zip(fast.targets, slow.targets):
+        for f in ("center_task", "box_min", "box_max"):
+            np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
+    monkeypatch.undo()
+    assert scoring._targets_fast(d["targets"], fast.R_world_task, fast.origin) is not None
+    # anything off leaves the message to the loop: a bool, a string, a box upside down
+    for bad, where in ((True, "targets[1].center"), ("0.5", "targets[1].center")):
+        t = [dict(x) for x in d["targets"]]
+        t[1]["center"] = [bad, 0.0, 0.0]
+        with pytest.raises(ValueError, match=re.escape(where)):
+            GroundTruth.from_dict({**d, "targets": t})
+    t = [dict(x) for x in d["targets"]]
+    t[2]["box_min"], t[2]["box_max"] = t[2]["box_max"], t[2]["box_min"]
+    with pytest.raises(ValueError, match=r"targets\[2\].*below box_min"):
+        GroundTruth.from_dict({**d, "targets": t})
