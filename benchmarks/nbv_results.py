@@ -243,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
           f"images, {args.resolution} px, mapper {args.mapper}, object-micro %, mean of seeds {args.seeds} "
           f"(spread = max - min of all: mean IoU); {time.time() - t0:.0f} s with {args.workers} worker(s):\n")
     print(markdown(table_rows(per_agent)))
-    print(f"\nAll-target mean IoU %, mean of seeds (spread = max - min); "
+    print("\nAll-target mean IoU %, mean of seeds (spread = max - min); "
           + ", ".join(f"{counts.get(t, 0)} {t.replace('_', ' ')}s" for t in SCENE_TYPES) + ":\n")
     print(markdown(summary_rows(per_agent_results), SUMMARY_COLUMNS))
     if args.out:

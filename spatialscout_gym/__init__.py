@@ -36,7 +36,7 @@ class _RegisterAfterGymnasium:
             run_module(module)
             try:
                 _register()
-            except Exception as exc:  # noqa: BLE001 - never break the user's `import gymnasium`
+            except Exception as exc:  # never break the user's `import gymnasium`
                 import warnings
                 warnings.warn(f"spatialscout_gym could not register its environments: {exc}", stacklevel=2)
         spec.loader.exec_module = exec_module

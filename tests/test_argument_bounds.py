@@ -8,7 +8,6 @@ import time
 import tracemalloc
 
 import gymnasium as gym
-import pytest
 
 from fakes import FakeRenderer, small_scene
 from spatialscout_gym.core.triangulation import MAX_OBSERVATIONS, triangulate_marks, triangulate_rays

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-import spatialscout_gym  # noqa: F401  (registers the ids)
+import spatialscout_gym  # registers the ids
 from fakes import FakeRenderer, small_scene
 from spatialscout_gym.envs import session as session_mod
 from spatialscout_gym.envs.session import EpisodeSession

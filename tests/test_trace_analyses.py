@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pytest
 
 from spatialscout_gym.eval.behaviour import tool_behaviour

@@ -443,7 +443,7 @@ def assign(cost: np.ndarray, maximize: bool = False) -> tuple[np.ndarray, np.nda
     found = _unique_by_enumeration(c, maximize)
     if found is not None:
         return found
-    from scipy.optimize import linear_sum_assignment  # noqa: PLC0415 - about 0.6 s; only for ties/large groups
+    from scipy.optimize import linear_sum_assignment  # about 1 CPU s; only for ties/large groups
     return linear_sum_assignment(c, maximize=maximize)
 
 

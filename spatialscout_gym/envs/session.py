@@ -54,7 +54,7 @@ def shared_renderer_count() -> int:
 
 
 def _default_factory(spec: SceneSpec, width: int, height: int) -> Any:
-    from spatialscout_gym.render.sapien_renderer import SapienRenderer  # noqa: PLC0415 (heavy)
+    from spatialscout_gym.render.sapien_renderer import SapienRenderer  # heavy
     return SapienRenderer(spec, width, height)
 
 
@@ -62,7 +62,7 @@ def sapien_factory(device: str | None = None) -> RendererFactory:
     """A factory of ``SapienRenderer`` s on SAPIEN render device ``device`` (e.g. ``"cuda"``;
     None: SAPIEN's default Vulkan device)."""
     def factory(spec: SceneSpec, width: int, height: int) -> Any:
-        from spatialscout_gym.render.sapien_renderer import SapienRenderer  # noqa: PLC0415 (heavy)
+        from spatialscout_gym.render.sapien_renderer import SapienRenderer  # heavy
         return SapienRenderer(spec, width, height, device=device)
     return factory
 
@@ -70,7 +70,7 @@ def sapien_factory(device: str | None = None) -> RendererFactory:
 def _uses_texture_library(spec: SceneSpec) -> bool:
     """Catalog v1.0 scenes render with their exact per-seed textures (as released); every other
     scene with the bounded texture library."""
-    from spatialscout_gym.scenes.catalog import uses_texture_library  # noqa: PLC0415
+    from spatialscout_gym.scenes.catalog import uses_texture_library
     return uses_texture_library(spec)
 
 
@@ -159,7 +159,7 @@ class EpisodeSession:
     def load(self, spec: SceneSpec) -> None:
         """Make ``spec`` the current scene (heavy: renderer build or ``set_scene``); ends the
         current episode's use (call :meth:`new_episode` next)."""
-        from spatialscout_gym.core.scoring import GroundTruth  # noqa: PLC0415 (scipy)
+        from spatialscout_gym.core.scoring import GroundTruth  # scipy
         if self._closed:
             raise RuntimeError("this EpisodeSession is closed; create a new one")
         if self._renderer is None and self._shared:
@@ -231,7 +231,7 @@ class EpisodeSession:
     def metrics(self) -> dict:
         """The scorer's metrics dict of the current accepted map (docs/protocol.md section 6;
         evaluator-only data)."""
-        from spatialscout_gym.core.scoring import score_scene  # noqa: PLC0415
+        from spatialscout_gym.core.scoring import score_scene
         if self.episode is None:
             raise RuntimeError("no episode: call new_episode() first")
         if self._score_cache[0] is not self._episode_gt:   # group results hold for one ground truth

@@ -48,7 +48,7 @@ def make_backend(name: str, *, workers: int = 1, ray_address: str | None = None)
 
 
 def _crash_outcome(task: EpisodeTask, why: str) -> Outcome:
-    from spatialscout_gym.core.redact import redact  # noqa: PLC0415
+    from spatialscout_gym.core.redact import redact
     error = redact(f"WorkerCrash: {why}")
     write_json_atomic(task.failed_file, {"scene": task.scene, "seed": task.seed, "error": error,
                                          "traceback": None})
@@ -81,8 +81,8 @@ class LocalBackend:
 
     def run(self, tasks: Sequence[EpisodeTask], settings: EvalSettings, on_outcome: OnOutcome, *,
             max_concurrency: int | None = None, renderer_factory: Callable[..., Any] | None = None) -> None:
-        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait  # noqa: PLC0415
-        from concurrent.futures.process import BrokenProcessPool  # noqa: PLC0415
+        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+        from concurrent.futures.process import BrokenProcessPool
 
         ctx = mp.get_context("spawn")
         manager = ctx.Manager() if max_concurrency is not None else None
@@ -139,7 +139,7 @@ class _SemaphoreActor:
     """Body of a threaded Ray actor holding a counting semaphore."""
 
     def __init__(self, n: int) -> None:
-        import threading  # noqa: PLC0415
+        import threading
         self._sem = threading.Semaphore(n)
 
     def acquire(self) -> bool:
@@ -158,12 +158,12 @@ class RaySemaphore:
         self.actor = actor
 
     def __enter__(self) -> "RaySemaphore":
-        import ray  # noqa: PLC0415
+        import ray
         ray.get(self.actor.acquire.remote())
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        import ray  # noqa: PLC0415
+        import ray
         ray.get(self.actor.release.remote())
 
 
@@ -188,7 +188,7 @@ class RayBackend:
     def run(self, tasks: Sequence[EpisodeTask], settings: EvalSettings, on_outcome: OnOutcome, *,
             max_concurrency: int | None = None, renderer_factory: Callable[..., Any] | None = None) -> None:
         try:
-            import ray  # noqa: PLC0415
+            import ray
         except ImportError:
             raise MissingExtraError("--backend ray needs Ray: pip install 'spatialscout-gym[ray]'") from None
         owns = not ray.is_initialized()

@@ -71,10 +71,10 @@ def plot_behaviour(behaviour: Mapping[str, dict], out_dir: str | os.PathLike) ->
     ``behaviour_over_calls.png`` (one panel per model: uses per running episode in each bin of
     calls, one line per tool) to ``out_dir``; returns ``{name: path}``. Tools nobody used are
     left out of both."""
-    import matplotlib  # noqa: PLC0415
+    import matplotlib
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-    import numpy as np  # noqa: PLC0415
+    import matplotlib.pyplot as plt
+    import numpy as np
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -50,9 +50,9 @@ def plot_cost(summary: dict, path: str | os.PathLike) -> Path | None:
     pts = summary["points"]
     if not pts:
         return None
-    import matplotlib  # noqa: PLC0415
+    import matplotlib
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
+    import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     front = summary["frontier"]

@@ -200,7 +200,7 @@ def expand_scenes(scenes: Sequence[str]) -> list[str]:
     out: list[str] = []
     for s in scenes:
         if s == "catalog":
-            from spatialscout_gym.scenes.catalog import catalog_scene_ids  # noqa: PLC0415
+            from spatialscout_gym.scenes.catalog import catalog_scene_ids
             out.extend(catalog_scene_ids())
         else:
             out.append(str(s))
@@ -250,7 +250,7 @@ def _remove_stale_temp_dirs(tasks: Iterable[EpisodeTask]) -> int:
     """Delete ``.seed_<k>.*.tmp`` directories a killed run left next to the run directories; an
     ``attempts/`` folder inside one (the run was killed while replacing ``seed_<k>/``) moves back
     to ``seed_<k>/attempts`` first, so no earlier attempt is lost."""
-    from spatialscout_gym.eval.runner import ATTEMPTS_DIR  # noqa: PLC0415
+    from spatialscout_gym.eval.runner import ATTEMPTS_DIR
     removed = 0
     for parent in {Path(t.run_dir).parent for t in tasks}:
         if not parent.is_dir():
@@ -300,7 +300,7 @@ def attach_request_limiter(agent: Any, limiter: Any) -> None:
     """Give ``agent`` a cross-process request limiter if it makes model requests
     (:class:`~spatialscout_gym.baselines.base.RequestingAgent`: it enters ``request_limiter``
     around each request). Other agents make no requests and are left alone."""
-    from spatialscout_gym.baselines.base import RequestingAgent  # noqa: PLC0415
+    from spatialscout_gym.baselines.base import RequestingAgent
     if limiter is not None and isinstance(agent, RequestingAgent):
         agent.request_limiter = limiter
 
@@ -328,7 +328,7 @@ class WorkerState:
     def renderer_for(self, spec: Any) -> Any:
         if self.renderer is None:
             if self.renderer_factory is None:
-                from spatialscout_gym.render.sapien_renderer import SapienRenderer  # noqa: PLC0415
+                from spatialscout_gym.render.sapien_renderer import SapienRenderer
                 factory: Callable[..., Any] = SapienRenderer
             else:
                 factory = self.renderer_factory
@@ -348,10 +348,10 @@ def execute_task(task: EpisodeTask, state: WorkerState) -> Outcome:
     A failure writes ``<run dir>.failed.json`` (error and traceback) and returns ``ok=False``; a
     success removes a failure file left by an earlier attempt. ``KeyboardInterrupt`` propagates.
     """
-    import time  # noqa: PLC0415
+    import time
 
-    from spatialscout_gym.baselines.registry import make_agent  # noqa: PLC0415
-    from spatialscout_gym.eval.runner import resolve_scene, run_episode  # noqa: PLC0415
+    from spatialscout_gym.baselines.registry import make_agent
+    from spatialscout_gym.eval.runner import resolve_scene, run_episode
 
     t0 = time.perf_counter()
     s = state.settings
@@ -366,11 +366,11 @@ def execute_task(task: EpisodeTask, state: WorkerState) -> Outcome:
                              overwrite=True, attempt=attempt, keep_attempts=True)
         if result.get("status", "ok") == "failed":   # the agent raised; the run dir records it
             task.failed_file.unlink(missing_ok=True)
-            from spatialscout_gym.core.redact import redact  # noqa: PLC0415
+            from spatialscout_gym.core.redact import redact
             return Outcome(task, False, result=result, error=redact(result.get("error")),
                            wall_s=time.perf_counter() - t0)
-    except Exception as exc:  # noqa: BLE001 -- an episode failure is data, listed apart
-        from spatialscout_gym.core.redact import redact  # noqa: PLC0415
+    except Exception as exc:  # an episode failure is data, listed apart
+        from spatialscout_gym.core.redact import redact
         error = redact(f"{type(exc).__name__}: {exc}")
         write_json_atomic(task.failed_file, {"scene": task.scene, "seed": task.seed, "error": error,
                                              "traceback": redact(traceback.format_exc())})
@@ -383,7 +383,7 @@ def execute_task(task: EpisodeTask, state: WorkerState) -> Outcome:
 
 def attempt_dirs(run_dir: str | os.PathLike) -> list[Path]:
     """The earlier attempts ``run_dir/attempts/NN/`` of an episode, in attempt order."""
-    from spatialscout_gym.eval.runner import ATTEMPTS_DIR  # noqa: PLC0415
+    from spatialscout_gym.eval.runner import ATTEMPTS_DIR
     root = Path(run_dir) / ATTEMPTS_DIR
     if not root.is_dir():
         return []
@@ -398,7 +398,7 @@ def archive_failed_attempt(run_dir: Path) -> int:
     The files move into ``attempts/.NN.partial`` (``result.json`` last) and that folder is renamed
     to ``NN``, so a killed move is finished by the next call and never loses a file.
     """
-    from spatialscout_gym.eval.runner import ATTEMPTS_DIR, RESULT_FILE  # noqa: PLC0415
+    from spatialscout_gym.eval.runner import ATTEMPTS_DIR, RESULT_FILE
     root = run_dir / ATTEMPTS_DIR
 
     def move_into(dest: Path) -> None:
@@ -462,9 +462,9 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
     -------
     EvalSummary
     """
-    import time  # noqa: PLC0415
+    import time
 
-    from spatialscout_gym.eval.backends import make_backend  # noqa: PLC0415
+    from spatialscout_gym.eval.backends import make_backend
 
     t_start = time.perf_counter()
 
@@ -491,7 +491,7 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
 
         bar = None
         if progress:
-            from tqdm import tqdm  # noqa: PLC0415
+            from tqdm import tqdm
             bar = tqdm(total=len(tasks), initial=len(done), unit="ep", desc=f"evaluate {settings.agent}",
                        dynamic_ncols=True)
 
@@ -503,7 +503,7 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
             else:
                 summary.failed.append(o)
                 if bar is not None:
-                    from spatialscout_gym.core.redact import redact  # noqa: PLC0415
+                    from spatialscout_gym.core.redact import redact
                     bar.write(f"failed {o.task.key}: {redact(o.error)}")
             if bar is not None:
                 m = _pooled_mean_iou(finished_results)
@@ -521,7 +521,7 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
                 bar.close()
 
         if write_report and (done or summary.ran):
-            from spatialscout_gym.eval.report import write_report as _write  # noqa: PLC0415
+            from spatialscout_gym.eval.report import write_report as _write
             summary.report = _write(out)
     summary.wall_s = time.perf_counter() - t_start
     return summary

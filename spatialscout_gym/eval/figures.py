@@ -167,7 +167,7 @@ def _outline_by_iou(img: Image.Image, segmentation: np.ndarray, index: dict[int,
                     K: Intrinsics, pose: CameraPose, centers: dict[str, np.ndarray]) -> None:
     """Outline each target's silhouette (privileged segmentation) in :func:`iou_color` and write
     its IoU next to its centre."""
-    from scipy.ndimage import binary_dilation  # noqa: PLC0415
+    from scipy.ndimage import binary_dilation
     px = np.asarray(img).copy()
     for obj, tid in index.items():
         mask = segmentation == obj
@@ -210,7 +210,7 @@ def scene_figure(public: PublicScene, gt: GroundTruth, positions_task: dict[str,
         Side of one view, pixels.
     style : {"meshes", "boxes"}
     """
-    from spatialscout_gym.core.scoring import score_scene  # noqa: PLC0415
+    from spatialscout_gym.core.scoring import score_scene
     if style not in STYLES:
         raise ValueError(f"style must be one of {STYLES}, got {style!r}")
     meshes = style == "meshes" and static is not None
@@ -237,7 +237,7 @@ def scene_figure(public: PublicScene, gt: GroundTruth, positions_task: dict[str,
             else:
                 s = box_scene(public, gt, centers, colors, static)
             if renderer is None:
-                from spatialscout_gym.render.sapien_renderer import SapienRenderer  # noqa: PLC0415
+                from spatialscout_gym.render.sapien_renderer import SapienRenderer
                 renderer = SapienRenderer(s, tile_px, tile_px)
             else:
                 renderer.set_scene(s)
@@ -272,8 +272,8 @@ def scene_figure(public: PublicScene, gt: GroundTruth, positions_task: dict[str,
 
 
 def _resolve_run_scene(run_dir: Path, result: dict, scene_args: dict[str, str]) -> SceneSpec | None:
-    from spatialscout_gym.eval.runner import resolve_scene  # noqa: PLC0415
-    from spatialscout_gym.scenes.catalog import scene_content_hash  # noqa: PLC0415
+    from spatialscout_gym.eval.runner import resolve_scene
+    from spatialscout_gym.scenes.catalog import scene_content_hash
     sid = str(result["scene_id"])
     candidates = [scene_args.get(run_dir.parent.name), sid]
     m = re.fullmatch(r"procedural_(\d+)", sid)
@@ -284,7 +284,7 @@ def _resolve_run_scene(run_dir: Path, result: dict, scene_args: dict[str, str]) 
             continue
         try:
             spec = resolve_scene(c)
-        except Exception:  # noqa: BLE001 -- try the next way of naming the scene
+        except Exception:  # try the next way of naming the scene
             continue
         recorded = result.get("scene_content_hash")
         if spec.scene_id == sid and recorded in (None, scene_content_hash(spec)):
@@ -304,7 +304,7 @@ def _figure_of_run(d: Path, result: dict, scene_args: dict[str, str], renderer: 
     public = PublicScene.from_dict(json.loads((d / "entity_library.json").read_text()))
     positions = load_predictions(d, gt)
     if renderer is None:
-        from spatialscout_gym.render.sapien_renderer import SapienRenderer  # noqa: PLC0415
+        from spatialscout_gym.render.sapien_renderer import SapienRenderer
         K = Intrinsics.from_fov(tile_px, tile_px, VIEW_FOV_Y_DEG)
         renderer = SapienRenderer(box_scene(dataclasses.replace(public, intrinsics=K), gt, {}, {}),
                                   tile_px, tile_px)
@@ -382,8 +382,8 @@ def write_index_html(out_dir: str | os.PathLike, report: dict, replay: dict | No
                      figures: dict[str, Path]) -> Path:
     """Write ``DIR/index.html``: the Table-3 report, per-category and per-scene tables, the replay
     curves and the Figure-4 pictures, all linked relatively. Returns its path."""
-    from spatialscout_gym.core.table import format_table_html  # noqa: PLC0415
-    from spatialscout_gym.eval.report import shown_counters  # noqa: PLC0415
+    from spatialscout_gym.core.table import format_table_html
+    from spatialscout_gym.eval.report import shown_counters
     out = Path(out_dir)
     e = html.escape
     rel = lambda p: Path(os.path.relpath(p, out)).as_posix()  # noqa: E731

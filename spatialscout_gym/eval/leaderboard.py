@@ -245,12 +245,12 @@ def build_leaderboard(dirs: Sequence[str | os.PathLike], *, force: bool = False,
         No directories, a directory without completed episodes, or mixed catalogs/scene hashes
         without ``force``.
     """
-    from spatialscout_gym.eval.cost import cost_summary  # noqa: PLC0415
+    from spatialscout_gym.eval.cost import cost_summary
     if not dirs:
         raise LeaderboardError("leaderboard needs at least one evaluation directory")
     iterator: Any = dirs
     if progress:
-        from tqdm import tqdm  # noqa: PLC0415
+        from tqdm import tqdm
         iterator = tqdm(dirs, desc="leaderboard", unit="dir")
     built = [build_row(d, lam) for d in iterator]
     rows: dict[str, dict] = {}
@@ -475,8 +475,8 @@ def write_leaderboard(dirs: Sequence[str | os.PathLike], out_dir: str | os.PathL
     name such as ``procedural_7``), ``figures/<row>.png``: that scene's seed-0 map of every row,
     drawn with the scene's own meshes (:func:`spatialscout_gym.eval.figures.write_run_figure`).
     Returns the leaderboard dict."""
-    from spatialscout_gym.eval.behaviour import plot_behaviour  # noqa: PLC0415
-    from spatialscout_gym.eval.cost import plot_cost  # noqa: PLC0415
+    from spatialscout_gym.eval.behaviour import plot_behaviour
+    from spatialscout_gym.eval.cost import plot_cost
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     board = build_leaderboard(dirs, force=force, lam=lam, progress=progress)
@@ -486,7 +486,7 @@ def write_leaderboard(dirs: Sequence[str | os.PathLike], out_dir: str | os.PathL
         plots["cost"] = cost_png
     figures: dict[str, Path] = {}
     if figure_scene is not None:
-        from spatialscout_gym.eval.figures import write_run_figure  # noqa: PLC0415
+        from spatialscout_gym.eval.figures import write_run_figure
         key = f"{figure_scene}/seed_0"
         if not any(key in r["runs"] for r in board["rows"].values()):
             known = sorted({k.split("/")[0] for r in board["rows"].values() for k in r["runs"]})

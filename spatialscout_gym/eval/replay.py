@@ -179,9 +179,9 @@ def pooled_curve(curves: Sequence[EpisodeCurve], axis: str, lams: Sequence[float
 def plot_replay(data: dict, out_dir: str | os.PathLike) -> dict[str, Path]:
     """Write ``curves_calls.png``, ``curves_images.png`` and ``loss_lambda.png`` from the
     :func:`write_replay` dict; return their paths."""
-    import matplotlib  # noqa: PLC0415
+    import matplotlib
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
+    import matplotlib.pyplot as plt
 
     out = Path(out_dir)
     paths = {}

@@ -231,7 +231,7 @@ def parse_trajectory(events: Sequence[dict], result: dict | None = None) -> Traj
 
 def load_trajectory(run_dir: str | Path) -> Trajectory:
     """:func:`parse_trajectory` of ``run_dir/trace.jsonl`` with ``run_dir/result.json``."""
-    from spatialscout_gym.episode.trace import read_jsonl  # noqa: PLC0415
+    from spatialscout_gym.episode.trace import read_jsonl
     d = Path(run_dir)
     result_path = d / "result.json"
     result = json.loads(result_path.read_text(encoding="utf-8")) if result_path.is_file() else None

@@ -103,7 +103,7 @@ class CameraGroup:
 
     # ---- CUDA: SAPIEN's batched cameras (untested on a GPU in this repository) ----------------------
     def _build(self) -> None:
-        import sapien  # noqa: PLC0415 (heavy)
+        import sapien  # heavy
         self._group = self._cameras = None  # release the old group's hold on the cameras first
         systems = [r._scene.render_system for r in self.renderers]
         cameras = [r._camera for r in self.renderers]
@@ -130,7 +130,7 @@ class CameraGroup:
             if hasattr(handle, "torch"):
                 tensor = handle.torch()
             else:
-                import torch  # noqa: PLC0415 (optional)
+                import torch  # optional
                 tensor = torch.as_tensor(handle, device="cuda")
             host[name] = tensor.cpu().numpy()   # one copy per target for the whole group
         for i, (r, p) in enumerate(zip(self.renderers, poses)):

@@ -51,7 +51,7 @@ def task_axes_xy(spec: SceneSpec) -> dict[str, list[float]]:
     and its +x (initial forward) and +y (initial left) unit directions projected onto the world
     x-y plane, each as ``[x, y]`` in world metres. Predictions and tool poses are task coordinates;
     these axes let a reader of a world top-down map read them."""
-    import numpy as np  # noqa: PLC0415
+    import numpy as np
     cam = spec.public.initial_camera
     R = cam.R_world_cam
     out = {"origin": [float(cam.position_world[0]), float(cam.position_world[1])]}
@@ -67,10 +67,10 @@ def topdown_map(spec: SceneSpec, path: str | Path, dpi: int = 110) -> dict:
     AABB as a labelled rectangle, the initial camera and its heading as an arrow, and the task
     frame's x and y axes (dashed, ticked every metre up to ``r``) so that task-frame predictions
     can be read off it. Returns ``{"task_axes": task_axes_xy(spec), "labels": [texts drawn]}``."""
-    import matplotlib  # noqa: PLC0415
+    import matplotlib
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-    from matplotlib.patches import Rectangle  # noqa: PLC0415
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
 
     fig, ax = plt.subplots(figsize=(9, 9))
     for obj in spec.private.objects:

@@ -41,7 +41,7 @@ SHADERS = ("minimal", "default")
 
 def _import_sapien():
     try:
-        import sapien  # noqa: PLC0415 (heavy; imported where used)
+        import sapien  # heavy; imported where used
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ImportError("rendering needs SAPIEN: pip install -e \".[render]\" (sapien==3.0.3)") from exc
     return sapien
@@ -374,7 +374,7 @@ def _sapien_device(sapien: Any, device: str) -> Any:
     except RuntimeError as exc:
         try:
             summary = sapien.render.get_device_summary()
-        except Exception:  # noqa: BLE001 - only for the message
+        except Exception:  # only for the message
             summary = "(unavailable)"
         raise RenderDeviceError(f"render device {device!r} was requested but SAPIEN cannot find it ({exc}). "
                                 f"SAPIEN sees:\n{summary}\nUse device=None (the default Vulkan device, "

@@ -22,7 +22,7 @@ from spatialscout_gym.scenes.categories import CATEGORIES
 from spatialscout_gym.scenes.furniture import book_lying, build_object, shelf_levels
 from spatialscout_gym.scenes.geometry import parts_aabb, place
 from spatialscout_gym.scenes.rooms import DOOR_H, Room
-from spatialscout_gym.scenes.sizes import RULES_V1, ROUND_CATEGORIES, GeneratorRules
+from spatialscout_gym.scenes.sizes import RULES_V1, GeneratorRules
 from spatialscout_gym.scenes.sizes import sample_size as _sample_size
 
 __all__ = ["Placed", "Surface", "RoomLayout", "sample_size", "SIDE_YAW"]

@@ -69,7 +69,7 @@ from spatialscout_gym.core.errors import SpatialScoutError
 from spatialscout_gym.core.frames import CameraPose, quat_mul as _qmul
 from spatialscout_gym.core.spec import Light, Material, Part, SceneObject, SceneSpec
 
-__all__ = ["missing_scene_dirs", 
+__all__ = ["missing_scene_dirs",
     "DATASETS", "DatasetLayout", "ManiSkillAssetsMissing", "SourceObject", "SourceScene",
     "SourceStructure",
     "maniskill_asset_dir", "download_command", "list_scenes", "load_source_scene",
@@ -255,7 +255,7 @@ def _pose(p, q) -> np.ndarray:
 
 
 def _mat_to_wxyz(R: np.ndarray) -> np.ndarray:
-    from scipy.spatial.transform import Rotation  # noqa: PLC0415
+    from scipy.spatial.transform import Rotation
 
     x, y, z, w = Rotation.from_matrix(R).as_quat()
     q = np.array([w, x, y, z])
@@ -349,7 +349,7 @@ def _load_mesh(path: Path, cache: dict):
     """``(vertices (V, 3), faces (F, 3))`` of a mesh file with its node transforms applied."""
     key = str(path)
     if key not in cache:
-        import trimesh  # noqa: PLC0415 (only the adapter needs it)
+        import trimesh  # only the adapter needs it
 
         loaded = trimesh.load(key, force="mesh", process=False)
         v = np.asarray(getattr(loaded, "vertices", np.zeros((0, 3))), dtype=float).reshape(-1, 3)
@@ -462,7 +462,7 @@ def _urdf_origin(el, scale: float) -> np.ndarray:
 
 def _urdf_rest_visuals(urdf: Path, T_world_root: np.ndarray, scale: float) -> list:
     """``(mesh path, T_world_mesh, scale (3,))`` of every mesh visual with all joints at 0."""
-    import xml.etree.ElementTree as ET  # noqa: PLC0415
+    import xml.etree.ElementTree as ET
 
     robot = ET.parse(urdf).getroot()
     parent_of = {j.find("child").get("link"): (j.find("parent").get("link"), _urdf_origin(j.find("origin"), scale))
@@ -755,7 +755,7 @@ def _sha256(path: Path) -> str:
 
 def default_intrinsics() -> Intrinsics:
     """The catalog scenes' intrinsics (``scenes.procedural``: 512 x 512, same field of view)."""
-    from spatialscout_gym.scenes.procedural import FOV_Y_DEG, IMAGE_SIZE  # noqa: PLC0415
+    from spatialscout_gym.scenes.procedural import FOV_Y_DEG, IMAGE_SIZE
 
     return Intrinsics.from_fov(IMAGE_SIZE, IMAGE_SIZE, FOV_Y_DEG)
 

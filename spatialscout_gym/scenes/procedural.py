@@ -25,7 +25,7 @@ from spatialscout_gym.core.camera import Intrinsics, project_world_to_pixel
 from spatialscout_gym.core.frames import CameraPose
 from spatialscout_gym.core.spec import SceneObject, SceneSpec
 from spatialscout_gym.scenes.categories import GENERIC_ITEMS, SMALL_ITEMS_BY_ROOM
-from spatialscout_gym.scenes.layout import SIDE_YAW, Placed, RoomLayout, sample_size
+from spatialscout_gym.scenes.layout import SIDE_YAW, Placed, RoomLayout
 from spatialscout_gym.scenes.sizes import RULES, GeneratorRules, rules_for
 from spatialscout_gym.scenes.rooms import FloorPlan, apartment_plan, build_shell, single_room_plan
 

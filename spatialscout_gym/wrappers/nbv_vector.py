@@ -98,7 +98,7 @@ class NBVVectorEnv(SyncVectorEnv):
             self._nbv.append(e)
         self._group: Any = None
         if torch_device is not None:
-            import torch  # noqa: PLC0415 (optional)
+            import torch  # optional
             self._torch = torch
 
     def _to_device(self, obs: dict[str, np.ndarray]) -> Any:
@@ -124,14 +124,14 @@ class NBVVectorEnv(SyncVectorEnv):
             raise TypeError(f"batched_render needs each sub-env to own a SapienRenderer (no shared_renderer, "
                             f"no custom renderer); got {sorted({type(r).__name__ for r in renderers})}. "
                             f"Pass batched_render=False.")
-        from spatialscout_gym.render.camera_group import CameraGroup  # noqa: PLC0415 (render layer, heavy)
+        from spatialscout_gym.render.camera_group import CameraGroup  # render layer, heavy
         on_cuda = self.render_device is not None and str(self.render_device).startswith("cuda")
         self._group = CameraGroup(renderers, mode="cuda" if on_cuda else "sequential")
         return renderers
 
     def _prepare(self, actions) -> None:
         """Phases 1 and 2: every stepping sub-env moves, then one group render of their poses."""
-        from spatialscout_gym.wrappers.nbv import motion_args  # noqa: PLC0415
+        from spatialscout_gym.wrappers.nbv import motion_args
         todo = [(i, a) for i, a in enumerate(iterate(self.action_space, actions))
                 if not (self.autoreset_mode == AutoresetMode.NEXT_STEP and self._autoreset_envs[i])]
         for i, action in todo:  # every action is checked before any sub-env moves: a bad one moves none

@@ -34,7 +34,7 @@ def make_nbv_vector_env(num_envs: int = 1, *, num_workers: int = 1, **kwargs: An
     """The vector entry point of ``SpatialScout/NBV-v0``: :class:`NBVVectorEnv` in this process
     (``num_workers`` 1) or :class:`NBVWorkerVectorEnv` over ``num_workers`` processes."""
     if int(num_workers) <= 1:
-        from spatialscout_gym.wrappers.nbv_vector import NBVVectorEnv  # noqa: PLC0415
+        from spatialscout_gym.wrappers.nbv_vector import NBVVectorEnv
         return NBVVectorEnv(num_envs, **kwargs)
     return NBVWorkerVectorEnv(num_envs, num_workers=num_workers, **kwargs)
 
@@ -46,7 +46,7 @@ def _worker(conn: Any, num_envs: int, kwargs: dict) -> None:
     # set LP_NUM_THREADS; no effect on a GPU's Vulkan driver
     os.environ.setdefault("LP_NUM_THREADS", "0")
     try:
-        from spatialscout_gym.wrappers.nbv_vector import NBVVectorEnv  # noqa: PLC0415
+        from spatialscout_gym.wrappers.nbv_vector import NBVVectorEnv
         venv = NBVVectorEnv(num_envs, **kwargs)
         conn.send(("ok", None))
         while True:
@@ -62,7 +62,7 @@ def _worker(conn: Any, num_envs: int, kwargs: dict) -> None:
             conn.send(("ok", out))
     except (KeyboardInterrupt, EOFError):
         return
-    except BaseException as exc:  # noqa: BLE001 - reported to the parent, which raises it
+    except BaseException as exc:  # reported to the parent, which raises it
         conn.send(("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"))
 
 
@@ -117,7 +117,7 @@ class NBVWorkerVectorEnv(VectorEnv):
                  **kwargs: Any) -> None:
         if int(num_envs) < 1 or int(num_workers) < 1:
             raise ValueError(f"num_envs and num_workers must be >= 1, got {num_envs} and {num_workers}")
-        from spatialscout_gym.wrappers.nbv import (NBVConfig, nbv_action_space,  # noqa: PLC0415
+        from spatialscout_gym.wrappers.nbv import (NBVConfig, nbv_action_space,
                                                    nbv_observation_space)
         self.num_envs = int(num_envs)
         workers = min(int(num_workers), self.num_envs)
@@ -178,7 +178,7 @@ class NBVWorkerVectorEnv(VectorEnv):
         return obs, _merge_infos([p[1] for p in parts], self.sizes)
 
     def step(self, actions):
-        from spatialscout_gym.wrappers.nbv import motion_args  # noqa: PLC0415
+        from spatialscout_gym.wrappers.nbv import motion_args
         actions = np.asarray(actions)
         if len(actions) != self.num_envs:
             raise ValueError(f"step needs {self.num_envs} actions, got {len(actions)}")
