@@ -1,4 +1,4 @@
-"""Episodes per minute of ``spatialscout evaluate`` (issue 7) for ``origin`` and ``oracle-explorer``.
+"""Episodes per minute of ``spatialscout evaluate`` for ``origin`` and ``oracle-explorer``.
 
     python benchmarks/bench_evaluate.py --scenes 6 --workers 2 --resolution 256 --out bench_evaluate.json
 

@@ -1,4 +1,4 @@
-"""Render benchmark (issue 3): scene build time (first and later) and capture times.
+"""Render benchmark: scene build time (first and later) and capture times.
 
 Goals on 2 CPU cores with software Vulkan: build a catalog scene in under 1 s after the first;
 capture 512 x 512 RGB in under 50 ms. Prints a table and writes

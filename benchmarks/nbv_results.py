@@ -1,4 +1,4 @@
-"""Evaluate the reference and NBV agents on catalog scenes at one capture budget (issues 6 and 12).
+"""Evaluate the reference and NBV agents on catalog scenes at one capture budget.
 
 Prints a Table-3-style markdown table (object-micro, docs/protocol.md section 9 columns, in %) with
 one row per agent: with several ``--seeds`` the row is the mean over seeds and its label carries

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Idempotent setup for a fresh Debian/Ubuntu machine with only Python (issue 3, item 5):
+# Idempotent setup for a fresh Debian/Ubuntu machine with only Python:
 #   1. a Vulkan driver SAPIEN can use (Mesa lavapipe >= 24.3; bookworm-backports on Debian 12),
 #   2. .venv with the package installed editable: pip install -e ".[$EXTRAS]" (default render,plots,test).
 # Quiet and fast when everything is present. Usage: scripts/setup.sh  (from anywhere)

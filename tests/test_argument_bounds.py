@@ -1,4 +1,4 @@
-"""Issue 13, items 2, 3 and 10: over-deep/over-large arguments are refused before anything walks
+"""Over-deep/over-large arguments are refused before anything walks
 them, triangulation takes a bounded number of observations, and the JSON a model reads is rounded."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Oracle and NBV agents (issue 6): each finishes an episode and they score in the expected order.
+"""Oracle and NBV agents: each finishes an episode and they score in the expected order.
 
 Fast checks use the Vulkan-free fake renderer (analytic ray casting of the fixture's boxes); one
 test runs every agent on a procedural scene with SAPIEN at 64 px.

@@ -1,4 +1,4 @@
-"""Batched rendering of the NBV vector env: two-phase steps, CameraGroup, prepared pictures (issue 11, item 5).
+"""Batched rendering of the NBV vector env: two-phase steps, CameraGroup, prepared pictures.
 
 Runs on lavapipe: the group renders one camera after another; the CUDA camera-group branch needs a
 GPU and is not exercised here (only its clear error where CUDA is absent)."""

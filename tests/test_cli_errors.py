@@ -27,7 +27,7 @@ def test_bad_input_is_one_line_exit_2(argv, needle, tmp_path, capsys):
     assert not any(tmp_path.iterdir())  # nothing was written
 
 
-# ---- issue 13, item 9: each bad input a user hit gives one line and exit 2 -----------------------
+# ---- each bad input a user hit gives one line and exit 2 -----------------------
 @pytest.mark.parametrize("argv, needle", [
     (["evaluate", "--agent", "openai:m", "--scenes", "procedural:1", "--out", "{tmp}/e", "--no-progress"],
      "no API key for openai"),
@@ -48,7 +48,7 @@ def test_bad_input_is_one_line_exit_2(argv, needle, tmp_path, capsys):
     (["evaluate", "--agent", "origin", "--scenes", "procedural:1", "--out", "{tmp}/e", "--seeds", "1", "1"],
      "more than once"),
 ])
-def test_issue13_bad_inputs_are_one_line_exit_2(argv, needle, tmp_path, capsys, monkeypatch):
+def test_bad_inputs_are_one_line_exit_2(argv, needle, tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     rc = main([a.replace("{tmp}", str(tmp_path)) for a in argv])
     err = capsys.readouterr().err.strip().splitlines()

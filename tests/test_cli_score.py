@@ -1,4 +1,4 @@
-"""``spatialscout score`` (issue 2, item 4): table, --json schema, options and one-line errors."""
+"""``spatialscout score``: table, --json schema, options and one-line errors."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 13, item 9: an action outside the Gym action space raises one clear ValueError saying
+"""An action outside the Gym action space raises one clear ValueError saying
 what was expected (a NaN tool index, a wrong shape, a missing key, not a dict)."""
 
 from __future__ import annotations

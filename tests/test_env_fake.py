@@ -53,7 +53,7 @@ def test_action_decoding_per_tool():
     tool, args = env.decode_action(noop_action(env, "set_camera_position", set_orientation=1,
                                                yaw_pitch=np.array([30, -10], np.float32)))
     assert args["yaw_deg"] == 30 and args["pitch_deg"] == -10
-    marks = np.zeros((MAX_MARKS, 3), np.float32)   # the block holds MAX_MARKS rows (64 since issue 16)
+    marks = np.zeros((MAX_MARKS, 3), np.float32)   # the block holds MAX_MARKS rows (64)
     marks[:3] = [[0, 1.5, 2.5], [1.2, 3, 4], [2, 5, 6]]
     tool, args = env.decode_action(noop_action(env, "triangulate_observations", marks=marks, num_marks=2))
     assert args == {"observations": [{"frame_id": 0, "u": 1.5, "v": 2.5}, {"frame_id": 1, "u": 3.0, "v": 4.0}]}

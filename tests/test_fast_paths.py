@@ -1,4 +1,4 @@
-"""The NBV speed paths (issue 11) give exactly what the plain computations give: the group cache of
+"""The NBV speed paths give exactly what the plain computations give: the group cache of
 ``score_scene``, the reframed ground truth of a turned start, the oracle mapper's seen ids and
 cached centres, the env's cached observation parts."""
 

@@ -1,4 +1,4 @@
-"""Figure 4 with the scene's own meshes (issue 14, item 6): targets move to the submitted centres
+"""Figure 4 with the scene's own meshes: targets move to the submitted centres
 matched to them, omitted ones are hidden, a perfect map looks like the reference. SAPIEN on
 software Vulkan at 48 px."""
 

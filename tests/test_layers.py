@@ -1,4 +1,4 @@
-"""The package's layers only import downward (DESIGN.md's layer table): every ``spatialscout_gym``
+"""The package's layers only import downward (the layer table of docs/architecture.md): every ``spatialscout_gym``
 import in every module, function-level imports included, is checked against what its layer may use."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def test_layers_import_only_downward():
             target = module.split(".")[1]
             if (PACKAGE / target).is_dir() and target not in MAY_IMPORT[layer]:
                 wrong.append(f"{rel}:{line} ({layer}) imports {module}")
-    assert not wrong, "imports against DESIGN.md's layer order:\n" + "\n".join(wrong)
+    assert not wrong, "imports against the layer order of docs/architecture.md:\n" + "\n".join(wrong)
 
 
 def test_the_checker_sees_function_level_imports(tmp_path):

@@ -1,4 +1,4 @@
-"""The ManiSkill3 scene adapter on tiny datasets written by the test (issue 8).
+"""The ManiSkill3 scene adapter on tiny datasets written by the test.
 
 World boxes are recomputed here with ManiSkill's own builder formulas (transforms3d and
 ``sapien.Pose``, as in ``mani_skill/utils/scene_builder/{ai2thor,replicacad}/scene_builder.py``),

@@ -1,5 +1,5 @@
 """An imported ManiSkill-layout scene rendered with real SAPIEN (software Vulkan in CI): targets
-show, hidden candidates never do, and the mesh files themselves are drawn (issue 8)."""
+show, hidden candidates never do, and the mesh files themselves are drawn."""
 
 from __future__ import annotations
 

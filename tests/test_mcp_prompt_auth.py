@@ -1,4 +1,4 @@
-"""Issue 13, item 8: the task prompt is an MCP prompt (listed and fetched by the real ``mcp``
+"""The task prompt is an MCP prompt (listed and fetched by the real ``mcp``
 client), the instructions are worded for a tool server, and the HTTP transport can require a
 bearer token (a client without it is refused). Fake renderer: fast, no SAPIEN."""
 

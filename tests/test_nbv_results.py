@@ -1,5 +1,5 @@
 """``benchmarks/nbv_results.py`` prints the README's "Next-best-view baselines" table layout: one
-row per agent, the mean over seeds, labelled with the all-target mean IoU spread (issue 6, item 4)."""
+row per agent, the mean over seeds, labelled with the all-target mean IoU spread."""
 
 from __future__ import annotations
 

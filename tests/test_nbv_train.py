@@ -1,5 +1,5 @@
 """The CleanRL-style PPO trainer runs end to end with a tiny budget, and ``ppo:PATH`` loads and runs
-the saved policy (issue 6 tests)."""
+the saved policy."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from spatialscout_gym.eval.runner import run_episode
 @pytest.mark.render
 @pytest.mark.slow
 def test_trainer_end_to_end_then_ppo_agent_runs(tmp_path, capsys):
-    # 64 requested steps in rollouts of 2 x 24 = 48: PPO really takes 96; the bar says so (issue 13)
+    # 64 requested steps in rollouts of 2 x 24 = 48: PPO really takes 96; the bar says so
     args = Args(total_timesteps=64, num_envs=2, num_steps=24, batch_size=24, update_epochs=1,
                 image_budget=5, resolution=48, obs_size=48, mapper="oracle-surface", reconfigure_every=2,
                 out=str(tmp_path), run_name="tiny", progress_bar=True)

@@ -1,6 +1,6 @@
 """The NBV vector env over worker processes (``make_vec(..., num_workers=W)``): the same results as
 the one-process ``NBVVectorEnv`` for the same seeds, checked actions, clear worker failures, and
-Stable-Baselines3 training through the adapter (issue 11, item 5)."""
+Stable-Baselines3 training through the adapter."""
 
 from __future__ import annotations
 

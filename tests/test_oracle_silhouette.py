@@ -1,4 +1,4 @@
-"""``oracle-silhouette`` (issue 14, item 7): it marks the centre of each target's visible silhouette
+"""``oracle-silhouette``: it marks the centre of each target's visible silhouette
 in wide-baseline views, and on boxes it beats ``oracle-click``'s surface points. Vulkan-free fake
 renderer (analytic ray casting of the fixture's boxes)."""
 

@@ -1,4 +1,4 @@
-"""`scenes render` pictures and `doctor` (issue 3, items 6 and 8)."""
+"""`scenes render` pictures and `doctor`."""
 
 import argparse
 

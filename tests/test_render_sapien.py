@@ -1,5 +1,5 @@
 """SapienRenderer on the software Vulkan driver: determinism, projection, segmentation vs boxes,
-hidden candidates, non-blank images, privileged depth/positions (issue 3, "How we will know")."""
+hidden candidates, non-blank images, privileged depth/positions."""
 
 import hashlib
 

@@ -153,7 +153,7 @@ def test_compare_refuses_changed_scene_hashes(tmp_path):
 
 
 def test_html_table3_is_a_real_table_and_counters_are_not_repeated(ball_eval):
-    """Issue 13, item 10: Table 3 and the per-scene table are HTML tables, not <pre> text; each
+    """Table 3 and the per-scene table are HTML tables, not <pre> text; each
     counter is listed once in report.md and index.html."""
     import re
 

@@ -1,4 +1,4 @@
-"""The frozen 80-scene catalogs (issue 3, items 3 and 7; issue 15): composition, hashes of v1.0 and
+"""The frozen 80-scene catalogs: composition, hashes of v1.0 and
 v2.0 against their shipped manifests, statistics in the paper's ranges, v2.0's sizes against
 AI2-THOR's and its visibility check, training/catalog disjointness, scene lookup, provenance."""
 
@@ -81,7 +81,7 @@ def test_versions_differ_and_v1_keeps_its_render_settings():
 
 
 def test_v2_statistics_match_the_paper(specs):
-    """Issue 15, item 2: the paper's split, radius range, multi-instance share, categories and
+    """The paper's split, radius range, multi-instance share, categories and
     the inventory-only references' losses within 5 %."""
     st = catalog_stats(specs)
     assert st["n_targets"] == 12 * 35 + 68 * 40 and st["scenes_35"] == 12 and st["scenes_40"] == 68
@@ -100,7 +100,7 @@ def test_v2_statistics_match_the_paper(specs):
 
 
 def test_v2_sizes_follow_ai2thor(specs):
-    """Issue 15, item 1: target-weighted size ratio to AI2-THOR's assets in [0.97, 1.10], spread
+    """Target-weighted size ratio to AI2-THOR's assets in [0.97, 1.10], spread
     at most 1.15 (objects' own boxes); v1.0 was measurably smaller."""
     sc = size_comparison(specs)
     assert 0.97 <= sc["weighted_ratio"] <= 1.10, sc["weighted_ratio"]

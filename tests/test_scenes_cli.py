@@ -1,4 +1,4 @@
-"""``spatialscout scenes list|stats|export|freeze`` (issue 3, items 4 and 8), end to end with the
+"""``spatialscout scenes list|stats|export|freeze`` end to end with the
 scorer reading the exported ground truth."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The procedural generator (issue 3, items 1-2): determinism, docs/protocol.md section 8's target rule,
+"""The procedural generator: determinism, docs/protocol.md section 8's target rule,
 builders at their sampled sizes, no interpenetration, camera and intrinsics."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 13, item 10: ``spatialscout score`` imports neither gymnasium nor scipy.optimize for
+"""``spatialscout score`` imports neither gymnasium nor scipy.optimize for
 ordinary maps (small groups are assigned by enumeration when the optimum is unique), and the
 results are exactly those of scipy's assignment."""
 

@@ -1,4 +1,4 @@
-"""Issue 13, item 4: a model server whose errors echo the API key and its own URL leaves neither in
+"""A model server whose errors echo the API key and its own URL leaves neither in
 any file under the run directory nor on stdout/stderr (real ``openai``/``anthropic`` clients, a fake
 server on 127.0.0.1)."""
 

@@ -1,4 +1,4 @@
-"""EpisodeSession, the registered NBV env, the vector NBV env and reconfiguration (issue 11)."""
+"""EpisodeSession, the registered NBV env, the vector NBV env and reconfiguration."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 13, item 10: the top-down map (world x/y) overlays the task frame's axes, so predictions,
+"""The top-down map (world x/y) overlays the task frame's axes, so predictions,
 which are task coordinates, can be read off it."""
 
 from __future__ import annotations

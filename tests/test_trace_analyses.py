@@ -1,4 +1,4 @@
-"""The trace analyses of issue 14 on crafted traces: trajectories, grounding (Table 5), every
+"""The trace analyses on crafted traces: trajectories, grounding (Table 5), every
 success and failure factor (Table 4, each with a trace that shows it and a near miss that does
 not), tool-use behaviour, the Pareto frontier and episode collection in both attempt layouts."""
 

@@ -1,4 +1,4 @@
-"""The VLM harness as the paper runs it (issue 17; issue 13 items 5-6): prompt wording and its
+"""The VLM harness as the paper runs it: prompt wording and its
 V = 1 variant, passive mode's own prompt and tool list, output caps, attempt directories, and the
 records every attempt keeps. Real ``openai``/``anthropic`` clients against the scripted server on
 127.0.0.1; the fake renderer keeps each episode well under a second."""
@@ -84,7 +84,7 @@ def test_one_view_episode_through_the_client(tmp_path):
     assert result["counters"]["images_used"] == 1   # the capture was refused
 
 
-# ---- issue 13 item 5: passive mode ----------------------------------------------------------------
+# ---- passive mode -------------------------------------------------------------------------------
 def test_passive_prompt_and_request_list_only_enabled_tools_with_a_baseline(tmp_path):
     with ScriptedServer(_policy) as server, warnings.catch_warnings():
         warnings.simplefilter("error", PassiveViewsWarning)   # three views have a baseline

@@ -1,4 +1,4 @@
-"""The agent interface every baseline implements (DESIGN.md "baselines")."""
+"""The agent interface every baseline implements (docs/architecture.md "baselines")."""
 
 from __future__ import annotations
 

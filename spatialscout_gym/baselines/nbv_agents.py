@@ -1,4 +1,4 @@
-"""Next-best-view policies as agents (issue 6, item 3): ``random-nbv``, ``frontier-nbv``, ``ppo:PATH``.
+"""Next-best-view policies as agents: ``random-nbv``, ``frontier-nbv``, ``ppo:PATH``.
 
 Each agent drives the episode through :class:`~spatialscout_gym.wrappers.nbv.NBVController`, the
 same motion/capture/mapping step and observation as :class:`NextBestViewWrapper`, so a policy

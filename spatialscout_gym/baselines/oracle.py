@@ -1,4 +1,4 @@
-"""Oracle reference agents (issue 6, item 1): perfect perception, a fixed systematic view plan.
+"""Oracle reference agents: perfect perception, a fixed systematic view plan.
 
 Both agents act through the ten tools (``set_camera_position``, ``capture_image``,
 ``triangulate_observations``, ``submit_positions``, ``finish_mapping``) and read evaluator-only

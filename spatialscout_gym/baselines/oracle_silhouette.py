@@ -1,4 +1,4 @@
-"""``oracle-silhouette``: marks what a careful model would mark (issue 14, item 7).
+"""``oracle-silhouette``: marks what a careful model would mark.
 
 ``oracle-click`` marks one *surface* point in several views, so its triangulated points sit on the
 objects' fronts. A careful model looking at a picture points at the middle of the object it sees.

@@ -90,7 +90,7 @@ def build_agent(name: str, **options: Any) -> Agent:
     except SpatialScoutError as exc:
         raise ConfigError(f"cannot build agent {name!r}: {message_of(exc)}") from exc
 
-# VLM agents (issue 5): ``openai:MODEL`` and ``anthropic:MODEL``; options from ``spatialscout run``.
+# VLM agents: ``openai:MODEL`` and ``anthropic:MODEL``; options from ``spatialscout run``.
 register_agent_prefix("openai", "spatialscout_gym.baselines.vlm:openai_agent")
 register_agent_prefix("openai-responses", "spatialscout_gym.baselines.vlm:openai_responses_agent")
 register_agent_prefix("anthropic", "spatialscout_gym.baselines.vlm:anthropic_agent")

@@ -1,4 +1,4 @@
-"""``spatialscout compare DIR DIR ...``: evaluations side by side (issue 7, item 3).
+"""``spatialscout compare DIR DIR ...``: evaluations side by side.
 
 Refuses evaluations made on different catalog versions or scene contents unless ``--force``.
 """

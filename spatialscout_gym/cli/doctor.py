@@ -1,4 +1,4 @@
-"""``spatialscout doctor``: can this machine render? (issue 3, item 6)
+"""``spatialscout doctor``: can this machine render?
 
 Probes SAPIEN's Vulkan device (a GPU when there is one, else Mesa's software lavapipe), renders
 one frame of a small built-in scene, and prints the device, driver, Mesa and SAPIEN versions, the

@@ -1,4 +1,4 @@
-"""``spatialscout evaluate``: many episodes of one agent, in parallel, resumable (issue 7).
+"""``spatialscout evaluate``: many episodes of one agent, in parallel, resumable.
 
     spatialscout evaluate --agent origin --scenes catalog --out runs/origin --workers 2
     spatialscout evaluate --agent origin --scenes procedural:1 procedural:2 --out runs/o --seeds 3

@@ -1,4 +1,4 @@
-"""``spatialscout leaderboard DIR... --out SITE``: one static page over many evaluations (issue 14).
+"""``spatialscout leaderboard DIR... --out SITE``: one static page over many evaluations.
 
     spatialscout leaderboard runs/origin runs/oracle-click runs/gpt-x --out site
     spatialscout leaderboard runs/* --out site --figure-scene procedural_7

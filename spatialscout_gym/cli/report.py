@@ -1,5 +1,5 @@
 """``spatialscout report DIR``: report.json/report.md, replay curves, Figure-4 pictures and
-``DIR/index.html`` for an evaluation directory (issue 7, items 3-5).
+``DIR/index.html`` for an evaluation directory.
 
     spatialscout report runs/origin            # everything
     spatialscout report runs/origin --no-figures

@@ -60,7 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         pass
     else:
         add_render_parser(sub)
-    from spatialscout_gym.cli.scenes_import import add_import_parser  # issue 8: import-maniskill
+    from spatialscout_gym.cli.scenes_import import add_import_parser  # import-maniskill
     add_import_parser(sub)
     for q in sub.choices.values():   # --catalog on every subcommand, applied before it runs
         add_catalog_option(q)

@@ -1,5 +1,5 @@
 """``spatialscout scenes import-maniskill``: turn ManiSkill3 scene datasets (iTHOR, RoboTHOR,
-ArchitecTHOR, ProcTHOR, ReplicaCAD) into scene directories (issue 8).
+ArchitecTHOR, ProcTHOR, ReplicaCAD) into scene directories.
 
 Each imported scene becomes ``OUT/<scene_id>/`` with ``scene_spec.json`` (full spec),
 ``entity_library.json`` (public half) and ``ground_truth.json`` (scorer format). Listing ``OUT`` in

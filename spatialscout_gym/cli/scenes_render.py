@@ -1,5 +1,5 @@
 """``spatialscout scenes render SCENE --out DIR``: the initial view, an 8-view panorama and a
-labelled top-down map of the targets' boxes, as PNG (issue 3, item 8).
+labelled top-down map of the targets' boxes, as PNG.
 
 ``cli/scenes.py`` calls :func:`add_render_parser` with its sub-parsers. SCENE is a catalog name
 (resolved by ``spatialscout_gym.scenes.catalog.scene_by_name``) or a path to a scene-spec JSON file.

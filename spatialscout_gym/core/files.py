@@ -1,4 +1,4 @@
-"""Scene files for the scorer: ``ground_truth.json``, ``predictions.json`` (issue 2, item 4).
+"""Scene files for the scorer: ``ground_truth.json``, ``predictions.json`` (docs/protocol.md section 6).
 
 * ``ground_truth.json``: ``{"scene_id", "radius_m", "world_from_task": {"rotation": 3x3,
   "translation": [3]}, "targets": [{"id", "category", "group", "center": [3] (task frame, m),

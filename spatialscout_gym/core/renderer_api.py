@@ -1,4 +1,4 @@
-"""The small interface the episode needs from a renderer (DESIGN.md: the episode layer is
+"""The small interface the episode needs from a renderer (docs/architecture.md: the episode layer is
 renderer-agnostic, so it is tested without Vulkan). :class:`spatialscout_gym.render.SapienRenderer`
 implements it; tests may pass any object with these methods.
 """

@@ -1,11 +1,11 @@
 """Scene specifications: a public half an agent may see and a private half only the evaluator,
-the renderer and privileged baselines read (DESIGN.md "Public and private halves").
+the renderer and privileged baselines read (docs/architecture.md "Public and private halves").
 
 * :class:`PublicScene`: inventory, initial camera, intrinsics, search radius (docs/protocol.md sections 1-3).
   Written as ``entity_library.json``.
 * :class:`PrivateScene`: the task frame, every target's world AABB and task-frame centre, the full
   renderable geometry (targets, hidden candidates, furniture, rooms) and the lights. Its target
-  table is written as ``ground_truth.json`` in the scorer's format (issue 2, item 4).
+  table is written as ``ground_truth.json`` in the scorer's format.
 
 Geometry is a list of :class:`SceneObject`, each a list of :class:`Part` primitives placed in the
 world frame (z up, metres). Every object's ``box_min``/``box_max`` is the world AABB of its parts,
@@ -380,7 +380,7 @@ class SceneSpec:
         return self.public.to_dict()
 
     def ground_truth_dict(self) -> dict:
-        """The scorer's ``ground_truth.json`` (issue 2, item 4)."""
+        """The scorer's ``ground_truth.json``."""
         return {"scene_id": self.scene_id, "radius_m": float(self.public.radius_m),
                 "world_from_task": self.task_frame.to_dict(),
                 "targets": [t.to_dict() for t in self.targets]}
@@ -404,6 +404,6 @@ class SceneSpec:
         return cls.from_dict(json.loads(text))
 
     def content_hash(self, render_settings: dict | None = None) -> str:
-        """SHA-256 of the canonical spec JSON plus the render settings (issue 3, item 7)."""
+        """SHA-256 of the canonical spec JSON plus the render settings."""
         payload = {"spec": self.to_dict(), "render": render_settings or {}}
         return hashlib.sha256(canonical_json(payload).encode()).hexdigest()

@@ -1,4 +1,4 @@
-"""Gymnasium environments over the episode layer (DESIGN.md "envs").
+"""Gymnasium environments over the episode layer (docs/architecture.md "envs").
 
 ``SpatialScoutEnv`` is imported lazily so that ``import spatialscout_gym`` stays light.
 """

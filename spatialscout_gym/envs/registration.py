@@ -37,7 +37,7 @@ def _catalog_ids() -> list[str]:
 
 def _imported_scenes() -> list[tuple[str, str]]:
     """``(spec JSON path, env id)`` of scenes imported into ``$SPATIALSCOUT_SCENE_DIRS``
-    (``spatialscout scenes import-maniskill``; issue 8). Catalog ids win over imported ones."""
+    (``spatialscout scenes import-maniskill``). Catalog ids win over imported ones."""
     from spatialscout_gym.scenes.maniskill import imported_scene_paths
     return [(str(path), env_id_for_scene(sid)) for sid, path in imported_scene_paths().items()]
 

@@ -1,4 +1,4 @@
-"""Where the episodes of an evaluation run (issue 7, items 1-2; DESIGN.md "Scale").
+"""Where the episodes of an evaluation run (docs/architecture.md "Scale").
 
 * :class:`LocalBackend`: a process pool on this machine (``spawn`` start method). Each worker
   process builds one renderer on its first episode and reuses it (``set_scene``) for the next,

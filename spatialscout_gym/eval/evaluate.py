@@ -1,4 +1,4 @@
-"""Evaluation at scale (issue 7; docs/protocol.md sections 5-7): many episodes, resumable, in parallel.
+"""Evaluation at scale (docs/protocol.md sections 5-7): many episodes, resumable, in parallel.
 
 An evaluation directory ``DIR`` holds one run directory per episode, written by
 :func:`spatialscout_gym.eval.runner.run_episode`::

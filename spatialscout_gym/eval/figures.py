@@ -1,4 +1,4 @@
-"""Pictures of an evaluation (issue 7, item 5; issue 14, item 6): Figure-4 views and an HTML page.
+"""Pictures of an evaluation: Figure-4 views and an HTML page.
 
 :func:`scene_figure` renders, with SAPIEN, two versions of a scene seen from the initial camera
 position at the initial yaw and at +-55 deg (paper Figure 4):

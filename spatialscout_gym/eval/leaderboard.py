@@ -1,4 +1,4 @@
-"""The leaderboard over many evaluation directories (issue 14; paper sections 4-5).
+"""The leaderboard over many evaluation directories (paper sections 4-5).
 
 :func:`build_leaderboard` reads every evaluation directory (one per model or setting, written by
 ``spatialscout evaluate``) and gives one **row** per directory:

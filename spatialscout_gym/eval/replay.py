@@ -1,4 +1,4 @@
-"""Offline replay of traces (docs/protocol.md section 7; issue 7, item 4).
+"""Offline replay of traces (docs/protocol.md section 7).
 
 Every ``map`` event of a trace holds the whole accepted map after a ``submit_positions``; replay
 scores each snapshot against the run's ``ground_truth.json`` and gives, per episode and pooled

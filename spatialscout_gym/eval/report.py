@@ -1,4 +1,4 @@
-"""Reports of an evaluation directory (issue 7, item 3; docs/protocol.md sections 6 and 9).
+"""Reports of an evaluation directory (docs/protocol.md sections 6 and 9).
 
 :func:`build_report` re-scores every finished run directory under ``DIR`` (``ground_truth.json``
 + ``predictions.json``, with :func:`~spatialscout_gym.core.scoring.score_scene`) and pools them

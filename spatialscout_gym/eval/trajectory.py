@@ -1,5 +1,5 @@
 """One episode's trace read as a trajectory: tool uses, triangulations and submissions, each with
-the call it belongs to (docs/protocol.md section 7). The analyses of issue 14
+the call it belongs to (docs/protocol.md section 7). The trace analyses
 (:mod:`~spatialscout_gym.eval.behaviour`, :mod:`~spatialscout_gym.eval.grounding`,
 :mod:`~spatialscout_gym.eval.failures`) read traces only through :func:`parse_trajectory`.
 

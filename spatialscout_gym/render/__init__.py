@@ -1,4 +1,4 @@
-"""SAPIEN rendering of scene specs (DESIGN.md "render" layer).
+"""SAPIEN rendering of scene specs (docs/architecture.md "render" layer).
 
 Importing this package is light; SAPIEN is imported when a :class:`SapienRenderer` is built.
 """

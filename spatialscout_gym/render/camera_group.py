@@ -1,5 +1,5 @@
-"""``CameraGroup``: render the cameras of many :class:`SapienRenderer` s in one call (DESIGN.md
-"Sessions and fast NBV"; issue 11, item 5).
+"""``CameraGroup``: render the cameras of many :class:`SapienRenderer` s in one call (docs/architecture.md
+"Sessions and fast NBV").
 
 :meth:`CameraGroup.render` takes one camera pose per renderer (None: skip it) and leaves each
 renderer holding its picture at that pose (:meth:`SapienRenderer.prepare`), so that renderer's next
@@ -8,7 +8,7 @@ renderer holding its picture at that pose (:meth:`SapienRenderer.prepare`), so t
 * Sequential (every renderer not on a CUDA device, e.g. lavapipe): the renderers render one after
   another, each on its own camera: the same pictures as unbatched captures, bit for bit.
 * CUDA (every renderer built with ``device="cuda..."``): SAPIEN's batched cameras, the recipe
-  verified on an NVIDIA H200 with SAPIEN 3.0.3 (``shared/probes/batched_camera_probe.py``): one
+  verified on an NVIDIA H200 with SAPIEN 3.0.3 (docs/architecture.md "Sessions and fast NBV"): one
   ``sapien.render.RenderSystemGroup`` over the renderers' render systems, one camera group over
   their cameras; per call: pose each camera, ``update_render()`` each scene, one
   ``take_picture()``, then ``get_picture_cuda(target)`` -> (N, H, W, C) on the GPU, copied to the

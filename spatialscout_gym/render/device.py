@@ -1,5 +1,5 @@
-"""Does SAPIEN find a Vulkan rendering device here, and if not, what fixes it (DESIGN.md,
-"Rendering is SAPIEN 3 through Vulkan"; issue 3, items 5-6).
+"""Does SAPIEN find a Vulkan rendering device here, and if not, what fixes it (docs/architecture.md,
+"Rendering is SAPIEN 3 through Vulkan").
 
 The probe runs in a subprocess, so a driver that crashes or hangs cannot take the caller down.
 """

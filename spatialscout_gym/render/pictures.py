@@ -1,4 +1,4 @@
-"""Pictures of a scene for people to look at (issue 3, item 8): the initial view, an 8-view
+"""Pictures of a scene for people to look at: the initial view, an 8-view
 panorama and a labelled top-down map of the targets' boxes. Reusable for run reports.
 
 matplotlib is imported inside :func:`topdown_map` only.

@@ -1,5 +1,5 @@
 """Build a SAPIEN 3 scene from a :class:`~spatialscout_gym.core.spec.SceneSpec` and capture images
-(DESIGN.md "render" layer; issue 3, item 5).
+(docs/architecture.md "render" layer).
 
 * One SAPIEN scene with a render system only (no physics), one camera. Heavy work (geometry,
   textures) happens in :meth:`SapienRenderer.set_scene`; a capture only poses the camera.
@@ -264,7 +264,7 @@ class SapienRenderer:
         return m
 
     def _file_mesh_shape(self, part: Part):
-        """A mesh part read from ``part.path`` (issue 8, dataset assets; added by the ManiSkill
+        """A mesh part read from ``part.path`` (dataset assets; added by the ManiSkill
         adapter). The file takes precedence over inline vertices, which such parts carry only as a
         box proxy for their AABB (scenes/maniskill.py). ``material.texture == {"kind": "file"}``
         keeps the file's own materials and textures; any other material replaces them."""

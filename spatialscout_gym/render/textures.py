@@ -1,6 +1,6 @@
 """Procedural textures: ``Material.texture`` dicts to RGBA images, in code, with numpy only.
 
-Nothing is downloaded or read from disk (issue 3, item 1: "colours and textures made in code").
+Nothing is downloaded or read from disk (colours and textures are made in code).
 A texture dict is ``{"kind": str, "seed": int, "color": [r, g, b], "color2": [r, g, b],
 "scale": float}``; only ``kind`` is required. Colours are display (sRGB) values in 0-1; the
 renderer uploads the image as an sRGB texture. The same dict always gives the same image, and

@@ -1,4 +1,4 @@
-"""Scene sources (DESIGN.md "scenes" layer): the procedural generator and the frozen catalog.
+"""Scene sources (docs/architecture.md "scenes" layer): the procedural generator and the frozen catalog.
 
 * :mod:`.procedural`: ``procedural_scene(seed, n_targets=40, layout=None)``, training scenes.
 * :mod:`.catalog`: the 80-scene catalog, versions 1.0 and 2.0 (the default) (``catalog_scene_ids``,

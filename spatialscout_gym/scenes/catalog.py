@@ -1,11 +1,11 @@
-"""The fixed, versioned 80-scene catalog (issue 3, items 3 and 7) and scene lookup by name.
+"""The fixed, versioned 80-scene catalog and scene lookup by name.
 
 * 48 single rooms (11 kitchens, 11 living rooms, 10 bedrooms, 6 bathrooms, 10 offices) and 32
   apartments of 2-5 rooms (8, 9, 8, 7), about docs/protocol.md section 8's 60/40 mix; 12 scenes have 35
   targets (catalog indices 0, 7, 14, ..., 77) and 68 have 40.
 * Scene ``i`` is generated from ``numpy.random.SeedSequence([CATALOG_NAMESPACE, i])``; training
   scenes (:func:`procedural_scene`) use ``TRAIN_NAMESPACE``, so the two streams never coincide.
-* Versions (issue 15): **v2.0** (the default) sizes objects like AI2-THOR's assets and places
+* Versions: **v2.0** (the default) sizes objects like AI2-THOR's assets and places
   targets as far from the start as the paper's catalog; **v1.0** (hand-set sizes) stays loadable
   and hash-verified. Both share the 80 recipes and scene ids; scenes/sizes.py holds each
   version's generator rules. A bare id means :func:`default_catalog_version` (``2.0``, or
@@ -196,12 +196,12 @@ def uses_texture_library(spec: SceneSpec) -> bool:
 
 
 def scene_content_hash(spec: SceneSpec) -> str:
-    """The content hash every result file carries (issue 3, item 7): the spec and its catalog
+    """The content hash every result file carries: the spec and its catalog
     version's render settings; for a catalog scene it equals the manifest's ``content_hash``."""
     return spec.content_hash(render_settings(scene_catalog_version(spec)))
 
 
-# ---------------------------------------------------------------- provenance (issue 17) -------
+# ---------------------------------------------------------------- provenance -------------------
 _GENERATOR_FILES = ("categories.py", "furniture.py", "geometry.py", "layout.py", "procedural.py", "rooms.py",
                     "sizes.py", "catalog.py")
 
@@ -413,7 +413,7 @@ def scene_by_name(name: str, catalog_version: str | None = None) -> SceneSpec:
     if path.is_dir() and (path / "scene_spec.json").is_file():
         return _read_spec(path / "scene_spec.json")
     base, named = _split_version(name)
-    if base not in catalog_scene_ids(named or catalog_version):  # an imported scene id (issue 8)
+    if base not in catalog_scene_ids(named or catalog_version):  # an imported scene id
         from spatialscout_gym.scenes.maniskill import imported_scene_paths
         imported = imported_scene_paths().get(name)
         if imported is not None:

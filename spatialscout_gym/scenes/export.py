@@ -1,4 +1,4 @@
-"""Scene spec files (issue 3, item 4): one directory per scene with
+"""Scene spec files: one directory per scene with
 
 * ``entity_library.json``: the public half (inventory, initial camera, intrinsics, radius);
 * ``ground_truth.json``: the scorer's format (``SceneSpec.ground_truth_dict()``), which

@@ -1,6 +1,6 @@
 """Placement inside one room: furniture against walls or free, wall items, items on surfaces.
 
-Rules (issue 3, item 1): furniture footprints never overlap each other, door clearances or the
+Rules: furniture footprints never overlap each other, door clearances or the
 initial camera's spot; wall items (paintings, windows, mirrors, ...) never overlap furniture or
 each other; small items lie on a *surface* (a table top, a shelf board, a bed, a sofa seat) with
 the bottom of their AABB exactly at the surface height, never overlap other items on it, and fit

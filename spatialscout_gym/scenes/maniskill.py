@@ -1,5 +1,5 @@
 """The paper's own scene sources: ManiSkill3's AI2-THOR family and ReplicaCAD datasets as SceneSpecs
-(docs/protocol.md sections 2 and 8; DESIGN.md "ManiSkill3 is the door to the paper's real scene sources").
+(docs/protocol.md sections 2 and 8; docs/architecture.md "ManiSkill3 is the door to the paper's real scene sources").
 
 The paper renders iTHOR, RoboTHOR, ArchitecTHOR, ProcTHOR and ReplicaCAD scenes with SAPIEN through
 ManiSkill3's scene builders. This module reads the same datasets from the user's ManiSkill asset

@@ -1,4 +1,4 @@
-"""Object sizes and the generator's versioned rules (catalog v1.0 vs v2.0, issue 15).
+"""Object sizes and the generator's versioned rules (catalog v1.0 vs v2.0).
 
 A frozen catalog version must regenerate bit for bit, so the generator never changes in place:
 each catalog version names a :class:`GeneratorRules` in :data:`RULES`, and every rule a newer
@@ -110,7 +110,7 @@ RULES_V2 = GeneratorRules("2.0", sizes="ai2thor", room_scale=1.15, repeat_decay=
                           wall_clearance_m=0.15, drop_unseen=True, pillows_min=1,
                           tv_stand_clear_m=1.3)
 """v2.0: AI2-THOR sizes; rooms 15 % larger, fewer repeated items, the camera nearer its wall and
-anywhere along it, so targets sit as far from the start as the paper's (issue 15, item 2); wall
+anywhere along it, so targets sit as far from the start as the paper's; wall
 items keep 15 cm free in front of them; every target is visible from inside the search ball."""
 RULES: dict[str, GeneratorRules] = {"1.0": RULES_V1, "2.0": RULES_V2}
 

@@ -1,4 +1,4 @@
-"""Catalog statistics (issue 3, item 3), a pure function over scene specs, with the paper's
+"""Catalog statistics, a pure function over scene specs, with the paper's
 release numbers (docs/protocol.md section 8) beside them.
 """
 
@@ -85,7 +85,7 @@ def catalog_stats(specs: list[SceneSpec], top: int = 10) -> dict:
     }
 
 
-# ---------------------------------------------------------------- sizes vs AI2-THOR (issue 15) ----
+# ---------------------------------------------------------------- sizes vs AI2-THOR -------------
 def own_box_size(obj) -> np.ndarray:
     """An object's own box: the sides (metres, sorted large to small) of its smallest-volume box
     about a vertical axis, over the yaws its parts are posed at. For a yawed object this is the

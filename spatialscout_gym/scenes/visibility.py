@@ -1,4 +1,4 @@
-"""Can every target be seen from inside the search ball? (issue 15's scene check)
+"""Can every target be seen from inside the search ball? (the catalog's scene check)
 
 A conservative line-of-sight test, no renderer: every rendered part other than the target's own
 is an occluder the size of its world AABB (shrunk by 1 mm so resting contacts do not count). A

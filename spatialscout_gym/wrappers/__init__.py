@@ -1,4 +1,4 @@
-"""Wrappers over the SpatialScout envs (DESIGN.md "wrappers"): next-best-view control for RL and
+"""Wrappers over the SpatialScout envs (docs/architecture.md "wrappers"): next-best-view control for RL and
 the vector NBV env. Imported lazily so that ``import spatialscout_gym`` stays light."""
 
 __all__ = ["NextBestViewWrapper", "make_nbv_env", "NBVConfig", "NBVVectorEnv", "NBVWorkerVectorEnv",

@@ -565,7 +565,7 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     ## Version History
     - v0: initial version; the ``map`` observation, the ``scan`` observation and the ``heading``
-      motion added (issue 12; ``scan_bins=0`` gives the observation space without ``scan``).
+      motion added (``scan_bins=0`` gives the observation space without ``scan``).
     """
 
     def __init__(self, env: gym.Env, mapper: Any = "oracle", motion: str = "discrete",

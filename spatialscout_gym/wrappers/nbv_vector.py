@@ -28,7 +28,7 @@ another and the results are bit-identical to ``batched_render=False`` and to N s
 :class:`~spatialscout_gym.render.device.RenderDeviceError` where SAPIEN finds no CUDA device), and
 the group renders all N cameras in one SAPIEN camera-group call (render system group, as ManiSkill3
 does). **The CUDA path is untested on a GPU in this repository**: it follows the recipe of
-``shared/probes/batched_camera_probe.py``, verified on an NVIDIA H200 with SAPIEN 3.0.3.
+docs/architecture.md "Sessions and fast NBV", verified on an NVIDIA H200 with SAPIEN 3.0.3.
 
 ``torch_device="cpu"|"cuda"|...`` returns observations as torch tensors on that device (one
 upload per step for the whole batch; the image still passes through host memory).
