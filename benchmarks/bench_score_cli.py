@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import resource
 import subprocess
 import sys
@@ -27,8 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench_scoring import synthetic_scene
-from spatialscout_gym.core.files import write_json_atomic
+from bench_scoring import machine, publish, synthetic_scene
 
 REFERENCE_SCRIPT = r'''
 import json, sys
@@ -116,12 +113,9 @@ def main(argv: list[str] | None = None) -> dict:
         "median": med, "cpu_ratio_cli_over_script": round(ratio, 3), "meets_goal": ratio <= 1.0,
         "object_micro_all_mean_iou": {"cli": round(cli_iou, 6), "script": round(script_iou, 6)},
         "same_mean_iou": abs(cli_iou - script_iou) < 1e-9,
-        "machine": {"python": platform.python_version(), "cpu_count": os.cpu_count(),
-                    "platform": platform.platform()},
+        "machine": machine(),
     }
-    write_json_atomic(args.out, result)
-    print(json.dumps(result, indent=2))
-    return result
+    return publish(result, args.out)
 
 
 if __name__ == "__main__":

@@ -57,6 +57,18 @@ def synthetic_scene(rng: np.random.Generator, scene_id: str, n_targets: int) -> 
     return gt, positions
 
 
+def machine() -> dict:
+    """What the figures were measured on."""
+    return {"python": platform.python_version(), "cpu_count": os.cpu_count(), "platform": platform.platform()}
+
+
+def publish(result: dict, out: Path) -> dict:
+    """Write ``result`` to ``out`` (JSON) and print it."""
+    write_json_atomic(out, result)
+    print(json.dumps(result, indent=2))
+    return result
+
+
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=7)
@@ -85,12 +97,9 @@ def main(argv: list[str] | None = None) -> dict:
         "score_and_aggregate_s": {"best": round(min(times), 4), "median": round(float(np.median(times)), 4)},
         "parse_ground_truth_s": round(parse_s, 4), "goal_s": GOAL_S, "meets_goal": min(times) < GOAL_S,
         "object_micro_all_mean_iou": round(micro["all"]["mean_iou"], 4),
-        "machine": {"python": platform.python_version(), "cpu_count": os.cpu_count(),
-                    "platform": platform.platform()},
+        "machine": machine(),
     }
-    write_json_atomic(args.out, result)
-    print(json.dumps(result, indent=2))
-    return result
+    return publish(result, args.out)
 
 
 if __name__ == "__main__":
