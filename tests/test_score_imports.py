@@ -47,3 +47,27 @@ def test_whole_array_target_check_equals_the_field_by_field_loop(monkeypatch):
     t[2]["box_min"], t[2]["box_max"] = t[2]["box_max"], t[2]["box_min"]
     with pytest.raises(ValueError, match=r"targets\[2\].*below box_min"):
         GroundTruth.from_dict({**d, "targets": t})
+
+
+def test_enumeration_up_to_seven_instances_equals_scipy(monkeypatch):
+    """Before scipy.optimize is loaded, groups of up to 7 are assigned by enumeration: exactly
+    scipy's assignment whenever it is used (a unique optimum), else scipy's own."""
+    import numpy as np
+    from scipy.optimize import linear_sum_assignment
+
+    import spatialscout_gym.core.scoring as scoring
+    monkeypatch.setattr(scoring, "_ENUMERATE_MAX", scoring._ENUMERATE_MAX_COLD)   # as if not loaded
+    rng = np.random.default_rng(3)
+    enumerated = 0
+    for trial in range(300):
+        a, b = rng.integers(1, 8, size=2)
+        c = rng.random((a, b))
+        if trial % 4 == 0:
+            c = np.round(c * 2) / 2                # ties: must fall back to scipy
+        for maximize in (False, True):
+            enumerated += scoring._unique_by_enumeration(c, maximize) is not None
+            r1, c1 = scoring.assign(c, maximize)
+            r2, c2 = linear_sum_assignment(c, maximize=maximize)
+            np.testing.assert_array_equal(r1, r2)
+            np.testing.assert_array_equal(c1, c2)
+    assert enumerated > 300

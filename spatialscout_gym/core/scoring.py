@@ -53,6 +53,7 @@ What the scorer saves with a result (paper Appendix B.2; :meth:`SceneScore.recor
 from __future__ import annotations
 
 import functools
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Sequence
 
@@ -391,9 +392,12 @@ def _parse_positions(gt: GroundTruth, positions: Mapping[str, Sequence[float]]) 
     return ids, np.asarray(rows, dtype=float).reshape(-1, 3)
 
 
-_ENUMERATE_MAX = 5040
-"""Largest number of candidate assignments :func:`assign` enumerates before calling scipy: groups
-of up to 7 instances, so an ordinary map never imports scipy.optimize (about 1 CPU s)."""
+_ENUMERATE_MAX = 24
+"""Largest number of candidate assignments :func:`assign` enumerates before calling scipy, once
+scipy.optimize is loaded (its solver is faster than enumerating more)."""
+_ENUMERATE_MAX_COLD = 5040
+"""The same while scipy.optimize is not loaded: groups of up to 7 instances, so that scoring an
+ordinary map (``spatialscout score``) never pays its import, about 1 CPU s."""
 
 
 @functools.lru_cache(maxsize=64)
@@ -414,18 +418,19 @@ def _unique_by_enumeration(cost: np.ndarray, maximize: bool) -> tuple[np.ndarray
     k = min(a, b)
     if k == 0:
         return np.zeros(0, dtype=int), np.zeros(0, dtype=int)
-    if math.perm(max(a, b), k) > _ENUMERATE_MAX or not np.all(np.isfinite(cost)):
+    limit = _ENUMERATE_MAX if "scipy.optimize" in sys.modules else _ENUMERATE_MAX_COLD
+    if math.perm(max(a, b), k) > limit or not np.all(np.isfinite(cost)):
         return None
     m = -cost if maximize else cost
     t = m if a <= b else m.T                   # rows of t: the smaller side
     idx = np.arange(k)
     perms = _permutations(t.shape[1], k)
     totals = t[idx[None, :], perms].sum(axis=1)
-    order = np.argsort(totals, kind="stable")
-    best = totals[order[0]]
-    if len(order) > 1 and totals[order[1]] - best <= 1e-9 * max(1.0, abs(best)):
-        return None
-    chosen = perms[order[0]]
+    first = int(np.argmin(totals))             # the first minimum, as a stable sort's first
+    best = totals[first]
+    if len(totals) > 1 and np.partition(totals, 1)[1] - best <= 1e-9 * max(1.0, abs(best)):
+        return None                            # the runner-up (a tie included) is too close
+    chosen = perms[first]
     if a <= b:
         return idx.copy(), chosen
     sort = np.argsort(chosen)                  # t's rows are the matrix's columns
@@ -435,9 +440,10 @@ def _unique_by_enumeration(cost: np.ndarray, maximize: bool) -> tuple[np.ndarray
 def assign(cost: np.ndarray, maximize: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """``scipy.optimize.linear_sum_assignment(cost, maximize)``, importing scipy only when needed.
 
-    A small matrix (at most :data:`_ENUMERATE_MAX` one-to-one assignments) is solved by
-    enumeration; when its optimum is unique that is the assignment scipy returns too. Ties and
-    larger matrices go to scipy, so results never depend on which path ran.
+    A small matrix (at most :data:`_ENUMERATE_MAX` one-to-one assignments, or
+    :data:`_ENUMERATE_MAX_COLD` before scipy.optimize is loaded) is solved by enumeration; when its
+    optimum is unique that is the assignment scipy returns too. Ties and larger matrices go to
+    scipy, so results never depend on which path ran.
     """
     c = np.asarray(cost, dtype=float)
     found = _unique_by_enumeration(c, maximize)
