@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from spatialscout_gym.cli.main import main
@@ -106,3 +108,23 @@ def test_gym_make_checks_bounds():
     import spatialscout_gym  # noqa: F401  (registers the envs)
     with pytest.raises(ValueError, match="image_budget must be an integer from 1 to 1000"):
         gym.make("SpatialScout/Procedural-v0", image_budget=0)
+
+
+@pytest.mark.parametrize("module,extra", [("openai", "vlm"), ("anthropic", "vlm")])
+def test_a_missing_extra_is_one_line_naming_it_with_exit_2(module, extra, monkeypatch, capsys, tmp_path):
+    from spatialscout_gym.cli.main import main as cli_main
+    monkeypatch.setitem(sys.modules, module, None)   # "import openai" now raises ModuleNotFoundError
+    agent = "openai:gpt-x" if module == "openai" else "anthropic:claude-x"
+    code = cli_main(["run", "--agent", agent, "--api-key", "local-key", "--scene", "procedural:1",
+                     "--out", str(tmp_path / "r"), "--resolution", "32"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert f"'{extra}' extra" in err and f"pip install 'spatialscout-gym[{extra}]'" in err
+
+
+def test_missing_extra_message_maps_every_extra():
+    from spatialscout_gym.cli.errors import missing_extra_message
+    for module, extra in [("stable_baselines3", "rl"), ("ray", "ray"), ("mani_skill", "maniskill"),
+                          ("sapien", "render"), ("matplotlib", "plots"), ("mcp", "vlm")]:
+        assert f"[{extra}]" in missing_extra_message(ModuleNotFoundError(f"No module named '{module}'", name=module))
+    assert missing_extra_message(ModuleNotFoundError("x", name="numpyx")) is None
