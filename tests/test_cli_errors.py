@@ -128,3 +128,36 @@ def test_missing_extra_message_maps_every_extra():
                           ("sapien", "render"), ("matplotlib", "plots"), ("mcp", "vlm")]:
         assert f"[{extra}]" in missing_extra_message(ModuleNotFoundError(f"No module named '{module}'", name=module))
     assert missing_extra_message(ModuleNotFoundError("x", name="numpyx")) is None
+
+
+def test_run_overwrite_replaces_only_a_run_directory(tmp_path, capsys):
+    from spatialscout_gym.cli.main import main as cli_main
+    precious = tmp_path / "home"
+    precious.mkdir()
+    (precious / "thesis.tex").write_text("years of work")
+    code = cli_main(["run", "--agent", "origin", "--scene", "procedural:1", "--out", str(precious),
+                     "--resolution", "32", "--overwrite"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "not a run directory" in err and len(err.splitlines()) == 1
+    assert (precious / "thesis.tex").read_text() == "years of work"
+
+
+def test_run_out_naming_a_file_is_one_line(tmp_path, capsys):
+    from spatialscout_gym.cli.main import main as cli_main
+    f = tmp_path / "notes.txt"
+    f.write_text("keep")
+    code = cli_main(["run", "--agent", "origin", "--scene", "procedural:1", "--out", str(f), "--resolution",
+                     "32", "--overwrite"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "is a file" in err and f.read_text() == "keep"
+
+
+def test_scene_file_error_survives_pickling_and_deep_json_is_one_line(tmp_path, capsys):
+    import pickle
+    from spatialscout_gym.core.files import SceneFileError, read_json
+    e = pickle.loads(pickle.dumps(SceneFileError(tmp_path / "s.json", "bad field")))
+    assert str(e) == f"{tmp_path / 's.json'}: bad field" and e.problem == "bad field"
+    deep = tmp_path / "predictions.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(SceneFileError, match="nested too deeply"):
+        read_json(deep)

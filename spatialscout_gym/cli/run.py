@@ -31,7 +31,7 @@ def register(subparsers) -> None:
     p.add_argument("--call-budget", type=int, default=100, help="B, calls per episode (default 100): model calls for openai:/openai-responses:/anthropic: agents, tool calls for every other agent")
     p.add_argument("--resolution", type=int, default=None,
                    help="square render size in pixels (default 512, or what a ppo: policy was trained with)")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing non-empty --out")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --out that is a run directory (holds result.json or trace.jsonl); any other directory is refused")
     add_vlm_arguments(p)
     p.set_defaults(func=run)
 
@@ -105,6 +105,20 @@ def vlm_options(args: argparse.Namespace) -> dict:
             "prompt_style": args.prompt_style, "image_max_side": args.image_max_side}
 
 
+RUN_DIR_MARKERS: tuple[str, ...] = ("result.json", "trace.jsonl")
+"""Files that make a directory a run directory (``--overwrite`` replaces only such a directory)."""
+
+
+def check_out_dir(out: Path, *, overwrite: bool) -> None:
+    """A one-line error, before any work, for an ``--out`` that is a file, or that ``--overwrite``
+    would delete although it is not a run directory."""
+    if out.exists() and not out.is_dir():
+        raise CliError(f"--out {out} is a file; give a directory path for the run")
+    if overwrite and out.is_dir() and any(out.iterdir()) and not any((out / m).is_file() for m in RUN_DIR_MARKERS):
+        raise CliError(f"--out {out} is not a run directory (no {' or '.join(RUN_DIR_MARKERS)}); --overwrite "
+                       f"replaces only run directories: choose another --out")
+
+
 def _fmt(x) -> str:
     return "n/a" if x is None else f"{x:.3f}"
 
@@ -115,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
     from spatialscout_gym.eval.runner import run_episode
     apply_catalog_option(args)
     check_episode_options(args)
+    check_out_dir(Path(args.out), overwrite=args.overwrite)
     agent = build_agent(args.agent, **vlm_options(args))   # a one-line error names the agent
     try:
         result = run_episode(agent, args.scene, args.out, seed=args.seed, image_budget=args.image_budget,
