@@ -203,6 +203,43 @@ class ModelProvider:
     def _is_sdk_error(self, exc: Exception) -> bool:
         raise NotImplementedError
 
+    # ---- preflight -------------------------------------------------------------------------------
+    def preflight(self) -> None:
+        """Check the endpoint, the key and the model once with a cheap request (``GET /models``, no
+        model call, nothing counted) before a batch; one readable line when one of them is wrong.
+        A server without a model list (404/405) passes; its model is then checked by the first call.
+
+        Raises
+        ------
+        ModelServiceError
+            The endpoint does not answer, refuses the key, or does not serve the model.
+        """
+        where = self.base_url or f"the {self.provider} service"
+        if getattr(self._client, "models", None) is None:
+            return
+        try:
+            listing = self._client.models.list(timeout=min(self.timeout_s, 15.0))
+            served = [getattr(m, "id", None) for m in getattr(listing, "data", None) or []]
+        except Exception as exc:
+            if not self._is_sdk_error(exc):
+                raise
+            code = _status(exc)
+            if isinstance(exc, self._sdk.APIConnectionError):
+                raise ModelServiceError(redact(f"cannot reach {where} ({type(exc).__name__}); check --base-url "
+                                               f"and that the server is running")) from None
+            if code in (401, 403):
+                raise ModelServiceError(redact(f"{where} refused the API key (HTTP {code}); check --api-key or "
+                                               f"${self.env_var}")) from None
+            if code in (404, 405):
+                return   # no model list at this endpoint; nothing more to check cheaply
+            raise ModelServiceError(redact(f"{where} failed the preflight check: {type(exc).__name__}: "
+                                           f"{exc}; check --base-url")) from None
+        served = [m for m in served if isinstance(m, str)]
+        if served and self.model not in served:
+            shown = ", ".join(served[:8]) + (f" and {len(served) - 8} more" if len(served) > 8 else "")
+            raise ModelServiceError(redact(f"{where} does not serve model {self.model!r} (it serves {shown}); "
+                                           f"check the model name in --agent"))
+
 
 def _status(exc: Exception) -> int | None:
     code = getattr(exc, "status_code", None)

@@ -106,7 +106,10 @@ def run(args: argparse.Namespace) -> int:
     # resume must match (a key is secret; a model served at a new address is the same model).
     runtime = {k: options.pop(k) for k in ("api_key", "base_url") if options.get(k) is not None}
     options = {k: v for k, v in options.items() if v is not None and k not in ("api_key", "base_url")}
-    build_agent(args.agent, **options, **runtime)   # fail here, in one line, not in every worker
+    agent = build_agent(args.agent, **options, **runtime)   # fail here, in one line, not in every worker
+    provider = getattr(agent, "provider", None)
+    if provider is not None and hasattr(provider, "preflight"):
+        provider.preflight()   # endpoint, key and model checked once, before any scene is built
     settings = EvalSettings(args.agent, args.image_budget, args.call_budget, args.resolution,
                             agent_options=options, runtime_options=runtime)
     try:
