@@ -47,14 +47,19 @@ def add_vlm_arguments(p: argparse.ArgumentParser) -> None:
                                       "or Ollama server (http://127.0.0.1:8000/v1)")
     g.add_argument("--api-key", help="API key (default: OPENAI_API_KEY / ANTHROPIC_API_KEY; any "
                                      "placeholder for a local server)")
-    g.add_argument("--reasoning-effort", help="passed to the service, e.g. low, medium, high")
+    g.add_argument("--reasoning-effort", metavar="EFFORT",
+                   help="reasoning effort sent to the service (OpenAI reasoning_effort, Anthropic "
+                        "output_config.effort), e.g. low, medium, high, xhigh; the paper's rows use xhigh. "
+                        "Unset: none is sent and the run records 'provider default'")
     g.add_argument("--max-tokens", type=int,
                    help="output token limit per model response (default: none, as in the paper; the "
                         "Anthropic API requires one, so the model's own maximum is sent there). A reply "
                         "cut off at the limit fails the attempt")
-    g.add_argument("--prompt", dest="prompt_style", choices=("paper", "legacy"), default="paper",
-                   help="prompt wording: paper (the paper's guidance, default) or legacy (this "
-                        "package's earlier wording); recorded in the run")
+    g.add_argument("--prompt", dest="prompt_style", choices=("paper", "detailed", "legacy"), default="paper",
+                   help="prompt wording: paper (the paper's content list as the first user message; the "
+                        "inventory and calibration come from the tools; default), detailed (this package's "
+                        "fuller system prompt with inventory, calibration and tips) or legacy (its earliest "
+                        "wording); the style and role are recorded in harness.json")
     g.add_argument("--image-max-side", type=int, default=384, metavar="PX",
                    help="longest side of the JPEG a model receives, pixels (default 384, the protocol's "
                         "size: docs/protocol.md section 3); recorded in the run")

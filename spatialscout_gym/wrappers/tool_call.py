@@ -3,9 +3,9 @@
 Wrap any SpatialScout env (``gym.make("SpatialScout/<scene>-v0", tool_call_budget=None)``, possibly
 wrapped further) and the env speaks to a tool-calling model (docs/protocol.md sections 3-5):
 
-* ``reset()`` returns the conversation opening as the observation: the system prompt (task,
-  inventory, budgets) and the first user message with frame 0 (or, in passive mode, the fixed
-  views) as JPEG with its caption;
+* ``reset()`` returns the conversation opening as the observation: the task prompt (the paper's
+  content list, as the first user message; or a system message in the ``detailed``/``legacy``
+  wordings) and frame 0 (or, in passive mode, the fixed views) as JPEG with its caption;
 * ``step(reply)`` takes one model reply (an OpenAI or Anthropic message, SDK object or dict, a
   plain list of ``{"name", "arguments"}`` or a :class:`~spatialscout_gym.wrappers.conversation.ModelReply`),
   encodes each tool call into the env's action (:mod:`spatialscout_gym.wrappers.encode`) and calls
@@ -61,7 +61,8 @@ from spatialscout_gym.wrappers.conversation import (MAX_ARGUMENT_CHARS, EpisodeO
 from spatialscout_gym.wrappers.encode import encode_call
 from spatialscout_gym.wrappers.images import JPEG_QUALITY, MAX_SIDE_PX
 from spatialscout_gym.wrappers.prompt import (CAMERA_TOOLS, DEFAULT_PROMPT_STYLE, PASSIVE_TOOLS, REMINDER_AT,
-                                              check_prompt_style, first_message_text, reminder_text, task_prompt)
+                                              check_prompt_style, first_message_text, prompt_role, reminder_text,
+                                              task_prompt)
 from spatialscout_gym.wrappers.replies import (clip_error, frame_parts, refusal_text, result_text,
                                                unknown_tool_error)
 from spatialscout_gym.wrappers.schemas import tool_schemas
@@ -90,8 +91,10 @@ class ToolCallWrapper(gym.Wrapper):
         (:func:`spatialscout_gym.baselines.passive.scripted_path` is the benchmark's).
     max_side, jpeg_quality : int
         Delivered image size bound (pixels) and JPEG quality.
-    prompt_style : {"paper", "legacy"}
-        Wording of the prompt, first message and reminders (:mod:`spatialscout_gym.wrappers.prompt`).
+    prompt_style : {"paper", "detailed", "legacy"}
+        Wording of the prompt, first message and reminders (:mod:`spatialscout_gym.wrappers.prompt`);
+        ``"paper"`` sends the task prompt as the first user message, the others as a system message
+        (``prompt_role``).
     clock : callable, optional
         A wall clock (``time.time``) given to each episode on ``reset``, so its ``tool_call`` events
         carry ``started_unix_s`` and ``execution_s`` (the VLM agents pass it; None leaves the
@@ -130,6 +133,7 @@ class ToolCallWrapper(gym.Wrapper):
         self.passive_path = list(passive_path) if passive_path is not None else None
         self.max_side, self.jpeg_quality = int(max_side), int(jpeg_quality)
         self.prompt_style = check_prompt_style(prompt_style)
+        self.prompt_role = prompt_role(prompt_style)
         self.clock = clock
         self.inner_tool_call_cap = self._lift_inner_cap()
         self._episode: Any = None
@@ -235,15 +239,18 @@ class ToolCallWrapper(gym.Wrapper):
         if self.clock is not None:
             ep.clock = self.clock
         frames = self._capture_passive_views() if self.passive else [0]
-        self.messages = [Message("system", [task_prompt(
+        prompt = task_prompt(
             ep.public, ep.intrinsics, model_call_budget=self.model_call_budget,
             image_budget=ep.image_budget, passive=self.passive, style=self.prompt_style,
             max_side=self.max_side,
-            passive_positions={f: ep.frames[f].position_task for f in frames} if self.passive else None)])]
+            passive_positions={f: ep.frames[f].position_task for f in frames} if self.passive else None)
         parts: list[Part] = [first_message_text(passive=self.passive, style=self.prompt_style, frames=frames)]
         for fid in frames:
             parts += self._image_parts(fid)
-        self.messages.append(Message("user", parts))
+        if self.prompt_role == "system":
+            self.messages = [Message("system", [prompt]), Message("user", parts)]
+        else:   # the paper's "default user prompt": the task prompt opens the first user message
+            self.messages = [Message("user", [prompt, *parts])]
         self._remind()
         return list(self.messages), {**info, "model_call_budget": self.model_call_budget}
 
