@@ -84,9 +84,11 @@ def check_prompt_style(style: str) -> str:
     return style
 
 
-def prompt_role(style: str) -> str:
-    """The role (``"user"`` or ``"system"``) the task prompt of ``style`` is sent in."""
-    return PROMPT_ROLES[check_prompt_style(style)]
+def prompt_role(style: str, *, passive: bool = False) -> str:
+    """The role (``"user"`` or ``"system"``) the task prompt of ``style`` is sent in. Passive mode
+    (this package's extension; the paper's prompt is for active episodes) keeps its own prompt as a
+    system message in every style."""
+    return "system" if passive else PROMPT_ROLES[check_prompt_style(style)]
 
 
 def passive_baseline_m(positions: Sequence[Sequence[float]]) -> float:

@@ -133,7 +133,7 @@ class ToolCallWrapper(gym.Wrapper):
         self.passive_path = list(passive_path) if passive_path is not None else None
         self.max_side, self.jpeg_quality = int(max_side), int(jpeg_quality)
         self.prompt_style = check_prompt_style(prompt_style)
-        self.prompt_role = prompt_role(prompt_style)
+        self.prompt_role = prompt_role(prompt_style, passive=self.passive_views is not None)
         self.clock = clock
         self.inner_tool_call_cap = self._lift_inner_cap()
         self._episode: Any = None
