@@ -72,7 +72,7 @@ def test_mcp_stdio_subprocess(tmp_path):
 
     async def main():
         async with Client(params, mode="legacy") as client:
-            assert "TASK FRAME" in (client.instructions or "")
+            assert "Task axes" in (client.instructions or "")
             await _session(client, _scene_id())
             assert (out / "result.json").exists()  # written at finish_mapping, before the server stops
     anyio.run(main)
