@@ -115,3 +115,27 @@ def test_mcp_run_directory_has_harness_and_prompt_and_frame_0_comes_first(tmp_pa
     assert "MCP" in h["prompt_role"] and len(h["tool_schema"]) == 10
     assert session.instructions in (run / "prompt.txt").read_text()
     session.close()
+
+
+def test_readme_mcp_client_example_runs_over_http_with_the_token(tmp_path, capsys):
+    """The README's MCP client, as printed: its ``http`` coroutine against a token-protected server."""
+    import re
+    from pathlib import Path
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme[readme.index("### Any MCP client"):]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    assert len(code.strip().splitlines()) <= 18 and "mcp.client.streamable_http" in code
+    session = _session(tmp_path)
+    port, ready, stop = _free_port(), threading.Event(), threading.Event()
+    thread = threading.Thread(target=serve_http, args=(session, port),
+                              kwargs={"ready": ready, "token": TOKEN, "stop": stop}, daemon=True)
+    thread.start()
+    assert ready.wait(30)
+    try:
+        scope: dict = {}
+        exec(compile(code.replace("anyio.run(stdio)", "").replace("8765", str(port)), "README.md", "exec"), scope)
+        anyio.run(scope["http"], TOKEN)
+    finally:
+        stop.set()
+        thread.join(30)
+    assert "capture_image" in capsys.readouterr().out
