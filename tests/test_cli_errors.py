@@ -161,3 +161,13 @@ def test_scene_file_error_survives_pickling_and_deep_json_is_one_line(tmp_path, 
     deep.write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(SceneFileError, match="nested too deeply"):
         read_json(deep)
+
+
+def test_evaluate_out_naming_a_file_is_one_line(tmp_path, capsys):
+    from spatialscout_gym.cli.main import main as cli_main
+    f = tmp_path / "results.txt"
+    f.write_text("keep")
+    code = cli_main(["evaluate", "--agent", "origin", "--scenes", "procedural:1", "--out", str(f),
+                     "--resolution", "32", "--no-progress"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "is a file" in err and len(err.splitlines()) == 1 and f.read_text() == "keep"

@@ -90,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
     apply_catalog_option(args)
     check_episode_options(args)
     seeds = parse_seeds(args.seeds)
+    if args.out.exists() and not args.out.is_dir():
+        raise CliError(f"--out {args.out} is a file; give a directory path for the evaluation")
     if args.workers < 1:
         raise CliError(f"--workers must be >= 1, got {args.workers}")
     if args.max_concurrency is not None and args.max_concurrency < 1:
