@@ -67,8 +67,10 @@ class ToolCall:
 
     def to_trace(self) -> dict:
         args = self.arguments if isinstance(self.arguments, str) else to_jsonable(self.arguments)
-        return {"id": self.id, "name": short_repr(self.name, 200) if not isinstance(self.name, str) or len(self.name) > 200
-                else self.name, "arguments": args}
+        name = self.name if isinstance(self.name, str) else repr(self.name)
+        if len(name) > 200:   # a made-up tool name is kept in part, its length stated
+            name = name[:200] + f"... ({len(name)} chars)"
+        return {"id": self.id, "name": name, "arguments": args}
 
 
 @dataclass
