@@ -191,9 +191,21 @@ def plot_replay(data: dict, out_dir: str | os.PathLike) -> dict[str, Path]:
     calls_label = "model calls" if data["x_calls"] == "model_calls" else "tool calls"
 
     def percent_axis(a, values) -> None:
-        # from 0, with headroom, never the -0.04..0.04 of an all-zero curve
+        # from 0 (a sliver below, so a curve at 0 is not hidden by the axis), with headroom; never
+        # the -0.04..0.04 of an all-zero curve
         top = max([0.0, *[v for v in values if v is not None]])
-        a.set_ylim(0, min(100.0, max(10.0, 10 * np.ceil(top * 1.15 / 10))))
+        top = min(100.0, max(10.0, 10 * np.ceil(top * 1.15 / 10)))
+        a.set_ylim(-0.02 * top, top)
+
+    def x_end(axis: str) -> float:
+        """The last x any episode reached (a pooled curve is drawn on to it at its last value)."""
+        return max([1, *data["pooled"][axis]["x"], *[p[axis] for ep in data["episodes"] for p in ep["points"]]])
+
+    def extended(xs, ys, end):
+        xs, ys = list(xs), list(ys)
+        if xs and xs[-1] < end:
+            xs, ys = xs + [end], ys + [ys[-1]]
+        return xs, ys
 
     for axis, label in (("calls", calls_label), ("images", "images used")):
         pooled = data["pooled"][axis]
@@ -207,10 +219,11 @@ def plot_replay(data: dict, out_dir: str | os.PathLike) -> dict[str, Path]:
             seen["cov"] += cov
             axs[0].step(xs, iou, where="post", color="0.8", lw=0.7)
             axs[1].step(xs, cov, where="post", color="0.8", lw=0.7)
+        end = x_end(axis)
         iou = [100 * v for v in pooled["all_mean_iou"]]
         cov = [100 * v for v in pooled["coverage"]]
-        axs[0].step(pooled["x"], iou, where="post", color="C0", lw=2, marker="o", ms=3)
-        axs[1].step(pooled["x"], cov, where="post", color="C1", lw=2, marker="o", ms=3)
+        axs[0].step(*extended(pooled["x"], iou, end), where="post", color="C0", lw=2, marker="o", ms=3)
+        axs[1].step(*extended(pooled["x"], cov, end), where="post", color="C1", lw=2, marker="o", ms=3)
         percent_axis(axs[0], seen["iou"] + iou)
         percent_axis(axs[1], seen["cov"] + cov)
         drawn = False
@@ -230,10 +243,9 @@ def plot_replay(data: dict, out_dir: str | os.PathLike) -> dict[str, Path]:
         axs[0].set_ylabel("all-target mean IoU (%)")
         axs[1].set_ylabel("coverage (%)")
         axs[2].set_ylabel("centre error (m)")
-        xmax = max([*pooled["x"], 1])
         for a in axs:
             a.set_xlabel(label)
-            a.set_xlim(0, xmax)
+            a.set_xlim(0, end)
             a.xaxis.set_major_locator(MaxNLocator(integer=True))   # calls and images are counts
             a.grid(True, lw=0.3)
         fig.suptitle(f"{data['name']}: replay against {label} (colour: object-micro pooled; grey: single "
@@ -246,13 +258,14 @@ def plot_replay(data: dict, out_dir: str | os.PathLike) -> dict[str, Path]:
     fig, axs = plt.subplots(1, 2, figsize=(10, 4.2))
     for a, (axis, label) in zip(axs, (("calls", calls_label), ("images", "images used"))):
         pooled = data["pooled"][axis]
+        end = x_end(axis)
         for k, (lam, ys) in enumerate(pooled["loss_m"].items()):
-            a.step(pooled["x"], ys, where="post", color=f"C{k}", lw=2, marker="o", ms=3,
+            a.step(*extended(pooled["x"], ys, end), where="post", color=f"C{k}", lw=2, marker="o", ms=3,
                    label=f"lambda = {lam} m")
         a.set_xlabel(label)
         a.set_ylabel("full-scene loss, object-micro (m)")
         a.set_ylim(bottom=0)
-        a.set_xlim(0, max([*pooled["x"], 1]))
+        a.set_xlim(0, end)
         a.xaxis.set_major_locator(MaxNLocator(integer=True))
         a.grid(True, lw=0.3)
     handles, labels = axs[0].get_legend_handles_labels()
