@@ -106,6 +106,12 @@ def test_a_batch_stops_after_three_identical_service_failures(tmp_path, capsys):
     assert server.posts < 12   # episodes the pool had not started never ran
 
 
+def test_stop_after_failures_zero_runs_the_whole_batch(tmp_path, capsys):
+    with _Server(models=None, post_status=400) as server:
+        code = main(_evaluate(tmp_path / "e", server.url, "--workers", "1", "--stop-after-failures", "0"))
+    assert code == 1 and server.posts == 4 and "4 failed" in capsys.readouterr().out
+
+
 def test_workers_exit_when_evaluate_is_killed(tmp_path):
     with _Server(models=None, post_status="hang") as server:
         cmd = [str(Path(sys.executable).with_name("spatialscout")), *_evaluate(tmp_path / "e", server.url,
