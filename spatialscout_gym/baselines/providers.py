@@ -207,7 +207,8 @@ class ModelProvider:
     def preflight(self) -> None:
         """Check the endpoint, the key and the model once with a cheap request (``GET /models``, no
         model call, nothing counted) before a batch; one readable line when one of them is wrong.
-        A server without a model list (404/405) passes; its model is then checked by the first call.
+        A server that answers without a model list (404, 405, 501, any other status) passes; its
+        model is then checked by the first call.
 
         Raises
         ------
@@ -230,10 +231,7 @@ class ModelProvider:
             if code in (401, 403):
                 raise ModelServiceError(redact(f"{where} refused the API key (HTTP {code}); check --api-key or "
                                                f"${self.env_var}")) from None
-            if code in (404, 405):
-                return   # no model list at this endpoint; nothing more to check cheaply
-            raise ModelServiceError(redact(f"{where} failed the preflight check: {type(exc).__name__}: "
-                                           f"{exc}; check --base-url")) from None
+            return   # no model list here (404, 405, 501, ...): the first model call checks the rest
         served = [m for m in served if isinstance(m, str)]
         if served and self.model not in served:
             shown = ", ".join(served[:8]) + (f" and {len(served) - 8} more" if len(served) > 8 else "")
