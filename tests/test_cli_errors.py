@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from spatialscout_gym.cli.main import main
@@ -106,3 +108,66 @@ def test_gym_make_checks_bounds():
     import spatialscout_gym  # noqa: F401  (registers the envs)
     with pytest.raises(ValueError, match="image_budget must be an integer from 1 to 1000"):
         gym.make("SpatialScout/Procedural-v0", image_budget=0)
+
+
+@pytest.mark.parametrize("module,extra", [("openai", "vlm"), ("anthropic", "vlm")])
+def test_a_missing_extra_is_one_line_naming_it_with_exit_2(module, extra, monkeypatch, capsys, tmp_path):
+    from spatialscout_gym.cli.main import main as cli_main
+    monkeypatch.setitem(sys.modules, module, None)   # "import openai" now raises ModuleNotFoundError
+    agent = "openai:gpt-x" if module == "openai" else "anthropic:claude-x"
+    code = cli_main(["run", "--agent", agent, "--api-key", "local-key", "--scene", "procedural:1",
+                     "--out", str(tmp_path / "r"), "--resolution", "32"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert f"'{extra}' extra" in err and f"pip install 'spatialscout-gym[{extra}]'" in err
+
+
+def test_missing_extra_message_maps_every_extra():
+    from spatialscout_gym.cli.errors import missing_extra_message
+    for module, extra in [("stable_baselines3", "rl"), ("ray", "ray"), ("mani_skill", "maniskill"),
+                          ("sapien", "render"), ("matplotlib", "plots"), ("mcp", "vlm")]:
+        assert f"[{extra}]" in missing_extra_message(ModuleNotFoundError(f"No module named '{module}'", name=module))
+    assert missing_extra_message(ModuleNotFoundError("x", name="numpyx")) is None
+
+
+def test_run_overwrite_replaces_only_a_run_directory(tmp_path, capsys):
+    from spatialscout_gym.cli.main import main as cli_main
+    precious = tmp_path / "home"
+    precious.mkdir()
+    (precious / "thesis.tex").write_text("years of work")
+    code = cli_main(["run", "--agent", "origin", "--scene", "procedural:1", "--out", str(precious),
+                     "--resolution", "32", "--overwrite"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "not a run directory" in err and len(err.splitlines()) == 1
+    assert (precious / "thesis.tex").read_text() == "years of work"
+
+
+def test_run_out_naming_a_file_is_one_line(tmp_path, capsys):
+    from spatialscout_gym.cli.main import main as cli_main
+    f = tmp_path / "notes.txt"
+    f.write_text("keep")
+    code = cli_main(["run", "--agent", "origin", "--scene", "procedural:1", "--out", str(f), "--resolution",
+                     "32", "--overwrite"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "is a file" in err and f.read_text() == "keep"
+
+
+def test_scene_file_error_survives_pickling_and_deep_json_is_one_line(tmp_path, capsys):
+    import pickle
+    from spatialscout_gym.core.files import SceneFileError, read_json
+    e = pickle.loads(pickle.dumps(SceneFileError(tmp_path / "s.json", "bad field")))
+    assert str(e) == f"{tmp_path / 's.json'}: bad field" and e.problem == "bad field"
+    deep = tmp_path / "predictions.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(SceneFileError, match="nested too deeply"):
+        read_json(deep)
+
+
+def test_evaluate_out_naming_a_file_is_one_line(tmp_path, capsys):
+    from spatialscout_gym.cli.main import main as cli_main
+    f = tmp_path / "results.txt"
+    f.write_text("keep")
+    code = cli_main(["evaluate", "--agent", "origin", "--scenes", "procedural:1", "--out", str(f),
+                     "--resolution", "32", "--no-progress"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "is a file" in err and len(err.splitlines()) == 1 and f.read_text() == "keep"

@@ -38,7 +38,8 @@ async def _session(client, scene_id: str) -> dict:
     assert not cap.is_error and len(images) == 2  # the new frame and, on the first call, frame 0
     im = Image.open(io.BytesIO(base64.b64decode(images[0].data)))
     assert im.format == "JPEG" and max(im.size) <= 384 and images[0].mime_type == "image/jpeg"
-    assert json.loads(cap.content[0].text)["result"]["frame_id"] == 1
+    assert cap.content[0].text == "Initial image of this episode:"   # frame 0 comes first
+    assert json.loads(cap.content[3].text)["result"]["frame_id"] == 1
     bad = await client.call_tool("move_camera", {"forward": 5})
     assert bad.is_error and "<= 1 m" in bad.content[0].text
     gt = GroundTruth.from_spec(scene_by_name(scene_id))
@@ -71,7 +72,7 @@ def test_mcp_stdio_subprocess(tmp_path):
 
     async def main():
         async with Client(params, mode="legacy") as client:
-            assert "TASK FRAME" in (client.instructions or "")
+            assert "Task axes" in (client.instructions or "")
             await _session(client, _scene_id())
             assert (out / "result.json").exists()  # written at finish_mapping, before the server stops
     anyio.run(main)

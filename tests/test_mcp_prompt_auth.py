@@ -34,13 +34,13 @@ def test_task_prompt_is_an_mcp_prompt_listed_and_fetched_by_the_client(tmp_path)
             got = await client.get_prompt(PROMPT_NAME)
             text = got.messages[0].content.text
             assert got.messages[0].role == "user"
-            assert "TASK FRAME" in text and "INVENTORY" in text and "chair_1" in text
+            assert "Task axes" in text and "bounding box" in text and "chair_1" not in text
             assert text == client.instructions
             return text
     text = anyio.run(run)
     # worded for a tool server: no reply-without-a-tool-call rule, budget in tool calls
     assert "without a tool call" not in text and "answer without" not in text
-    assert "tool calls (every tool call counts" in text and "finish_mapping" in text
+    assert "Budgets: 100 tool calls" in text
     session.close()
 
 
@@ -79,7 +79,7 @@ def test_http_bearer_token_refuses_a_client_without_it(tmp_path):
             async with http, Client(streamable_http_client(url, http_client=http)) as client:
                 assert PROMPT_NAME in [p.name for p in (await client.list_prompts()).prompts]
                 res = await client.call_tool("move_camera", {"forward": 0.5})
-                assert not res.is_error and json.loads(res.content[0].text)["ok"]
+                assert not res.is_error and json.loads(res.content[3].text)["ok"]   # after frame 0
         anyio.run(with_token)
         assert session.episode.tool_calls == 1
     finally:
@@ -100,3 +100,42 @@ def test_token_options_are_checked_in_one_line(argv, env, needle, tmp_path, caps
               + [a.replace("{tmp}", str(tmp_path)) for a in argv])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and needle in err[0], err
+
+
+def test_mcp_run_directory_has_harness_and_prompt_and_frame_0_comes_first(tmp_path):
+    session = _session(tmp_path)
+    blocks, err = session.call("capture_image", {})
+    texts = [b["text"] for b in blocks if b["type"] == "text"]
+    assert texts[0] == "Initial image of this episode:" and texts[1].startswith("Frame 0:")
+    assert json.loads(texts[2])["result"]["frame_id"] == 1 and texts[3].startswith("Frame 1:")
+    session.call("finish_mapping", {})
+    run = tmp_path / "run"
+    h = json.loads((run / "harness.json").read_text())
+    assert h["task_prompt"] == session.instructions and h["prompt_style"] == "paper"
+    assert "MCP" in h["prompt_role"] and len(h["tool_schema"]) == 10
+    assert session.instructions in (run / "prompt.txt").read_text()
+    session.close()
+
+
+def test_readme_mcp_client_example_runs_over_http_with_the_token(tmp_path, capsys):
+    """The README's MCP client, as printed: its ``http`` coroutine against a token-protected server."""
+    import re
+    from pathlib import Path
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme[readme.index("### Any MCP client"):]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    assert len(code.strip().splitlines()) <= 18 and "mcp.client.streamable_http" in code
+    session = _session(tmp_path)
+    port, ready, stop = _free_port(), threading.Event(), threading.Event()
+    thread = threading.Thread(target=serve_http, args=(session, port),
+                              kwargs={"ready": ready, "token": TOKEN, "stop": stop}, daemon=True)
+    thread.start()
+    assert ready.wait(30)
+    try:
+        scope: dict = {}
+        exec(compile(code.replace("anyio.run(stdio)", "").replace("8765", str(port)), "README.md", "exec"), scope)
+        anyio.run(scope["http"], TOKEN)
+    finally:
+        stop.set()
+        thread.join(30)
+    assert "capture_image" in capsys.readouterr().out

@@ -134,3 +134,15 @@ def test_stated_bounds_match_the_code(module, name, text):
     assert any(abs(float(n)) == pytest.approx(abs(float(value))) or float(n) * 0.01 == pytest.approx(float(value))
                for n in numbers), (name, value, text)
     assert text in DOC.read_text(), f"docs/protocol.md no longer says {text!r} ({name} = {value})"
+
+
+def test_the_bound_tolerance_is_stated_and_is_what_the_episode_uses():
+    from spatialscout_gym.episode.tools import BOUND_TOLERANCE_M
+    text = DOC.read_text()
+    assert "1e-9 m (`BOUND_TOLERANCE_M`)" in text and BOUND_TOLERANCE_M == 1e-9
+    from fakes import FakeRenderer, small_scene
+    from spatialscout_gym.episode import Episode
+    spec = small_scene(32, 32)
+    ep = Episode(spec.public, FakeRenderer(spec), image_budget=3)
+    assert ep.call("move_camera", {"forward": 1.0 + 5e-10}).ok
+    assert not ep.call("move_camera", {"forward": 1.0 + 1e-6}).ok

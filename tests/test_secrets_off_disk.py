@@ -107,3 +107,20 @@ def test_redact_patterns_without_registration():
     for s in ("abc123XYZ", "k-999-zzz", "foo.bar", "sk-proj-ABCDEFGH12345678"):
         assert s not in out
     assert out.count("[redacted]") == 4
+
+
+def test_a_percent_encoded_key_is_redacted_too():
+    from urllib.parse import quote, quote_plus
+    from spatialscout_gym.core.redact import register_secret
+    key = "k3y/with+special&chars=?# x"
+    register_secret(key)
+    text = f"echo: {quote(key, safe='')} | {quote_plus(key)} | {quote(key)} | {key}"
+    out = redact(text)
+    assert out.count("[redacted]") == 4 and "special" not in out
+
+
+def test_the_cli_own_words_are_not_redacted():
+    line = "the bearer token from $SPATIALSCOUT_MCP_TOKEN must be at least 16 characters"
+    assert redact(line) == line
+    assert redact("Bearer sometokenvalue1") == "Bearer [redacted]"
+    assert redact("bearer abcdefghijklmnopqrstuvwxyz") == "Bearer [redacted]"

@@ -43,7 +43,7 @@ def test_is_a_gymnasium_wrapper_and_inner_wrappers_see_each_tool_call():
     stats = RecordEpisodeStatistics(counter)
     w = ToolCallWrapper(stats, model_call_budget=12)
     opening, info = w.reset(seed=0)
-    assert [m.role for m in opening] == ["system", "user"] and len(opening[1].images) == 1
+    assert [m.role for m in opening] == ["user"] and len(opening[0].images) == 1   # the paper's user prompt
     assert info["model_call_budget"] == 12 and info["scene_id"] == "fake-room"
     calls = [("move_camera", '{"right": 0.3}'), ("capture_image", "{}"),
              ("triangulate_observations", {"observations": [{"frame_id": 0, "u": 10, "v": 12},
@@ -161,8 +161,9 @@ def test_mcp_server_and_wrapper_send_the_same_text(tmp_path):
     messages, *_ = w.step([{"name": n, "arguments": a} for n, a in calls])
     for (name, args), msg in zip(calls, messages):
         blocks, err = session.call(name, args)
-        if name == "fly":
-            blocks = blocks[:1]   # MCP's first reply also carries the initial image
+        if name == "fly":   # MCP's first reply opens with the initial image (text, caption, image)
+            assert blocks[0]["text"] == "Initial image of this episode:" and blocks[2]["type"] == "image"
+            blocks = blocks[3:]
         texts = [b["text"] for b in blocks if b["type"] == "text"]
         assert texts == [p for p in msg.content if isinstance(p, str)], name
         assert err == msg.is_error

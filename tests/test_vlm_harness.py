@@ -46,11 +46,45 @@ def _run(tmp_path, server, fmt="openai", name="run", image_budget=5, **options):
 
 
 # ---- item 1: the prompt ---------------------------------------------------------------------------
-def test_paper_prompt_one_view_variant_and_legacy_by_name(tmp_path):
+def test_paper_prompt_is_the_paper_content_list_and_nothing_more():
     spec = small_scene(32, 32)
     K, pub = spec.public.intrinsics, spec.public
     multi = task_prompt(pub, K, model_call_budget=100, image_budget=100)
     one = task_prompt(pub, K, model_call_budget=100, image_budget=1)
+    assert "100 model calls" in multi and "100 images" in multi and "+x is the initial camera's forward" in multi
+    assert "world-axis-aligned bounding box" in multi and "supported by what you see" in multi
+    assert "After your first two views" in multi and "revise" in multi
+    assert "initial image and its calibration" in one and "first two views" not in one and "1 image," in one
+    # nothing the paper does not list: no inventory, no intrinsics, no coaching, no ray formula
+    for extra in ("half the object", "Heed warnings", "GROUPS", "INVENTORY", "fx=", "(1, -(u - cx)/fx",
+                  "CAMERA MOVES", "chair_1", "move_camera"):
+        assert extra not in multi and extra not in one, extra
+    assert first_message_text() == "Here is the initial image (frame 0), taken at the task-frame origin."
+
+
+def test_paper_prompt_is_the_first_user_message_and_detailed_keeps_the_system_role(tmp_path):
+    with ScriptedServer(_policy) as server:
+        result, run = _run(tmp_path, server, name="paper")
+        _run(tmp_path, server, name="detailed", prompt_style="detailed")
+        first, detailed = server.requests[0], server.requests[-1]
+    msgs = first["messages"]
+    assert msgs[0]["role"] == "user" and msgs[0]["content"][0]["text"].startswith("Estimate the 3D centre")
+    assert msgs[0]["content"][1]["text"].startswith("Here is the initial image")
+    assert msgs[0]["content"][-1]["type"] == "image_url" and not any(m["role"] == "system" for m in msgs)
+    h = json.loads((run / "harness.json").read_text())
+    assert (h["prompt_style"], h["prompt_role"], h["system_prompt"]) == ("paper", "user", None)
+    assert h["task_prompt"] == msgs[0]["content"][0]["text"] and h["reasoning_effort"] == "provider default"
+    assert "first user message" in (run / "prompt.txt").read_text()
+    assert detailed["messages"][0]["role"] == "system" and "INVENTORY" in detailed["messages"][0]["content"]
+    h = json.loads((tmp_path / "detailed" / "harness.json").read_text())
+    assert (h["prompt_style"], h["prompt_role"]) == ("detailed", "system")
+
+
+def test_detailed_prompt_one_view_variant_and_legacy_by_name(tmp_path):
+    spec = small_scene(32, 32)
+    K, pub = spec.public.intrinsics, spec.public
+    multi = task_prompt(pub, K, model_call_budget=100, image_budget=100, style="detailed")
+    one = task_prompt(pub, K, model_call_budget=100, image_budget=1, style="detailed")
     assert "After your first two views" in multi and "supported by what you see" in multi
     assert "scores nothing" not in multi and "before the budget runs out" not in multi
     # V = 1: estimates from the initial image and its calibration; no multi-view advice
@@ -68,7 +102,7 @@ def test_paper_prompt_one_view_variant_and_legacy_by_name(tmp_path):
 
 
 def test_first_message_and_reminders_follow_the_ending_rule():
-    first = first_message_text()
+    first = first_message_text(style="detailed")
     assert "Start by planning" not in first and "without a tool call ends the episode" in first
     assert "same response" in first
     text = reminder_text(10, 7, 1, 4)
@@ -79,8 +113,8 @@ def test_first_message_and_reminders_follow_the_ending_rule():
 def test_one_view_episode_through_the_client(tmp_path):
     with ScriptedServer(_policy) as server:
         result, _ = _run(tmp_path, server, image_budget=1)
-        system = _system(server.requests[0], "openai")
-    assert "V = 1 image " in system and "first two views" not in system
+        opening = server.requests[0]["messages"][0]["content"][0]["text"]
+    assert "initial image and its calibration" in opening and "first two views" not in opening
     assert result["counters"]["images_used"] == 1   # the capture was refused
 
 
@@ -174,9 +208,10 @@ def test_cut_off_attempt_is_kept_in_its_own_directory_next_to_the_rerun(tmp_path
 
 def test_attempt_directory_holds_the_records(tmp_path):
     with ScriptedServer(_policy) as server:
-        result, run = _run(tmp_path, server, fmt="anthropic", reasoning_effort="high")
+        result, run = _run(tmp_path, server, fmt="anthropic", reasoning_effort="high", prompt_style="detailed")
         req = server.requests[0]
     h = json.loads((run / "harness.json").read_text())
+    assert h["reasoning_effort"] == "high" and h["prompt_role"] == "system"
     assert h["system_prompt"] == req["system"] and h["tool_schema"] == req["tools"]
     assert h["first_message"][0] == req["messages"][0]["content"][0]["text"]
     assert h["model"]["api_mode"] == "messages" and h["model"]["name"] == "scripted"

@@ -41,7 +41,10 @@ def test_responses_agent_carries_reasoning_and_outputs_between_turns(tmp_path):
     assert m["cost_usd"] == pytest.approx((3003 * 2.0 + 150 * 8.0) / 1e6)
     first, second = requests[0], requests[1]
     assert first["reasoning"] == {"effort": "high"} and first["max_output_tokens"] == 777
-    assert "TASK FRAME" in first["instructions"] and {t["name"] for t in first["tools"]} >= {"capture_image"}
+    # the paper's prompt opens the first user message; no instructions are sent
+    assert "instructions" not in first and first["input"][0]["role"] == "user"
+    assert first["input"][0]["content"][0]["text"].startswith("Estimate the 3D centre")
+    assert {t["name"] for t in first["tools"]} >= {"capture_image"}
     assert all(t["type"] == "function" and "parameters" in t for t in first["tools"])
     # the second request replays the first answer (reasoning, calls, message) and answers both calls
     kinds = [i.get("type", i.get("role")) for i in second["input"]]

@@ -100,11 +100,12 @@ def _check_requests(server: ScriptedServer, spec, mapper: Mapper, fmt: str) -> N
     names = ({t["function"]["name"] for t in first["tools"]} if fmt == "openai"
              else {t["name"] for t in first["tools"]})
     assert len(names) == 10 and "triangulate_observations" in names
-    system = first["messages"][0]["content"] if fmt == "openai" else first["system"]
-    system = system if isinstance(system, str) else json.dumps(system)
-    assert "TASK FRAME" in system and "u = (u_d + 0.5) * W / W_d - 0.5" in system
+    # the paper's prompt opens the first user message; the inventory is left to list_entities
+    assert first["messages"][0]["role"] == "user" and "system" not in first
+    opening = json.dumps(first["messages"][0]["content"])
+    assert "Task axes" in opening and "world-axis-aligned bounding box" in opening and "Frame 0:" in opening
     for e in spec.public.inventory[:3]:
-        assert e.id in system
+        assert e.id not in opening
     n_images = 0
     for raw in server.raw:
         text, images = _strip_images(raw)

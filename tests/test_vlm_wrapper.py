@@ -113,7 +113,7 @@ def test_passive_views_same_for_every_run_and_camera_tools_refused():
 
 
 def test_adapters_keep_provider_rules():
-    w = _wrapper()
+    w = _wrapper(prompt_style="detailed")
     w.step(ModelReply(tool_calls=[ToolCall("x", "capture_image", "{}"), ToolCall("y", "get_camera_pose", "")]))
     oa = to_openai_messages(w.messages)
     assert [m["role"] for m in oa] == ["system", "user", "assistant", "tool", "tool", "user"]
@@ -187,7 +187,8 @@ def test_mcp_session_refuses_huge_integers():
     with tempfile.TemporaryDirectory() as d:
         session = McpEpisode(spec, d + "/run", renderer=FakeRenderer(spec), resolution=32)
         blocks, err = session.call("move_camera", {"forward": 10 ** 400})
-        assert err and "beyond the float range" in json.loads(blocks[0]["text"])["error"]
+        assert blocks[0]["text"] == "Initial image of this episode:" and blocks[2]["type"] == "image"
+        assert err and "beyond the float range" in json.loads(blocks[3]["text"])["error"]
         assert not session.episode.done
 
 
@@ -196,8 +197,10 @@ def test_prompt_names_what_the_call_budget_counts():
     spec = small_scene()
     K = spec.public.intrinsics
     budget = lambda **kw: next(l for l in task_prompt(spec.public, K, model_call_budget=7,  # noqa: E731
-                                                      image_budget=5, **kw).splitlines()
+                                                      image_budget=5, style="detailed", **kw).splitlines()
                                 if l.startswith("BUDGETS"))
     assert "B = 7 model calls" in budget() and "tool calls (every" not in budget()
     mcp = budget(budget_counts_tool_calls=True)   # the MCP server cannot see model calls
     assert "B = 7 tool calls" in mcp and "model calls" not in mcp
+    paper = task_prompt(spec.public, K, model_call_budget=7, image_budget=5, budget_counts_tool_calls=True)
+    assert "Budgets: 7 tool calls and 5 images" in paper and "model calls" not in paper

@@ -2,7 +2,7 @@
 messages clients (``api_mode``: ``chat_completions``, ``responses``, ``messages``).
 
 Each provider turns the neutral conversation of :mod:`spatialscout_gym.wrappers.conversation` into
-one request (wire formats: :mod:`spatialscout_gym.baselines.wire`) with the real SDK client, and its response into a
+one request (wire formats: :mod:`spatialscout_gym.wrappers.codecs`, one module per format) with the real SDK client, and its response into a
 :class:`~spatialscout_gym.wrappers.conversation.ModelReply`.
 
 Requests follow docs/protocol.md section 5: a 180 s timeout per HTTP request and up to 3 attempts with
@@ -30,11 +30,10 @@ import os
 import time
 from typing import Any, Callable, Sequence
 
-from spatialscout_gym.baselines.wire import (anthropic_tools, openai_tools, responses_tools, to_anthropic_messages,
-                                             to_openai_messages, to_responses_input)
 from spatialscout_gym.core.errors import ConfigError, SpatialScoutError
 from spatialscout_gym.core.redact import redact, register_endpoint, register_secret
-from spatialscout_gym.wrappers.conversation import Message, ModelReply, ToolCall
+from spatialscout_gym.wrappers.codecs import anthropic_messages, chat_completions, responses
+from spatialscout_gym.wrappers.conversation import Message, ModelReply
 
 __all__ = ["ModelProvider", "OpenAIProvider", "OpenAIResponsesProvider", "AnthropicProvider", "ModelServiceError",
            "TIMEOUT_S", "ATTEMPTS", "BACKOFF_S", "ANTHROPIC_FALLBACK_MAX_TOKENS"]
@@ -204,6 +203,41 @@ class ModelProvider:
     def _is_sdk_error(self, exc: Exception) -> bool:
         raise NotImplementedError
 
+    # ---- preflight -------------------------------------------------------------------------------
+    def preflight(self) -> None:
+        """Check the endpoint, the key and the model once with a cheap request (``GET /models``, no
+        model call, nothing counted) before a batch; one readable line when one of them is wrong.
+        A server that answers without a model list (404, 405, 501, any other status) passes; its
+        model is then checked by the first call.
+
+        Raises
+        ------
+        ModelServiceError
+            The endpoint does not answer, refuses the key, or does not serve the model.
+        """
+        where = self.base_url or f"the {self.provider} service"
+        if getattr(self._client, "models", None) is None:
+            return
+        try:
+            listing = self._client.models.list(timeout=min(self.timeout_s, 15.0))
+            served = [getattr(m, "id", None) for m in getattr(listing, "data", None) or []]
+        except Exception as exc:
+            if not self._is_sdk_error(exc):
+                raise
+            code = _status(exc)
+            if isinstance(exc, self._sdk.APIConnectionError):
+                raise ModelServiceError(redact(f"cannot reach {where} ({type(exc).__name__}); check --base-url "
+                                               f"and that the server is running")) from None
+            if code in (401, 403):
+                raise ModelServiceError(redact(f"{where} refused the API key (HTTP {code}); check --api-key or "
+                                               f"${self.env_var}")) from None
+            return   # no model list here (404, 405, 501, ...): the first model call checks the rest
+        served = [m for m in served if isinstance(m, str)]
+        if served and self.model not in served:
+            shown = ", ".join(served[:8]) + (f" and {len(served) - 8} more" if len(served) > 8 else "")
+            raise ModelServiceError(redact(f"{where} does not serve model {self.model!r} (it serves {shown}); "
+                                           f"check the model name in --agent"))
+
 
 def _status(exc: Exception) -> int | None:
     code = getattr(exc, "status_code", None)
@@ -236,24 +270,17 @@ class OpenAIProvider(ModelProvider):
         if self.reasoning_effort:
             kwargs["reasoning_effort"] = self.reasoning_effort
         return self._client.chat.completions.create(
-            model=self.model, messages=to_openai_messages(messages), tools=self.tool_schema(),
-            tool_choice="auto", timeout=self.timeout_s, **kwargs)
+            model=self.model, timeout=self.timeout_s, **chat_completions.to_request(messages, self.tool_names),
+            **kwargs)
 
     def tool_schema(self) -> list[dict]:
-        return openai_tools(self.tool_names)
+        return chat_completions.tools(self.tool_names)
 
     def _parse(self, response: Any) -> ModelReply:
-        if not getattr(response, "choices", None):
-            raise ModelServiceError(f"openai response without choices: {str(response)[:300]}")
-        choice = response.choices[0]
-        msg = choice.message
-        calls = [ToolCall(tc.id, tc.function.name, tc.function.arguments)
-                 for tc in (msg.tool_calls or []) if getattr(tc, "function", None) is not None]
-        usage = {}
-        if response.usage is not None:
-            usage = {"input_tokens": int(response.usage.prompt_tokens or 0),
-                     "output_tokens": int(response.usage.completion_tokens or 0)}
-        return ModelReply(msg.content or "", calls, usage, stop_reason=choice.finish_reason)
+        try:
+            return chat_completions.parse_response(response)
+        except ValueError as exc:
+            raise ModelServiceError(f"openai {exc}") from exc
 
 
 class OpenAIResponsesProvider(OpenAIProvider):
@@ -261,7 +288,7 @@ class OpenAIResponsesProvider(OpenAIProvider):
 
     Each request replays the previous turns' output items (reasoning items, function calls,
     messages) and answers every function call with a ``function_call_output``
-    (:func:`~spatialscout_gym.baselines.wire.to_responses_input`); ``reasoning_effort`` is sent as
+    (:func:`~spatialscout_gym.wrappers.codecs.responses.input_items`); ``reasoning_effort`` is sent as
     ``reasoning={"effort": ...}`` and ``max_tokens`` as ``max_output_tokens``.
     """
 
@@ -269,38 +296,22 @@ class OpenAIResponsesProvider(OpenAIProvider):
     api_mode = "responses"
 
     def _send(self, messages: list[Message]) -> Any:
-        instructions, items = to_responses_input(messages)
         kwargs: dict[str, Any] = {}
         if self.max_tokens is not None:
             kwargs["max_output_tokens"] = self.max_tokens
         if self.reasoning_effort:
             kwargs["reasoning"] = {"effort": self.reasoning_effort}
-        return self._client.responses.create(model=self.model, instructions=instructions, input=items,
-                                             tools=self.tool_schema(), tool_choice="auto", timeout=self.timeout_s,
-                                             **kwargs)
+        return self._client.responses.create(model=self.model, timeout=self.timeout_s,
+                                             **responses.to_request(messages, self.tool_names), **kwargs)
 
     def tool_schema(self) -> list[dict]:
-        return responses_tools(self.tool_names)
+        return responses.tools(self.tool_names)
 
     def _parse(self, response: Any) -> ModelReply:
-        output = getattr(response, "output", None)
-        if output is None:
-            raise ModelServiceError(f"openai responses reply without output: {str(response)[:300]}")
-        texts, calls = [], []
-        for item in output:
-            kind = getattr(item, "type", None)
-            if kind == "function_call":
-                calls.append(ToolCall(item.call_id, item.name, item.arguments))
-            elif kind == "message":
-                texts += [c.text for c in (item.content or []) if getattr(c, "type", None) == "output_text"]
-        usage = {}
-        if response.usage is not None:
-            usage = {"input_tokens": int(response.usage.input_tokens or 0),
-                     "output_tokens": int(response.usage.output_tokens or 0)}
-        incomplete = getattr(response, "incomplete_details", None)
-        stop = getattr(incomplete, "reason", None) if incomplete is not None else None
-        return ModelReply("\n".join(texts), calls, usage, stop_reason=stop or getattr(response, "status", None),
-                          provider_content=[item.model_dump(mode="json", exclude_none=True) for item in output])
+        try:
+            return responses.parse_response(response)
+        except ValueError as exc:
+            raise ModelServiceError(f"openai {exc}") from exc
 
 
 class AnthropicProvider(ModelProvider):
@@ -335,7 +346,7 @@ class AnthropicProvider(ModelProvider):
         return self._resolved_max_tokens
 
     def tool_schema(self) -> list[dict]:
-        return anthropic_tools(self.tool_names)
+        return anthropic_messages.tools(self.tool_names)
 
     def _make_client(self, key: str) -> Any:
         import anthropic
@@ -346,30 +357,13 @@ class AnthropicProvider(ModelProvider):
         return isinstance(exc, self._sdk.AnthropicError)
 
     def _send(self, messages: list[Message]) -> Any:
-        system, msgs = to_anthropic_messages(messages)
         kwargs: dict[str, Any] = {}
         if self.reasoning_effort:
             kwargs["output_config"] = {"effort": self.reasoning_effort}
         max_tokens = self.max_tokens if self.max_tokens is not None else self._model_max_tokens()
         return self._client.messages.create(
-            model=self.model, max_tokens=max_tokens, system=system,
-            messages=msgs, tools=self.tool_schema(), timeout=self.timeout_s, **kwargs)
+            model=self.model, max_tokens=max_tokens, timeout=self.timeout_s,
+            **anthropic_messages.to_request(messages, self.tool_names), **kwargs)
 
     def _parse(self, response: Any) -> ModelReply:
-        texts, calls, replay = [], [], False
-        for block in response.content or []:
-            kind = getattr(block, "type", None)
-            if kind == "text":
-                texts.append(block.text)
-            elif kind == "tool_use":
-                calls.append(ToolCall(block.id, block.name, block.input))
-            elif kind in ("thinking", "redacted_thinking"):
-                replay = True
-        usage = {}
-        if response.usage is not None:
-            usage = {"input_tokens": int(response.usage.input_tokens or 0),
-                     "output_tokens": int(response.usage.output_tokens or 0)}
-        content = ([b.model_dump(mode="json", exclude_none=True) for b in response.content]
-                   if replay else None)  # thinking blocks must be sent back verbatim
-        return ModelReply("\n".join(texts), calls, usage, provider_content=content,
-                          stop_reason=response.stop_reason)
+        return anthropic_messages.parse_response(response)

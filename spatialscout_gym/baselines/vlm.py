@@ -114,7 +114,7 @@ class VLMAgent:
         Frames in passive mode, frame 0 included.
     price_table : dict, optional
         See :func:`load_price_table`.
-    prompt_style : {"paper", "legacy"}
+    prompt_style : {"paper", "detailed", "legacy"}
         Wording of prompt, first message and reminders (:mod:`spatialscout_gym.wrappers.prompt`);
         ``legacy`` only when asked for by name. Recorded in every result.
     image_max_side : int
@@ -225,10 +225,15 @@ class VLMAgent:
         schema = (self.provider.tool_schema() if callable(getattr(self.provider, "tool_schema", None))
                   else tool_schemas(w.tool_names if w else None))
         ep = w.episode if w is not None and w.messages else None   # None before reset
-        first = w.messages[1] if w and len(w.messages) > 1 else None
+        role = w.prompt_role if w else None
+        opening = [m for m in (w.messages if w else []) if m.role in ("system", "user")][:2]
+        prompt = None if not opening else (opening[0].text if role == "system" else opening[0].content[0])
+        first = None if not opening else (opening[1] if role == "system" and len(opening) > 1 else opening[0])
         size = delivered_size(ep.intrinsics.width, ep.intrinsics.height, self.image_max_side) if ep else None
         return {
             "agent": self.name, "prompt_style": self.prompt_style, "mode": self.mode,
+            "prompt_role": role,
+            "reasoning_effort": (getattr(self.provider, "reasoning_effort", None) or "provider default"),
             "model": provider_settings,
             "budgets": {"model_call_budget": self.model_call_budget,
                         "image_budget": ep.image_budget if ep else None,
@@ -240,7 +245,8 @@ class VLMAgent:
             "passive": ({"views": self.passive_views, "frames": self.passive_frames,
                          "baseline_m": self.passive_baseline_m} if self.mode == "passive" else None),
             "warnings": list(self.warnings),
-            "system_prompt": w.messages[0].text if w else None,
+            "task_prompt": prompt,
+            "system_prompt": prompt if role == "system" else None,
             "first_message": ([p if isinstance(p, str) else p.reference() for p in first.content]
                               if first else None),
             "tool_names": list(w.tool_names) if w else None,
@@ -250,7 +256,9 @@ class VLMAgent:
     def run_records(self) -> dict[str, Any]:
         """Files for the attempt directory: ``{name: dict (JSON) or str (text)}``."""
         h = self.harness_settings()
-        text = (f"# system prompt ({self.prompt_style} wording)\n\n{h['system_prompt']}\n\n"
+        where = ("the system message" if h["prompt_role"] == "system" else
+                 "the opening of the first user message, which goes on below")
+        text = (f"# task prompt ({self.prompt_style} wording, sent as {where})\n\n{h['task_prompt']}\n\n"
                 f"# first user message (images by file)\n\n"
                 + "\n".join(p if isinstance(p, str) else json.dumps(p) for p in (h["first_message"] or []))
                 + "\n")

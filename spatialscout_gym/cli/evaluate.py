@@ -49,6 +49,10 @@ def register(subparsers) -> None:
     p.add_argument("--max-concurrency", type=int, default=None,
                    help="cap on simultaneous model requests of the agent's provider across workers")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--stop-after-failures", type=int, default=3, metavar="N",
+                   help="stop the batch after N consecutive episodes failed with the same model-service "
+                        "error (a wrong key, a server gone; default 3; 0: never stop); finished episodes "
+                        "are kept and a rerun resumes")
     p.add_argument("--html", action="store_true",
                    help="also write replay curves, figures and DIR/index.html (as `spatialscout report`)")
     add_vlm_arguments(p)
@@ -90,8 +94,12 @@ def run(args: argparse.Namespace) -> int:
     apply_catalog_option(args)
     check_episode_options(args)
     seeds = parse_seeds(args.seeds)
+    if args.out.exists() and not args.out.is_dir():
+        raise CliError(f"--out {args.out} is a file; give a directory path for the evaluation")
     if args.workers < 1:
         raise CliError(f"--workers must be >= 1, got {args.workers}")
+    if args.stop_after_failures < 0:
+        raise CliError(f"--stop-after-failures must be >= 0 (0: never stop), got {args.stop_after_failures}")
     if args.max_concurrency is not None and args.max_concurrency < 1:
         raise CliError(f"--max-concurrency must be >= 1, got {args.max_concurrency}")
     if args.ray_address is not None and args.backend != "ray":
@@ -106,13 +114,17 @@ def run(args: argparse.Namespace) -> int:
     # resume must match (a key is secret; a model served at a new address is the same model).
     runtime = {k: options.pop(k) for k in ("api_key", "base_url") if options.get(k) is not None}
     options = {k: v for k, v in options.items() if v is not None and k not in ("api_key", "base_url")}
-    build_agent(args.agent, **options, **runtime)   # fail here, in one line, not in every worker
+    agent = build_agent(args.agent, **options, **runtime)   # fail here, in one line, not in every worker
+    provider = getattr(agent, "provider", None)
+    if provider is not None and hasattr(provider, "preflight"):
+        provider.preflight()   # endpoint, key and model checked once, before any scene is built
     settings = EvalSettings(args.agent, args.image_budget, args.call_budget, args.resolution,
                             agent_options=options, runtime_options=runtime)
     try:
         summary = evaluate(args.out, settings, args.scenes, seeds=seeds, workers=args.workers,
                            backend=args.backend, max_concurrency=args.max_concurrency,
-                           ray_address=args.ray_address, progress=not args.no_progress)
+                           ray_address=args.ray_address, progress=not args.no_progress,
+                           stop_after_failures=args.stop_after_failures or None)
     except KeyboardInterrupt:
         print("interrupted; finished episodes are kept. Rerun the same command to resume.")
         return 130

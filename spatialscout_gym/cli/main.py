@@ -4,7 +4,8 @@ Each subcommand lives in its own module of this package exposing ``register(subp
 module's ``register`` adds a parser whose ``func(args) -> int`` runs it. Expected user errors are
 raised as :class:`CliError`; together with the package's own error types
 (:class:`~spatialscout_gym.core.errors.SpatialScoutError`) they are printed as one line with exit
-code 2. ``spatialscout --debug COMMAND ...`` prints the traceback as well. Any other exception is a
+code 2, and so is a missing optional extra (the extra and its ``pip install`` named).
+``spatialscout --debug COMMAND ...`` prints the traceback as well. Any other exception is a
 bug and keeps its traceback.
 """
 
@@ -74,6 +75,13 @@ def main(argv: list[str] | None = None) -> int:
             import traceback
             print(redact("".join(traceback.format_exception(exc))), file=sys.stderr, end="")
         print(f"spatialscout: error: {redact(message_of(exc))}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as exc:   # an optional extra that is not installed: one line, exit 2
+        from spatialscout_gym.cli.errors import missing_extra_message
+        line = missing_extra_message(exc)
+        if line is None or getattr(args, "debug", False):
+            raise
+        print(f"spatialscout: error: {line}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("spatialscout: interrupted", file=sys.stderr)

@@ -31,7 +31,7 @@ def register(subparsers) -> None:
     p.add_argument("--call-budget", type=int, default=100, help="B, calls per episode (default 100): model calls for openai:/openai-responses:/anthropic: agents, tool calls for every other agent")
     p.add_argument("--resolution", type=int, default=None,
                    help="square render size in pixels (default 512, or what a ppo: policy was trained with)")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing non-empty --out")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --out that is a run directory (holds result.json or trace.jsonl); any other directory is refused")
     add_vlm_arguments(p)
     p.set_defaults(func=run)
 
@@ -47,14 +47,19 @@ def add_vlm_arguments(p: argparse.ArgumentParser) -> None:
                                       "or Ollama server (http://127.0.0.1:8000/v1)")
     g.add_argument("--api-key", help="API key (default: OPENAI_API_KEY / ANTHROPIC_API_KEY; any "
                                      "placeholder for a local server)")
-    g.add_argument("--reasoning-effort", help="passed to the service, e.g. low, medium, high")
+    g.add_argument("--reasoning-effort", metavar="EFFORT",
+                   help="reasoning effort sent to the service (OpenAI reasoning_effort, Anthropic "
+                        "output_config.effort), e.g. low, medium, high, xhigh; the paper's rows use xhigh. "
+                        "Unset: none is sent and the run records 'provider default'")
     g.add_argument("--max-tokens", type=int,
                    help="output token limit per model response (default: none, as in the paper; the "
                         "Anthropic API requires one, so the model's own maximum is sent there). A reply "
                         "cut off at the limit fails the attempt")
-    g.add_argument("--prompt", dest="prompt_style", choices=("paper", "legacy"), default="paper",
-                   help="prompt wording: paper (the paper's guidance, default) or legacy (this "
-                        "package's earlier wording); recorded in the run")
+    g.add_argument("--prompt", dest="prompt_style", choices=("paper", "detailed", "legacy"), default="paper",
+                   help="prompt wording: paper (the paper's content list as the first user message; the "
+                        "inventory and calibration come from the tools; default), detailed (this package's "
+                        "fuller system prompt with inventory, calibration and tips) or legacy (its earliest "
+                        "wording); the style and role are recorded in harness.json")
     g.add_argument("--image-max-side", type=int, default=384, metavar="PX",
                    help="longest side of the JPEG a model receives, pixels (default 384, the protocol's "
                         "size: docs/protocol.md section 3); recorded in the run")
@@ -105,6 +110,20 @@ def vlm_options(args: argparse.Namespace) -> dict:
             "prompt_style": args.prompt_style, "image_max_side": args.image_max_side}
 
 
+RUN_DIR_MARKERS: tuple[str, ...] = ("result.json", "trace.jsonl")
+"""Files that make a directory a run directory (``--overwrite`` replaces only such a directory)."""
+
+
+def check_out_dir(out: Path, *, overwrite: bool) -> None:
+    """A one-line error, before any work, for an ``--out`` that is a file, or that ``--overwrite``
+    would delete although it is not a run directory."""
+    if out.exists() and not out.is_dir():
+        raise CliError(f"--out {out} is a file; give a directory path for the run")
+    if overwrite and out.is_dir() and any(out.iterdir()) and not any((out / m).is_file() for m in RUN_DIR_MARKERS):
+        raise CliError(f"--out {out} is not a run directory (no {' or '.join(RUN_DIR_MARKERS)}); --overwrite "
+                       f"replaces only run directories: choose another --out")
+
+
 def _fmt(x) -> str:
     return "n/a" if x is None else f"{x:.3f}"
 
@@ -115,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
     from spatialscout_gym.eval.runner import run_episode
     apply_catalog_option(args)
     check_episode_options(args)
+    check_out_dir(Path(args.out), overwrite=args.overwrite)
     agent = build_agent(args.agent, **vlm_options(args))   # a one-line error names the agent
     try:
         result = run_episode(agent, args.scene, args.out, seed=args.seed, image_budget=args.image_budget,

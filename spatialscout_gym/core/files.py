@@ -38,6 +38,10 @@ class SceneFileError(SpatialScoutError, ValueError):
         self.problem = problem
         super().__init__(f"{path}: {problem}")
 
+    def __reduce__(self):
+        # rebuilt from (path, problem) when pickled to a worker process or copied
+        return (type(self), (str(self.path), self.problem))
+
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"non-finite number {name} (use finite numbers)")
@@ -75,6 +79,8 @@ def read_json(path: str | os.PathLike) -> Any:
         raise SceneFileError(p, f"malformed JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
     except ValueError as exc:
         raise SceneFileError(p, f"invalid JSON: {exc}") from None
+    except RecursionError:
+        raise SceneFileError(p, "invalid JSON: arrays or objects nested too deeply") from None
 
 
 def load_ground_truth(path: str | os.PathLike) -> GroundTruth:

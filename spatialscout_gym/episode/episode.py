@@ -48,7 +48,7 @@ from spatialscout_gym.core.renderer_api import Renderer
 from spatialscout_gym.core.spec import PublicScene
 from spatialscout_gym.core.types import is_finite_number
 from spatialscout_gym.episode import trace as tr
-from spatialscout_gym.episode.tools import (MAX_ROTATION_DEG, MAX_TRANSLATION_M, PITCH_LIMIT_DEG,
+from spatialscout_gym.episode.tools import (BOUND_TOLERANCE_M, MAX_ROTATION_DEG, MAX_TRANSLATION_M, PITCH_LIMIT_DEG,
                                             SUBMIT_MARGIN_M, TOOL_NAMES, WORLD_BOX_M, ToolResult,
                                             argument_size_problem, to_jsonable, validate_args)
 
@@ -288,7 +288,7 @@ class Episode:
         return ToolResult("get_camera_intrinsics", True, self.intrinsics.to_dict())
 
     def _out_of_box(self, position_world: np.ndarray) -> str | None:
-        if np.all(np.abs(position_world) <= WORLD_BOX_M + 1e-9):
+        if np.all(np.abs(position_world) <= WORLD_BOX_M + BOUND_TOLERANCE_M):
             return None
         return (f"the camera must stay within +-{WORLD_BOX_M:g} m on every world axis; this request "
                 f"would put it at world {np.round(position_world, 3).tolist()}; nothing moved")
@@ -319,7 +319,7 @@ class Episode:
     def _tool_move_camera(self, *, index: int, forward=0.0, right=0.0, up=0.0) -> ToolResult:
         f, r, u = float(forward), float(right), float(up)
         norm = float(np.linalg.norm([f, r, u]))
-        if norm > MAX_TRANSLATION_M + 1e-9:
+        if norm > MAX_TRANSLATION_M + BOUND_TOLERANCE_M:
             return ToolResult("move_camera", False, error=(
                 f"move_camera: |(forward, right, up)| must be <= {MAX_TRANSLATION_M:g} m per call, "
                 f"got {norm:.3f} m; split the move into smaller steps; nothing moved"))
@@ -401,7 +401,7 @@ class Episode:
                 continue
             p = np.array([float(x) for x in vals])
             dist = float(np.linalg.norm(p))
-            if dist > bound + 1e-9:
+            if dist > bound + BOUND_TOLERANCE_M:
                 refused[k] = (f"|p| = {dist:.3f} m exceeds the bound r + {SUBMIT_MARGIN_M:g} = "
                               f"{bound:.3f} m (task frame)")
                 continue

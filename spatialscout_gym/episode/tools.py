@@ -19,7 +19,7 @@ from spatialscout_gym.core.types import is_finite_number
 
 __all__ = ["TOOL_NAMES", "TOOL_SPECS", "ToolSpec", "ArgSpec", "ToolResult", "validate_args",
            "argument_size_problem", "to_jsonable", "model_json", "MAX_TRANSLATION_M", "MAX_ROTATION_DEG",
-           "PITCH_LIMIT_DEG", "WORLD_BOX_M", "SUBMIT_MARGIN_M", "MAX_OBSERVATIONS", "MAX_ARG_DEPTH",
+           "PITCH_LIMIT_DEG", "WORLD_BOX_M", "SUBMIT_MARGIN_M", "BOUND_TOLERANCE_M", "MAX_OBSERVATIONS", "MAX_ARG_DEPTH",
            "MAX_ARG_VALUES", "MAX_STRING_CHARS", "MODEL_DECIMALS"]
 
 # ---- bounds (docs/protocol.md section 4, "Movement bounds"; section 2 for the submission radius) ------
@@ -33,6 +33,10 @@ WORLD_BOX_M = 15.0
 """Every world coordinate of the camera stays within ``+-15`` m."""
 SUBMIT_MARGIN_M = 0.5
 """A submitted centre must satisfy ``|p| <= r + 0.5`` m (task frame)."""
+BOUND_TOLERANCE_M = 1e-9
+"""Slack, metres, on the length bounds above (a step, the world box, the submission radius): a value
+that meets its bound up to floating-point rounding (e.g. a step of exactly 1 m computed as
+1.0000000000000002) is accepted; 1e-9 m is far below anything a model can state."""
 
 # ---- argument size bounds (docs/protocol.md section 4, "Argument bounds") -------------------------
 # Checked before anything else reads the arguments, without recursion, so that a hostile or broken

@@ -2,7 +2,8 @@
 
 * :class:`LocalBackend`: a process pool on this machine (``spawn`` start method). Each worker
   process builds one renderer on its first episode and reuses it (``set_scene``) for the next,
-  so SAPIEN's pipeline compilation (~5 s on lavapipe) is paid once per worker.
+  so SAPIEN's pipeline compilation (~5 s on lavapipe) is paid once per worker. A worker exits
+  within :data:`PARENT_POLL_S` when the evaluation that started it dies (even by ``kill -9``).
 * :class:`RayBackend`: one Ray actor per worker on a Ray cluster (``ray.init(address=...)``) or a
   local Ray instance; each actor keeps its renderer warm the same way. Ray is imported inside this
   backend only. Every node needs this package installed (``pip install spatialscout-gym[ray,render]``)
@@ -17,6 +18,7 @@ semaphore (a ``multiprocessing`` manager semaphore locally, a semaphore actor on
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 from typing import Any, Callable, Protocol, Sequence
 
 from spatialscout_gym.core.errors import ConfigError, MissingExtraError
@@ -61,8 +63,29 @@ def _crash_outcome(task: EpisodeTask, why: str) -> Outcome:
 _STATE: WorkerState | None = None
 
 
-def _init_worker(settings: EvalSettings, limiter: Any, renderer_factory: Any) -> None:
+PARENT_POLL_S = 1.0
+"""How often a worker checks that the evaluation that started it is still alive, seconds."""
+
+
+def _exit_with_parent(parent_pid: int) -> None:
+    """Exit this worker process when ``parent_pid`` is gone (``kill -9`` of ``spatialscout evaluate``
+    leaves no one to shut the pool down; an orphan is re-parented, so ``getppid`` changes)."""
+    import os
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(PARENT_POLL_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
+def _init_worker(settings: EvalSettings, limiter: Any, renderer_factory: Any, parent_pid: int | None = None) -> None:
     global _STATE
+    if parent_pid is not None:
+        _exit_with_parent(parent_pid)
     _STATE = WorkerState(settings, limiter, renderer_factory)
 
 
@@ -92,7 +115,7 @@ class LocalBackend:
             while queue:
                 n = min(self.workers, len(queue))
                 pool = ProcessPoolExecutor(n, mp_context=ctx, initializer=_init_worker,
-                                           initargs=(settings, limiter, renderer_factory))
+                                           initargs=(settings, limiter, renderer_factory, os.getpid()))
                 futures = {pool.submit(_run_in_worker, t): t for t in queue}
                 queue = []
                 broken = False

@@ -69,8 +69,9 @@ def tool_behaviour(trajectories: Sequence[Trajectory], bin_calls: int = BIN_CALL
 def plot_behaviour(behaviour: Mapping[str, dict], out_dir: str | os.PathLike) -> dict[str, Path]:
     """Write ``behaviour_totals.png`` (uses per task of each tool, one bar group per model) and
     ``behaviour_over_calls.png`` (one panel per model: uses per running episode in each bin of
-    calls, one line per tool) to ``out_dir``; returns ``{name: path}``. Tools nobody used are
-    left out of both."""
+    calls, stacked bars, one colour per tool; models counted in model calls and in tool calls
+    are in separate groups with their own heading, never on one axis) to ``out_dir``; returns
+    ``{name: path}``. Tools nobody used are left out of both."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -80,7 +81,7 @@ def plot_behaviour(behaviour: Mapping[str, dict], out_dir: str | os.PathLike) ->
     out.mkdir(parents=True, exist_ok=True)
     names = list(behaviour)
     used = [t for t in TOOLS if any(b["total_per_task"][t] > 0 for b in behaviour.values())] or list(TOOL_NAMES)
-    colors = {t: plt.get_cmap("tab10")(i % 10) for i, t in enumerate(TOOLS)}
+    colors = {t: plt.get_cmap("tab10")(i % 10) if i < 10 else (0.35, 0.35, 0.35, 1.0) for i, t in enumerate(TOOLS)}
     paths: dict[str, Path] = {}
 
     fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(names) + 4), 4.2))
@@ -92,34 +93,49 @@ def plot_behaviour(behaviour: Mapping[str, dict], out_dir: str | os.PathLike) ->
     ax.set_xticks(x, names, rotation=15, ha="right", fontsize=8)
     ax.set_ylabel("tool uses per task")
     ax.set_title("Tool use per task (all calls of completed episodes)")
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.grid(axis="y", lw=0.3)
     fig.tight_layout()
     paths["behaviour_totals"] = out / "behaviour_totals.png"
     fig.savefig(paths["behaviour_totals"], dpi=100)
     plt.close(fig)
 
-    cols = min(3, len(names))
-    rows = -(-len(names) // cols)
-    fig, axs = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.3 * rows), squeeze=False)
-    for k, name in enumerate(names):
-        b = behaviour[name]
-        ax = axs[k // cols][k % cols]
-        mids = [(lo + hi) / 2 for lo, hi in b["bins"]]
-        for j, tool in enumerate(used):   # line styles and markers differ so equal curves stay visible
-            ax.plot(mids, b["per_bin"][tool], marker="os^vDx<>"[j % 8], ms=4, lw=1.4, color=colors[tool],
-                    linestyle=("-", "--", ":", "-.")[j % 4], label=tool)
-        ax.set_xlim(0, b["bins"][-1][1])
-        kind = b["calls_kind"] if isinstance(b["calls_kind"], str) else "calls"
-        ax.set_xlabel(f"{kind.replace('_', ' ')} (bins of {b['bin_calls']})")
-        ax.set_ylabel("uses per running episode")
-        ax.set_title(name, fontsize=9)
-        ax.grid(lw=0.3)
-    for k in range(len(names), rows * cols):
-        axs[k // cols][k % cols].axis("off")
-    handles, labels = axs[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=min(5, len(used)), fontsize=7)
-    fig.tight_layout(rect=(0, 0.1 if rows == 1 else 0.06, 1, 1))
+    # One group of panels per kind of x axis (model calls, tool calls), each with its own heading,
+    # so that the two counts never share an axis; stacked bars, so no tool hides another.
+    def kind_of(name: str) -> str:
+        k = behaviour[name]["calls_kind"]
+        return k if isinstance(k, str) else "calls"
+
+    kinds = sorted({kind_of(n) for n in names}, key=lambda k: (k != "model_calls", k))
+    groups = [(k, [n for n in names if kind_of(n) == k]) for k in kinds]
+    cols = min(3, max(len(g) for _, g in groups))
+    group_rows = [-(-len(g) // cols) for _, g in groups]
+    fig = plt.figure(figsize=(4.6 * cols + 1.8, sum(3.3 * r + 0.5 for r in group_rows)))
+    subfigs = fig.subfigures(len(groups), 1, squeeze=False, height_ratios=[3.3 * r + 0.5 for r in group_rows])
+    for (kind, group), rows, sub in zip(groups, group_rows, subfigs[:, 0]):
+        axs = sub.subplots(rows, cols, squeeze=False)
+        sub.suptitle(f"x axis: {kind.replace('_', ' ')}", fontsize=10, fontweight="bold")
+        for k, name in enumerate(group):
+            b = behaviour[name]
+            ax = axs[k // cols][k % cols]
+            lefts = [lo for lo, _ in b["bins"]]
+            width = b["bins"][0][1] - b["bins"][0][0] if b["bins"] else 1
+            bottom = np.zeros(len(lefts))
+            for tool in used:
+                ys = np.asarray(b["per_bin"][tool], dtype=float)
+                ax.bar(lefts, ys, width * 0.9, bottom=bottom, align="edge", color=colors[tool], label=tool)
+                bottom += ys
+            ax.set_xlim(0, b["bins"][-1][1] if b["bins"] else 1)
+            ax.set_xlabel(f"{kind.replace('_', ' ')} (bins of {b['bin_calls']})")
+            ax.set_ylabel("uses per running episode")
+            ax.set_title(name, fontsize=9)
+            ax.grid(axis="y", lw=0.3)
+        for k in range(len(group), rows * cols):
+            axs[k // cols][k % cols].axis("off")
+        sub.subplots_adjust(left=0.9 / (4.6 * cols + 1.8), right=1 - 1.8 / (4.6 * cols + 1.8), bottom=0.2,
+                            top=0.82, wspace=0.35, hspace=0.6)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colors[t]) for t in used]
+    fig.legend(handles, used, loc="center right", fontsize=7, frameon=False, title="tool", title_fontsize=8)
     paths["behaviour_over_calls"] = out / "behaviour_over_calls.png"
     fig.savefig(paths["behaviour_over_calls"], dpi=100)
     plt.close(fig)

@@ -68,6 +68,23 @@ ATTEMPTS_SUFFIX = ".attempts"
 _LOCK_FILE = ".evaluate.lock"
 
 
+STOP_AFTER_IDENTICAL_FAILURES = 3
+"""A batch stops after this many consecutive episodes failed with the same model-service error (a
+wrong key, a server gone): the rest would fail the same way after building their scenes."""
+
+
+class BatchStoppedError(SpatialScoutError, RuntimeError):
+    """:func:`evaluate` stopped early: consecutive identical model-service failures."""
+
+
+def failure_signature(error: str | None) -> str | None:
+    """The model-service failure ``error`` with its numbers (call, attempt, port) blanked, so that the
+    same failure in two episodes compares equal; None for any other failure."""
+    if not error or "ModelServiceError" not in error:
+        return None
+    return re.sub(r"[0-9]+", "#", error)
+
+
 class SettingsMismatchError(SpatialScoutError, ValueError):
     """``DIR`` holds an evaluation with other settings (agent, budgets or resolution)."""
 
@@ -431,7 +448,8 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
              seeds: int | Sequence[int] = 1, workers: int = 1, backend: str = "local",
              max_concurrency: int | None = None, ray_address: str | None = None,
              progress: bool = True, renderer_factory: Callable[..., Any] | None = None,
-             write_report: bool = True) -> EvalSummary:
+             write_report: bool = True,
+             stop_after_failures: int | None = STOP_AFTER_IDENTICAL_FAILURES) -> EvalSummary:
     """Run every (scene, seed) episode not yet finished in ``out_dir``, then write the report.
 
     Parameters
@@ -457,6 +475,14 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
         ``factory(spec, width, height) -> Renderer`` for every worker (must be picklable).
     write_report : bool
         Write ``DIR/report.json`` and ``DIR/report.md`` at the end.
+    stop_after_failures : int or None
+        Stop after this many consecutive episodes failed with the same model-service error
+        (:func:`failure_signature`); None never stops. Finished episodes are kept; a rerun resumes.
+
+    Raises
+    ------
+    BatchStoppedError
+        ``stop_after_failures`` identical failures in a row (no report is written).
 
     Returns
     -------
@@ -495,7 +521,14 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
             bar = tqdm(total=len(tasks), initial=len(done), unit="ep", desc=f"evaluate {settings.agent}",
                        dynamic_ncols=True)
 
+        streak: list[str] = []   # signatures of the consecutive identical service failures
+
         def on_outcome(o: Outcome) -> None:
+            sig = None if o.ok else failure_signature(o.error)
+            if sig is None or (streak and streak[-1] != sig):
+                streak.clear()
+            if sig is not None:
+                streak.append(sig)
             summary.episode_wall_s.append(o.wall_s)
             if o.ok:
                 summary.ran += 1
@@ -510,6 +543,12 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
                 bar.set_postfix_str(f"mIoU(all) {'-' if m is None else f'{100 * m:.2f}%'} "
                                     f"failed {len(summary.failed)}", refresh=False)
                 bar.update(1)
+            if stop_after_failures is not None and len(streak) >= stop_after_failures:
+                from spatialscout_gym.core.redact import redact
+                raise BatchStoppedError(
+                    f"stopped after {len(streak)} consecutive episodes failed the same way "
+                    f"({redact(o.error)[:300]}); finished episodes are kept: fix the cause (--base-url, "
+                    f"the key, the model) and rerun the same command to resume")
 
         try:
             if pending:

@@ -8,8 +8,8 @@ to 127.0.0.1 (path ``/mcp``). Tool input schemas are those of
 adds the frame as MCP image content (JPEG, at most 384 px) with the pixel conversion stated
 (docs/protocol.md section 3). The texts come from the same formatter as the VLM wrapper's
 (:mod:`spatialscout_gym.wrappers.replies`), so a tool result reads the same over MCP and there
-(numbers rounded to 3 decimals by ``model_json``). The first tool result of the session also
-carries the initial image (frame 0). The task prompt of :mod:`spatialscout_gym.wrappers.prompt`,
+(numbers rounded to 3 decimals by ``model_json``). The first tool result of the session opens with
+the initial image (frame 0), before the call's own result. The task prompt of :mod:`spatialscout_gym.wrappers.prompt`,
 worded for a tool server (the episode ends at ``finish_mapping`` or the budget, not at a reply
 without a tool call), is served twice: as the server's ``instructions`` and as the MCP prompt
 :data:`PROMPT_NAME` (many clients ignore ``instructions`` but let the user pick a prompt).
@@ -23,7 +23,7 @@ Budgets: a client's model calls are invisible to the server, so B counts **tool 
 (``tool_call_budget``, default 100); V = ``image_budget`` images as usual.
 
 The run directory (trace, result, predictions, frames; :func:`spatialscout_gym.eval.runner.write_run`)
-is written when the episode ends (``finish_mapping`` or the budget; before that call's reply is
+(with ``harness.json`` and ``prompt.txt``, as every run) is written when the episode ends (``finish_mapping`` or the budget; before that call's reply is
 sent) or, if it has not ended, when the server stops (``end_reason="server_stopped"``). Later calls
 are refused with a reason. Nothing a client receives carries a score or private scene data.
 """
@@ -43,7 +43,7 @@ from spatialscout_gym.core.types import UNLIMITED
 from spatialscout_gym.envs.session import EpisodeSession
 from spatialscout_gym.episode.tools import TOOL_NAMES
 from spatialscout_gym.wrappers.conversation import parse_arguments
-from spatialscout_gym.wrappers.prompt import task_prompt
+from spatialscout_gym.wrappers.prompt import DEFAULT_PROMPT_STYLE, task_prompt
 from spatialscout_gym.wrappers.replies import (clip_error, frame_parts, refusal_text, result_text,
                                                unknown_tool_error)
 from spatialscout_gym.wrappers.schemas import tool_schemas
@@ -75,7 +75,7 @@ class McpEpisode:
 
     def __init__(self, spec: SceneSpec, out_dir: str | os.PathLike, *, renderer: Any = None,
                  resolution: int = 512, image_budget: int = 100, tool_call_budget: int | None = 100,
-                 seed: int = 0, overwrite: bool = False) -> None:
+                 seed: int = 0, overwrite: bool = False, prompt_style: str = DEFAULT_PROMPT_STYLE) -> None:
         out = Path(out_dir)
         if out.exists() and (not out.is_dir() or any(out.iterdir())) and not overwrite:
             raise FileExistsError(f"run directory {out} already exists and is not empty")
@@ -88,9 +88,10 @@ class McpEpisode:
             self.session.resolution, self.session.image_budget, self.session.tool_call_budget, int(seed))
         self.result: dict | None = None
         self._sent_initial = False
+        self.prompt_style = prompt_style
         self.instructions = task_prompt(spec.public, self.episode.intrinsics,
                                         model_call_budget=tool_call_budget or UNLIMITED, image_budget=image_budget,
-                                        budget_counts_tool_calls=True)
+                                        budget_counts_tool_calls=True, style=prompt_style)
 
     # ---- one tool call ---------------------------------------------------------------------------
     def call(self, name: str, arguments: Any) -> tuple[list[dict], bool]:
@@ -108,9 +109,9 @@ class McpEpisode:
                 blocks, err = [_text(result_text(res.to_dict()))], not res.ok
                 if res.ok and name == "capture_image" and res.frame_id is not None:
                     blocks += self._image_blocks(res.frame_id)
-        if not self._sent_initial:
+        if not self._sent_initial:   # the initial image comes first, before this call's own result
             self._sent_initial = True
-            blocks += [{"type": "text", "text": "Initial image of this episode:"}] + self._image_blocks(0)
+            blocks = [{"type": "text", "text": "Initial image of this episode:"}, *self._image_blocks(0), *blocks]
         if ep.done and self.result is None:
             self.write()
         return blocks, err
@@ -119,6 +120,30 @@ class McpEpisode:
         caption, img = frame_parts(self.episode, fid)
         return [{"type": "text", "text": caption},
                 {"type": "image", "data": base64.b64encode(img.jpeg).decode("ascii"), "mime_type": "image/jpeg"}]
+
+    # ---- records ---------------------------------------------------------------------------------
+    def run_records(self) -> dict[str, Any]:
+        """``harness.json`` and ``prompt.txt`` for the run directory, as every run has: the task
+        prompt as served (instructions and the MCP prompt), the tool schema, budgets and images."""
+        from spatialscout_gym.baselines.vlm import HARNESS_FILE, PROMPT_FILE
+        from spatialscout_gym.wrappers.images import JPEG_QUALITY, MAX_SIDE_PX, delivered_size
+        K = self.episode.intrinsics
+        harness = {
+            "agent": self.name, "prompt_style": self.prompt_style,
+            "prompt_role": "MCP server instructions and the MCP prompt " + PROMPT_NAME,
+            "task_prompt": self.instructions, "system_prompt": None,
+            "first_message": "the initial image (frame 0) comes with the first tool result, before it",
+            "budgets": {"tool_call_budget": self.tool_call_budget, "image_budget": self.image_budget,
+                        "budget_counts": "tool calls (the server cannot see a client's model calls)"},
+            "images": {"max_side_px": MAX_SIDE_PX, "jpeg_quality": JPEG_QUALITY,
+                       "delivered_size": list(delivered_size(K.width, K.height, MAX_SIDE_PX)),
+                       "render_size": [K.width, K.height]},
+            "tool_names": list(TOOL_NAMES), "tool_schema": tool_schemas(),
+        }
+        text = (f"# task prompt ({self.prompt_style} wording, served as the MCP instructions and the MCP "
+                f"prompt {PROMPT_NAME})\n\n{self.instructions}\n\n# first tool result\n\nThe initial "
+                f"image (frame 0) and its caption come first, then the call's own result.\n")
+        return {HARNESS_FILE: harness, PROMPT_FILE: text}
 
     # ---- ending ----------------------------------------------------------------------------------
     def write(self) -> dict:
@@ -153,8 +178,9 @@ def build_server(session: McpEpisode):
              for t in tool_schemas()]
     prompt = types.Prompt(name=PROMPT_NAME, title="SpatialScout task",
                           description=f"The task for scene {session.spec.scene_id}: map the 3D centres "
-                                      "of the inventory's targets with the ten tools (the protocol, the "
-                                      "inventory and the budgets). Use it as the first user message.")
+                                      "of the targets with the ten tools (budgets, task axes, the centre "
+                                      "convention; list_entities gives the inventory). Use it as the first "
+                                      "user message.")
 
     async def on_list_prompts(ctx, params) -> types.ListPromptsResult:
         return types.ListPromptsResult(prompts=[prompt])

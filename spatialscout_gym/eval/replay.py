@@ -183,51 +183,95 @@ def plot_replay(data: dict, out_dir: str | os.PathLike) -> dict[str, Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    import numpy as np
+    from matplotlib.ticker import MaxNLocator
+
     out = Path(out_dir)
     paths = {}
     calls_label = "model calls" if data["x_calls"] == "model_calls" else "tool calls"
+
+    def percent_axis(a, values) -> None:
+        # from 0 (a sliver below, so a curve at 0 is not hidden by the axis), with headroom; never
+        # the -0.04..0.04 of an all-zero curve
+        top = max([0.0, *[v for v in values if v is not None]])
+        top = min(100.0, max(10.0, 10 * np.ceil(top * 1.15 / 10)))
+        a.set_ylim(-0.02 * top, top)
+
+    def x_end(axis: str) -> float:
+        """The last x any episode reached (a pooled curve is drawn on to it at its last value)."""
+        return max([1, *data["pooled"][axis]["x"], *[p[axis] for ep in data["episodes"] for p in ep["points"]]])
+
+    def extended(xs, ys, end):
+        xs, ys = list(xs), list(ys)
+        if xs and xs[-1] < end:
+            xs, ys = xs + [end], ys + [ys[-1]]
+        return xs, ys
+
     for axis, label in (("calls", calls_label), ("images", "images used")):
         pooled = data["pooled"][axis]
-        fig, axs = plt.subplots(1, 3, figsize=(13, 3.8))
+        fig, axs = plt.subplots(1, 3, figsize=(13, 3.9))
+        seen: dict[str, list[float]] = {"iou": [], "cov": []}
         for ep in data["episodes"]:
             xs = [p[axis] for p in ep["points"]]
-            axs[0].step(xs, [100 * p["all_mean_iou"] for p in ep["points"]], where="post",
-                        color="0.8", lw=0.7)
-            axs[1].step(xs, [100 * p["coverage"] for p in ep["points"]], where="post", color="0.8", lw=0.7)
-        axs[0].step(pooled["x"], [100 * v for v in pooled["all_mean_iou"]], where="post", color="C0", lw=2,
-                    marker="o", ms=3, label="object-micro")
-        axs[1].step(pooled["x"], [100 * v for v in pooled["coverage"]], where="post", color="C1", lw=2,
-                    marker="o", ms=3, label="object-micro")
+            iou = [100 * p["all_mean_iou"] for p in ep["points"]]
+            cov = [100 * p["coverage"] for p in ep["points"]]
+            seen["iou"] += iou
+            seen["cov"] += cov
+            axs[0].step(xs, iou, where="post", color="0.8", lw=0.7)
+            axs[1].step(xs, cov, where="post", color="0.8", lw=0.7)
+        end = x_end(axis)
+        iou = [100 * v for v in pooled["all_mean_iou"]]
+        cov = [100 * v for v in pooled["coverage"]]
+        axs[0].step(*extended(pooled["x"], iou, end), where="post", color="C0", lw=2, marker="o", ms=3)
+        axs[1].step(*extended(pooled["x"], cov, end), where="post", color="C1", lw=2, marker="o", ms=3)
+        percent_axis(axs[0], seen["iou"] + iou)
+        percent_axis(axs[1], seen["cov"] + cov)
+        drawn = False
         for key, style in (("center_error_median_m", "-"), ("center_error_mean_m", "--")):
             pts = [(x, v) for x, v in zip(pooled["x"], pooled[key]) if v is not None]
             if pts:
+                drawn = True
                 axs[2].step(*zip(*pts), where="post", ls=style, color="C2", lw=2, marker="o", ms=3,
                             label=key.split("_")[2] + " (matched)")
+        if drawn:
+            axs[2].set_ylim(bottom=0)
+            axs[2].legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
+        else:
+            axs[2].text(0.5, 0.5, "no matched submission yet", ha="center", va="center",
+                        transform=axs[2].transAxes, color="0.4")
+            axs[2].set_yticks([])
         axs[0].set_ylabel("all-target mean IoU (%)")
         axs[1].set_ylabel("coverage (%)")
         axs[2].set_ylabel("centre error (m)")
         for a in axs:
             a.set_xlabel(label)
+            a.set_xlim(0, end)
+            a.xaxis.set_major_locator(MaxNLocator(integer=True))   # calls and images are counts
             a.grid(True, lw=0.3)
-            a.legend(fontsize=8, loc="best")
-        fig.suptitle(f"{data['name']}: replay against {label} (grey: single episodes)")
+        fig.suptitle(f"{data['name']}: replay against {label} (colour: object-micro pooled; grey: single "
+                     f"episodes)")
         fig.tight_layout()
         paths[axis] = out / f"curves_{axis}.png"
         fig.savefig(paths[axis], dpi=100)
         plt.close(fig)
 
-    fig, axs = plt.subplots(1, 2, figsize=(10, 3.8))
+    fig, axs = plt.subplots(1, 2, figsize=(10, 4.2))
     for a, (axis, label) in zip(axs, (("calls", calls_label), ("images", "images used"))):
         pooled = data["pooled"][axis]
+        end = x_end(axis)
         for k, (lam, ys) in enumerate(pooled["loss_m"].items()):
-            a.step(pooled["x"], ys, where="post", color=f"C{k}", lw=2, marker="o", ms=3,
+            a.step(*extended(pooled["x"], ys, end), where="post", color=f"C{k}", lw=2, marker="o", ms=3,
                    label=f"lambda = {lam} m")
         a.set_xlabel(label)
         a.set_ylabel("full-scene loss, object-micro (m)")
+        a.set_ylim(bottom=0)
+        a.set_xlim(0, end)
+        a.xaxis.set_major_locator(MaxNLocator(integer=True))
         a.grid(True, lw=0.3)
-        a.legend(fontsize=8)
+    handles, labels = axs[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=max(1, len(labels)), fontsize=8, frameon=False)
     fig.suptitle(f"{data['name']}: full-scene loss L = C * mean error + (1 - C) * lambda")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     paths["loss"] = out / "loss_lambda.png"
     fig.savefig(paths["loss"], dpi=100)
     plt.close(fig)

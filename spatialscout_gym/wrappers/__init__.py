@@ -1,11 +1,13 @@
-"""Wrappers over the SpatialScout envs (docs/architecture.md "wrappers"): next-best-view control for RL and
-the vector NBV env. Imported lazily so that ``import spatialscout_gym`` stays light."""
+"""Wrappers over the SpatialScout envs (docs/architecture.md "wrappers"): next-best-view control for RL,
+the vector NBV env and the tool-calling model wrapper (``ToolCallWrapper``). Imported lazily so that
+``import spatialscout_gym`` stays light."""
 
 __all__ = ["NextBestViewWrapper", "make_nbv_env", "NBVConfig", "NBVVectorEnv", "NBVWorkerVectorEnv",
-           "make_nbv_vector_env"]
+           "make_nbv_vector_env", "ToolCallWrapper"]
 
 _WHERE = {"NextBestViewWrapper": "nbv", "make_nbv_env": "nbv", "NBVConfig": "nbv",
-          "NBVVectorEnv": "nbv_vector", "NBVWorkerVectorEnv": "nbv_workers", "make_nbv_vector_env": "nbv_workers"}
+          "NBVVectorEnv": "nbv_vector", "NBVWorkerVectorEnv": "nbv_workers", "make_nbv_vector_env": "nbv_workers",
+          "ToolCallWrapper": "tool_call"}
 
 
 def __getattr__(name: str):

@@ -3,14 +3,16 @@
 :class:`Message` (system, user, assistant and tool turns with text and image parts),
 :class:`ToolCall` and :class:`ModelReply` are what :class:`~spatialscout_gym.wrappers.tool_call.ToolCallWrapper`
 keeps and returns; the wire formats of the model services render them
-(:mod:`spatialscout_gym.baselines.wire`). :func:`parse_reply` reads one model reply in any of the
-forms a user holds: an OpenAI chat-completions message, an Anthropic message (SDK objects or their
-JSON dicts), a plain list of ``{"name", "arguments"}`` or a :class:`ModelReply`.
+(:mod:`spatialscout_gym.wrappers.codecs`, one module per format). :func:`parse_reply` reads one
+model reply in any of the forms a user holds: an OpenAI chat-completions message or completion, a
+Responses response, an Anthropic message (SDK objects or their JSON dicts), a plain list of
+``{"name", "arguments"}`` or a :class:`ModelReply`.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import sys
 from dataclasses import dataclass, field, replace
 from typing import Any, Union
@@ -19,9 +21,14 @@ from spatialscout_gym.episode.tools import to_jsonable
 from spatialscout_gym.wrappers.images import DeliveredImage
 
 __all__ = ["ToolCall", "Message", "ModelReply", "Part", "EpisodeOverError", "parse_arguments", "parse_reply",
-           "short_repr", "limit_image_history"]
+           "short_repr", "limit_image_history", "MAX_ARGUMENT_CHARS", "bound_reply",
+           "token_count", "clean_usage"]
 
 Part = Union[str, DeliveredImage]
+MAX_ARGUMENT_CHARS = 20_000
+"""Longest tool-call arguments (JSON text, characters) a call may carry: longer ones are refused
+without an env step and kept in the conversation and trace only as a note of their length (a valid
+call of the ten tools is a few thousand characters at most)."""
 _FLOAT_MAX = sys.float_info.max
 
 
@@ -40,10 +47,30 @@ class ToolCall:
     name: Any
     arguments: Any = None
 
+    def argument_chars(self) -> int:
+        """Length of the arguments as JSON text, characters."""
+        if isinstance(self.arguments, str):
+            return len(self.arguments)
+        try:
+            return len(json.dumps(to_jsonable(self.arguments)))
+        except (TypeError, ValueError, RecursionError):
+            return len(repr(self.arguments))
+
+    def bounded(self, limit: int = MAX_ARGUMENT_CHARS) -> "ToolCall":
+        """This call, or, when its arguments exceed ``limit`` characters, a copy whose arguments are a
+        JSON text that says so (kept in the conversation and the trace instead of the whole text)."""
+        n = self.argument_chars()
+        if n <= limit:
+            return self
+        return replace(self, arguments=json.dumps({"not_kept": f"{n} characters of arguments (more than "
+                                                              f"{limit}); refused"}))
+
     def to_trace(self) -> dict:
         args = self.arguments if isinstance(self.arguments, str) else to_jsonable(self.arguments)
-        return {"id": self.id, "name": self.name if isinstance(self.name, str) else repr(self.name),
-                "arguments": args}
+        name = self.name if isinstance(self.name, str) else repr(self.name)
+        if len(name) > 200:   # a made-up tool name is kept in part, its length stated
+            name = name[:200] + f"... ({len(name)} chars)"
+        return {"id": self.id, "name": name, "arguments": args}
 
 
 @dataclass
@@ -119,27 +146,22 @@ class ModelReply:
     stop_reason: str | None = None
 
 
-def _get(obj: Any, key: str, default: Any = None) -> Any:
-    """``obj[key]`` for dicts, ``obj.key`` for SDK objects (pydantic models)."""
-    if isinstance(obj, dict):
-        return obj.get(key, default)
-    return getattr(obj, key, default)
-
-
 def parse_reply(reply: Any) -> ModelReply:
-    """One model reply in neutral form.
+    """One model reply in neutral form, read by the codec of its wire format
+    (:mod:`spatialscout_gym.wrappers.codecs`).
 
-    Accepts a :class:`ModelReply`; an OpenAI chat-completions message (``message.tool_calls[i].function``
-    with ``name`` and JSON-text ``arguments``; or the whole completion, whose first choice is read);
-    an Anthropic message (``content`` blocks of type ``text`` / ``tool_use``); or a plain list of
+    Accepts a :class:`ModelReply`; an OpenAI chat completion (its first choice, finish reason and
+    usage) or assistant message; an OpenAI Responses response (``output`` items); an Anthropic
+    message (``content`` blocks: text, tool use, thinking; usage); or a plain list of
     ``{"name": str, "arguments": dict | JSON str}`` (ids are made up as ``call_0, call_1, ...``).
-    SDK objects and their JSON dicts are both read.
+    SDK objects and their JSON dicts are both read; malformed usage counts are left out (unknown).
 
     Raises
     ------
     TypeError
         The reply has none of these forms.
     """
+    from spatialscout_gym.wrappers.codecs import anthropic_messages, chat_completions, responses
     if isinstance(reply, ModelReply):
         return reply
     if isinstance(reply, (list, tuple)):
@@ -150,35 +172,57 @@ def parse_reply(reply: Any) -> ModelReply:
                                 f"str}} items; item {i} is {short_repr(c)}")
             calls.append(ToolCall(str(c.get("id") or f"call_{i}"), c["name"], c.get("arguments")))
         return ModelReply(tool_calls=calls)
-    choices = _get(reply, "choices")
-    if choices:  # a whole chat completion: its first choice
-        choice = choices[0]
-        parsed = parse_reply(_get(choice, "message"))
-        parsed.stop_reason = _get(choice, "finish_reason")
-        usage = _get(reply, "usage")
-        if usage is not None:
-            parsed.usage = {"input_tokens": int(_get(usage, "prompt_tokens", 0) or 0),
-                            "output_tokens": int(_get(usage, "completion_tokens", 0) or 0)}
-        return parsed
-    content = _get(reply, "content")
-    if isinstance(content, list):  # Anthropic: content blocks
-        texts, calls = [], []
-        for block in content:
-            kind = _get(block, "type")
-            if kind == "text":
-                texts.append(_get(block, "text", ""))
-            elif kind == "tool_use":
-                calls.append(ToolCall(_get(block, "id"), _get(block, "name"), _get(block, "input")))
-        return ModelReply("\n".join(texts), calls, stop_reason=_get(reply, "stop_reason"))
-    if _get(reply, "role") == "assistant" or _get(reply, "tool_calls") is not None:  # OpenAI message
-        calls = []
-        for tc in _get(reply, "tool_calls") or []:
-            fn = _get(tc, "function")
-            if fn is not None:
-                calls.append(ToolCall(_get(tc, "id"), _get(fn, "name"), _get(fn, "arguments")))
-        return ModelReply(content if isinstance(content, str) else "", calls)
+    for codec in (responses, anthropic_messages, chat_completions):
+        if codec.is_response(reply):
+            try:
+                return codec.parse_response(reply)
+            except ValueError as exc:
+                raise TypeError(str(exc)) from exc
     raise TypeError(f"cannot read a model reply from {type(reply).__name__}: expected an OpenAI message or "
-                    f"completion, an Anthropic message, a list of {{'name', 'arguments'}} or a ModelReply")
+                    f"completion, a Responses response, an Anthropic message, a list of {{'name', 'arguments'}} "
+                    f"or a ModelReply")
+
+
+def token_count(x: Any) -> int | None:
+    """A token count, or None when a service sent something that is not one (a string, a negative
+    or non-finite number, a bool): such usage is unknown, never an error."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return int(x) if x >= 0 else None
+
+
+def clean_usage(usage: Any) -> dict:
+    """``{"input_tokens", "output_tokens"}`` with only the well-formed counts of ``usage`` (a dict;
+    anything else is unknown usage, ``{}``)."""
+    if not isinstance(usage, dict):
+        return {}
+    out = {}
+    for k in ("input_tokens", "output_tokens"):
+        n = token_count(usage.get(k))
+        if n is not None:
+            out[k] = n
+    return out
+
+
+def bound_reply(reply: ModelReply, limit: int = MAX_ARGUMENT_CHARS) -> ModelReply:
+    """``reply`` with every tool call over ``limit`` argument characters replaced by
+    :meth:`ToolCall.bounded`, in its calls and in the provider content replayed later (OpenAI
+    Responses ``function_call`` items, Anthropic ``tool_use`` blocks), so that a huge argument is
+    neither re-sent nor traced."""
+    big = {c.id: c.bounded(limit) for c in reply.tool_calls if c.argument_chars() > limit}
+    if not big:
+        return reply
+    content = reply.provider_content
+    if isinstance(content, list):
+        content = [dict(item) for item in content]
+        for item in content:
+            if item.get("type") == "function_call" and item.get("call_id") in big:
+                item["arguments"] = big[item["call_id"]].arguments
+            elif item.get("type") == "tool_use" and item.get("id") in big:
+                item["input"] = json.loads(big[item["id"]].arguments)
+    return replace(reply, tool_calls=[big.get(c.id, c) for c in reply.tool_calls], provider_content=content)
 
 
 def parse_arguments(raw: Any) -> tuple[dict | None, str | None]:

@@ -52,11 +52,6 @@ class DeliveredImage:
         images by this name, never by their bytes."""
         return f"frames/frame_{self.frame_id:03d}.png"
 
-    def to_render(self, u_d: float, v_d: float) -> tuple[float, float]:
-        """Delivered pixel -> render-grid pixel (the formula of the module docstring)."""
-        return ((u_d + 0.5) * self.render_width / self.width - 0.5,
-                (v_d + 0.5) * self.render_height / self.height - 0.5)
-
     def reference(self) -> dict:
         """The JSON-able stand-in used in traces: frame id, file name and both sizes."""
         return {"type": "image", "frame_id": self.frame_id, "file": self.file_name,

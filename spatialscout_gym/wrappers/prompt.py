@@ -1,10 +1,19 @@
 """The task prompt, the first message and the reminders a model receives (docs/protocol.md
 sections 1-5; paper section 3.1 and Appendix A, "Prompts and budgets").
 
-Two wordings exist (``style``):
+Three wordings exist (``style``); each is sent in a role (:data:`PROMPT_ROLES`):
 
-``"paper"`` (the default)
-    The paper's guidance: estimates supported by what the images show; in multi-view episodes,
+``"paper"`` (the default; sent as the first user message, before frame 0)
+    The paper's content list and nothing more (paper section 3.1 and Appendix A, "Prompts and
+    budgets"): the actual model-call and capture budgets, the fixed task axes, the world-AABB centre
+    convention, estimates supported by what the images show and, with V > 1, submit after the first
+    two views, then add and revise while exploring; with V = 1 it asks for estimates from the
+    initial image and its calibration. The inventory and the calibration are not pasted in: the
+    agent queries them with ``list_entities`` and ``get_camera_intrinsics`` ("Starting from one RGB
+    image, the agent queries the inventory and calibration"). Reminders are neutral.
+``"detailed"`` (sent as the system message)
+    This package's fuller wording, the default before the paper's content list was followed: the
+    paper's guidance estimates supported by what the images show; in multi-view episodes,
     submit after the first two views, then add and revise while exploring; neutral budget
     reminders (calls and images left, nothing else) before the requests with 10 and 3 model calls
     remaining. With V = 1 the prompt asks for estimates from the initial image and its calibration
@@ -40,15 +49,18 @@ from spatialscout_gym.wrappers.images import MAX_SIDE_PX, delivered_size
 
 __all__ = ["task_prompt", "reminder_text", "first_message_text", "passive_baseline_m", "REMINDER_AT",
            "PASSIVE_NOTE", "PROMPT_STYLES", "DEFAULT_PROMPT_STYLE", "CAMERA_TOOLS", "PASSIVE_TOOLS",
-           "check_prompt_style"]
+           "check_prompt_style", "PROMPT_ROLES", "prompt_role"]
 
 REMINDER_AT: tuple[int, ...] = (10, 3)
 """A reminder is inserted before the model request when this many model calls remain, the call
 about to be made included (docs/protocol.md section 5)."""
 
-PROMPT_STYLES: tuple[str, ...] = ("paper", "legacy")
+PROMPT_STYLES: tuple[str, ...] = ("paper", "detailed", "legacy")
 """Prompt wordings (see the module docstring); ``"paper"`` is the default."""
 DEFAULT_PROMPT_STYLE = "paper"
+PROMPT_ROLES: dict[str, str] = {"paper": "user", "detailed": "system", "legacy": "system"}
+"""The message role each wording's task prompt is sent in: ``"user"`` (the first user message, with
+frame 0 after it, as the paper's "default user prompt") or ``"system"``."""
 
 CAMERA_TOOLS: tuple[str, ...] = ("set_camera_position", "move_camera", "rotate_camera", "capture_image")
 """Tools disabled in passive mode (the views are fixed)."""
@@ -67,8 +79,16 @@ def check_prompt_style(style: str) -> str:
     """``style`` if it is one of :data:`PROMPT_STYLES`; a readable ``ValueError`` otherwise."""
     if style not in PROMPT_STYLES:
         raise ValueError(f"unknown prompt style {style!r}; expected one of {', '.join(PROMPT_STYLES)} "
-                         f"(paper: the paper's guidance, the default; legacy: this package's earlier wording)")
+                         f"(paper: the paper's content list as the first user message, the default; detailed: this "
+                         f"package's fuller system prompt; legacy: its earliest wording)")
     return style
+
+
+def prompt_role(style: str, *, passive: bool = False) -> str:
+    """The role (``"user"`` or ``"system"``) the task prompt of ``style`` is sent in. Passive mode
+    (this package's extension; the paper's prompt is for active episodes) keeps its own prompt as a
+    system message in every style."""
+    return "system" if passive else PROMPT_ROLES[check_prompt_style(style)]
 
 
 def passive_baseline_m(positions: Sequence[Sequence[float]]) -> float:
@@ -194,7 +214,8 @@ def task_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_budge
                 image_budget: int, passive: bool = False, budget_counts_tool_calls: bool = False,
                 style: str = DEFAULT_PROMPT_STYLE, max_side: int = MAX_SIDE_PX,
                 passive_positions: Mapping[int, Sequence[float]] | None = None) -> str:
-    """The system prompt: the protocol, the inventory and the budgets.
+    """The task prompt: the paper's content list (``"paper"``), or the protocol, the inventory and
+    the budgets (``"detailed"``, ``"legacy"``); :func:`prompt_role` says in which role it is sent.
 
     Parameters
     ----------
@@ -211,7 +232,7 @@ def task_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_budge
     budget_counts_tool_calls : bool
         B counts tool calls instead of model calls (the MCP server, which cannot see the client's
         model calls).
-    style : {"paper", "legacy"}
+    style : {"paper", "detailed", "legacy"}
         The wording (module docstring).
     max_side : int
         Longest side of a delivered image, pixels (the prompt states it).
@@ -227,6 +248,9 @@ def task_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_budge
     if passive:
         return _passive_prompt(public, intrinsics, model_call_budget=model_call_budget,
                                max_side=max_side, positions=passive_positions or {0: [0.0, 0.0, 0.0]})
+    if style == "paper":
+        return _paper_prompt(model_call_budget=model_call_budget, image_budget=image_budget,
+                             budget_counts_tool_calls=budget_counts_tool_calls)
     inventory, shared = _inventory(public)
     one_view = int(image_budget) == 1
     lines = ["You are mapping an indoor scene with a camera. Estimate the 3D centre of every target in "
@@ -259,6 +283,26 @@ def task_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_budge
                  "the whole accepted map, and an empty batch ({}) shows it without changing it.")
     lines += ["", guidance]
     lines += _inventory_section(inventory)
+    return "\n".join(lines)
+
+
+def _paper_prompt(*, model_call_budget: int, image_budget: int, budget_counts_tool_calls: bool) -> str:
+    """The paper's content list (module docstring), nothing more."""
+    one_view = int(image_budget) == 1
+    calls = (f"{model_call_budget} tool calls" if budget_counts_tool_calls else
+             f"{model_call_budget} model calls (each of your responses is one call)")
+    lines = ["Estimate the 3D centre of every target object in this indoor scene and submit your "
+             "estimates with the tools.",
+             f"Budgets: {calls} and {image_budget} image{'' if one_view else 's'}, the initial image included.",
+             "Task axes (fixed for the episode): origin at the initial camera position; +x is the initial "
+             "camera's forward direction, +y its left, +z its up; metres.",
+             "A target's centre is the centre of its world-axis-aligned bounding box.",
+             "Give estimates that are supported by what you see in the images."]
+    if one_view:
+        lines.append("Estimate the centres from the initial image and its calibration.")
+    else:
+        lines.append("After your first two views, submit estimates for the targets you can locate, then add "
+                     "new targets and revise earlier estimates as you explore.")
     return "\n".join(lines)
 
 
@@ -313,6 +357,8 @@ def first_message_text(*, passive: bool = False, style: str = DEFAULT_PROMPT_STY
         intro = f"Here are the fixed views of this episode (frames {', '.join(str(f) for f in frames)})."
     else:
         intro = "Here is the initial image (frame 0), taken at the task-frame origin."
+        if style == "paper":
+            return intro
     return (intro + " Answer with tool calls; write your plan in the same response. A response without a "
             "tool call ends the episode.")
 

@@ -8,7 +8,8 @@ Used by :class:`~spatialscout_gym.wrappers.tool_call.ToolCallWrapper` and the MC
   (numbers rounded to 3 decimals, no ``-0.0``: what a model reads, docs/protocol.md section 4);
 * :func:`refusal_text`: the same payload for a call refused before it reached the tools (unknown tool,
   malformed arguments, a disabled tool, a call after the end);
-* :func:`clip_error`: errors longer than :data:`MAX_ERROR_CHARS` are cut with the count stated;
+* :func:`clip_error`: errors longer than :data:`MAX_ERROR_CHARS` are cut with the count stated, and
+  strings in a result longer than :data:`MAX_ECHO_CHARS` likewise;
 * :func:`unknown_tool_error`: the refusal that lists the valid tools;
 * :func:`frame_caption` / :func:`frame_parts`: the caption of a delivered frame (camera pose in the
   task frame and the pixel conversion, docs/protocol.md section 3) and the JPEG itself.
@@ -24,7 +25,7 @@ from spatialscout_gym.wrappers.conversation import short_repr
 from spatialscout_gym.wrappers.images import (JPEG_QUALITY, MAX_SIDE_PX, DeliveredImage, conversion_text,
                                               encode_for_model)
 
-__all__ = ["MAX_ERROR_CHARS", "clip_error", "result_text", "refusal_text", "unknown_tool_error",
+__all__ = ["MAX_ERROR_CHARS", "MAX_ECHO_CHARS", "MAX_VALUE_CHARS", "MAX_REFUSED_ENTRIES", "clip_error", "result_text", "refusal_text", "unknown_tool_error",
            "frame_caption", "frame_parts"]
 
 MAX_ERROR_CHARS = 600
@@ -36,6 +37,35 @@ def clip_error(text: str, n: int = MAX_ERROR_CHARS) -> str:
     return text if len(text) <= n else text[:n] + f"... [{len(text) - n} more characters]"
 
 
+MAX_ECHO_CHARS = 100
+"""Longest key of a tool result echoed back to the model, characters (e.g. an id the model made up);
+string values are cut at :data:`MAX_VALUE_CHARS`. Longer ones are cut with their length stated."""
+MAX_VALUE_CHARS = 300
+MAX_REFUSED_ENTRIES = 50
+"""Entries of a ``refused`` map a model reads back; the rest are counted, not listed."""
+
+
+def _cut(x: str, n: int) -> str:
+    return x if len(x) <= n else x[:n] + f"... ({len(x)} chars)"
+
+
+def _clip_strings(x: Any, key: Any = None) -> Any:
+    """``x`` with long keys and strings cut and a long ``refused`` map shortened, so that a refusal
+    stays small however many and however long the ids a model sends."""
+    if isinstance(x, str):
+        return _cut(x, MAX_VALUE_CHARS)
+    if isinstance(x, dict):
+        items = list(x.items())
+        out = {_cut(k, MAX_ECHO_CHARS) if isinstance(k, str) else k: _clip_strings(v, k)
+               for k, v in (items[:MAX_REFUSED_ENTRIES] if key == "refused" else items)}
+        if key == "refused" and len(items) > MAX_REFUSED_ENTRIES:
+            out["..."] = f"{len(items) - MAX_REFUSED_ENTRIES} more refused entries not listed"
+        return out
+    if isinstance(x, (list, tuple)):
+        return [_clip_strings(v) for v in x]
+    return x
+
+
 def result_text(result: Mapping[str, Any]) -> str:
     """The JSON text a model reads for a tool result.
 
@@ -44,11 +74,11 @@ def result_text(result: Mapping[str, Any]) -> str:
     """
     payload: dict[str, Any] = {"ok": bool(result["ok"])}
     if result["ok"]:
-        payload["result"] = result.get("result") or {}
+        payload["result"] = _clip_strings(result.get("result") or {})
     else:
         payload["error"] = clip_error(result.get("error") or "refused")
         if result.get("result"):
-            payload["result"] = result["result"]
+            payload["result"] = _clip_strings(result["result"])
     return model_json(payload)
 
 

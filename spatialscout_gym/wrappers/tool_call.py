@@ -3,9 +3,9 @@
 Wrap any SpatialScout env (``gym.make("SpatialScout/<scene>-v0", tool_call_budget=None)``, possibly
 wrapped further) and the env speaks to a tool-calling model (docs/protocol.md sections 3-5):
 
-* ``reset()`` returns the conversation opening as the observation: the system prompt (task,
-  inventory, budgets) and the first user message with frame 0 (or, in passive mode, the fixed
-  views) as JPEG with its caption;
+* ``reset()`` returns the conversation opening as the observation: the task prompt (the paper's
+  content list, as the first user message; or a system message in the ``detailed``/``legacy``
+  wordings) and frame 0 (or, in passive mode, the fixed views) as JPEG with its caption;
 * ``step(reply)`` takes one model reply (an OpenAI or Anthropic message, SDK object or dict, a
   plain list of ``{"name", "arguments"}`` or a :class:`~spatialscout_gym.wrappers.conversation.ModelReply`),
   encodes each tool call into the env's action (:mod:`spatialscout_gym.wrappers.encode`) and calls
@@ -16,8 +16,9 @@ wrapped further) and the env speaks to a tool-calling model (docs/protocol.md se
 Endings (docs/protocol.md section 5): ``finish_mapping`` (the env terminates; later calls of the
 same reply are skipped with a reason), a reply without a tool call (``terminated``,
 ``end_reason="no_tool_call"``), the B-th reply (``truncated``, ``"model_call_budget"``). B, the
-model-call budget, lives here; the tool-call budget lives in the env (give it ``None`` for the
-paper's protocol). Gymnasium wrappers inside this one (``RecordEpisodeStatistics``, a logger) see one
+model-call budget, lives here; the env's own tool-call cap is lifted (``None``, the paper's
+protocol) unless the user set one in ``gym.make(..., tool_call_budget=N)``, which is kept (an env
+built without ``gym.make`` keeps its cap, with a warning): ``inner_tool_call_cap`` says which. Gymnasium wrappers inside this one (``RecordEpisodeStatistics``, a logger) see one
 ``step`` per tool call and the episode's end when the env ends it (``finish_mapping``, its tool-call
 budget); an episode this wrapper ends (no tool call, B) ends above them.
 
@@ -47,18 +48,21 @@ Example
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Any, Sequence
 
 import gymnasium as gym
 
 from spatialscout_gym.episode import trace as tr
 from spatialscout_gym.episode.tools import TOOL_NAMES
-from spatialscout_gym.wrappers.conversation import (EpisodeOverError, Message, ModelReply, Part, ToolCall,
-                                                    parse_arguments, parse_reply)
+from spatialscout_gym.wrappers.conversation import (MAX_ARGUMENT_CHARS, EpisodeOverError, Message, ModelReply, Part,
+                                                    ToolCall, bound_reply, clean_usage, parse_arguments,
+                                                    parse_reply)
 from spatialscout_gym.wrappers.encode import encode_call
 from spatialscout_gym.wrappers.images import JPEG_QUALITY, MAX_SIDE_PX
 from spatialscout_gym.wrappers.prompt import (CAMERA_TOOLS, DEFAULT_PROMPT_STYLE, PASSIVE_TOOLS, REMINDER_AT,
-                                              check_prompt_style, first_message_text, reminder_text, task_prompt)
+                                              check_prompt_style, first_message_text, prompt_role, reminder_text,
+                                              task_prompt)
 from spatialscout_gym.wrappers.replies import (clip_error, frame_parts, refusal_text, result_text,
                                                unknown_tool_error)
 from spatialscout_gym.wrappers.schemas import tool_schemas
@@ -87,8 +91,10 @@ class ToolCallWrapper(gym.Wrapper):
         (:func:`spatialscout_gym.baselines.passive.scripted_path` is the benchmark's).
     max_side, jpeg_quality : int
         Delivered image size bound (pixels) and JPEG quality.
-    prompt_style : {"paper", "legacy"}
-        Wording of the prompt, first message and reminders (:mod:`spatialscout_gym.wrappers.prompt`).
+    prompt_style : {"paper", "detailed", "legacy"}
+        Wording of the prompt, first message and reminders (:mod:`spatialscout_gym.wrappers.prompt`);
+        ``"paper"`` sends the task prompt as the first user message, the others as a system message
+        (``prompt_role``).
     clock : callable, optional
         A wall clock (``time.time``) given to each episode on ``reset``, so its ``tool_call`` events
         carry ``started_unix_s`` and ``execution_s`` (the VLM agents pass it; None leaves the
@@ -127,9 +133,32 @@ class ToolCallWrapper(gym.Wrapper):
         self.passive_path = list(passive_path) if passive_path is not None else None
         self.max_side, self.jpeg_quality = int(max_side), int(jpeg_quality)
         self.prompt_style = check_prompt_style(prompt_style)
+        self.prompt_role = prompt_role(prompt_style, passive=self.passive_views is not None)
         self.clock = clock
+        self.inner_tool_call_cap = self._lift_inner_cap()
         self._episode: Any = None
         self._clear()
+
+    def _lift_inner_cap(self) -> int | None:
+        """This wrapper owns B (model calls); the env's own tool-call cap is lifted unless the user
+        set one. ``gym.make`` records the keyword arguments a user passed (``env.spec.kwargs``): a
+        cap given there is kept; the env's default cap (100 tool calls) is lifted. An env built
+        without ``gym.make`` cannot say, so its cap is kept with a warning. Returns the cap kept
+        (None: unlimited)."""
+        inner = self.env.unwrapped
+        cap = getattr(inner, "tool_call_budget", None)
+        if cap is None:
+            return None
+        spec = getattr(inner, "spec", None)
+        if spec is not None and "tool_call_budget" in (spec.kwargs or {}):
+            return cap   # the user's choice
+        if spec is None:
+            warnings.warn(f"the wrapped env keeps its own cap of {cap} tool calls besides B = "
+                          f"{self.model_call_budget} model calls; build it with tool_call_budget=None for "
+                          "the paper's protocol", stacklevel=3)
+            return cap
+        inner.session.tool_call_budget = inner.tool_call_budget = None
+        return None
 
     def _clear(self) -> None:
         self.messages: list[Message] = []
@@ -170,7 +199,8 @@ class ToolCallWrapper(gym.Wrapper):
 
     def _emit(self, kind: str, **fields: Any) -> None:
         # time_unix_s: when the request was handed to the provider / the reply came back (seconds)
-        self._events.append((len(self._episode.trace), tr.event(kind, **fields, time_unix_s=time.time())))
+        clock = self.clock if self.clock is not None else time.time
+        self._events.append((len(self._episode.trace), tr.event(kind, **fields, time_unix_s=float(clock()))))
 
     def trace(self) -> list[dict]:
         """The episode's trace events with this wrapper's events in place (see the module docstring)."""
@@ -209,15 +239,18 @@ class ToolCallWrapper(gym.Wrapper):
         if self.clock is not None:
             ep.clock = self.clock
         frames = self._capture_passive_views() if self.passive else [0]
-        self.messages = [Message("system", [task_prompt(
+        prompt = task_prompt(
             ep.public, ep.intrinsics, model_call_budget=self.model_call_budget,
             image_budget=ep.image_budget, passive=self.passive, style=self.prompt_style,
             max_side=self.max_side,
-            passive_positions={f: ep.frames[f].position_task for f in frames} if self.passive else None)])]
+            passive_positions={f: ep.frames[f].position_task for f in frames} if self.passive else None)
         parts: list[Part] = [first_message_text(passive=self.passive, style=self.prompt_style, frames=frames)]
         for fid in frames:
             parts += self._image_parts(fid)
-        self.messages.append(Message("user", parts))
+        if self.prompt_role == "system":
+            self.messages = [Message("system", [prompt]), Message("user", parts)]
+        else:   # the paper's "default user prompt": the task prompt opens the first user message
+            self.messages = [Message("user", [prompt, *parts])]
         self._remind()
         return list(self.messages), {**info, "model_call_budget": self.model_call_budget}
 
@@ -273,23 +306,31 @@ class ToolCallWrapper(gym.Wrapper):
         if self.done:
             raise EpisodeOverError(f"the episode has ended ({self.end_reason}); call reset()")
         reply = parse_reply(reply)
+        oversize = [c.argument_chars() > MAX_ARGUMENT_CHARS for c in reply.tool_calls]
+        reply = bound_reply(reply)
         if not self._requested:
             self.request()
         self._requested = False
         index = self.model_calls - 1
         self.attempts += int(reply.attempts)
+        usage = clean_usage(reply.usage)   # malformed counts are unknown, not an error
         for k in self.usage:
-            self.usage[k] += int(reply.usage.get(k, 0) or 0)
+            self.usage[k] += usage.get(k, 0)
         self.messages.append(Message("assistant", [reply.text] if reply.text else [],
                                      tool_calls=list(reply.tool_calls), provider_content=reply.provider_content))
         self._emit("model_response", model_call_index=index, text=reply.text,
-                   tool_calls=[c.to_trace() for c in reply.tool_calls], usage=dict(reply.usage),
+                   tool_calls=[c.to_trace() for c in reply.tool_calls], usage=usage,
                    attempts=int(reply.attempts), stop_reason=reply.stop_reason)
         self._reported = len(self.messages)
         results: list[Message] = []
         tool_results: list[dict] = []
         reward, terminated, truncated, last_info = 0.0, False, False, {}
-        for call in reply.tool_calls:
+        for call, too_long in zip(reply.tool_calls, oversize):
+            if too_long:
+                results.append(self._refused(call, index, f"{call.name if isinstance(call.name, str) else 'call'}: "
+                                             f"the arguments exceed {MAX_ARGUMENT_CHARS} characters; send numbers, "
+                                             "ids and short keys", kind="malformed", out=tool_results))
+                continue
             if self._env_ended:
                 reason = self.end_reason
                 text = ("skipped: finish_mapping ended the episode before this call" if reason == "finish_mapping"
@@ -324,15 +365,16 @@ class ToolCallWrapper(gym.Wrapper):
         counted; the caller fails the attempt (:class:`~spatialscout_gym.baselines.vlm.OutputCapError`)."""
         if self._episode is None:
             raise RuntimeError("call reset() before record_truncated()")
-        reply = parse_reply(reply)
+        reply = bound_reply(parse_reply(reply))
         if not self._requested:
             self.request()
         self._requested = False
         self.attempts += int(reply.attempts)
+        usage = clean_usage(reply.usage)   # malformed counts are unknown, not an error
         for k in self.usage:
-            self.usage[k] += int(reply.usage.get(k, 0) or 0)
+            self.usage[k] += usage.get(k, 0)
         self._emit("model_response", model_call_index=self.model_calls - 1, text=reply.text,
-                   tool_calls=[c.to_trace() for c in reply.tool_calls], usage=dict(reply.usage),
+                   tool_calls=[c.to_trace() for c in reply.tool_calls], usage=usage,
                    attempts=int(reply.attempts), stop_reason=reply.stop_reason, truncated=True)
 
     # ---- tool calls -------------------------------------------------------------------------------

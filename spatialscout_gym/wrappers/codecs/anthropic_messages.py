@@ -1,0 +1,101 @@
+"""The Anthropic messages wire format.
+
+Requests: ``system`` (a system message, if any) and ``messages`` with alternating roles:
+consecutive tool results and user messages merge into one user turn (tool results first), and
+images travel inside the tool results. An assistant turn with thinking blocks is replayed verbatim
+(``Message.provider_content``), as the API requires. Responses: ``content`` blocks (``text``,
+``tool_use``, ``thinking``, ``redacted_thinking``), ``usage.input_tokens`` / ``output_tokens`` and
+``stop_reason``.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any, Iterable
+
+from spatialscout_gym.episode.tools import to_jsonable
+from spatialscout_gym.wrappers.codecs.common import as_json, call_name, get, usage_counts
+from spatialscout_gym.wrappers.conversation import Message, ModelReply, Part, ToolCall, parse_arguments
+from spatialscout_gym.wrappers.schemas import tool_schemas
+
+__all__ = ["tools", "messages", "to_request", "parse_response", "is_response"]
+
+
+def tools(names: Iterable[str] | None = None) -> list[dict]:
+    """The tools (all ten, or those in ``names``) as ``{"name", "description", "input_schema"}``."""
+    return [{"name": t["name"], "description": t["description"], "input_schema": t["parameters"]}
+            for t in tool_schemas(names)]
+
+
+def _blocks(parts: list[Part]) -> list[dict]:
+    return [{"type": "text", "text": p} if isinstance(p, str) else
+            {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg",
+                                         "data": base64.b64encode(p.jpeg).decode("ascii")}}
+            for p in parts if not (isinstance(p, str) and not p)]
+
+
+def messages(conversation: list[Message]) -> tuple[str, list[dict]]:
+    """The conversation as ``(system, messages)``."""
+    system = ""
+    out: list[dict] = []
+
+    def add_user(content: list[dict]) -> None:
+        if out and out[-1]["role"] == "user":
+            out[-1]["content"].extend(content)
+        else:
+            out.append({"role": "user", "content": list(content)})
+
+    for m in conversation:
+        if m.role == "system":
+            system = m.text
+        elif m.role == "user":
+            add_user(_blocks(m.content))
+        elif m.role == "tool":
+            add_user([{"type": "tool_result", "tool_use_id": m.tool_call_id, "content": _blocks(m.content),
+                       "is_error": bool(m.is_error)}])
+        elif m.role == "assistant":
+            if m.provider_content is not None:
+                content = list(m.provider_content)
+            else:
+                content = [{"type": "text", "text": m.text}] if m.text else []
+                for c in m.tool_calls:
+                    args, _ = parse_arguments(c.arguments)
+                    content.append({"type": "tool_use", "id": c.id, "name": call_name(c),
+                                    "input": to_jsonable(args) if args is not None else {}})
+            out.append({"role": "assistant", "content": content or [{"type": "text", "text": "(no text)"}]})
+        else:
+            raise ValueError(f"unknown message role {m.role!r}; expected system, user, assistant or tool")
+    return system, out
+
+
+def to_request(conversation: list[Message], tool_names: Iterable[str] | None = None) -> dict:
+    """The conversation and tool fields of a ``messages.create`` request (``system`` only when the
+    conversation has a system message)."""
+    system, msgs = messages(conversation)
+    request: dict[str, Any] = {"messages": msgs, "tools": tools(tool_names)}
+    if system:
+        request["system"] = system
+    return request
+
+
+def is_response(reply: Any) -> bool:
+    """Whether ``reply`` looks like an Anthropic message (a list of ``content`` blocks)."""
+    return isinstance(get(reply, "content"), list)
+
+
+def parse_response(reply: Any) -> ModelReply:
+    """Text, tool calls, usage and stop reason; with thinking blocks, the whole content is kept as
+    ``provider_content`` (it must be sent back verbatim)."""
+    content = get(reply, "content") or []
+    texts, calls, replay = [], [], False
+    for block in content:
+        kind = get(block, "type")
+        if kind == "text":
+            texts.append(get(block, "text", ""))
+        elif kind == "tool_use":
+            calls.append(ToolCall(get(block, "id"), get(block, "name"), get(block, "input")))
+        elif kind in ("thinking", "redacted_thinking"):
+            replay = True
+    return ModelReply("\n".join(texts), calls, usage_counts(get(reply, "usage"), "input_tokens", "output_tokens"),
+                      provider_content=[as_json(b) for b in content] if replay else None,
+                      stop_reason=get(reply, "stop_reason"))

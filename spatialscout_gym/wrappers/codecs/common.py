@@ -1,0 +1,85 @@
+"""What the wire-format codecs share: reading SDK objects and dicts alike, usage counts that may be
+malformed, tool-call arguments as JSON text, and the deferral of tool-result images to a user turn
+(formats whose tool results carry text only)."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any, Callable
+
+from spatialscout_gym.episode.tools import to_jsonable
+from spatialscout_gym.wrappers.conversation import token_count
+from spatialscout_gym.wrappers.images import DeliveredImage
+
+__all__ = ["get", "usage_counts", "json_args", "call_name", "data_uri", "as_json", "ImageDeferral"]
+
+
+def get(obj: Any, key: str, default: Any = None) -> Any:
+    """``obj[key]`` for dicts, ``obj.key`` for SDK objects (pydantic models)."""
+    if isinstance(obj, dict):
+        return obj.get(key, default)
+    return getattr(obj, key, default)
+
+
+def usage_counts(usage: Any, input_key: str, output_key: str) -> dict:
+    """``{"input_tokens", "output_tokens"}`` from a usage object, keeping only well-formed counts
+    (a malformed or missing count is left out, i.e. unknown)."""
+    if usage is None:
+        return {}
+    out = {}
+    for ours, theirs in (("input_tokens", input_key), ("output_tokens", output_key)):
+        n = token_count(get(usage, theirs))
+        if n is not None:
+            out[ours] = n
+    return out
+
+
+def json_args(raw: Any) -> str:
+    """Tool-call arguments as the JSON text the OpenAI formats carry."""
+    if isinstance(raw, str):
+        return raw
+    try:
+        return json.dumps(to_jsonable(raw if raw is not None else {}))
+    except (TypeError, ValueError):
+        return json.dumps(repr(raw))
+
+
+def call_name(c: Any) -> str:
+    return c.name if isinstance(c.name, str) else repr(c.name)
+
+
+def data_uri(img: DeliveredImage) -> str:
+    return "data:image/jpeg;base64," + base64.b64encode(img.jpeg).decode("ascii")
+
+
+def as_json(obj: Any) -> Any:
+    """An SDK object (pydantic) or a dict as a JSON-able dict, for replay in later requests."""
+    if isinstance(obj, dict):
+        return dict(obj)
+    return obj.model_dump(mode="json", exclude_none=True)
+
+
+class ImageDeferral:
+    """Tool results that carry text only: the images of a run of consecutive tool results follow it
+    in one user message, each after its caption, and the tool result says so.
+
+    ``user_parts`` renders neutral parts (text, images) in the format; ``out`` receives the user
+    message on :meth:`flush`.
+    """
+
+    def __init__(self, out: list[dict], user_parts: Callable[[list], list[dict]]) -> None:
+        self._out, self._user_parts, self._pending = out, user_parts, []
+
+    def tool_text(self, m: Any) -> str:
+        """The tool result's text; its images (after the text part) are kept for the next flush."""
+        text = m.text
+        if m.images:
+            text += f" (image of frame {m.images[0].frame_id} follows in the next user message)"
+            self._pending.extend(self._user_parts(m.content[1:]))
+        return text
+
+    def flush(self) -> None:
+        if self._pending:
+            self._out.append({"role": "user", "content": list(self._pending)})
+            self._pending = []
