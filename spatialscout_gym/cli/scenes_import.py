@@ -70,12 +70,14 @@ def run_import(args: argparse.Namespace) -> int:
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", ms.ManiSkillDataWarning)
-                spec = ms.import_scene(args.dataset, name, args.targets, asset_dir=args.asset_dir,
-                                       mesh_cache=cache, scenes=available)
-            for w in caught:  # one line per distinct warning, not one per scene
-                if str(w.message) not in warned:
-                    warned.add(str(w.message))
-                    print(f"warning: {w.message}", file=sys.stderr)
+                try:
+                    spec = ms.import_scene(args.dataset, name, args.targets, asset_dir=args.asset_dir,
+                                           mesh_cache=cache, scenes=available)
+                finally:
+                    for w in caught:  # one line per distinct warning, not one per scene
+                        if str(w.message) not in warned:
+                            warned.add(str(w.message))
+                            print(f"warning: {w.message}", file=sys.stderr)
         except (ms.ManiSkillAssetsMissing, ImportError) as exc:
             raise CliError(str(exc)) from exc
         except ValueError as exc:  # too few candidates, no open floor
