@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> dict:
         if args.workers > 1:
             plan += [("workers", n, (lambda n=n: gym.make_vec(
                 "SpatialScout/NBV-v0", num_envs=n, vectorization_mode="vector_entry_point",
-                num_workers=args.workers, **kw)), True) for n in args.num_envs if n >= args.workers]
+                num_workers=args.workers, **vkw)), True) for n in args.num_envs if n >= args.workers]
         for kind, n, make, vector in plan:
             row = {"kind": kind, "resolution": res, **_measure(make, n, args.seconds, vector, seed=len(rows))}
             if kind == "vector":

@@ -89,3 +89,16 @@ def make_sphere_spec(center_world, radius: float = 0.03, fov_y_deg: float = 60.0
              material=Material((1.0, 1.0, 1.0, 1.0)))])
     return SceneSpec.from_objects("sphere", [obj], CameraPose(np.zeros(3), 0.0, 0.0),
                                   Intrinsics.from_fov(512, 512, fov_y_deg), [], ambient_light=(1.0, 1.0, 1.0))
+
+
+RENDER_DEVICE_ENV = "SPATIALSCOUT_TEST_RENDER_DEVICE"
+"""Environment variable: the SAPIEN render device the NBV render tests use (e.g. ``cuda``, set by
+``scripts/gpu_check.sh`` on a GPU machine); unset or empty, SAPIEN's default device."""
+
+
+def render_device_kwargs() -> dict:
+    """``{"render_device": ...}`` from :data:`RENDER_DEVICE_ENV`, or ``{}`` when it is unset."""
+    import os
+
+    device = os.environ.get(RENDER_DEVICE_ENV, "").strip()
+    return {"render_device": device} if device else {}

@@ -8,13 +8,15 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
+from render_fixtures import render_device_kwargs
 
 import spatialscout_gym  # noqa: F401  (registers the ids)
 from spatialscout_gym.core.frames import CameraPose
 
 pytestmark = pytest.mark.render
 
-KW = dict(resolution=32, obs_size=32, image_budget=4, reconfigure_every=2)
+KW = dict(resolution=32, obs_size=32, image_budget=4, reconfigure_every=2,
+          **render_device_kwargs())
 
 
 class CountingCamera:

@@ -75,10 +75,10 @@ def test_ai2thor_boxes_match_the_posed_meshes(ai2thor):
     assert len(by_id) == len(written) + 1  # every instance plus the stage
     for obj in written:
         lo, hi = _ai2thor_world_box(obj)
-        got = by_id[f"{obj.category or 'Object'}_{obj.index:03d}"]
+        got = by_id[f"{obj.semantic or 'Object'}_{obj.index:03d}"]
         np.testing.assert_allclose(got.aabb_world[0], lo, atol=1e-5)
         np.testing.assert_allclose(got.aabb_world[1], hi, atol=1e-5)
-        assert got.category == (obj.category or "Object")
+        assert got.category == (obj.semantic or "Object")
     # the ground truth file holds the same boxes for the targets, centres in the task frame
     frame = spec.task_frame
     for t in spec.targets:
@@ -99,7 +99,8 @@ def test_targets_follow_the_selection_rule(ai2thor):
     assert inventory == sorted(inventory, key=natural_key)     # listed by id, not by distance
     roles = {o.id: o.role for o in spec.private.objects}
     assert sorted(i for i, r in roles.items() if r == "hidden") == sorted(expected[35:])
-    assert all(roles[f"Object_{o.index:03d}"] == "static" for o in written if o.category is None)
+    # every object has a semantic category, as in the real data; the building's stay static
+    assert all(roles[f"{o.semantic}_{o.index:03d}"] == "static" for o in written if o.category is None)
     assert roles["stage"] == "static"
     assert all(e.group == e.category for e in spec.public.inventory)
     radius = max(float(np.linalg.norm(t.center_task)) for t in spec.targets)
@@ -157,7 +158,7 @@ def test_select_targets_breaks_distance_ties_by_id(angles, n_targets):
     n = len(angles) - 1  # the last object has no category and is never a candidate
     src = _equidistant_source(n, angles)
     if n < n_targets:
-        with pytest.raises(ValueError, match="known category"):
+        with pytest.raises(ValueError, match="known non-structural category"):
             ms.select_targets(src, ms.CameraPose(np.array([0, 0, 1.5]), 0, 0), n_targets)
         return
     targets, hidden = ms.select_targets(src, ms.CameraPose(np.array([0, 0, 1.5]), 0, 0), n_targets)
@@ -168,7 +169,7 @@ def test_replicacad_scene(tmp_path):
     written = make_replicacad_dataset(tmp_path)
     src = ms.load_source_scene("ReplicaCAD", "apt_0", tmp_path)
     assert src.skipped["doors"] == ["door1"]  # ManiSkill's builder skips doors too
-    (counter,) = src.structures  # the URDF at rest: body, and the drawer at its joint origin
+    counter, _fridge = src.structures  # the counter URDF at rest: body, and the drawer at its joint origin
     Rx = np.array([[1, 0, 0], [0, 0, -1], [0, 1, 0]])  # +90 deg about x: (x, y, z) -> (x, -z, y)
     body_lo, body_hi = Rx @ (np.array(COUNTER_TRANSLATION) + [-0.5, 0, -0.3]), \
         Rx @ (np.array(COUNTER_TRANSLATION) + [0.5, 0.9, 0.3])
@@ -243,7 +244,7 @@ def test_cli_import_writes_scene_dirs_that_register(tmp_path, monkeypatch, capsy
     # too few candidates for 40 targets: the scene is skipped with a reason, exit 2
     code = main(["scenes", "import-maniskill", "--dataset", "iTHOR", "--targets", "40",
                  "--asset-dir", str(tmp_path / "assets"), "--out", str(tmp_path / "o40")])
-    assert code == 2 and "37 objects with a known category" in capsys.readouterr().err
+    assert code == 2 and "37 objects with a known non-structural category" in capsys.readouterr().err
 
     monkeypatch.setenv(ms.SCENE_DIRS_ENV, str(out))
     assert "SpatialScout/iTHOR_FloorPlan1-v0" in register_envs()

@@ -7,12 +7,14 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
+from render_fixtures import render_device_kwargs
 
 import spatialscout_gym  # noqa: F401  (registers the ids)
 
 pytestmark = pytest.mark.render
 
-KW = dict(resolution=32, obs_size=36, image_budget=4, reconfigure_every=2)
+KW = dict(resolution=32, obs_size=36, image_budget=4, reconfigure_every=2,
+          **render_device_kwargs())
 
 
 def _same(a, b) -> bool:

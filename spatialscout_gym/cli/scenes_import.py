@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
@@ -33,6 +34,9 @@ def add_import_parser(scenes_subparsers) -> argparse.ArgumentParser:
     p.add_argument("--dataset", required=True, choices=list(DATASETS), help="ManiSkill scene dataset")
     p.add_argument("--scenes", nargs="+", metavar="SCENE",
                    help="scene names as in the dataset (e.g. FloorPlan7_physics, apt_0); default all")
+    p.add_argument("--staging", action="store_true",
+                   help="ReplicaCAD: also import the 84 v3_sc*_staging_* scenes, which ManiSkill "
+                        "loads only on request (default: ManiSkill's scene list)")
     p.add_argument("--targets", type=int, choices=(35, 40), default=40,
                    help="targets per scene (the paper's catalog uses 35 or 40; default 40)")
     p.add_argument("--out", required=True, type=Path, help="output directory (created if missing)")
@@ -47,7 +51,9 @@ def run_import(args: argparse.Namespace) -> int:
     from spatialscout_gym.scenes.export import export_scene
 
     try:
-        available = ms.list_scenes(args.dataset, args.asset_dir)
+        available = ms.list_scenes(args.dataset, args.asset_dir, include_staging=args.staging)
+        if args.scenes:  # a scene named explicitly may be a staging scene
+            available = ms.list_scenes(args.dataset, args.asset_dir, include_staging=True)
     except ms.ManiSkillAssetsMissing as exc:
         raise CliError(str(exc)) from exc
     names = list(args.scenes or available)
@@ -59,12 +65,20 @@ def run_import(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     cache: dict = {}
-    written, skipped = [], []
+    written, skipped, warned = [], [], set()
     for name in tqdm(names, desc=f"import {args.dataset}", disable=len(names) < 3, file=sys.stderr):
         try:
-            spec = ms.import_scene(args.dataset, name, args.targets, asset_dir=args.asset_dir,
-                                   mesh_cache=cache)
-        except ms.ManiSkillAssetsMissing as exc:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", ms.ManiSkillDataWarning)
+                try:
+                    spec = ms.import_scene(args.dataset, name, args.targets, asset_dir=args.asset_dir,
+                                           mesh_cache=cache, scenes=available)
+                finally:
+                    for w in caught:  # one line per distinct warning, not one per scene
+                        if str(w.message) not in warned:
+                            warned.add(str(w.message))
+                            print(f"warning: {w.message}", file=sys.stderr)
+        except (ms.ManiSkillAssetsMissing, ImportError) as exc:
             raise CliError(str(exc)) from exc
         except ValueError as exc:  # too few candidates, no open floor
             skipped.append(f"{name}: {exc}")

@@ -58,6 +58,7 @@ import importlib.util
 import json
 import os
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -71,7 +72,7 @@ from spatialscout_gym.core.spec import Light, Material, Part, SceneObject, Scene
 
 __all__ = ["missing_scene_dirs",
     "DATASETS", "DatasetLayout", "ManiSkillAssetsMissing", "SourceObject", "SourceScene",
-    "SourceStructure",
+    "SourceStructure", "PrimitiveMesh", "ManiSkillDataWarning", "STRUCTURAL_CATEGORIES",
     "maniskill_asset_dir", "download_command", "list_scenes", "load_source_scene",
     "choose_initial_camera", "select_targets", "spec_from_source", "import_scene", "scene_id_for",
     "imported_scene_dirs", "imported_scene_paths", "FILE_MATERIAL",
@@ -91,6 +92,13 @@ N_CAMERA_SITES = 16
 """How many valid floor points nearest the scene centre compete for the initial camera."""
 YAW_STEP_DEG = 15.0
 MAX_VIEW_M = 10.0
+STRUCTURAL_CATEGORIES = frozenset({
+    "Floor", "Wall", "Ceiling", "Doorway", "Doorframe", "Door", "Stairs", "Room", "Stage",
+    "Background", "Unknown"})
+"""Semantic categories that are the building rather than an object in it. The paper's target rule
+(docs/protocol.md section 8) takes every object with a known semantic category as a candidate; the
+real datasets give every object a category (ManiSkill's AI2-THOR builder has no fallback), so the
+building's own parts are named here and stay static, rendered structure, never candidates."""
 SCENE_DIRS_ENV = "SPATIALSCOUT_SCENE_DIRS"
 """Environment variable: ``os.pathsep``-separated directories of imported scenes (each holding
 ``<scene_id>/scene_spec.json``); registration and ``scene_by_name`` read it."""
@@ -184,15 +192,17 @@ def download_command(dataset: str) -> str:
     return f"python -m mani_skill.utils.download_asset {_layout(dataset).download_id}"
 
 
-def _maniskill_scene_list(layout: DatasetLayout) -> list[str] | None:
-    """ManiSkill's own ordered scene list for the dataset, or None when mani_skill is absent."""
+def _maniskill_scene_list(layout: DatasetLayout, include_staging: bool = False) -> list[str] | None:
+    """ManiSkill's own ordered scene list for the dataset (ReplicaCAD's ``staging_scenes`` after
+    its ``scenes`` when ``include_staging``), or None when mani_skill is absent."""
     spec = importlib.util.find_spec("mani_skill")  # finds the package without importing it
     if spec is None or not spec.submodule_search_locations:
         return None
     path = Path(list(spec.submodule_search_locations)[0]) / layout.metadata
     if not path.is_file():
         return None
-    return [str(s) for s in json.loads(path.read_text())["scenes"]]
+    meta = json.loads(path.read_text())
+    return [str(s) for s in meta["scenes"] + (meta.get("staging_scenes", []) if include_staging else [])]
 
 
 def _scene_stem(config: str) -> str:
@@ -200,10 +210,19 @@ def _scene_stem(config: str) -> str:
     return name[: -len(_SCENE_SUFFIX)] if name.endswith(_SCENE_SUFFIX) else Path(name).stem
 
 
-def list_scenes(dataset: str, asset_dir: str | os.PathLike | None = None) -> dict[str, str]:
+_STAGING = re.compile(r"^v3_sc\d+_staging_\d+$")
+"""ReplicaCAD's staging scenes (``v3_sc<k>_staging_<nn>``), which ManiSkill loads only on request."""
+
+
+def list_scenes(dataset: str, asset_dir: str | os.PathLike | None = None, *,
+                include_staging: bool = False) -> dict[str, str]:
     """The dataset's scenes present on disk: ``{scene name: config path relative to the scene
     config directory}``, in ManiSkill's metadata order when mani_skill is installed (then any
     other configs found on disk, sorted).
+
+    ReplicaCAD's 84 ``v3_sc*_staging_*`` scenes are left out unless ``include_staging`` (as
+    ManiSkill's ``ReplicaCADSceneBuilder(include_staging_scenes=False)``). One directory walk and
+    one set build the index, so listing ProcTHOR's ~12,000 configs takes about a second.
 
     Raises
     ------
@@ -215,12 +234,16 @@ def list_scenes(dataset: str, asset_dir: str | os.PathLike | None = None) -> dic
     if not config_dir.is_dir():
         raise ManiSkillAssetsMissing(dataset, config_dir, root)
     on_disk = sorted(p.relative_to(config_dir).as_posix() for p in config_dir.rglob(f"*{_SCENE_SUFFIX}"))
+    present = set(on_disk)
     ordered: list[str] = []
-    for cfg in _maniskill_scene_list(layout) or []:
+    for cfg in _maniskill_scene_list(layout, include_staging) or []:
         rel = Path(cfg).as_posix().removeprefix("./")
-        if (config_dir / rel).is_file():
+        if rel in present:
             ordered.append(rel)
-    ordered += [r for r in on_disk if r not in set(ordered)]
+    listed = set(ordered)
+    ordered += [r for r in on_disk if r not in listed]
+    if not include_staging:
+        ordered = [r for r in ordered if not _STAGING.match(_scene_stem(r))]
     return {_scene_stem(r): r for r in ordered}
 
 
@@ -262,6 +285,19 @@ def _mat_to_wxyz(R: np.ndarray) -> np.ndarray:
     return q if q[0] >= 0 else -q
 
 
+@dataclass(frozen=True)
+class PrimitiveMesh:
+    """A URDF geometric primitive as a triangle mesh in its visual frame (metres, before scale)."""
+
+    kind: str
+    vertices: np.ndarray
+    faces: np.ndarray
+
+
+class ManiSkillDataWarning(UserWarning):
+    """Something in a dataset differs from what ManiSkill's release ships; the import goes on."""
+
+
 # ---- the source scene ---------------------------------------------------------------------------
 @dataclass
 class SourceObject:
@@ -274,7 +310,8 @@ class SourceObject:
     template : str
         The instance's ``template_name``.
     category : str or None
-        Semantic category (AI2-THOR spelling), None when the dataset gives no known one.
+        Semantic category (AI2-THOR spelling), None when the dataset gives no known one. A
+        category in :data:`STRUCTURAL_CATEGORIES` is the building, never a candidate.
     mesh_path : Path
         The visual mesh file.
     T_world_obj : ndarray, shape (4, 4)
@@ -298,6 +335,11 @@ class SourceObject:
     def center_world(self) -> np.ndarray:
         return (self.box_min + self.box_max) / 2
 
+    @property
+    def is_candidate(self) -> bool:
+        """docs/protocol.md section 8: a known semantic category that is not the building."""
+        return self.category is not None and self.category not in STRUCTURAL_CATEGORIES
+
 
 @dataclass
 class SourceScene:
@@ -305,7 +347,9 @@ class SourceScene:
 
     ``stage_triangles_world`` (F, 3, 3) are the stage's triangles in the world, used to find a
     floor point and lines of sight; ``navigable_xy`` (M, 2) are the dataset's navigable positions
-    when it ships them (ManiSkill's ``*.fetch.navigable_positions.*`` files), else None.
+    when it ships them (ManiSkill's ``*.fetch.navigable_positions.*`` files), else None; for a
+    navigation mesh (ReplicaCAD's ``.obj``) ``navigable_triangles_xy`` (F, 3, 2) holds its
+    triangles, whose interiors are the free floor (its vertices lie on the edge of free space).
     """
 
     dataset: str
@@ -320,6 +364,7 @@ class SourceScene:
     lights: list[Light]
     ambient_light: tuple[float, float, float] = (0.3, 0.3, 0.3)
     navigable_xy: np.ndarray | None = None
+    navigable_triangles_xy: np.ndarray | None = None
     skipped: dict = field(default_factory=dict)
     structures: list["SourceStructure"] = field(default_factory=list)
 
@@ -328,7 +373,9 @@ class SourceScene:
 class SourceStructure:
     """Static structure built from several meshes (a ReplicaCAD articulated object at rest).
 
-    ``visuals`` holds ``(mesh path, T_world_mesh (4, 4), scale (3,), box_min (3,), box_max (3,))``.
+    ``visuals`` holds ``(mesh, T_world_mesh (4, 4), scale (3,), box_min (3,), box_max (3,))``,
+    ``mesh`` a mesh file's path or a :class:`PrimitiveMesh` (a URDF box, cylinder, sphere or
+    capsule).
     """
 
     name: str
@@ -351,11 +398,27 @@ def _load_mesh(path: Path, cache: dict):
     if key not in cache:
         import trimesh  # only the adapter needs it
 
+        if _draco_compressed(path) and importlib.util.find_spec("DracoPy") is None:
+            raise ImportError(f"{path} is Draco-compressed (KHR_draco_mesh_compression) and DracoPy is "
+                              f"not installed; install the maniskill extra: pip install "
+                              f"'spatialscout-gym[maniskill]'")
         loaded = trimesh.load(key, force="mesh", process=False)
         v = np.asarray(getattr(loaded, "vertices", np.zeros((0, 3))), dtype=float).reshape(-1, 3)
         f = np.asarray(getattr(loaded, "faces", np.zeros((0, 3))), dtype=np.int64).reshape(-1, 3)
         cache[key] = (v, f)
     return cache[key]
+
+
+def _draco_compressed(path: Path) -> bool:
+    """Whether a glTF binary's JSON chunk names ``KHR_draco_mesh_compression``."""
+    if path.suffix.lower() != ".glb":
+        return False
+    with open(path, "rb") as f:
+        head = f.read(20)
+        if len(head) < 20 or head[:4] != b"glTF":
+            return False
+        length = int.from_bytes(head[12:16], "little")
+        return b"KHR_draco_mesh_compression" in f.read(length)
 
 
 def _world_vertices(v: np.ndarray, T: np.ndarray) -> np.ndarray:
@@ -398,7 +461,7 @@ def _ai2thor_scene(layout, root, rel, cache) -> tuple:
     if npy.is_file():
         arr = np.asarray(np.load(npy), dtype=float)
         nav = arr.reshape(-1, arr.shape[-1])[:, :2]
-    return cfg_path, stage_path, _pose(np.zeros(3), q_stage), objects, lights, nav, {}, []
+    return cfg_path, stage_path, _pose(np.zeros(3), q_stage), objects, lights, (nav, None), {}, []
 
 
 def _replicacad_scene(layout, root, rel, cache) -> tuple:
@@ -406,10 +469,13 @@ def _replicacad_scene(layout, root, rel, cache) -> tuple:
     cfg_path = _require(layout.name, root / layout.scene_config_dir / rel, root)
     cfg = json.loads(cfg_path.read_text())
     lexicon_path = base / "configs/ssd/replicaCAD_semantic_lexicon.json"
-    id_to_category = {}
+    id_to_category: dict[int, str] | None = None
     if lexicon_path.is_file():
         id_to_category = {int(c["id"]): _category_name(str(c["name"]))
                           for c in json.loads(lexicon_path.read_text()).get("classes", [])}
+    else:
+        warnings.warn(f"ReplicaCAD: {lexicon_path} is missing; categories are taken from the "
+                      f"template names (frl_apartment_<class>_NN)", ManiSkillDataWarning, stacklevel=3)
     stage_name = os.path.basename(cfg["stage_instance"]["template_name"])
     stage_path = _require(layout.name, base / "stages" / f"{stage_name}.glb", root)
     T_x90 = _pose(np.zeros(3), _Q_X90)
@@ -421,16 +487,21 @@ def _replicacad_scene(layout, root, rel, cache) -> tuple:
         obj_cfg = json.loads(obj_cfg_path.read_text())
         mesh = _require(layout.name, obj_cfg_path.parent / obj_cfg["render_asset"], root)
         semantic_id = obj_cfg.get("semantic_id")
-        category = id_to_category.get(int(semantic_id)) if semantic_id not in (None, 0) else None
+        if id_to_category is None:
+            category = _replicacad_template_category(template)
+        else:
+            category = id_to_category.get(int(semantic_id)) if semantic_id not in (None, 0) else None
         T = T_x90 @ _pose(inst["translation"], inst["rotation"])
         objects.append((index, template, category, mesh, T, inst.get("motion_type") == "DYNAMIC"))
     color = tuple(float(c) for c in np.array([1.0, 0.8, 0.5]) * 2)
     lights = [Light("point", color, position_world=np.array(p, dtype=float)) for p in
               ([-1.1, 2.775, 2.3], [-0.5, -1.44, 2.3], [2.4, -1.6, 2.3], [2.5, -6.1, 2.3], [3.14, 3.24, 3])]
-    nav = None
-    obj_nav = cfg_path.parent / f"{_scene_stem(rel)}.fetch.navigable_positions.obj"
+    nav, nav_tris = None, None  # ManiSkill: configs/scenes/<Path(config).stem>.fetch.navigable_positions.obj
+    obj_nav = root / layout.scene_config_dir / f"{Path(rel).stem}.fetch.navigable_positions.obj"
     if obj_nav.is_file():
-        nav = _load_mesh(obj_nav, cache)[0][:, :2]
+        v, f = _load_mesh(obj_nav, cache)
+        nav = v[:, :2]
+        nav_tris = v[f][:, :, :2] if len(f) else None
     structures, skipped_doors = [], []
     for k, art in enumerate(cfg.get("articulated_object_instances", [])):
         template = art["template_name"]
@@ -442,7 +513,13 @@ def _replicacad_scene(layout, root, rel, cache) -> tuple:
         visuals = _urdf_rest_visuals(urdf, T, float(art.get("uniform_scale", 1.0)))
         structures.append((f"{template}_{k}", visuals))
     skipped = {"doors": sorted(skipped_doors)} if skipped_doors else {}
-    return cfg_path, stage_path, T_x90, objects, lights, nav, skipped, structures
+    return cfg_path, stage_path, T_x90, objects, lights, (nav, nav_tris), skipped, structures
+
+
+def _replicacad_template_category(template: str) -> str | None:
+    """``objects/frl_apartment_chair_01`` -> ``Chair``: the class in a ReplicaCAD template name."""
+    m = re.fullmatch(r"frl_apartment_(.+?)(?:_\d+)?", os.path.basename(template))
+    return _category_name(m.group(1)) if m else None
 
 
 def _rpy_matrix(rpy) -> np.ndarray:
@@ -477,17 +554,55 @@ def _urdf_rest_visuals(urdf: Path, T_world_root: np.ndarray, scale: float) -> li
     out = []
     for link in robot.findall("link"):
         for vis in link.findall("visual"):
-            mesh = vis.find("geometry/mesh")
-            if mesh is None:
+            geometry = vis.find("geometry")
+            if geometry is None:
                 continue
-            s = np.array([float(x) for x in mesh.get("scale", "1 1 1").split()]) * scale
-            path = (urdf.parent / mesh.get("filename")).resolve()
-            out.append((path, link_pose(link.get("name")) @ _urdf_origin(vis.find("origin"), scale), s))
+            T = link_pose(link.get("name")) @ _urdf_origin(vis.find("origin"), scale)
+            mesh = geometry.find("mesh")
+            if mesh is not None:
+                s = np.array([float(x) for x in mesh.get("scale", "1 1 1").split()]) * scale
+                out.append((_urdf_mesh_path(urdf, mesh.get("filename")), T, s))
+                continue
+            primitive = _urdf_primitive(geometry)
+            if primitive is not None:
+                out.append((primitive, T, np.full(3, float(scale))))
     return out
 
 
+def _urdf_mesh_path(urdf: Path, filename: str) -> Path:
+    """A URDF mesh ``filename`` as SAPIEN's URDF loader resolves it: ``package://<pkg>/rest`` and
+    ``file://`` prefixes dropped, relative to the URDF's folder."""
+    name = filename
+    if name.startswith("package://"):
+        name = name[len("package://"):].split("/", 1)[-1]
+    elif name.startswith("file://"):
+        name = name[len("file://"):]
+    return (urdf.parent / name).resolve()
+
+
+def _urdf_primitive(geometry) -> PrimitiveMesh | None:
+    """A URDF ``box``/``cylinder``/``sphere``/``capsule`` as a triangle mesh (cylinders and
+    capsules along z, as URDF defines them), or None for anything else."""
+    import trimesh  # noqa: PLC0415
+
+    box, cyl, sph, cap = (geometry.find(k) for k in ("box", "cylinder", "sphere", "capsule"))
+    if box is not None:
+        m, kind = trimesh.creation.box([float(x) for x in box.get("size").split()]), "box"
+    elif cyl is not None:
+        m, kind = trimesh.creation.cylinder(float(cyl.get("radius")), float(cyl.get("length")),
+                                            sections=24), "cylinder"
+    elif sph is not None:
+        m, kind = trimesh.creation.icosphere(subdivisions=2, radius=float(sph.get("radius"))), "sphere"
+    elif cap is not None:
+        m, kind = trimesh.creation.capsule(height=float(cap.get("length")),
+                                           radius=float(cap.get("radius")), count=[12, 12]), "capsule"
+    else:
+        return None
+    return PrimitiveMesh(kind, np.asarray(m.vertices, dtype=float), np.asarray(m.faces, dtype=np.int64))
+
+
 def load_source_scene(dataset: str, scene: str, asset_dir: str | os.PathLike | None = None,
-                      mesh_cache: dict | None = None) -> SourceScene:
+                      mesh_cache: dict | None = None, *, scenes: dict[str, str] | None = None) -> SourceScene:
     """Read one dataset scene with ManiSkill's builder conventions (see the module docstring).
 
     Parameters
@@ -500,6 +615,9 @@ def load_source_scene(dataset: str, scene: str, asset_dir: str | os.PathLike | N
         ManiSkill's data directory; default :func:`maniskill_asset_dir`.
     mesh_cache : dict, optional
         ``{path: (vertices, faces)}`` shared across scenes (templates repeat).
+    scenes : dict, optional
+        The dataset's index from :func:`list_scenes`, when importing many scenes (listing again
+        for every scene would walk the whole config tree each time).
 
     Raises
     ------
@@ -509,13 +627,15 @@ def load_source_scene(dataset: str, scene: str, asset_dir: str | os.PathLike | N
         When ``scene`` is not one of the dataset's scenes.
     """
     layout, root = _layout(dataset), maniskill_asset_dir(asset_dir)
-    scenes = list_scenes(dataset, root)
+    if scenes is None:
+        scenes = list_scenes(dataset, root, include_staging=True)
     if scene not in scenes:
         raise KeyError(f"{dataset} has no scene {scene!r} in {root / layout.scene_config_dir}; "
                        f"found {len(scenes)}: {', '.join(list(scenes)[:8])}{' ...' if len(scenes) > 8 else ''}")
     cache = {} if mesh_cache is None else mesh_cache
     reader = _ai2thor_scene if layout.family == "ai2thor" else _replicacad_scene
-    cfg_path, stage_path, T_stage, raw, lights, nav, skipped, *more = reader(layout, root, scenes[scene], cache)
+    cfg_path, stage_path, T_stage, raw, lights, (nav, nav_tris), skipped, *more = \
+        reader(layout, root, scenes[scene], cache)
     sv, sf = _load_mesh(stage_path, cache)
     stage_world = _world_vertices(sv, T_stage)
     if len(sv) == 0:
@@ -534,7 +654,8 @@ def load_source_scene(dataset: str, scene: str, asset_dir: str | os.PathLike | N
     for name, visuals in (more[0] if more else []):
         boxed = []
         for path, T, s in visuals:
-            v, _ = _load_mesh(_require(dataset, path, root), cache)
+            v = path.vertices if isinstance(path, PrimitiveMesh) else \
+                _load_mesh(_require(dataset, path, root), cache)[0]
             if len(v):
                 w = _world_vertices(v * s, T)
                 boxed.append((path, T, s, w.min(0), w.max(0)))
@@ -542,7 +663,8 @@ def load_source_scene(dataset: str, scene: str, asset_dir: str | os.PathLike | N
             structures.append(SourceStructure(name, boxed))
     return SourceScene(dataset, scene, cfg_path, root, stage_path, T_stage,
                        (stage_world.min(0), stage_world.max(0)), stage_world[sf], objects, lights,
-                       navigable_xy=nav, skipped=skipped, structures=structures)
+                       navigable_xy=nav, navigable_triangles_xy=nav_tris, skipped=skipped,
+                       structures=structures)
 
 
 # ---- geometry queries on the stage --------------------------------------------------------------
@@ -632,8 +754,10 @@ def choose_initial_camera(source: SourceScene, intrinsics: Intrinsics, *,
                           pitch_deg: float = INITIAL_PITCH_DEG) -> CameraPose:
     """A navigable eye-height pose near the scene's centre facing the most visible candidates.
 
-    Sites are the dataset's navigable positions, or else a ``GRID_STEP_M`` floor grid centred on
-    the scene centre (median of the objects' box centres, xy). A site is valid when a floor lies
+    Sites are the dataset's navigable positions (for a navigation mesh: the ``GRID_STEP_M`` grid
+    points and triangle centroids inside its triangles, since its vertices lie on the edge of
+    free space), or else a ``GRID_STEP_M`` floor grid centred on the scene centre (median of the
+    objects' box centres, xy). A site is valid when a floor lies
     under it, no stage surface is between 5 cm above the floor and 20 cm above the eye (not in a
     wall or under a stair), and every furniture box reaching into that column is at least
     ``CLEARANCE_M`` away horizontally. Of the ``N_CAMERA_SITES`` valid sites nearest the centre,
@@ -660,7 +784,9 @@ def choose_initial_camera(source: SourceScene, intrinsics: Intrinsics, *,
         hi = np.concatenate([hi, [st.box[1] for st in source.structures]])
     centre_xy = np.median(centers[:, :2], axis=0) if len(centers) else \
         (source.stage_box[0][:2] + source.stage_box[1][:2]) / 2
-    if source.navigable_xy is not None and len(source.navigable_xy):
+    if source.navigable_triangles_xy is not None and len(source.navigable_triangles_xy):
+        sites = _navmesh_sites(np.asarray(source.navigable_triangles_xy, dtype=float), centre_xy)
+    elif source.navigable_xy is not None and len(source.navigable_xy):
         sites = np.asarray(source.navigable_xy, dtype=float)
     else:
         slo, shi = source.stage_box[0][:2], source.stage_box[1][:2]
@@ -686,7 +812,7 @@ def choose_initial_camera(source: SourceScene, intrinsics: Intrinsics, *,
     if not valid:
         raise ValueError(f"{source.dataset} scene {source.name}: found no open floor point for the "
                          f"initial camera (checked {len(sites)} sites)")
-    cand = np.array([o.category is not None for o in source.objects], dtype=bool)
+    cand = np.array([o.is_candidate for o in source.objects], dtype=bool)
     cand_centers = centers[cand]
     best, best_key = None, None
     for rank, eye_point in enumerate(valid):
@@ -701,8 +827,30 @@ def choose_initial_camera(source: SourceScene, intrinsics: Intrinsics, *,
     return best
 
 
+def _navmesh_sites(tris: np.ndarray, centre_xy: np.ndarray) -> np.ndarray:
+    """Grid points (``GRID_STEP_M``, aligned to ``centre_xy``) strictly inside a navmesh triangle
+    (F, 3, 2), and every triangle's centroid; (M, 2) metres."""
+    lo, hi = tris.reshape(-1, 2).min(0), tris.reshape(-1, 2).max(0)
+    n0, n1 = np.floor((lo - centre_xy) / GRID_STEP_M), np.ceil((hi - centre_xy) / GRID_STEP_M)
+    gx = centre_xy[0] + GRID_STEP_M * np.arange(n0[0], n1[0] + 1)
+    gy = centre_xy[1] + GRID_STEP_M * np.arange(n0[1], n1[1] + 1)
+    grid = np.stack(np.meshgrid(gx, gy, indexing="ij"), axis=-1).reshape(-1, 2)
+    a, b, c = tris[:, 0], tris[:, 1], tris[:, 2]
+    den = (b[:, 1] - c[:, 1]) * (a[:, 0] - c[:, 0]) + (c[:, 0] - b[:, 0]) * (a[:, 1] - c[:, 1])
+    keep = np.abs(den) > 1e-12  # degenerate triangles hold no floor
+    a, b, c, den = a[keep], b[keep], c[keep], den[keep]
+    inside = np.zeros(len(grid), dtype=bool)
+    for start in range(0, len(grid), 2048):  # bounded memory: 2048 points x F triangles at a time
+        g = grid[start:start + 2048, None, :]
+        l1 = ((b[:, 1] - c[:, 1]) * (g[..., 0] - c[:, 0]) + (c[:, 0] - b[:, 0]) * (g[..., 1] - c[:, 1])) / den
+        l2 = ((c[:, 1] - a[:, 1]) * (g[..., 0] - c[:, 0]) + (a[:, 0] - c[:, 0]) * (g[..., 1] - c[:, 1])) / den
+        inside[start:start + 2048] = np.any((l1 > 1e-9) & (l2 > 1e-9) & (1 - l1 - l2 > 1e-9), axis=1)
+    return np.concatenate([grid[inside], (a + b + c) / 3])
+
+
 def select_targets(source: SourceScene, camera: CameraPose, n_targets: int) -> tuple[list[int], list[int]]:
-    """docs/protocol.md section 8: candidates (known category) by distance to the initial camera.
+    """docs/protocol.md section 8: candidates (a known category that is not in
+    :data:`STRUCTURAL_CATEGORIES`) by distance to the initial camera.
 
     Returns
     -------
@@ -717,10 +865,10 @@ def select_targets(source: SourceScene, camera: CameraPose, n_targets: int) -> t
         When the scene has fewer than ``n_targets`` candidates.
     """
     ids = _object_ids(source)
-    cands = [i for i, o in enumerate(source.objects) if o.category is not None]
+    cands = [i for i, o in enumerate(source.objects) if o.is_candidate]
     if len(cands) < n_targets:
         raise ValueError(f"{source.dataset} scene {source.name} has {len(cands)} objects with a known "
-                         f"category; {n_targets} targets were requested (use --targets 35 or pick "
+                         f"non-structural category; {n_targets} targets were requested (use --targets 35 or pick "
                          f"another scene)")
     dist = {i: float(np.linalg.norm(source.objects[i].center_world - camera.position_world)) for i in cands}
     ordered = sorted(cands, key=lambda i: (round(dist[i], 9), ids[i]))
@@ -734,10 +882,15 @@ def _object_ids(source: SourceScene) -> list[str]:
     return [f"{o.category or 'Object'}_{o.index:0{width}d}" for o in source.objects]
 
 
-def _mesh_part(path: Path, T: np.ndarray, box: tuple[np.ndarray, np.ndarray],
+def _mesh_part(path: Path | PrimitiveMesh, T: np.ndarray, box: tuple[np.ndarray, np.ndarray],
                scale: np.ndarray | None = None) -> Part:
     """A ``path`` mesh part posed by ``T`` (and scaled by ``scale``) with the 8-corner box proxy
-    inline (module docstring)."""
+    inline (module docstring); a URDF primitive becomes an inline mesh part (its own triangles,
+    the default material)."""
+    if isinstance(path, PrimitiveMesh):
+        v = path.vertices * (1.0 if scale is None else np.asarray(scale, dtype=float))
+        return Part("mesh", T[:3, 3].copy(), _mat_to_wxyz(T[:3, :3]), vertices=np.round(v, 6),
+                    faces=path.faces.copy())
     bits = np.array([[(k >> a) & 1 for a in range(3)] for k in range(8)], dtype=float)
     corners_world = box[0] + bits * (box[1] - box[0])
     local = (corners_world - T[:3, 3]) @ T[:3, :3]
@@ -762,7 +915,7 @@ def default_intrinsics() -> Intrinsics:
 
 def spec_from_source(source: SourceScene, n_targets: int = 40, *, intrinsics: Intrinsics | None = None,
                      camera: CameraPose | None = None) -> SceneSpec:
-    """Assemble the SceneSpec: stage and uncategorised objects static, targets and hidden
+    """Assemble the SceneSpec: stage, structural and uncategorised objects static, targets and hidden
     candidates by :func:`select_targets`, the camera by :func:`choose_initial_camera` unless given.
 
     Groups are categories (docs/protocol.md section 1: instances of a category are interchangeable).
@@ -803,9 +956,11 @@ def spec_from_source(source: SourceScene, n_targets: int = 40, *, intrinsics: In
 
 
 def import_scene(dataset: str, scene: str, n_targets: int = 40, *,
-                 asset_dir: str | os.PathLike | None = None, mesh_cache: dict | None = None) -> SceneSpec:
+                 asset_dir: str | os.PathLike | None = None, mesh_cache: dict | None = None,
+                 scenes: dict[str, str] | None = None) -> SceneSpec:
     """:func:`load_source_scene` then :func:`spec_from_source`."""
-    return spec_from_source(load_source_scene(dataset, scene, asset_dir, mesh_cache), n_targets)
+    return spec_from_source(load_source_scene(dataset, scene, asset_dir, mesh_cache, scenes=scenes),
+                            n_targets)
 
 
 # ---- imported scene directories (registration and scene_by_name read these) ----------------------
