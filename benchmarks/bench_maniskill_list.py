@@ -13,7 +13,6 @@ Prints and writes ``benchmarks/results/bench_maniskill_list.json``.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import statistics
 import sys

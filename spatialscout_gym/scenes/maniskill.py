@@ -583,7 +583,7 @@ def _urdf_mesh_path(urdf: Path, filename: str) -> Path:
 def _urdf_primitive(geometry) -> PrimitiveMesh | None:
     """A URDF ``box``/``cylinder``/``sphere``/``capsule`` as a triangle mesh (cylinders and
     capsules along z, as URDF defines them), or None for anything else."""
-    import trimesh  # noqa: PLC0415
+    import trimesh
 
     box, cyl, sph, cap = (geometry.find(k) for k in ("box", "cylinder", "sphere", "capsule"))
     if box is not None:
