@@ -95,7 +95,8 @@ def frame_caption(frame_id: int, pose_task: Mapping[str, Any], image: DeliveredI
     """``Frame k: camera at [x, y, z] m (task frame), yaw .. deg, pitch .. deg.`` plus the conversion
     from delivered to render pixels. ``pose_task`` is the frame's pose in the task frame
     (``position`` in metres, ``yaw_deg``, ``pitch_deg``)."""
-    pos = ", ".join(f"{x:.3f}" for x in pose_task["position"])
+    # + 0.0 turns a rounded -0.0 into 0.0: "-0.000" would depend on the last bit of a sum
+    pos = ", ".join(f"{round(float(x), 3) + 0.0:.3f}" for x in pose_task["position"])
     return (f"Frame {frame_id}: camera at [{pos}] m (task frame), yaw {pose_task['yaw_deg']:.1f} deg, pitch "
             f"{pose_task['pitch_deg']:.1f} deg. {conversion_text(image)}")
 
