@@ -27,21 +27,20 @@ from __future__ import annotations
 
 import dataclasses
 import html
-import json
 import os
 import re
-from collections import defaultdict
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
-from spatialscout_gym.core.files import load_ground_truth, load_predictions, write_json_atomic, write_text_atomic
+from spatialscout_gym.core.files import load_ground_truth, load_predictions
 from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, SceneScore, aggregate, score_scene
 from spatialscout_gym.eval.behaviour import tool_behaviour
 from spatialscout_gym.eval.failures import (FACTOR_LABELS, FAILURE_FACTORS, SUCCESS_FACTORS, count_factors,
                                             submitted_errors, trajectory_factors)
 from spatialscout_gym.eval.grounding import grounding_summary
+from spatialscout_gym.eval.layout import EvalDir, publish_json, publish_text, seed_spread
 from spatialscout_gym.eval.report import comparability_problems
 from spatialscout_gym.eval.trajectory import load_trajectory
 
@@ -51,7 +50,6 @@ __all__ = ["EpisodeRecord", "EvalEpisodes", "collect_episodes", "build_row", "bu
 
 LEADERBOARD_JSON = "leaderboard.json"
 LEADERBOARD_MD = "leaderboard.md"
-_SEED_DIR = re.compile(r"seed_(\d+)$")
 
 
 class LeaderboardError(ValueError):
@@ -85,75 +83,17 @@ class EvalEpisodes:
     failed_attempts: list[dict]
 
 
-def _read(path: Path) -> dict | None:
-    try:
-        d = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return d if isinstance(d, dict) else None
-
-
-def _ok(d: dict | None) -> bool:
-    return d is not None and d.get("status", "ok") != "failed"
-
-
 def collect_episodes(eval_dir: str | os.PathLike) -> EvalEpisodes:
-    """Completed and failed episodes of an evaluation directory, in either attempt layout.
-
-    An episode is ``DIR/<scene dir>/seed_<k>`` (or ``DIR`` itself when it holds a
-    ``result.json``). Its attempts are ``seed_<k>/`` itself and every ``seed_<k>/attempts/<NN>/``
-    holding a ``result.json`` (the per-attempt layout). It is **completed** when one of them has
-    a result whose ``status`` is not ``"failed"``: ``seed_<k>/`` when it qualifies, else the last
-    such attempt directory. It is **failed** when none qualifies but there is a failure record: a
-    failed ``result.json``, ``seed_<k>.failed.json`` (the episode could not start) or an archived
-    ``seed_<k>.attempts/failed_NN.json``. Every failure record counts as one failed attempt.
-    """
-    root = Path(eval_dir)
-    if (root / "result.json").is_file():
-        episodes = [root]
-    else:
-        found = {p.parent for p in root.glob("*/seed_*/result.json")}
-        found |= {p.parent.parent.parent for p in root.glob("*/seed_*/attempts/*/result.json")}
-        found |= {p.with_name(p.name[: -len(".failed.json")]) for p in root.glob("*/seed_*.failed.json")}
-        found |= {p.with_name(p.name[: -len(".attempts")]) for p in root.glob("*/seed_*.attempts")}
-        episodes = sorted(d for d in found if _SEED_DIR.search(d.name))
-    completed: list[EpisodeRecord] = []
-    failed: list[str] = []
-    failed_attempts: list[dict] = []
-    for ep in episodes:
-        key = f"{ep.parent.name}/{ep.name}" if _SEED_DIR.search(ep.name) else ep.name
-        tries = [ep] + sorted((p.parent for p in (ep / "attempts").glob("*/result.json")),
-                              key=lambda p: (len(p.name), p.name))
-        results = [(d, _read(d / "result.json")) for d in tries if (d / "result.json").is_file()]
-        failed_attempts += [r for _, r in results if r is not None and not _ok(r)]
-        failed_attempts += [r for r in (_read(p) for p in sorted(Path(str(ep) + ".attempts").glob("failed_*.json")))
-                            if r is not None]
-        good = [(d, r) for d, r in results if _ok(r)]
-        note = Path(str(ep) + ".failed.json")
-        if good:
-            d, r = good[0] if good[0][0] == ep else good[-1]
-            completed.append(EpisodeRecord(key, d, r))
-        else:
-            if note.is_file():
-                failed_attempts.append(_read(note) or {"error": "unreadable failure note"})
-            if results or note.is_file() or Path(str(ep) + ".attempts").is_dir():
-                failed.append(key)
-    return EvalEpisodes(completed, failed, failed_attempts)
+    """Completed and failed episodes of an evaluation directory, in either attempt layout
+    (the rule is :class:`~spatialscout_gym.eval.layout.EvalDir`'s)."""
+    ev = EvalDir(eval_dir)
+    return EvalEpisodes([EpisodeRecord(k, a.run_dir, a.result) for k, a in ev.completed()],
+                        [e.key for e in ev.failed()], ev.failed_results())
 
 
 def _mean(values: Sequence[float | None]) -> float | None:
     vals = [float(v) for v in values if v is not None]
     return float(np.mean(vals)) if vals else None
-
-
-def _seed_spread(scores: Sequence[tuple[int, SceneScore]], lam: float) -> dict:
-    by_seed: dict[int, list] = defaultdict(list)
-    for seed, s in scores:
-        by_seed[seed].append(s)
-    per_seed = {str(k): aggregate(v, lam)["object_micro"]["all"]["mean_iou"] for k, v in sorted(by_seed.items())}
-    vals = np.array(list(per_seed.values()))
-    return {"seeds": sorted(by_seed), "per_seed": per_seed, "mean": float(vals.mean()),
-            "std": float(vals.std(ddof=1)) if len(vals) > 1 else 0.0}
 
 
 def _model_block(result: dict) -> dict:
@@ -191,7 +131,7 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> dic
     results = [ep.result for ep in eps.completed]
     models = [_model_block(r) for r in results]
     is_model = any(m for m in models)
-    settings = _read(d / "evaluate.json") or {}
+    settings = EvalDir(d).settings() or {}
     efforts = sorted({str(m.get("reasoning_effort")) for m in models if m.get("reasoning_effort")})
     effort = efforts[0] if len(efforts) == 1 else (", ".join(efforts) or
                                                    (settings.get("agent_options") or {}).get("reasoning_effort"))
@@ -208,7 +148,7 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> dic
         "completed": n_done, "failed": n_failed,
         "failure_rate": n_failed / (n_done + n_failed), "failed_attempts": len(eps.failed_attempts),
         "object_micro": om, "scene_macro": agg["scene_macro"],
-        "seeds": _seed_spread(scores, lam),
+        "seeds": seed_spread(scores, lam),
         "coverage": om["coverage"], "center_error_m": om["center_error_m"],
         "full_scene_loss_m": {"object_micro": om["full_scene_loss_m"],
                               "scene_macro": agg["scene_macro"]["full_scene_loss_m"], "lambda_m": float(lam)},
@@ -505,7 +445,7 @@ def write_leaderboard(dirs: Sequence[str | os.PathLike], out_dir: str | os.PathL
                 renderer.close()
     board["plots"] = {k: Path(os.path.relpath(p, out)).as_posix() for k, p in plots.items()}
     board["figures"] = {k: Path(os.path.relpath(p, out)).as_posix() for k, p in figures.items()}
-    write_json_atomic(out / LEADERBOARD_JSON, board)
-    write_text_atomic(out / LEADERBOARD_MD, format_leaderboard_md(board))
-    write_text_atomic(out / "index.html", _html(board, plots, figures, out))
+    publish_json(out / LEADERBOARD_JSON, board)
+    publish_text(out / LEADERBOARD_MD, format_leaderboard_md(board))
+    publish_text(out / "index.html", _html(board, plots, figures, out))
     return board

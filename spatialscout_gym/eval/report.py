@@ -38,13 +38,12 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Sequence
 
-import numpy as np
 
 from spatialscout_gym.core.errors import SpatialScoutError
-from spatialscout_gym.core.files import (load_ground_truth, load_predictions, write_json_atomic,
-                                         write_text_atomic)
+from spatialscout_gym.core.files import load_ground_truth, load_predictions
 from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, aggregate, score_scene
 from spatialscout_gym.core.table import format_table
+from spatialscout_gym.eval.layout import EvalDir, publish_json, publish_text, read_json_object, seed_spread
 
 __all__ = ["RunRecord", "find_runs", "find_failures", "failed_attempt_results", "episode_counts", "build_report", "write_report", "format_report_md",
            "compare_reports", "CompareError", "REPORT_JSON", "REPORT_MD"]
@@ -85,75 +84,43 @@ class RunRecord:
 
 
 def find_runs(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> list[RunRecord]:
-    """Every finished run directory ``DIR/<scene>/seed_<k>/`` (or ``DIR`` itself when it is one),
-    re-scored, sorted by (scene id, seed)."""
-    out = Path(out_dir)
-    dirs = [out] if (out / "result.json").is_file() else sorted(p.parent for p in out.glob("*/seed_*/result.json"))
+    """The completed attempt of every episode of ``DIR`` (or ``DIR`` itself when it is a run
+    directory; :class:`~spatialscout_gym.eval.layout.EvalDir`), re-scored, sorted by (scene id, seed)."""
     records = []
-    for d in dirs:
-        result = json.loads((d / "result.json").read_text(encoding="utf-8"))
-        if result.get("status", "ok") == "failed":
-            continue
-        gt = load_ground_truth(d)
-        score = score_scene(gt, load_predictions(d, gt), lam=lam)
-        records.append(RunRecord(d, result, score, [t.category for t in gt.targets]))
+    for _, a in EvalDir(out_dir).completed():
+        gt = load_ground_truth(a.run_dir)
+        score = score_scene(gt, load_predictions(a.run_dir, gt), lam=lam)
+        records.append(RunRecord(a.run_dir, a.result, score, [t.category for t in gt.targets]))
     return sorted(records, key=lambda r: (r.scene_id, r.seed))
 
 
 def find_failures(out_dir: str | os.PathLike) -> list[dict]:
-    """Failed episodes as ``{"run", "scene", "seed", "error"}``: run directories whose
-    ``result.json`` has ``"status": "failed"`` (the agent raised) and ``<run dir>.failed.json``
-    notes (the episode could not start) whose episode has not finished since."""
-    out = Path(out_dir)
-    failures = []
-    for r in sorted(out.glob("*/seed_*/result.json")):
-        d = json.loads(r.read_text(encoding="utf-8"))
-        if d.get("status", "ok") == "failed":
-            failures.append({"run": f"{r.parent.parent.name}/{r.parent.name}", "scene": d.get("scene_id"),
-                             "seed": d.get("seed"), "error": d.get("error")})
-    for f in sorted(out.glob("*/seed_*.failed.json")):
-        run_dir = f.with_name(f.name[: -len(".failed.json")])
-        if (run_dir / "result.json").is_file():
-            continue
-        d = json.loads(f.read_text(encoding="utf-8"))
-        failures.append({"run": f"{run_dir.parent.name}/{run_dir.name}", "scene": d.get("scene"),
-                         "seed": d.get("seed"), "error": d.get("error")})
-    return failures
+    """Failed episodes as ``{"run", "scene", "seed", "error"}``: episodes with a failure record and
+    no completed attempt (:meth:`EvalDir.failed`), each with its latest failure."""
+    return [e.failure for e in EvalDir(out_dir).failed()]
 
 
 def failed_attempt_results(out_dir: str | os.PathLike) -> list[dict]:
-    """``result.json`` of every failed attempt: failed run directories, the earlier attempts that
-    ``evaluate`` kept (``<run dir>/attempts/NN/result.json``) before redoing an episode, and those
-    of evaluations made before that layout (``<run dir>.attempts/failed_NN.json``). Their model
-    calls, tokens and cost were spent even though their scores count nowhere."""
-    out = Path(out_dir)
-    found = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(out.glob("*/seed_*.attempts/failed_*.json"))]
-    found += [json.loads(p.read_text(encoding="utf-8")) for p in sorted(out.glob("*/seed_*/attempts/*/result.json"))
-              if p.parent.name.isdigit()]
-    for r in sorted(out.glob("*/seed_*/result.json")):
-        d = json.loads(r.read_text(encoding="utf-8"))
-        if d.get("status", "ok") == "failed":
-            found.append(d)
-    return found
+    """Every failure record (``result.json`` of a failed attempt, or a failure note), redone or
+    not. Their model calls, tokens and cost were spent even though their scores count nowhere."""
+    return EvalDir(out_dir).failed_results()
 
 
 def episode_counts(out_dir: str | os.PathLike, records: Sequence[RunRecord] | None = None) -> dict:
     """Completed and failed episodes with rates, attempts, and how completed episodes ended.
 
-    ``completed``: episodes whose latest attempt finished (``status`` ok); ``failed``: episodes
-    whose latest attempt failed or that could not start (:func:`find_failures`); rates are over
-    ``total = completed + failed``. ``attempts`` counts every attempt (completed episodes plus
-    every failed attempt, redone or not); ``end_reasons`` counts how the completed episodes ended
-    (finish_mapping, no_tool_call, model_call_budget, tool_call_budget, agent_stopped).
+    ``completed``: episodes with a completed attempt; ``failed``: episodes whose attempts all
+    failed or that could not start (:func:`find_failures`); rates are over ``total = completed +
+    failed``. ``attempts`` counts every attempt (completed episodes plus every failure record,
+    redone or not); ``end_reasons`` counts how the completed episodes ended (finish_mapping,
+    no_tool_call, model_call_budget, tool_call_budget, agent_stopped).
     """
     out = Path(out_dir)
     records = find_runs(out) if records is None else records
     failed = len(find_failures(out))
     completed = len(records)
     total = completed + failed
-    failed_attempts = len(failed_attempt_results(out)) + sum(
-        1 for f in out.glob("*/seed_*.failed.json")
-        if not (f.with_name(f.name[: -len(".failed.json")]) / "result.json").is_file())
+    failed_attempts = len(failed_attempt_results(out))
     attempts = completed + failed_attempts
     reasons: dict[str, int] = defaultdict(int)
     for r in records:
@@ -200,16 +167,6 @@ def _categories(records: Sequence[RunRecord]) -> dict:
             for cat, (n, m, q, h) in sorted(acc.items(), key=lambda kv: (-kv[1][0], kv[0]))}
 
 
-def _seed_spread(records: Sequence[RunRecord], lam: float) -> dict:
-    by_seed: dict[int, list] = defaultdict(list)
-    for r in records:
-        by_seed[r.seed].append(r.score)
-    per_seed = {str(k): aggregate(v, lam)["object_micro"]["all"]["mean_iou"] for k, v in sorted(by_seed.items())}
-    vals = np.array(list(per_seed.values()))
-    return {"seeds": sorted(by_seed), "per_seed": per_seed, "mean": float(vals.mean()),
-            "std": float(vals.std(ddof=1)) if len(vals) > 1 else 0.0}
-
-
 def build_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> dict:
     """The report dict of an evaluation directory (see the module docstring).
 
@@ -228,13 +185,12 @@ def build_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> d
               for r in records]
     report = aggregate(scores, lam)
     versions = sorted({str(r.result.get("catalog_version")) for r in records})
-    settings_file = out / "evaluate.json"
     report.update({
         "lambda_m": float(lam),
         "agent": sorted({str(r.result.get("agent")) for r in records}),
-        "settings": json.loads(settings_file.read_text()) if settings_file.is_file() else None,
+        "settings": EvalDir(out).settings(),
         "categories": _categories(records),
-        "seeds": _seed_spread(records, lam),
+        "seeds": seed_spread(((r.seed, r.score) for r in records), lam),
         "counters": _counters([r.result for r in records]),
         "failed_attempts_spend": _counters(failed_attempt_results(out)),
         "failures": find_failures(out),
@@ -300,15 +256,15 @@ def write_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> d
     """Build the report and write ``DIR/report.json`` and ``DIR/report.md``; return the dict."""
     out = Path(out_dir)
     report = build_report(out, lam)
-    write_json_atomic(out / REPORT_JSON, report)
-    write_text_atomic(out / REPORT_MD, format_report_md(report, f"SpatialScout evaluation: {out.name}"))
+    publish_json(out / REPORT_JSON, report)
+    publish_text(out / REPORT_MD, format_report_md(report, f"SpatialScout evaluation: {out.name}"))
     return report
 
 
 def _load_report(d: Path) -> dict:
     path = d / REPORT_JSON
     if path.is_file():
-        return json.loads(path.read_text(encoding="utf-8"))
+        return read_json_object(path)
     return build_report(d)
 
 
