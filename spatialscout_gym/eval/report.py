@@ -32,6 +32,7 @@ catalog versions or scene contents unless forced.
 from __future__ import annotations
 
 import dataclasses
+import html
 import json
 import os
 from collections import defaultdict
@@ -43,6 +44,7 @@ from spatialscout_gym.core.errors import SpatialScoutError
 from spatialscout_gym.core.files import load_ground_truth, load_predictions
 from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, aggregate, score_scene
 from spatialscout_gym.core.table import format_table
+from spatialscout_gym.eval.stats import FIGURES, bootstrap_intervals, method_note, paired_comparison, separated
 from spatialscout_gym.eval.layout import EvalDir, publish_json, publish_text, read_json_object, seed_spread
 
 __all__ = ["RunRecord", "find_runs", "find_failures", "failed_attempt_results", "episode_counts", "build_report", "write_report", "format_report_md",
@@ -167,6 +169,11 @@ def _categories(records: Sequence[RunRecord]) -> dict:
             for cat, (n, m, q, h) in sorted(acc.items(), key=lambda kv: (-kv[1][0], kv[0]))}
 
 
+def cells(records: Sequence[RunRecord]) -> dict:
+    """``{(scene id, seed): SceneScore}`` of run records (the unit of :mod:`~spatialscout_gym.eval.stats`)."""
+    return {(r.scene_id, r.seed): r.score for r in records}
+
+
 def build_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> dict:
     """The report dict of an evaluation directory (see the module docstring).
 
@@ -191,6 +198,7 @@ def build_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> d
         "settings": EvalDir(out).settings(),
         "categories": _categories(records),
         "seeds": seed_spread(((r.seed, r.score) for r in records), lam),
+        "intervals": bootstrap_intervals(cells(records)),
         "counters": _counters([r.result for r in records]),
         "failed_attempts_spend": _counters(failed_attempt_results(out)),
         "failures": find_failures(out),
@@ -206,6 +214,24 @@ def build_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> d
 
 def _pct(x: float) -> str:
     return f"{100 * x:.2f}"
+
+
+def fmt_interval(fig: dict) -> str:
+    """``45.20 [40.10, 50.30]`` (percent) of an interval dict; the estimate alone without bounds."""
+    if fig.get("low") is None:
+        return f"{_pct(fig['estimate'])} [-]"
+    return f"{_pct(fig['estimate'])} [{_pct(fig['low'])}, {_pct(fig['high'])}]"
+
+
+def interval_lines(iv: dict) -> list[str]:
+    """Markdown table of every Table-3 figure with its 95% interval (object-micro, scene-macro)."""
+    names = [f[len("object_micro."):] for f in FIGURES if f.startswith("object_micro.")]
+    lines = [f"## Table 3 with 95% intervals over {iv['scenes']} scenes (%)", "",
+             method_note(iv["n_resamples"]), "", "| figure | object-micro | scene-macro |", "|---|---|---|"]
+    for n in names:
+        lines.append(f"| {n} | {fmt_interval(iv['figures']['object_micro.' + n])} | "
+                     f"{fmt_interval(iv['figures']['scene_macro.' + n])} |")
+    return lines + [""]
 
 
 def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> str:
@@ -227,6 +253,8 @@ def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> st
              "## Table 3 (%, object-micro is the headline)", "", "```",
              format_table({"object-micro": report["object_micro"], "scene-macro": report["scene_macro"]}),
              "```", ""]
+    if report.get("intervals"):
+        lines += interval_lines(report["intervals"])
     if len(s["seeds"]) > 1:
         lines += [f"Seeds {s['seeds']}: object-micro all-target mean IoU {_pct(s['mean'])}% "
                   f"+- {_pct(s['std'])}% (std across seeds); per seed "
@@ -287,13 +315,56 @@ def comparability_problems(reports: dict[str, dict]) -> list[str]:
     return problems
 
 
+def md(text: Any) -> str:
+    """``text`` safe inside a Markdown table cell or line: HTML escaped (model names and replies
+    may carry markup), pipes and newlines neutralised."""
+    return html.escape(str(text)).replace("|", "&#124;").replace("\n", " ")
+
+
+def _scene_count(keys: Sequence[str]) -> int:
+    """Distinct scenes among report keys (``scene`` or ``scene/seed_<k>``)."""
+    return len({str(k).rsplit("/seed_", 1)[0] for k in keys})
+
+
+HEADLINE: tuple[tuple[str, str], ...] = (
+    ("object-micro all-target mean IoU", "object_micro.all.mean_iou"),
+    ("object-micro IoU > 0.5", "object_micro.all.gt_50"),
+    ("object-micro submitted mean IoU", "object_micro.submitted.mean_iou"),
+    ("object-micro coverage", "object_micro.coverage"),
+    ("scene-macro all-target mean IoU", "scene_macro.all.mean_iou"),
+)
+"""The headline figures of a paired comparison."""
+
+
+def paired_lines(name_a: str, name_b: str, paired: dict) -> list[str]:
+    """Markdown of :func:`~spatialscout_gym.eval.stats.paired_comparison` (B - A, points)."""
+    lines = [f"## Paired: {md(name_b)} - {md(name_a)} on {len(paired['cells'])} shared (scene, seed) cells, "
+             f"{paired['scenes']} scenes", ""]
+    if not paired["cells"]:
+        return lines + ["No (scene, seed) cell is shared: nothing to pair.", ""]
+    lines += [method_note(paired["n_resamples"]) + " p: two-sided paired permutation test over scenes "
+              "(scipy.stats.permutation_test, the two runs swapped within a scene). Separated: the interval "
+              "excludes 0 and p < 0.05.", "",
+              f"| figure | {md(name_a)} % | {md(name_b)} % | difference (points) [95% CI] | p | separated at 95% |",
+              "|---|---|---|---|---|---|"]
+    for label, key in HEADLINE:
+        f = paired["figures"][key]
+        ci = "[-]" if f["low"] is None else f"[{100 * f['low']:+.2f}, {100 * f['high']:+.2f}]"
+        p = "-" if f["p_value"] is None else f"{f['p_value']:.3g}"
+        sep = "-" if f["low"] is None else ("yes" if separated(f) else "no")
+        lines.append(f"| {label} | {_pct(f['a'])} | {_pct(f['b'])} | {100 * f['difference']:+.2f} {ci} | {p} | {sep} |")
+    lines += ["", "Cells used: " + ", ".join(f"{md(sc)}/seed_{k}" for sc, k in paired["cells"]), ""]
+    return lines
+
+
 def compare_reports(dirs: Sequence[str | os.PathLike], *, force: bool = False) -> tuple[str, dict]:
-    """Several evaluations side by side.
+    """Several evaluations side by side, each later run paired with the first.
 
     Parameters
     ----------
     dirs : sequence of path
-        Evaluation directories (their ``report.json``, built when missing).
+        Evaluation directories (their ``report.json``, built when missing; the paired comparison
+        re-scores their run directories).
     force : bool
         Compare even across catalog versions or differing scene hashes.
 
@@ -302,9 +373,11 @@ def compare_reports(dirs: Sequence[str | os.PathLike], *, force: bool = False) -
     text : str
         Markdown: the completed and failed episode counts per run (paper Appendix A: comparisons
         report the completed count for each model), object-micro and scene-macro Table-3 rows per
-        run, a per-category mean-IoU table, and a note when the runs cover different scenes.
+        run with 95% intervals, the paired difference of each later run against the first on the
+        (scene, seed) cells both scored (interval, permutation p-value, the cells named), a
+        per-category mean-IoU table, and a note when the runs cover different scenes.
     reports : dict
-        ``{name: report}``.
+        ``{name: report}``, each with ``"paired"`` (against the first run) from the second on.
 
     Raises
     ------
@@ -322,34 +395,47 @@ def compare_reports(dirs: Sequence[str | os.PathLike], *, force: bool = False) -
     if problems and not force:
         raise CompareError("refusing to compare runs made on different scenes (" + "; ".join(problems)
                            + "); regenerate them on one catalog version or pass --force")
+    runs = {n: cells(find_runs(p)) for n, p in zip(names, paths)}
     lines = ["# Comparison", ""]
     if problems:
-        lines += ["**Forced comparison:** " + "; ".join(problems), ""]
-    scene_sets = {n: set(r["scenes"]) for n, r in reports.items()}
-    if len({frozenset(s) for s in scene_sets.values()}) > 1:
-        lines += ["Note: the runs cover different scene sets: "
-                  + ", ".join(f"{n}: {len(s)} scenes" for n, s in scene_sets.items()), ""]
+        lines += ["**Forced comparison:** " + md("; ".join(problems)), ""]
+    cell_sets = {n: set(c) for n, c in runs.items()}
+    if len({frozenset(s) for s in cell_sets.values()}) > 1:
+        lines += ["Note: the runs cover different (scene, seed) cells: " + ", ".join(
+            f"{md(n)}: {len({sc for sc, _ in s})} scenes, {len(s)} cells" for n, s in cell_sets.items()), ""]
     lines += ["## Episodes per run (completed episodes are the ones scored)", "",
-              "| run | agent | completed | failed | failure rate (%) | attempts |", "|---|---|---|---|---|---|"]
+              "| run | agent | scenes | completed | failed | failure rate (%) | attempts |",
+              "|---|---|---|---|---|---|---|"]
     for n, r in reports.items():
         e = r.get("episodes") or {"completed": r.get("counters", {}).get("episodes", 0),
                                   "failed": len(r.get("failures", []))}
         total = e["completed"] + e["failed"]
         rate = _pct(e["failed"] / total) if total else "-"
-        lines.append(f"| {n} | {', '.join(r.get('agent') or []) or '-'} | {e['completed']} | {e['failed']} | "
-                     f"{rate} | {e.get('attempts', '-')} |")
+        lines.append(f"| {md(n)} | {md(', '.join(r.get('agent') or []) or '-')} | {len({sc for sc, _ in runs[n]})} | "
+                     f"{e['completed']} | {e['failed']} | {rate} | {e.get('attempts', '-')} |")
     lines += [""]
-    lines += ["## Object-micro (%)", "", "```", format_table({n: r["object_micro"] for n, r in reports.items()}),
+    safe = {md(n): n for n in names}
+    lines += ["## Object-micro (%)", "", "```", format_table({k: reports[n]["object_micro"] for k, n in safe.items()}),
               "```", "", "## Scene-macro (%)", "", "```",
-              format_table({n: r["scene_macro"] for n, r in reports.items()}), "```", ""]
+              format_table({k: reports[n]["scene_macro"] for k, n in safe.items()}), "```", ""]
+    intervals = {n: bootstrap_intervals(c) for n, c in runs.items()}
+    lines += ["## Headline figures with 95% intervals (%)", "", method_note(), "",
+              "| run | " + " | ".join(label for label, _ in HEADLINE) + " |", "|---|" + "---|" * len(HEADLINE)]
+    for n, iv in intervals.items():
+        lines.append(f"| {md(n)} | " + " | ".join(fmt_interval(iv["figures"][k]) for _, k in HEADLINE) + " |")
+    lines.append("")
+    first = names[0]
+    for n in names[1:]:
+        reports[n] = {**reports[n], "paired": paired_comparison(runs[first], runs[n])}
+        lines += paired_lines(first, n, reports[n]["paired"])
     cats = sorted({c for r in reports.values() for c in r.get("categories", {})},
                   key=lambda c: -max(r.get("categories", {}).get(c, {}).get("num_targets", 0)
                                      for r in reports.values()))
-    lines += ["## Mean IoU per category (%, pooled)", "", "| category | " + " | ".join(names) + " |",
+    lines += ["## Mean IoU per category (%, pooled)", "", "| category | " + " | ".join(md(n) for n in names) + " |",
               "|---|" + "---|" * len(names)]
     for c in cats:
-        cells = [(_pct(r["categories"][c]["mean_iou"]) if c in r.get("categories", {}) else "-")
-                 for r in reports.values()]
-        lines.append(f"| {c} | " + " | ".join(cells) + " |")
+        row = [(_pct(r["categories"][c]["mean_iou"]) if c in r.get("categories", {}) else "-")
+               for r in reports.values()]
+        lines.append(f"| {md(c)} | " + " | ".join(row) + " |")
     lines.append("")
     return "\n".join(lines), reports
