@@ -13,7 +13,7 @@ import argparse
 from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
-from spatialscout_gym.cli.options import check_evaluation_dirs
+from spatialscout_gym.cli.options import check_evaluation_dirs, check_output_dir
 
 
 def register(subparsers) -> None:
@@ -42,13 +42,15 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from spatialscout_gym.core.files import SceneFileError
+    from spatialscout_gym.eval.layout import EvalDirError
     from spatialscout_gym.eval.leaderboard import LeaderboardError, write_leaderboard
     check_evaluation_dirs(args.dirs)
+    check_output_dir(args.out)
     try:
         board = write_leaderboard(args.dirs, args.out, force=args.force, lam=args.lam,
                                   figure_scene=args.figure_scene, figure_px=args.figure_px,
                                   progress=not args.no_progress)
-    except (LeaderboardError, FileNotFoundError, SceneFileError, ValueError) as exc:
+    except (LeaderboardError, EvalDirError, FileNotFoundError, SceneFileError, ValueError) as exc:
         raise CliError(str(exc)) from None
     for name, row in board["rows"].items():
         print(f"{name:40s} all-target mIoU {100 * row['object_micro']['all']['mean_iou']:6.2f}%  "

@@ -41,7 +41,9 @@ from spatialscout_gym.eval.failures import (FACTOR_LABELS, FAILURE_FACTORS, SUCC
                                             submitted_errors, trajectory_factors)
 from spatialscout_gym.eval.grounding import grounding_summary
 from spatialscout_gym.eval.layout import EvalDir, publish_json, publish_text, seed_spread
-from spatialscout_gym.eval.report import comparability_problems
+from spatialscout_gym.eval.report import comparability_problems, md
+from spatialscout_gym.eval.stats import (bootstrap_intervals, method_note, paired_comparison, rank_intervals,
+                                         separated)
 from spatialscout_gym.eval.trajectory import load_trajectory
 
 __all__ = ["EpisodeRecord", "EvalEpisodes", "collect_episodes", "build_row", "build_leaderboard",
@@ -50,6 +52,10 @@ __all__ = ["EpisodeRecord", "EvalEpisodes", "collect_episodes", "build_row", "bu
 
 LEADERBOARD_JSON = "leaderboard.json"
 LEADERBOARD_MD = "leaderboard.md"
+
+
+RANK_FIGURE = "object_micro.all.mean_iou"
+"""The figure rows are ranked by (object-micro all-target mean IoU)."""
 
 
 class LeaderboardError(ValueError):
@@ -125,6 +131,7 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> dic
         errs = submitted_errors(score)
         errors += list(errs.values())
         outcomes[ep.key] = trajectory_factors(traj, errs, gt.num_targets)
+    cells = {(str(ep.result.get("scene_id")), seed): s for (seed, s), ep in zip(scores, eps.completed)}
     once = len({s.scene_id for _, s in scores}) == len(scores)
     agg = aggregate([s if once else dataclasses.replace(s, scene_id=ep.key)
                      for (_, s), ep in zip(scores, eps.completed)], lam)
@@ -161,6 +168,8 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> dic
         "grounding": grounding_summary(trajectories, errors),
         "failure_analysis": {**count_factors(list(outcomes.values())),
                              "per_trajectory": {k: o.to_dict() for k, o in outcomes.items()}},
+        "intervals": bootstrap_intervals(cells),
+        "_cells": cells,
         "catalog_version": versions[0] if len(versions) == 1 else versions,
         "scene_hashes": {ep.result.get("scene_id"): ep.result.get("scene_content_hash") for ep in eps.completed},
         "scenes": sorted({str(ep.result.get("scene_id")) for ep in eps.completed}),
@@ -206,9 +215,23 @@ def build_leaderboard(dirs: Sequence[str | os.PathLike], *, force: bool = False,
         raise LeaderboardError("refusing to put runs made on different scenes on one leaderboard ("
                                + "; ".join(problems) + "); regenerate them on one catalog version or pass --force")
     order = sorted(rows, key=lambda n: (rows[n]["reference"], -rows[n]["object_micro"]["all"]["mean_iou"], n))
+    runs = {n: rows[n].pop("_cells") for n in order}
+    ranks = rank_intervals(runs)
+    for n, nxt in zip(order, order[1:] + [None]):
+        rows[n]["rank"] = ranks[n]
+        if nxt is None:
+            rows[n]["separated_from_next"] = None
+            continue
+        pair = paired_comparison(runs[nxt], runs[n], figures=(RANK_FIGURE,))
+        fig = pair["figures"].get(RANK_FIGURE)
+        rows[n]["separated_from_next"] = {"next": nxt, "cells": len(pair["cells"]),
+                                          "separated": bool(fig and separated(fig)),
+                                          **({k: fig[k] for k in ("difference", "low", "high", "p_value")}
+                                             if fig else {})}
     return {"rows": {n: rows[n] for n in order}, "order": order, "problems": problems,
             "scene_sets_differ": len({tuple(r["scenes"]) for r in rows.values()}) > 1,
-            "cost": cost_summary(rows), "factor_labels": FACTOR_LABELS, "lambda_m": float(lam)}
+            "cost": cost_summary(rows), "factor_labels": FACTOR_LABELS, "lambda_m": float(lam),
+            "intervals_method": method_note(), "rank_figure": RANK_FIGURE}
 
 
 # ---- text ----------------------------------------------------------------------------------------
@@ -236,8 +259,28 @@ def _value(row: dict, path: str) -> Any:
     return cur
 
 
+def _figure_cell(row: dict, path: str) -> str:
+    """A Table-3 figure with its 95% interval, ``45.20 [40.10, 50.30]`` (the estimate alone for
+    figures without one, such as the seed spread)."""
+    key = path.replace("om.", "object_micro.", 1).replace("sm.", "scene_macro.", 1)
+    if key == "coverage":
+        key = "object_micro.coverage"
+    iv = (row.get("intervals") or {}).get("figures", {}).get(key)
+    if iv is None or iv.get("low") is None:
+        return _pct(_value(row, path))
+    return f"{_pct(_value(row, path))} [{_pct(iv['low'])}, {_pct(iv['high'])}]"
+
+
+def _rank_cells(row: dict) -> list[str]:
+    r = row.get("rank") or {}
+    rank = "-" if not r else (f"{r['rank']} [{r['low']:.0f}, {r['high']:.0f}]" if r.get("low") is not None
+                              else str(r["rank"]))
+    sep = row.get("separated_from_next")
+    return [rank, "-" if not sep else ("yes" if sep["separated"] else "no")]
+
+
 def _row_cells(row: dict) -> list[str]:
-    cells = [_pct(_value(row, p)) for _, p in TABLE3_COLUMNS]
+    cells = _rank_cells(row) + [_figure_cell(row, p) for _, p in TABLE3_COLUMNS]
     err = row["center_error_m"]
     cells += [_num(err["mean"], ".3f"), _num(err["median"], ".3f"), _num(row["full_scene_loss_m"]["object_micro"], ".3f"),
               _num(row["cost_per_task_usd"], ".4g"), _num(row["tokens_per_task"], ".0f"),
@@ -246,7 +289,7 @@ def _row_cells(row: dict) -> list[str]:
     return cells
 
 
-ROW_HEADERS: tuple[str, ...] = tuple(h for h, _ in TABLE3_COLUMNS) + (
+ROW_HEADERS: tuple[str, ...] = ("rank [95%]", "separated from next") + tuple(h for h, _ in TABLE3_COLUMNS) + (
     "err mean m", "err median m", "loss m", "cost/task $", "tokens/task", "model calls/task",
     "tool calls/task", "images/task", "completed", "failed")
 
@@ -257,16 +300,19 @@ def format_leaderboard_md(board: dict) -> str:
     lines = ["# SpatialScout leaderboard", "",
              "Object-micro (pooled over targets) unless marked macro (mean of per-scene ratios); "
              "completed episodes only, failed ones counted apart. Reference rows (no model) are "
-             "marked *ref*.", ""]
+             "marked *ref*. Figures show the estimate and its 95% interval. " + board["intervals_method"]
+             + " Rank: by object-micro all-target mean IoU on the (scene, seed) cells every row shares, with "
+             "its 95% interval over the same resamples; 'separated from next': the paired difference to the "
+             "next row excludes 0 and its paired permutation p < 0.05 ('no': these rows cannot be ordered).", ""]
     if board["problems"]:
-        lines += ["**Forced:** " + "; ".join(board["problems"]), ""]
+        lines += ["**Forced:** " + md("; ".join(board["problems"])), ""]
     if board["scene_sets_differ"]:
         lines += ["Note: the rows cover different scene sets: "
-                  + ", ".join(f"{n}: {len(r['scenes'])} scenes" for n, r in rows.items()), ""]
+                  + ", ".join(f"{md(n)}: {len(r['scenes'])} scenes" for n, r in rows.items()), ""]
     lines += ["## Table 3 and spend per task", "", "| model | " + " | ".join(ROW_HEADERS) + " |",
               "|---|" + "---|" * len(ROW_HEADERS)]
     for n, r in rows.items():
-        lines.append(f"| {n}{' *ref*' if r['reference'] else ''} | " + " | ".join(_row_cells(r)) + " |")
+        lines.append(f"| {md(n)}{' *ref*' if r['reference'] else ''} | " + " | ".join(_row_cells(r)) + " |")
     lines += ["", "## Geometric grounding (Table 5)", "",
               f"Supported: the submitted position lies within {next(iter(rows.values()))['grounding']['support_radius_m']:g} m "
               "of a successful triangulation made before the submission that set it.", "",
@@ -275,10 +321,10 @@ def format_leaderboard_md(board: dict) -> str:
     for n, r in rows.items():
         g = r["grounding"]
         med = g["median_center_error_m"]
-        lines.append(f"| {n} | {_pct(g['supported_share'])} | {_pct(g['warning_share'])} | "
+        lines.append(f"| {md(n)} | {_pct(g['supported_share'])} | {_pct(g['warning_share'])} | "
                      f"{_num(g['captures_per_task'], '.2f')} | {'-' if med is None else f'{100 * med:.2f}'} |")
     lines += ["", "## Success and failure factors (Table 4; trajectories counted, factors not exclusive)", "",
-              "| outcome | factor | " + " | ".join(rows) + " |", "|---|---|" + "---|" * len(rows)]
+              "| outcome | factor | " + " | ".join(md(n) for n in rows) + " |", "|---|---|" + "---|" * len(rows)]
     lines.append("| | trajectories | " + " | ".join(str(r["failure_analysis"]["trajectories"]) for r in rows.values()) + " |")
     lines.append("| Success | success (coverage >= 90 %, mean error <= 0.2 m) | "
                  + " | ".join(str(r["failure_analysis"]["success"]) for r in rows.values()) + " |")
@@ -290,10 +336,10 @@ def format_leaderboard_md(board: dict) -> str:
     lines += ["", "## Accuracy vs. cost (Figure 7)", ""]
     if cost["points"]:
         lines += ["| model | cost per task USD | all-target mean IoU % | Pareto |", "|---|---|---|---|"]
-        lines += [f"| {n} | {p['cost_per_task_usd']:.4g} | {_pct(p['all_mean_iou'])} | "
+        lines += [f"| {md(n)} | {p['cost_per_task_usd']:.4g} | {_pct(p['all_mean_iou'])} | "
                   f"{'yes' if n in cost['frontier'] else ''} |" for n, p in cost["points"].items()]
     if cost["unpriced"]:
-        lines += ["", "No price (not plotted): " + ", ".join(cost["unpriced"])]
+        lines += ["", "No price (not plotted): " + ", ".join(md(n) for n in cost["unpriced"])]
     lines.append("")
     return "\n".join(lines)
 
@@ -343,7 +389,10 @@ def _html(board: dict, plots: dict[str, Path], figures: dict[str, Path], out: Pa
              "background:#f7f7f7}img{max-width:100%}.note{color:#555;font-size:13px}</style></head><body>",
              "<h1>SpatialScout leaderboard</h1>",
              "<p class='note'>Object-micro (pooled over targets) unless marked macro; completed episodes only "
-             "(failed ones counted apart); reference agents in grey. Click a column header to sort.</p>"]
+             "(failed ones counted apart); reference agents in grey. Click a column header to sort. "
+             "Figures show the estimate and its 95% interval. " + e(board["intervals_method"]) + " Rank: by "
+             "object-micro all-target mean IoU on the cells every row shares; 'separated from next': the paired "
+             "difference to the next row excludes 0 and its permutation p &lt; 0.05.</p>"]
     if board["problems"]:
         parts.append(f"<p><b>Forced comparison:</b> {e('; '.join(board['problems']))}</p>")
     if board["scene_sets_differ"]:
@@ -352,7 +401,7 @@ def _html(board: dict, plots: dict[str, Path], figures: dict[str, Path], out: Pa
     parts.append("<h2>Table 3 and spend per task</h2><table class='sortable' id='leaderboard'><thead><tr><th>model</th>"
                  + "".join(f"<th>{e(h)}</th>" for h in ROW_HEADERS) + "</tr></thead><tbody>")
     for n, r in rows.items():
-        cells = "".join(f"<td data-v='{'' if c == '-' else e(c)}'>{e(c)}</td>" for c in _row_cells(r))
+        cells = "".join(f"<td data-v='{'' if c == '-' else e(c.split(' ')[0])}'>{e(c)}</td>" for c in _row_cells(r))
         parts.append(f"<tr class='{'ref' if r['reference'] else 'model'}'><td>{e(n)}"
                      f"{' <i>(ref)</i>' if r['reference'] else ''}</td>{cells}</tr>")
     parts.append("</tbody></table>")

@@ -52,15 +52,20 @@ __all__ = ["RunRecord", "find_runs", "find_failures", "failed_attempt_results", 
 
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
-_NOT_SUMMED = {"images_left", "calls_left", "done", "end_reason", "model_call_budget"}
+_NOT_SUMMED = {"images_left", "calls_left", "done", "end_reason"}
 _COUNTER_ALIASES = ("images", "calls")
 """Keys of ``counters`` that repeat another one (``images`` = ``images_used``; ``calls`` =
 ``model_calls`` or ``tool_calls``): kept in ``report.json``, not shown twice in the tables."""
 
 
+SETTINGS_KEYS = ("image_max_side_px", "image_history", "max_output_tokens", "model_call_budget")
+"""Numbers of a ``result.json`` model block that are settings, not counts: never summed."""
+
+
 def shown_counters(counters: dict) -> dict:
-    """``counters`` without the aliases, for display (each figure once)."""
-    return {k: v for k, v in counters.items() if k not in _COUNTER_ALIASES}
+    """``counters`` without the aliases, for display (each figure once; an unknown value, such as
+    the cost of an unpriced model, as ``"unknown"``)."""
+    return {k: ("unknown" if v is None else v) for k, v in counters.items() if k not in _COUNTER_ALIASES}
 
 
 class CompareError(SpatialScoutError, ValueError):
@@ -137,21 +142,37 @@ def episode_counts(out_dir: str | os.PathLike, records: Sequence[RunRecord] | No
 
 def _counters(results: Sequence[dict]) -> dict:
     """Totals of every numeric counter in ``result.json`` dicts: ``counters`` (tool calls, images),
-    ``usage`` and the VLM agent's ``model`` block (model calls, HTTP attempts, tokens, cost)."""
+    ``usage`` and the VLM agent's ``model`` block (model calls, HTTP attempts, tokens, cost).
+
+    Settings of the model block (``SETTINGS_KEYS``: image side, image history, output-token cap,
+    call budget) are not summed: each is shown as its value, or ``"mixed"`` when episodes differ.
+    ``cost_usd`` is None (unknown) when any model episode has no price.
+    """
     totals: dict[str, float] = defaultdict(float)
+    settings: dict[str, set] = defaultdict(set)
+    unknown_cost = False
     for result in results:
         model = result.get("model") if isinstance(result.get("model"), dict) else {}
+        unknown_cost |= bool(model) and model.get("cost_usd") is None
+        for k in SETTINGS_KEYS:
+            if k in model:
+                settings[k].add(json.dumps(model[k]))
         for source in (result.get("counters") or {}, result.get("usage") or {}, model,
                        model.get("usage") or {}):
             for k, v in source.items():
-                if k not in _NOT_SUMMED and isinstance(v, (int, float)) and not isinstance(v, bool):
+                if (k not in _NOT_SUMMED and k not in SETTINGS_KEYS and isinstance(v, (int, float))
+                        and not isinstance(v, bool)):
                     totals[k] += v
-    out = {"episodes": len(results)}
+    out: dict[str, Any] = {"episodes": len(results)}
     out.update({k: (int(v) if float(v).is_integer() else float(v)) for k, v in sorted(totals.items())})
     out["images"] = out.get("images_used", 0)
     out.setdefault("model_calls", 0)
     out["calls"] = out["model_calls"] or out.get("tool_calls", 0)
     out.setdefault("cost_usd", 0.0)
+    if unknown_cost:
+        out["cost_usd"] = None
+    for k, vals in sorted(settings.items()):
+        out[k] = json.loads(next(iter(vals))) if len(vals) == 1 else "mixed"
     return out
 
 
@@ -240,8 +261,8 @@ def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> st
     c = report["counters"]
     s = report["seeds"]
     e = report.get("episodes") or {"completed": c["episodes"], "failed": len(report["failures"])}
-    lines = [f"# {title}", "",
-             f"agent: {', '.join(report['agent'])}; catalog version: {report['catalog_version']}; "
+    lines = [f"# {md(title)}", "",
+             f"agent: {md(', '.join(report['agent']))}; catalog version: {report['catalog_version']}; "
              f"episodes: {e['completed']} completed, {e['failed']} failed "
              f"(failures are left out of every aggregate)", ""]
     if "failure_rate" in e:
@@ -260,21 +281,21 @@ def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> st
                   f"+- {_pct(s['std'])}% (std across seeds); per seed "
                   + ", ".join(f"{k}: {_pct(v)}%" for k, v in s["per_seed"].items()), ""]
     lines += ["## Counters", "", "| counter | total |", "|---|---|"]
-    lines += [f"| {k} | {v:.4g} |" if isinstance(v, float) else f"| {k} | {v} |"
+    lines += [f"| {k} | {v:.4g} |" if isinstance(v, float) else f"| {k} | {md(v)} |"
               for k, v in shown_counters(c).items()]
     lines.append("")
     spent = report.get("failed_attempts_spend") or {}
     if spent.get("episodes"):
         lines += [f"Failed attempts (scored nowhere, but spent): {spent['episodes']} episodes, "
                   f"{spent['calls']} calls, {spent.get('images', 0)} images, "
-                  f"${spent['cost_usd']:.4g}.", ""]
+                  + ("cost unknown (no price)." if spent["cost_usd"] is None else f"${spent['cost_usd']:.4g}."), ""]
     if report["failures"]:
         lines += ["## Failed episodes (left out of aggregates)", "", "| run | error |", "|---|---|"]
-        lines += [f"| {f['run']} | {str(f['error']).replace('|', '/')[:200]} |" for f in report["failures"]]
+        lines += [f"| {md(f['run'])} | {md(str(f['error'])[:200])} |" for f in report["failures"]]
         lines.append("")
     lines += ["## Per category (pooled over scenes)", "",
               "| category | targets | submitted | mean IoU (%) | IoU > 0.5 (%) |", "|---|---|---|---|---|"]
-    lines += [f"| {k} | {v['num_targets']} | {v['num_submitted']} | {_pct(v['mean_iou'])} | {_pct(v['gt_50'])} |"
+    lines += [f"| {md(k)} | {v['num_targets']} | {v['num_submitted']} | {_pct(v['mean_iou'])} | {_pct(v['gt_50'])} |"
               for k, v in report["categories"].items()]
     lines += ["", "## Per scene", "", "```", format_table(report["scenes"]), "```", ""]
     return "\n".join(lines)
