@@ -27,6 +27,7 @@ COMMANDS: tuple[str, ...] = (
     "leaderboard",
     "replay",
     "report",
+    "verify",
     "train_nbv",
     "mcp",
 )

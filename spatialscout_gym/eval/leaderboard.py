@@ -42,6 +42,7 @@ from spatialscout_gym.eval.failures import (FACTOR_LABELS, FAILURE_FACTORS, SUCC
 from spatialscout_gym.eval.grounding import grounding_summary
 from spatialscout_gym.eval.layout import EvalDir, publish_json, publish_text, seed_spread
 from spatialscout_gym.eval.report import comparability_problems, md
+from spatialscout_gym.eval.verify import verification_status
 from spatialscout_gym.eval.stats import (bootstrap_intervals, method_note, paired_comparison, rank_intervals,
                                          separated)
 from spatialscout_gym.eval.trajectory import load_trajectory
@@ -169,6 +170,7 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> dic
         "failure_analysis": {**count_factors(list(outcomes.values())),
                              "per_trajectory": {k: o.to_dict() for k, o in outcomes.items()}},
         "intervals": bootstrap_intervals(cells),
+        "verified": verification_status(d)["status"],
         "_cells": cells,
         "catalog_version": versions[0] if len(versions) == 1 else versions,
         "scene_hashes": {ep.result.get("scene_id"): ep.result.get("scene_content_hash") for ep in eps.completed},
@@ -183,7 +185,7 @@ def _row_name(row: dict) -> str:
 
 
 def build_leaderboard(dirs: Sequence[str | os.PathLike], *, force: bool = False,
-                      lam: float = DEFAULT_LAMBDA_M, progress: bool = False) -> dict:
+                      lam: float = DEFAULT_LAMBDA_M, progress: bool = False, verified_only: bool = False) -> dict:
     """The leaderboard dict: ``{"rows": {name: row}, "order": [...], "cost": ..., "problems": [...],
     "scene_sets_differ": bool, "factor_labels": {...}}``; rows sorted by object-micro all-target
     mean IoU (model rows first, then reference rows).
@@ -202,6 +204,11 @@ def build_leaderboard(dirs: Sequence[str | os.PathLike], *, force: bool = False,
         from tqdm import tqdm  # noqa: PLC0415
         iterator = tqdm(dirs, desc="leaderboard", unit="dir")
     built = [build_row(d, lam) for d in iterator]
+    dropped = [r["dir"] for r in built if verified_only and r["verified"] != "verified"]
+    built = [r for r in built if r["dir"] not in dropped]
+    if not built:
+        raise LeaderboardError("--verified-only: no row is verified (run `spatialscout verify DIR` first; "
+                               "dropped: " + ", ".join(dropped) + ")")
     rows: dict[str, dict] = {}
     names = [_row_name(r) for r in built]
     for name, row in zip(names, built):
@@ -231,7 +238,7 @@ def build_leaderboard(dirs: Sequence[str | os.PathLike], *, force: bool = False,
     return {"rows": {n: rows[n] for n in order}, "order": order, "problems": problems,
             "scene_sets_differ": len({tuple(r["scenes"]) for r in rows.values()}) > 1,
             "cost": cost_summary(rows), "factor_labels": FACTOR_LABELS, "lambda_m": float(lam),
-            "intervals_method": method_note(), "rank_figure": RANK_FIGURE}
+            "intervals_method": method_note(), "rank_figure": RANK_FIGURE, "dropped_unverified": dropped}
 
 
 # ---- text ----------------------------------------------------------------------------------------
@@ -280,7 +287,7 @@ def _rank_cells(row: dict) -> list[str]:
 
 
 def _row_cells(row: dict) -> list[str]:
-    cells = _rank_cells(row) + [_figure_cell(row, p) for _, p in TABLE3_COLUMNS]
+    cells = [row.get("verified", "not checked")] + _rank_cells(row) + [_figure_cell(row, p) for _, p in TABLE3_COLUMNS]
     err = row["center_error_m"]
     cells += [_num(err["mean"], ".3f"), _num(err["median"], ".3f"), _num(row["full_scene_loss_m"]["object_micro"], ".3f"),
               _num(row["cost_per_task_usd"], ".4g"), _num(row["tokens_per_task"], ".0f"),
@@ -289,7 +296,7 @@ def _row_cells(row: dict) -> list[str]:
     return cells
 
 
-ROW_HEADERS: tuple[str, ...] = ("rank [95%]", "separated from next") + tuple(h for h, _ in TABLE3_COLUMNS) + (
+ROW_HEADERS: tuple[str, ...] = ("verified", "rank [95%]", "separated from next") + tuple(h for h, _ in TABLE3_COLUMNS) + (
     "err mean m", "err median m", "loss m", "cost/task $", "tokens/task", "model calls/task",
     "tool calls/task", "images/task", "completed", "failed")
 
@@ -458,7 +465,7 @@ def _html(board: dict, plots: dict[str, Path], figures: dict[str, Path], out: Pa
 
 def write_leaderboard(dirs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, *, force: bool = False,
                       lam: float = DEFAULT_LAMBDA_M, figure_scene: str | None = None, figure_px: int = 256,
-                      progress: bool = False) -> dict:
+                      progress: bool = False, verified_only: bool = False) -> dict:
     """Build the leaderboard and write the site to ``out_dir``: ``leaderboard.json``,
     ``leaderboard.md``, ``index.html``, ``plots/*.png`` and, with ``figure_scene`` (a scene dir
     name such as ``procedural_7``), ``figures/<row>.png``: that scene's seed-0 map of every row,
@@ -468,7 +475,7 @@ def write_leaderboard(dirs: Sequence[str | os.PathLike], out_dir: str | os.PathL
     from spatialscout_gym.eval.cost import plot_cost  # noqa: PLC0415
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    board = build_leaderboard(dirs, force=force, lam=lam, progress=progress)
+    board = build_leaderboard(dirs, force=force, lam=lam, progress=progress, verified_only=verified_only)
     plots = plot_behaviour({n: r["behaviour"] for n, r in board["rows"].items()}, out / "plots")
     cost_png = plot_cost(board["cost"], out / "plots" / "cost_pareto.png")
     if cost_png is not None:

@@ -44,6 +44,7 @@ from spatialscout_gym.core.errors import SpatialScoutError
 from spatialscout_gym.core.files import load_ground_truth, load_predictions
 from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, aggregate, score_scene
 from spatialscout_gym.core.table import format_table
+from spatialscout_gym.eval.verify import verification_status
 from spatialscout_gym.eval.stats import FIGURES, bootstrap_intervals, method_note, paired_comparison, separated
 from spatialscout_gym.eval.layout import EvalDir, publish_json, publish_text, read_json_object, seed_spread
 
@@ -220,6 +221,7 @@ def build_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> d
         "categories": _categories(records),
         "seeds": seed_spread(((r.seed, r.score) for r in records), lam),
         "intervals": bootstrap_intervals(cells(records)),
+        "verified": verification_status(out),
         "counters": _counters([r.result for r in records]),
         "failed_attempts_spend": _counters(failed_attempt_results(out)),
         "failures": find_failures(out),
@@ -265,6 +267,11 @@ def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> st
              f"agent: {md(', '.join(report['agent']))}; catalog version: {report['catalog_version']}; "
              f"episodes: {e['completed']} completed, {e['failed']} failed "
              f"(failures are left out of every aggregate)", ""]
+    if report.get("verified"):
+        v = report["verified"]
+        n_ok = sum(x == "verified" for x in v["episodes"].values())
+        lines += [f"Verified: **{v['status']}** ({n_ok} of {len(v['episodes'])} completed episodes re-executed "
+                  "and matching their records; `spatialscout verify DIR`).", ""]
     if "failure_rate" in e:
         lines += [f"Completed {e['completed']} of {e['total']} episodes ({_pct(e['completed_rate'])}%), failed "
                   f"{e['failed']} ({_pct(e['failure_rate'])}%); attempts {e['attempts']}, of which "
