@@ -138,3 +138,31 @@ def test_verified_rows_in_report_and_leaderboard(evals, tmp_path, capsys):
     assert [r["agent"] for r in board["rows"].values()] == ["oracle-explorer"]
     assert board["dropped_unverified"] == [str(bad), str(fresh)]
     assert verification_status(bad)["status"] == "diverged"
+
+
+def test_a_scripted_model_run_verifies_and_its_model_events_are_skipped(tmp_path, capsys):
+    """A model agent behind the real ``openai`` client on 127.0.0.1: its trace interleaves model
+    events with the episode's; verify replays the tool calls alone."""
+    from vlm_scripted import ScriptedServer
+    from spatialscout_gym.baselines.registry import make_agent
+    from spatialscout_gym.eval.runner import run_episode
+    spec = small_scene(32, 32, scene_id="fake-room")
+    (tmp_path / "fake-room.json").write_text(spec.to_json())
+    ev = tmp_path / "model"
+    ev.mkdir()
+    (ev / "scenes.json").write_text(json.dumps({"fake-room": str(tmp_path / "fake-room.json")}))
+    K = spec.public.intrinsics.scaled(32, 32)
+    steps = [[("move_camera", {"right": 0.5}), ("capture_image", {})],
+             [("triangulate_observations", {"observations": [{"frame_id": 0, "u": K.cx, "v": K.cy},
+                                                             {"frame_id": 1, "u": K.cx - K.fx * 0.25, "v": K.cy}]})],
+             [("submit_positions", {"positions": {"chair_1": [2.0, 0.0, 0.0], "lamp_1": [0.0, 9.0, 0.0]}})],
+             [("finish_mapping", {})]]
+    with ScriptedServer(lambda step, body, fmt: steps[step] if step < len(steps) else []) as server:
+        agent = make_agent("openai:scripted", base_url=server.openai_url, api_key="local", model_call_budget=10)
+        result = run_episode(agent, spec, ev / "fake-room" / "seed_0", image_budget=3, resolution=32,
+                             renderer=FakeRenderer(spec))
+    assert result["model"]["model_calls"] == 4
+    kinds = {json.loads(line)["event"] for line in _lines(ev / "fake-room" / "seed_0" / "trace.jsonl")}
+    assert kinds - {"start", "capture", "tool_call", "map", "end"}          # model events are there
+    assert main(["verify", str(ev), "--no-progress"]) == 0
+    assert "fake-room/seed_0: verified" in capsys.readouterr().out
