@@ -161,3 +161,11 @@ def test_evaldir_reads_attempts_completion_and_failures(evals, tmp_path):
         {"run": "fake-9/seed_0", "scene": "fake-9", "seed": 0, "error": "no scene"}]
     assert len(ev.failed_results()) == 2
     assert ev.settings()["agent"] == "origin"
+
+
+def test_plan_prints_scenes_per_seed_count_and_its_assumption(evals, capsys):
+    assert main(["plan", str(evals / "oracle-explorer"), "--detect", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "3 scenes" in out and "assumption:" in out and "80% power" in out
+    assert sum(line.strip().startswith(f"{k} seed(s) per scene: ") for line in out.splitlines() for k in (1, 2, 3, 5)) == 4
+    _one_line_error(capsys, ["plan", str(evals / "oracle-explorer"), "--detect", "-1"])

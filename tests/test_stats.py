@@ -83,3 +83,16 @@ def test_rank_intervals_overlap_only_when_runs_are_close():
     assert ranks["good"] == {"rank": 1, "low": 1.0, "high": 1.0}
     assert ranks["base"]["low"] == 2.0 and ranks["near"]["low"] == 2.0   # equal means: both may be 2nd
     assert ranks["base"]["high"] == 3.0 and ranks["near"]["high"] == 3.0
+
+
+def test_variance_components_and_scenes_needed_by_hand(tmp_path):
+    from spatialscout_gym.eval.stats import scenes_needed, variance_components
+    cells = {("A", 0): score("A", [0.2]), ("A", 1): score("A", [0.4]),
+             ("B", 0): score("B", [0.6]), ("B", 1): score("B", [0.8])}
+    comp = variance_components(cells)
+    # within scenes: (0.1^2 + 0.1^2) twice over 2 degrees of freedom = 0.02; scene means 0.3, 0.7:
+    # variance 0.08, less 0.02 / 2 seeds = 0.07
+    assert comp["seed_var"] == pytest.approx(0.02) and comp["scene_var"] == pytest.approx(0.07)
+    # 10 points on 2 seeds: (1.959964 + 0.841621)^2 * 2 * (0.07 + 0.01) / 0.1^2 = 125.57 -> 126
+    assert scenes_needed(comp, 10.0, seeds=2) == 126
+    assert scenes_needed(comp, 10.0, seeds=1) == 142      # 7.84888 * 2 * 0.09 / 0.01 = 141.28

@@ -28,6 +28,7 @@ COMMANDS: tuple[str, ...] = (
     "replay",
     "report",
     "verify",
+    "plan",
     "train_nbv",
     "mcp",
 )

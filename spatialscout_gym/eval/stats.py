@@ -205,3 +205,43 @@ def rank_intervals(runs: dict[str, dict[Cell, Any]], figure: str = "object_micro
             low, high = _bootstrap(lambda idx, i=i: ranks(idx)[i].astype(float), n_scenes, n_resamples)
         out[name] = {"rank": int(point[i]), "low": low, "high": high}
     return dict(out)
+
+
+def variance_components(cells: dict[Cell, Any]) -> dict:
+    """Between-scene and between-seed variance of the per-episode all-target mean IoU.
+
+    One-way random-effects estimates by the method of moments: ``seed_var`` is the pooled
+    within-scene variance across seeds (``ddof=1``; None without a scene run on two seeds),
+    ``scene_var`` the variance of the scene means less ``seed_var / seeds`` (at least 0).
+    Returns ``{"scenes", "seeds_per_scene", "scene_var", "seed_var"}`` (IoU squared, not percent).
+    """
+    by_scene: dict[str, list[float]] = defaultdict(list)
+    for (scene, _), s in cells.items():
+        by_scene[scene].append(float(s.iou.mean()) if s.num_targets else 0.0)
+    groups = [np.asarray(v) for _, v in sorted(by_scene.items())]
+    multi = [g for g in groups if len(g) > 1]
+    seed_var = (float(sum(((g - g.mean()) ** 2).sum() for g in multi) / sum(len(g) - 1 for g in multi))
+                if multi else None)
+    m = float(np.mean([len(g) for g in groups])) if groups else 0.0
+    means = np.array([g.mean() for g in groups])
+    raw = float(means.var(ddof=1)) if len(means) > 1 else None
+    scene_var = None if raw is None else max(0.0, raw - (seed_var or 0.0) / m)
+    return {"scenes": len(groups), "seeds_per_scene": m, "scene_var": scene_var, "seed_var": seed_var}
+
+
+def scenes_needed(components: dict, detect_points: float, seeds: int, power: float = 0.8,
+                  alpha: float = 0.05) -> int | None:
+    """Scenes a two-sided test at ``alpha`` needs to detect a difference of ``detect_points``
+    (percentage points of all-target mean IoU) with ``power``, each scene run on ``seeds`` seeds.
+
+    Normal approximation for two runs that are independent given these variance components (a
+    paired design that shares scenes can only need fewer): ``n = (z_{1-alpha/2} + z_power)^2 * 2
+    * (scene_var + seed_var / seeds) / delta^2``, rounded up. None when the scene variance is unknown.
+    """
+    from scipy.stats import norm  # noqa: PLC0415
+    if components["scene_var"] is None:
+        return None
+    var = components["scene_var"] + (components["seed_var"] or 0.0) / seeds
+    delta = detect_points / 100.0
+    z = norm.ppf(1 - alpha / 2) + norm.ppf(power)
+    return max(2, int(np.ceil(z ** 2 * 2 * var / delta ** 2)))
