@@ -364,6 +364,11 @@ HEADLINE: tuple[tuple[str, str], ...] = (
 """The headline figures of a paired comparison."""
 
 
+def _points(x: float) -> str:
+    """A difference in percentage points with its sign (no ``-0.00``)."""
+    return f"{round(100 * x, 2) + 0.0:+.2f}"
+
+
 def paired_lines(name_a: str, name_b: str, paired: dict) -> list[str]:
     """Markdown of :func:`~spatialscout_gym.eval.stats.paired_comparison` (B - A, points)."""
     lines = [f"## Paired: {md(name_b)} - {md(name_a)} on {len(paired['cells'])} shared (scene, seed) cells, "
@@ -377,10 +382,10 @@ def paired_lines(name_a: str, name_b: str, paired: dict) -> list[str]:
               "|---|---|---|---|---|---|"]
     for label, key in HEADLINE:
         f = paired["figures"][key]
-        ci = "[-]" if f["low"] is None else f"[{100 * f['low']:+.2f}, {100 * f['high']:+.2f}]"
+        ci = "[-]" if f["low"] is None else f"[{_points(f['low'])}, {_points(f['high'])}]"
         p = "-" if f["p_value"] is None else f"{f['p_value']:.3g}"
         sep = "-" if f["low"] is None else ("yes" if separated(f) else "no")
-        lines.append(f"| {label} | {_pct(f['a'])} | {_pct(f['b'])} | {100 * f['difference']:+.2f} {ci} | {p} | {sep} |")
+        lines.append(f"| {label} | {_pct(f['a'])} | {_pct(f['b'])} | {_points(f['difference'])} {ci} | {p} | {sep} |")
     lines += ["", "Cells used: " + ", ".join(f"{md(sc)}/seed_{k}" for sc, k in paired["cells"]), ""]
     return lines
 
