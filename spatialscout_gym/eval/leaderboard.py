@@ -301,13 +301,79 @@ ROW_HEADERS: tuple[str, ...] = ("verified", "rank [95%]", "separated from next")
     "tool calls/task", "images/task", "completed", "failed")
 
 
+@dataclasses.dataclass
+class Table:
+    """One table of the leaderboard, rendered both as Markdown and as HTML (plain-text cells,
+    escaped by each renderer). ``row_classes``: the HTML class of each row (None: no class)."""
+
+    key: str
+    title: str
+    note: str
+    headers: list[str]
+    rows: list[list[str]]
+    row_classes: list[str | None]
+    sortable: bool = True
+
+
+def tables(board: dict) -> dict[str, Table]:
+    """Table 3 with spend (``table3``), geometric grounding (``table5``) and the success and
+    failure factors (``table4``) of a leaderboard dict."""
+    rows = board["rows"]
+    t3 = Table("table3", "Table 3 and spend per task", "", ["model", *ROW_HEADERS],
+               [[n + (" (ref)" if r["reference"] else ""), *_row_cells(r)] for n, r in rows.items()],
+               ["ref" if r["reference"] else "model" for r in rows.values()])
+    radius = next(iter(rows.values()))["grounding"]["support_radius_m"]
+    t5_rows = []
+    for n, r in rows.items():
+        g = r["grounding"]
+        med = g["median_center_error_m"]
+        t5_rows.append([n, _pct(g["supported_share"]), _pct(g["warning_share"]), _num(g["captures_per_task"], ".2f"),
+                        "-" if med is None else f"{100 * med:.2f}"])
+    t5 = Table("table5", "Geometric grounding (Table 5)",
+               f"Supported: the submitted position lies within {radius:g} m of a successful triangulation made "
+               "before the submission that set it.",
+               ["model", "submitted objects with prior successful triangulation %", "triangulations with warnings %",
+                "captures per task", "median centre error cm"], t5_rows, [None] * len(t5_rows))
+    t4_rows = [["", "trajectories", *(str(r["failure_analysis"]["trajectories"]) for r in rows.values())],
+               ["Success", "success (coverage >= 90 %, mean error <= 0.2 m)",
+                *(str(r["failure_analysis"]["success"]) for r in rows.values())]]
+    for outcome, factors in (("Success", SUCCESS_FACTORS), ("Failure", FAILURE_FACTORS)):
+        t4_rows += [[outcome, FACTOR_LABELS[f], *(str(r["failure_analysis"]["factors"][f]) for r in rows.values())]
+                    for f in factors]
+    t4 = Table("table4", "Success and failure factors (Table 4)",
+               "Trajectories per factor; a trajectory may show several (factors not exclusive). Rules: see "
+               "spatialscout_gym/eval/failures.py.", ["outcome", "factor", *rows], t4_rows, [None] * len(t4_rows),
+               sortable=False)
+    return {t.key: t for t in (t3, t5, t4)}
+
+
+def _table_md(t: Table) -> list[str]:
+    lines = [f"## {t.title}", ""] + ([t.note, ""] if t.note else [])
+    lines += ["| " + " | ".join(md(h) for h in t.headers) + " |", "|" + "---|" * len(t.headers)]
+    lines += ["| " + " | ".join(md(c) for c in row) + " |" for row in t.rows]
+    return lines + [""]
+
+
+def _table_html(t: Table, table_id: str | None = None) -> str:
+    e = html.escape
+    attrs = (" class='sortable'" if t.sortable else "") + (f" id='{table_id}'" if table_id else "")
+    out = [f"<h2>{e(t.title)}</h2>"] + ([f"<p class='note'>{e(t.note)}</p>"] if t.note else [])
+    out.append(f"<table{attrs}><thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in t.headers) + "</tr></thead><tbody>")
+    for row, cls in zip(t.rows, t.row_classes):
+        first, *rest = row
+        cells = "".join(f"<td data-v='{'' if c == '-' else e(c.split(' ')[0])}'>{e(c)}</td>" for c in rest)
+        out.append(("<tr>" if cls is None else f"<tr class='{cls}'>") + f"<td>{e(first)}</td>{cells}</tr>")
+    out.append("</tbody></table>")
+    return "\n".join(out)
+
+
 def format_leaderboard_md(board: dict) -> str:
     """Markdown of the leaderboard: Table 3 with spend, Table 5, Table 4, the cost frontier."""
     rows = board["rows"]
     lines = ["# SpatialScout leaderboard", "",
              "Object-micro (pooled over targets) unless marked macro (mean of per-scene ratios); "
              "completed episodes only, failed ones counted apart. Reference rows (no model) are "
-             "marked *ref*. Figures show the estimate and its 95% interval. " + board["intervals_method"]
+             "marked (ref). Figures show the estimate and its 95% interval. " + board["intervals_method"]
              + " Rank: by object-micro all-target mean IoU on the (scene, seed) cells every row shares, with "
              "its 95% interval over the same resamples; 'separated from next': the paired difference to the "
              "next row excludes 0 and its paired permutation p < 0.05 ('no': these rows cannot be ordered).", ""]
@@ -316,31 +382,10 @@ def format_leaderboard_md(board: dict) -> str:
     if board["scene_sets_differ"]:
         lines += ["Note: the rows cover different scene sets: "
                   + ", ".join(f"{md(n)}: {len(r['scenes'])} scenes" for n, r in rows.items()), ""]
-    lines += ["## Table 3 and spend per task", "", "| model | " + " | ".join(ROW_HEADERS) + " |",
-              "|---|" + "---|" * len(ROW_HEADERS)]
-    for n, r in rows.items():
-        lines.append(f"| {md(n)}{' *ref*' if r['reference'] else ''} | " + " | ".join(_row_cells(r)) + " |")
-    lines += ["", "## Geometric grounding (Table 5)", "",
-              f"Supported: the submitted position lies within {next(iter(rows.values()))['grounding']['support_radius_m']:g} m "
-              "of a successful triangulation made before the submission that set it.", "",
-              "| model | submitted objects with prior successful triangulation % | triangulations with warnings % "
-              "| captures per task | median centre error cm |", "|---|---|---|---|---|"]
-    for n, r in rows.items():
-        g = r["grounding"]
-        med = g["median_center_error_m"]
-        lines.append(f"| {md(n)} | {_pct(g['supported_share'])} | {_pct(g['warning_share'])} | "
-                     f"{_num(g['captures_per_task'], '.2f')} | {'-' if med is None else f'{100 * med:.2f}'} |")
-    lines += ["", "## Success and failure factors (Table 4; trajectories counted, factors not exclusive)", "",
-              "| outcome | factor | " + " | ".join(md(n) for n in rows) + " |", "|---|---|" + "---|" * len(rows)]
-    lines.append("| | trajectories | " + " | ".join(str(r["failure_analysis"]["trajectories"]) for r in rows.values()) + " |")
-    lines.append("| Success | success (coverage >= 90 %, mean error <= 0.2 m) | "
-                 + " | ".join(str(r["failure_analysis"]["success"]) for r in rows.values()) + " |")
-    for outcome, factors in (("Success", SUCCESS_FACTORS), ("Failure", FAILURE_FACTORS)):
-        for f in factors:
-            lines.append(f"| {outcome} | {FACTOR_LABELS[f]} | "
-                         + " | ".join(str(r["failure_analysis"]["factors"][f]) for r in rows.values()) + " |")
+    t = tables(board)
+    lines += _table_md(t["table3"]) + _table_md(t["table5"]) + _table_md(t["table4"])
     cost = board["cost"]
-    lines += ["", "## Accuracy vs. cost (Figure 7)", ""]
+    lines += ["## Accuracy vs. cost (Figure 7)", ""]
     if cost["points"]:
         lines += ["| model | cost per task USD | all-target mean IoU % | Pareto |", "|---|---|---|---|"]
         lines += [f"| {md(n)} | {p['cost_per_task_usd']:.4g} | {_pct(p['all_mean_iou'])} | "
@@ -405,13 +450,8 @@ def _html(board: dict, plots: dict[str, Path], figures: dict[str, Path], out: Pa
     if board["scene_sets_differ"]:
         parts.append("<p><b>Note:</b> the rows cover different scene sets: " + e(", ".join(
             f"{n}: {len(r['scenes'])} scenes" for n, r in rows.items())) + "</p>")
-    parts.append("<h2>Table 3 and spend per task</h2><table class='sortable' id='leaderboard'><thead><tr><th>model</th>"
-                 + "".join(f"<th>{e(h)}</th>" for h in ROW_HEADERS) + "</tr></thead><tbody>")
-    for n, r in rows.items():
-        cells = "".join(f"<td data-v='{'' if c == '-' else e(c.split(' ')[0])}'>{e(c)}</td>" for c in _row_cells(r))
-        parts.append(f"<tr class='{'ref' if r['reference'] else 'model'}'><td>{e(n)}"
-                     f"{' <i>(ref)</i>' if r['reference'] else ''}</td>{cells}</tr>")
-    parts.append("</tbody></table>")
+    t = tables(board)
+    parts.append(_table_html(t["table3"], "leaderboard"))
     parts.append("<h2>Tool use (Figures 5-6)</h2>")
     for key in ("behaviour_totals", "behaviour_over_calls"):
         if key in plots:
@@ -423,30 +463,7 @@ def _html(board: dict, plots: dict[str, Path], figures: dict[str, Path], out: Pa
         parts.append("<p>No model has a price (run with --price-table to record costs).</p>")
     if board["cost"]["unpriced"]:
         parts.append("<p class='note'>No price, not plotted: " + e(", ".join(board["cost"]["unpriced"])) + "</p>")
-    radius = next(iter(rows.values()))["grounding"]["support_radius_m"]
-    parts.append("<h2>Geometric grounding (Table 5)</h2><p class='note'>A submitted object is supported when its "
-                 f"final position lies within {radius:g} m of a successful triangulation made before the "
-                 "submission that set it.</p><table class='sortable'><thead><tr><th>model</th>"
-                 "<th>submitted objects with prior successful triangulation %</th><th>triangulations with "
-                 "warnings %</th><th>captures per task</th><th>median centre error cm</th></tr></thead><tbody>")
-    for n, r in rows.items():
-        g = r["grounding"]
-        med = g["median_center_error_m"]
-        parts.append(f"<tr><td>{e(n)}</td><td>{_pct(g['supported_share'])}</td><td>{_pct(g['warning_share'])}</td>"
-                     f"<td>{_num(g['captures_per_task'], '.2f')}</td><td>{'-' if med is None else f'{100 * med:.2f}'}</td></tr>")
-    parts.append("</tbody></table>")
-    parts.append("<h2>Success and failure factors (Table 4)</h2><p class='note'>Trajectories per factor; a "
-                 "trajectory may show several. Rules: see spatialscout_gym/eval/failures.py.</p><table><thead><tr>"
-                 "<th>outcome</th><th>factor</th>" + "".join(f"<th>{e(n)}</th>" for n in rows) + "</tr></thead><tbody>")
-    parts.append("<tr><td></td><td>trajectories</td>" + "".join(
-        f"<td>{r['failure_analysis']['trajectories']}</td>" for r in rows.values()) + "</tr>")
-    parts.append("<tr><td>Success</td><td>success (coverage &ge; 90 %, mean error &le; 0.2 m)</td>" + "".join(
-        f"<td>{r['failure_analysis']['success']}</td>" for r in rows.values()) + "</tr>")
-    for outcome, factors in (("Success", SUCCESS_FACTORS), ("Failure", FAILURE_FACTORS)):
-        for f in factors:
-            parts.append(f"<tr><td>{outcome}</td><td>{e(FACTOR_LABELS[f])}</td>" + "".join(
-                f"<td>{r['failure_analysis']['factors'][f]}</td>" for r in rows.values()) + "</tr>")
-    parts.append("</tbody></table>")
+    parts += [_table_html(t["table5"]), _table_html(t["table4"])]
     for n, r in rows.items():
         per = r["failure_analysis"]["per_trajectory"]
         parts.append(f"<details><summary>{e(n)}: factors per trajectory</summary><table><thead><tr><th>episode</th>"

@@ -437,15 +437,15 @@ def compare_reports(dirs: Sequence[str | os.PathLike], *, force: bool = False) -
         lines += ["Note: the runs cover different (scene, seed) cells: " + ", ".join(
             f"{md(n)}: {len({sc for sc, _ in s})} scenes, {len(s)} cells" for n, s in cell_sets.items()), ""]
     lines += ["## Episodes per run (completed episodes are the ones scored)", "",
-              "| run | agent | scenes | completed | failed | failure rate (%) | attempts |",
+              "| run | agent | completed | failed | failure rate (%) | attempts | scenes |",
               "|---|---|---|---|---|---|---|"]
     for n, r in reports.items():
         e = r.get("episodes") or {"completed": r.get("counters", {}).get("episodes", 0),
                                   "failed": len(r.get("failures", []))}
         total = e["completed"] + e["failed"]
         rate = _pct(e["failed"] / total) if total else "-"
-        lines.append(f"| {md(n)} | {md(', '.join(r.get('agent') or []) or '-')} | {len({sc for sc, _ in runs[n]})} | "
-                     f"{e['completed']} | {e['failed']} | {rate} | {e.get('attempts', '-')} |")
+        lines.append(f"| {md(n)} | {md(', '.join(r.get('agent') or []) or '-')} | {e['completed']} | {e['failed']} | "
+                     f"{rate} | {e.get('attempts', '-')} | {len({sc for sc, _ in runs[n]})} |")
     lines += [""]
     safe = {md(n): n for n in names}
     lines += ["## Object-micro (%)", "", "```", format_table({k: reports[n]["object_micro"] for k, n in safe.items()}),
