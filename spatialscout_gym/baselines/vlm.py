@@ -177,6 +177,9 @@ class VLMAgent:
                                            max_side=self.image_max_side, prompt_style=self.prompt_style,
                                            clock=time.time)   # tool_call events get execution times
         self.provider.tool_names = w.tool_names   # passive mode: only the enabled tools are sent
+        if getattr(self, "request_cache_dir", None):
+            from spatialscout_gym.baselines.request_cache import RequestCache
+            self.request_cache = RequestCache(self.request_cache_dir, seed).install(self.provider)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             w.reset(seed=seed)
@@ -245,6 +248,7 @@ class VLMAgent:
                               if first else None),
             "tool_names": list(w.tool_names) if w else None,
             "tool_schema": schema,
+            "request_cache": getattr(self, "request_cache_dir", None) is not None,
         }
 
     def run_records(self) -> dict[str, Any]:
@@ -254,7 +258,8 @@ class VLMAgent:
                 f"# first user message (images by file)\n\n"
                 + "\n".join(p if isinstance(p, str) else json.dumps(p) for p in (h["first_message"] or []))
                 + "\n")
-        return {HARNESS_FILE: h, PROMPT_FILE: text}
+        cache = getattr(self, "request_cache", None)
+        return {HARNESS_FILE: h, PROMPT_FILE: text, **({"request_cache.json": cache.record()} if cache else {})}
 
     def extra_result(self) -> dict:
         """Model-side figures for ``result.json``: calls, HTTP attempts, tokens, cost, mode."""
@@ -278,7 +283,20 @@ class VLMAgent:
             "attempt_failures": [redact(f) for f in getattr(self.provider, "failures", [])],
             "usage": usage,
             "cost_usd": episode_cost(usage, getattr(self.provider, "model", ""), self.price_table),
+            **self._cache_figures(),
         }}
+
+    def _cache_figures(self) -> dict:
+        """With the request cache: calls answered from it and sent live, and the cost this run
+        incurred (live calls only; ``cost_usd`` stays the episode's)."""
+        cache = getattr(self, "request_cache", None)
+        if cache is None:
+            return {}
+        live = cache.live_usage()
+        return {"request_cache": {"cached_calls": sum(c["cached"] for c in cache.calls),
+                                  "live_calls": sum(not c["cached"] for c in cache.calls)},
+                "usage_incurred": live,
+                "cost_incurred_usd": episode_cost(live, getattr(self.provider, "model", ""), self.price_table)}
 
 
 def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, api_key: str | None = None,
@@ -286,7 +304,8 @@ def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, ap
                    mode: str = "active", model_call_budget: int = 100, passive_views: int = PASSIVE_VIEWS,
                    price_table: Mapping[str, Mapping[str, float]] | str | None = None,
                    prompt_style: str = DEFAULT_PROMPT_STYLE, image_max_side: int = MAX_SIDE_PX,
-                   image_history: int | None = None, **provider_options: Any) -> VLMAgent:
+                   image_history: int | None = None, request_cache: str | os.PathLike | None = None,
+                   **provider_options: Any) -> VLMAgent:
     """Build a :class:`VLMAgent` for ``provider`` (``"openai"``, ``"openai-responses"`` or
     ``"anthropic"``) and ``model``.
 
@@ -302,10 +321,12 @@ def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, ap
         price_table = load_price_table(price_table)
     client = classes[provider](model, api_key=api_key, base_url=base_url, max_tokens=max_tokens,
                                reasoning_effort=reasoning_effort, **provider_options)
-    return VLMAgent(client, name=f"{provider}:{model}", mode=mode,
-                    model_call_budget=model_call_budget, passive_views=passive_views,
-                    price_table=price_table, prompt_style=prompt_style, image_max_side=image_max_side,
-                    image_history=image_history)
+    agent = VLMAgent(client, name=f"{provider}:{model}", mode=mode,
+                     model_call_budget=model_call_budget, passive_views=passive_views,
+                     price_table=price_table, prompt_style=prompt_style, image_max_side=image_max_side,
+                     image_history=image_history)
+    agent.request_cache_dir = request_cache   # baselines/request_cache.py; off by default
+    return agent
 
 
 def openai_agent(model: str, **options: Any) -> VLMAgent:
