@@ -166,3 +166,31 @@ def test_a_scripted_model_run_verifies_and_its_model_events_are_skipped(tmp_path
     assert kinds - {"start", "capture", "tool_call", "map", "end"}          # model events are there
     assert main(["verify", str(ev), "--no-progress"]) == 0
     assert "fake-room/seed_0: verified" in capsys.readouterr().out
+
+
+def test_images_are_re_rendered_and_compared_or_declared_not_comparable(evals, tmp_path, capsys):
+    """``--images`` re-renders with SAPIEN (lavapipe here): a SAPIEN run matches frame by frame, an
+    edited frame hash is caught, a run drawn by another renderer is 'not comparable' (not a
+    failure), and a run without frame hashes says so."""
+    d = tmp_path / "sapien"
+    assert main(["evaluate", "--agent", "oracle-explorer", "--scenes", "procedural:1", "--image-budget", "3",
+                 "--resolution", "32", "--out", str(d)]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(d), "--images", "--no-progress"]) == 0
+    assert "procedural_1/seed_0: verified (images: match)" in capsys.readouterr().out
+    hashes = d / "procedural_1" / "seed_0" / "frames" / "sha256.json"
+    h = json.loads(hashes.read_text())
+    assert h["renderer"]["renderer"] == "SapienRenderer" and h["renderer"]["sapien"] and len(h["rgb_sha256"]) == 3
+    h["rgb_sha256"]["2"] = "0" * 64
+    hashes.write_text(json.dumps(h))
+    assert main(["verify", str(d), "--no-progress"]) == 0             # pixels are not needed by default
+    assert main(["verify", str(d), "--images", "--no-progress"]) == 1
+    assert "diverged in frames/sha256.json: frame 2, recorded 000000000000 vs re-rendered" in capsys.readouterr().out
+    fake, _ = _run(evals, tmp_path, "origin")                        # drawn by the test's FakeRenderer
+    assert main(["verify", str(fake), "--images", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "verified (images: not comparable: recorded with {\"renderer\": \"FakeRenderer\"}" in out
+    for p in fake.glob("*/seed_*/frames/sha256.json"):
+        p.unlink()
+    assert main(["verify", str(fake), "--images", "--no-progress"]) == 0
+    assert "images: not recorded (a run made before frame hashes were written)" in capsys.readouterr().out

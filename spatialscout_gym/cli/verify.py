@@ -29,6 +29,9 @@ def register(subparsers) -> None:
                     "DIR/verify.json into each evaluation directory.")
     p.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="run or evaluation directories")
     p.add_argument("--json", action="store_true", help="print the verdicts as one JSON object")
+    p.add_argument("--images", action="store_true",
+                   help="also re-render every capture with SAPIEN and compare the SHA-256 of the raw RGB "
+                        "frames with frames/sha256.json (another renderer: 'not comparable', not a failure)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -41,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         if not d.is_dir():
             raise CliError(f"{d} is not a directory (expected a run or evaluation directory)")
         try:
-            checks = verify_dir(d, progress=not args.no_progress and not args.json)
+            checks = verify_dir(d, progress=not args.no_progress and not args.json, images=args.images)
         except (FileNotFoundError, EvalDirError) as exc:
             raise CliError(str(exc)) from None
         if not EvalDir(d).is_run_dir:
@@ -52,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{d}/{c.line()}" if len(args.dirs) > 1 else c.line())
     ok = all(c.status == "verified" for cs in out.values() for c in cs)
     if args.json:
-        print(json.dumps({"verified": ok, "dirs": {d: [{"episode": c.key, "status": c.status, "detail": c.detail}
+        print(json.dumps({"verified": ok, "dirs": {d: [{"episode": c.key, "status": c.status, "detail": c.detail, "images": c.images}
                                                        for c in cs] for d, cs in out.items()}}, indent=2))
     else:
         n = sum(len(cs) for cs in out.values())

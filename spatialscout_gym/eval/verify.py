@@ -15,7 +15,10 @@ replays every recorded ``tool_call`` in order with no model. Then it checks, in 
    counters and end reason equal the replay's.
 
 No tool result depends on pixels (marks are pixel coordinates, poses are deterministic), so the
-replay renders nothing: captures get a blank image. The first difference is reported as
+replay renders nothing: captures get a blank image. With ``images`` (``verify --images``) the
+captures are re-rendered with SAPIEN and the SHA-256 of each raw RGB frame is compared with
+``frames/sha256.json``; a run drawn by another renderer (class, device, driver or SAPIEN version,
+named on both sides) is reported as "images not comparable", not as a failure. The first difference is reported as
 ``diverged at event N: tool, field, recorded vs recomputed`` (N: 0-based line of
 ``trace.jsonl``; files other than the trace are named instead).
 
@@ -61,9 +64,11 @@ class EpisodeCheck:
     status: str
     detail: str = ""
     files_sha256: str | None = None
+    images: str = "not checked"
 
     def line(self) -> str:
-        return f"{self.key}: {self.status}" + (f" {self.detail}" if self.detail else "")
+        images = "" if self.images == "not checked" else f" (images: {self.images})"
+        return f"{self.key}: {self.status}" + (f" {self.detail}" if self.detail else "") + images
 
 
 class _Diverged(Exception):
@@ -160,8 +165,52 @@ def _resolve(run_dir: Path, result: dict, scene_args: dict[str, str]) -> Any:
                     "not the same scene")
 
 
-def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, str] | None = None) -> EpisodeCheck:
-    """Re-execute one run directory's tool calls and compare (see the module docstring)."""
+class ImageChecker:
+    """Re-renders recorded captures with SAPIEN and compares the SHA-256 of the raw RGB frames
+    (``verify --images``). One renderer serves every episode (switched with ``set_scene``)."""
+
+    def __init__(self) -> None:
+        self._renderer: Any = None
+
+    def check(self, run_dir: Path, spec: Any, events: list[dict]) -> str:
+        """``match``, ``not recorded ...``, ``not comparable: ...`` or raise :class:`_Diverged`."""
+        from spatialscout_gym.core.frames import CameraPose  # noqa: PLC0415
+        from spatialscout_gym.envs.run_dir import FRAME_HASHES_FILE, renderer_identity  # noqa: PLC0415
+        p = run_dir / FRAME_HASHES_FILE
+        if not p.is_file():
+            return "not recorded (a run made before frame hashes were written)"
+        rec = read_json_object(p)
+        caps = [e for e in events if e.get("event") == "capture"]
+        K = Intrinsics.from_dict(caps[0]["intrinsics"])
+        if self._renderer is None:
+            from spatialscout_gym.render.sapien_renderer import SapienRenderer  # noqa: PLC0415
+            self._renderer = SapienRenderer(spec, K.width, K.height)
+        else:
+            self._renderer.set_scene(spec)
+        here = renderer_identity(self._renderer)
+        there = rec.get("renderer") or {}
+        if here != there or (self._renderer.intrinsics.width, self._renderer.intrinsics.height) != (K.width, K.height):
+            return f"not comparable: recorded with {_short(there)}, here {_short(here)}"
+        for e in caps:
+            fid = str(e["frame_id"])
+            img = np.asarray(self._renderer.capture_rgb(CameraPose.from_dict(e["pose_world"])))
+            got = hashlib.sha256(np.ascontiguousarray(img).tobytes()).hexdigest()
+            want = (rec.get("rgb_sha256") or {}).get(fid)
+            if got != want:
+                raise _Diverged(f"in {FRAME_HASHES_FILE}: frame {fid}, recorded {str(want)[:12]} vs re-rendered "
+                                f"{got[:12]} (same renderer: {_short(here)})")
+        return "match"
+
+    def close(self) -> None:
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None
+
+
+def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, str] | None = None,
+                   images: ImageChecker | None = None) -> EpisodeCheck:
+    """Re-execute one run directory's tool calls and compare (see the module docstring); with
+    ``images``, also re-render the captures and compare their hashes."""
     d = Path(run_dir)
     digest = files_digest(d)
     try:
@@ -228,11 +277,12 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
         diff = _first_diff(result, want, tol=SCORE_TOLERANCE)
         if diff:
             raise _Diverged(f"in {RESULT_FILE}: {diff[0]}, recorded {_short(diff[1])} vs recomputed {_short(diff[2])}")
+        image_verdict = images.check(d, spec, events) if images is not None else "not checked"
     except _Diverged as exc:
         return EpisodeCheck(key, "diverged", str(exc), digest)
     except EvalDirError as exc:
         return EpisodeCheck(key, "diverged", f"unreadable: {exc}", digest)
-    return EpisodeCheck(key, "verified", "", digest)
+    return EpisodeCheck(key, "verified", "", digest, image_verdict)
 
 
 def _scene_args(root: Path) -> dict[str, str]:
@@ -244,8 +294,9 @@ def _scene_args(root: Path) -> dict[str, str]:
     return {str(k): str(v) for k, v in d.items()}
 
 
-def verify_dir(path: str | os.PathLike, progress: bool = False) -> list[EpisodeCheck]:
-    """:func:`verify_episode` for every completed episode of a run or evaluation directory."""
+def verify_dir(path: str | os.PathLike, progress: bool = False, images: bool = False) -> list[EpisodeCheck]:
+    """:func:`verify_episode` for every completed episode of a run or evaluation directory
+    (``images``: re-render the captures with SAPIEN and compare their hashes too)."""
     ev = EvalDir(path)
     args = _scene_args(ev.root)
     done = ev.completed()
@@ -256,7 +307,12 @@ def verify_dir(path: str | os.PathLike, progress: bool = False) -> list[EpisodeC
     if progress:
         from tqdm import tqdm  # noqa: PLC0415
         it = tqdm(done, desc=f"verify {ev.root.name}", unit="episode", leave=False)
-    return [verify_episode(k, a.run_dir, args) for k, a in it]
+    checker = ImageChecker() if images else None
+    try:
+        return [verify_episode(k, a.run_dir, args, checker) for k, a in it]
+    finally:
+        if checker is not None:
+            checker.close()
 
 
 def write_verification(path: str | os.PathLike, checks: list[EpisodeCheck]) -> Path:
@@ -264,7 +320,8 @@ def write_verification(path: str | os.PathLike, checks: list[EpisodeCheck]) -> P
     from spatialscout_gym import __version__  # noqa: PLC0415
     return publish_json(Path(path) / VERIFY_FILE, {
         "spatialscout_gym": __version__, "score_tolerance": SCORE_TOLERANCE,
-        "episodes": {c.key: {"status": c.status, "detail": c.detail, "files_sha256": c.files_sha256}
+        "episodes": {c.key: {"status": c.status, "detail": c.detail, "files_sha256": c.files_sha256,
+                             "images": c.images}
                      for c in checks}})
 
 
