@@ -39,6 +39,8 @@ def test_rerun_after_failure_replays_paid_calls_and_continues_live(tmp_path):
         rec = json.loads((tmp_path / "a2" / "request_cache.json").read_text())
         assert [c["cached"] for c in rec["calls"]] == [True] * k + [False] * (calls - k)
         assert second["model"]["request_cache"] == {"cached_calls": k, "live_calls": calls - k}
+        trace = [json.loads(line) for line in (tmp_path / "a2" / "trace.jsonl").read_text().splitlines()]
+        assert [e["cached"] for e in trace if e["event"] == "model_response"] == [True] * k + [False] * (calls - k)
         assert second["model"]["usage_incurred"]["input_tokens"] < second["model"]["usage"]["input_tokens"]
         assert json.loads((tmp_path / "a2" / "harness.json").read_text())["request_cache"] is True
         # the same episode under another seed samples anew: nothing is answered from the cache

@@ -202,7 +202,14 @@ class VLMAgent:
         return self.wrapper.end_reason if self.wrapper is not None else None
 
     def trace(self) -> list[dict]:
-        return self.wrapper.trace() if self.wrapper is not None else []
+        events = self.wrapper.trace() if self.wrapper is not None else []
+        cache = getattr(self, "request_cache", None)
+        if cache is not None:   # mark each model response answered from the request cache
+            for e in events:
+                i = e.get("model_call_index")
+                if e.get("event") == "model_response" and isinstance(i, int) and i < len(cache.calls):
+                    e["cached"] = cache.calls[i]["cached"]
+        return events
 
     def _fail_truncated(self, w: ToolCallWrapper, reply: ModelReply) -> None:
         """Record a cut-off reply in the trace (its tool calls are not run) and fail the attempt."""
