@@ -7,7 +7,9 @@ with :func:`~spatialscout_gym.core.scoring.aggregate`. The report dict (``DIR/re
     {"object_micro": M, "scene_macro": M, "scenes": {key: M},   # the scorer's dict
      "categories": {category: {"num_targets", "num_submitted", "mean_iou", "gt_50"}},  # pooled
      "seeds": {"seeds": [k...], "per_seed": {k: all-target mean IoU}, "mean", "std"},
-     "counters": {"episodes", "tool_calls", "images", "model_calls", "cost_usd", ...},
+     "intervals": {"method", "n_resamples", "seed", "scenes", "figures": {figure: {"estimate", "low", "high"}}},
+     "verified": {"status": "verified" | "diverged" | "not checked", "episodes": {key: status}},
+     "counters": {"episodes", "tool_calls", "images", "model_calls", "cost_usd", ...},  # settings: value or "mixed"
      "failures": [{"run", "scene", "seed", "error"}], "settings": {...},
      "episodes": {"completed", "failed", "total", "completed_rate", "failure_rate",   # rates in [0, 1]
                   "attempts", "failed_attempts", "attempt_failure_rate", "end_reasons": {reason: n}},
