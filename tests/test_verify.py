@@ -194,3 +194,26 @@ def test_images_are_re_rendered_and_compared_or_declared_not_comparable(evals, t
         p.unlink()
     assert main(["verify", str(fake), "--images", "--no-progress"]) == 0
     assert "images: not recorded (a run made before frame hashes were written)" in capsys.readouterr().out
+
+
+def test_images_a_model_received_are_re_encoded_and_compared(tmp_path, capsys):
+    """A scripted model run rendered with SAPIEN: ``delivered_sha256.json`` holds the SHA-256 of
+    each JPEG the model received; ``--images`` re-renders, re-encodes and compares them."""
+    from vlm_scripted import ScriptedServer
+    from spatialscout_gym.baselines.registry import make_agent
+    from spatialscout_gym.eval.runner import run_episode
+    from spatialscout_gym.scenes.catalog import scene_by_name
+    spec = scene_by_name("procedural:1")
+    steps = [[("move_camera", {"right": 0.5}), ("capture_image", {})], [("finish_mapping", {})]]
+    run = tmp_path / "ev" / "procedural_1" / "seed_0"
+    with ScriptedServer(lambda step, body, fmt: steps[step] if step < len(steps) else []) as server:
+        agent = make_agent("openai:scripted", base_url=server.openai_url, api_key="local", model_call_budget=5)
+        assert run_episode(agent, spec, run, image_budget=3, resolution=32)["status"] == "ok"
+    rec = json.loads((run / "delivered_sha256.json").read_text())
+    assert sorted(rec["jpeg_sha256"]) == ["0", "1"] and rec["max_side_px"] == 384
+    assert main(["verify", str(tmp_path / "ev"), "--images", "--no-progress"]) == 0
+    assert "verified (images: match, 2 delivered images too)" in capsys.readouterr().out
+    rec["jpeg_sha256"]["1"] = "f" * 64
+    (run / "delivered_sha256.json").write_text(json.dumps(rec))
+    assert main(["verify", str(tmp_path / "ev"), "--images", "--no-progress"]) == 1
+    assert "diverged in delivered_sha256.json: frame 1, recorded ffffffffffff vs re-encoded" in capsys.readouterr().out

@@ -32,6 +32,7 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import time
@@ -56,6 +57,7 @@ TRUNCATED_STOP_REASONS = frozenset({"length", "max_tokens", "max_output_tokens",
 """Stop reasons meaning "cut off at an output limit": OpenAI chat ``length``, Anthropic
 ``max_tokens`` / ``model_context_window_exceeded``, Responses ``max_output_tokens``."""
 HARNESS_FILE = "harness.json"
+DELIVERED_FILE = "delivered_sha256.json"
 PROMPT_FILE = "prompt.txt"
 
 
@@ -266,7 +268,18 @@ class VLMAgent:
                 + "\n".join(p if isinstance(p, str) else json.dumps(p) for p in (h["first_message"] or []))
                 + "\n")
         cache = getattr(self, "request_cache", None)
-        return {HARNESS_FILE: h, PROMPT_FILE: text, **({"request_cache.json": cache.record()} if cache else {})}
+        return {HARNESS_FILE: h, PROMPT_FILE: text, DELIVERED_FILE: self.delivered_hashes(),
+                **({"request_cache.json": cache.record()} if cache else {})}
+
+    def delivered_hashes(self) -> dict:
+        """SHA-256 of the bytes the model received for every delivered image (the JPEG), by frame
+        id, with the encoding settings (``verify --images`` re-encodes a re-render with them)."""
+        seen: dict[str, str] = {}
+        for m in (self.wrapper.messages if self.wrapper is not None else []):
+            for part in m.content:
+                if not isinstance(part, str) and hasattr(part, "jpeg"):
+                    seen[str(part.frame_id)] = hashlib.sha256(part.jpeg).hexdigest()
+        return {"max_side_px": self.image_max_side, "jpeg_quality": JPEG_QUALITY, "jpeg_sha256": seen}
 
     def extra_result(self) -> dict:
         """Model-side figures for ``result.json``: calls, HTTP attempts, tokens, cost, mode."""

@@ -54,6 +54,8 @@ SCORE_TOLERANCE = 1e-12
 """Recorded and recomputed scores must agree this closely (absolute)."""
 _EPISODE_EVENTS = ("start", "capture", "tool_call", "map", "end")
 _CHECKED_FILES = (RESULT_FILE, TRACE_FILE, PREDICTIONS_FILE, GROUND_TRUTH_FILE)
+DELIVERED_FILE = "delivered_sha256.json"
+"""Written by model agents: SHA-256 of the JPEG bytes each delivered image had."""
 
 
 @dataclasses.dataclass
@@ -191,15 +193,28 @@ class ImageChecker:
         there = rec.get("renderer") or {}
         if here != there or (self._renderer.intrinsics.width, self._renderer.intrinsics.height) != (K.width, K.height):
             return f"not comparable: recorded with {_short(there)}, here {_short(here)}"
+        images = {}
         for e in caps:
             fid = str(e["frame_id"])
-            img = np.asarray(self._renderer.capture_rgb(CameraPose.from_dict(e["pose_world"])))
+            images[fid] = img = np.asarray(self._renderer.capture_rgb(CameraPose.from_dict(e["pose_world"])))
             got = hashlib.sha256(np.ascontiguousarray(img).tobytes()).hexdigest()
             want = (rec.get("rgb_sha256") or {}).get(fid)
             if got != want:
                 raise _Diverged(f"in {FRAME_HASHES_FILE}: frame {fid}, recorded {str(want)[:12]} vs re-rendered "
                                 f"{got[:12]} (same renderer: {_short(here)})")
-        return "match"
+        delivered = run_dir / DELIVERED_FILE
+        if not delivered.is_file():
+            return "match"
+        from spatialscout_gym.wrappers.images import encode_for_model  # noqa: PLC0415
+        rec = read_json_object(delivered)
+        for fid, want in sorted((rec.get("jpeg_sha256") or {}).items(), key=lambda kv: int(kv[0])):
+            jpeg = encode_for_model(images[fid], int(fid), max_side=int(rec["max_side_px"]),
+                                    quality=int(rec["jpeg_quality"])).jpeg
+            got = hashlib.sha256(jpeg).hexdigest()
+            if got != want:
+                raise _Diverged(f"in {DELIVERED_FILE}: frame {fid}, recorded {str(want)[:12]} vs re-encoded "
+                                f"{got[:12]} (the bytes the model received)")
+        return f"match, {len(rec.get('jpeg_sha256') or {})} delivered images too"
 
     def close(self) -> None:
         if self._renderer is not None:
