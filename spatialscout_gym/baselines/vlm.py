@@ -32,6 +32,7 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import time
@@ -56,6 +57,7 @@ TRUNCATED_STOP_REASONS = frozenset({"length", "max_tokens", "max_output_tokens",
 """Stop reasons meaning "cut off at an output limit": OpenAI chat ``length``, Anthropic
 ``max_tokens`` / ``model_context_window_exceeded``, Responses ``max_output_tokens``."""
 HARNESS_FILE = "harness.json"
+DELIVERED_FILE = "delivered_sha256.json"
 PROMPT_FILE = "prompt.txt"
 
 
@@ -177,6 +179,9 @@ class VLMAgent:
                                            max_side=self.image_max_side, prompt_style=self.prompt_style,
                                            clock=time.time)   # tool_call events get execution times
         self.provider.tool_names = w.tool_names   # passive mode: only the enabled tools are sent
+        if getattr(self, "request_cache_dir", None):
+            from spatialscout_gym.baselines.request_cache import RequestCache
+            self.request_cache = RequestCache(self.request_cache_dir, seed).install(self.provider)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             w.reset(seed=seed)
@@ -199,7 +204,14 @@ class VLMAgent:
         return self.wrapper.end_reason if self.wrapper is not None else None
 
     def trace(self) -> list[dict]:
-        return self.wrapper.trace() if self.wrapper is not None else []
+        events = self.wrapper.trace() if self.wrapper is not None else []
+        cache = getattr(self, "request_cache", None)
+        if cache is not None:   # mark each model response answered from the request cache
+            for e in events:
+                i = e.get("model_call_index")
+                if e.get("event") == "model_response" and isinstance(i, int) and i < len(cache.calls):
+                    e["cached"] = cache.calls[i]["cached"]
+        return events
 
     def _fail_truncated(self, w: ToolCallWrapper, reply: ModelReply) -> None:
         """Record a cut-off reply in the trace (its tool calls are not run) and fail the attempt."""
@@ -251,6 +263,7 @@ class VLMAgent:
                               if first else None),
             "tool_names": list(w.tool_names) if w else None,
             "tool_schema": schema,
+            "request_cache": getattr(self, "request_cache_dir", None) is not None,
         }
 
     def run_records(self) -> dict[str, Any]:
@@ -262,7 +275,19 @@ class VLMAgent:
                 f"# first user message (images by file)\n\n"
                 + "\n".join(p if isinstance(p, str) else json.dumps(p) for p in (h["first_message"] or []))
                 + "\n")
-        return {HARNESS_FILE: h, PROMPT_FILE: text}
+        cache = getattr(self, "request_cache", None)
+        return {HARNESS_FILE: h, PROMPT_FILE: text, DELIVERED_FILE: self.delivered_hashes(),
+                **({"request_cache.json": cache.record()} if cache else {})}
+
+    def delivered_hashes(self) -> dict:
+        """SHA-256 of the bytes the model received for every delivered image (the JPEG), by frame
+        id, with the encoding settings (``verify --images`` re-encodes a re-render with them)."""
+        seen: dict[str, str] = {}
+        for m in (self.wrapper.messages if self.wrapper is not None else []):
+            for part in m.content:
+                if not isinstance(part, str) and hasattr(part, "jpeg"):
+                    seen[str(part.frame_id)] = hashlib.sha256(part.jpeg).hexdigest()
+        return {"max_side_px": self.image_max_side, "jpeg_quality": JPEG_QUALITY, "jpeg_sha256": seen}
 
     def extra_result(self) -> dict:
         """Model-side figures for ``result.json``: calls, HTTP attempts, tokens, cost, mode."""
@@ -286,7 +311,20 @@ class VLMAgent:
             "attempt_failures": [redact(f) for f in getattr(self.provider, "failures", [])],
             "usage": usage,
             "cost_usd": episode_cost(usage, getattr(self.provider, "model", ""), self.price_table),
+            **self._cache_figures(),
         }}
+
+    def _cache_figures(self) -> dict:
+        """With the request cache: calls answered from it and sent live, and the cost this run
+        incurred (live calls only; ``cost_usd`` stays the episode's)."""
+        cache = getattr(self, "request_cache", None)
+        if cache is None:
+            return {}
+        live = cache.live_usage()
+        return {"request_cache": {"cached_calls": sum(c["cached"] for c in cache.calls),
+                                  "live_calls": sum(not c["cached"] for c in cache.calls)},
+                "usage_incurred": live,
+                "cost_incurred_usd": episode_cost(live, getattr(self.provider, "model", ""), self.price_table)}
 
 
 def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, api_key: str | None = None,
@@ -294,7 +332,8 @@ def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, ap
                    mode: str = "active", model_call_budget: int = 100, passive_views: int = PASSIVE_VIEWS,
                    price_table: Mapping[str, Mapping[str, float]] | str | None = None,
                    prompt_style: str = DEFAULT_PROMPT_STYLE, image_max_side: int = MAX_SIDE_PX,
-                   image_history: int | None = None, **provider_options: Any) -> VLMAgent:
+                   image_history: int | None = None, request_cache: str | os.PathLike | None = None,
+                   **provider_options: Any) -> VLMAgent:
     """Build a :class:`VLMAgent` for ``provider`` (``"openai"``, ``"openai-responses"`` or
     ``"anthropic"``) and ``model``.
 
@@ -310,10 +349,12 @@ def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, ap
         price_table = load_price_table(price_table)
     client = classes[provider](model, api_key=api_key, base_url=base_url, max_tokens=max_tokens,
                                reasoning_effort=reasoning_effort, **provider_options)
-    return VLMAgent(client, name=f"{provider}:{model}", mode=mode,
-                    model_call_budget=model_call_budget, passive_views=passive_views,
-                    price_table=price_table, prompt_style=prompt_style, image_max_side=image_max_side,
-                    image_history=image_history)
+    agent = VLMAgent(client, name=f"{provider}:{model}", mode=mode,
+                     model_call_budget=model_call_budget, passive_views=passive_views,
+                     price_table=price_table, prompt_style=prompt_style, image_max_side=image_max_side,
+                     image_history=image_history)
+    agent.request_cache_dir = request_cache   # baselines/request_cache.py; off by default
+    return agent
 
 
 def openai_agent(model: str, **options: Any) -> VLMAgent:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
 from spatialscout_gym.cli.options import (add_catalog_option, agent_help, apply_catalog_option,
-                                           check_episode_options)
+                                           check_episode_options, check_output_dir)
 from spatialscout_gym.cli.run import add_vlm_arguments, vlm_options
 
 
@@ -93,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
     from spatialscout_gym.eval.evaluate import EvalSettings, evaluate
     apply_catalog_option(args)
     check_episode_options(args)
+    check_output_dir(args.out)
     seeds = parse_seeds(args.seeds)
     if args.out.exists() and not args.out.is_dir():
         raise CliError(f"--out {args.out} is a file; give a directory path for the evaluation")

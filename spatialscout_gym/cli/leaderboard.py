@@ -13,7 +13,7 @@ import argparse
 from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
-from spatialscout_gym.cli.options import check_evaluation_dirs
+from spatialscout_gym.cli.options import check_evaluation_dirs, check_output_dir
 
 
 def register(subparsers) -> None:
@@ -36,22 +36,29 @@ def register(subparsers) -> None:
                    help="also draw Figure 4 (the scene's own meshes at the submitted centres) of this "
                         "scene's seed-0 episode for every row, e.g. procedural_7 (renders with SAPIEN)")
     p.add_argument("--figure-px", type=int, default=256, help="side of one Figure-4 view, pixels (default 256)")
+    p.add_argument("--verified-only", action="store_true",
+                   help="keep only rows whose every completed episode `spatialscout verify` checked and "
+                        "found matching (files unchanged since)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from spatialscout_gym.core.files import SceneFileError
+    from spatialscout_gym.eval.layout import EvalDirError
     from spatialscout_gym.eval.leaderboard import LeaderboardError, write_leaderboard
     check_evaluation_dirs(args.dirs)
+    check_output_dir(args.out)
     try:
         board = write_leaderboard(args.dirs, args.out, force=args.force, lam=args.lam,
                                   figure_scene=args.figure_scene, figure_px=args.figure_px,
-                                  progress=not args.no_progress)
-    except (LeaderboardError, FileNotFoundError, SceneFileError, ValueError) as exc:
+                                  progress=not args.no_progress, verified_only=args.verified_only)
+    except (LeaderboardError, EvalDirError, FileNotFoundError, SceneFileError, ValueError) as exc:
         raise CliError(str(exc)) from None
     for name, row in board["rows"].items():
         print(f"{name:40s} all-target mIoU {100 * row['object_micro']['all']['mean_iou']:6.2f}%  "
-              f"completed {row['completed']}  failed {row['failed']}")
+              f"rank {row['rank']['rank']}  completed {row['completed']}  failed {row['failed']}  {row['verified']}")
+    if board["dropped_unverified"]:
+        print("dropped (not verified): " + ", ".join(board["dropped_unverified"]))
     print(f"wrote {args.out}/index.html, leaderboard.json, leaderboard.md and plots/")
     return 0

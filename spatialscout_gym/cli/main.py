@@ -28,6 +28,8 @@ COMMANDS: tuple[str, ...] = (
     "leaderboard",
     "replay",
     "report",
+    "verify",
+    "plan",
     "train_nbv",
     "mcp",
 )

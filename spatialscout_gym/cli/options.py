@@ -94,3 +94,10 @@ def check_evaluation_dirs(dirs) -> None:
     for d in dirs:
         if not d.is_dir():
             raise CliError(f"{d} is not a directory (expected an evaluation directory from `spatialscout evaluate`)")
+
+
+def check_output_dir(path, flag: str = "--out") -> None:
+    """Refuse an output directory argument that names an existing non-directory (evaluate,
+    leaderboard): one line instead of a traceback from ``mkdir``."""
+    if path.exists() and not path.is_dir():
+        raise CliError(f"{flag} {path} is an existing file, not a directory; name a new or existing directory")

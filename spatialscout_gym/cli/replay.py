@@ -26,12 +26,13 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from spatialscout_gym.core.files import SceneFileError
+    from spatialscout_gym.eval.layout import EvalDirError
     from spatialscout_gym.eval.replay import write_replay
     if not args.dir.is_dir():
         raise CliError(f"{args.dir} is not a directory (expected an evaluation or run directory)")
     try:
         data = write_replay(args.dir, plots=not args.no_plots)
-    except (FileNotFoundError, SceneFileError) as exc:
+    except (FileNotFoundError, SceneFileError, EvalDirError) as exc:
         raise CliError(str(exc)) from None
     f = data["final"]
     n = len(data["episodes"])

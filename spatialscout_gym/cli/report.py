@@ -42,12 +42,13 @@ def make_site(out: Path, figures: bool = True, figure_seed: int | None = 0, figu
 
 def run(args: argparse.Namespace) -> int:
     from spatialscout_gym.core.files import SceneFileError
+    from spatialscout_gym.eval.layout import EvalDirError
     if not args.dir.is_dir():
         raise CliError(f"{args.dir} is not a directory (expected an evaluation directory)")
     try:
         index = make_site(args.dir, figures=not args.no_figures, figure_seed=args.figure_seed,
                           figure_style=args.figure_style)
-    except (FileNotFoundError, SceneFileError) as exc:
+    except (FileNotFoundError, SceneFileError, EvalDirError) as exc:
         raise CliError(str(exc)) from None
     print(f"wrote {args.dir}/report.json, report.md, replay/, "
           + ("" if args.no_figures else "figures/, ") + f"and {index}")

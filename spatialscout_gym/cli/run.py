@@ -72,6 +72,10 @@ def add_vlm_arguments(p: argparse.ArgumentParser) -> None:
                    help="send only the last K images with each request, older ones replaced by their "
                         "captions (for small-context models; default: every image, as the paper); "
                         "recorded in result.json")
+    g.add_argument("--request-cache", type=Path, default=None, metavar="DIR",
+                   help="store each model response under the SHA-256 of its exact request and the episode's "
+                        "seed; a rerun of a failed attempt replays the calls already paid for and continues "
+                        "live (off by default, as the paper)")
     g.add_argument("--passive-views", type=int, default=24,
                    help="views in passive mode, the initial one included (default 24)")
 
@@ -81,7 +85,8 @@ def vlm_options(args: argparse.Namespace) -> dict:
     another agent or are out of range."""
     is_vlm = args.agent.partition(":")[0] in VLM_PREFIXES
     given = [f"--{n.replace('_', '-')}" for n in ("base_url", "api_key", "reasoning_effort",
-                                                   "max_tokens", "price_table", "image_history")
+                                                   "max_tokens", "price_table", "image_history",
+                                                   "request_cache")
              if getattr(args, n, None) is not None]
     if args.mode != "active":
         given.append("--mode")
@@ -107,7 +112,8 @@ def vlm_options(args: argparse.Namespace) -> dict:
             "max_tokens": args.max_tokens, "mode": args.mode, "model_call_budget": args.call_budget,
             "passive_views": args.passive_views, "image_history": args.image_history,
             "price_table": str(args.price_table) if args.price_table else None,
-            "prompt_style": args.prompt_style, "image_max_side": args.image_max_side}
+            "prompt_style": args.prompt_style, "image_max_side": args.image_max_side,
+            **({"request_cache": str(args.request_cache)} if getattr(args, "request_cache", None) else {})}
 
 
 RUN_DIR_MARKERS: tuple[str, ...] = ("result.json", "trace.jsonl")

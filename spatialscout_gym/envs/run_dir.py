@@ -32,11 +32,14 @@ renamed into place at the end, so a crashed run never leaves a half-written resu
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from spatialscout_gym.core.files import write_json_atomic
 from spatialscout_gym.core.redact import redact
@@ -51,6 +54,30 @@ __all__ = ["write_run", "RESULT_FILE", "TRACE_FILE", "ATTEMPTS_DIR"]
 RESULT_FILE = "result.json"
 TRACE_FILE = "trace.jsonl"
 ATTEMPTS_DIR = "attempts"
+
+
+FRAME_HASHES_FILE = "frames/sha256.json"
+"""SHA-256 of every raw RGB frame (``image.tobytes()``, H x W x 3 uint8) and the renderer that drew
+them, for ``spatialscout verify --images``."""
+
+
+def renderer_identity(renderer: Any) -> dict:
+    """The renderer as ``verify --images`` compares it: class, SAPIEN device, driver and version."""
+    out: dict[str, Any] = {"renderer": type(renderer).__name__}
+    if type(renderer).__module__.startswith("spatialscout_gym.render"):
+        import sapien  # noqa: PLC0415
+        summary = sapien.render.get_device_summary()
+        out.update({"device": getattr(renderer, "device", None) or "default Vulkan device",
+                    "driver": next((line.strip() for line in summary.splitlines() if line.startswith("GPU")), ""),
+                    "sapien": sapien.__version__})
+    return out
+
+
+def frame_hashes(episode: Any) -> dict:
+    """``{"renderer": renderer_identity, "rgb_sha256": {frame id: hex}}`` of an episode's frames."""
+    return {"renderer": renderer_identity(episode.renderer),
+            "rgb_sha256": {str(fid): hashlib.sha256(np.ascontiguousarray(f.image).tobytes()).hexdigest()
+                           for fid, f in sorted(episode.frames.items())}}
 
 
 def write_run(out_dir: str | os.PathLike, spec: SceneSpec, episode: Episode, agent: Any, *, seed: int,
@@ -108,6 +135,7 @@ def write_run(out_dir: str | os.PathLike, spec: SceneSpec, episode: Episode, age
         from PIL import Image
         for fid, frame in sorted(episode.frames.items()):
             Image.fromarray(frame.image).save(tmp / "frames" / f"frame_{fid:03d}.png")
+        write_json_atomic(tmp / FRAME_HASHES_FILE, frame_hashes(episode))
         if out.exists():
             # earlier attempts move into the new directory first; a crash between the two renames
             # leaves them in the temp dir, from where evaluate's clean-up moves them back

@@ -57,14 +57,13 @@ from typing import Any, Callable, Iterable, Sequence
 
 from spatialscout_gym.core.errors import ConfigError, SpatialScoutError
 from spatialscout_gym.core.files import write_json_atomic
+from spatialscout_gym.eval.layout import ATTEMPTS_SUFFIX, FAILED_SUFFIX, RESULT_FILE, SETTINGS_FILE
 
 __all__ = ["read_result", "is_finished", "attempt_dirs", "archive_failed_attempt", "EvalSettings", "EpisodeTask", "Outcome", "EvalSummary", "plan_tasks", "scene_dir_name",
            "expand_scenes", "evaluate", "execute_task", "WorkerState", "SETTINGS_FILE",
            "SettingsMismatchError", "provider_of", "attach_request_limiter"]
 
-SETTINGS_FILE = "evaluate.json"
-FAILED_SUFFIX = ".failed.json"
-ATTEMPTS_SUFFIX = ".attempts"
+# the layout's names live in eval/layout.py (EvalDir reads what this module writes)
 _LOCK_FILE = ".evaluate.lock"
 
 
@@ -252,7 +251,7 @@ def plan_tasks(out_dir: str | os.PathLike, scenes: Sequence[str], seeds: int | S
 
 def read_result(run_dir: str | os.PathLike) -> dict | None:
     """``run_dir/result.json`` or None when absent."""
-    path = Path(run_dir) / "result.json"
+    path = Path(run_dir) / RESULT_FILE
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 

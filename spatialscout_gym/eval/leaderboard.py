@@ -27,22 +27,24 @@ from __future__ import annotations
 
 import dataclasses
 import html
-import json
 import os
 import re
-from collections import defaultdict
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
-from spatialscout_gym.core.files import load_ground_truth, load_predictions, write_json_atomic, write_text_atomic
+from spatialscout_gym.core.files import load_ground_truth, load_predictions
 from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, SceneScore, aggregate, score_scene
 from spatialscout_gym.eval.behaviour import tool_behaviour
 from spatialscout_gym.eval.failures import (FACTOR_LABELS, FAILURE_FACTORS, SUCCESS_FACTORS, count_factors,
                                             submitted_errors, trajectory_factors)
 from spatialscout_gym.eval.grounding import grounding_summary
-from spatialscout_gym.eval.report import comparability_problems
+from spatialscout_gym.eval.layout import EvalDir, publish_json, publish_text, seed_spread
+from spatialscout_gym.eval.report import comparability_problems, md
+from spatialscout_gym.eval.verify import verification_status
+from spatialscout_gym.eval.stats import (bootstrap_intervals, method_note, paired_comparison, rank_intervals,
+                                         separated)
 from spatialscout_gym.eval.trajectory import load_trajectory
 
 __all__ = ["EpisodeRecord", "EvalEpisodes", "collect_episodes", "build_row", "build_leaderboard",
@@ -51,7 +53,10 @@ __all__ = ["EpisodeRecord", "EvalEpisodes", "collect_episodes", "build_row", "bu
 
 LEADERBOARD_JSON = "leaderboard.json"
 LEADERBOARD_MD = "leaderboard.md"
-_SEED_DIR = re.compile(r"seed_(\d+)$")
+
+
+RANK_FIGURE = "object_micro.all.mean_iou"
+"""The figure rows are ranked by (object-micro all-target mean IoU)."""
 
 
 class LeaderboardError(ValueError):
@@ -85,75 +90,17 @@ class EvalEpisodes:
     failed_attempts: list[dict]
 
 
-def _read(path: Path) -> dict | None:
-    try:
-        d = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return d if isinstance(d, dict) else None
-
-
-def _ok(d: dict | None) -> bool:
-    return d is not None and d.get("status", "ok") != "failed"
-
-
 def collect_episodes(eval_dir: str | os.PathLike) -> EvalEpisodes:
-    """Completed and failed episodes of an evaluation directory, in either attempt layout.
-
-    An episode is ``DIR/<scene dir>/seed_<k>`` (or ``DIR`` itself when it holds a
-    ``result.json``). Its attempts are ``seed_<k>/`` itself and every ``seed_<k>/attempts/<NN>/``
-    holding a ``result.json`` (the per-attempt layout). It is **completed** when one of them has
-    a result whose ``status`` is not ``"failed"``: ``seed_<k>/`` when it qualifies, else the last
-    such attempt directory. It is **failed** when none qualifies but there is a failure record: a
-    failed ``result.json``, ``seed_<k>.failed.json`` (the episode could not start) or an archived
-    ``seed_<k>.attempts/failed_NN.json``. Every failure record counts as one failed attempt.
-    """
-    root = Path(eval_dir)
-    if (root / "result.json").is_file():
-        episodes = [root]
-    else:
-        found = {p.parent for p in root.glob("*/seed_*/result.json")}
-        found |= {p.parent.parent.parent for p in root.glob("*/seed_*/attempts/*/result.json")}
-        found |= {p.with_name(p.name[: -len(".failed.json")]) for p in root.glob("*/seed_*.failed.json")}
-        found |= {p.with_name(p.name[: -len(".attempts")]) for p in root.glob("*/seed_*.attempts")}
-        episodes = sorted(d for d in found if _SEED_DIR.search(d.name))
-    completed: list[EpisodeRecord] = []
-    failed: list[str] = []
-    failed_attempts: list[dict] = []
-    for ep in episodes:
-        key = f"{ep.parent.name}/{ep.name}" if _SEED_DIR.search(ep.name) else ep.name
-        tries = [ep] + sorted((p.parent for p in (ep / "attempts").glob("*/result.json")),
-                              key=lambda p: (len(p.name), p.name))
-        results = [(d, _read(d / "result.json")) for d in tries if (d / "result.json").is_file()]
-        failed_attempts += [r for _, r in results if r is not None and not _ok(r)]
-        failed_attempts += [r for r in (_read(p) for p in sorted(Path(str(ep) + ".attempts").glob("failed_*.json")))
-                            if r is not None]
-        good = [(d, r) for d, r in results if _ok(r)]
-        note = Path(str(ep) + ".failed.json")
-        if good:
-            d, r = good[0] if good[0][0] == ep else good[-1]
-            completed.append(EpisodeRecord(key, d, r))
-        else:
-            if note.is_file():
-                failed_attempts.append(_read(note) or {"error": "unreadable failure note"})
-            if results or note.is_file() or Path(str(ep) + ".attempts").is_dir():
-                failed.append(key)
-    return EvalEpisodes(completed, failed, failed_attempts)
+    """Completed and failed episodes of an evaluation directory, in either attempt layout
+    (the rule is :class:`~spatialscout_gym.eval.layout.EvalDir`'s)."""
+    ev = EvalDir(eval_dir)
+    return EvalEpisodes([EpisodeRecord(k, a.run_dir, a.result) for k, a in ev.completed()],
+                        [e.key for e in ev.failed()], ev.failed_results())
 
 
 def _mean(values: Sequence[float | None]) -> float | None:
     vals = [float(v) for v in values if v is not None]
     return float(np.mean(vals)) if vals else None
-
-
-def _seed_spread(scores: Sequence[tuple[int, SceneScore]], lam: float) -> dict:
-    by_seed: dict[int, list] = defaultdict(list)
-    for seed, s in scores:
-        by_seed[seed].append(s)
-    per_seed = {str(k): aggregate(v, lam)["object_micro"]["all"]["mean_iou"] for k, v in sorted(by_seed.items())}
-    vals = np.array(list(per_seed.values()))
-    return {"seeds": sorted(by_seed), "per_seed": per_seed, "mean": float(vals.mean()),
-            "std": float(vals.std(ddof=1)) if len(vals) > 1 else 0.0}
 
 
 def _model_block(result: dict) -> dict:
@@ -185,13 +132,14 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> dic
         errs = submitted_errors(score)
         errors += list(errs.values())
         outcomes[ep.key] = trajectory_factors(traj, errs, gt.num_targets)
+    cells = {(str(ep.result.get("scene_id")), seed): s for (seed, s), ep in zip(scores, eps.completed)}
     once = len({s.scene_id for _, s in scores}) == len(scores)
     agg = aggregate([s if once else dataclasses.replace(s, scene_id=ep.key)
                      for (_, s), ep in zip(scores, eps.completed)], lam)
     results = [ep.result for ep in eps.completed]
     models = [_model_block(r) for r in results]
     is_model = any(m for m in models)
-    settings = _read(d / "evaluate.json") or {}
+    settings = EvalDir(d).settings() or {}
     efforts = sorted({str(m.get("reasoning_effort")) for m in models if m.get("reasoning_effort")})
     effort = efforts[0] if len(efforts) == 1 else (", ".join(efforts) or
                                                    (settings.get("agent_options") or {}).get("reasoning_effort"))
@@ -208,7 +156,7 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> dic
         "completed": n_done, "failed": n_failed,
         "failure_rate": n_failed / (n_done + n_failed), "failed_attempts": len(eps.failed_attempts),
         "object_micro": om, "scene_macro": agg["scene_macro"],
-        "seeds": _seed_spread(scores, lam),
+        "seeds": seed_spread(scores, lam),
         "coverage": om["coverage"], "center_error_m": om["center_error_m"],
         "full_scene_loss_m": {"object_micro": om["full_scene_loss_m"],
                               "scene_macro": agg["scene_macro"]["full_scene_loss_m"], "lambda_m": float(lam)},
@@ -221,6 +169,9 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> dic
         "grounding": grounding_summary(trajectories, errors),
         "failure_analysis": {**count_factors(list(outcomes.values())),
                              "per_trajectory": {k: o.to_dict() for k, o in outcomes.items()}},
+        "intervals": bootstrap_intervals(cells),
+        "verified": verification_status(d)["status"],
+        "_cells": cells,
         "catalog_version": versions[0] if len(versions) == 1 else versions,
         "scene_hashes": {ep.result.get("scene_id"): ep.result.get("scene_content_hash") for ep in eps.completed},
         "scenes": sorted({str(ep.result.get("scene_id")) for ep in eps.completed}),
@@ -234,7 +185,7 @@ def _row_name(row: dict) -> str:
 
 
 def build_leaderboard(dirs: Sequence[str | os.PathLike], *, force: bool = False,
-                      lam: float = DEFAULT_LAMBDA_M, progress: bool = False) -> dict:
+                      lam: float = DEFAULT_LAMBDA_M, progress: bool = False, verified_only: bool = False) -> dict:
     """The leaderboard dict: ``{"rows": {name: row}, "order": [...], "cost": ..., "problems": [...],
     "scene_sets_differ": bool, "factor_labels": {...}}``; rows sorted by object-micro all-target
     mean IoU (model rows first, then reference rows).
@@ -253,6 +204,11 @@ def build_leaderboard(dirs: Sequence[str | os.PathLike], *, force: bool = False,
         from tqdm import tqdm
         iterator = tqdm(dirs, desc="leaderboard", unit="dir")
     built = [build_row(d, lam) for d in iterator]
+    dropped = [r["dir"] for r in built if verified_only and r["verified"] != "verified"]
+    built = [r for r in built if r["dir"] not in dropped]
+    if not built:
+        raise LeaderboardError("--verified-only: no row is verified (run `spatialscout verify DIR` first; "
+                               "dropped: " + ", ".join(dropped) + ")")
     rows: dict[str, dict] = {}
     names = [_row_name(r) for r in built]
     for name, row in zip(names, built):
@@ -266,9 +222,23 @@ def build_leaderboard(dirs: Sequence[str | os.PathLike], *, force: bool = False,
         raise LeaderboardError("refusing to put runs made on different scenes on one leaderboard ("
                                + "; ".join(problems) + "); regenerate them on one catalog version or pass --force")
     order = sorted(rows, key=lambda n: (rows[n]["reference"], -rows[n]["object_micro"]["all"]["mean_iou"], n))
+    runs = {n: rows[n].pop("_cells") for n in order}
+    ranks = rank_intervals(runs)
+    for n, nxt in zip(order, order[1:] + [None]):
+        rows[n]["rank"] = ranks[n]
+        if nxt is None:
+            rows[n]["separated_from_next"] = None
+            continue
+        pair = paired_comparison(runs[nxt], runs[n], figures=(RANK_FIGURE,))
+        fig = pair["figures"].get(RANK_FIGURE)
+        rows[n]["separated_from_next"] = {"next": nxt, "cells": len(pair["cells"]),
+                                          "separated": bool(fig and separated(fig)),
+                                          **({k: fig[k] for k in ("difference", "low", "high", "p_value")}
+                                             if fig else {})}
     return {"rows": {n: rows[n] for n in order}, "order": order, "problems": problems,
             "scene_sets_differ": len({tuple(r["scenes"]) for r in rows.values()}) > 1,
-            "cost": cost_summary(rows), "factor_labels": FACTOR_LABELS, "lambda_m": float(lam)}
+            "cost": cost_summary(rows), "factor_labels": FACTOR_LABELS, "lambda_m": float(lam),
+            "intervals_method": method_note(), "rank_figure": RANK_FIGURE, "dropped_unverified": dropped}
 
 
 # ---- text ----------------------------------------------------------------------------------------
@@ -296,8 +266,28 @@ def _value(row: dict, path: str) -> Any:
     return cur
 
 
+def _figure_cell(row: dict, path: str) -> str:
+    """A Table-3 figure with its 95% interval, ``45.20 [40.10, 50.30]`` (the estimate alone for
+    figures without one, such as the seed spread)."""
+    key = path.replace("om.", "object_micro.", 1).replace("sm.", "scene_macro.", 1)
+    if key == "coverage":
+        key = "object_micro.coverage"
+    iv = (row.get("intervals") or {}).get("figures", {}).get(key)
+    if iv is None or iv.get("low") is None:
+        return _pct(_value(row, path))
+    return f"{_pct(_value(row, path))} [{_pct(iv['low'])}, {_pct(iv['high'])}]"
+
+
+def _rank_cells(row: dict) -> list[str]:
+    r = row.get("rank") or {}
+    rank = "-" if not r else (f"{r['rank']} [{r['low']:.0f}, {r['high']:.0f}]" if r.get("low") is not None
+                              else str(r["rank"]))
+    sep = row.get("separated_from_next")
+    return [rank, "-" if not sep else ("yes" if sep["separated"] else "no")]
+
+
 def _row_cells(row: dict) -> list[str]:
-    cells = [_pct(_value(row, p)) for _, p in TABLE3_COLUMNS]
+    cells = [row.get("verified", "not checked")] + _rank_cells(row) + [_figure_cell(row, p) for _, p in TABLE3_COLUMNS]
     err = row["center_error_m"]
     cells += [_num(err["mean"], ".3f"), _num(err["median"], ".3f"), _num(row["full_scene_loss_m"]["object_micro"], ".3f"),
               _num(row["cost_per_task_usd"], ".4g"), _num(row["tokens_per_task"], ".0f"),
@@ -306,9 +296,75 @@ def _row_cells(row: dict) -> list[str]:
     return cells
 
 
-ROW_HEADERS: tuple[str, ...] = tuple(h for h, _ in TABLE3_COLUMNS) + (
+ROW_HEADERS: tuple[str, ...] = ("verified", "rank [95%]", "separated from next") + tuple(h for h, _ in TABLE3_COLUMNS) + (
     "err mean m", "err median m", "loss m", "cost/task $", "tokens/task", "model calls/task",
     "tool calls/task", "images/task", "completed", "failed")
+
+
+@dataclasses.dataclass
+class Table:
+    """One table of the leaderboard, rendered both as Markdown and as HTML (plain-text cells,
+    escaped by each renderer). ``row_classes``: the HTML class of each row (None: no class)."""
+
+    key: str
+    title: str
+    note: str
+    headers: list[str]
+    rows: list[list[str]]
+    row_classes: list[str | None]
+    sortable: bool = True
+
+
+def tables(board: dict) -> dict[str, Table]:
+    """Table 3 with spend (``table3``), geometric grounding (``table5``) and the success and
+    failure factors (``table4``) of a leaderboard dict."""
+    rows = board["rows"]
+    t3 = Table("table3", "Table 3 and spend per task", "", ["model", *ROW_HEADERS],
+               [[n + (" (ref)" if r["reference"] else ""), *_row_cells(r)] for n, r in rows.items()],
+               ["ref" if r["reference"] else "model" for r in rows.values()])
+    radius = next(iter(rows.values()))["grounding"]["support_radius_m"]
+    t5_rows = []
+    for n, r in rows.items():
+        g = r["grounding"]
+        med = g["median_center_error_m"]
+        t5_rows.append([n, _pct(g["supported_share"]), _pct(g["warning_share"]), _num(g["captures_per_task"], ".2f"),
+                        "-" if med is None else f"{100 * med:.2f}"])
+    t5 = Table("table5", "Geometric grounding (Table 5)",
+               f"Supported: the submitted position lies within {radius:g} m of a successful triangulation made "
+               "before the submission that set it.",
+               ["model", "submitted objects with prior successful triangulation %", "triangulations with warnings %",
+                "captures per task", "median centre error cm"], t5_rows, [None] * len(t5_rows))
+    t4_rows = [["", "trajectories", *(str(r["failure_analysis"]["trajectories"]) for r in rows.values())],
+               ["Success", "success (coverage >= 90 %, mean error <= 0.2 m)",
+                *(str(r["failure_analysis"]["success"]) for r in rows.values())]]
+    for outcome, factors in (("Success", SUCCESS_FACTORS), ("Failure", FAILURE_FACTORS)):
+        t4_rows += [[outcome, FACTOR_LABELS[f], *(str(r["failure_analysis"]["factors"][f]) for r in rows.values())]
+                    for f in factors]
+    t4 = Table("table4", "Success and failure factors (Table 4)",
+               "Trajectories per factor; a trajectory may show several (factors not exclusive). Rules: see "
+               "spatialscout_gym/eval/failures.py.", ["outcome", "factor", *rows], t4_rows, [None] * len(t4_rows),
+               sortable=False)
+    return {t.key: t for t in (t3, t5, t4)}
+
+
+def _table_md(t: Table) -> list[str]:
+    lines = [f"## {t.title}", ""] + ([t.note, ""] if t.note else [])
+    lines += ["| " + " | ".join(md(h) for h in t.headers) + " |", "|" + "---|" * len(t.headers)]
+    lines += ["| " + " | ".join(md(c) for c in row) + " |" for row in t.rows]
+    return lines + [""]
+
+
+def _table_html(t: Table, table_id: str | None = None) -> str:
+    e = html.escape
+    attrs = (" class='sortable'" if t.sortable else "") + (f" id='{table_id}'" if table_id else "")
+    out = [f"<h2>{e(t.title)}</h2>"] + ([f"<p class='note'>{e(t.note)}</p>"] if t.note else [])
+    out.append(f"<table{attrs}><thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in t.headers) + "</tr></thead><tbody>")
+    for row, cls in zip(t.rows, t.row_classes):
+        first, *rest = row
+        cells = "".join(f"<td data-v='{'' if c == '-' else e(c.split(' ')[0])}'>{e(c)}</td>" for c in rest)
+        out.append(("<tr>" if cls is None else f"<tr class='{cls}'>") + f"<td>{e(first)}</td>{cells}</tr>")
+    out.append("</tbody></table>")
+    return "\n".join(out)
 
 
 def format_leaderboard_md(board: dict) -> str:
@@ -317,43 +373,25 @@ def format_leaderboard_md(board: dict) -> str:
     lines = ["# SpatialScout leaderboard", "",
              "Object-micro (pooled over targets) unless marked macro (mean of per-scene ratios); "
              "completed episodes only, failed ones counted apart. Reference rows (no model) are "
-             "marked *ref*.", ""]
+             "marked (ref). Figures show the estimate and its 95% interval. " + board["intervals_method"]
+             + " Rank: by object-micro all-target mean IoU on the (scene, seed) cells every row shares, with "
+             "its 95% interval over the same resamples; 'separated from next': the paired difference to the "
+             "next row excludes 0 and its paired permutation p < 0.05 ('no': these rows cannot be ordered).", ""]
     if board["problems"]:
-        lines += ["**Forced:** " + "; ".join(board["problems"]), ""]
+        lines += ["**Forced:** " + md("; ".join(board["problems"])), ""]
     if board["scene_sets_differ"]:
         lines += ["Note: the rows cover different scene sets: "
-                  + ", ".join(f"{n}: {len(r['scenes'])} scenes" for n, r in rows.items()), ""]
-    lines += ["## Table 3 and spend per task", "", "| model | " + " | ".join(ROW_HEADERS) + " |",
-              "|---|" + "---|" * len(ROW_HEADERS)]
-    for n, r in rows.items():
-        lines.append(f"| {n}{' *ref*' if r['reference'] else ''} | " + " | ".join(_row_cells(r)) + " |")
-    lines += ["", "## Geometric grounding (Table 5)", "",
-              f"Supported: the submitted position lies within {next(iter(rows.values()))['grounding']['support_radius_m']:g} m "
-              "of a successful triangulation made before the submission that set it.", "",
-              "| model | submitted objects with prior successful triangulation % | triangulations with warnings % "
-              "| captures per task | median centre error cm |", "|---|---|---|---|---|"]
-    for n, r in rows.items():
-        g = r["grounding"]
-        med = g["median_center_error_m"]
-        lines.append(f"| {n} | {_pct(g['supported_share'])} | {_pct(g['warning_share'])} | "
-                     f"{_num(g['captures_per_task'], '.2f')} | {'-' if med is None else f'{100 * med:.2f}'} |")
-    lines += ["", "## Success and failure factors (Table 4; trajectories counted, factors not exclusive)", "",
-              "| outcome | factor | " + " | ".join(rows) + " |", "|---|---|" + "---|" * len(rows)]
-    lines.append("| | trajectories | " + " | ".join(str(r["failure_analysis"]["trajectories"]) for r in rows.values()) + " |")
-    lines.append("| Success | success (coverage >= 90 %, mean error <= 0.2 m) | "
-                 + " | ".join(str(r["failure_analysis"]["success"]) for r in rows.values()) + " |")
-    for outcome, factors in (("Success", SUCCESS_FACTORS), ("Failure", FAILURE_FACTORS)):
-        for f in factors:
-            lines.append(f"| {outcome} | {FACTOR_LABELS[f]} | "
-                         + " | ".join(str(r["failure_analysis"]["factors"][f]) for r in rows.values()) + " |")
+                  + ", ".join(f"{md(n)}: {len(r['scenes'])} scenes" for n, r in rows.items()), ""]
+    t = tables(board)
+    lines += _table_md(t["table3"]) + _table_md(t["table5"]) + _table_md(t["table4"])
     cost = board["cost"]
-    lines += ["", "## Accuracy vs. cost (Figure 7)", ""]
+    lines += ["## Accuracy vs. cost (Figure 7)", ""]
     if cost["points"]:
         lines += ["| model | cost per task USD | all-target mean IoU % | Pareto |", "|---|---|---|---|"]
-        lines += [f"| {n} | {p['cost_per_task_usd']:.4g} | {_pct(p['all_mean_iou'])} | "
+        lines += [f"| {md(n)} | {p['cost_per_task_usd']:.4g} | {_pct(p['all_mean_iou'])} | "
                   f"{'yes' if n in cost['frontier'] else ''} |" for n, p in cost["points"].items()]
     if cost["unpriced"]:
-        lines += ["", "No price (not plotted): " + ", ".join(cost["unpriced"])]
+        lines += ["", "No price (not plotted): " + ", ".join(md(n) for n in cost["unpriced"])]
     lines.append("")
     return "\n".join(lines)
 
@@ -403,19 +441,17 @@ def _html(board: dict, plots: dict[str, Path], figures: dict[str, Path], out: Pa
              "background:#f7f7f7}img{max-width:100%}.note{color:#555;font-size:13px}</style></head><body>",
              "<h1>SpatialScout leaderboard</h1>",
              "<p class='note'>Object-micro (pooled over targets) unless marked macro; completed episodes only "
-             "(failed ones counted apart); reference agents in grey. Click a column header to sort.</p>"]
+             "(failed ones counted apart); reference agents in grey. Click a column header to sort. "
+             "Figures show the estimate and its 95% interval. " + e(board["intervals_method"]) + " Rank: by "
+             "object-micro all-target mean IoU on the cells every row shares; 'separated from next': the paired "
+             "difference to the next row excludes 0 and its permutation p &lt; 0.05.</p>"]
     if board["problems"]:
         parts.append(f"<p><b>Forced comparison:</b> {e('; '.join(board['problems']))}</p>")
     if board["scene_sets_differ"]:
         parts.append("<p><b>Note:</b> the rows cover different scene sets: " + e(", ".join(
             f"{n}: {len(r['scenes'])} scenes" for n, r in rows.items())) + "</p>")
-    parts.append("<h2>Table 3 and spend per task</h2><table class='sortable' id='leaderboard'><thead><tr><th>model</th>"
-                 + "".join(f"<th>{e(h)}</th>" for h in ROW_HEADERS) + "</tr></thead><tbody>")
-    for n, r in rows.items():
-        cells = "".join(f"<td data-v='{'' if c == '-' else e(c)}'>{e(c)}</td>" for c in _row_cells(r))
-        parts.append(f"<tr class='{'ref' if r['reference'] else 'model'}'><td>{e(n)}"
-                     f"{' <i>(ref)</i>' if r['reference'] else ''}</td>{cells}</tr>")
-    parts.append("</tbody></table>")
+    t = tables(board)
+    parts.append(_table_html(t["table3"], "leaderboard"))
     parts.append("<h2>Tool use (Figures 5-6)</h2>")
     for key in ("behaviour_totals", "behaviour_over_calls"):
         if key in plots:
@@ -427,30 +463,7 @@ def _html(board: dict, plots: dict[str, Path], figures: dict[str, Path], out: Pa
         parts.append("<p>No model has a price (run with --price-table to record costs).</p>")
     if board["cost"]["unpriced"]:
         parts.append("<p class='note'>No price, not plotted: " + e(", ".join(board["cost"]["unpriced"])) + "</p>")
-    radius = next(iter(rows.values()))["grounding"]["support_radius_m"]
-    parts.append("<h2>Geometric grounding (Table 5)</h2><p class='note'>A submitted object is supported when its "
-                 f"final position lies within {radius:g} m of a successful triangulation made before the "
-                 "submission that set it.</p><table class='sortable'><thead><tr><th>model</th>"
-                 "<th>submitted objects with prior successful triangulation %</th><th>triangulations with "
-                 "warnings %</th><th>captures per task</th><th>median centre error cm</th></tr></thead><tbody>")
-    for n, r in rows.items():
-        g = r["grounding"]
-        med = g["median_center_error_m"]
-        parts.append(f"<tr><td>{e(n)}</td><td>{_pct(g['supported_share'])}</td><td>{_pct(g['warning_share'])}</td>"
-                     f"<td>{_num(g['captures_per_task'], '.2f')}</td><td>{'-' if med is None else f'{100 * med:.2f}'}</td></tr>")
-    parts.append("</tbody></table>")
-    parts.append("<h2>Success and failure factors (Table 4)</h2><p class='note'>Trajectories per factor; a "
-                 "trajectory may show several. Rules: see spatialscout_gym/eval/failures.py.</p><table><thead><tr>"
-                 "<th>outcome</th><th>factor</th>" + "".join(f"<th>{e(n)}</th>" for n in rows) + "</tr></thead><tbody>")
-    parts.append("<tr><td></td><td>trajectories</td>" + "".join(
-        f"<td>{r['failure_analysis']['trajectories']}</td>" for r in rows.values()) + "</tr>")
-    parts.append("<tr><td>Success</td><td>success (coverage &ge; 90 %, mean error &le; 0.2 m)</td>" + "".join(
-        f"<td>{r['failure_analysis']['success']}</td>" for r in rows.values()) + "</tr>")
-    for outcome, factors in (("Success", SUCCESS_FACTORS), ("Failure", FAILURE_FACTORS)):
-        for f in factors:
-            parts.append(f"<tr><td>{outcome}</td><td>{e(FACTOR_LABELS[f])}</td>" + "".join(
-                f"<td>{r['failure_analysis']['factors'][f]}</td>" for r in rows.values()) + "</tr>")
-    parts.append("</tbody></table>")
+    parts += [_table_html(t["table5"]), _table_html(t["table4"])]
     for n, r in rows.items():
         per = r["failure_analysis"]["per_trajectory"]
         parts.append(f"<details><summary>{e(n)}: factors per trajectory</summary><table><thead><tr><th>episode</th>"
@@ -469,7 +482,7 @@ def _html(board: dict, plots: dict[str, Path], figures: dict[str, Path], out: Pa
 
 def write_leaderboard(dirs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, *, force: bool = False,
                       lam: float = DEFAULT_LAMBDA_M, figure_scene: str | None = None, figure_px: int = 256,
-                      progress: bool = False) -> dict:
+                      progress: bool = False, verified_only: bool = False) -> dict:
     """Build the leaderboard and write the site to ``out_dir``: ``leaderboard.json``,
     ``leaderboard.md``, ``index.html``, ``plots/*.png`` and, with ``figure_scene`` (a scene dir
     name such as ``procedural_7``), ``figures/<row>.png``: that scene's seed-0 map of every row,
@@ -479,7 +492,7 @@ def write_leaderboard(dirs: Sequence[str | os.PathLike], out_dir: str | os.PathL
     from spatialscout_gym.eval.cost import plot_cost
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    board = build_leaderboard(dirs, force=force, lam=lam, progress=progress)
+    board = build_leaderboard(dirs, force=force, lam=lam, progress=progress, verified_only=verified_only)
     plots = plot_behaviour({n: r["behaviour"] for n, r in board["rows"].items()}, out / "plots")
     cost_png = plot_cost(board["cost"], out / "plots" / "cost_pareto.png")
     if cost_png is not None:
@@ -505,7 +518,7 @@ def write_leaderboard(dirs: Sequence[str | os.PathLike], out_dir: str | os.PathL
                 renderer.close()
     board["plots"] = {k: Path(os.path.relpath(p, out)).as_posix() for k, p in plots.items()}
     board["figures"] = {k: Path(os.path.relpath(p, out)).as_posix() for k, p in figures.items()}
-    write_json_atomic(out / LEADERBOARD_JSON, board)
-    write_text_atomic(out / LEADERBOARD_MD, format_leaderboard_md(board))
-    write_text_atomic(out / "index.html", _html(board, plots, figures, out))
+    publish_json(out / LEADERBOARD_JSON, board)
+    publish_text(out / LEADERBOARD_MD, format_leaderboard_md(board))
+    publish_text(out / "index.html", _html(board, plots, figures, out))
     return board

@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-import json
 import os
 from pathlib import Path
 from typing import Any, Sequence
 
 from spatialscout_gym.core.files import load_ground_truth, write_json_atomic
 from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, GroundTruth, SceneScore, aggregate, score_scene
-from spatialscout_gym.episode.trace import read_jsonl
+from spatialscout_gym.eval.layout import RESULT_FILE, TRACE_FILE, EvalDir, read_json_object, read_trace
 
 __all__ = ["LAMBDAS_M", "Snapshot", "EpisodeCurve", "replay_episode", "replay_runs", "pooled_curve",
            "write_replay", "plot_replay", "REPLAY_DIR"]
@@ -91,11 +90,11 @@ def replay_episode(run_dir: str | os.PathLike, gt: GroundTruth | None = None) ->
         No ``trace.jsonl`` or ``ground_truth.json`` in ``run_dir``.
     """
     d = Path(run_dir)
-    if not (d / "trace.jsonl").is_file():
+    if not (d / TRACE_FILE).is_file():
         raise FileNotFoundError(f"{d} has no trace.jsonl (expected a run directory of `spatialscout run` "
                                 f"or `spatialscout evaluate`)")
     gt = gt if gt is not None else load_ground_truth(d)
-    events = read_jsonl(d / "trace.jsonl")
+    events = read_trace(d / TRACE_FILE)
     model_calls = any("model_call_index" in e for e in events)
     start_images = next((int(e.get("images_used", 1)) for e in events if e.get("event") == "start"), 1)
     snaps = [Snapshot(0, start_images, score_scene(gt, {}))]
@@ -110,14 +109,14 @@ def replay_episode(run_dir: str | os.PathLike, gt: GroundTruth | None = None) ->
         else:
             calls = int(e.get("tool_call_index", 0)) + 1
         snaps.append(Snapshot(calls, int(e.get("images_used", images)), score_scene(gt, e["accepted_map"])))
-    key = f"{d.parent.name}/{d.name}" if d.name.startswith("seed_") else d.name
+    key = EvalDir.key_of(d)
     return EpisodeCurve(key, gt.scene_id, "model_calls" if model_calls else "tool_calls", snaps)
 
 
 def _failed(run_dir: Path) -> bool:
     """True when ``run_dir/result.json`` records a failed episode (no ground truth is written)."""
-    path = run_dir / "result.json"
-    return path.is_file() and json.loads(path.read_text(encoding="utf-8")).get("status", "ok") == "failed"
+    path = run_dir / RESULT_FILE
+    return path.is_file() and read_json_object(path).get("status", "ok") == "failed"
 
 
 def replay_runs(out_dir: str | os.PathLike) -> list[EpisodeCurve]:
@@ -127,7 +126,7 @@ def replay_runs(out_dir: str | os.PathLike) -> list[EpisodeCurve]:
     aggregate (docs/protocol.md section 5).
     """
     out = Path(out_dir)
-    dirs = [out] if (out / "trace.jsonl").is_file() else sorted(p.parent for p in out.glob("*/seed_*/trace.jsonl"))
+    dirs = EvalDir(out).trace_dirs()
     if not dirs:
         raise FileNotFoundError(f"{out} holds no run directory with a trace.jsonl")
     kept = [d for d in dirs if not _failed(d)]

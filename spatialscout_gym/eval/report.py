@@ -7,7 +7,9 @@ with :func:`~spatialscout_gym.core.scoring.aggregate`. The report dict (``DIR/re
     {"object_micro": M, "scene_macro": M, "scenes": {key: M},   # the scorer's dict
      "categories": {category: {"num_targets", "num_submitted", "mean_iou", "gt_50"}},  # pooled
      "seeds": {"seeds": [k...], "per_seed": {k: all-target mean IoU}, "mean", "std"},
-     "counters": {"episodes", "tool_calls", "images", "model_calls", "cost_usd", ...},
+     "intervals": {"method", "n_resamples", "seed", "scenes", "figures": {figure: {"estimate", "low", "high"}}},
+     "verified": {"status": "verified" | "diverged" | "not checked", "episodes": {key: status}},
+     "counters": {"episodes", "tool_calls", "images", "model_calls", "cost_usd", ...},  # settings: value or "mixed"
      "failures": [{"run", "scene", "seed", "error"}], "settings": {...},
      "episodes": {"completed", "failed", "total", "completed_rate", "failure_rate",   # rates in [0, 1]
                   "attempts", "failed_attempts", "attempt_failure_rate", "end_reasons": {reason: n}},
@@ -32,34 +34,41 @@ catalog versions or scene contents unless forced.
 from __future__ import annotations
 
 import dataclasses
+import html
 import json
 import os
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Sequence
 
-import numpy as np
 
 from spatialscout_gym.core.errors import SpatialScoutError
-from spatialscout_gym.core.files import (load_ground_truth, load_predictions, write_json_atomic,
-                                         write_text_atomic)
+from spatialscout_gym.core.files import load_ground_truth, load_predictions
 from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, aggregate, score_scene
 from spatialscout_gym.core.table import format_table
+from spatialscout_gym.eval.verify import verification_status
+from spatialscout_gym.eval.stats import FIGURES, bootstrap_intervals, method_note, paired_comparison, separated
+from spatialscout_gym.eval.layout import EvalDir, publish_json, publish_text, read_json_object, seed_spread
 
 __all__ = ["RunRecord", "find_runs", "find_failures", "failed_attempt_results", "episode_counts", "build_report", "write_report", "format_report_md",
            "compare_reports", "CompareError", "REPORT_JSON", "REPORT_MD"]
 
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
-_NOT_SUMMED = {"images_left", "calls_left", "done", "end_reason", "model_call_budget"}
+_NOT_SUMMED = {"images_left", "calls_left", "done", "end_reason"}
 _COUNTER_ALIASES = ("images", "calls")
 """Keys of ``counters`` that repeat another one (``images`` = ``images_used``; ``calls`` =
 ``model_calls`` or ``tool_calls``): kept in ``report.json``, not shown twice in the tables."""
 
 
+SETTINGS_KEYS = ("image_max_side_px", "image_history", "max_output_tokens", "model_call_budget")
+"""Numbers of a ``result.json`` model block that are settings, not counts: never summed."""
+
+
 def shown_counters(counters: dict) -> dict:
-    """``counters`` without the aliases, for display (each figure once)."""
-    return {k: v for k, v in counters.items() if k not in _COUNTER_ALIASES}
+    """``counters`` without the aliases, for display (each figure once; an unknown value, such as
+    the cost of an unpriced model, as ``"unknown"``)."""
+    return {k: ("unknown" if v is None else v) for k, v in counters.items() if k not in _COUNTER_ALIASES}
 
 
 class CompareError(SpatialScoutError, ValueError):
@@ -85,75 +94,43 @@ class RunRecord:
 
 
 def find_runs(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> list[RunRecord]:
-    """Every finished run directory ``DIR/<scene>/seed_<k>/`` (or ``DIR`` itself when it is one),
-    re-scored, sorted by (scene id, seed)."""
-    out = Path(out_dir)
-    dirs = [out] if (out / "result.json").is_file() else sorted(p.parent for p in out.glob("*/seed_*/result.json"))
+    """The completed attempt of every episode of ``DIR`` (or ``DIR`` itself when it is a run
+    directory; :class:`~spatialscout_gym.eval.layout.EvalDir`), re-scored, sorted by (scene id, seed)."""
     records = []
-    for d in dirs:
-        result = json.loads((d / "result.json").read_text(encoding="utf-8"))
-        if result.get("status", "ok") == "failed":
-            continue
-        gt = load_ground_truth(d)
-        score = score_scene(gt, load_predictions(d, gt), lam=lam)
-        records.append(RunRecord(d, result, score, [t.category for t in gt.targets]))
+    for _, a in EvalDir(out_dir).completed():
+        gt = load_ground_truth(a.run_dir)
+        score = score_scene(gt, load_predictions(a.run_dir, gt), lam=lam)
+        records.append(RunRecord(a.run_dir, a.result, score, [t.category for t in gt.targets]))
     return sorted(records, key=lambda r: (r.scene_id, r.seed))
 
 
 def find_failures(out_dir: str | os.PathLike) -> list[dict]:
-    """Failed episodes as ``{"run", "scene", "seed", "error"}``: run directories whose
-    ``result.json`` has ``"status": "failed"`` (the agent raised) and ``<run dir>.failed.json``
-    notes (the episode could not start) whose episode has not finished since."""
-    out = Path(out_dir)
-    failures = []
-    for r in sorted(out.glob("*/seed_*/result.json")):
-        d = json.loads(r.read_text(encoding="utf-8"))
-        if d.get("status", "ok") == "failed":
-            failures.append({"run": f"{r.parent.parent.name}/{r.parent.name}", "scene": d.get("scene_id"),
-                             "seed": d.get("seed"), "error": d.get("error")})
-    for f in sorted(out.glob("*/seed_*.failed.json")):
-        run_dir = f.with_name(f.name[: -len(".failed.json")])
-        if (run_dir / "result.json").is_file():
-            continue
-        d = json.loads(f.read_text(encoding="utf-8"))
-        failures.append({"run": f"{run_dir.parent.name}/{run_dir.name}", "scene": d.get("scene"),
-                         "seed": d.get("seed"), "error": d.get("error")})
-    return failures
+    """Failed episodes as ``{"run", "scene", "seed", "error"}``: episodes with a failure record and
+    no completed attempt (:meth:`EvalDir.failed`), each with its latest failure."""
+    return [e.failure for e in EvalDir(out_dir).failed()]
 
 
 def failed_attempt_results(out_dir: str | os.PathLike) -> list[dict]:
-    """``result.json`` of every failed attempt: failed run directories, the earlier attempts that
-    ``evaluate`` kept (``<run dir>/attempts/NN/result.json``) before redoing an episode, and those
-    of evaluations made before that layout (``<run dir>.attempts/failed_NN.json``). Their model
-    calls, tokens and cost were spent even though their scores count nowhere."""
-    out = Path(out_dir)
-    found = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(out.glob("*/seed_*.attempts/failed_*.json"))]
-    found += [json.loads(p.read_text(encoding="utf-8")) for p in sorted(out.glob("*/seed_*/attempts/*/result.json"))
-              if p.parent.name.isdigit()]
-    for r in sorted(out.glob("*/seed_*/result.json")):
-        d = json.loads(r.read_text(encoding="utf-8"))
-        if d.get("status", "ok") == "failed":
-            found.append(d)
-    return found
+    """Every failure record (``result.json`` of a failed attempt, or a failure note), redone or
+    not. Their model calls, tokens and cost were spent even though their scores count nowhere."""
+    return EvalDir(out_dir).failed_results()
 
 
 def episode_counts(out_dir: str | os.PathLike, records: Sequence[RunRecord] | None = None) -> dict:
     """Completed and failed episodes with rates, attempts, and how completed episodes ended.
 
-    ``completed``: episodes whose latest attempt finished (``status`` ok); ``failed``: episodes
-    whose latest attempt failed or that could not start (:func:`find_failures`); rates are over
-    ``total = completed + failed``. ``attempts`` counts every attempt (completed episodes plus
-    every failed attempt, redone or not); ``end_reasons`` counts how the completed episodes ended
-    (finish_mapping, no_tool_call, model_call_budget, tool_call_budget, agent_stopped).
+    ``completed``: episodes with a completed attempt; ``failed``: episodes whose attempts all
+    failed or that could not start (:func:`find_failures`); rates are over ``total = completed +
+    failed``. ``attempts`` counts every attempt (completed episodes plus every failure record,
+    redone or not); ``end_reasons`` counts how the completed episodes ended (finish_mapping,
+    no_tool_call, model_call_budget, tool_call_budget, agent_stopped).
     """
     out = Path(out_dir)
     records = find_runs(out) if records is None else records
     failed = len(find_failures(out))
     completed = len(records)
     total = completed + failed
-    failed_attempts = len(failed_attempt_results(out)) + sum(
-        1 for f in out.glob("*/seed_*.failed.json")
-        if not (f.with_name(f.name[: -len(".failed.json")]) / "result.json").is_file())
+    failed_attempts = len(failed_attempt_results(out))
     attempts = completed + failed_attempts
     reasons: dict[str, int] = defaultdict(int)
     for r in records:
@@ -168,21 +145,37 @@ def episode_counts(out_dir: str | os.PathLike, records: Sequence[RunRecord] | No
 
 def _counters(results: Sequence[dict]) -> dict:
     """Totals of every numeric counter in ``result.json`` dicts: ``counters`` (tool calls, images),
-    ``usage`` and the VLM agent's ``model`` block (model calls, HTTP attempts, tokens, cost)."""
+    ``usage`` and the VLM agent's ``model`` block (model calls, HTTP attempts, tokens, cost).
+
+    Settings of the model block (``SETTINGS_KEYS``: image side, image history, output-token cap,
+    call budget) are not summed: each is shown as its value, or ``"mixed"`` when episodes differ.
+    ``cost_usd`` is None (unknown) when any model episode has no price.
+    """
     totals: dict[str, float] = defaultdict(float)
+    settings: dict[str, set] = defaultdict(set)
+    unknown_cost = False
     for result in results:
         model = result.get("model") if isinstance(result.get("model"), dict) else {}
+        unknown_cost |= bool(model) and model.get("cost_usd") is None
+        for k in SETTINGS_KEYS:
+            if k in model:
+                settings[k].add(json.dumps(model[k]))
         for source in (result.get("counters") or {}, result.get("usage") or {}, model,
                        model.get("usage") or {}):
             for k, v in source.items():
-                if k not in _NOT_SUMMED and isinstance(v, (int, float)) and not isinstance(v, bool):
+                if (k not in _NOT_SUMMED and k not in SETTINGS_KEYS and isinstance(v, (int, float))
+                        and not isinstance(v, bool)):
                     totals[k] += v
-    out = {"episodes": len(results)}
+    out: dict[str, Any] = {"episodes": len(results)}
     out.update({k: (int(v) if float(v).is_integer() else float(v)) for k, v in sorted(totals.items())})
     out["images"] = out.get("images_used", 0)
     out.setdefault("model_calls", 0)
     out["calls"] = out["model_calls"] or out.get("tool_calls", 0)
     out.setdefault("cost_usd", 0.0)
+    if unknown_cost:
+        out["cost_usd"] = None
+    for k, vals in sorted(settings.items()):
+        out[k] = json.loads(next(iter(vals))) if len(vals) == 1 else "mixed"
     return out
 
 
@@ -200,14 +193,9 @@ def _categories(records: Sequence[RunRecord]) -> dict:
             for cat, (n, m, q, h) in sorted(acc.items(), key=lambda kv: (-kv[1][0], kv[0]))}
 
 
-def _seed_spread(records: Sequence[RunRecord], lam: float) -> dict:
-    by_seed: dict[int, list] = defaultdict(list)
-    for r in records:
-        by_seed[r.seed].append(r.score)
-    per_seed = {str(k): aggregate(v, lam)["object_micro"]["all"]["mean_iou"] for k, v in sorted(by_seed.items())}
-    vals = np.array(list(per_seed.values()))
-    return {"seeds": sorted(by_seed), "per_seed": per_seed, "mean": float(vals.mean()),
-            "std": float(vals.std(ddof=1)) if len(vals) > 1 else 0.0}
+def cells(records: Sequence[RunRecord]) -> dict:
+    """``{(scene id, seed): SceneScore}`` of run records (the unit of :mod:`~spatialscout_gym.eval.stats`)."""
+    return {(r.scene_id, r.seed): r.score for r in records}
 
 
 def build_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> dict:
@@ -228,13 +216,14 @@ def build_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> d
               for r in records]
     report = aggregate(scores, lam)
     versions = sorted({str(r.result.get("catalog_version")) for r in records})
-    settings_file = out / "evaluate.json"
     report.update({
         "lambda_m": float(lam),
         "agent": sorted({str(r.result.get("agent")) for r in records}),
-        "settings": json.loads(settings_file.read_text()) if settings_file.is_file() else None,
+        "settings": EvalDir(out).settings(),
         "categories": _categories(records),
-        "seeds": _seed_spread(records, lam),
+        "seeds": seed_spread(((r.seed, r.score) for r in records), lam),
+        "intervals": bootstrap_intervals(cells(records)),
+        "verified": verification_status(out),
         "counters": _counters([r.result for r in records]),
         "failed_attempts_spend": _counters(failed_attempt_results(out)),
         "failures": find_failures(out),
@@ -252,16 +241,39 @@ def _pct(x: float) -> str:
     return f"{100 * x:.2f}"
 
 
+def fmt_interval(fig: dict) -> str:
+    """``45.20 [40.10, 50.30]`` (percent) of an interval dict; the estimate alone without bounds."""
+    if fig.get("low") is None:
+        return f"{_pct(fig['estimate'])} [-]"
+    return f"{_pct(fig['estimate'])} [{_pct(fig['low'])}, {_pct(fig['high'])}]"
+
+
+def interval_lines(iv: dict) -> list[str]:
+    """Markdown table of every Table-3 figure with its 95% interval (object-micro, scene-macro)."""
+    names = [f[len("object_micro."):] for f in FIGURES if f.startswith("object_micro.")]
+    lines = [f"## Table 3 with 95% intervals over {iv['scenes']} scenes (%)", "",
+             method_note(iv["n_resamples"]), "", "| figure | object-micro | scene-macro |", "|---|---|---|"]
+    for n in names:
+        lines.append(f"| {n} | {fmt_interval(iv['figures']['object_micro.' + n])} | "
+                     f"{fmt_interval(iv['figures']['scene_macro.' + n])} |")
+    return lines + [""]
+
+
 def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> str:
     """Markdown: the Table-3 headline (object-micro and scene-macro), seeds, counters, failures,
     the per-category table and the per-scene table."""
     c = report["counters"]
     s = report["seeds"]
     e = report.get("episodes") or {"completed": c["episodes"], "failed": len(report["failures"])}
-    lines = [f"# {title}", "",
-             f"agent: {', '.join(report['agent'])}; catalog version: {report['catalog_version']}; "
+    lines = [f"# {md(title)}", "",
+             f"agent: {md(', '.join(report['agent']))}; catalog version: {report['catalog_version']}; "
              f"episodes: {e['completed']} completed, {e['failed']} failed "
              f"(failures are left out of every aggregate)", ""]
+    if report.get("verified"):
+        v = report["verified"]
+        n_ok = sum(x == "verified" for x in v["episodes"].values())
+        lines += [f"Verified: **{v['status']}** ({n_ok} of {len(v['episodes'])} completed episodes re-executed "
+                  "and matching their records; `spatialscout verify DIR`).", ""]
     if "failure_rate" in e:
         lines += [f"Completed {e['completed']} of {e['total']} episodes ({_pct(e['completed_rate'])}%), failed "
                   f"{e['failed']} ({_pct(e['failure_rate'])}%); attempts {e['attempts']}, of which "
@@ -271,26 +283,28 @@ def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> st
              "## Table 3 (%, object-micro is the headline)", "", "```",
              format_table({"object-micro": report["object_micro"], "scene-macro": report["scene_macro"]}),
              "```", ""]
+    if report.get("intervals"):
+        lines += interval_lines(report["intervals"])
     if len(s["seeds"]) > 1:
         lines += [f"Seeds {s['seeds']}: object-micro all-target mean IoU {_pct(s['mean'])}% "
                   f"+- {_pct(s['std'])}% (std across seeds); per seed "
                   + ", ".join(f"{k}: {_pct(v)}%" for k, v in s["per_seed"].items()), ""]
     lines += ["## Counters", "", "| counter | total |", "|---|---|"]
-    lines += [f"| {k} | {v:.4g} |" if isinstance(v, float) else f"| {k} | {v} |"
+    lines += [f"| {k} | {v:.4g} |" if isinstance(v, float) else f"| {k} | {md(v)} |"
               for k, v in shown_counters(c).items()]
     lines.append("")
     spent = report.get("failed_attempts_spend") or {}
     if spent.get("episodes"):
         lines += [f"Failed attempts (scored nowhere, but spent): {spent['episodes']} episodes, "
                   f"{spent['calls']} calls, {spent.get('images', 0)} images, "
-                  f"${spent['cost_usd']:.4g}.", ""]
+                  + ("cost unknown (no price)." if spent["cost_usd"] is None else f"${spent['cost_usd']:.4g}."), ""]
     if report["failures"]:
         lines += ["## Failed episodes (left out of aggregates)", "", "| run | error |", "|---|---|"]
-        lines += [f"| {f['run']} | {str(f['error']).replace('|', '/')[:200]} |" for f in report["failures"]]
+        lines += [f"| {md(f['run'])} | {md(str(f['error'])[:200])} |" for f in report["failures"]]
         lines.append("")
     lines += ["## Per category (pooled over scenes)", "",
               "| category | targets | submitted | mean IoU (%) | IoU > 0.5 (%) |", "|---|---|---|---|---|"]
-    lines += [f"| {k} | {v['num_targets']} | {v['num_submitted']} | {_pct(v['mean_iou'])} | {_pct(v['gt_50'])} |"
+    lines += [f"| {md(k)} | {v['num_targets']} | {v['num_submitted']} | {_pct(v['mean_iou'])} | {_pct(v['gt_50'])} |"
               for k, v in report["categories"].items()]
     lines += ["", "## Per scene", "", "```", format_table(report["scenes"]), "```", ""]
     return "\n".join(lines)
@@ -300,15 +314,15 @@ def write_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> d
     """Build the report and write ``DIR/report.json`` and ``DIR/report.md``; return the dict."""
     out = Path(out_dir)
     report = build_report(out, lam)
-    write_json_atomic(out / REPORT_JSON, report)
-    write_text_atomic(out / REPORT_MD, format_report_md(report, f"SpatialScout evaluation: {out.name}"))
+    publish_json(out / REPORT_JSON, report)
+    publish_text(out / REPORT_MD, format_report_md(report, f"SpatialScout evaluation: {out.name}"))
     return report
 
 
 def _load_report(d: Path) -> dict:
     path = d / REPORT_JSON
     if path.is_file():
-        return json.loads(path.read_text(encoding="utf-8"))
+        return read_json_object(path)
     return build_report(d)
 
 
@@ -331,13 +345,61 @@ def comparability_problems(reports: dict[str, dict]) -> list[str]:
     return problems
 
 
+def md(text: Any) -> str:
+    """``text`` safe inside a Markdown table cell or line: HTML escaped (model names and replies
+    may carry markup), pipes and newlines neutralised."""
+    return html.escape(str(text)).replace("|", "&#124;").replace("\n", " ")
+
+
+def _scene_count(keys: Sequence[str]) -> int:
+    """Distinct scenes among report keys (``scene`` or ``scene/seed_<k>``)."""
+    return len({str(k).rsplit("/seed_", 1)[0] for k in keys})
+
+
+HEADLINE: tuple[tuple[str, str], ...] = (
+    ("object-micro all-target mean IoU", "object_micro.all.mean_iou"),
+    ("object-micro IoU > 0.5", "object_micro.all.gt_50"),
+    ("object-micro submitted mean IoU", "object_micro.submitted.mean_iou"),
+    ("object-micro coverage", "object_micro.coverage"),
+    ("scene-macro all-target mean IoU", "scene_macro.all.mean_iou"),
+)
+"""The headline figures of a paired comparison."""
+
+
+def _points(x: float) -> str:
+    """A difference in percentage points with its sign (no ``-0.00``)."""
+    return f"{round(100 * x, 2) + 0.0:+.2f}"
+
+
+def paired_lines(name_a: str, name_b: str, paired: dict) -> list[str]:
+    """Markdown of :func:`~spatialscout_gym.eval.stats.paired_comparison` (B - A, points)."""
+    lines = [f"## Paired: {md(name_b)} - {md(name_a)} on {len(paired['cells'])} shared (scene, seed) cells, "
+             f"{paired['scenes']} scenes", ""]
+    if not paired["cells"]:
+        return lines + ["No (scene, seed) cell is shared: nothing to pair.", ""]
+    lines += [method_note(paired["n_resamples"]) + " p: two-sided paired permutation test over scenes "
+              "(scipy.stats.permutation_test, the two runs swapped within a scene). Separated: the interval "
+              "excludes 0 and p < 0.05.", "",
+              f"| figure | {md(name_a)} % | {md(name_b)} % | difference (points) [95% CI] | p | separated at 95% |",
+              "|---|---|---|---|---|---|"]
+    for label, key in HEADLINE:
+        f = paired["figures"][key]
+        ci = "[-]" if f["low"] is None else f"[{_points(f['low'])}, {_points(f['high'])}]"
+        p = "-" if f["p_value"] is None else f"{f['p_value']:.3g}"
+        sep = "-" if f["low"] is None else ("yes" if separated(f) else "no")
+        lines.append(f"| {label} | {_pct(f['a'])} | {_pct(f['b'])} | {_points(f['difference'])} {ci} | {p} | {sep} |")
+    lines += ["", "Cells used: " + ", ".join(f"{md(sc)}/seed_{k}" for sc, k in paired["cells"]), ""]
+    return lines
+
+
 def compare_reports(dirs: Sequence[str | os.PathLike], *, force: bool = False) -> tuple[str, dict]:
-    """Several evaluations side by side.
+    """Several evaluations side by side, each later run paired with the first.
 
     Parameters
     ----------
     dirs : sequence of path
-        Evaluation directories (their ``report.json``, built when missing).
+        Evaluation directories (their ``report.json``, built when missing; the paired comparison
+        re-scores their run directories).
     force : bool
         Compare even across catalog versions or differing scene hashes.
 
@@ -346,9 +408,11 @@ def compare_reports(dirs: Sequence[str | os.PathLike], *, force: bool = False) -
     text : str
         Markdown: the completed and failed episode counts per run (paper Appendix A: comparisons
         report the completed count for each model), object-micro and scene-macro Table-3 rows per
-        run, a per-category mean-IoU table, and a note when the runs cover different scenes.
+        run with 95% intervals, the paired difference of each later run against the first on the
+        (scene, seed) cells both scored (interval, permutation p-value, the cells named), a
+        per-category mean-IoU table, and a note when the runs cover different scenes.
     reports : dict
-        ``{name: report}``.
+        ``{name: report}``, each with ``"paired"`` (against the first run) from the second on.
 
     Raises
     ------
@@ -366,34 +430,47 @@ def compare_reports(dirs: Sequence[str | os.PathLike], *, force: bool = False) -
     if problems and not force:
         raise CompareError("refusing to compare runs made on different scenes (" + "; ".join(problems)
                            + "); regenerate them on one catalog version or pass --force")
+    runs = {n: cells(find_runs(p)) for n, p in zip(names, paths)}
     lines = ["# Comparison", ""]
     if problems:
-        lines += ["**Forced comparison:** " + "; ".join(problems), ""]
-    scene_sets = {n: set(r["scenes"]) for n, r in reports.items()}
-    if len({frozenset(s) for s in scene_sets.values()}) > 1:
-        lines += ["Note: the runs cover different scene sets: "
-                  + ", ".join(f"{n}: {len(s)} scenes" for n, s in scene_sets.items()), ""]
+        lines += ["**Forced comparison:** " + md("; ".join(problems)), ""]
+    cell_sets = {n: set(c) for n, c in runs.items()}
+    if len({frozenset(s) for s in cell_sets.values()}) > 1:
+        lines += ["Note: the runs cover different (scene, seed) cells: " + ", ".join(
+            f"{md(n)}: {len({sc for sc, _ in s})} scenes, {len(s)} cells" for n, s in cell_sets.items()), ""]
     lines += ["## Episodes per run (completed episodes are the ones scored)", "",
-              "| run | agent | completed | failed | failure rate (%) | attempts |", "|---|---|---|---|---|---|"]
+              "| run | agent | completed | failed | failure rate (%) | attempts | scenes |",
+              "|---|---|---|---|---|---|---|"]
     for n, r in reports.items():
         e = r.get("episodes") or {"completed": r.get("counters", {}).get("episodes", 0),
                                   "failed": len(r.get("failures", []))}
         total = e["completed"] + e["failed"]
         rate = _pct(e["failed"] / total) if total else "-"
-        lines.append(f"| {n} | {', '.join(r.get('agent') or []) or '-'} | {e['completed']} | {e['failed']} | "
-                     f"{rate} | {e.get('attempts', '-')} |")
+        lines.append(f"| {md(n)} | {md(', '.join(r.get('agent') or []) or '-')} | {e['completed']} | {e['failed']} | "
+                     f"{rate} | {e.get('attempts', '-')} | {len({sc for sc, _ in runs[n]})} |")
     lines += [""]
-    lines += ["## Object-micro (%)", "", "```", format_table({n: r["object_micro"] for n, r in reports.items()}),
+    safe = {md(n): n for n in names}
+    lines += ["## Object-micro (%)", "", "```", format_table({k: reports[n]["object_micro"] for k, n in safe.items()}),
               "```", "", "## Scene-macro (%)", "", "```",
-              format_table({n: r["scene_macro"] for n, r in reports.items()}), "```", ""]
+              format_table({k: reports[n]["scene_macro"] for k, n in safe.items()}), "```", ""]
+    intervals = {n: bootstrap_intervals(c) for n, c in runs.items()}
+    lines += ["## Headline figures with 95% intervals (%)", "", method_note(), "",
+              "| run | " + " | ".join(label for label, _ in HEADLINE) + " |", "|---|" + "---|" * len(HEADLINE)]
+    for n, iv in intervals.items():
+        lines.append(f"| {md(n)} | " + " | ".join(fmt_interval(iv["figures"][k]) for _, k in HEADLINE) + " |")
+    lines.append("")
+    first = names[0]
+    for n in names[1:]:
+        reports[n] = {**reports[n], "paired": paired_comparison(runs[first], runs[n])}
+        lines += paired_lines(first, n, reports[n]["paired"])
     cats = sorted({c for r in reports.values() for c in r.get("categories", {})},
                   key=lambda c: -max(r.get("categories", {}).get(c, {}).get("num_targets", 0)
                                      for r in reports.values()))
-    lines += ["## Mean IoU per category (%, pooled)", "", "| category | " + " | ".join(names) + " |",
+    lines += ["## Mean IoU per category (%, pooled)", "", "| category | " + " | ".join(md(n) for n in names) + " |",
               "|---|" + "---|" * len(names)]
     for c in cats:
-        cells = [(_pct(r["categories"][c]["mean_iou"]) if c in r.get("categories", {}) else "-")
-                 for r in reports.values()]
-        lines.append(f"| {c} | " + " | ".join(cells) + " |")
+        row = [(_pct(r["categories"][c]["mean_iou"]) if c in r.get("categories", {}) else "-")
+               for r in reports.values()]
+        lines.append(f"| {md(c)} | " + " | ".join(row) + " |")
     lines.append("")
     return "\n".join(lines), reports

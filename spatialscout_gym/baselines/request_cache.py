@@ -1,0 +1,152 @@
+"""A model-request cache for model agents (off by default; docs/protocol.md section 7).
+
+With ``--request-cache DIR`` every model response is stored under the SHA-256 of the exact request
+body the SDK client sends (endpoint, model, messages with their images, tools, options; the
+per-request ``timeout`` left out) plus the episode's seed. Episodes are deterministic, so rerunning
+a failed attempt sends the same requests: the calls already paid for are answered from ``DIR``
+byte for byte, and the episode continues live from the failure. Another seed gives other keys, so
+a repeated episode samples anew.
+
+Entries are ``DIR/<key>.json``: ``{"format", "key", "endpoint", "seed", "response_type",
+"response", "response_sha256"}``. An entry that is not valid JSON, names another key, fails its
+checksum or names a response type outside the three SDKs is refused (:class:`RequestCacheError`,
+one line naming the file) and never used.
+
+:meth:`RequestCache.install` swaps a provider's SDK client for a proxy; nothing else of the
+provider changes. :attr:`RequestCache.calls` records, per model request, its key and whether it
+was answered from the cache (written to the run directory as ``request_cache.json``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from spatialscout_gym.core.errors import SpatialScoutError
+
+__all__ = ["RequestCache", "RequestCacheError", "CACHE_FORMAT", "RECORD_FILE"]
+
+CACHE_FORMAT = "spatialscout-request-cache/1"
+RECORD_FILE = "request_cache.json"
+_ENDPOINTS = {("chat", "completions", "create"), ("responses", "create"), ("messages", "create")}
+_SDK_MODULES = ("openai.", "anthropic.")
+
+
+class RequestCacheError(SpatialScoutError, RuntimeError):
+    """A cache entry that is corrupted or foreign; it is never used."""
+
+
+def _canonical(obj: Any) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode("utf-8")
+
+
+class _Path:
+    """Attribute chain of the SDK client (``client.chat.completions``); ``create`` is cached."""
+
+    def __init__(self, target: Any, path: tuple[str, ...], cache: "RequestCache") -> None:
+        self._target, self._path, self._cache = target, path, cache
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._target, name)
+        path = self._path + (name,)
+        if path in _ENDPOINTS:
+            return lambda **kwargs: self._cache.call(".".join(path), value, kwargs)
+        if any(e[: len(path)] == path for e in _ENDPOINTS):
+            return _Path(value, path, self._cache)
+        return value
+
+
+class RequestCache:
+    """Responses by request for one episode's seed (see the module docstring).
+
+    Parameters
+    ----------
+    root : path
+        The cache directory (created).
+    seed : int
+        The episode's seed, part of every key.
+    """
+
+    def __init__(self, root: str | os.PathLike, seed: int = 0) -> None:
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.seed = int(seed)
+        self.calls: list[dict] = []
+        self._provider: Any = None
+
+    def install(self, provider: Any) -> "RequestCache":
+        """Route ``provider``'s SDK client through this cache (idempotent per provider)."""
+        client = provider._client
+        real = client._target if isinstance(client, _Path) else client
+        provider._client = _Path(real, (), self)
+        self._provider = provider
+        return self
+
+    def key(self, endpoint: str, body: dict) -> str:
+        """SHA-256 of the canonical request body, the endpoint and the seed."""
+        return hashlib.sha256(_canonical({"endpoint": endpoint, "body": body, "seed": self.seed})).hexdigest()
+
+    def _load(self, path: Path, key: str) -> Any:
+        try:
+            entry = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(entry, dict):
+                raise ValueError("not a JSON object")
+        except (OSError, ValueError) as exc:
+            raise RequestCacheError(f"request cache entry {path} is corrupted ({exc}); delete it to call the "
+                                    "model again") from None
+        if entry.get("format") != CACHE_FORMAT or entry.get("key") != key or entry.get("seed") != self.seed:
+            raise RequestCacheError(f"request cache entry {path} is foreign (format, key or seed differ from "
+                                    "the request); delete it to call the model again")
+        if hashlib.sha256(_canonical(entry.get("response"))).hexdigest() != entry.get("response_sha256"):
+            raise RequestCacheError(f"request cache entry {path} fails its checksum (edited or corrupted); "
+                                    "delete it to call the model again")
+        rtype = str(entry.get("response_type"))
+        module, _, name = rtype.partition(":")
+        if not module.startswith(_SDK_MODULES) or not name:
+            raise RequestCacheError(f"request cache entry {path} names response type {rtype!r}, not one of "
+                                    "the openai or anthropic SDK's; refused")
+        cls = getattr(importlib.import_module(module), name)
+        return cls.model_validate(entry["response"])
+
+    def call(self, endpoint: str, create: Any, kwargs: dict) -> Any:
+        """Answer one request from the cache, or send it and store the response."""
+        body = {k: v for k, v in kwargs.items() if k != "timeout"}
+        key = self.key(endpoint, body)
+        path = self.root / f"{key}.json"
+        if path.is_file():
+            response = self._load(path, key)
+            self.calls.append({"key": key, "cached": True})
+            return response
+        response = create(**kwargs)
+        usage = {}
+        try:   # tokens of this live call: the cost this run incurred
+            usage = dict(self._provider._parse(response).usage) if self._provider is not None else {}
+        except Exception:  # noqa: BLE001 -- a reply the provider refuses is reported by the provider itself
+            usage = {}
+        payload = response.model_dump(mode="json")
+        entry = {"format": CACHE_FORMAT, "key": key, "endpoint": endpoint, "seed": self.seed,
+                 "response_type": f"{type(response).__module__}:{type(response).__qualname__}",
+                 "response": payload, "response_sha256": hashlib.sha256(_canonical(payload)).hexdigest()}
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(entry), encoding="utf-8")
+        os.replace(tmp, path)
+        self.calls.append({"key": key, "cached": False, "usage": usage})
+        return response
+
+    def live_usage(self) -> dict:
+        """Tokens of the calls sent live in this run (input and output)."""
+        out = {"input_tokens": 0, "output_tokens": 0}
+        for c in self.calls:
+            for k in out:
+                out[k] += int((c.get("usage") or {}).get(k, 0))
+        return out
+
+    def record(self) -> dict:
+        """What the run directory keeps: the directory, seed and every call's key and source."""
+        return {"enabled": True, "dir": str(self.root), "seed": self.seed,
+                "cached_calls": sum(c["cached"] for c in self.calls),
+                "live_calls": sum(not c["cached"] for c in self.calls), "calls": list(self.calls)}

@@ -1,0 +1,64 @@
+"""``spatialscout verify DIR...``: re-execute recorded tool calls and check every recorded figure.
+
+    spatialscout verify runs/origin runs/gpt-x          # one line per episode; exit 0 when all verify
+    spatialscout verify runs/origin --json              # the verdicts as JSON
+
+An evaluation directory gets ``DIR/verify.json``; ``report`` and ``leaderboard`` then show it
+verified (``leaderboard --verified-only`` keeps only such rows).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from spatialscout_gym.cli.errors import CliError
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "verify", help="re-execute the recorded tool calls of runs and check their traces and scores",
+        description="For every completed episode of each DIR (a run directory or an evaluation "
+                    "directory), rebuild the scene (its content hash and catalog version must match "
+                    "the record), replay the recorded tool calls in order on a fresh episode with no "
+                    "model and no renderer, and check that every trace event, the predictions, the "
+                    "ground truth and result.json's scores equal the recomputed ones (numbers exactly, "
+                    "scores to 1e-12). Prints 'KEY: verified' or 'KEY: diverged at event N: tool, "
+                    "field, recorded vs recomputed' per episode; exit 0 only when all verify. Writes "
+                    "DIR/verify.json into each evaluation directory.")
+    p.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="run or evaluation directories")
+    p.add_argument("--json", action="store_true", help="print the verdicts as one JSON object")
+    p.add_argument("--images", action="store_true",
+                   help="also re-render every capture with SAPIEN and compare the SHA-256 of the raw RGB "
+                        "frames with frames/sha256.json (another renderer: 'not comparable', not a failure)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from spatialscout_gym.eval.layout import EvalDir, EvalDirError
+    from spatialscout_gym.eval.verify import verify_dir, write_verification
+    out: dict[str, list] = {}
+    for d in args.dirs:
+        if not d.is_dir():
+            raise CliError(f"{d} is not a directory (expected a run or evaluation directory)")
+        try:
+            checks = verify_dir(d, progress=not args.no_progress and not args.json, images=args.images)
+        except (FileNotFoundError, EvalDirError) as exc:
+            raise CliError(str(exc)) from None
+        if not EvalDir(d).is_run_dir:
+            write_verification(d, checks)
+        out[str(d)] = checks
+        if not args.json:
+            for c in checks:
+                print(f"{d}/{c.line()}" if len(args.dirs) > 1 else c.line())
+    ok = all(c.status == "verified" for cs in out.values() for c in cs)
+    if args.json:
+        print(json.dumps({"verified": ok, "dirs": {d: [{"episode": c.key, "status": c.status, "detail": c.detail, "images": c.images}
+                                                       for c in cs] for d, cs in out.items()}}, indent=2))
+    else:
+        n = sum(len(cs) for cs in out.values())
+        bad = sum(c.status != "verified" for cs in out.values() for c in cs)
+        print(f"{n - bad} of {n} episode(s) verified" + ("" if ok else f"; {bad} diverged or refused"))
+    return 0 if ok else 1

@@ -1,0 +1,247 @@
+"""Uncertainty of Table-3 figures: bootstrap intervals over scenes, paired differences, ranks.
+
+Every Table-3 figure (object-micro and scene-macro: all-target and submitted mean IoU, the
+``IoU > 0 / 0.5 / 0.9`` rates, coverage) is a ratio of sums over scored entries, so it is
+recomputed exactly from per-scene sums. The resampling unit is the **scene**: an entry's targets
+and all its seeds stay together (docs/protocol.md section 6.6 defines the figures).
+
+* :func:`bootstrap_intervals`: 95% percentile intervals from :func:`scipy.stats.bootstrap`
+  (``N_RESAMPLES`` resamples of the scenes, seed ``SEED``; the same seed gives the same interval).
+* :func:`paired_comparison`: on the (scene, seed) cells two runs share, the difference B - A of
+  each figure, its bootstrap interval over scenes and a two-sided paired permutation p-value from
+  :func:`scipy.stats.permutation_test` (``permutation_type="samples"``: within each scene the two
+  runs' results are swapped; exact when ``2**scenes <= N_RESAMPLES``).
+* :func:`rank_intervals`: each run's rank by object-micro all-target mean IoU over bootstrap
+  resamples of the shared scenes (the same resamples for every run).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from spatialscout_gym.core.scoring import THRESHOLD_KEYS
+
+__all__ = ["FIGURES", "N_RESAMPLES", "SEED", "CONFIDENCE", "METHOD", "Cell", "figure_sums",
+           "bootstrap_intervals", "paired_comparison", "separated", "rank_intervals", "method_note"]
+
+N_RESAMPLES = 9999
+SEED = 20260101
+CONFIDENCE = 0.95
+METHOD = "percentile bootstrap over scenes (scipy.stats.bootstrap)"
+
+FIGURES: tuple[str, ...] = tuple(
+    [f"object_micro.{v}.{k}" for v in ("all", "submitted") for k in ("mean_iou",) + THRESHOLD_KEYS]
+    + ["object_micro.coverage"]
+    + [f"scene_macro.{v}.{k}" for v in ("all", "submitted") for k in ("mean_iou",) + THRESHOLD_KEYS]
+    + ["scene_macro.coverage"])
+"""The Table-3 figures, as dotted paths into the scorer's aggregate dict."""
+
+Cell = tuple[str, int]
+"""A (scene id, seed) cell: one scored episode."""
+
+
+def method_note(n_resamples: int = N_RESAMPLES) -> str:
+    """One sentence naming the method, for every output that shows an interval."""
+    return (f"95% intervals: {METHOD}, {n_resamples} resamples, seed {SEED}; a scene's targets and "
+            "seeds are resampled together.")
+
+
+def _entry_sums(score: Any) -> dict[str, tuple[float, float]]:
+    """(numerator, denominator) of every figure for one scored episode (a SceneScore)."""
+    n, m = float(score.num_targets), float(score.num_submitted)
+    q = float(score.iou.sum())
+    h = dict(zip(THRESHOLD_KEYS, (float(x) for x in score.hits.sum(axis=1))))
+    num = {"mean_iou": q, **h}
+    out = {}
+    for view, den in (("all", n), ("submitted", m)):
+        for k, v in num.items():
+            out[f"object_micro.{view}.{k}"] = (v, den)
+            out[f"scene_macro.{view}.{k}"] = (v / den if den else 0.0, 1.0)
+    out["object_micro.coverage"] = (m, n)
+    out["scene_macro.coverage"] = (m / n if n else 0.0, 1.0)
+    return out
+
+
+def figure_sums(cells: dict[Cell, Any]) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Per-scene sums of every figure's numerator and denominator.
+
+    Parameters
+    ----------
+    cells : dict
+        ``{(scene id, seed): SceneScore}``.
+
+    Returns
+    -------
+    scenes : list of str
+        The clusters, sorted.
+    num, den : ndarray, shape (len(FIGURES), len(scenes))
+        Figure ``f`` over a set ``S`` of scenes is ``num[f, S].sum() / den[f, S].sum()`` (0 when
+        the denominator is 0), exactly the scorer's object-micro and scene-macro figures.
+    """
+    scenes = sorted({s for s, _ in cells})
+    col = {s: i for i, s in enumerate(scenes)}
+    num = np.zeros((len(FIGURES), len(scenes)))
+    den = np.zeros((len(FIGURES), len(scenes)))
+    for (scene, _), score in cells.items():
+        sums = _entry_sums(score)
+        for f, name in enumerate(FIGURES):
+            num[f, col[scene]] += sums[name][0]
+            den[f, col[scene]] += sums[name][1]
+    return scenes, num, den
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    return np.divide(num, den, out=np.zeros(np.broadcast(num, den).shape), where=den != 0)
+
+
+def _bootstrap(stat: Callable[[np.ndarray], np.ndarray], n: int, n_resamples: int) -> tuple[float, float]:
+    """Percentile interval of ``stat(indices)`` over resamples of ``n`` scenes."""
+    from scipy.stats import bootstrap  # noqa: PLC0415
+    res = bootstrap((np.arange(n, dtype=float),), lambda idx, axis=-1: stat(idx.astype(int)), vectorized=True,
+                    n_resamples=n_resamples, confidence_level=CONFIDENCE, method="percentile",
+                    rng=np.random.default_rng(SEED))
+    return float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
+def bootstrap_intervals(cells: dict[Cell, Any], n_resamples: int = N_RESAMPLES) -> dict:
+    """95% interval of every Table-3 figure over scenes.
+
+    Returns
+    -------
+    dict
+        ``{"method", "n_resamples", "seed", "confidence", "scenes": n, "figures": {name:
+        {"estimate", "low", "high"}}}``; ``low`` and ``high`` are None with fewer than two scenes.
+    """
+    scenes, num, den = figure_sums(cells)
+    figures = {}
+    for f, name in enumerate(FIGURES):
+        est = float(_ratio(num[f].sum(), den[f].sum()))
+        low = high = None
+        if len(scenes) >= 2:
+            low, high = _bootstrap(lambda idx, f=f: _ratio(num[f][idx].sum(-1), den[f][idx].sum(-1)),
+                                   len(scenes), n_resamples)
+        figures[name] = {"estimate": est, "low": low, "high": high}
+    return {"method": METHOD, "n_resamples": n_resamples, "seed": SEED, "confidence": CONFIDENCE,
+            "scenes": len(scenes), "figures": figures}
+
+
+def paired_comparison(a: dict[Cell, Any], b: dict[Cell, Any], n_resamples: int = N_RESAMPLES,
+                      figures: Sequence[str] = FIGURES) -> dict:
+    """B - A on the (scene, seed) cells both runs scored.
+
+    Returns
+    -------
+    dict
+        ``{"cells": [[scene, seed], ...], "scenes": n, "method", "n_resamples", "seed",
+        "figures": {name: {"a", "b", "difference", "low", "high", "p_value"}}}``; the interval
+        and p-value are None with fewer than two shared scenes.
+    """
+    from scipy.stats import permutation_test  # noqa: PLC0415
+    shared = sorted(set(a) & set(b))
+    sa, na, da = figure_sums({c: a[c] for c in shared})
+    _, nb, db = figure_sums({c: b[c] for c in shared})
+    out: dict[str, Any] = {"cells": [[s, k] for s, k in shared], "scenes": len(sa), "method": METHOD,
+                           "test": "paired permutation over scenes (scipy.stats.permutation_test)",
+                           "n_resamples": n_resamples, "seed": SEED, "figures": {}}
+    if not shared:
+        return out
+    for name in figures:
+        f = FIGURES.index(name)
+        num = np.concatenate([na[f], nb[f]])
+        den = np.concatenate([da[f], db[f]])
+        n = len(sa)
+
+        def diff(ix: np.ndarray, iy: np.ndarray) -> np.ndarray:
+            ix, iy = ix.astype(int), iy.astype(int)
+            return _ratio(num[iy].sum(-1), den[iy].sum(-1)) - _ratio(num[ix].sum(-1), den[ix].sum(-1))
+
+        ra, rb = float(_ratio(na[f].sum(), da[f].sum())), float(_ratio(nb[f].sum(), db[f].sum()))
+        row = {"a": ra, "b": rb, "difference": rb - ra, "low": None, "high": None, "p_value": None}
+        if n >= 2:
+            ia, ib = np.arange(n, dtype=float), np.arange(n, 2 * n, dtype=float)
+            row["low"], row["high"] = _bootstrap(lambda idx: diff(ia[idx], ib[idx]), n, n_resamples)
+            test = permutation_test((ia, ib), lambda x, y, axis=-1: diff(x, y), permutation_type="samples",
+                                    vectorized=True, n_resamples=n_resamples, alternative="two-sided",
+                                    rng=np.random.default_rng(SEED))
+            row["p_value"] = float(test.pvalue)
+        out["figures"][name] = row
+    return out
+
+
+def separated(fig: dict, alpha: float = 1 - CONFIDENCE) -> bool:
+    """A paired figure separates the runs: its interval excludes 0 and its p-value is below
+    ``alpha`` (with few scenes the percentile interval alone is too narrow to trust)."""
+    if fig.get("low") is None or fig.get("p_value") is None:
+        return False
+    return (fig["low"] > 0 or fig["high"] < 0) and fig["p_value"] < alpha
+
+
+def rank_intervals(runs: dict[str, dict[Cell, Any]], figure: str = "object_micro.all.mean_iou",
+                   n_resamples: int = N_RESAMPLES) -> dict:
+    """Each run's rank (1 = best) by ``figure`` on the cells every run shares, with its 95%
+    interval over bootstrap resamples of those scenes (every run sees the same resamples: one
+    seed). Returns ``{name: {"rank", "low", "high"}}`` (bounds None with fewer than two scenes)."""
+    names = list(runs)
+    shared = sorted(set.intersection(*(set(r) for r in runs.values()))) if runs else []
+    f = FIGURES.index(figure)
+    sums = [figure_sums({c: runs[n][c] for c in shared}) for n in names]
+    num = np.stack([s[1][f] for s in sums]) if shared else np.zeros((len(names), 0))
+    den = np.stack([s[2][f] for s in sums]) if shared else np.zeros((len(names), 0))
+    n_scenes = num.shape[1]
+
+    def ranks(idx: np.ndarray) -> np.ndarray:
+        vals = _ratio(num[:, idx].sum(-1), den[:, idx].sum(-1))      # (runs, ...)
+        # rank 1 + number of runs strictly better (ties share the better rank)
+        return 1 + (vals[None, :] > vals[:, None]).sum(axis=1)
+
+    point = ranks(np.arange(n_scenes)) if n_scenes else np.ones(len(names), int)
+    out: dict[str, dict] = defaultdict(dict)
+    for i, name in enumerate(names):
+        low = high = None
+        if n_scenes >= 2 and len(names) > 1:
+            low, high = _bootstrap(lambda idx, i=i: ranks(idx)[i].astype(float), n_scenes, n_resamples)
+        out[name] = {"rank": int(point[i]), "low": low, "high": high}
+    return dict(out)
+
+
+def variance_components(cells: dict[Cell, Any]) -> dict:
+    """Between-scene and between-seed variance of the per-episode all-target mean IoU.
+
+    One-way random-effects estimates by the method of moments: ``seed_var`` is the pooled
+    within-scene variance across seeds (``ddof=1``; None without a scene run on two seeds),
+    ``scene_var`` the variance of the scene means less ``seed_var / seeds`` (at least 0).
+    Returns ``{"scenes", "seeds_per_scene", "scene_var", "seed_var"}`` (IoU squared, not percent).
+    """
+    by_scene: dict[str, list[float]] = defaultdict(list)
+    for (scene, _), s in cells.items():
+        by_scene[scene].append(float(s.iou.mean()) if s.num_targets else 0.0)
+    groups = [np.asarray(v) for _, v in sorted(by_scene.items())]
+    multi = [g for g in groups if len(g) > 1]
+    seed_var = (float(sum(((g - g.mean()) ** 2).sum() for g in multi) / sum(len(g) - 1 for g in multi))
+                if multi else None)
+    m = float(np.mean([len(g) for g in groups])) if groups else 0.0
+    means = np.array([g.mean() for g in groups])
+    raw = float(means.var(ddof=1)) if len(means) > 1 else None
+    scene_var = None if raw is None else max(0.0, raw - (seed_var or 0.0) / m)
+    return {"scenes": len(groups), "seeds_per_scene": m, "scene_var": scene_var, "seed_var": seed_var}
+
+
+def scenes_needed(components: dict, detect_points: float, seeds: int, power: float = 0.8,
+                  alpha: float = 0.05) -> int | None:
+    """Scenes a two-sided test at ``alpha`` needs to detect a difference of ``detect_points``
+    (percentage points of all-target mean IoU) with ``power``, each scene run on ``seeds`` seeds.
+
+    Normal approximation for two runs that are independent given these variance components (a
+    paired design that shares scenes can only need fewer): ``n = (z_{1-alpha/2} + z_power)^2 * 2
+    * (scene_var + seed_var / seeds) / delta^2``, rounded up. None when the scene variance is unknown.
+    """
+    from scipy.stats import norm  # noqa: PLC0415
+    if components["scene_var"] is None:
+        return None
+    var = components["scene_var"] + (components["seed_var"] or 0.0) / seeds
+    delta = detect_points / 100.0
+    z = norm.ppf(1 - alpha / 2) + norm.ppf(power)
+    return max(2, int(np.ceil(z ** 2 * 2 * var / delta ** 2)))
