@@ -605,6 +605,8 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         out = self.env.step(action)
         self._last, self._last_info = out[0], out[4]
         self._inner_done = bool(out[2] or out[3])
+        # a time limit inside is truncation, reported as such (PPO bootstraps from truncated steps)
+        self._inner_truncated = bool(out[3] and not out[2])
         return out
 
     @staticmethod
@@ -652,6 +654,7 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         inner = self.env.unwrapped
         spec = inner.scene_spec
         self._last, self._last_info, self._inner_done = obs, info, False
+        self._inner_truncated = False
         self._pending = None
         self._radius_m = float(spec.public.radius_m)
         self._image_budget = int(inner.image_budget)
@@ -719,15 +722,16 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._score = score
         obs = self._last
         coverage = self._coverage()
-        terminated = bool(self._inner_done or obs["budgets"][0] <= 0 or coverage >= 1.0)
+        truncated = self._inner_truncated
+        terminated = bool(not truncated and (self._inner_done or obs["budgets"][0] <= 0 or coverage >= 1.0))
         if terminated and not self._inner_done:
             self._call("finish_mapping")
         # the last inner step's info (counters; metrics and wrappers' keys such as "episode" at the end)
         info: dict[str, Any] = {k: v for k, v in self._last_info.items() if k != "tool_result"}
         info.update(refused=refused, submitted=submitted, coverage=coverage, all_mean_iou=score)
-        if terminated:
+        if terminated or truncated:
             info["metrics"] = inner.metrics()
-        return self._observation(), float(reward), terminated, False, info
+        return self._observation(), float(reward), terminated, truncated, info
 
 
 def make_nbv_env(scene: str | SceneSpec = "procedural", *, image_budget: int = 20, resolution: int = 64,
