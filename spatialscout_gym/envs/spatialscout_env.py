@@ -29,6 +29,7 @@ PROCEDURAL = "procedural"
 """The ``scene`` value that makes a new training scene on every ``reset``."""
 _TRANSLATION_AXIS_M = 1.0 / np.sqrt(3.0)
 _POSITION_BOUND_M = 10.0
+"""Bound of ``positions``, metres: above r + SUBMIT_MARGIN_M of every catalog scene (largest r 9.1 m)."""
 _OBS_POSITION_BOUND_M = 2 * np.sqrt(3.0) * WORLD_BOX_M + 1.0
 _REWARD_MODES = ("sparse", "dense")
 _MAX_PIXELS = 1e6
@@ -64,9 +65,9 @@ class SpatialScoutEnv(gym.Env):
     K = 64, N_max = 40. The argument blocks are float64, so a JSON number round-trips exactly.
     A tool call these fields cannot hold (wrong types, unknown ids or argument names) may be passed
     as ``action["arguments"]`` (a dict, outside the space) with ``tool``: the episode then refuses
-    it with its reason and counts it, as :class:`~spatialscout_gym.wrappers.tool_call.ToolCallWrapper` does. ``positions`` is bounded by ``r + 0.5`` m for a fixed scene (10 m for
-    ``Procedural-v0``), so a sampled entry lies outside the submission ball about half of the time
-    and is refused per entry. Out-of-bound requests are refused by the episode, never raised.
+    it with its reason and counts it, as :class:`~spatialscout_gym.wrappers.tool_call.ToolCallWrapper` does. ``positions`` is bounded by 10 m for every scene (fixed at construction: a
+    ``reset(options={"scene": ...})`` never changes a space), so a sampled entry often lies outside
+    the submission ball ``|p| <= r + 0.5`` m and is refused per entry. Out-of-bound requests are refused by the episode, never raised.
 
     ## Observation Space
     | key | space | units / frame |
@@ -184,9 +185,9 @@ class SpatialScoutEnv(gym.Env):
     def _build_spaces(self) -> None:
         H = W = self.resolution
         spec = self.session.spec
-        pos_bound = (float(spec.public.radius_m) + 0.5) if spec is not None and not self.procedural \
-            else _POSITION_BOUND_M
-        pos_bound = float(np.float32(pos_bound))
+        # one bound for every scene the env can load (reset(options={"scene": ...}) never changes a
+        # space); the episode refuses entries beyond the scene's own r + SUBMIT_MARGIN_M
+        pos_bound = float(np.float32(_POSITION_BOUND_M))
         self.action_space = spaces.Dict({
             "tool": spaces.Discrete(len(TOOL_NAMES)),
             "translation": spaces.Box(-_TRANSLATION_AXIS_M, _TRANSLATION_AXIS_M, (3,), np.float64),
@@ -262,8 +263,6 @@ class SpatialScoutEnv(gym.Env):
             from spatialscout_gym.scenes.catalog import scene_by_name
             spec = scene_by_name(str(options["scene"]))
             self._load_scene(spec)
-            if not self.procedural:
-                self._build_spaces()  # the positions bound follows the new scene's radius
         elif self.procedural and (seed is not None or self.session.spec is None
                                   or self._resets_on_scene >= self.reconfigure_every):
             from spatialscout_gym.scenes.catalog import procedural_scene

@@ -22,7 +22,7 @@ from gymnasium import spaces
 
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.episode.episode import Episode
-from spatialscout_gym.episode.tools import MAX_TRANSLATION_M, PITCH_LIMIT_DEG, TOOL_NAMES
+from spatialscout_gym.episode.tools import MAX_TRANSLATION_M, PITCH_LIMIT_DEG, SUBMIT_MARGIN_M, TOOL_NAMES
 
 __all__ = ["NextBestViewWrapper", "NBVController", "NBVConfig", "DISCRETE_MOTIONS", "N_SECTORS",
            "make_nbv_env", "nbv_observation_space", "nbv_action_space", "motion_args", "ViewHistory",
@@ -353,7 +353,7 @@ class ViewHistory:
             rel = (rel + 180.0) % 360.0 - 180.0
             seen = (dist <= config.view_range_m) & ((np.abs(rel) <= config.view_fov_deg / 2.0) | (dist < s))
             out[1] = seen.sum(axis=-1) / 4.0
-        out[2] = np.linalg.norm(centres, axis=-1) <= float(radius_m) + 0.5
+        out[2] = np.linalg.norm(centres, axis=-1) <= float(radius_m) + SUBMIT_MARGIN_M
         return np.clip(out, 0.0, 1.0)
 
 
@@ -363,7 +363,7 @@ def nbv_observation(config: NBVConfig, image: np.ndarray, position_task, yaw_deg
     """The observation of :func:`nbv_observation_space` (copies, never views): the camera's
     task-frame pose (metres, degrees), the search radius (metres), the inventory fraction mapped
     so far, the image-budget fraction left and the episode's :class:`ViewHistory`."""
-    scale = float(radius_m) + 0.5
+    scale = float(radius_m) + SUBMIT_MARGIN_M
     pos = np.clip(np.asarray(position_task, float) / scale, -1.0, 1.0)
     yaw = np.deg2rad(float(yaw_deg))
     pose_feat = np.array([*pos, np.sin(yaw), np.cos(yaw), float(pitch_deg) / PITCH_LIMIT_DEG], np.float32)
