@@ -342,7 +342,10 @@ class SpatialScoutEnv(gym.Env):
         space = self.action_space[key]
         if key not in action:
             raise self._bad_action(f"the key {key!r} is missing")
-        value = np.asarray(action[key])
+        try:
+            value = np.asarray(action[key])
+        except (TypeError, ValueError, OverflowError) as e:   # ragged lists, objects numpy refuses
+            raise self._bad_action(f"{key!r} is not an array of numbers ({type(e).__name__})") from None
         shape = space.shape if space.shape else ()
         if value.shape != shape or not (np.issubdtype(value.dtype, np.number) or value.dtype == bool):
             raise self._bad_action(f"{key!r} must be numbers of shape {shape}, got {value.dtype} of shape "
@@ -397,6 +400,8 @@ class SpatialScoutEnv(gym.Env):
         for key in needs:
             self._action_part(action, key)
         given_flags = self._action_part(action, "given") if "given" in action else np.zeros(len(GIVEN_ARGS))
+        if not np.all(np.isin(given_flags, (0, 1))):   # also inf and NaN, which int() cannot take
+            raise self._bad_action(f"'given' flags must each be 0 or 1, got {given_flags.tolist()!r}")
         given = {name for name, flag in zip(GIVEN_ARGS, given_flags.reshape(-1)) if int(flag)}
         if tool == "set_camera_position" and "set_orientation" in action:
             if self._action_int(action, "set_orientation", 1):
@@ -413,10 +418,12 @@ class SpatialScoutEnv(gym.Env):
             return tool, {n: v for n, v, k in zip(names, values, keep) if k}
         if tool == "set_camera_position":
             args: dict[str, Any] = {"position": [float(x) for x in np.asarray(action["position"], dtype=float)]}
-            y, p = (float(x) for x in np.asarray(action["yaw_pitch"], dtype=float))
+            # yaw_pitch is read only when the call uses it (checked above), so it may be absent otherwise
             if given & {"yaw_deg", "pitch_deg"}:
+                y, p = (float(x) for x in np.asarray(action["yaw_pitch"], dtype=float))
                 args.update({n: v for n, v in (("yaw_deg", y), ("pitch_deg", p)) if n in given})
-            elif int(np.asarray(action.get("set_orientation", 0)).item()):
+            elif "set_orientation" in action and self._action_int(action, "set_orientation", 1):
+                y, p = (float(x) for x in np.asarray(action["yaw_pitch"], dtype=float))
                 args.update(yaw_deg=y, pitch_deg=p)
             return tool, args
         if tool == "triangulate_observations":
