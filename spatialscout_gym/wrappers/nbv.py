@@ -454,7 +454,9 @@ class NBVController:
         return list(res.result.get("accepted", [])) if res.ok else []
 
     # ---- features (world-frame helpers kept for the frontier heuristic's own bookkeeping) ----
-    def _cell(self, position_world: np.ndarray) -> tuple[int, int]:
+    def cell(self, position_world: np.ndarray) -> tuple[int, int]:
+        """The ``(i, j)`` index of the ``config.cell_m`` grid cell holding a world-frame position
+        (metres, x and y), used by the frontier heuristic's visit counts."""
         return (int(np.floor(position_world[0] / self.config.cell_m)),
                 int(np.floor(position_world[1] / self.config.cell_m)))
 
