@@ -177,3 +177,16 @@ def test_shipped_policy_evaluates_with_no_other_flags(tmp_path):
     assert report["object_micro"]["all"]["mean_iou"] > 0.3        # it explores, it does not stand still
     frames = list((out / "Kitchen_01").rglob("frame_*.png"))
     assert 2 <= len(frames) <= 20
+
+
+def test_cuda_device_without_cuda_is_refused_not_silently_cpu(tmp_path, capsys, monkeypatch):
+    """``--device cuda`` where torch sees no CUDA device is a one-line error (exit 2), not a CPU
+    training run that records ``"device": "cuda"``."""
+    import torch
+
+    from spatialscout_gym.cli.main import main
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert main(["train-nbv", "--device", "cuda", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "--device cuda: torch sees no CUDA device here" in err and "Traceback" not in err
+    assert not list(tmp_path.iterdir())

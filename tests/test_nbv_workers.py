@@ -83,3 +83,24 @@ def test_sb3_trains_on_the_worker_env_through_the_adapter():
     assert model.num_timesteps == 16
     assert venv.env_is_wrapped(gym.Wrapper) == [False, False]   # sub-envs live in the workers
     venv.close()
+
+
+@pytest.mark.parametrize("workers", [0, -1, 1.5])
+def test_bad_worker_counts_are_refused_in_one_line(workers):
+    with pytest.raises(ValueError, match="num_workers must be an integer >= 1"):
+        gym.make_vec("SpatialScout/NBV-v0", num_envs=2, vectorization_mode="vector_entry_point",
+                     num_workers=workers, **KW)
+
+
+def test_close_sets_closed_and_a_silent_worker_times_out():
+    from spatialscout_gym.wrappers.nbv_workers import NBVWorkerVectorEnv
+    env = NBVWorkerVectorEnv(2, num_workers=2, **KW)
+    assert env.closed is False
+    env.close()
+    assert env.closed is True
+    env = NBVWorkerVectorEnv(2, num_workers=2, receive_timeout_s=30.0, **KW)
+    env.receive_timeout_s = 0.0                      # no reply can arrive in no time
+    env._procs[0].kill()                             # and worker 0 will never reply
+    with pytest.raises(RuntimeError, match="worker 0"):
+        env.reset(seed=0)
+    assert env.closed is True

@@ -218,3 +218,23 @@ def test_depth_rays_one_sort_medians_equal_per_strip_medians():
             hits = strip[strip > 0]
             want = np.median(hits) / np.cos(np.deg2rad(angles[i])) if hits.size else np.inf
             assert free[i] == pytest.approx(want, rel=1e-12) or (np.isinf(want) and np.isinf(free[i]))
+
+
+def test_inner_time_limit_is_reported_as_truncation_not_termination():
+    """A ``TimeLimit`` inside the NBV wrapper ends the episode with ``truncated=True,
+    terminated=False`` so that PPO bootstraps the value of the last state."""
+    import gymnasium as gym
+
+    from spatialscout_gym.wrappers.nbv import NextBestViewWrapper
+    spec = small_scene(64, 64)
+    inner = gym.make("SpatialScout/Procedural-v0", scene=spec, resolution=64, image_budget=20,
+                     tool_call_budget=None, renderer=FakeRenderer(spec), disable_env_checker=True,
+                     max_episode_steps=3)
+    env = NextBestViewWrapper(inner)
+    env.reset(seed=0)
+    for _ in range(20):
+        _, _, terminated, truncated, info = env.step(6)    # turns: the budget is far from spent
+        if terminated or truncated:
+            break
+    assert truncated and not terminated
+    assert "metrics" in info

@@ -169,3 +169,14 @@ def test_set_scene_rebuilds(room):
     finally:
         r.set_scene(spec)
     assert np.array_equal(before, r.capture_rgb(INITIAL_POSE))
+
+
+def test_public_render_system_and_camera_accessors(room):
+    """A camera group batches renderers through these public accessors (not their privates)."""
+    spec, r = room
+    assert r.render_system is not None
+    assert np.isclose(np.degrees(r.camera.fovy), r.intrinsics.fov_y_deg, atol=1e-3)
+    with SapienRenderer(spec, 32, 32) as other:
+        system = other.render_system
+        assert system is not None and system is not r.render_system
+    assert other.render_system is None          # closed: no scene left

@@ -92,7 +92,9 @@ def test_session_refuses_bad_sizes_with_clear_errors():
 
 
 # ---- the tool-call env's review fixes -------------------------------------------------------------
-def test_scene_option_rebuilds_the_positions_bound(tmp_path):
+def test_scene_option_never_changes_the_spaces(tmp_path):
+    """Spaces are fixed at construction: loading a scene with a larger radius keeps them, and the
+    episode refuses an entry beyond that scene's ``r + 0.5`` m."""
     small = small_scene(64, 64)
     big = small_scene(64, 64, scene_id="big")
     big_path = tmp_path / "big.json"
@@ -102,11 +104,12 @@ def test_scene_option_rebuilds_the_positions_bound(tmp_path):
                                  big.public.intrinsics, big.private.lights)
     big_path.write_text(big.to_json())
     env = SpatialScoutEnv(small, renderer=FakeRenderer(small), resolution=64)
-    before = float(env.action_space["positions"].high.max())
+    before_act, before_obs = env.action_space, env.observation_space
     env.reset(seed=0, options={"scene": str(big_path)})
-    after = float(env.action_space["positions"].high.max())
-    assert before == pytest.approx(small.public.radius_m + 0.5, abs=1e-5)
-    assert after == pytest.approx(big.public.radius_m + 0.5, abs=1e-5) and after > before
+    assert env.action_space is before_act and env.observation_space is before_obs
+    assert env.action_space == before_act
+    assert float(env.action_space["positions"].high.max()) >= big.public.radius_m + 0.5
+    assert env.unwrapped.episode.public.radius_m == pytest.approx(big.public.radius_m)
 
 
 def test_terminal_step_scores_once(monkeypatch):

@@ -129,7 +129,7 @@ class FrontierNBVAgent(NBVAgent):
             return
         self._last_frame = fid
         pose = ep.frames[fid].pose
-        cell = ctl._cell(pose.position_world)
+        cell = ctl.cell(pose.position_world)
         self._cell_visits[cell] = self._cell_visits.get(cell, 0) + 1
         priv = ctl.last_privileged
         if priv is not None:
@@ -151,7 +151,7 @@ class FrontierNBVAgent(NBVAgent):
             k = min(unseen, key=lambda k: (abs(wrap_degrees(45.0 * k)), -wrap_degrees(45.0 * k)))
             yaw = wrap_degrees(45.0 * k)
             return np.array([0, 0, 0, yaw / c.max_yaw_deg, pitch], np.float32)
-        cell = ctl._cell(pose.position_world)
+        cell = ctl.cell(pose.position_world)
         best, best_key = None, None
         for s in range(N_SECTORS):
             free = self._free.get((cell, s), 0.0)
@@ -159,7 +159,7 @@ class FrontierNBVAgent(NBVAgent):
             step = float(np.clip(free - 0.6, 0.0, 1.0))
             if step < 0.3:
                 continue
-            nxt = ctl._cell(pose.position_world + step * np.array([np.cos(heading), np.sin(heading), 0]))
+            nxt = ctl.cell(pose.position_world + step * np.array([np.cos(heading), np.sin(heading), 0]))
             key = (self._cell_visits.get(nxt, 0), -free, rng.random())
             if best_key is None or key < best_key:
                 best, best_key = (s, step), key

@@ -131,7 +131,7 @@ def _env_kwargs(args: Args) -> dict:
                 headings=args.headings, strides_m=tuple(args.strides_m), scan_bins=args.scan_bins)
 
 
-def make_env(args: Args, index: int, run_dir: Path | None = None) -> Callable[[], "object"]:
+def make_env(args: Args, index: int) -> Callable[[], "object"]:
     """A thunk building env ``index``: NBV-v0 (Procedural-v0 -> NextBestViewWrapper) -> episode
     statistics (the ``sync``/``async`` vectorizations)."""
 
@@ -145,7 +145,7 @@ def make_env(args: Args, index: int, run_dir: Path | None = None) -> Callable[[]
     return thunk
 
 
-def make_vec_env(args: Args, run_dir: Path | None = None):
+def make_vec_env(args: Args):
     """The SB3 ``VecEnv`` of ``args.vectorization``."""
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
     if args.vectorization == "vector":
@@ -153,7 +153,7 @@ def make_vec_env(args: Args, run_dir: Path | None = None):
         from spatialscout_gym.wrappers.nbv_workers import make_nbv_vector_env
         return SB3VecEnv(make_nbv_vector_env(args.num_envs, num_workers=args.num_workers, autoreset_mode="SameStep",
                                              **_env_kwargs(args)))
-    thunks = [make_env(args, i, run_dir) for i in range(args.num_envs)]
+    thunks = [make_env(args, i) for i in range(args.num_envs)]
     return SubprocVecEnv(thunks) if args.vectorization == "async" else DummyVecEnv(thunks)
 
 
@@ -282,6 +282,10 @@ def train(args: Args) -> Path:
         raise ConfigError(f"--vectorization must be one of {', '.join(VECTORIZATIONS)}, got {args.vectorization!r}")
     if args.device not in ("cpu", "cuda") and not args.device.startswith("cuda:"):
         raise ConfigError(f"--device must be 'cpu' or 'cuda' (or 'cuda:N'), got {args.device!r}")
+    if args.device != "cpu":
+        import torch
+        if not torch.cuda.is_available():   # SB3 would quietly train on the CPU and record "cuda"
+            raise ConfigError(f"--device {args.device}: torch sees no CUDA device here; use --device cpu")
     for name in ("total_timesteps", "num_envs", "num_workers", "image_budget", "num_steps", "batch_size",
                  "update_epochs", "reconfigure_every"):
         if getattr(args, name) < 1:
@@ -330,7 +334,7 @@ def train(args: Args) -> Path:
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "args.json").write_text(json.dumps(asdict(args), indent=2))
 
-    envs = make_vec_env(args, run_dir)
+    envs = make_vec_env(args)
     envs.seed(args.seed)
 
     hyper = dict(learning_rate=args.learning_rate, n_steps=args.num_steps, batch_size=args.batch_size,

@@ -29,6 +29,7 @@ PROCEDURAL = "procedural"
 """The ``scene`` value that makes a new training scene on every ``reset``."""
 _TRANSLATION_AXIS_M = 1.0 / np.sqrt(3.0)
 _POSITION_BOUND_M = 10.0
+"""Bound of ``positions``, metres: above r + SUBMIT_MARGIN_M of every catalog scene (largest r 9.1 m)."""
 _OBS_POSITION_BOUND_M = 2 * np.sqrt(3.0) * WORLD_BOX_M + 1.0
 _REWARD_MODES = ("sparse", "dense")
 _MAX_PIXELS = 1e6
@@ -64,9 +65,9 @@ class SpatialScoutEnv(gym.Env):
     K = 64, N_max = 40. The argument blocks are float64, so a JSON number round-trips exactly.
     A tool call these fields cannot hold (wrong types, unknown ids or argument names) may be passed
     as ``action["arguments"]`` (a dict, outside the space) with ``tool``: the episode then refuses
-    it with its reason and counts it, as :class:`~spatialscout_gym.wrappers.tool_call.ToolCallWrapper` does. ``positions`` is bounded by ``r + 0.5`` m for a fixed scene (10 m for
-    ``Procedural-v0``), so a sampled entry lies outside the submission ball about half of the time
-    and is refused per entry. Out-of-bound requests are refused by the episode, never raised.
+    it with its reason and counts it, as :class:`~spatialscout_gym.wrappers.tool_call.ToolCallWrapper` does. ``positions`` is bounded by 10 m for every scene (fixed at construction: a
+    ``reset(options={"scene": ...})`` never changes a space), so a sampled entry often lies outside
+    the submission ball ``|p| <= r + 0.5`` m and is refused per entry. Out-of-bound requests are refused by the episode, never raised.
 
     ## Observation Space
     | key | space | units / frame |
@@ -184,9 +185,9 @@ class SpatialScoutEnv(gym.Env):
     def _build_spaces(self) -> None:
         H = W = self.resolution
         spec = self.session.spec
-        pos_bound = (float(spec.public.radius_m) + 0.5) if spec is not None and not self.procedural \
-            else _POSITION_BOUND_M
-        pos_bound = float(np.float32(pos_bound))
+        # one bound for every scene the env can load (reset(options={"scene": ...}) never changes a
+        # space); the episode refuses entries beyond the scene's own r + SUBMIT_MARGIN_M
+        pos_bound = float(np.float32(_POSITION_BOUND_M))
         self.action_space = spaces.Dict({
             "tool": spaces.Discrete(len(TOOL_NAMES)),
             "translation": spaces.Box(-_TRANSLATION_AXIS_M, _TRANSLATION_AXIS_M, (3,), np.float64),
@@ -262,8 +263,6 @@ class SpatialScoutEnv(gym.Env):
             from spatialscout_gym.scenes.catalog import scene_by_name
             spec = scene_by_name(str(options["scene"]))
             self._load_scene(spec)
-            if not self.procedural:
-                self._build_spaces()  # the positions bound follows the new scene's radius
         elif self.procedural and (seed is not None or self.session.spec is None
                                   or self._resets_on_scene >= self.reconfigure_every):
             from spatialscout_gym.scenes.catalog import procedural_scene
@@ -343,7 +342,10 @@ class SpatialScoutEnv(gym.Env):
         space = self.action_space[key]
         if key not in action:
             raise self._bad_action(f"the key {key!r} is missing")
-        value = np.asarray(action[key])
+        try:
+            value = np.asarray(action[key])
+        except (TypeError, ValueError, OverflowError) as e:   # ragged lists, objects numpy refuses
+            raise self._bad_action(f"{key!r} is not an array of numbers ({type(e).__name__})") from None
         shape = space.shape if space.shape else ()
         if value.shape != shape or not (np.issubdtype(value.dtype, np.number) or value.dtype == bool):
             raise self._bad_action(f"{key!r} must be numbers of shape {shape}, got {value.dtype} of shape "
@@ -398,6 +400,8 @@ class SpatialScoutEnv(gym.Env):
         for key in needs:
             self._action_part(action, key)
         given_flags = self._action_part(action, "given") if "given" in action else np.zeros(len(GIVEN_ARGS))
+        if not np.all(np.isin(given_flags, (0, 1))):   # also inf and NaN, which int() cannot take
+            raise self._bad_action(f"'given' flags must each be 0 or 1, got {given_flags.tolist()!r}")
         given = {name for name, flag in zip(GIVEN_ARGS, given_flags.reshape(-1)) if int(flag)}
         if tool == "set_camera_position" and "set_orientation" in action:
             if self._action_int(action, "set_orientation", 1):
@@ -414,10 +418,12 @@ class SpatialScoutEnv(gym.Env):
             return tool, {n: v for n, v, k in zip(names, values, keep) if k}
         if tool == "set_camera_position":
             args: dict[str, Any] = {"position": [float(x) for x in np.asarray(action["position"], dtype=float)]}
-            y, p = (float(x) for x in np.asarray(action["yaw_pitch"], dtype=float))
+            # yaw_pitch is read only when the call uses it (checked above), so it may be absent otherwise
             if given & {"yaw_deg", "pitch_deg"}:
+                y, p = (float(x) for x in np.asarray(action["yaw_pitch"], dtype=float))
                 args.update({n: v for n, v in (("yaw_deg", y), ("pitch_deg", p)) if n in given})
-            elif int(np.asarray(action.get("set_orientation", 0)).item()):
+            elif "set_orientation" in action and self._action_int(action, "set_orientation", 1):
+                y, p = (float(x) for x in np.asarray(action["yaw_pitch"], dtype=float))
                 args.update(yaw_deg=y, pitch_deg=p)
             return tool, args
         if tool == "triangulate_observations":

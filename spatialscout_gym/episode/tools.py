@@ -210,6 +210,21 @@ def argument_size_problem(args: Any) -> str | None:
                 return (f"a string in the arguments has {len(x)} characters (at most {MAX_STRING_CHARS}); "
                         f"arguments are numbers, ids and short keys")
             continue
+        if isinstance(x, (bytes, bytearray, memoryview)):
+            if len(x) > MAX_STRING_CHARS:   # bytes are never an argument; bound them like strings
+                return (f"a bytes value in the arguments has {len(x)} bytes (at most {MAX_STRING_CHARS}); "
+                        f"arguments are numbers, ids and short keys")
+            continue
+        if isinstance(x, np.ndarray):
+            # an array counts as its elements (size is O(1)); .tolist() of 10^7 elements would not be
+            seen += int(x.size)
+            if seen > MAX_ARG_VALUES:
+                return (f"the arguments hold more than {MAX_ARG_VALUES} values (an array of {x.size}); "
+                        f"no tool needs that many; send smaller calls")
+            if x.ndim + depth - 1 > MAX_ARG_DEPTH:
+                return (f"the arguments are nested more than {MAX_ARG_DEPTH} levels deep (an array of "
+                        f"{x.ndim} dimensions)")
+            continue
         if not isinstance(x, (dict, list, tuple)):
             continue
         if depth > MAX_ARG_DEPTH:

@@ -105,8 +105,8 @@ class CameraGroup:
     def _build(self) -> None:
         import sapien  # heavy
         self._group = self._cameras = None  # release the old group's hold on the cameras first
-        systems = [r._scene.render_system for r in self.renderers]
-        cameras = [r._camera for r in self.renderers]
+        systems = [r.render_system for r in self.renderers]
+        cameras = [r.camera for r in self.renderers]
         self._group = sapien.render.RenderSystemGroup(systems)
         try:
             self._cameras = self._group.create_camera_group(cameras, list(BATCH_TARGETS))

@@ -186,6 +186,17 @@ class SapienRenderer:
         self.close()
 
     # ---- scene building --------------------------------------------------------------------
+    @property
+    def render_system(self) -> Any:
+        """The SAPIEN render system of this renderer's scene (a camera group batches several); None
+        after :meth:`close`."""
+        return None if self._scene is None else self._scene.render_system
+
+    @property
+    def camera(self) -> Any:
+        """This renderer's SAPIEN ``RenderCameraComponent`` (a camera group takes its pictures)."""
+        return self._camera
+
     def set_scene(self, spec: SceneSpec) -> None:
         """Replace the rendered scene by ``spec``, keeping the render system and camera. GPU
         textures the new scene shares with the old one are reused; the others are released, so

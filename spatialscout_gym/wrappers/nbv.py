@@ -22,7 +22,7 @@ from gymnasium import spaces
 
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.episode.episode import Episode
-from spatialscout_gym.episode.tools import MAX_TRANSLATION_M, PITCH_LIMIT_DEG, TOOL_NAMES
+from spatialscout_gym.episode.tools import MAX_TRANSLATION_M, PITCH_LIMIT_DEG, SUBMIT_MARGIN_M, TOOL_NAMES
 
 __all__ = ["NextBestViewWrapper", "NBVController", "NBVConfig", "DISCRETE_MOTIONS", "N_SECTORS",
            "make_nbv_env", "nbv_observation_space", "nbv_action_space", "motion_args", "ViewHistory",
@@ -353,7 +353,7 @@ class ViewHistory:
             rel = (rel + 180.0) % 360.0 - 180.0
             seen = (dist <= config.view_range_m) & ((np.abs(rel) <= config.view_fov_deg / 2.0) | (dist < s))
             out[1] = seen.sum(axis=-1) / 4.0
-        out[2] = np.linalg.norm(centres, axis=-1) <= float(radius_m) + 0.5
+        out[2] = np.linalg.norm(centres, axis=-1) <= float(radius_m) + SUBMIT_MARGIN_M
         return np.clip(out, 0.0, 1.0)
 
 
@@ -363,7 +363,7 @@ def nbv_observation(config: NBVConfig, image: np.ndarray, position_task, yaw_deg
     """The observation of :func:`nbv_observation_space` (copies, never views): the camera's
     task-frame pose (metres, degrees), the search radius (metres), the inventory fraction mapped
     so far, the image-budget fraction left and the episode's :class:`ViewHistory`."""
-    scale = float(radius_m) + 0.5
+    scale = float(radius_m) + SUBMIT_MARGIN_M
     pos = np.clip(np.asarray(position_task, float) / scale, -1.0, 1.0)
     yaw = np.deg2rad(float(yaw_deg))
     pose_feat = np.array([*pos, np.sin(yaw), np.cos(yaw), float(pitch_deg) / PITCH_LIMIT_DEG], np.float32)
@@ -454,7 +454,9 @@ class NBVController:
         return list(res.result.get("accepted", [])) if res.ok else []
 
     # ---- features (world-frame helpers kept for the frontier heuristic's own bookkeeping) ----
-    def _cell(self, position_world: np.ndarray) -> tuple[int, int]:
+    def cell(self, position_world: np.ndarray) -> tuple[int, int]:
+        """The ``(i, j)`` index of the ``config.cell_m`` grid cell holding a world-frame position
+        (metres, x and y), used by the frontier heuristic's visit counts."""
         return (int(np.floor(position_world[0] / self.config.cell_m)),
                 int(np.floor(position_world[1] / self.config.cell_m)))
 
@@ -605,6 +607,8 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         out = self.env.step(action)
         self._last, self._last_info = out[0], out[4]
         self._inner_done = bool(out[2] or out[3])
+        # a time limit inside is truncation, reported as such (PPO bootstraps from truncated steps)
+        self._inner_truncated = bool(out[3] and not out[2])
         return out
 
     @staticmethod
@@ -652,6 +656,7 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         inner = self.env.unwrapped
         spec = inner.scene_spec
         self._last, self._last_info, self._inner_done = obs, info, False
+        self._inner_truncated = False
         self._pending = None
         self._radius_m = float(spec.public.radius_m)
         self._image_budget = int(inner.image_budget)
@@ -719,15 +724,16 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._score = score
         obs = self._last
         coverage = self._coverage()
-        terminated = bool(self._inner_done or obs["budgets"][0] <= 0 or coverage >= 1.0)
+        truncated = self._inner_truncated
+        terminated = bool(not truncated and (self._inner_done or obs["budgets"][0] <= 0 or coverage >= 1.0))
         if terminated and not self._inner_done:
             self._call("finish_mapping")
         # the last inner step's info (counters; metrics and wrappers' keys such as "episode" at the end)
         info: dict[str, Any] = {k: v for k, v in self._last_info.items() if k != "tool_result"}
         info.update(refused=refused, submitted=submitted, coverage=coverage, all_mean_iou=score)
-        if terminated:
+        if terminated or truncated:
             info["metrics"] = inner.metrics()
-        return self._observation(), float(reward), terminated, False, info
+        return self._observation(), float(reward), terminated, truncated, info
 
 
 def make_nbv_env(scene: str | SceneSpec = "procedural", *, image_budget: int = 20, resolution: int = 64,

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
-import sys
 import traceback
 from typing import Any
 
@@ -33,7 +32,9 @@ __all__ = ["NBVWorkerVectorEnv", "make_nbv_vector_env"]
 def make_nbv_vector_env(num_envs: int = 1, *, num_workers: int = 1, **kwargs: Any) -> VectorEnv:
     """The vector entry point of ``SpatialScout/NBV-v0``: :class:`NBVVectorEnv` in this process
     (``num_workers`` 1) or :class:`NBVWorkerVectorEnv` over ``num_workers`` processes."""
-    if int(num_workers) <= 1:
+    if isinstance(num_workers, bool) or not isinstance(num_workers, (int, np.integer)) or int(num_workers) < 1:
+        raise ValueError(f"num_workers must be an integer >= 1 (1: one process), got {num_workers!r}")
+    if int(num_workers) == 1:
         from spatialscout_gym.wrappers.nbv_vector import NBVVectorEnv
         return NBVVectorEnv(num_envs, **kwargs)
     return NBVWorkerVectorEnv(num_envs, num_workers=num_workers, **kwargs)
@@ -114,7 +115,7 @@ class NBVWorkerVectorEnv(VectorEnv):
 
     def __init__(self, num_envs: int = 2, *, num_workers: int = 2,
                  autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, context: str | None = None,
-                 **kwargs: Any) -> None:
+                 receive_timeout_s: float = 600.0, **kwargs: Any) -> None:
         if int(num_envs) < 1 or int(num_workers) < 1:
             raise ValueError(f"num_envs and num_workers must be >= 1, got {num_envs} and {num_workers}")
         from spatialscout_gym.wrappers.nbv import (NBVConfig, nbv_action_space,
@@ -134,7 +135,10 @@ class NBVWorkerVectorEnv(VectorEnv):
         self.single_action_space = nbv_action_space(self._config)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        ctx = mp.get_context(context or ("spawn" if "sapien" in sys.modules else "fork"))
+        # always spawn (unless asked): fork-or-spawn by import history made scripts work or crash by chance
+        ctx = mp.get_context(context or "spawn")
+        self.receive_timeout_s = float(receive_timeout_s)
+        self.closed = False
         self._conns, self._procs = [], []
         for n in self.sizes:
             parent, child = ctx.Pipe()
@@ -150,9 +154,15 @@ class NBVWorkerVectorEnv(VectorEnv):
         results, errors = [], []
         for i, conn in enumerate(self._conns):
             try:
+                if not conn.poll(self.receive_timeout_s):   # a hung worker must not hang the trainer
+                    raise TimeoutError
                 status, out = conn.recv()
+            except TimeoutError:
+                status, out = "error", f"worker {i} sent nothing for {self.receive_timeout_s:g} s (receive_timeout_s)"
             except EOFError:
-                status, out = "error", f"worker {i} exited (exit code {self._procs[i].exitcode})"
+                status, out = "error", (f"worker {i} exited (exit code {self._procs[i].exitcode}); workers are "
+                                        f"spawned, so a script that builds this env must do so under "
+                                        f"`if __name__ == \"__main__\":`")
             if status != "ok":
                 errors.append(f"worker {i}: {out}")
             results.append(out)
@@ -194,7 +204,7 @@ class NBVWorkerVectorEnv(VectorEnv):
     def close(self, terminate: bool = False, **kwargs: Any) -> None:
         if getattr(self, "_closed", True):
             return
-        self._closed = True
+        self._closed = self.closed = True
         for conn, proc in zip(self._conns, self._procs):
             if not terminate and proc.is_alive():
                 try:

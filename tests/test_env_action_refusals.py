@@ -1,0 +1,58 @@
+"""Bad Dict actions get the documented one-line ``ValueError`` ("action outside the action space")
+instead of OverflowError/KeyError/TypeError, and oversized array or bytes arguments are refused by
+size in bounded time (docs/protocol.md section 4, "Argument bounds")."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fakes import FakeRenderer, small_scene
+from spatialscout_gym.envs.spatialscout_env import SpatialScoutEnv
+from spatialscout_gym.episode.tools import TOOL_NAMES, argument_size_problem
+
+
+@pytest.fixture(scope="module")
+def env():
+    spec = small_scene(64, 64)
+    e = SpatialScoutEnv(spec, renderer=FakeRenderer(spec), resolution=64, tool_call_budget=None)
+    e.reset(seed=0)
+    return e
+
+
+def _action(env, tool, **fields):
+    a = {k: np.zeros(sp.shape, sp.dtype) for k, sp in env.action_space.spaces.items()}
+    a["tool"] = TOOL_NAMES.index(tool)
+    a.update(fields)
+    return a
+
+
+@pytest.mark.parametrize("flag", [np.inf, -np.inf, np.nan, 2.0, -1.0])
+def test_given_flags_that_are_not_0_or_1_are_refused_with_the_documented_message(env, flag):
+    given = np.zeros(7)
+    given[0] = flag
+    with pytest.raises(ValueError, match="action outside the action space: 'given' flags must each be 0 or 1"):
+        env.step(_action(env, "move_camera", given=given))
+
+
+def test_set_camera_position_without_yaw_pitch_runs_when_no_angle_is_asked(env):
+    a = {"tool": TOOL_NAMES.index("set_camera_position"), "position": np.zeros(3)}
+    _, _, _, _, info = env.step(a)
+    assert "tool_result" in info
+
+
+@pytest.mark.parametrize("value", [object(), [[1, 2], [3]], {"a": 1}])
+def test_object_and_ragged_values_are_refused_with_the_documented_message(env, value):
+    with pytest.raises(ValueError, match="action outside the action space"):
+        env.step(_action(env, "move_camera", translation=value))
+
+
+def test_huge_numpy_array_and_bytes_arguments_are_refused_by_size(env):
+    assert "more than" in argument_size_problem({"positions": np.zeros(10**7)})
+    assert "bytes" in argument_size_problem({"x": b"a" * 10**7})
+    assert argument_size_problem({"position": np.zeros(3)}) is None
+    calls = env.episode.tool_calls
+    _, _, _, _, info = env.step({"tool": TOOL_NAMES.index("submit_positions"),
+                                 "arguments": {"positions": np.zeros(10**7)}})
+    assert not info["tool_result"]["ok"] and "more than" in str(info["tool_result"])
+    assert env.episode.tool_calls == calls + 1
