@@ -16,7 +16,6 @@
     $("log").appendChild(li);
     li.scrollIntoView({ block: "nearest" });
     if (tool === "capture_image" && res.ok) shown = res.result.frame_id;
-    if (tool === "get_camera_intrinsics" && res.ok) { W = res.result.width; H = res.result.height; }
     update(out.state);
     document.body.dataset.calls = String(Number(document.body.dataset.calls || 0) + 1);
     return res;
@@ -38,12 +37,15 @@
       img.onclick = () => { shown = f; update(state); };
       strip.appendChild(img);
     }
+    $("frame").onload = drawMarks;
     $("frame").src = `/api/frame/${shown}.png`;
     $("frame-title").textContent = `Frame ${shown}`;
     drawMarks();
   }
 
   function drawMarks() {
+    const img = $("frame");
+    if (img.naturalWidth) { W = img.naturalWidth; H = img.naturalHeight; }  // the render grid
     const mk = $("marks");
     mk.setAttribute("viewBox", `0 0 ${W} ${H}`);
     mk.innerHTML = "";
@@ -59,6 +61,7 @@
   // a click marks the pixel under the cursor (u right, v down, in the frame's own pixels)
   $("marks").style.pointerEvents = "none";
   $("frame").addEventListener("click", (ev) => {
+    drawMarks();
     const r = ev.target.getBoundingClientRect();
     const u = (ev.clientX - r.left) / r.width * W, v = (ev.clientY - r.top) / r.height * H;
     pending = pending.filter((o) => o.frame_id !== shown).concat([{ frame_id: shown, u, v }]);
