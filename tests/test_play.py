@@ -48,11 +48,13 @@ def test_a_played_episode_scores_like_the_same_calls(tmp_path, driver):
 
         frame = driver.find_element(By.ID, "frame")
         act(lambda: body.send_keys("c"))                              # frame 1 from the start pose
-        ActionChains(driver).move_to_element_with_offset(frame, 10, 20).click().perform()  # no tool call
+        ActionChains(driver).move_to_element_with_offset(frame, 0, 0).click().perform()  # no tool call
         act(lambda: body.send_keys("d"))                              # step right
-        act(lambda: body.send_keys("e"))                              # yaw right a little
+        act(lambda: body.send_keys("r"))                              # step up
         act(lambda: body.send_keys("c"))                              # frame 2
-        ActionChains(driver).move_to_element_with_offset(frame, 0, 20).click().perform()
+        # the same point from 0.25 m right and up: it moved left and down in the image
+        shift = round(0.1 * frame.size["width"])
+        ActionChains(driver).move_to_element_with_offset(frame, -shift, shift).click().perform()
         assert len(driver.find_elements(By.CSS_SELECTOR, "#marks .mark")) == 1
         act(lambda: driver.find_element(By.ID, "b-tri").click())
         act(lambda: driver.find_element(By.ID, "b-list").click())
@@ -73,7 +75,7 @@ def test_a_played_episode_scores_like_the_same_calls(tmp_path, driver):
     calls = [json.loads(x) for x in (out / "trace.jsonl").read_text().splitlines()]
     calls = [e for e in calls if e["event"] == "tool_call"]
     assert [c["tool"] for c in calls] == [
-        "capture_image", "move_camera", "rotate_camera", "capture_image", "triangulate_observations",
+        "capture_image", "move_camera", "move_camera", "capture_image", "triangulate_observations",
         "list_entities", "rotate_camera", "submit_positions", "finish_mapping"]
     assert calls[4]["result"]["ok"] and calls[7]["result"]["ok"], json.dumps([calls[4], calls[7]])
     # the same calls on a fresh episode: identical result and score
