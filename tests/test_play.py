@@ -58,6 +58,10 @@ def test_a_played_episode_scores_like_the_same_calls(tmp_path, driver):
         assert len(driver.find_elements(By.CSS_SELECTOR, "#marks .mark")) == 1
         act(lambda: driver.find_element(By.ID, "b-tri").click())
         act(lambda: driver.find_element(By.ID, "b-list").click())
+        ActionChains(driver).move_to_element_with_offset(frame, 0, 0).click().perform()
+        from pathlib import Path
+        driver.save_screenshot(str(Path(__file__).resolve().parents[1] / "docs" / "play.png"))
+        driver.find_element(By.ID, "b-clear").click()
         act(lambda: body.send_keys("x"))                              # a tool the model also has
         act(lambda: driver.find_element(By.ID, "b-submit").click())
         act(lambda: driver.find_element(By.ID, "b-finish").click())
