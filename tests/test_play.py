@@ -27,6 +27,7 @@ def _wait(driver, cond, timeout=60):
 def test_a_played_episode_scores_like_the_same_calls(tmp_path, driver):
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
+
     from spatialscout_gym.envs.session import EpisodeSession
     from spatialscout_gym.eval.runner import resolve_scene
     from spatialscout_gym.eval.viewer.play import PlayGame, serve_play

@@ -87,6 +87,7 @@ def test_view_draws_every_call_frame_mark_and_map(run_dir, tmp_path, driver):
 
 def test_view_serves_on_loopback(run_dir):
     import urllib.request
+
     from spatialscout_gym.eval.viewer.server import serve, write_site
     site = write_site(run_dir, run_dir.parent / "served")
     httpd, _, url = serve(site)

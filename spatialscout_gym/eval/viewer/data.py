@@ -15,10 +15,14 @@ from typing import Any
 from spatialscout_gym.core.files import load_ground_truth, load_predictions
 from spatialscout_gym.core.scoring import score_scene
 from spatialscout_gym.envs.run_dir import RESULT_FILE, TRACE_FILE
-from spatialscout_gym.eval.failures import FACTOR_LABELS, submitted_errors, trajectory_factors
+from spatialscout_gym.eval.failures import (
+    FACTOR_LABELS,
+    submitted_errors,
+    trajectory_factors,
+)
 from spatialscout_gym.eval.trajectory import load_trajectory
 
-__all__ = ["ViewerError", "is_run_dir", "episode_document"]
+__all__ = ["ViewerError", "episode_document", "is_run_dir"]
 
 
 class ViewerError(ValueError):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from spatialscout_gym.eval.viewer.data import episode_document
 
-__all__ = ["STATIC_DIR", "write_site", "serve"]
+__all__ = ["STATIC_DIR", "serve", "write_site"]
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 
