@@ -32,6 +32,8 @@ COMMANDS: tuple[str, ...] = (
     "plan",
     "train_nbv",
     "mcp",
+    "view",
+    "play",
 )
 
 
