@@ -125,7 +125,7 @@ class RequestCache:
         usage = {}
         try:   # tokens of this live call: the cost this run incurred
             usage = dict(self._provider._parse(response).usage) if self._provider is not None else {}
-        except Exception:  # noqa: BLE001 -- a reply the provider refuses is reported by the provider itself
+        except Exception:
             usage = {}
         payload = response.model_dump(mode="json")
         entry = {"format": CACHE_FORMAT, "key": key, "endpoint": endpoint, "seed": self.seed,

@@ -65,7 +65,7 @@ def renderer_identity(renderer: Any) -> dict:
     """The renderer as ``verify --images`` compares it: class, SAPIEN device, driver and version."""
     out: dict[str, Any] = {"renderer": type(renderer).__name__}
     if type(renderer).__module__.startswith("spatialscout_gym.render"):
-        import sapien  # noqa: PLC0415
+        import sapien
         summary = sapien.render.get_device_summary()
         out.update({"device": getattr(renderer, "device", None) or "default Vulkan device",
                     "driver": next((line.strip() for line in summary.splitlines() if line.startswith("GPU")), ""),

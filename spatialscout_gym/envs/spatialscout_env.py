@@ -184,7 +184,6 @@ class SpatialScoutEnv(gym.Env):
 
     def _build_spaces(self) -> None:
         H = W = self.resolution
-        spec = self.session.spec
         # one bound for every scene the env can load (reset(options={"scene": ...}) never changes a
         # space); the episode refuses entries beyond the scene's own r + SUBMIT_MARGIN_M
         pos_bound = float(np.float32(_POSITION_BOUND_M))

@@ -57,7 +57,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from spatialscout_gym.core.errors import ConfigError, SpatialScoutError
 from spatialscout_gym.core.files import write_json_atomic
-from spatialscout_gym.eval.layout import ATTEMPTS_SUFFIX, FAILED_SUFFIX, RESULT_FILE, SETTINGS_FILE
+from spatialscout_gym.eval.layout import FAILED_SUFFIX, RESULT_FILE, SETTINGS_FILE
 
 __all__ = ["read_result", "is_finished", "attempt_dirs", "archive_failed_attempt", "EvalSettings", "EpisodeTask", "Outcome", "EvalSummary", "plan_tasks", "scene_dir_name",
            "expand_scenes", "evaluate", "execute_task", "WorkerState", "SETTINGS_FILE",

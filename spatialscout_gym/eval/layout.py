@@ -26,7 +26,7 @@ import os
 import re
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -250,7 +250,7 @@ def seed_spread(scores: Iterable[tuple[int, Any]], lam: float) -> dict:
     ``scores`` are ``(seed, SceneScore)``; returns ``{"seeds", "per_seed": {k: mean IoU}, "mean",
     "std"}`` with ``std`` the standard deviation across seeds (``ddof=1``; 0 for one seed).
     """
-    from spatialscout_gym.core.scoring import aggregate  # noqa: PLC0415
+    from spatialscout_gym.core.scoring import aggregate
     by_seed: dict[int, list] = defaultdict(list)
     for seed, s in scores:
         by_seed[int(seed)].append(s)

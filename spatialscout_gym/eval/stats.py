@@ -99,7 +99,7 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 def _bootstrap(stat: Callable[[np.ndarray], np.ndarray], n: int, n_resamples: int) -> tuple[float, float]:
     """Percentile interval of ``stat(indices)`` over resamples of ``n`` scenes."""
-    from scipy.stats import bootstrap  # noqa: PLC0415
+    from scipy.stats import bootstrap
     res = bootstrap((np.arange(n, dtype=float),), lambda idx, axis=-1: stat(idx.astype(int)), vectorized=True,
                     n_resamples=n_resamples, confidence_level=CONFIDENCE, method="percentile",
                     rng=np.random.default_rng(SEED))
@@ -139,7 +139,7 @@ def paired_comparison(a: dict[Cell, Any], b: dict[Cell, Any], n_resamples: int =
         "figures": {name: {"a", "b", "difference", "low", "high", "p_value"}}}``; the interval
         and p-value are None with fewer than two shared scenes.
     """
-    from scipy.stats import permutation_test  # noqa: PLC0415
+    from scipy.stats import permutation_test
     shared = sorted(set(a) & set(b))
     sa, na, da = figure_sums({c: a[c] for c in shared})
     _, nb, db = figure_sums({c: b[c] for c in shared})
@@ -238,7 +238,7 @@ def scenes_needed(components: dict, detect_points: float, seeds: int, power: flo
     paired design that shares scenes can only need fewer): ``n = (z_{1-alpha/2} + z_power)^2 * 2
     * (scene_var + seed_var / seeds) / delta^2``, rounded up. None when the scene variance is unknown.
     """
-    from scipy.stats import norm  # noqa: PLC0415
+    from scipy.stats import norm
     if components["scene_var"] is None:
         return None
     var = components["scene_var"] + (components["seed_var"] or 0.0) / seeds

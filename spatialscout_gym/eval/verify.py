@@ -35,7 +35,7 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -136,10 +136,10 @@ def _norm(x: Any) -> Any:
 
 def _resolve(run_dir: Path, result: dict, scene_args: dict[str, str]) -> Any:
     """The scene of a run, or raise :class:`_Diverged` with why it cannot be had."""
-    import re  # noqa: PLC0415
+    import re
 
-    from spatialscout_gym.eval.runner import resolve_scene  # noqa: PLC0415
-    from spatialscout_gym.scenes.catalog import scene_catalog_version, scene_content_hash  # noqa: PLC0415
+    from spatialscout_gym.eval.runner import resolve_scene
+    from spatialscout_gym.scenes.catalog import scene_catalog_version, scene_content_hash
     sid = str(result.get("scene_id"))
     names = [scene_args.get(run_dir.parent.name), sid]
     m = re.fullmatch(r"procedural_(\d+)", sid)
@@ -151,7 +151,7 @@ def _resolve(run_dir: Path, result: dict, scene_args: dict[str, str]) -> Any:
             continue
         try:
             spec = resolve_scene(name)
-        except Exception:  # noqa: BLE001 -- try the next way of naming the scene
+        except Exception:
             continue
         if spec.scene_id != sid:
             continue
@@ -176,8 +176,8 @@ class ImageChecker:
 
     def check(self, run_dir: Path, spec: Any, events: list[dict]) -> str:
         """``match``, ``not recorded ...``, ``not comparable: ...`` or raise :class:`_Diverged`."""
-        from spatialscout_gym.core.frames import CameraPose  # noqa: PLC0415
-        from spatialscout_gym.envs.run_dir import FRAME_HASHES_FILE, renderer_identity  # noqa: PLC0415
+        from spatialscout_gym.core.frames import CameraPose
+        from spatialscout_gym.envs.run_dir import FRAME_HASHES_FILE, renderer_identity
         p = run_dir / FRAME_HASHES_FILE
         if not p.is_file():
             return "not recorded (a run made before frame hashes were written)"
@@ -185,7 +185,7 @@ class ImageChecker:
         caps = [e for e in events if e.get("event") == "capture"]
         K = Intrinsics.from_dict(caps[0]["intrinsics"])
         if self._renderer is None:
-            from spatialscout_gym.render.sapien_renderer import SapienRenderer  # noqa: PLC0415
+            from spatialscout_gym.render.sapien_renderer import SapienRenderer
             self._renderer = SapienRenderer(spec, K.width, K.height)
         else:
             self._renderer.set_scene(spec)
@@ -205,7 +205,7 @@ class ImageChecker:
         delivered = run_dir / DELIVERED_FILE
         if not delivered.is_file():
             return "match"
-        from spatialscout_gym.wrappers.images import encode_for_model  # noqa: PLC0415
+        from spatialscout_gym.wrappers.images import encode_for_model
         rec = read_json_object(delivered)
         for fid, want in sorted((rec.get("jpeg_sha256") or {}).items(), key=lambda kv: int(kv[0])):
             jpeg = encode_for_model(images[fid], int(fid), max_side=int(rec["max_side_px"]),
@@ -274,7 +274,7 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
         gt = GroundTruth.from_spec(spec)
         try:
             recorded_pred = load_predictions(d, gt)
-        except Exception as exc:  # noqa: BLE001 -- an edited file is a divergence, not a crash
+        except Exception as exc:
             raise _Diverged(f"in {PREDICTIONS_FILE}: cannot be read ({exc})") from None
         diff = _first_diff(_norm(recorded_pred), _norm(positions)) or (
             _first_diff(_norm(positions), _norm(recorded_pred)))
@@ -320,7 +320,7 @@ def verify_dir(path: str | os.PathLike, progress: bool = False, images: bool = F
                                 "evaluation directory from `spatialscout evaluate`)")
     it: Any = done
     if progress:
-        from tqdm import tqdm  # noqa: PLC0415
+        from tqdm import tqdm
         it = tqdm(done, desc=f"verify {ev.root.name}", unit="episode", leave=False)
     checker = ImageChecker() if images else None
     try:
@@ -332,7 +332,7 @@ def verify_dir(path: str | os.PathLike, progress: bool = False, images: bool = F
 
 def write_verification(path: str | os.PathLike, checks: list[EpisodeCheck]) -> Path:
     """Write ``DIR/verify.json``: ``{"episodes": {key: {"status", "detail", "files_sha256"}}}``."""
-    from spatialscout_gym import __version__  # noqa: PLC0415
+    from spatialscout_gym import __version__
     return publish_json(Path(path) / VERIFY_FILE, {
         "spatialscout_gym": __version__, "score_tolerance": SCORE_TOLERANCE,
         "episodes": {c.key: {"status": c.status, "detail": c.detail, "files_sha256": c.files_sha256,
