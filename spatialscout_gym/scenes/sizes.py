@@ -130,7 +130,7 @@ RULES_V2 = GeneratorRules("2.0", sizes="ai2thor", room_scale=1.15, repeat_decay=
 """v2.0: AI2-THOR sizes; rooms 15 % larger, fewer repeated items, the camera nearer its wall and
 anywhere along it, so targets sit as far from the start as the paper's (issue 15, item 2); wall
 items keep 15 cm free in front of them; every target is visible from inside the search ball."""
-RULES_V3 = GeneratorRules("3.0", sizes="ai2thor", room_scale=1.15, repeat_decay=0.22, sink="basin",
+RULES_V3 = GeneratorRules("3.0", sizes="ai2thor", room_scale=1.19, repeat_decay=0.22, sink="basin",
                           camera_offset_m=(0.45, 0.9), camera_wall_margin=0.08,
                           wall_clearance_m=0.15, drop_unseen=True, pillows_min=1,
                           tv_stand_clear_m=1.3, placement="procthor", extra_candidates=("CounterTop",),
