@@ -73,7 +73,7 @@ def build_shower_curtain(rng, s):
     n = 4
     for k in range(n):
         y = -sy / 2 + sy * (k + 0.5) / n
-        parts.append(ellipsoid((sx / 2 - 0.01 * (k % 2), sy / (2 * n) + 0.01, (sz - 0.04) / 2), f,
+        parts.append(ellipsoid((sx / 2 - 0.01 * (k % 2), sy / (2 * n), (sz - 0.04) / 2), f,
                                (0.01 * (k % 2), y, (sz - 0.04) / 2), segments=10, rings=6))
     return parts
 
