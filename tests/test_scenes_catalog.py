@@ -71,7 +71,7 @@ def test_manifest_is_frozen_and_matches_regenerated_hashes(version, specs, specs
 
 
 def test_versions_differ_and_v1_keeps_its_render_settings():
-    assert CATALOG_VERSION == "2.0" and RENDER_SETTINGS == render_settings("2.0")
+    assert CATALOG_VERSION == "2.0" and RENDER_SETTINGS == render_settings("2.0") == render_settings("3.0")
     assert render_settings("1.0") == {"width": 512, "height": 512, "fov_y_deg": 65.0, "shader": "minimal",
                                       "renderer_settings_version": 1}
     assert render_settings("2.0")["texture_library"] == 1 and render_settings("2.0")["renderer_settings_version"] == 2

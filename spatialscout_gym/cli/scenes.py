@@ -10,7 +10,7 @@
 * ``scenes freeze``: maintainer command; regenerates a version's manifest
   (``scenes/data/catalog_v2.json`` for ``--catalog 2.0``) after a deliberate catalog change.
 
-Every subcommand takes ``--catalog 1.0|2.0`` (default 2.0): the catalog version it lists,
+Every subcommand takes ``--catalog 1.0|2.0|3.0`` (default 3.0): the catalog version it lists,
 measures, exports or renders.
 * ``scenes render``: added by ``cli/scenes_render.py`` when present.
 * ``scenes import-maniskill``: ManiSkill3 datasets to scene directories (``cli/scenes_import.py``).
@@ -103,7 +103,7 @@ def _fmt(v) -> str:
 def run_stats(args: argparse.Namespace) -> int:
     from spatialscout_gym.scenes.catalog import catalog_entries, default_catalog_version, generate_catalog_scene
     from spatialscout_gym.scenes.stats import (PAPER_REFERENCE_LOSSES_M, PAPER_STATS, catalog_stats,
-                                               reference_losses, size_comparison)
+                                               reference_losses, room_plausibility, size_comparison)
     from tqdm import tqdm
     version = default_catalog_version()
     entries = catalog_entries()
@@ -112,12 +112,13 @@ def run_stats(args: argparse.Namespace) -> int:
     ours = catalog_stats(specs)
     sizes = size_comparison(specs)
     losses = reference_losses(specs)
+    rooms = room_plausibility(specs)
     if args.plot is not None:
         from spatialscout_gym.scenes.stats import plot_size_comparison
         plot_size_comparison(sizes, args.plot, title=f"catalog v{version}")
     if args.json:
         print(json.dumps({"catalog_version": version, "ours": ours, "paper": PAPER_STATS,
-                          "sizes_vs_ai2thor": sizes,
+                          "sizes_vs_ai2thor": sizes, "room_plausibility": rooms,
                           "reference_losses_m": {"ours": losses, "paper": PAPER_REFERENCE_LOSSES_M}}, indent=1))
         return 0
     print(f"catalog v{version}")
@@ -134,6 +135,15 @@ def run_stats(args: argparse.Namespace) -> int:
           f"{sizes['n_targets_compared']} of {sizes['n_targets']} targets; AI2-THOR lacks "
           f"{', '.join(f'{k} ({v})' for k, v in sizes['not_in_ai2thor'].items()) or 'none'}")
     print(f"reference: {sizes['source']}")
+    print(f"\nroom plausibility (floor and surface targets in a room type where ProcTHOR never places "
+          f"their type; offices count as bedrooms); categories {rooms['n_categories']}, "
+          f"{rooms['procthor_types_as_targets']} of ProcTHOR's {rooms['procthor_types']} types:")
+    for key in ("single_rooms", "apartments"):
+        r = rooms[key]
+        print(f"  {key}: {r['implausible']} of {r['judged']} ({100 * r['fraction']:.1f}%)")
+        for kind, k in r["by_room"].items():
+            worst = ", ".join(f"{c} {n}" for c, n in k["worst"]) or "-"
+            print(f"    {kind:<11} {k['implausible']:>4} of {k['judged']:<4} ({100 * k['fraction']:.1f}%)  worst: {worst}")
     if args.plot is not None:
         print(f"wrote {args.plot}")
     return 0

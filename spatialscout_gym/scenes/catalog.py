@@ -5,14 +5,16 @@
   targets (catalog indices 0, 7, 14, ..., 77) and 68 have 40.
 * Scene ``i`` is generated from ``numpy.random.SeedSequence([CATALOG_NAMESPACE, i])``; training
   scenes (:func:`procedural_scene`) use ``TRAIN_NAMESPACE``, so the two streams never coincide.
-* Versions: **v2.0** (the default) sizes objects like AI2-THOR's assets and places
-  targets as far from the start as the paper's catalog; **v1.0** (hand-set sizes) stays loadable
-  and hash-verified. Both share the 80 recipes and scene ids; scenes/sizes.py holds each
+* Versions: **v2.0** (the default) sizes objects like AI2-THOR's assets and places targets as far
+  from the start as the paper's catalog; **v3.0** (a preview, not yet the default) has all of
+  ProcTHOR's object types and places them by ProcTHOR's placement annotations and receptacles
+  (scenes/placement.py); **v1.0** (hand-set sizes). All three stay loadable and hash-verified and
+  share the 80 recipes and scene ids; scenes/sizes.py holds each
   version's generator rules. A bare id means :func:`default_catalog_version` (``2.0``, or
   ``$SPATIALSCOUT_CATALOG``, which ``--catalog`` sets); ``Kitchen_03@1.0`` names a version.
-* Frozen: the shipped manifests ``data/catalog_v1.json`` and ``data/catalog_v2.json`` list every
+* Frozen: the shipped manifests ``data/catalog_v1.json``, ``catalog_v2.json`` and ``catalog_v3.json`` list every
   scene's id, layout, seed, target count, radius and content hash
-  (``SceneSpec.content_hash(render_settings(version))``); v2.0's also carries ``provenance``
+  (``SceneSpec.content_hash(render_settings(version))``); v2.0's and v3.0's also carry ``provenance``
   (see :func:`check_provenance`). :func:`load_scene` regenerates a scene and refuses it when its
   hash differs (the generator code changed the catalog: add a version and freeze it with
   ``spatialscout scenes freeze --catalog X``). :func:`catalog_scene_ids` reads only the manifest,
@@ -34,6 +36,7 @@ from spatialscout_gym.core.errors import SpatialScoutError
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.scenes.procedural import (FOV_Y_DEG, IMAGE_SIZE, TRAIN_NAMESPACE, generate_scene,
                                                 procedural_scene)
+from spatialscout_gym.scenes.placement import PROCTHOR_PLACEMENT_PATH
 from spatialscout_gym.scenes.sizes import AI2THOR_SIZES_PATH, RULES, rules_for
 
 __all__ = ["CATALOG_VERSION", "CATALOG_NAMESPACE", "RENDER_SETTINGS", "CatalogEntry", "catalog_entries",
@@ -44,7 +47,7 @@ __all__ = ["CATALOG_VERSION", "CATALOG_NAMESPACE", "RENDER_SETTINGS", "CatalogEn
            "manifest_path", "scene_catalog_version", "check_provenance", "generator_fingerprint",
            "asset_fingerprint", "CATALOG_ENV"]
 
-CATALOG_VERSIONS = ("1.0", "2.0")
+CATALOG_VERSIONS = ("1.0", "2.0", "3.0")
 DEFAULT_CATALOG_VERSION = "2.0"
 CATALOG_VERSION = DEFAULT_CATALOG_VERSION
 """The default catalog version (kept under its old name)."""
@@ -56,10 +59,10 @@ _RENDER_SETTINGS_V1: dict = {"width": IMAGE_SIZE, "height": IMAGE_SIZE, "fov_y_d
                              "shader": "minimal", "renderer_settings_version": 1}
 _RENDER_SETTINGS_V2: dict = {"width": IMAGE_SIZE, "height": IMAGE_SIZE, "fov_y_deg": FOV_Y_DEG,
                              "shader": "minimal", "renderer_settings_version": 2, "texture_library": 1}
-_RENDER_SETTINGS = {"1.0": _RENDER_SETTINGS_V1, "2.0": _RENDER_SETTINGS_V2}
+_RENDER_SETTINGS = {"1.0": _RENDER_SETTINGS_V1, "2.0": _RENDER_SETTINGS_V2, "3.0": _RENDER_SETTINGS_V2}
 RENDER_SETTINGS: dict = _RENDER_SETTINGS[DEFAULT_CATALOG_VERSION]
 """Render settings hashed with every scene of the default catalog (a change re-versions it)."""
-_MANIFESTS = {"1.0": "catalog_v1.json", "2.0": "catalog_v2.json"}
+_MANIFESTS = {"1.0": "catalog_v1.json", "2.0": "catalog_v2.json", "3.0": "catalog_v3.json"}
 MANIFEST_PATH = Path(__file__).parent / "data" / _MANIFESTS[DEFAULT_CATALOG_VERSION]
 PROCEDURAL_PREFIX = "procedural:"
 
@@ -201,9 +204,9 @@ def scene_content_hash(spec: SceneSpec) -> str:
     return spec.content_hash(render_settings(scene_catalog_version(spec)))
 
 
-# ---------------------------------------------------------------- provenance -------------------
-_GENERATOR_FILES = ("categories.py", "furniture.py", "geometry.py", "layout.py", "procedural.py", "rooms.py",
-                    "sizes.py", "catalog.py")
+# ---------------------------------------------------------------- provenance -------
+_GENERATOR_FILES = ("categories.py", "furniture.py", "furniture_procthor.py", "geometry.py", "layout.py",
+                    "placement.py", "procedural.py", "rooms.py", "sizes.py", "catalog.py")
 
 
 def _sha256_files(paths) -> str:
@@ -219,9 +222,12 @@ def generator_fingerprint() -> str:
     return _sha256_files(here / f for f in _GENERATOR_FILES)
 
 
-def asset_fingerprint() -> str:
-    """sha256 of the data files the generator reads (today the AI2-THOR size reference)."""
-    return _sha256_files([AI2THOR_SIZES_PATH])
+def asset_fingerprint(version: str | None = None) -> str:
+    """sha256 of the data files catalog ``version``'s generator reads: the AI2-THOR size
+    reference, and from v3.0 on ProcTHOR's placement rules."""
+    version = _check_version(version or default_catalog_version())
+    paths = [AI2THOR_SIZES_PATH] + ([PROCTHOR_PLACEMENT_PATH] if version not in ("1.0", "2.0") else [])
+    return _sha256_files(paths)
 
 
 def check_provenance(version: str | None = None) -> list[str]:
@@ -267,10 +273,10 @@ def _refusals(version: str) -> str | None:
         return (f"catalog v{version}'s manifest froze render settings {m['render_settings']}, but this code "
                 f"uses {render_settings(version)}")
     prov = m.get("provenance") or {}
-    if prov.get("asset_fingerprint") not in (None, asset_fingerprint()):
-        return (f"catalog v{version} was frozen with generator data (scenes/data/ai2thor_sizes.json) of "
-                f"fingerprint {prov['asset_fingerprint'][:12]}..., this installation has "
-                f"{asset_fingerprint()[:12]}...; reinstall the package or restore that file")
+    if prov.get("asset_fingerprint") not in (None, asset_fingerprint(version)):
+        return (f"catalog v{version} was frozen with generator data (scenes/data/ai2thor_sizes.json, "
+                f"procthor_placement.json) of fingerprint {prov['asset_fingerprint'][:12]}..., this installation has "
+                f"{asset_fingerprint(version)[:12]}...; reinstall the package or restore those files")
     return None
 
 
@@ -451,7 +457,7 @@ def freeze_manifest(path: Path | None = None, progress: bool = False, version: s
         data["generator_rules"] = {k: (list(v) if isinstance(v, tuple) else v)
                                    for k, v in RULES[version].__dict__.items()}
         data["provenance"] = {**(provenance or {}), "generator_fingerprint": generator_fingerprint(),
-                              "asset_fingerprint": asset_fingerprint(),
+                              "asset_fingerprint": asset_fingerprint(version),
                               "dependencies": {d: _dependency_version(d) for d in DEPENDENCIES}}
     data["scenes"] = rows
     out = Path(path) if path is not None else manifest_path(version)

@@ -160,6 +160,23 @@ CATEGORIES: dict[str, CategoryInfo] = {c.name: c for c in [
     _c("BaseballBat", (0.065, 0.07), (0.8, 0.86), (0.065, 0.07), ("floor",)),
     _c("CD", (0.12, 0.12), (0.12, 0.12), (0.0012, 0.0012), ("desk", "shelf", "table")),
     _c("Globe", (0.26, 0.3), (0.26, 0.3), (0.36, 0.42), ("desk", "shelf")),
+    # --- catalog v3.0: the rest of ProcTHOR's object types (sizes from AI2-THOR's assets;
+    # these ranges set each builder's shape: which side is longest) ---
+    _c("AluminumFoil", (0.06, 0.065), (0.28, 0.32), (0.055, 0.06), ("counter",)),
+    _c("Cart", (0.5, 0.6), (0.9, 1.0), (0.78, 0.85)),
+    _c("ClothesDryer", (0.6, 0.65), (0.58, 0.62), (0.82, 0.88)),
+    _c("Desktop", (0.22, 0.26), (0.55, 0.65), (0.42, 0.5), ("desk",)),
+    _c("Footstool", (0.32, 0.36), (0.34, 0.4), (0.26, 0.3)),
+    _c("GarbageBag", (0.45, 0.5), (0.42, 0.48), (0.5, 0.55)),
+    _c("HandTowelHolder", (0.05, 0.06), (0.2, 0.22), (0.16, 0.18), ("wall",)),
+    _c("RoomDecor", (0.3, 0.36), (0.3, 0.36), (1.0, 1.4)),
+    _c("ShowerCurtain", (0.28, 0.32), (0.34, 0.38), (1.6, 1.7), ("wall",)),
+    _c("ShowerHead", (0.22, 0.24), (0.2, 0.22), (1.2, 1.4), ("wall",)),
+    _c("SoapBar", (0.055, 0.06), (0.09, 0.095), (0.024, 0.026), ("counter",)),
+    _c("TableTopDecor", (0.26, 0.3), (0.36, 0.4), (0.12, 0.14), ("desk", "table", "shelf")),
+    _c("VacuumCleaner", (0.3, 0.34), (0.34, 0.38), (0.95, 1.05)),
+    _c("WashingMachine", (0.6, 0.65), (0.58, 0.62), (0.84, 0.9)),
+    _c("WateringCan", (0.14, 0.16), (0.26, 0.3), (0.18, 0.2), ("table", "shelf", "floor")),
 ]}
 
 # Small items per room kind, with relative weights (scenes/layout.py draws from these).

@@ -21,6 +21,8 @@ from spatialscout_gym.core.spec import Part
 from spatialscout_gym.scenes.categories import CATEGORIES
 from spatialscout_gym.scenes.furniture import book_lying, build_object, shelf_levels
 from spatialscout_gym.scenes.geometry import parts_aabb, place
+from spatialscout_gym.scenes import furniture_procthor  # noqa: F401  (registers v3.0's builders)
+from spatialscout_gym.scenes.placement import allowed_in_room, multiple_per_room, receptacles_of
 from spatialscout_gym.scenes.rooms import DOOR_H, Room
 from spatialscout_gym.scenes.sizes import RULES_V1, GeneratorRules
 from spatialscout_gym.scenes.sizes import sample_size as _sample_size
@@ -161,6 +163,23 @@ class RoomLayout:
         """A new ``category`` instance's (depth, width, height), metres, under this layout's rules."""
         return _sample_size(category, self.rng, self.rules)
 
+    def allows(self, cat: str) -> bool:
+        """Whether the rules let ``cat`` into this room now: always under ``placement="free"``;
+        under ``"procthor"`` only in room types ProcTHOR places it in, and a second one only
+        where its ``multiplePerRoom`` allows (scenes/placement.py)."""
+        if self.rules.placement != "procthor" or not CATEGORIES[cat].candidate:
+            return True   # structure (a bathroom's vanity counter, cabinets) is not placed by type
+        if not allowed_in_room(cat, self.room.kind):
+            return False
+        return multiple_per_room(cat) or not any(p.category == cat and p.room == self.room.name
+                                                 for p in self.placed)
+
+    def _holds(self, s: "Surface", cat: str) -> bool:
+        """Under ``placement="procthor"``: whether ProcTHOR's receptacles let surface ``s``'s
+        furniture hold ``cat`` (a category no receptacle lists keeps its ``rests_on`` kinds)."""
+        rec = receptacles_of(cat)
+        return rec is None or self.placed[s.parent].category in rec
+
     # ---- geometry helpers ---------------------------------------------------------------
     def _wall_span(self, side: int) -> tuple[float, float]:
         return (self.ix0, self.ix1) if side in (0, 2) else (self.iy0, self.iy1)
@@ -193,8 +212,9 @@ class RoomLayout:
         parts_local = parts_local if parts_local is not None else build_object(self.rules.builder_key(cat), self.rng, size)
         parts = place(parts_local, pos, yaw)
         lo, hi = parts_aabb(parts)
-        kind_ = "structure" if not info.candidate else kind
-        self.placed.append(Placed(cat, parts, lo, hi, self.room.name, kind_, info.candidate, support, yaw))
+        candidate = info.candidate or (cat in self.rules.extra_candidates and allowed_in_room(cat, self.room.kind))
+        kind_ = "structure" if not candidate else kind
+        self.placed.append(Placed(cat, parts, lo, hi, self.room.name, kind_, candidate, support, yaw))
         idx = len(self.placed) - 1
         if block:
             self.blocks.append((lo, hi, idx))
@@ -216,6 +236,8 @@ class RoomLayout:
     def against_wall(self, cat: str, side: int | None = None, size=None, tries: int = 25,
                      gap: float = 0.01, t: float | None = None) -> int | None:
         """Place ``cat`` with its back to a wall, facing into the room; index or None."""
+        if not self.allows(cat):
+            return None
         size = self.size(cat) if size is None else np.asarray(size, float)
         for _ in range(tries):
             sd = int(self.rng.integers(4)) if side is None else side
@@ -237,6 +259,8 @@ class RoomLayout:
                       yaw: float | None = None, near=None, spread: float = 0.8) -> int | None:
         """Place ``cat`` away from the walls (``margin`` metres), at a yaw of 0/90/180/270 deg
         (or ``yaw``), optionally within ``spread`` metres of ``near`` (x, y)."""
+        if not self.allows(cat):
+            return None
         size = self.size(cat) if size is None else np.asarray(size, float)
         for _ in range(tries):
             yw = float(self.rng.choice([0.0, 90.0, 180.0, -90.0])) if yaw is None else yaw
@@ -256,6 +280,8 @@ class RoomLayout:
 
     def at(self, cat: str, xy, yaw: float, size=None, z: float = 0.0) -> int | None:
         """Place ``cat`` exactly at ``xy`` with ``yaw`` if the spot is free; index or None."""
+        if not self.allows(cat):
+            return None
         size = self.size(cat) if size is None else np.asarray(size, float)
         half = _half_xy(size, yaw)
         c = np.asarray(xy, float)
@@ -310,6 +336,8 @@ class RoomLayout:
                 size=None, tries: int = 20, sides: list[int] | None = None) -> int | None:
         """Hang ``cat`` on a wall: back on the wall's inner face, bottom at ``z0`` (random
         eye-level height when None)."""
+        if not self.allows(cat):
+            return None
         size = self.size(cat) if size is None else np.asarray(size, float)
         for _ in range(tries):
             sd = (int(self.rng.choice(sides)) if sides else int(self.rng.integers(4))) if side is None else side
@@ -328,6 +356,9 @@ class RoomLayout:
         return None
 
     def on_wall_at(self, cat: str, side: int, t: float, z0: float, size) -> int | None:
+        """Hang ``cat`` of ``size`` on wall ``side`` centred at ``t``, bottom at ``z0``; index or None."""
+        if not self.allows(cat):
+            return None
         size = np.asarray(size, float)
         lo, hi = self._wall_box(side, t, size[1], size[0] + self.rules.wall_clearance_m, z0, z0 + size[2])
         if self._free(lo, hi):
@@ -366,8 +397,12 @@ class RoomLayout:
 
         ``where`` optionally fixes the local (x, y) fraction in [0, 1]^2 of the surface rect.
         """
+        if not self.allows(cat):
+            return None
         kinds = kinds or CATEGORIES[cat].rests_on
         cands = [surface] if surface is not None else [s for s in self.surfaces if s.kind in kinds]
+        if surface is None and self.rules.placement == "procthor":
+            cands = [s for s in cands if self._holds(s, cat)]
         if not cands:
             return None
         size = self.size(cat) if size is None else np.asarray(size, float)

@@ -84,9 +84,9 @@ def generate_scene(seed_seq: np.random.SeedSequence, n_targets: int, layout: str
         n = int(rng.integers(2, 6)) if n_rooms is None else int(n_rooms)
         kinds = ["LivingRoom", "Kitchen"] + ["Bedroom", "Bathroom", "Office"][: n - 2]
         order = rng.permutation(len(kinds))
-        plan = apartment_plan(rng, [kinds[i] for i in order], rules.room_scale)
+        plan = apartment_plan(rng, [kinds[i] for i in order], _room_scale(rules))
     else:
-        plan = single_room_plan(rng, layout, rules.room_scale)
+        plan = single_room_plan(rng, layout, _room_scale(rules))
     static, lights = build_shell(plan, rng)
     if layout == "Apartment":   # usually the living room; sometimes another room, looking out
         w = np.array([3.0 if r.kind == "LivingRoom" else 1.0 for r in plan.rooms])
@@ -122,6 +122,12 @@ def generate_scene(seed_seq: np.random.SeedSequence, n_targets: int, layout: str
             "rooms": [r.kind for r in plan.rooms], "camera_room": cam_room.kind}
     return SceneSpec.from_objects(scene_id, objects, camera, intr, lights, ambient_light=(0.35, 0.35, 0.35),
                                   source=source or {}, description=desc)
+
+
+def _room_scale(rules: GeneratorRules):
+    """The rules' room size factor: a number, or per kind when the rules name kinds (so older
+    versions pass the very same float)."""
+    return rules.room_scale_of if rules.room_scale_by_kind else rules.room_scale
 
 
 class _NoCameraSpot(RuntimeError):
@@ -353,6 +359,8 @@ def _kitchen(L: RoomLayout) -> None:
         _shelves_with_books(L, L.against_wall("ShelvingUnit"))
     if rng.random() < 0.4:
         L.against_wall("HousePlant")
+    if L.rules.placement == "procthor" and rng.random() < 0.35:
+        L.against_wall("GarbageBag")
 
 
 def _counter_yaw(L: RoomLayout) -> float:
@@ -391,6 +399,11 @@ def _living(L: RoomLayout) -> None:
             L.chairs_around(t, max_chairs=int(rng.integers(2, 7)))
     if rng.random() < 0.4:
         L.against_wall("Chair")
+    if L.rules.placement == "procthor":
+        if rng.random() < 0.5:
+            L.against_wall("RoomDecor")
+        if rng.random() < 0.35:
+            L.free_standing("Cart", margin=0.5)
 
 
 def _bedroom(L: RoomLayout) -> None:
@@ -431,6 +444,20 @@ def _bedroom(L: RoomLayout) -> None:
         L.on_wall("Mirror")
     if rng.random() < 0.3:
         L.on_surface("Television", ("table",), yaw=None)
+    if L.rules.placement == "procthor":
+        _bedroom_extras(L)
+
+
+def _bedroom_extras(L: RoomLayout) -> None:
+    """Catalog v3.0: ProcTHOR's bedroom types v2.0 lacked (offices follow bedrooms)."""
+    rng = L.rng
+    for cat, p in (("VacuumCleaner", 0.35), ("Footstool", 0.35)):
+        if rng.random() < p:
+            L.against_wall(cat)
+    desks = [s for s in L.surfaces if s.kind == "desk"]
+    if desks and rng.random() < 0.6:
+        s = desks[int(rng.integers(len(desks)))]
+        L.on_surface("Desktop", surface=s, yaw=L.placed[s.parent].yaw)
 
 
 def _sink_with_faucet(L: RoomLayout, counter) -> int | None:
@@ -493,7 +520,7 @@ def _bathroom_v2(L: RoomLayout) -> None:
     """Catalog v2.0's bathroom: v1.0's, with a vanity counter carrying the basin sink and its
     faucet (the mirror above it) instead of the pedestal sink."""
     rng = L.rng
-    L.against_wall("Bathtub")
+    tub = L.against_wall("Bathtub")
     toilet = L.against_wall("Toilet")
     counter = L.against_wall("CounterTop", size=np.array([0.58, float(rng.uniform(0.9, 1.3)), 0.85]))
     if counter is not None:
@@ -517,6 +544,35 @@ def _bathroom_v2(L: RoomLayout) -> None:
     _shelves_with_books(L, L.against_wall("ShelvingUnit", size=np.array([0.32, 0.8, 1.6])))
     for cat, p in (("GarbageCan", 0.7), ("Plunger", 0.5), ("ScrubBrush", 0.5), ("LaundryHamper", 0.4),
                    ("HousePlant", 0.3)):
+        if rng.random() < p:
+            L.against_wall(cat)
+    if L.rules.placement == "procthor":
+        _bathroom_extras(L, tub, counter)
+
+
+def _bathroom_extras(L: RoomLayout, tub: int | None, counter: int | None) -> None:
+    """Catalog v3.0: what ProcTHOR's bathrooms hold that v2.0's lacked: a shower head above the
+    bathtub and a shower curtain at its end, a hand-towel ring by the vanity, laundry machines,
+    a side table or dresser to put things on."""
+    rng = L.rng
+    if tub is not None:
+        side, t = _side_t(L, tub)
+        tb = L.placed[tub]
+        half = float((tb.hi[0] - tb.lo[0]) if side in (0, 2) else (tb.hi[1] - tb.lo[1])) / 2
+        sgn = 1.0 if rng.random() < 0.5 else -1.0
+        hs = L.size("ShowerHead")
+        hs[2] = min(hs[2], L.height - 0.25 - float(tb.hi[2]) - 0.1)
+        L.on_wall_at("ShowerHead", side, t + sgn * (half - 0.25), float(tb.hi[2]) + 0.1, hs)
+        cs = L.size("ShowerCurtain")
+        L.on_wall_at("ShowerCurtain", side, t - sgn * (half + cs[1] / 2 + 0.02), max(0.05, 2.0 - cs[2]), cs)
+    if counter is not None:
+        side, t = _side_t(L, counter)
+        cp = L.placed[counter]
+        half = float((cp.hi[0] - cp.lo[0]) if side in (0, 2) else (cp.hi[1] - cp.lo[1])) / 2
+        for sgn in (1, -1):
+            if L.on_wall("HandTowelHolder", 1.05, side=side, t=t + sgn * (half + 0.2)) is not None:
+                break
+    for cat, p in (("WashingMachine", 0.5), ("ClothesDryer", 0.35), ("SideTable", 0.5), ("Dresser", 0.3)):
         if rng.random() < p:
             L.against_wall(cat)
 
@@ -562,6 +618,8 @@ def _fill(L: RoomLayout, count: int) -> int:
     if not hasattr(L, "item_weights"):   # per-room draw weights; repeats decay (variety)
         w = {k: 0.35 for k in GENERIC_ITEMS}
         w.update(SMALL_ITEMS_BY_ROOM[L.room.kind])
+        if L.rules.placement == "procthor":
+            w = _procthor_item_weights(L.room.kind, w)
         L.item_weights = w
     names = list(L.item_weights)
     p = np.array([L.item_weights[n] for n in names], float)
@@ -575,12 +633,37 @@ def _fill(L: RoomLayout, count: int) -> int:
         L.item_weights[cat] = float(p[k])
         if cat == "Book" and rng.random() < 0.5:
             idx = L.on_surface("Book", ("table", "desk", "bed", "shelf", "counter"), lying_book=True)
-        elif cat in ("Boots", "BasketBall", "Dumbbell", "BaseballBat", "TennisRacket", "Box") and rng.random() < 0.5:
+        elif cat in _FLOOR_ITEMS and (rng.random() < 0.5 or cat in _FLOOR_ONLY):
             idx = L.against_wall(cat, tries=6)
         else:
             idx = L.on_surface(cat)
         done += idx is not None
     return done
+
+
+_FLOOR_ITEMS = ("Boots", "BasketBall", "Dumbbell", "BaseballBat", "TennisRacket", "Box", "Footstool")
+_FLOOR_ONLY = ("Footstool",)
+_ARRANGED = frozenset({"Faucet", "Sink", "Television", "Painting", "CounterTop", "Desktop", "Microwave",
+                       "Toaster", "CoffeeMachine", "Pillow", "TeddyBear", "HousePlant"})
+"""Types v3.0's furnishing places itself (with their furniture), never drawn as loose items."""
+
+
+def _procthor_item_weights(kind: str, base: dict[str, float]) -> dict[str, float]:
+    """Catalog v3.0's loose-item draw weights for a ``kind`` room: the room's v2.0 weights
+    limited to the types ProcTHOR places in that room type, plus every other ProcTHOR type it
+    places there that rests on furniture (not on the floor or a wall), at weight 0.5 (0.8 when
+    ProcTHOR marks the room as its usual one, 2)."""
+    from spatialscout_gym.scenes.categories import CATEGORIES
+    from spatialscout_gym.scenes.placement import allowed_in_room, annotated_rooms, procthor_placement, procthor_room
+    w = {k: v for k, v in base.items() if allowed_in_room(k, kind) and k not in _ARRANGED}
+    for name, row in sorted(procthor_placement()["types"].items()):
+        rooms = annotated_rooms(name)
+        if (name in w or name in _ARRANGED or rooms is None or name not in CATEGORIES
+                or row["onWall"] or (row["onFloor"] and name not in _FLOOR_ITEMS)):
+            continue
+        if rooms[procthor_room(kind)]:
+            w[name] = 0.8 if rooms[procthor_room(kind)] == 2 else 0.5
+    return w
 
 
 def _top_up(cam_L: RoomLayout, all_L: list[RoomLayout], placed: list[Placed], need: int) -> None:
@@ -596,7 +679,12 @@ def _top_up(cam_L: RoomLayout, all_L: list[RoomLayout], placed: list[Placed], ne
             _more_surfaces(cam_L)
         else:
             for L in all_L:
-                cat = str(L.rng.choice(["Box", "HousePlant", "GarbageCan", "BasketBall", "Boots", "Chair"]))
+                cats = ["Box", "HousePlant", "GarbageCan", "BasketBall", "Boots", "Chair"]
+                if L.rules.placement == "procthor":
+                    cats = [c for c in cats + ["Footstool", "Stool", "Ottoman", "ScrubBrush"] if L.allows(c)]
+                    if not cats:
+                        continue
+                cat = str(L.rng.choice(cats))
                 L.free_standing(cat, margin=0.05, tries=10)
 
 

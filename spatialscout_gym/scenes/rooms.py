@@ -91,13 +91,15 @@ class FloorPlan:
         return out
 
 
-def _sample_size(rng: np.random.Generator, kind: str, scale: float = 1.0) -> tuple[float, float]:
+def _sample_size(rng: np.random.Generator, kind: str, scale=1.0) -> tuple[float, float]:
+    """Interior (x, y) of a ``kind`` room, metres; ``scale`` is a factor or a ``kind -> factor``."""
+    scale = scale(kind) if callable(scale) else scale
     (ax, bx), (ay, by) = ROOM_SIZES[kind]
     return (float(np.round(rng.uniform(ax * scale, bx * scale), 2)),
             float(np.round(rng.uniform(ay * scale, by * scale), 2)))
 
 
-def single_room_plan(rng: np.random.Generator, kind: str, scale: float = 1.0) -> FloorPlan:
+def single_room_plan(rng: np.random.Generator, kind: str, scale=1.0) -> FloorPlan:
     """One room of ``kind`` with its south-west wall line at the origin; ``scale`` multiplies
     the :data:`ROOM_SIZES` ranges (a catalog version's rule, scenes/sizes.py)."""
     w, d = _sample_size(rng, kind, scale)
@@ -105,7 +107,7 @@ def single_room_plan(rng: np.random.Generator, kind: str, scale: float = 1.0) ->
     return FloorPlan([room], [], float(np.round(rng.uniform(2.6, 2.9), 2)))
 
 
-def apartment_plan(rng: np.random.Generator, kinds: list[str], scale: float = 1.0) -> FloorPlan:
+def apartment_plan(rng: np.random.Generator, kinds: list[str], scale=1.0) -> FloorPlan:
     """2-5 rooms in two rows (or one row for 2-3 rooms), connected by doors.
 
     Rooms of one row share the row depth; a row's rooms split the apartment width in proportion

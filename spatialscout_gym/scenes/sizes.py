@@ -30,14 +30,14 @@ import numpy as np
 from spatialscout_gym.scenes.categories import CATEGORIES
 
 __all__ = ["GeneratorRules", "RULES", "RULES_V1", "RULES_V2", "sample_size", "ai2thor_reference",
-           "AI2THOR_SIZES_PATH", "ROUND_CATEGORIES", "OWN_SHAPE", "NOT_IN_AI2THOR", "rules_for"]
+           "AI2THOR_SIZES_PATH", "RULES_V3", "ROUND_CATEGORIES", "OWN_SHAPE", "NOT_IN_AI2THOR", "rules_for"]
 
 AI2THOR_SIZES_PATH = Path(__file__).parent / "data" / "ai2thor_sizes.json"
 
 ROUND_CATEGORIES = frozenset({
     "Cup", "Plate", "Bowl", "Apple", "Tomato", "Egg", "Lettuce", "SaltShaker", "PepperShaker", "Bottle",
     "WineBottle", "PaperTowelRoll", "Vase", "Statue", "Candle", "GarbageCan", "FloorLamp", "HousePlant",
-    "DeskLamp", "Globe", "ToiletPaper", "ScrubBrush", "Plunger", "CD", "Stool", "BasketBall"})
+    "DeskLamp", "Globe", "ToiletPaper", "ScrubBrush", "Plunger", "CD", "Stool", "BasketBall", "RoomDecor"})
 """Categories built round: equal depth and width."""
 
 OWN_SHAPE: frozenset[str] = frozenset({"Blinds"})
@@ -80,6 +80,16 @@ class GeneratorRules:
         select again.
     tv_stand_clear_m : float
         Height available above a TV stand's top, metres (v2.0: room for AI2-THOR-sized TVs).
+    placement : str
+        ``"free"`` (v1.0, v2.0: each room kind's own lists) or ``"procthor"`` (v3.0: a category
+        goes only into room types where ProcTHOR places it, once per room unless its
+        ``multiplePerRoom`` allows more, and onto furniture ProcTHOR's receptacles let hold it;
+        scenes/placement.py).
+    extra_candidates : tuple of str
+        Structure categories that are targets under these rules where ProcTHOR places them
+        (v3.0: CounterTop in kitchens).
+    room_scale_by_kind : tuple of (kind, factor)
+        Per room kind overrides of ``room_scale``.
     pillows_min : int
         Fewest pillows on a bed or sofa (at most 4 and 3); lower brings Pillow's share of the
         targets toward the paper's mix, where Chair, Painting, Window and Book lead.
@@ -96,6 +106,14 @@ class GeneratorRules:
     drop_unseen: bool = False
     pillows_min: int = 2
     tv_stand_clear_m: float = 0.6
+    placement: str = "free"
+    extra_candidates: tuple[str, ...] = ()
+    room_scale_by_kind: tuple[tuple[str, float], ...] = ()
+
+    def room_scale_of(self, kind: str) -> float:
+        """The room size factor of room ``kind`` (``room_scale`` unless ``room_scale_by_kind``
+        names the kind)."""
+        return dict(self.room_scale_by_kind).get(kind, self.room_scale)
 
     def builder_key(self, category: str) -> str:
         """The scenes/furniture.py builder a category uses under these rules."""
@@ -112,7 +130,14 @@ RULES_V2 = GeneratorRules("2.0", sizes="ai2thor", room_scale=1.15, repeat_decay=
 """v2.0: AI2-THOR sizes; rooms 15 % larger, fewer repeated items, the camera nearer its wall and
 anywhere along it, so targets sit as far from the start as the paper's; wall
 items keep 15 cm free in front of them; every target is visible from inside the search ball."""
-RULES: dict[str, GeneratorRules] = {"1.0": RULES_V1, "2.0": RULES_V2}
+RULES_V3 = GeneratorRules("3.0", sizes="ai2thor", room_scale=1.19, repeat_decay=0.22, sink="basin",
+                          camera_offset_m=(0.45, 0.9), camera_wall_margin=0.08,
+                          wall_clearance_m=0.15, drop_unseen=True, pillows_min=1,
+                          tv_stand_clear_m=1.3, placement="procthor", extra_candidates=("CounterTop",),
+                          room_scale_by_kind=(("Bathroom", 0.92),))
+"""v3.0: v2.0's sizes and camera, ProcTHOR's placement rules and all its object types;
+bathrooms at their real-world sizes, so the smallest search radius nears the paper's (2.2 m or less)."""
+RULES: dict[str, GeneratorRules] = {"1.0": RULES_V1, "2.0": RULES_V2, "3.0": RULES_V3}
 
 
 def rules_for(version: str) -> GeneratorRules:

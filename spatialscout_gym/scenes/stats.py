@@ -191,3 +191,51 @@ def plot_size_comparison(sizes: dict, path, title: str = "") -> None:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+# ---------------------------------------------------------------- room plausibility (issue 28) ----
+def room_plausibility(specs: list[SceneSpec], worst: int = 4) -> dict:
+    """How many floor and surface targets sit in a room type where ProcTHOR never places their
+    type (its placement annotations, scenes/placement.py; offices count as bedrooms).
+
+    Only ProcTHOR types annotated by room and not hung on walls are judged. Returns
+    ``{"single_rooms": {...}, "apartments": {...}}``, each with ``judged``, ``implausible``,
+    ``fraction`` and ``by_room`` (per our room kind: ``judged``, ``implausible``, ``fraction``
+    and ``worst``, the most frequent implausible categories as ``[[name, count], ...]``), and
+    ``n_categories`` (distinct target categories) against ProcTHOR's type count.
+    """
+    from spatialscout_gym.scenes.placement import annotated_rooms, procthor_placement, procthor_room
+    types = procthor_placement()["types"]
+    out: dict = {}
+    cats: set[str] = set()
+    for key, single in (("single_rooms", True), ("apartments", False)):
+        by_room: dict[str, dict] = {}
+        for spec in specs:
+            if (spec.public.description.get("layout") == "single_room") != single:
+                continue
+            for o in spec.private.objects:
+                if o.role != "target":
+                    continue
+                cats.add(o.category)
+                rooms = annotated_rooms(o.category)
+                if rooms is None or types[o.category]["onWall"]:
+                    continue
+                kind = (o.room or "").rsplit("_", 1)[0]
+                if kind not in ("Kitchen", "LivingRoom", "Bedroom", "Bathroom", "Office"):
+                    continue
+                r = by_room.setdefault(kind, {"judged": 0, "implausible": 0, "worst": Counter()})
+                r["judged"] += 1
+                if not rooms[procthor_room(kind)]:
+                    r["implausible"] += 1
+                    r["worst"][o.category] += 1
+        judged = sum(r["judged"] for r in by_room.values())
+        bad = sum(r["implausible"] for r in by_room.values())
+        out[key] = {"judged": judged, "implausible": bad, "fraction": bad / judged if judged else 0.0,
+                    "by_room": {k: {"judged": r["judged"], "implausible": r["implausible"],
+                                    "fraction": r["implausible"] / r["judged"] if r["judged"] else 0.0,
+                                    "worst": [[c, n] for c, n in r["worst"].most_common(worst)]}
+                                for k, r in sorted(by_room.items())}}
+    out["n_categories"] = len(cats)
+    out["procthor_types"] = len(types)
+    out["procthor_types_as_targets"] = len(cats & set(types))
+    return out

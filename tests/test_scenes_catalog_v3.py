@@ -1,0 +1,59 @@
+"""Catalog v3.0 (a preview; v2.0 stays the default): ProcTHOR's object types and placement rules,
+the paper's statistics kept, frozen beside v1.0 and v2.0, which stay hash-verified."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from spatialscout_gym.scenes.catalog import (DEFAULT_CATALOG_VERSION, catalog_entries, generate_catalog_scene,
+                                             load_scene, manifest)
+from spatialscout_gym.scenes.furniture import build_object
+from spatialscout_gym.scenes.furniture_procthor import NEW_BUILDERS
+from spatialscout_gym.scenes.geometry import parts_aabb
+from spatialscout_gym.scenes.placement import allowed_in_room, multiple_per_room, procthor_placement
+from spatialscout_gym.scenes.sizes import RULES_V3, sample_size
+from spatialscout_gym.scenes.stats import catalog_stats, room_plausibility
+
+
+@pytest.fixture(scope="module")
+def specs_v3():
+    return [generate_catalog_scene(e) for e in catalog_entries("3.0")]
+
+
+def test_v3_is_frozen_beside_the_default(specs_v3):
+    assert DEFAULT_CATALOG_VERSION == "2.0"
+    m = manifest("3.0")
+    assert m["generator_rules"]["placement"] == "procthor"
+    for row, spec in zip(m["scenes"], specs_v3):
+        assert row["content_hash"] == spec.content_hash(m["render_settings"]), spec.scene_id
+    for v in ("1.0", "2.0"):   # older versions still regenerate to their frozen hashes
+        assert load_scene("Kitchen_01", version=v).scene_id == "Kitchen_01"
+
+
+def test_every_procthor_type_has_a_builder_of_its_size():
+    types = procthor_placement()["types"]
+    assert len(types) == 109
+    rng = np.random.default_rng(0)
+    for name in NEW_BUILDERS:
+        s = sample_size(name, rng, RULES_V3)
+        lo, hi = parts_aabb(build_object(name, rng, s))
+        assert np.all(hi - lo <= s + 1e-6) and np.all(hi - lo >= 0.5 * s), name
+
+
+def test_placement_rules_follow_the_annotations():
+    assert not allowed_in_room("Mug", "Bathroom") and allowed_in_room("Mug", "Kitchen")
+    assert allowed_in_room("Desktop", "Office") and not allowed_in_room("Desktop", "Kitchen")   # office = bedroom
+    assert allowed_in_room("ShowerHead", "Bathroom") and not multiple_per_room("Toilet")
+
+
+def test_v3_keeps_the_papers_statistics_and_rooms_are_plausible(specs_v3):
+    st = catalog_stats(specs_v3)
+    assert st["n_targets"] == 3140 and st["n_categories"] >= 110
+    assert st["radius_min_m"] <= 2.2
+    assert abs(st["multi_instance_fraction"] - 1393 / 3140) < 0.05
+    pl = room_plausibility(specs_v3)
+    assert pl["single_rooms"]["fraction"] <= 0.05 and pl["apartments"]["fraction"] <= 0.05
+    assert pl["procthor_types_as_targets"] >= 105
+    for cat in ("ShowerHead", "ShowerCurtain", "WashingMachine", "HandTowelHolder", "SoapBar"):
+        assert any(t.category == cat for s in specs_v3 for t in s.targets), cat
