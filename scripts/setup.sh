@@ -50,15 +50,6 @@ else
   say "no apt-get: install a Mesa Vulkan driver >= 24.3 (lavapipe) or a GPU Vulkan driver yourself"
 fi
 
-# ---- 1b. headless Chromium for the viewer's browser tests (Debian's packages; nothing downloads a browser)
-if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
-  :
-elif command -v apt-get >/dev/null 2>&1; then
-  say "installing chromium chromium-driver (tests of spatialscout view)"
-  apt_get update -qq && apt_get install -y -qq chromium chromium-driver \
-    || say "could not install chromium; the viewer's browser tests will skip"
-fi
-
 # ---- 2. virtual environment and the package ------------------------------------------------
 if [ ! -x .venv/bin/python ]; then
   say "creating .venv"
