@@ -29,6 +29,7 @@ COMMANDS: tuple[str, ...] = (
     "report",
     "train_nbv",
     "mcp",
+    "view",
 )
 
 
