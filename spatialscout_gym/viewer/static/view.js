@@ -21,15 +21,16 @@
     '<div class="grid"><div class="panel" id="calls"><h2>Calls</h2></div>' +
     '<div class="panel"><h2>Call <span id="ci"></span></h2><div class="controls"><button id="prev">\u2190 prev</button>' +
     '<button id="next">next \u2192</button><label><input type="checkbox" id="gt"> ground truth (g)</label></div>' +
-    '<pre id="detail"></pre><h2>Frame <span id="fi"></span></h2><canvas id="frame"></canvas><div class="thumbs" id="obs"></div></div>' +
+    '<div id="refusal" class="err"></div><pre id="detail"></pre><h2>Frame <span id="fi"></span></h2><canvas id="frame"></canvas><div class="thumbs" id="obs"></div></div>' +
     '<div class="panel"><h2>Top-down map</h2><canvas id="map" width="400" height="400"></canvas>' + SS.legend +
     '<div id="gtt"></div></div></div>';
   const list = document.getElementById("calls");
   calls.forEach((e, i) => {
     const d = document.createElement("div");
     const bad = e.event === "tool_call" && e.result && !e.result.ok;
-    d.className = "call" + (bad ? " bad" : ""); d.dataset.i = i;
+    d.className = "call" + (bad ? " bad" : "") + (e.event === "end" ? " end" : ""); d.dataset.i = i;
     d.textContent = (e.index != null ? e.index : i) + "  " + (e.tool || e.event);
+    if (e.event === "end" && D.factors) d.textContent += "  \u2691 " + D.factors.factors.length + " factor(s)";
     d.onclick = () => go(i); list.appendChild(d);
   });
   const pos = e => e.pose_task ? e.pose_task.position : null;
@@ -60,6 +61,7 @@
     document.getElementById("ci").textContent = (cur + 1) + " / " + calls.length;
     const show = Object.assign({}, e); delete show.event;
     document.getElementById("detail").textContent = JSON.stringify(show, null, 1);
+    document.getElementById("refusal").textContent = e.result && e.result.error ? e.result.error : "";
     let fid = st.frame, marks = [];
     const obs = document.getElementById("obs"); obs.innerHTML = "";
     if (e.tool === "triangulate_observations" && e.args && Array.isArray(e.args.observations)) {
