@@ -30,6 +30,7 @@ COMMANDS: tuple[str, ...] = (
     "train_nbv",
     "mcp",
     "view",
+    "play",
 )
 
 
