@@ -2,7 +2,7 @@
 "use strict";
 (function () {
   const $ = id => document.getElementById(id);
-  let state = null, shown = null, marks = [], path = [], yaw = 0, points = [], accepted = {}, radius = 3;
+  let state = null, shown = null, marks = [], path = [[0, 0, 0]], yaw = 0, points = [], accepted = {}, radius = 3;
   const imgs = {};
   async function call(tool, args) {
     const r = await fetch("api/call", {method: "POST", headers: {"Content-Type": "application/json"},
