@@ -39,7 +39,7 @@ def test_a_browser_played_episode_scores_like_the_same_calls_through_the_env(bro
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
     spec = scene_by_name("Kitchen_01")
-    out = tmp_path / "runs" / "me"
+    out = tmp_path / "me" / "Kitchen_01" / "seed_0"     # the evaluation layout leaderboard reads
     with EpisodeSession(resolution=64, image_budget=5, tool_call_budget=100) as s:
         s.load(spec)
         game = PlayGame(s, out, "tester")
@@ -112,3 +112,9 @@ def test_a_browser_played_episode_scores_like_the_same_calls_through_the_env(bro
     p = subprocess.run([sys.executable, "-m", "spatialscout_gym.cli.main", "score", str(out)],
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
+    # ... and the leaderboard puts it in a row of its own
+    p = subprocess.run([sys.executable, "-m", "spatialscout_gym.cli.main", "leaderboard", str(tmp_path / "me"),
+                        "--out", str(tmp_path / "site"), "--no-progress"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    rows = json.loads((tmp_path / "site" / "leaderboard.json").read_text())
+    assert "human:tester" in json.dumps(rows)
