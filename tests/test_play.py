@@ -118,3 +118,31 @@ def test_a_browser_played_episode_scores_like_the_same_calls_through_the_env(bro
     assert p.returncode == 0, p.stderr
     rows = json.loads((tmp_path / "site" / "leaderboard.json").read_text())
     assert "human:tester" in json.dumps(rows)
+
+
+def test_play_cli_writes_the_run_when_the_episode_ends(tmp_path):
+    import urllib.request
+    out = tmp_path / "me"
+    proc = subprocess.Popen([sys.executable, "-m", "spatialscout_gym.cli.main", "play", "--scene", "Kitchen_01",
+                             "--out", str(out), "--name", "cli", "--resolution", "64"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        lines = [proc.stdout.readline(), proc.stdout.readline()]
+        url = lines[1].split(" at ", 1)[1].split()[0]
+        assert url.startswith("http://127.0.0.1:")
+        state = json.loads(urllib.request.urlopen(url + "api/state", timeout=10).read())
+        assert state["counters"]["images_left"] == 99 and state["counters"]["calls_left"] == 100  # run's budgets
+        assert "ground_truth" not in json.dumps(state) and "targets" not in state
+        req = urllib.request.Request(url + "api/call", data=json.dumps({"tool": "finish_mapping"}).encode(),
+                                     headers={"Content-Type": "application/json"})
+        reply = json.loads(urllib.request.urlopen(req, timeout=30).read())
+        assert reply["result"]["ok"] and reply["state"]["counters"]["done"]
+        assert proc.wait(30) == 0
+        assert "agent human:cli" in proc.stdout.read()
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+    assert json.loads((out / "result.json").read_text())["agent"] == "human:cli"
+    p = subprocess.run([sys.executable, "-m", "spatialscout_gym.cli.main", "play", "--scene", "Kitchen_01",
+                        "--out", str(out)], capture_output=True, text=True)
+    assert p.returncode == 2 and "--overwrite" in p.stderr

@@ -140,3 +140,21 @@ def test_view_cli_refuses_a_directory_without_runs(tmp_path):
                         "--out", str(tmp_path / "site")], capture_output=True, text=True)
     assert p.returncode == 2
     assert "neither a run directory" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_view_cli_serves_the_page_on_localhost(run_100):
+    import urllib.request
+    proc = subprocess.Popen([sys.executable, "-m", "spatialscout_gym.cli.main", "view", str(run_100)],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        url = line.split(" at ", 1)[1].split()[0]
+        assert url.startswith("http://127.0.0.1:")
+        html = urllib.request.urlopen(url, timeout=10).read().decode()
+        assert "view.js" in html
+        data = urllib.request.urlopen(url + "data.js", timeout=10).read().decode()
+        assert data.startswith("window.SS_DATA = ") and '"agent": "scripted"' in data
+        assert urllib.request.urlopen(url + "frames/frame_000.png", timeout=10).read()[:4] == b"\x89PNG"
+    finally:
+        proc.terminate()
+        proc.wait(10)
