@@ -92,7 +92,7 @@ def test_view_draws_a_100_call_run(run_100, browser, tmp_path):
     bad[refused.index("move_camera")].click()
     error = refusals[refused.index("move_camera")]["result"]["error"]
     assert "1 m per call" in error
-    assert browser.find_element(By.ID, "refusal").text == error
+    assert browser.find_element(By.ID, "refusal").text.startswith(error)
     # the triangulation call: its two frames as thumbnails, the frame drawn at 64 px
     browser.execute_script("SS_VIEW.go(96)")
     assert len(browser.find_elements(By.CSS_SELECTOR, "#obs canvas")) == 2
@@ -112,6 +112,11 @@ def test_view_draws_a_100_call_run(run_100, browser, tmp_path):
     # the episode-level Table-4 factors are shown
     flags = [f.text for f in browser.find_elements(By.CSS_SELECTOR, ".flag")]
     assert "incomplete coverage" in flags
+    # call-level: the two submissions set positions no triangulation supports
+    flagged = [c.text.split()[0] for c in browser.find_elements(By.CSS_SELECTOR, "#calls .call.flagged")]
+    assert flagged[-2:] == ["98", "99"]
+    browser.execute_script("SS_VIEW.go(98)")
+    assert "unsupported position" in browser.find_element(By.ID, "refusal").text
     server.shutdown()
 
 

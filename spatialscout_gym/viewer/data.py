@@ -54,8 +54,32 @@ def _scoring(run: Path, result: dict) -> tuple[list[dict], dict | None]:
         rows.append({"id": t["id"], "group": t.get("group"), "center": t["center"], "size": size,
                      "iou": float(score.iou[i]), "matched": score.matched_id[i]})
     traj = parse_trajectory(read_jsonl(run / "trace.jsonl"), result)
-    factors = trajectory_factors(traj, submitted_errors(score), gt.num_targets).to_dict()
+    errors = submitted_errors(score)
+    factors = trajectory_factors(traj, errors, gt.num_targets).to_dict()
+    factors["calls"] = _call_flags(traj, errors)
     return rows, factors
+
+
+def _call_flags(traj: Any, errors: dict[str, float]) -> dict[str, list[str]]:
+    """Table-4 factors at the tool calls where they arise, ``{tool-call index: [text]}``: the
+    submission that set an unsupported final position (``unsupported_positions``), and the linked
+    triangulation of an object off by more than 0.5 m that had a low residual
+    (``inaccurate_despite_low_residual``) or warnings (``inaccurate_with_warnings``)."""
+    from spatialscout_gym.eval.failures import INACCURATE_M, LOW_RESIDUAL_M  # noqa: PLC0415
+    from spatialscout_gym.eval.grounding import object_support  # noqa: PLC0415
+    flags: dict[str, list[str]] = {}
+    add = lambda index, text: flags.setdefault(str(index), []).append(text)  # noqa: E731
+    for oid, sup in object_support(traj).items():
+        sub = traj.last_submission_of(oid)
+        if sub is not None and not sup.supported:
+            add(sub.index, f"unsupported position: {oid}")
+        err, t = errors.get(oid), sup.linked
+        if err is not None and err > INACCURATE_M and t is not None:
+            if t.residual_m is not None and t.residual_m <= LOW_RESIDUAL_M:
+                add(t.index, f"inaccurate despite low residual: {oid} off by {err:.2f} m")
+            if t.warnings:
+                add(t.index, f"inaccurate with warnings: {oid} off by {err:.2f} m")
+    return flags
 
 
 def run_payload(run: Path, frame_url: str = "frames") -> dict:

@@ -17,7 +17,7 @@
     D.factors.factors.map(f => '<span class="flag" data-factor="' + f + '">' + f.replace(/_/g, " ") + "</span>").join("") : "";
   main.innerHTML = (D.back ? '<a href="' + D.back + '">\u2190 all episodes</a>' : "") +
     '<div class="panel" style="margin-bottom:10px"><b>Table-4 factors:</b> ' + (fac || "none (failed run)") +
-    ' <span class="muted">(episode level; flagged at the end)</span></div>' +
+    ' <span class="muted">(\u2691 marks the calls where they arise; episode-level ones on the end row)</span></div>' +
     '<div class="grid"><div class="panel" id="calls"><h2>Calls</h2></div>' +
     '<div class="panel"><h2>Call <span id="ci"></span></h2><div class="controls"><button id="prev">\u2190 prev</button>' +
     '<button id="next">next \u2192</button><label><input type="checkbox" id="gt"> ground truth (g)</label></div>' +
@@ -30,6 +30,8 @@
     const bad = e.event === "tool_call" && e.result && !e.result.ok;
     d.className = "call" + (bad ? " bad" : "") + (e.event === "end" ? " end" : ""); d.dataset.i = i;
     d.textContent = (e.index != null ? e.index : i) + "  " + (e.tool || e.event);
+    const cf = D.factors && e.event === "tool_call" ? D.factors.calls[String(e.index)] : null;
+    if (cf) { d.className += " flagged"; d.textContent += "  \u2691"; d.title = cf.join("; "); }
     if (e.event === "end" && D.factors) d.textContent += "  \u2691 " + D.factors.factors.length + " factor(s)";
     d.onclick = () => go(i); list.appendChild(d);
   });
@@ -61,7 +63,9 @@
     document.getElementById("ci").textContent = (cur + 1) + " / " + calls.length;
     const show = Object.assign({}, e); delete show.event;
     document.getElementById("detail").textContent = JSON.stringify(show, null, 1);
-    document.getElementById("refusal").textContent = e.result && e.result.error ? e.result.error : "";
+    const cf = D.factors && e.event === "tool_call" ? D.factors.calls[String(e.index)] || [] : [];
+    document.getElementById("refusal").innerHTML = (e.result && e.result.error ? SS.esc(e.result.error) : "") +
+      cf.map(f => '<span class="flag">\u2691 ' + SS.esc(f) + "</span>").join("");
     let fid = st.frame, marks = [];
     const obs = document.getElementById("obs"); obs.innerHTML = "";
     if (e.tool === "triangulate_observations" && e.args && Array.isArray(e.args.observations)) {
