@@ -6,5 +6,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 EXTRAS="render,plots,test,rl,vlm,ray,maniskill" bash scripts/setup.sh
 . .venv/bin/activate
+# ---- headless browser for the viewer/play tests (tests/test_viewer.py, tests/test_play.py) -----
+if ! { command -v chromium && command -v chromedriver; } >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  sudo_=""; [ "$(id -u)" -eq 0 ] || sudo_="sudo"
+  echo "test.sh: installing chromium chromium-driver (browser tests)"
+  DEBIAN_FRONTEND=noninteractive $sudo_ apt-get update -qq \
+    && DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -qq chromium chromium-driver \
+    || echo "test.sh: could not install chromium; the browser tests will skip"
+fi
 ruff check .    # the lint rules are in pyproject.toml ([tool.ruff.lint])
 python -m pytest -q -p no:cacheprovider "$@"

@@ -1,0 +1,47 @@
+"""``spatialscout view DIR``: the episode viewer page of a run or evaluation directory, served on
+127.0.0.1 (the URL is printed) or written as static files with ``--out SITE``."""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from spatialscout_gym.cli.errors import CliError
+
+
+def register(sub) -> None:
+    p = sub.add_parser("view", help="step through an episode in the browser",
+                       description="Open a local page (127.0.0.1) that steps through a run call by call: "
+                                   "tool calls and results, frames with clicked pixels, a top-down map with "
+                                   "the camera path, triangulated points and the accepted map, and after the "
+                                   "episode the ground truth with per-target IoU (keys: left/right, g). An "
+                                   "evaluation directory lists its episodes, sortable by score.")
+    p.add_argument("dir", metavar="DIR", help="a run directory, or a directory holding run directories")
+    p.add_argument("--out", metavar="SITE", help="write the page as static files here and exit")
+    p.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from spatialscout_gym.viewer.server import serve_directory
+    from spatialscout_gym.viewer.site import write_site
+    src = Path(args.dir)
+    if not src.is_dir():
+        raise CliError(f"{src}: no such directory")
+    try:
+        if args.out:
+            out = write_site(src, args.out)
+            print(f"wrote {out}/index.html")
+            return 0
+        site = write_site(src, tempfile.mkdtemp(prefix="spatialscout-view-"))
+    except FileNotFoundError as exc:
+        raise CliError(str(exc)) from None
+    server = serve_directory(site, args.port)
+    print(f"viewing {src} at http://127.0.0.1:{server.server_address[1]}/  (Ctrl-C stops)", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    finally:
+        server.shutdown()

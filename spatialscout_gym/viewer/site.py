@@ -1,0 +1,65 @@
+"""Write the viewer page of a run or evaluation directory as static files (docs/protocol.md
+section 7 for the directories read).
+
+A site is ``index.html`` + ``view.js``/``common.js``/``style.css`` + ``data.js`` (the payload as
+``window.SS_DATA``, so the page also opens from ``file://``) + ``frames/``. An evaluation
+directory's site lists its episodes on ``index.html`` and holds one run site per episode under
+``ep/NNN/``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from importlib import resources
+from pathlib import Path
+
+from spatialscout_gym.viewer.data import eval_payload, is_run_dir, run_dirs, run_payload
+
+__all__ = ["write_site", "STATIC_FILES"]
+
+STATIC_FILES = ("common.js", "view.js", "style.css")
+
+
+def _static(name: str) -> str:
+    return resources.files("spatialscout_gym.viewer").joinpath("static", name).read_text(encoding="utf-8")
+
+
+def _page(out: Path, payload: dict, assets: str) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    html = _static("view.html").replace("{{ASSETS}}", assets)
+    (out / "index.html").write_text(html, encoding="utf-8")
+    # "</" inside a JSON string would end the script element early
+    (out / "data.js").write_text("window.SS_DATA = " + json.dumps(payload).replace("</", "<\\/") + ";\n",
+                                 encoding="utf-8")
+
+
+def _run_site(run: Path, out: Path, assets: str, back: str | None) -> None:
+    payload = run_payload(run)
+    payload["back"] = back
+    _page(out, payload, assets)
+    if (run / "frames").is_dir():
+        shutil.copytree(run / "frames", out / "frames", dirs_exist_ok=True)
+
+
+def write_site(src: str | Path, out: str | Path) -> Path:
+    """Write the page of ``src`` (a run directory, or a directory holding run directories) into
+    ``out``; returns ``out``. Raises ``FileNotFoundError`` when ``src`` holds no run."""
+    src, out = Path(src), Path(out)
+    runs = run_dirs(src) if src.is_dir() else []
+    if not runs:
+        raise FileNotFoundError(f"{src} is neither a run directory (trace.jsonl + result.json) "
+                                "nor a directory holding run directories")
+    out.mkdir(parents=True, exist_ok=True)
+    for name in STATIC_FILES:
+        (out / name).write_text(_static(name), encoding="utf-8")
+    if is_run_dir(src):
+        _run_site(src, out, ".", None)
+        return out
+    payload = eval_payload(src, runs)
+    for i, (run, row) in enumerate(zip(runs, payload["episodes"])):
+        row["href"] = f"ep/{i:03d}/index.html"
+        _run_site(run, out / "ep" / f"{i:03d}", "../..", "../../index.html")
+    payload["back"] = None
+    _page(out, payload, ".")
+    return out
