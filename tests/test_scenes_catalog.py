@@ -243,7 +243,9 @@ def test_a_version_is_chosen_by_suffix_argument_or_environment(monkeypatch):
     monkeypatch.setenv(CATALOG_ENV, "1.0")
     assert scene_content_hash(scene_by_name("Kitchen_02")) == scene_content_hash(v1)
     monkeypatch.setenv(CATALOG_ENV, "3.0")
-    with pytest.raises(ValueError, match="expected one of 1.0, 2.0"):
+    assert scene_catalog_version(scene_by_name("Kitchen_02")) == "3.0"
+    monkeypatch.setenv(CATALOG_ENV, "4.0")
+    with pytest.raises(ValueError, match="expected one of 1.0, 2.0, 3.0"):
         scene_by_name("Kitchen_02")
 
 
