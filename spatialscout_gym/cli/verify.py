@@ -3,8 +3,8 @@
     spatialscout verify runs/origin runs/gpt-x          # one line per episode; exit 0 when all verify
     spatialscout verify runs/origin --json              # the verdicts as JSON
 
-An evaluation directory gets ``DIR/verify.json``; ``report`` and ``leaderboard`` then show it
-verified (``leaderboard --verified-only`` keeps only such rows).
+Each DIR (an evaluation directory or a lone run directory, e.g. from ``play``) gets
+``DIR/verify.json``; ``report`` and ``leaderboard`` then show it verified (``leaderboard --verified-only`` keeps only such rows).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def register(subparsers) -> None:
                     "ground truth and result.json's scores equal the recomputed ones (numbers exactly, "
                     "scores to 1e-12). Prints 'KEY: verified' or 'KEY: diverged at event N: tool, "
                     "field, recorded vs recomputed' per episode; exit 0 only when all verify. Writes "
-                    "DIR/verify.json into each evaluation directory.")
+                    "DIR/verify.json into each DIR (evaluation or run directory).")
     p.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="run or evaluation directories")
     p.add_argument("--json", action="store_true", help="print the verdicts as one JSON object")
     p.add_argument("--images", action="store_true",
@@ -37,7 +37,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from spatialscout_gym.eval.layout import EvalDir, EvalDirError
+    from spatialscout_gym.eval.layout import EvalDirError
     from spatialscout_gym.eval.verify import verify_dir, write_verification
     out: dict[str, list] = {}
     for d in args.dirs:
@@ -47,8 +47,9 @@ def run(args: argparse.Namespace) -> int:
             checks = verify_dir(d, progress=not args.no_progress and not args.json, images=args.images)
         except (FileNotFoundError, EvalDirError) as exc:
             raise CliError(str(exc)) from None
-        if not EvalDir(d).is_run_dir:
-            write_verification(d, checks)
+        # a lone run directory (e.g. a `play` run) keeps its verdict too, so its leaderboard row
+        # can show verified; verify.json is not one of the checked files
+        write_verification(d, checks)
         out[str(d)] = checks
         if not args.json:
             for c in checks:
