@@ -35,7 +35,9 @@ def test_run_episode_origin_files_and_score(tmp_path, capsys):
     out = tmp_path / "run"
     result = run_episode(make_agent("origin"), spec, out, renderer=FakeRenderer(spec), resolution=32)
     assert RUN_FILES <= {p.name for p in out.iterdir()}
-    assert sorted(p.name for p in (out / "frames").iterdir()) == ["frame_000.png"]
+    assert sorted(p.name for p in (out / "frames").iterdir()) == ["frame_000.png", "sha256.json"]
+    hashes = json.loads((out / "frames" / "sha256.json").read_text())  # what verify --images compares
+    assert list(hashes["rgb_sha256"]) == ["0"] and hashes["renderer"]["renderer"] == "FakeRenderer"
     preds = json.loads((out / "predictions.json").read_text())["positions"]
     assert preds == {e.id: [0.0, 0.0, 0.0] for e in spec.public.inventory}
     assert result["end_reason"] == "finish_mapping" and result["coverage"] == 1.0

@@ -95,8 +95,6 @@ def run(args: argparse.Namespace) -> int:
     check_episode_options(args)
     check_output_dir(args.out)
     seeds = parse_seeds(args.seeds)
-    if args.out.exists() and not args.out.is_dir():
-        raise CliError(f"--out {args.out} is a file; give a directory path for the evaluation")
     if args.workers < 1:
         raise CliError(f"--workers must be >= 1, got {args.workers}")
     if args.stop_after_failures < 0:

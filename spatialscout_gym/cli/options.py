@@ -100,4 +100,4 @@ def check_output_dir(path, flag: str = "--out") -> None:
     """Refuse an output directory argument that names an existing non-directory (evaluate,
     leaderboard): one line instead of a traceback from ``mkdir``."""
     if path.exists() and not path.is_dir():
-        raise CliError(f"{flag} {path} is an existing file, not a directory; name a new or existing directory")
+        raise CliError(f"{flag} {path} is a file, not a directory; name a new or existing directory")

@@ -193,7 +193,7 @@ def plot_size_comparison(sizes: dict, path, title: str = "") -> None:
     plt.close(fig)
 
 
-# ---------------------------------------------------------------- room plausibility (issue 28) ----
+# ---------------------------------------------------------------- room plausibility -------------
 def room_plausibility(specs: list[SceneSpec], worst: int = 4) -> dict:
     """How many floor and surface targets sit in a room type where ProcTHOR never places their
     type (its placement annotations, scenes/placement.py; offices count as bedrooms).
