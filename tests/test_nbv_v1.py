@@ -85,7 +85,8 @@ def test_shipped_policy_runs_a_whole_episode_with_no_arguments():
     from stable_baselines3 import PPO
     model = PPO.load(str(SHIPPED / "model.zip"), device="cpu")
     env = gym.make("SpatialScout/NBV-v1")
-    assert model.observation_space == env.observation_space and model.action_space == env.action_space
+    assert model.action_space == env.action_space                 # 18 heading actions, not NBV-v0's 10
+    assert set(model.observation_space.spaces) == set(env.observation_space.spaces)   # with "scan"
     obs, info = env.reset(seed=0)
     steps, ret, done = 0, 0.0, False
     while not done:
@@ -120,3 +121,15 @@ def test_make_vec_works_like_nbv_v0():
     assert all(np.array_equal(out[0][k][0], one[0][k]) for k in ref) and out[1][0] == one[1]
     venv.close()
     single.close()
+
+
+@pytest.mark.render
+def test_both_checkers_pass_on_the_real_renderer():
+    from stable_baselines3.common.env_checker import check_env as sb3_check_env
+    env = gym.make("SpatialScout/NBV-v1", resolution=32, obs_size=32, image_budget=3)
+    for e in (env, env.unwrapped):
+        gym_check_env(e, skip_render_check=True)
+        sb3_check_env(e, warn=False)
+    obs, _ = env.reset(seed=2)
+    assert obs["image"].std() > 0 and env.spec.id == "SpatialScout/NBV-v1"
+    env.close()
