@@ -4,8 +4,9 @@ env, with host (and GPU) memory.
     python benchmarks/bench_nbv.py                         # CPU defaults: 64 and 128 px
     python benchmarks/bench_nbv.py --num-envs 1 4 16 64 256 1024 --seconds 20   # on a GPU machine
 
-Every env is ``SpatialScout/NBV-v0`` on procedural scenes with ``reconfigure_every`` 16 (a new
-scene every 16 resets), V = 20 images, the oracle mapper and random discrete motions, so the
+Every env is ``SpatialScout/NBV-v0`` (``--env-id SpatialScout/NBV-v1``: the heading motion and the
+shipped recipe) on procedural scenes with ``reconfigure_every`` 16 (a new
+scene every 16 resets), V = 20 images, the oracle mapper and uniformly random actions, so the
 figure includes scene generation and upload, resets, rendering, privileged segmentation, mapping
 and scoring. Rows:
 
@@ -74,23 +75,25 @@ def _measure(make, num_envs: int, seconds: float, vector: bool, seed: int) -> di
     env = make()
     build_s = time.perf_counter() - t0
     rng = np.random.default_rng(seed)
+    space = getattr(env, "single_action_space", env.action_space)
+    n_actions = int(space.n)   # the discrete motions of NBV-v0 (10) or the headings of NBV-v1 (18)
     env.reset(seed=seed)
     # warm-up: one episode per env (shader compilation, texture library)
     for _ in range(25):
         if vector:
-            env.step(rng.integers(10, size=num_envs))
-        elif any(env.step(int(rng.integers(10)))[2:4]):
+            env.step(rng.integers(n_actions, size=num_envs))
+        elif any(env.step(int(rng.integers(n_actions)))[2:4]):
             env.reset()
     steps, resets = 0, 0
     cpu0 = _cpu_s()
     t = time.perf_counter()
     while time.perf_counter() - t < seconds:
         if vector:
-            _, _, term, trunc, _ = env.step(rng.integers(10, size=num_envs))
+            _, _, term, trunc, _ = env.step(rng.integers(n_actions, size=num_envs))
             steps += num_envs
             resets += int(np.sum(term | trunc))
         else:
-            _, _, term, trunc, _ = env.step(int(rng.integers(10)))
+            _, _, term, trunc, _ = env.step(int(rng.integers(n_actions)))
             steps += 1
             if term or trunc:
                 env.reset()
@@ -135,6 +138,8 @@ def main(argv: list[str] | None = None) -> dict:
                     help="processes of the async row (default: CPU count)")
     ap.add_argument("--seconds", type=float, default=10.0, help="measured seconds per row (default 10)")
     ap.add_argument("--image-budget", type=int, default=20)
+    ap.add_argument("--env-id", default="SpatialScout/NBV-v0", choices=["SpatialScout/NBV-v0", "SpatialScout/NBV-v1"],
+                    help="the NBV env to measure (default NBV-v0, random discrete motions)")
     ap.add_argument("--reconfigure-every", type=int, default=16)
     ap.add_argument("--memory-scenes", type=int, default=0,
                     help="also load this many procedural scenes in one env (reconfigure_every 1) and "
@@ -169,19 +174,19 @@ def main(argv: list[str] | None = None) -> dict:
     rows = []
     for res in args.resolutions:
         kw = _kwargs(res, args.image_budget, args.reconfigure_every)
-        plan = [("single", 1, lambda: gym.make("SpatialScout/NBV-v0", disable_env_checker=True, **kw), False)]
+        plan = [("single", 1, lambda: gym.make(args.env_id, disable_env_checker=True, **kw), False)]
         if args.async_envs > 1:
             plan.append(("async", args.async_envs, lambda: gym.make_vec(
-                "SpatialScout/NBV-v0", num_envs=args.async_envs, vectorization_mode="async", **kw), True))
+                args.env_id, num_envs=args.async_envs, vectorization_mode="async", **kw), True))
         vkw = dict(kw, batched_render={"on": True, "off": False}.get(args.batched_render, "auto"))
         if args.render_device is not None:
             vkw["render_device"] = args.render_device
-        plan += [("vector", n, (lambda n=n: gym.make_vec("SpatialScout/NBV-v0", num_envs=n,
+        plan += [("vector", n, (lambda n=n: gym.make_vec(args.env_id, num_envs=n,
                                                           vectorization_mode="vector_entry_point", **vkw)), True)
                  for n in args.num_envs]
         if args.workers > 1:
             plan += [("workers", n, (lambda n=n: gym.make_vec(
-                "SpatialScout/NBV-v0", num_envs=n, vectorization_mode="vector_entry_point",
+                args.env_id, num_envs=n, vectorization_mode="vector_entry_point",
                 num_workers=args.workers, **vkw)), True) for n in args.num_envs if n >= args.workers]
         for kind, n, make, vector in plan:
             row = {"kind": kind, "resolution": res, **_measure(make, n, args.seconds, vector, seed=len(rows))}
@@ -196,7 +201,7 @@ def main(argv: list[str] | None = None) -> dict:
                   f"build {row['build_s']:>6.1f} s  host {row['host_rss_mb']:>7.0f} MB"
                   + (f"  gpu {row['gpu_used_mb']:.0f} MB" if row["gpu_used_mb"] is not None else ""), flush=True)
     memory = _memory_curve(args.memory_scenes) if args.memory_scenes > 0 else []
-    result = {"device": device.device, "cpus": os.cpu_count(), "machine": platform.machine(),
+    result = {"env_id": args.env_id, "device": device.device, "cpus": os.cpu_count(), "machine": platform.machine(),
               "lp_num_threads": lp_threads,
               "batched_render": args.batched_render, "render_device": args.render_device,
               "image_budget": args.image_budget, "reconfigure_every": args.reconfigure_every,

@@ -13,13 +13,14 @@ from spatialscout_gym.envs.registration import registered_ids
 
 pytestmark = pytest.mark.render
 RES = 64
-IDS = [i for i in registered_ids() if i != "SpatialScout/NBV-v0"]  # tool-call envs (NBV: test_nbv_env.py)
+NBV_IDS = ("SpatialScout/NBV-v0", "SpatialScout/NBV-v1")
+IDS = [i for i in registered_ids() if i not in NBV_IDS]  # tool-call envs (NBV: test_session_nbv.py, test_nbv_v1.py)
 
 
 def test_registry_has_catalog_and_procedural():
     from spatialscout_gym.scenes.catalog import catalog_scene_ids
     ids = set(IDS)
-    assert "SpatialScout/Procedural-v0" in ids and "SpatialScout/NBV-v0" in registered_ids()
+    assert "SpatialScout/Procedural-v0" in ids and set(NBV_IDS) <= set(registered_ids())
     assert {f"SpatialScout/{s}-v0" for s in catalog_scene_ids()} <= ids
     assert len(ids) == len(catalog_scene_ids()) + 1
     spec = gym.spec("SpatialScout/Procedural-v0")

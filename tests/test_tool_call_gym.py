@@ -195,3 +195,28 @@ def test_readme_model_loop_runs_against_a_scripted_server(monkeypatch, capsys):
     assert sum(m["role"] == "tool" for m in requests[1]["messages"]) == 1
     assert capsys.readouterr().out.startswith("finish_mapping ")
     scope["env"].close()
+
+
+def test_spaces_contain_what_the_wrapper_returns_and_takes_and_gymnasiums_checker_passes():
+    import warnings
+
+    from gymnasium.utils.env_checker import check_env
+
+    from spatialscout_gym.wrappers.conversation import Message
+    env = ToolCallWrapper(_env())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_env(env, skip_render_check=True)
+    # the only warning left is Gymnasium's note that a wrapper is checked, not env.unwrapped
+    assert [str(w.message) for w in caught if "unwrapped" not in str(w.message)] == []
+    messages, _ = env.reset(seed=0)
+    assert env.observation_space.contains(messages) and messages
+    for reply in ([{"name": "capture_image", "arguments": {}}],
+                  [{"name": "rotate_camera", "arguments": json.dumps({"yaw": 30, "pitch": 0})}],
+                  [{"name": "no_such_tool", "arguments": {}}]):
+        assert env.action_space.contains(reply)
+        messages, *_ = env.step(reply)
+        assert env.observation_space.contains(messages) and all(isinstance(m, Message) for m in messages)
+    assert not env.action_space.contains(42) and not env.observation_space.contains([{"role": "user"}])
+    assert env.action_space.contains(env.action_space.sample())
+    assert env.observation_space.contains(env.observation_space.sample())

@@ -18,7 +18,10 @@ All three use the oracle-perception mapper (privileged segmentation of each capt
 * ``ppo:PATH``: a Stable-Baselines3 PPO policy saved by ``spatialscout train-nbv`` (``PATH`` is the
   ``model.zip``). Its ``nbv_config.json`` beside it fixes the motion kind, observation size and
   mapper, and names the image budget and resolution it was trained with, which ``spatialscout
-  run/evaluate`` adopt unless told otherwise (:attr:`PPONBVAgent.episode_settings`). Actions are
+  run/evaluate`` adopt unless told otherwise (:attr:`PPONBVAgent.episode_settings`). At load the
+  policy's observation and action spaces are compared with those of that config's env, and a
+  policy they do not fit (e.g. no ``nbv_config.json`` and not trained with the defaults) is refused
+  in one line saying what differs. Actions are
   sampled (torch seeded from ``rng``) unless ``deterministic=True`` or the policy's
   ``nbv_config.json`` says ``"deterministic": true``.
 """
@@ -36,10 +39,11 @@ from spatialscout_gym.baselines.base import PrivilegedAccess
 from spatialscout_gym.wrappers.nbv_mappers import make_mapper
 from spatialscout_gym.core.frames import wrap_degrees
 from spatialscout_gym.episode.episode import Episode
-from spatialscout_gym.wrappers.nbv import DISCRETE_MOTIONS, N_SECTORS, NBVConfig, NBVController
+from spatialscout_gym.wrappers.nbv import (DISCRETE_MOTIONS, N_SECTORS, NBVConfig, NBVController,
+                                           nbv_action_space, nbv_observation_space)
 
 __all__ = ["NBVAgent", "RandomNBVAgent", "FrontierNBVAgent", "PPONBVAgent", "load_nbv_config",
-           "load_policy_config", "policy_path",
+           "load_policy_config", "policy_path", "space_mismatch",
            "CONFIG_FILE"]
 
 CONFIG_FILE = "nbv_config.json"
@@ -198,6 +202,32 @@ def load_nbv_config(model_path: str | Path) -> NBVConfig:
     return load_policy_config(model_path)["config"]
 
 
+def _box_shapes_match(policy: Any, env: Any) -> bool:
+    """Equal shapes, or an (H, W, C) env image the policy holds channel-first (SB3 stores image
+    spaces transposed: its ``VecTransposeImage``)."""
+    p, e = tuple(getattr(policy, "shape", ()) or ()), tuple(getattr(env, "shape", ()) or ())
+    return p == e or (len(e) == 3 and p == (e[2], e[0], e[1]))
+
+
+def space_mismatch(policy_obs: Any, policy_act: Any, env_obs: Any, env_act: Any) -> str | None:
+    """What differs between a policy's observation/action spaces and an env's, in a few words
+    (None when they agree); image keys may be channel-first in the policy."""
+    problems = []
+    if policy_act != env_act:
+        problems.append(f"actions {policy_act} (policy) vs {env_act} (env)")
+    p_keys = set(getattr(policy_obs, "spaces", {}) or {})
+    e_keys = set(getattr(env_obs, "spaces", {}) or {})
+    if p_keys - e_keys:
+        problems.append(f"observation keys only the policy has: {sorted(p_keys - e_keys)}")
+    if e_keys - p_keys:
+        problems.append(f"observation keys only the env has: {sorted(e_keys - p_keys)}")
+    for k in sorted(p_keys & e_keys):
+        if not _box_shapes_match(policy_obs[k], env_obs[k]):
+            problems.append(f"observation {k!r} shape {tuple(policy_obs[k].shape)} (policy) vs "
+                            f"{tuple(env_obs[k].shape)} (env)")
+    return "; ".join(problems) or None
+
+
 def save_nbv_config(config: NBVConfig, directory: str | Path, *, mapper: str = "oracle",
                     image_budget: int | None = None, resolution: int | None = None,
                     deterministic: bool = False) -> Path:
@@ -239,6 +269,15 @@ class PPONBVAgent(NBVAgent):
             from spatialscout_gym.core.errors import MissingExtraError
             raise MissingExtraError("ppo:PATH needs the RL extra: pip install -e \".[rl]\"") from exc
         self.model = PPO.load(str(p), device="cpu")
+        differs = space_mismatch(self.model.observation_space, self.model.action_space,
+                                 nbv_observation_space(self.config), nbv_action_space(self.config))
+        if differs:  # refuse at load, not mid-episode with a shape error
+            from spatialscout_gym.core.errors import ConfigError
+            saved = p.with_name(CONFIG_FILE).exists()
+            why = (f"its {CONFIG_FILE} does not describe it" if saved else
+                   f"no {CONFIG_FILE} beside it, so the default NBV settings were assumed")
+            raise ConfigError(f"policy {p} does not fit the NBV env ({why}): {differs}; put the "
+                              f"{CONFIG_FILE} it was trained with beside it")
         self.name = f"ppo:{path}"
         self.deterministic = bool(trained["deterministic"] if deterministic is None else deterministic)
 

@@ -13,7 +13,8 @@ from typing import Any, Callable
 from spatialscout_gym.baselines.base import Agent
 from spatialscout_gym.core.errors import SpatialScoutError
 
-__all__ = ["make_agent", "build_agent", "register_agent", "register_agent_prefix", "known_agents", "UnknownAgentError"]
+__all__ = ["make_agent", "build_agent", "register_agent", "register_agent_prefix", "known_agents", "UnknownAgentError",
+           "is_nbv_agent"]
 
 Factory = Callable[..., Agent]
 _AGENTS: dict[str, Factory | str] = {
@@ -51,6 +52,18 @@ def register_agent_prefix(prefix: str, factory: Factory | str, *, replace: bool 
 def known_agents() -> list[str]:
     """Registered names, then prefixes as ``"prefix:ARG"``."""
     return sorted(_AGENTS) + sorted(f"{p}:ARG" for p in _PREFIXES)
+
+
+NBV_MODULE = "spatialscout_gym.baselines.nbv_agents"
+"""Module of the next-best-view agents (``random-nbv``, ``frontier-nbv``, ``ppo:PATH``)."""
+
+
+def is_nbv_agent(name: str) -> bool:
+    """Whether ``name`` is a next-best-view agent of :data:`NBV_MODULE` (read from the registry's
+    factory paths: nothing is imported), which the CLI runs under the NBV tables' protocol."""
+    prefix, sep, _ = name.partition(":")
+    factory = _AGENTS.get(name) if not sep else _PREFIXES.get(prefix)
+    return isinstance(factory, str) and factory.partition(":")[0] == NBV_MODULE
 
 
 def _resolve(factory: Factory | str) -> Factory:

@@ -16,8 +16,8 @@ import argparse
 from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
-from spatialscout_gym.cli.options import (add_catalog_option, agent_help, apply_catalog_option,
-                                           check_episode_options, check_output_dir)
+from spatialscout_gym.cli.options import (CALL_BUDGET_HELP, add_catalog_option, agent_help, apply_catalog_option,
+                                           call_budget_arg, check_episode_options, check_output_dir)
 from spatialscout_gym.cli.run import add_vlm_arguments, vlm_options
 
 
@@ -42,10 +42,12 @@ def register(subparsers) -> None:
                         "(default 1); two or more numbers are the explicit seeds (--seeds 0 1 2); "
                         "A:B means seeds A..B-1 (--seeds 7:8 runs seed 7 only)")
     p.add_argument("--image-budget", type=int, default=None,
-                   help="images per episode, initial one included (default 100, or what a ppo: policy was trained with)")
-    p.add_argument("--call-budget", type=int, default=100, help="B, calls per episode (default 100): model calls for openai:/openai-responses:/anthropic: agents, tool calls for every other agent")
+                   help="images per episode, initial one included (default 100; 20 for NBV agents, or what a "
+                        "ppo: policy was trained with)")
+    p.add_argument("--call-budget", type=call_budget_arg, default=None, metavar="B", help=CALL_BUDGET_HELP)
     p.add_argument("--resolution", type=int, default=None,
-                   help="square render size in pixels (default 512, or what a ppo: policy was trained with)")
+                   help="square render size in pixels (default 512; 64 for NBV agents, or what a ppo: policy "
+                        "was trained with)")
     p.add_argument("--max-concurrency", type=int, default=None,
                    help="cap on simultaneous model requests of the agent's provider across workers")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -10,20 +10,48 @@ from spatialscout_gym.cli.errors import CliError
 EPISODE_DEFAULTS = {"image_budget": 100, "resolution": 512}
 """The protocol's V and render grid (docs/protocol.md sections 3 and 5)."""
 
+NBV_EPISODE_DEFAULTS = {"image_budget": 20, "resolution": 64}
+"""V and render grid of the README's next-best-view tables (``benchmarks/nbv_results.py``): the
+defaults of the NBV agents (``random-nbv``, ``frontier-nbv``; a ``ppo:PATH`` policy's own
+training settings come first). Those tables also use no tool-call cap."""
+
+CALL_BUDGET_DEFAULT = 100
+"""B of docs/protocol.md section 5 for every agent but the NBV ones (which get no cap)."""
+
+NO_CAP = "none"
+"""``--call-budget none``: no tool-call cap."""
+
+CALL_BUDGET_HELP = ("B, calls per episode: model calls for openai:/openai-responses:/anthropic: agents, "
+                    "tool calls for every other agent; 'none': no tool-call cap (not for model agents). "
+                    "Default 100; none for the NBV agents (random-nbv, frontier-nbv, ppo:PATH), the "
+                    "protocol of the README's NBV tables")
+
+
+def call_budget_arg(text: str) -> int | str:
+    """``--call-budget`` values: an integer, or ``none`` (no cap); range checks come later."""
+    if text.strip().lower() in (NO_CAP, "unlimited"):
+        return NO_CAP
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer or 'none' (no tool-call cap), got {text!r}") from None
+
 
 def adopt_agent_settings(args: argparse.Namespace) -> None:
     """Fill ``--image-budget``/``--resolution`` left unset: a ``ppo:PATH`` policy's training
-    settings, else the protocol's defaults. A value given that differs from the policy's
+    settings, else the NBV tables' V = 20 and 64 px for NBV agents, else the protocol's defaults. A value given that differs from the policy's
     training setting is kept, with a loud warning on stderr."""
     trained: dict = {}
     agent = getattr(args, "agent", None) or ""
+    from spatialscout_gym.baselines.registry import is_nbv_agent
+    defaults = NBV_EPISODE_DEFAULTS if is_nbv_agent(agent) else EPISODE_DEFAULTS
     if agent.startswith("ppo:"):
         from spatialscout_gym.baselines.nbv_agents import load_policy_config, policy_path
         path = policy_path(agent[4:])
         if path.exists():  # a missing policy is reported when the agent is built
             trained = {k: v for k, v in load_policy_config(path).items()
                        if k in EPISODE_DEFAULTS and v is not None}
-    for name, default in EPISODE_DEFAULTS.items():
+    for name, default in defaults.items():
         given = getattr(args, name, None)
         if given is None:
             setattr(args, name, int(trained.get(name, default)))
@@ -45,8 +73,25 @@ def check_episode_options(args: argparse.Namespace) -> None:
                or resolution_problem(args.resolution, "--resolution"))
     if problem:
         raise CliError(problem)
-    if args.call_budget < 1:
-        raise CliError(f"--call-budget must be >= 1, got {args.call_budget}")
+    resolve_call_budget(args)
+
+
+def resolve_call_budget(args: argparse.Namespace) -> None:
+    """Turn ``--call-budget`` into an int or None (no cap): unset is 100, or None for the NBV
+    agents (the NBV tables' protocol); ``none`` is refused for model agents, whose B counts model
+    calls and must be finite."""
+    from spatialscout_gym.baselines.registry import is_nbv_agent
+    agent = getattr(args, "agent", None) or ""
+    given = args.call_budget
+    if given is None:
+        args.call_budget = None if is_nbv_agent(agent) else CALL_BUDGET_DEFAULT
+    elif given == NO_CAP:
+        if agent.partition(":")[0] in ("openai", "openai-responses", "anthropic") and ":" in agent:
+            raise CliError(f"--call-budget none is not allowed for model agents ({agent}): B counts model "
+                           f"calls and must be a number")
+        args.call_budget = None
+    elif given < 1:
+        raise CliError(f"--call-budget must be >= 1 or 'none' (no tool-call cap), got {given}")
 
 
 def agent_help() -> str:

@@ -11,8 +11,8 @@ import argparse
 from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
-from spatialscout_gym.cli.options import (add_catalog_option, agent_help, apply_catalog_option,
-                                           check_episode_options)
+from spatialscout_gym.cli.options import (CALL_BUDGET_HELP, add_catalog_option, agent_help, apply_catalog_option,
+                                           call_budget_arg, check_episode_options)
 
 
 def register(subparsers) -> None:
@@ -27,10 +27,12 @@ def register(subparsers) -> None:
     add_catalog_option(p)
     p.add_argument("--seed", type=int, default=0, help="agent random seed (default 0)")
     p.add_argument("--image-budget", type=int, default=None,
-                   help="images per episode, initial one included (default 100, or what a ppo: policy was trained with)")
-    p.add_argument("--call-budget", type=int, default=100, help="B, calls per episode (default 100): model calls for openai:/openai-responses:/anthropic: agents, tool calls for every other agent")
+                   help="images per episode, initial one included (default 100; 20 for NBV agents, or what a "
+                        "ppo: policy was trained with)")
+    p.add_argument("--call-budget", type=call_budget_arg, default=None, metavar="B", help=CALL_BUDGET_HELP)
     p.add_argument("--resolution", type=int, default=None,
-                   help="square render size in pixels (default 512, or what a ppo: policy was trained with)")
+                   help="square render size in pixels (default 512; 64 for NBV agents, or what a ppo: policy "
+                        "was trained with)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --out that is a run directory (holds result.json or trace.jsonl); any other directory is refused")
     add_vlm_arguments(p)
     p.set_defaults(func=run)

@@ -1,7 +1,9 @@
 """Register ``SpatialScout/<scene_id>-v0`` for every catalog scene, ``SpatialScout/Procedural-v0``,
 ``SpatialScout/NBV-v0`` (next-best-view; ``gym.make_vec(..., vectorization_mode="vector_entry_point")`` gives
 :class:`~spatialscout_gym.wrappers.nbv_vector.NBVVectorEnv`, or with ``num_workers=W``
-:class:`~spatialscout_gym.wrappers.nbv_workers.NBVWorkerVectorEnv`),
+:class:`~spatialscout_gym.wrappers.nbv_workers.NBVWorkerVectorEnv`), ``SpatialScout/NBV-v1`` (the
+same task as its own env, :class:`~spatialscout_gym.wrappers.nbv_env.NBVEnv`, with the shipped
+policy's recipe as defaults; ``make_vec`` as for NBV-v0),
 and for every scene imported into a directory listed in ``$SPATIALSCOUT_SCENE_DIRS`` (``os.pathsep``
 separated; ``spatialscout scenes import-maniskill`` writes such directories).
 
@@ -13,13 +15,16 @@ never triggers the package's register-after-gymnasium hook half-way through.
 
 from __future__ import annotations
 
-__all__ = ["register_envs", "registered_ids", "ENTRY_POINT", "NAMESPACE", "NBV_ID"]
+__all__ = ["register_envs", "registered_ids", "ENTRY_POINT", "NAMESPACE", "NBV_ID", "NBV_V1_ID"]
 
 NAMESPACE = "SpatialScout"
 ENTRY_POINT = "spatialscout_gym.envs.spatialscout_env:SpatialScoutEnv"
 NBV_ID = f"{NAMESPACE}/NBV-v0"
 NBV_ENTRY_POINT = "spatialscout_gym.wrappers.nbv:make_nbv_env"
 NBV_VECTOR_ENTRY_POINT = "spatialscout_gym.wrappers.nbv_workers:make_nbv_vector_env"
+NBV_V1_ID = f"{NAMESPACE}/NBV-v1"
+NBV_V1_ENTRY_POINT = "spatialscout_gym.wrappers.nbv_env:NBVEnv"
+NBV_V1_VECTOR_ENTRY_POINT = "spatialscout_gym.wrappers.nbv_env:make_nbv_v1_vector_env"
 
 
 def env_id_for_scene(scene_id: str) -> str:
@@ -56,6 +61,9 @@ def register_envs() -> list[str]:
         gym.register(id=NBV_ID, entry_point=NBV_ENTRY_POINT, vector_entry_point=NBV_VECTOR_ENTRY_POINT,
                      kwargs={"scene": "procedural"})
     ids.append(NBV_ID)
+    if NBV_V1_ID not in gym.registry:  # the same task as its own env, the shipped policy's recipe
+        gym.register(id=NBV_V1_ID, entry_point=NBV_V1_ENTRY_POINT, vector_entry_point=NBV_V1_VECTOR_ENTRY_POINT)
+    ids.append(NBV_V1_ID)
     return ids
 
 

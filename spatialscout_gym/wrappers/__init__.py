@@ -2,10 +2,10 @@
 the vector NBV env and the tool-calling model wrapper (``ToolCallWrapper``). Imported lazily so that
 ``import spatialscout_gym`` stays light."""
 
-__all__ = ["NextBestViewWrapper", "make_nbv_env", "NBVConfig", "NBVVectorEnv", "NBVWorkerVectorEnv",
+__all__ = ["NextBestViewWrapper", "make_nbv_env", "NBVConfig", "NBVEnv", "NBVVectorEnv", "NBVWorkerVectorEnv",
            "make_nbv_vector_env", "ToolCallWrapper"]
 
-_WHERE = {"NextBestViewWrapper": "nbv", "make_nbv_env": "nbv", "NBVConfig": "nbv",
+_WHERE = {"NextBestViewWrapper": "nbv", "make_nbv_env": "nbv", "NBVConfig": "nbv", "NBVEnv": "nbv_env",
           "NBVVectorEnv": "nbv_vector", "NBVWorkerVectorEnv": "nbv_workers", "make_nbv_vector_env": "nbv_workers",
           "ToolCallWrapper": "tool_call"}
 

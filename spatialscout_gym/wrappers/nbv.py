@@ -568,6 +568,8 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     ## Version History
     - v0: initial version; the ``map`` observation, the ``scan`` observation and the ``heading``
       motion added (``scan_bins=0`` gives the observation space without ``scan``).
+    - ``SpatialScout/NBV-v1`` (:class:`~spatialscout_gym.wrappers.nbv_env.NBVEnv`) is this task as its
+      own env with the shipped policy's recipe as defaults; it holds this wrapper and delegates to it.
     """
 
     def __init__(self, env: gym.Env, mapper: Any = "oracle", motion: str = "discrete",

@@ -58,6 +58,7 @@ from spatialscout_gym.episode.tools import TOOL_NAMES
 from spatialscout_gym.wrappers.conversation import (MAX_ARGUMENT_CHARS, EpisodeOverError, Message, ModelReply, Part,
                                                     ToolCall, bound_reply, clean_usage, parse_arguments,
                                                     parse_reply)
+from spatialscout_gym.wrappers.conversation_spaces import MessagesSpace, ReplySpace
 from spatialscout_gym.wrappers.encode import encode_call
 from spatialscout_gym.wrappers.images import JPEG_QUALITY, MAX_SIDE_PX
 from spatialscout_gym.wrappers.prompt import (CAMERA_TOOLS, DEFAULT_PROMPT_STYLE, PASSIVE_TOOLS, REMINDER_AT,
@@ -71,7 +72,7 @@ __all__ = ["ToolCallWrapper", "ToolCall", "Message", "ModelReply", "EpisodeOverE
            "CAMERA_TOOLS", "PASSIVE_TOOLS", "parse_arguments", "parse_reply"]
 
 
-class ToolCallWrapper(gym.Wrapper):
+class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Model replies in, env actions down, model messages out (see the module docstring).
 
     Parameters
@@ -100,9 +101,11 @@ class ToolCallWrapper(gym.Wrapper):
         carry ``started_unix_s`` and ``execution_s`` (the VLM agents pass it; None leaves the
         episode's own setting).
 
-    ``observation_space`` and ``action_space`` stay the inner env's: this wrapper's observations are
-    lists of :class:`Message` and its actions model replies, which no fixed-shape space describes;
-    the inner env's spaces describe what each tool call becomes.
+    ``observation_space`` is a :class:`~spatialscout_gym.wrappers.conversation_spaces.MessagesSpace`
+    (lists of :class:`Message`) and ``action_space`` a
+    :class:`~spatialscout_gym.wrappers.conversation_spaces.ReplySpace` (model replies): they contain
+    what this wrapper returns and takes, but have no fixed shape (no neural policy flattens them);
+    ``env.unwrapped``'s spaces describe what each tool call becomes.
 
     Attributes
     ----------
@@ -122,7 +125,12 @@ class ToolCallWrapper(gym.Wrapper):
                  passive_path: Sequence[tuple[Sequence[float], float, float]] | None = None,
                  max_side: int = MAX_SIDE_PX, jpeg_quality: int = JPEG_QUALITY,
                  prompt_style: str = DEFAULT_PROMPT_STYLE, clock: Any = None) -> None:
-        super().__init__(env)
+        # recorded so that env.spec (and Gymnasium's checker) can rebuild the wrapper
+        gym.utils.RecordConstructorArgs.__init__(self, model_call_budget=model_call_budget,
+                                                 passive_views=passive_views, passive_path=passive_path,
+                                                 max_side=max_side, jpeg_quality=jpeg_quality,
+                                                 prompt_style=prompt_style, clock=clock)
+        gym.Wrapper.__init__(self, env)
         if int(model_call_budget) < 1:
             raise ValueError(f"model_call_budget must be >= 1, got {model_call_budget}")
         if passive_views is not None and passive_path is None:
@@ -136,6 +144,8 @@ class ToolCallWrapper(gym.Wrapper):
         self.prompt_role = prompt_role(prompt_style, passive=self.passive_views is not None)
         self.clock = clock
         self.inner_tool_call_cap = self._lift_inner_cap()
+        self.observation_space = MessagesSpace()
+        self.action_space = ReplySpace(TOOL_NAMES)
         self._episode: Any = None
         self._clear()
 

@@ -1,0 +1,162 @@
+"""``SpatialScout/NBV-v1``: the next-best-view task as its own ``gymnasium.Env`` (:class:`NBVEnv`),
+with the shipped policy's recipe as its defaults.
+
+It holds a :class:`~spatialscout_gym.wrappers.nbv.NextBestViewWrapper` over the tool env and
+delegates every step to it, so NBV-v0, NBV-v1, the vector envs and the NBV agents run one step
+logic; what NBV-v1 adds is that ``env.unwrapped`` is the NBV task itself (its spaces, its spec
+sheet), not the inner tool env.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+
+from spatialscout_gym.core.spec import SceneSpec
+from spatialscout_gym.wrappers.nbv import NextBestViewWrapper, make_nbv_env
+
+__all__ = ["NBVEnv", "NBV_V1_DEFAULTS", "make_nbv_v1_vector_env"]
+
+NBV_V1_DEFAULTS: dict[str, Any] = {"scene": "procedural", "image_budget": 20, "resolution": 64,
+                                   "mapper": "oracle", "motion": "heading", "obs_size": 64}
+"""The recipe the shipped policy was trained with (its ``nbv_config.json``); the other
+:class:`~spatialscout_gym.wrappers.nbv.NBVConfig` fields keep their defaults, which are that recipe's."""
+
+
+class NBVEnv(gym.Env):
+    """Choose camera views in an indoor scene; an automatic mapper turns each capture into
+    submissions, scored by the all-target mean IoU (``gym.make("SpatialScout/NBV-v1")``).
+
+    ## Description
+    Each step applies one camera motion (a turn to one of 6 relative headings, the pitch set to
+    -20 degrees, then a stride of 0, 1 or 2 m along the new heading), captures an image, lets the
+    mapper turn the capture into ``submit_positions`` entries and submits them. The default mapper,
+    ``"oracle"``, submits the reference centre of every target seen in the capture's privileged
+    segmentation, so the task is view planning: the all-target mean IoU (docs/protocol.md section 6)
+    equals the fraction of the inventory seen. Scenes are procedural training scenes (a new one
+    every 16 resets) unless ``scene`` names a catalog scene. The defaults are the recipe of the
+    shipped PPO policy (``models/nbv_ppo``), so that policy runs in ``gym.make("SpatialScout/NBV-v1")``
+    with no arguments.
+
+    The step logic is :class:`~spatialscout_gym.wrappers.nbv.NextBestViewWrapper`'s (held as
+    :attr:`nbv`, over the tool env ``nbv.env``); every tool call it sends goes through the tool
+    env's ``step``. Tool calls per step: 1 rotation, 0-4 moves of at most 0.577 m per axis, 1
+    capture, 1 submission when the mapper adds entries; the tool-call budget is unlimited.
+
+    ## Action Space
+    ``Discrete(18)`` (``headings`` x ``len(strides_m)`` = 6 x 3): action ``a = 3 k + d`` turns by
+    ``60 k`` degrees relative to the current heading (wrapped to (-180, 180], left +, about the
+    world vertical), sets the pitch to ``hold_pitch_deg`` = -20 degrees (elevation, up +), then moves
+    ``strides_m[d]`` = (0, 1, 2)[d] metres forward along the new horizontal heading.
+
+    | a | turn (deg) | stride (m) |
+    |---|---|---|
+    | 0, 1, 2 | 0 | 0, 1, 2 |
+    | 3, 4, 5 | +60 | 0, 1, 2 |
+    | 6, 7, 8 | +120 | 0, 1, 2 |
+    | 9, 10, 11 | 180 | 0, 1, 2 |
+    | 12, 13, 14 | -120 | 0, 1, 2 |
+    | 15, 16, 17 | -60 | 0, 1, 2 |
+
+    A move the episode refuses (leaving the +-15 m world box) leaves the camera in place; the
+    capture still happens and ``info["refused"]`` holds the refusal.
+    ``motion="discrete"`` or ``"continuous"`` give NBV-v0's other action spaces.
+
+    ## Observation Space
+    A flat ``Dict`` (task frame of docs/protocol.md section 2: origin at the scene's search centre,
+    x along the initial heading, z up; metres and degrees):
+
+    | key | space | meaning |
+    |---|---|---|
+    | ``image`` | Box(0, 255, (64, 64, 3), uint8) | the latest capture (RGB), area-resized to ``obs_size`` |
+    | ``pose`` | Box(-1, 1, (6,), float32) | camera position / (r + 0.5 m) (clipped; r the search radius), sin yaw, cos yaw (yaw from the initial heading), pitch / 85 deg |
+    | ``coverage`` | Box(0, 1, (2,), float32) | fraction of the inventory submitted; fraction of the image budget left |
+    | ``sectors`` | Box(0, 1, (8,), float32) | 1 where a capture was taken in the current 1 m floor cell with heading in 45-deg sector k (egocentric, k = 0 ahead, counter-clockwise) |
+    | ``map`` | Box(0, 1, (3, 16, 16), float32) | egocentric top-down map of 0.75 m cells, heading up: captures per cell / 3, captures whose 65-deg, 4 m view wedge covered the cell / 4, inside the search radius |
+    | ``scan`` | Box(0, 1, (12,), float32) | free distance / 6 m per egocentric 30-deg bin, from the privileged depth of captures taken within 1 m (0: not seen yet) |
+
+    ## Rewards
+    The change in the all-target mean IoU of the accepted map (docs/protocol.md section 6), so an
+    episode's return is its final score minus that of the starting state (frame 0 is mapped at
+    reset; ``reset``'s ``info["all_mean_iou"]``).
+
+    ## Starting State
+    A new scene per reset seed (procedural; every ``reconfigure_every`` = 16 resets a new layout),
+    the camera at the scene's start pose turned by a random yaw, frame 0 captured and mapped.
+
+    ## Episode End
+    - Termination: the image budget V = 20 is used up (observed as ``coverage[1] == 0``), or every
+      inventory target is in the accepted map.
+    - Truncation: none of its own; a ``TimeLimit`` (``max_episode_steps``) truncates.
+    At the end ``finish_mapping`` is called and ``info["metrics"]`` holds the scorer's metrics.
+
+    ## Arguments
+    ``gym.make("SpatialScout/NBV-v1", scene="procedural", image_budget=20, resolution=64,
+    mapper="oracle", motion="heading", obs_size=64, reconfigure_every=16, random_start_yaw=True,
+    render_mode=None, render_device=None, **NBVConfig fields)``: ``scene`` is ``"procedural"``, a
+    catalog id or a :class:`~spatialscout_gym.core.spec.SceneSpec`; ``image_budget`` V images per
+    episode including frame 0; ``resolution`` the render grid in pixels; ``render_device`` the SAPIEN
+    render device (e.g. ``"cuda"``); ``renderer`` a renderer object (tests pass a fake one).
+    ``gym.make_vec("SpatialScout/NBV-v1", num_envs=N, vectorization_mode="vector_entry_point",
+    num_workers=W)`` gives the vector env with the same defaults.
+
+    ## Version History
+    - v1: its own env (``env.unwrapped`` is this task); defaults are the shipped policy's recipe
+      (``motion="heading"``, the ``scan`` observation, V = 20, 64 px); same step logic as v0.
+    - v0: ``NextBestViewWrapper`` over the tool env (``env.unwrapped`` is the tool env), with
+      ``motion="discrete"`` (``Discrete(10)``) by default; unchanged.
+    """
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
+
+    def __init__(self, scene: str | SceneSpec = NBV_V1_DEFAULTS["scene"], *,
+                 image_budget: int = NBV_V1_DEFAULTS["image_budget"],
+                 resolution: int = NBV_V1_DEFAULTS["resolution"], mapper: Any = NBV_V1_DEFAULTS["mapper"],
+                 motion: str = NBV_V1_DEFAULTS["motion"], obs_size: int = NBV_V1_DEFAULTS["obs_size"],
+                 render_mode: str | None = None, **kwargs: Any) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        self.render_mode = render_mode
+        self.nbv: NextBestViewWrapper = make_nbv_env(scene, image_budget=image_budget, resolution=resolution,
+                                                     mapper=mapper, motion=motion, obs_size=obs_size,
+                                                     render_mode=render_mode, **kwargs)
+        """The NBV step logic this env delegates to (over the tool env ``nbv.env``)."""
+        self.action_space = self.nbv.action_space
+        self.observation_space = self.nbv.observation_space
+
+    @property
+    def config(self) -> Any:
+        """The :class:`~spatialscout_gym.wrappers.nbv.NBVConfig` of the motion and observation."""
+        return self.nbv.config
+
+    @property
+    def tool_env(self) -> Any:
+        """The inner :class:`~spatialscout_gym.envs.spatialscout_env.SpatialScoutEnv` (the episode,
+        the scene spec, the metrics and the privileged frames live there)."""
+        return self.nbv.env.unwrapped
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        return self.nbv.reset(seed=seed, options=options)
+
+    def prepare_step(self, action) -> Any:
+        """:meth:`NextBestViewWrapper.prepare_step` (the vector env's batched-render phase 1)."""
+        return self.nbv.prepare_step(action)
+
+    def step(self, action):
+        return self.nbv.step(action)
+
+    def render(self):
+        return self.nbv.render()
+
+    def close(self) -> None:
+        self.nbv.close()
+        super().close()
+
+
+def make_nbv_v1_vector_env(num_envs: int = 1, **kwargs: Any) -> gym.vector.VectorEnv:
+    """The vector entry point of ``SpatialScout/NBV-v1``: NBV-v0's (one process, or ``num_workers``
+    processes) with :data:`NBV_V1_DEFAULTS` for the arguments not given."""
+    from spatialscout_gym.wrappers.nbv_workers import make_nbv_vector_env
+    return make_nbv_vector_env(num_envs, **{**NBV_V1_DEFAULTS, **kwargs})
