@@ -26,7 +26,8 @@ def test_only_the_session_builds_episodes():
     offenders = []
     for path in PACKAGE.rglob("*.py"):
         rel = path.relative_to(PACKAGE).as_posix()
-        if rel.startswith("episode/") or rel == "envs/session.py":
+        # verify replays a record on an episode with no renderer and no scene to load: no session
+        if rel.startswith("episode/") or rel in ("envs/session.py", "eval/verify.py"):
             continue
         for line in path.read_text().splitlines():
             code = line.split("#")[0]

@@ -33,7 +33,7 @@ import numpy as np
 from spatialscout_gym.core.errors import SpatialScoutError
 from spatialscout_gym.core.files import write_json_atomic, write_text_atomic
 
-__all__ = ["EvalDir", "EvalDirError", "Episode", "Attempt", "seed_spread", "publish_json", "publish_text", "read_json_object", "read_trace",
+__all__ = ["EvalDir", "EvalDirError", "EpisodeDir", "Attempt", "seed_spread", "publish_json", "publish_text", "read_json_object", "read_trace",
            "SETTINGS_FILE", "RESULT_FILE", "TRACE_FILE", "GROUND_TRUTH_FILE", "PREDICTIONS_FILE",
            "FAILED_SUFFIX", "ATTEMPTS_SUFFIX", "ATTEMPTS_DIR", "VERIFY_FILE"]
 
@@ -113,7 +113,7 @@ class Attempt:
 
 
 @dataclasses.dataclass
-class Episode:
+class EpisodeDir:
     """One (scene, seed) of an evaluation.
 
     Attributes
@@ -180,7 +180,7 @@ class EvalDir:
 
     def __init__(self, root: str | os.PathLike) -> None:
         self.root = Path(root)
-        self._episodes: list[Episode] | None = None
+        self._episodes: list[EpisodeDir] | None = None
 
     @property
     def is_run_dir(self) -> bool:
@@ -207,14 +207,14 @@ class EvalDir:
         found |= {p.with_name(p.name[: -len(ATTEMPTS_SUFFIX)]) for p in r.glob(f"*/seed_*{ATTEMPTS_SUFFIX}")}
         return sorted(d for d in found if _SEED_DIR.search(d.name))
 
-    def episodes(self) -> list[Episode]:
+    def episodes(self) -> list[EpisodeDir]:
         """Every episode, sorted by key (cached)."""
         if self._episodes is None:
             self._episodes = [self._episode(p) for p in self._episode_paths()]
         return self._episodes
 
     @staticmethod
-    def _episode(ep: Path) -> Episode:
+    def _episode(ep: Path) -> EpisodeDir:
         tries = [ep] + sorted((p.parent for p in (ep / ATTEMPTS_DIR).glob(f"*/{RESULT_FILE}")),
                               key=lambda p: (len(p.name), p.name))
         attempts = [Attempt(d, read_json_object(d / RESULT_FILE)) for d in tries if (d / RESULT_FILE).is_file()]
@@ -222,13 +222,13 @@ class EvalDir:
         note = Path(str(ep) + FAILED_SUFFIX)
         if note.is_file():
             notes.append(read_json_object(note))
-        return Episode(EvalDir.key_of(ep), ep, attempts, notes, note.is_file())
+        return EpisodeDir(EvalDir.key_of(ep), ep, attempts, notes, note.is_file())
 
     def completed(self) -> list[tuple[str, Attempt]]:
         """``(key, attempt)`` of every completed episode, sorted by key."""
         return [(e.key, e.completed) for e in self.episodes() if e.completed is not None]
 
-    def failed(self) -> list[Episode]:
+    def failed(self) -> list[EpisodeDir]:
         """Episodes with a failure record and no completed attempt."""
         return [e for e in self.episodes() if e.completed is None and (e.attempts or e.notes
                                                                      or Path(str(e.path) + ATTEMPTS_SUFFIX).is_dir())]
