@@ -68,12 +68,18 @@ def check_episode_options(args: argparse.Namespace) -> None:
     call budget or render grid outside the bounds of :mod:`spatialscout_gym.core.limits`
     (docs/protocol.md sections 3 and 5)."""
     adopt_agent_settings(args)
+    check_episode_bounds(args)
+    resolve_call_budget(args)
+
+
+def check_episode_bounds(args: argparse.Namespace) -> None:
+    """Refuse ``--image-budget`` or ``--resolution`` outside the bounds of
+    :mod:`spatialscout_gym.core.limits`, in one line."""
     from spatialscout_gym.core.limits import image_budget_problem, resolution_problem
     problem = (image_budget_problem(args.image_budget, "--image-budget")
                or resolution_problem(args.resolution, "--resolution"))
     if problem:
         raise CliError(problem)
-    resolve_call_budget(args)
 
 
 def resolve_call_budget(args: argparse.Namespace) -> None:

@@ -32,18 +32,16 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from spatialscout_gym.cli.options import scene_from_arg
-    from spatialscout_gym.core.limits import image_budget_problem, resolution_problem
+    from spatialscout_gym.cli.options import check_episode_bounds, scene_from_arg
+    from spatialscout_gym.cli.run import check_out_dir
     if not re.fullmatch(r"[A-Za-z0-9_.-]{1,40}", args.name):
         raise CliError(f"--name must be 1-40 letters, digits, '_', '.' or '-', got {args.name!r}")
-    problem = (image_budget_problem(args.image_budget, "--image-budget")
-               or resolution_problem(args.resolution, "--resolution"))
-    if problem:
-        raise CliError(problem)
+    check_episode_bounds(args)
     if args.call_budget < 1:
         raise CliError(f"--call-budget must be >= 1, got {args.call_budget}")
     if Path(args.out).exists() and not args.overwrite:
         raise CliError(f"{args.out} exists; pass --overwrite to replace it")
+    check_out_dir(Path(args.out), overwrite=args.overwrite)  # --overwrite replaces only a run directory
     spec = scene_from_arg(args.scene)
     from spatialscout_gym.envs.session import EpisodeSession
     from spatialscout_gym.viewer.play import PlayGame, serve_play
