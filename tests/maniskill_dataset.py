@@ -249,3 +249,14 @@ def _write_counter_urdf(d: Path) -> None:
     <origin xyz="{x} {y} {z}" rpy="0 0 0"/><axis xyz="0 0 1"/><limit lower="0" upper="0.3"/></joint>
 </robot>
 """)
+
+
+def scenes_cli(argv: list[str]) -> int:
+    """``spatialscout`` with only the ``scenes`` command (other commands' modules are not needed)."""
+    from spatialscout_gym.cli import main as cli_main
+    saved = cli_main.COMMANDS
+    cli_main.COMMANDS = ("scenes",)
+    try:
+        return cli_main.main(argv)
+    finally:
+        cli_main.COMMANDS = saved

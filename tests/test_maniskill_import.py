@@ -17,21 +17,11 @@ from hypothesis import strategies as st
 
 from maniskill_dataset import (COUNTER_DRAWER_OFFSET, COUNTER_TRANSLATION, WALL_HEIGHT_M,
                                make_ai2thor_dataset, make_replicacad_dataset)
-from spatialscout_gym.cli import main as cli_main
+from maniskill_dataset import scenes_cli as main
 from spatialscout_gym.core.spec import SceneSpec, natural_key
 from spatialscout_gym.scenes import maniskill as ms
 
 SCENE = "FloorPlan1_physics"
-
-
-def main(argv: list[str]) -> int:
-    """``spatialscout`` with only the ``scenes`` command (other commands' modules are not needed)."""
-    saved = cli_main.COMMANDS
-    cli_main.COMMANDS = ("scenes",)
-    try:
-        return cli_main.main(argv)
-    finally:
-        cli_main.COMMANDS = saved
 
 
 def _mesh_vertices(path) -> np.ndarray:

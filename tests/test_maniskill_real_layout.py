@@ -12,17 +12,8 @@ import pytest
 
 from maniskill_dataset import (FRIDGE_BODY_SIZE, FRIDGE_SCALE, FRIDGE_TRANSLATION, NAVMESH_BOX_XY,
                                make_ai2thor_dataset, make_replicacad_dataset)
-from spatialscout_gym.cli import main as cli_main
+from maniskill_dataset import scenes_cli as main
 from spatialscout_gym.scenes import maniskill as ms
-
-
-def main(argv: list[str]) -> int:
-    saved = cli_main.COMMANDS
-    cli_main.COMMANDS = ("scenes",)
-    try:
-        return cli_main.main(argv)
-    finally:
-        cli_main.COMMANDS = saved
 
 
 def _inside_box(xy, margin: float = 0.0) -> bool:

@@ -5,33 +5,24 @@ the same tool calls made through the episode API."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 
 import pytest
+from browser import headless_chrome, needs_browser
 
 from spatialscout_gym.envs.session import EpisodeSession
 from spatialscout_gym.episode.trace import read_jsonl
 from spatialscout_gym.scenes.catalog import scene_by_name
 from spatialscout_gym.viewer.play import PlayGame, serve_play
 
-CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (test extra)")
-pytestmark = [pytest.mark.render, pytest.mark.slow,
-              pytest.mark.skipif(not (CHROMIUM and DRIVER), reason="no chromium/chromedriver: apt-get install chromium chromium-driver")]
+pytest.importorskip("selenium.webdriver", reason="selenium is not installed (test extra)")
+pytestmark = [pytest.mark.render, pytest.mark.slow, needs_browser]
 
 
 @pytest.fixture()
 def browser():
-    from selenium.webdriver.chrome.service import Service
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = CHROMIUM
-    for a in ("--headless=new", "--no-sandbox", "--window-size=1400,900"):
-        opts.add_argument(a)
-    d = webdriver.Chrome(service=Service(DRIVER), options=opts)
-    yield d
-    d.quit()
+    yield from headless_chrome()
 
 
 def test_a_browser_played_episode_scores_like_the_same_calls_through_the_env(browser, tmp_path):

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from browser import headless_chrome, needs_browser
 
 from spatialscout_gym.envs.session import EpisodeSession
 from spatialscout_gym.episode.trace import read_jsonl
@@ -16,10 +17,8 @@ from spatialscout_gym.scenes.catalog import scene_by_name
 from spatialscout_gym.viewer.server import serve_directory
 from spatialscout_gym.viewer.site import write_site
 
-CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (test extra)")
-pytestmark = [pytest.mark.render, pytest.mark.slow,
-              pytest.mark.skipif(not (CHROMIUM and DRIVER), reason="no chromium/chromedriver: apt-get install chromium chromium-driver")]
+pytest.importorskip("selenium.webdriver", reason="selenium is not installed (test extra)")
+pytestmark = [pytest.mark.render, pytest.mark.slow, needs_browser]
 
 
 class _Scripted:
@@ -51,14 +50,7 @@ def run_100(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def browser():
-    from selenium.webdriver.chrome.service import Service
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = CHROMIUM
-    for a in ("--headless=new", "--no-sandbox", "--window-size=1400,900"):
-        opts.add_argument(a)
-    d = webdriver.Chrome(service=Service(DRIVER), options=opts)
-    yield d
-    d.quit()
+    yield from headless_chrome()
 
 
 def _nonblank(browser, canvas_id: str) -> int:
