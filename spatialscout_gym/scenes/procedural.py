@@ -37,7 +37,7 @@ ROOM_KINDS = ("Kitchen", "LivingRoom", "Bedroom", "Bathroom", "Office")
 LAYOUTS = ROOM_KINDS + ("Apartment",)
 FOV_Y_DEG = 65.0
 IMAGE_SIZE = 512
-DEFAULT_RULES_VERSION = "2.0"
+DEFAULT_RULES_VERSION = "3.0"
 """Training scenes follow the default catalog's rules unless asked otherwise."""
 
 
@@ -57,7 +57,7 @@ def procedural_scene(seed: int, n_targets: int = 40, layout: str | None = None,
         Rooms of an apartment (2-5); drawn when None.
     catalog_version : str
         Whose generator rules (object sizes, room sizes; scenes/sizes.py) to follow: training
-        scenes resemble that catalog version. Default: the default catalog, v2.0.
+        scenes resemble that catalog version. Default: the default catalog, v3.0.
     """
     if int(seed) < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed}")
@@ -106,15 +106,22 @@ def generate_scene(seed_seq: np.random.SeedSequence, n_targets: int, layout: str
         area = (room.x1 - room.x0) * (room.y1 - room.y0)
         _fill(L, int(area * (rng.uniform(0.5, 0.9) if single else rng.uniform(0.12, 0.3))))
     cam_L = layouts[cam_room.name]
-    for attempt in range(4):
-        cam_L.cap_bonus = attempt   # a room too small for N targets under the caps: one more each try
+    # Under repeat caps (v3.0) a room too small for N targets gets one more of each loose item per
+    # try, then none; a try must also reach ``need``: spare (hidden) candidates for the visibility pass.
+    capped = rules.loose_repeat_cap > 0
+    tries = 5 if capped else 4
+    for attempt in range(tries):
+        if capped:
+            cam_L.cap_bonus = attempt if attempt < tries - 1 else 10_000
         _top_up(cam_L, list(layouts.values()), placed, need + 4 * attempt)
         objects, supports = _to_objects(static, placed)
         try:
+            if capped and attempt < tries - 1 and sum(o.movable for o in objects) < need:
+                raise RuntimeError("too few spare candidates")
             objects = assign_roles(objects, camera, n_targets, supports)
             break
         except RuntimeError:
-            if attempt == 3:
+            if attempt == tries - 1:
                 raise
     if rules.drop_unseen:
         objects = _drop_unseen(objects, camera, n_targets, supports)
@@ -176,12 +183,15 @@ def assign_roles(objects: list[SceneObject], camera: CameraPose, n_targets: int,
     dropped first.
     """
     objs = list(objects)
+    # AABBs are the costly part; a candidate's distance never changes between the passes below
+    dist_all = {o.id: float(np.linalg.norm(sum(o.aabb_world) / 2 - camera.position_world))
+                for o in objs if o.movable}
     while True:
         cands = [o for o in objs if o.movable]
         if len(cands) < n_targets:
             raise RuntimeError(f"scene has {len(cands)} candidates, fewer than n_targets={n_targets}; "
                                "the generator must add more items (generator bug)")
-        dist = {o.id: float(np.linalg.norm(sum(o.aabb_world) / 2 - camera.position_world)) for o in cands}
+        dist = {o.id: dist_all[o.id] for o in cands}
         order = sorted(cands, key=lambda o: (round(dist[o.id], 9), o.id))
         targets = {o.id for o in order[:n_targets]}
         drop = set()
