@@ -83,10 +83,15 @@ def test_batched_equals_unbatched_and_renders_once_per_step(mode, monkeypatch):
     for _ in range(9):                  # V = 4: episode ends at steps 3, 6, 9; reconfigure every 2 resets
         actions = rng.integers(10, size=n)
         before = [c.pictures for c in cams]
-        due = batched._autoreset_envs.copy() if mode == "NextStep" else np.zeros(n, bool)
+        due = batched.autoreset_due
+        assert mode == "NextStep" or not due.any()
         stepping += int(not due.all())
         out_b = batched.step(actions)
         out_p = plain.step(actions)
+        # the env's own bookkeeping names exactly the sub-envs Gymnasium reset instead of stepping
+        # (a reset's info has no "refused"; SameStep resets the ended ones within the step)
+        reset_now = ~out_b[4].get("_refused", np.zeros(n, bool))
+        np.testing.assert_array_equal(reset_now, due if mode == "NextStep" else out_b[2] | out_b[3])
         for x, y in zip(out_b, out_p):
             assert _equal(x, y)
         for i, c in enumerate(cams):
@@ -220,7 +225,33 @@ def test_a_bad_action_moves_no_sub_env():
     with pytest.raises(ValueError, match=r"in \[0, 9\]"):
         venv.step(np.array([0, 12]))
     assert [nbv.env.unwrapped.episode.pose for nbv in venv._nbv] == poses
-    assert all(nbv._pending is None for nbv in venv._nbv)
+    assert not any(nbv.core.pending for nbv in venv._nbv)
     _, rew, *_ = venv.step(np.array([0, 6]))
     assert rew.shape == (2,)
+    venv.close()
+
+
+def test_autoreset_bookkeeping_follows_reset_and_reset_mask():
+    """``autoreset_due`` (kept by the env, not read from Gymnasium's private state) is the ended
+    sub-envs after a step, and clears for the sub-envs a ``reset`` (``reset_mask`` too) resets:
+    the next batched step then steps them, rendered in the group call."""
+    from spatialscout_gym.wrappers import NBVVectorEnv
+    venv = NBVVectorEnv(2, autoreset_mode="NextStep", batched_render=True, **KW)
+    venv.reset(seed=8)
+    assert not venv.autoreset_due.any()
+    ended = np.zeros(2, bool)
+    for _ in range(3):                              # V = 4: both episodes end by the third step
+        _, _, terminated, truncated, _ = venv.step(np.array([6, 7]))
+        ended = terminated | truncated
+        np.testing.assert_array_equal(venv.autoreset_due, ended)
+        if ended.any():
+            break
+    assert ended.any()
+    venv.reset(options={"reset_mask": ended.copy()})
+    assert not venv.autoreset_due.any()
+    calls = venv.camera_group.calls
+    _, _, _, _, info = venv.step(np.array([6, 7]))
+    assert info["_refused"].all()                   # every sub-env stepped, none was reset
+    assert venv.camera_group.calls == calls + 1
+    assert not any(nbv.core.pending for nbv in venv._nbv)
     venv.close()

@@ -104,3 +104,24 @@ def test_close_sets_closed_and_a_silent_worker_times_out():
     with pytest.raises(RuntimeError, match="worker 0"):
         env.reset(seed=0)
     assert env.closed is True
+
+
+def test_the_spaces_come_from_the_workers_not_from_the_parent(monkeypatch):
+    """The parent takes the spaces (and its action check's settings) from the workers' first
+    reply: here it cannot build them itself, and still gets NBV-v1's heading spaces."""
+    from spatialscout_gym.wrappers import nbv, nbv_config
+    from spatialscout_gym.wrappers.nbv_workers import NBVWorkerVectorEnv
+
+    def restated(*args, **kwargs):
+        raise AssertionError("the parent restated the sub-envs' spaces")
+    for module in (nbv, nbv_config):
+        monkeypatch.setattr(module, "nbv_observation_space", restated)
+        monkeypatch.setattr(module, "nbv_action_space", restated)
+    env = NBVWorkerVectorEnv(2, num_workers=2, motion="heading", **KW)
+    assert env.single_action_space == gym.spaces.Discrete(18)
+    assert "scan" in env.single_observation_space.spaces
+    assert env.observation_space["image"].shape == (2, 36, 36, 3)
+    with pytest.raises(ValueError, match=r"heading NBV action must be one integer in \[0, 17\]"):
+        env.step(np.array([3, 18]))
+    env.close()
+

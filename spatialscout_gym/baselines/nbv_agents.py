@@ -1,11 +1,12 @@
 """Next-best-view policies as agents: ``random-nbv``, ``frontier-nbv``, ``ppo:PATH``.
 
-Each agent drives the episode through :class:`~spatialscout_gym.wrappers.nbv.NBVController`, the
-same motion/capture/mapping step and observation as :class:`NextBestViewWrapper`, so a policy
-trained on the wrapper runs unchanged here. Steps repeat until the image budget is used, the
-inventory is fully mapped, or the episode ends (e.g. the tool-call budget: each step costs up to
-four tool calls, so run these agents with a large or unlimited ``tool_call_budget``); then
-``finish_mapping``.
+Each agent drives the episode through the NBV core
+(:class:`~spatialscout_gym.wrappers.nbv_core.NBVController`, the core over an ``Episode``): the
+same motion/capture/mapping step, observation and end rule as :class:`NextBestViewWrapper`, so a
+policy trained on the wrapper runs unchanged here. Steps repeat until the core's end rule holds
+(the image budget is used, the inventory is fully mapped, a step captured nothing, or the episode
+ended, e.g. at the tool-call budget: each step costs up to seven tool calls, so run these agents
+with a large or unlimited ``tool_call_budget``); then ``finish_mapping``.
 
 All three use the oracle-perception mapper (privileged segmentation of each capture), so they are
 ``privileged`` agents: they measure view selection, not perception.
@@ -39,8 +40,9 @@ from spatialscout_gym.baselines.base import PrivilegedAccess
 from spatialscout_gym.wrappers.nbv_mappers import make_mapper
 from spatialscout_gym.core.frames import wrap_degrees
 from spatialscout_gym.episode.episode import Episode
-from spatialscout_gym.wrappers.nbv import (DISCRETE_MOTIONS, N_SECTORS, NBVConfig, NBVController,
-                                           nbv_action_space, nbv_observation_space)
+from spatialscout_gym.wrappers.nbv_config import (DISCRETE_MOTIONS, N_SECTORS, NBVConfig, nbv_action_space,
+                                                  nbv_observation_space)
+from spatialscout_gym.wrappers.nbv_core import NBVController
 
 __all__ = ["NBVAgent", "RandomNBVAgent", "FrontierNBVAgent", "PPONBVAgent", "load_nbv_config",
            "load_policy_config", "policy_path", "space_mismatch",
@@ -82,14 +84,9 @@ class NBVAgent:
         ctl = NBVController(episode, privileged.spec, privileged.renderer, make_mapper(self.mapper_name),
                             self.config)
         self.begin(ctl, rng)
-        while (not episode.done and episode.images_left > 0
-               and len(episode.accepted_map) < len(episode.inventory_ids)):
-            images = episode.images_used
+        while not ctl.ended:   # the core's end rule (it calls finish_mapping when a step ends it)
             ctl.step(self.act(ctl.observation(), ctl, rng))
-            if episode.images_used == images:  # nothing captured (calls ran out): stop
-                break
-        if not episode.done:
-            episode.finish_mapping()
+        ctl.finish()           # a starting state that already meets the rule
 
 
 class RandomNBVAgent(NBVAgent):
@@ -142,7 +139,7 @@ class FrontierNBVAgent(NBVAgent):
             band = depth[int(0.35 * h):int(0.65 * h) + 1, int(0.4 * w):int(0.6 * w) + 1]
             hits = band[band > 0]
             free = float(np.median(hits)) if hits.size else 10.0
-            self._free[(cell, ctl._sector(pose.yaw_deg))] = free
+            self._free[(cell, ctl.sector(pose.yaw_deg))] = free
 
     def act(self, obs, ctl: NBVController, rng):
         self._note_capture(ctl)

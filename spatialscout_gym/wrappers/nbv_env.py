@@ -3,8 +3,8 @@ with the shipped policy's recipe as its defaults.
 
 It holds a :class:`~spatialscout_gym.wrappers.nbv.NextBestViewWrapper` over the tool env and
 delegates every step to it, so NBV-v0, NBV-v1, the vector envs and the NBV agents run one step
-logic; what NBV-v1 adds is that ``env.unwrapped`` is the NBV task itself (its spaces, its spec
-sheet), not the inner tool env.
+logic, the NBV core (:class:`~spatialscout_gym.wrappers.nbv_core.NBVCore`); what NBV-v1 adds is
+that ``env.unwrapped`` is the NBV task itself (its spaces, its spec sheet), not the inner tool env.
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ class NBVEnv(gym.Env):
     shipped PPO policy (``models/nbv_ppo``), so that policy runs in ``gym.make("SpatialScout/NBV-v1")``
     with no arguments.
 
-    The step logic is :class:`~spatialscout_gym.wrappers.nbv.NextBestViewWrapper`'s (held as
+    The step logic is the NBV core's (:class:`~spatialscout_gym.wrappers.nbv_core.NBVCore`, as
+    :attr:`core`), driven by :class:`~spatialscout_gym.wrappers.nbv.NextBestViewWrapper` (held as
     :attr:`nbv`, over the tool env ``nbv.env``); every tool call it sends goes through the tool
     env's ``step``. Tool calls per step: 1 rotation, 0-4 moves of at most 0.577 m per axis, 1
     capture, 1 submission when the mapper adds entries; the tool-call budget is unlimited.
@@ -127,8 +128,13 @@ class NBVEnv(gym.Env):
 
     @property
     def config(self) -> Any:
-        """The :class:`~spatialscout_gym.wrappers.nbv.NBVConfig` of the motion and observation."""
+        """The :class:`~spatialscout_gym.wrappers.nbv_config.NBVConfig` of the motion and observation."""
         return self.nbv.config
+
+    @property
+    def core(self) -> Any:
+        """The :class:`~spatialscout_gym.wrappers.nbv_core.NBVCore` that runs the steps."""
+        return self.nbv.core
 
     @property
     def tool_env(self) -> Any:
@@ -141,7 +147,8 @@ class NBVEnv(gym.Env):
         return self.nbv.reset(seed=seed, options=options)
 
     def prepare_step(self, action) -> Any:
-        """:meth:`NextBestViewWrapper.prepare_step` (the vector env's batched-render phase 1)."""
+        """:meth:`~spatialscout_gym.wrappers.nbv_core.NBVCore.prepare` (the vector env's batched-render
+        phase 1)."""
         return self.nbv.prepare_step(action)
 
     def step(self, action):

@@ -15,7 +15,7 @@ reset with the same seeds.
 A step has three phases when ``batched_render`` is on:
 
 1. every sub-env applies its motion (rotation, moves; no rendering:
-   :meth:`~spatialscout_gym.wrappers.nbv.NextBestViewWrapper.prepare_step`);
+   :meth:`~spatialscout_gym.wrappers.nbv_core.NBVCore.prepare`);
 2. one :class:`~spatialscout_gym.render.camera_group.CameraGroup` call renders all sub-envs'
    capture poses and hands each renderer its picture;
 3. every sub-env captures (reading the prepared picture: one render per sub-env per step), maps
@@ -97,6 +97,9 @@ class NBVVectorEnv(SyncVectorEnv):
                 e = e.env
             self._nbv.append(e)
         self._group: Any = None
+        # which sub-envs Gymnasium resets instead of stepping next step (NextStep mode): kept here
+        # rather than read from SyncVectorEnv's private state
+        self._due = np.zeros(self.num_envs, bool)
         if torch_device is not None:
             import torch  # optional
             self._torch = torch
@@ -106,8 +109,25 @@ class NBVVectorEnv(SyncVectorEnv):
             return obs
         return {k: self._torch.as_tensor(v, device=self.torch_device) for k, v in obs.items()}
 
+    @property
+    def config(self) -> Any:
+        """The sub-envs' :class:`~spatialscout_gym.wrappers.nbv_config.NBVConfig` (all alike)."""
+        return self._nbv[0].config
+
+    @property
+    def autoreset_due(self) -> np.ndarray:
+        """Shape (num_envs,) bool: the sub-envs the next :meth:`step` resets instead of stepping
+        (``autoreset_mode="NextStep"``: those whose episode ended in the last step; never in
+        ``"SameStep"``). A copy."""
+        return self._due.copy()
+
     def reset(self, *, seed: int | list[int | None] | None = None, options: dict | None = None):
+        mask = None if options is None else options.get("reset_mask")   # Gymnasium pops it
         obs, info = super().reset(seed=seed, options=options)
+        if mask is None:
+            self._due[:] = False
+        else:
+            self._due[np.asarray(mask, bool)] = False
         return self._to_device(obs), info
 
     @property
@@ -131,14 +151,12 @@ class NBVVectorEnv(SyncVectorEnv):
 
     def _prepare(self, actions) -> None:
         """Phases 1 and 2: every stepping sub-env moves, then one group render of their poses."""
-        from spatialscout_gym.wrappers.nbv import motion_args
-        todo = [(i, a) for i, a in enumerate(iterate(self.action_space, actions))
-                if not (self.autoreset_mode == AutoresetMode.NEXT_STEP and self._autoreset_envs[i])]
+        todo = [(i, a) for i, a in enumerate(iterate(self.action_space, actions)) if not self._due[i]]
         for i, action in todo:  # every action is checked before any sub-env moves: a bad one moves none
-            motion_args(self._nbv[i].config, action)
+            self._nbv[i].core.check_action(action)
         poses: list[Any] = [None] * self.num_envs
         for i, action in todo:
-            poses[i] = self._nbv[i].prepare_step(action)
+            poses[i] = self._nbv[i].core.prepare(action)
         self._renderers()
         self._group.render(poses)
 
@@ -148,4 +166,6 @@ class NBVVectorEnv(SyncVectorEnv):
         if self.batched_render:
             self._prepare(actions)
         obs, rewards, terminated, truncated, infos = super().step(actions)
+        if self.autoreset_mode == AutoresetMode.NEXT_STEP:   # as SyncVectorEnv decides it
+            self._due = np.logical_or(terminated, truncated)
         return self._to_device(obs), rewards, terminated, truncated, infos

@@ -26,7 +26,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-__all__ = ["NBVWorkerVectorEnv", "make_nbv_vector_env"]
+__all__ = ["NBVWorkerVectorEnv", "make_nbv_vector_env", "agreed_spaces"]
 
 
 def make_nbv_vector_env(num_envs: int = 1, *, num_workers: int = 1, **kwargs: Any) -> VectorEnv:
@@ -49,7 +49,9 @@ def _worker(conn: Any, num_envs: int, kwargs: dict) -> None:
     try:
         from spatialscout_gym.wrappers.nbv_vector import NBVVectorEnv
         venv = NBVVectorEnv(num_envs, **kwargs)
-        conn.send(("ok", None))
+        # the parent asks for the spaces instead of restating how they are built
+        conn.send(("ok", {"observation_space": venv.single_observation_space,
+                          "action_space": venv.single_action_space, "config": venv.config}))
         while True:
             cmd, data = conn.recv()
             if cmd == "step":
@@ -93,6 +95,19 @@ def _merge_infos(parts: list[dict], sizes: list[int]) -> dict:
     return out
 
 
+def agreed_spaces(replies: list[dict]) -> dict:
+    """The workers' start-up replies (``observation_space``, ``action_space``, ``config``), which
+    must all be equal; raises ``RuntimeError`` naming the first worker that differs and how."""
+    first = replies[0]
+    for i, reply in enumerate(replies[1:], start=1):
+        differs = [k for k in ("observation_space", "action_space", "config") if reply[k] != first[k]]
+        if differs:
+            k = differs[0]
+            raise RuntimeError(f"NBV workers disagree on their {k.replace('_', ' ')}: worker 0 has {first[k]}, "
+                               f"worker {i} has {reply[k]}; give every worker the same settings")
+    return first
+
+
 class NBVWorkerVectorEnv(VectorEnv):
     """N NBV sub-envs in ``num_workers`` processes (chunks as even as possible).
 
@@ -118,8 +133,6 @@ class NBVWorkerVectorEnv(VectorEnv):
                  receive_timeout_s: float = 600.0, **kwargs: Any) -> None:
         if int(num_envs) < 1 or int(num_workers) < 1:
             raise ValueError(f"num_envs and num_workers must be >= 1, got {num_envs} and {num_workers}")
-        from spatialscout_gym.wrappers.nbv import (NBVConfig, nbv_action_space,
-                                                   nbv_observation_space)
         self.num_envs = int(num_envs)
         workers = min(int(num_workers), self.num_envs)
         base, extra = divmod(self.num_envs, workers)
@@ -127,14 +140,6 @@ class NBVWorkerVectorEnv(VectorEnv):
         self.offsets = [int(x) for x in np.cumsum([0, *self.sizes[:-1]])]
         mode = AutoresetMode(autoreset_mode)
         self.metadata = {"autoreset_mode": mode}
-        # the spaces (and the parent's action check) from the sub-envs' NBVConfig, as make_nbv_env builds it
-        fields = set(NBVConfig.__dataclass_fields__)
-        self._config = NBVConfig(**{"motion": "discrete", "obs_size": 64,
-                                    **{k: v for k, v in kwargs.items() if k in fields}})
-        self.single_observation_space = nbv_observation_space(self._config)
-        self.single_action_space = nbv_action_space(self._config)
-        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
-        self.action_space = batch_space(self.single_action_space, self.num_envs)
         # always spawn (unless asked): fork-or-spawn by import history made scripts work or crash by chance
         ctx = mp.get_context(context or "spawn")
         self.receive_timeout_s = float(receive_timeout_s)
@@ -148,7 +153,17 @@ class NBVWorkerVectorEnv(VectorEnv):
             self._conns.append(parent)
             self._procs.append(proc)
         self._closed = False
-        self._gather()
+        # the spaces and the parent's action check come from the workers' first reply
+        try:
+            started = agreed_spaces(self._gather())
+        except RuntimeError:
+            self.close(terminate=True)
+            raise
+        self._config = started["config"]
+        self.single_observation_space = started["observation_space"]
+        self.single_action_space = started["action_space"]
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
 
     def _gather(self) -> list[Any]:
         results, errors = [], []
@@ -188,7 +203,7 @@ class NBVWorkerVectorEnv(VectorEnv):
         return obs, _merge_infos([p[1] for p in parts], self.sizes)
 
     def step(self, actions):
-        from spatialscout_gym.wrappers.nbv import motion_args
+        from spatialscout_gym.wrappers.nbv_motion import motion_args
         actions = np.asarray(actions)
         if len(actions) != self.num_envs:
             raise ValueError(f"step needs {self.num_envs} actions, got {len(actions)}")

@@ -1,0 +1,141 @@
+"""NBV settings and spaces (docs/protocol.md section 4 bounds): :class:`NBVConfig`, the action and
+observation spaces it gives, and the names of the discrete motions and map channels."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from gymnasium import spaces
+
+from spatialscout_gym.episode.tools import MAX_TRANSLATION_M, PITCH_LIMIT_DEG
+
+__all__ = ["NBVConfig", "N_SECTORS", "DISCRETE_MOTIONS", "MAP_CHANNELS", "MOTIONS", "nbv_action_space",
+           "nbv_observation_space"]
+
+N_SECTORS = 8
+"""Yaw sectors (45 degrees each) of the ``sectors`` observation."""
+
+DISCRETE_MOTIONS: tuple[str, ...] = ("forward", "back", "left", "right", "up", "down",
+                                     "turn_left", "turn_right", "look_up", "look_down")
+"""Names of the discrete actions, in action-index order."""
+
+MAP_CHANNELS: tuple[str, ...] = ("visited", "viewed", "inside")
+"""Channels of the egocentric top-down ``map`` observation (see :meth:`ViewHistory.visit_map`)."""
+
+
+
+MOTIONS: tuple[str, ...] = ("discrete", "continuous", "heading")
+"""The NBV action-space kinds (see :class:`NextBestViewWrapper`'s Action Space)."""
+
+
+@dataclass(frozen=True)
+class NBVConfig:
+    """Motion and observation settings shared by the wrapper and the NBV agents.
+
+    Attributes
+    ----------
+    motion : {"discrete", "continuous", "heading"}
+        Action space kind (see :class:`NextBestViewWrapper`).
+    obs_size : int
+        Side of the observed image, pixels (the capture is resized to it).
+    move_m : float
+        Discrete forward/back/left/right step, metres.
+    lift_m : float
+        Discrete up/down step, metres.
+    turn_deg : float
+        Discrete yaw step, degrees (45 aligns with the 8 yaw sectors).
+    tilt_deg : float
+        Discrete pitch step, degrees.
+    max_yaw_deg, max_pitch_deg : float
+        Continuous scaling of actions 3 and 4 (``[-1, 1]`` -> degrees).
+    cell_m : float
+        Side of the floor-grid cell over which the ``sectors`` feature counts captures, metres.
+    map_cells : int
+        Side of the egocentric ``map`` observation, cells.
+    map_cell_m : float
+        Side of one ``map`` cell, metres (the map covers ``map_cells * map_cell_m`` metres).
+    view_range_m : float
+        How far a capture counts as having viewed the floor in the ``map``'s "viewed" channel, metres.
+    view_fov_deg : float
+        Horizontal field of view of that wedge, degrees (the catalog cameras' 65 degrees); also
+        the field of view the ``scan`` observation assumes for the depth of a capture.
+    headings : int
+        ``motion="heading"``: relative yaws to choose from, evenly spaced (6: every 60 degrees).
+    strides_m : tuple of float
+        ``motion="heading"``: distances to move along the chosen heading, metres (0 turns only).
+    hold_pitch_deg : float
+        ``motion="heading"``: the pitch every heading step sets, degrees (elevation, up +).
+    scan_bins : int
+        Egocentric bins of the ``scan`` observation (0: no ``scan`` key, as in policies trained
+        before it existed).
+    scan_range_m : float
+        Free distance at which ``scan`` saturates to 1, metres.
+    scan_radius_m : float
+        Captures taken within this floor distance of the camera feed ``scan``, metres.
+    """
+
+    motion: str = "discrete"
+    obs_size: int = 64
+    move_m: float = 0.5
+    lift_m: float = 0.25
+    turn_deg: float = 45.0
+    tilt_deg: float = 15.0
+    max_yaw_deg: float = 180.0
+    max_pitch_deg: float = 45.0
+    cell_m: float = 1.0
+    map_cells: int = 16
+    map_cell_m: float = 0.75
+    view_range_m: float = 4.0
+    view_fov_deg: float = 65.0
+    headings: int = 6
+    strides_m: tuple[float, ...] = (0.0, 1.0, 2.0)
+    hold_pitch_deg: float = -20.0
+    scan_bins: int = 12
+    scan_range_m: float = 6.0
+    scan_radius_m: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.motion not in MOTIONS:
+            raise ValueError(f"motion must be one of {', '.join(map(repr, MOTIONS))}, got {self.motion!r}")
+        object.__setattr__(self, "strides_m", tuple(float(x) for x in np.atleast_1d(self.strides_m)))
+        if int(self.headings) < 1 or not self.strides_m or min(self.strides_m) < 0 \
+                or max(self.strides_m) > 2 * MAX_TRANSLATION_M + 1e-9:
+            raise ValueError(f"headings must be >= 1 and strides_m non-empty, each in [0, "
+                             f"{2 * MAX_TRANSLATION_M:g}] metres; got {self.headings} and {list(self.strides_m)}")
+        if abs(float(self.hold_pitch_deg)) > PITCH_LIMIT_DEG:
+            raise ValueError(f"hold_pitch_deg must be within +-{PITCH_LIMIT_DEG:g} degrees, got {self.hold_pitch_deg}")
+        if int(self.scan_bins) < 0 or not self.scan_range_m > 0 or not self.scan_radius_m > 0:
+            raise ValueError(f"scan_bins must be >= 0 and scan_range_m, scan_radius_m > 0 metres; got "
+                             f"{self.scan_bins}, {self.scan_range_m}, {self.scan_radius_m}")
+        if int(self.obs_size) < 8:
+            raise ValueError(f"obs_size must be >= 8 pixels, got {self.obs_size}")
+        if int(self.map_cells) < 2 or not self.map_cell_m > 0:
+            raise ValueError(f"map_cells must be >= 2 and map_cell_m > 0 metres, got {self.map_cells} "
+                             f"and {self.map_cell_m}")
+
+
+def nbv_action_space(config: NBVConfig) -> spaces.Space:
+    """``Discrete(10)`` (``DISCRETE_MOTIONS``), ``Discrete(headings x len(strides_m))`` or
+    ``Box(-1, 1, (5,), float32)``."""
+    if config.motion == "discrete":
+        return spaces.Discrete(len(DISCRETE_MOTIONS))
+    if config.motion == "heading":
+        return spaces.Discrete(int(config.headings) * len(config.strides_m))
+    return spaces.Box(-1.0, 1.0, (5,), np.float32)
+
+
+def nbv_observation_space(config: NBVConfig) -> spaces.Dict:
+    """The flat observation Dict (see :class:`NextBestViewWrapper`)."""
+    s = int(config.obs_size)
+    keys = {
+        "image": spaces.Box(0, 255, (s, s, 3), np.uint8),
+        "pose": spaces.Box(-1.0, 1.0, (6,), np.float32),
+        "coverage": spaces.Box(0.0, 1.0, (2,), np.float32),
+        "sectors": spaces.Box(0.0, 1.0, (N_SECTORS,), np.float32),
+        "map": spaces.Box(0.0, 1.0, (len(MAP_CHANNELS), int(config.map_cells), int(config.map_cells)), np.float32),
+    }
+    if int(config.scan_bins) > 0:
+        keys["scan"] = spaces.Box(0.0, 1.0, (int(config.scan_bins),), np.float32)
+    return spaces.Dict(keys)
+

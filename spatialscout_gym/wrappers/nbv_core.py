@@ -1,0 +1,345 @@
+"""The one NBV core: an NBV step is motion -> capture -> map -> observe -> reward -> end rule.
+
+:class:`NBVCore` owns that sequence, the episode's :class:`~spatialscout_gym.wrappers.nbv_features.ViewHistory`
+and the score; it reaches the episode through a port (:class:`NBVPort`, implemented in
+:mod:`spatialscout_gym.wrappers.nbv_ports`):
+
+* :class:`~spatialscout_gym.wrappers.nbv_ports.ToolEnvPort` sends every tool call through a tool
+  env's ``step`` (so wrappers inside see each call): :class:`~spatialscout_gym.wrappers.nbv.NextBestViewWrapper`,
+  ``SpatialScout/NBV-v1`` and the vector envs;
+* :class:`~spatialscout_gym.wrappers.nbv_ports.EpisodePort` calls an
+  :class:`~spatialscout_gym.episode.episode.Episode` directly: the NBV agents of
+  ``spatialscout run/evaluate`` (:class:`NBVController`).
+
+The end rule (docs/protocol.md section 5 budgets): the episode is over when the image budget is
+used up, every inventory target is in the accepted map, a step captured nothing, or the episode
+ended otherwise (the tool-call budget, ``finish_mapping``); a time limit inside the port is
+truncation. When the rule ends it, the core calls ``finish_mapping``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from spatialscout_gym.core.spec import SceneSpec
+from spatialscout_gym.episode.episode import Episode
+from spatialscout_gym.wrappers.nbv_config import NBVConfig
+from spatialscout_gym.wrappers.nbv_features import ViewHistory, depth_rays, nbv_observation, yaw_sector
+from spatialscout_gym.wrappers.nbv_motion import motion_args, move_parts
+from spatialscout_gym.wrappers.nbv_ports import EpisodePort
+
+__all__ = ["NBVCore", "NBVPort", "NBVStep", "NBVController"]
+
+
+class NBVPort(Protocol):
+    """How the core reaches one episode. Poses are task-frame (docs/protocol.md section 2): metres,
+    yaw from the initial heading and pitch (elevation, up +), degrees."""
+
+    spec: SceneSpec
+    """The episode's scene (the mapper's oracle data; never observed by the policy)."""
+
+    @property
+    def done(self) -> bool:
+        """The episode ended (or a time limit inside cut it short); no more tool calls."""
+
+    @property
+    def truncated(self) -> bool:
+        """The episode was cut short by a time limit inside the port (not over by its own rules)."""
+
+    @property
+    def radius_m(self) -> float:
+        """The scene's search radius r, metres (docs/protocol.md section 1)."""
+
+    @property
+    def images_left(self) -> float:
+        """Images left in the budget."""
+
+    @property
+    def image_budget(self) -> int:
+        """V, images per episode including frame 0."""
+
+    @property
+    def task_frame(self) -> Any:
+        """The episode's :class:`~spatialscout_gym.core.frames.TaskFrame`."""
+
+    @property
+    def pose_world(self) -> Any:
+        """The camera's :class:`~spatialscout_gym.core.frames.CameraPose` now (world frame)."""
+
+    def camera(self) -> tuple[np.ndarray, float, float]:
+        """``(position (3,), yaw_deg, pitch_deg)`` of the camera now, task frame."""
+
+    def pitch_deg(self) -> float:
+        """The camera's pitch now, degrees (what the heading motion turns from)."""
+
+    def capture_pose_task(self) -> tuple[np.ndarray, float]:
+        """``(position (3,), yaw_deg)`` of the latest capture, task frame."""
+
+    def latest_image(self) -> np.ndarray:
+        """The latest capture, (H, W, 3) uint8."""
+
+    def latest_frame(self) -> Any:
+        """The latest :class:`~spatialscout_gym.episode.episode.EpisodeFrame`, or None where the
+        port sees only the tool env's observations."""
+
+    def privileged(self) -> Any:
+        """Evaluator-only :class:`~spatialscout_gym.core.renderer_api.PrivilegedFrame` of the latest capture."""
+
+    def coverage(self) -> float:
+        """Fraction of the inventory in the accepted map."""
+
+    def rotate(self, yaw_deg: float, pitch_deg: float) -> str | None:
+        """``rotate_camera``; the refusal message or None."""
+
+    def move(self, translation_m: np.ndarray) -> str | None:
+        """``move_camera`` by (forward, right, up) metres; the refusal message or None."""
+
+    def capture(self) -> str | None:
+        """``capture_image``; the refusal message or None."""
+
+    def submit(self, positions: dict[str, np.ndarray]) -> list[str]:
+        """``submit_positions`` of task-frame centres (metres) by target id; the accepted ids."""
+
+    def finish(self) -> None:
+        """``finish_mapping``."""
+
+    def mean_iou(self) -> float | None:
+        """The all-target mean IoU of the accepted map (docs/protocol.md section 6), or None where
+        the port does not score (the NBV agents: the runner scores the episode at its end)."""
+
+
+@dataclass
+class NBVStep:
+    """What one NBV step did.
+
+    Attributes
+    ----------
+    refused : list of str
+        Refusal messages of the step's tool calls (a refused motion leaves the camera in place).
+    captured : bool
+        Whether the step captured an image.
+    submitted : list of str
+        Target ids the mapper added to the accepted map in this step.
+    reward : float
+        Change of the all-target mean IoU (0 where the port does not score).
+    score : float or None
+        The all-target mean IoU after the step (None where the port does not score).
+    coverage : float
+        Fraction of the inventory in the accepted map.
+    terminated, truncated : bool
+        The end rule's verdict (see the module docstring).
+    """
+
+    refused: list[str] = field(default_factory=list)
+    captured: bool = False
+    submitted: list[str] = field(default_factory=list)
+    reward: float = 0.0
+    score: float | None = None
+    coverage: float = 0.0
+    terminated: bool = False
+    truncated: bool = False
+
+
+class NBVCore:
+    """Runs NBV steps on one episode through ``port``.
+
+    Parameters
+    ----------
+    port : NBVPort
+        The episode (see :mod:`spatialscout_gym.wrappers.nbv_ports`).
+    mapper : Mapper
+        See :mod:`spatialscout_gym.wrappers.nbv_mappers`.
+    config : NBVConfig
+    """
+
+    def __init__(self, port: NBVPort, mapper: Any, config: NBVConfig) -> None:
+        self.port = port
+        self.mapper = mapper
+        self.config = config
+        self.radius_m = 0.0
+        """The scene's search radius, metres (set by :meth:`begin`)."""
+        self.history: ViewHistory | None = None
+        """The episode's :class:`ViewHistory` (None before :meth:`begin`)."""
+        self.score: float | None = None
+        """The all-target mean IoU of the accepted map (None where the port does not score)."""
+        self._last_privileged: Any = None
+        self._pending: tuple[np.ndarray, list[str]] | None = None   # (action, refused) after prepare
+        self._over = False
+
+    # ---- episode start ---------------------------------------------------------------------
+    def begin(self) -> None:
+        """Start on the port's fresh episode (frame 0 captured): map frame 0, which is part of the
+        starting state (not rewarded), and note the score."""
+        self.radius_m = float(self.port.radius_m)
+        self.history = ViewHistory(self.config.cell_m)
+        self._last_privileged = None
+        self._pending = None
+        self._over = False
+        self.mapper.reset(self.port.spec)
+        self._after_capture()
+        self.score = self.port.mean_iou()
+
+    # ---- public state ----------------------------------------------------------------------
+    @property
+    def last_privileged(self) -> Any:
+        """Evaluator-only :class:`~spatialscout_gym.core.renderer_api.PrivilegedFrame` of the latest
+        capture (None when neither the mapper nor the ``scan`` feature needs one)."""
+        return self._last_privileged
+
+    @property
+    def pending(self) -> bool:
+        """:meth:`prepare` applied a motion whose capture :meth:`step` has not taken yet."""
+        return self._pending is not None
+
+    @property
+    def pose_world(self) -> Any:
+        """The camera's world-frame :class:`~spatialscout_gym.core.frames.CameraPose` now."""
+        return self.port.pose_world
+
+    @property
+    def ended(self) -> bool:
+        """The end rule holds: nothing more to step (then :meth:`finish`)."""
+        p = self.port
+        return self._over or p.done or p.images_left <= 0 or self.coverage() >= 1.0
+
+    def coverage(self) -> float:
+        """Fraction of the inventory in the accepted map."""
+        return self.port.coverage()
+
+    def sector(self, yaw_deg: float) -> int:
+        """The 45-degree yaw sector (0-7, counter-clockwise) of a heading in degrees, as the
+        ``sectors`` feature counts it."""
+        return yaw_sector(yaw_deg)
+
+    def cell(self, position_world: np.ndarray) -> tuple[int, int]:
+        """The ``(i, j)`` index of the ``config.cell_m`` floor-grid cell holding a world-frame
+        position (metres, x and y), for heuristics' own bookkeeping."""
+        return (int(np.floor(position_world[0] / self.config.cell_m)),
+                int(np.floor(position_world[1] / self.config.cell_m)))
+
+    def check_action(self, action: Any) -> None:
+        """Raise the one-line ``ValueError`` of :func:`motion_args` when ``action`` is outside the
+        action space (nothing moves)."""
+        motion_args(self.config, action)
+
+    def observation(self) -> dict[str, np.ndarray]:
+        """The observation of :func:`~spatialscout_gym.wrappers.nbv_config.nbv_observation_space`."""
+        p = self.port
+        position, yaw, pitch = p.camera()
+        return nbv_observation(self.config, p.latest_image(), position, yaw, pitch, self.radius_m,
+                               self.coverage(), p.images_left / p.image_budget, self.history)
+
+    def capture_pose(self) -> Any:
+        """The world pose this step's capture renders at, or None when it captures nothing (the
+        episode ended or no image is left)."""
+        if self.port.done or self.port.images_left <= 0:
+            return None
+        return self.port.pose_world
+
+    # ---- the step --------------------------------------------------------------------------
+    def prepare(self, action: Any) -> Any:
+        """Phase 1 of :meth:`step`: apply ``action``'s motion (rotation, then moves; no rendering)
+        and return :meth:`capture_pose`. The next :meth:`step` must get the same action; it then
+        captures, maps and observes. The vector env renders all sub-envs' captures in one batched
+        call between the two phases."""
+        if self.history is None:
+            raise RuntimeError("call reset() before step()")
+        if self.port.done:
+            raise RuntimeError("the episode has ended; call reset()")
+        if self._pending is not None:
+            raise RuntimeError("prepare_step() was already called for this step; call step(action) next")
+        p = self.port
+        (yaw, pitch), move = motion_args(self.config, action, p.pitch_deg())
+        refused: list[str] = []
+        if yaw or pitch:
+            self._note(refused, p.rotate(yaw, pitch))
+        move = np.asarray(move, float)
+        if np.any(move) and not p.done:
+            parts = move_parts(move)
+            for _ in range(parts):
+                if not p.done:
+                    self._note(refused, p.move(move / parts))
+        self._pending = (np.array(action, copy=True), refused)
+        return self.capture_pose()
+
+    def step(self, action: Any) -> NBVStep:
+        """Move, capture, map and submit, score, and apply the end rule (calling ``finish_mapping``
+        when it ends the episode)."""
+        if self._pending is None:
+            self.prepare(action)
+        elif not np.array_equal(self._pending[0], np.asarray(action)):
+            raise ValueError(f"step() got action {np.asarray(action).tolist()!r} but prepare_step() applied "
+                             f"{self._pending[0].tolist()!r}; pass the same action")
+        refused = self._pending[1]
+        self._pending = None
+        p = self.port
+        captured, submitted = False, []
+        if not p.done and p.images_left > 0:
+            error = p.capture()
+            self._note(refused, error)
+            if error is None:
+                captured = True
+                submitted = self._after_capture()
+        before = self.score
+        if before is not None and submitted:
+            self.score = p.mean_iou()
+        coverage = self.coverage()
+        truncated = p.truncated
+        # no capture happens only when the episode ended or the image budget is used up
+        terminated = bool(not truncated and (p.done or p.images_left <= 0 or coverage >= 1.0 or not captured))
+        if terminated and not p.done:
+            p.finish()
+        self._over = terminated or truncated
+        reward = 0.0 if before is None else self.score - before
+        return NBVStep(refused, captured, submitted, reward, self.score, coverage, terminated, truncated)
+
+    def finish(self) -> None:
+        """``finish_mapping`` unless the episode has ended already (after the last step, or when
+        the starting state already meets the end rule)."""
+        if not self.port.done:
+            self.port.finish()
+
+    @staticmethod
+    def _note(refused: list[str], error: str | None) -> None:
+        if error is not None:
+            refused.append(error)
+
+    def _after_capture(self) -> list[str]:
+        """Record the latest capture in the history, run the mapper on it and submit what it adds;
+        returns the accepted ids."""
+        p = self.port
+        scan = self.config.scan_bins > 0
+        priv = p.privileged() if getattr(self.mapper, "needs_privileged", False) or scan else None
+        rays = depth_rays(priv.depth_m, self.config.view_fov_deg) if scan else None
+        position, yaw = p.capture_pose_task()
+        self.history.record(position, yaw, rays)
+        self._last_privileged = priv
+        new = self.mapper.observe(p.latest_frame(), priv, p.task_frame)
+        if not new or p.done:
+            return []
+        return p.submit(new)
+
+
+class NBVController(NBVCore):
+    """The NBV core over an :class:`~spatialscout_gym.episode.episode.Episode` (fresh, frame 0
+    captured), started at construction: the NBV agents' driver. ``renderer`` renders the
+    evaluator-only privileged frames; the episode is not scored step by step (rewards are 0).
+
+    Parameters
+    ----------
+    episode : Episode
+    spec : SceneSpec
+        The episode's scene (the mapper's oracle data; never observed by the policy).
+    renderer : Renderer
+    mapper : Mapper
+    config : NBVConfig
+    """
+
+    def __init__(self, episode: Episode, spec: SceneSpec, renderer: Any, mapper: Any, config: NBVConfig) -> None:
+        super().__init__(EpisodePort(episode, spec, renderer), mapper, config)
+        self.episode = episode
+        """The episode driven (its frames and poses are public)."""
+        self.begin()

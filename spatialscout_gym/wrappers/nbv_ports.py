@@ -1,0 +1,238 @@
+"""The two ways the NBV core (:class:`~spatialscout_gym.wrappers.nbv_core.NBVCore`) reaches an
+episode (its :class:`~spatialscout_gym.wrappers.nbv_core.NBVPort`):
+
+* :class:`ToolEnvPort`: every tool call is an action of a tool env's ``step`` (a
+  :class:`~spatialscout_gym.envs.spatialscout_env.SpatialScoutEnv`, possibly wrapped), so wrappers
+  inside see each call; the camera and budgets are read from its observations (float32), the
+  evaluator-only data (scene, privileged frame, metrics) from ``env.unwrapped``;
+* :class:`EpisodePort`: the typed methods of an :class:`~spatialscout_gym.episode.episode.Episode`,
+  the camera read from the episode's pose (float64); no step-by-step scoring.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from spatialscout_gym.core.spec import SceneSpec
+from spatialscout_gym.episode.episode import Episode
+from spatialscout_gym.episode.tools import TOOL_NAMES
+
+__all__ = ["ToolEnvPort", "EpisodePort"]
+
+
+class ToolEnvPort:
+    """The NBV core's port over a tool env (``env``'s action space is the tool-call ``Dict``).
+
+    A ``TimeLimit`` inside ends the episode as truncation (:attr:`truncated`)."""
+
+    def __init__(self, env: gym.Env) -> None:
+        self.env = env
+        self._template = {k: np.zeros(sp.shape, sp.dtype) for k, sp in env.action_space.spaces.items()}
+        for v in self._template.values():
+            v.setflags(write=False)  # shared by every call's action (see call)
+        self.spec: SceneSpec | None = None
+        self.last_obs: dict | None = None
+        """The tool env's latest observation."""
+        self.last_info: dict = {}
+        """The tool env's latest info (its ``reset``'s, then its latest ``step``'s)."""
+        self._done = self._truncated = False
+        self._inv_index: dict[str, int] = {}
+        self._image_budget = 0
+        self.radius_m = 0.0
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
+        """The tool env's ``reset``; returns its ``(obs, info)``."""
+        obs, info = self.env.reset(seed=seed, options=options)
+        inner = self.env.unwrapped
+        self.spec = inner.scene_spec
+        self.last_obs, self.last_info = obs, info
+        self._done = self._truncated = False
+        self._image_budget = int(inner.image_budget)
+        self.radius_m = float(self.spec.public.radius_m)
+        self._inv_index = {e.id: i for i, e in enumerate(self.spec.public.inventory)}
+        return obs, info
+
+    def call(self, tool: str, **fields: Any) -> tuple:
+        """One tool call through the tool env's ``step``; returns its five-tuple."""
+        action = dict(self._template)   # unused fields: the read-only zero arrays, not copies
+        action["tool"] = np.int64(TOOL_NAMES.index(tool))
+        for k, v in fields.items():
+            action[k] = np.asarray(v, dtype=self._template[k].dtype).reshape(self._template[k].shape)
+        out = self.env.step(action)
+        self.last_obs, self.last_info = out[0], out[4]
+        self._done = bool(out[2] or out[3])
+        # a time limit inside is truncation, reported as such (PPO bootstraps from truncated steps)
+        self._truncated = bool(out[3] and not out[2])
+        return out
+
+    def _error(self, tool: str, **fields: Any) -> str | None:
+        res = self.call(tool, **fields)[4]["tool_result"]
+        return None if res.get("ok") else (res.get("error") or f"{tool} was refused")
+
+    # ---- state -------------------------------------------------------------------------------
+    @property
+    def done(self) -> bool:
+        return self._done
+
+    @property
+    def truncated(self) -> bool:
+        return self._truncated
+
+    @property
+    def images_left(self) -> float:
+        return float(self.last_obs["budgets"][0])
+
+    @property
+    def image_budget(self) -> int:
+        return self._image_budget
+
+    @property
+    def task_frame(self) -> Any:
+        return self.env.unwrapped.task_frame
+
+    @property
+    def pose_world(self) -> Any:
+        return self.env.unwrapped.episode.pose
+
+    def camera(self) -> tuple[np.ndarray, float, float]:
+        obs = self.last_obs
+        yaw, pitch = obs["camera_yaw_pitch"]
+        return obs["camera_position"], float(yaw), float(pitch)
+
+    def pitch_deg(self) -> float:
+        return float(self.last_obs["camera_yaw_pitch"][1])
+
+    def capture_pose_task(self) -> tuple[np.ndarray, float]:
+        # called right after the capture (or reset): the camera has not moved since
+        return self.last_obs["camera_position"], float(self.last_obs["camera_yaw_pitch"][0])
+
+    def latest_image(self) -> np.ndarray:
+        return self.last_obs["image"]
+
+    def latest_frame(self) -> None:
+        return None   # the tool env shows observations, not episode frames
+
+    def privileged(self) -> Any:
+        return self.env.unwrapped.privileged_frame()
+
+    def coverage(self) -> float:
+        obs = self.last_obs
+        return float(np.sum(obs["submitted"])) / max(1, int(np.sum(obs["inventory_mask"])))
+
+    # ---- tool calls --------------------------------------------------------------------------
+    def rotate(self, yaw_deg: float, pitch_deg: float) -> str | None:
+        return self._error("rotate_camera", rotation=[yaw_deg, pitch_deg])
+
+    def move(self, translation_m: np.ndarray) -> str | None:
+        return self._error("move_camera", translation=translation_m)
+
+    def capture(self) -> str | None:
+        return self._error("capture_image")
+
+    def submit(self, positions: dict[str, np.ndarray]) -> list[str]:
+        values = np.zeros(self._template["positions"].shape, np.float32)
+        mask = np.zeros(self._template["submit_mask"].shape, np.int8)
+        for tid, centre in positions.items():
+            i = self._inv_index[tid]
+            values[i] = centre
+            mask[i] = 1
+        res = self.call("submit_positions", positions=values, submit_mask=mask)[4]["tool_result"]
+        return list(res.get("result", {}).get("accepted", [])) if res.get("ok") else []
+
+    def finish(self) -> None:
+        self.call("finish_mapping")
+
+    # ---- scoring (evaluator-only) ------------------------------------------------------------
+    def mean_iou(self) -> float:
+        return float(self.env.unwrapped.metrics()["all"]["mean_iou"])
+
+    def metrics(self) -> dict:
+        """The scorer's metrics dict of the accepted map (docs/protocol.md section 6)."""
+        return self.env.unwrapped.metrics()
+
+
+class EpisodePort:
+    """The NBV core's port over an :class:`Episode` (``renderer`` renders the privileged frames)."""
+
+    def __init__(self, episode: Episode, spec: SceneSpec, renderer: Any) -> None:
+        self.episode = episode
+        self.spec = spec
+        self.renderer = renderer
+        self.radius_m = float(episode.public.radius_m)
+
+    @staticmethod
+    def _error(res: Any) -> str | None:
+        return None if res.ok else (res.error or f"{res.tool} was refused")
+
+    # ---- state -------------------------------------------------------------------------------
+    @property
+    def done(self) -> bool:
+        return self.episode.done
+
+    @property
+    def truncated(self) -> bool:
+        return False   # no time limit inside an Episode
+
+    @property
+    def images_left(self) -> int:
+        return self.episode.images_left
+
+    @property
+    def image_budget(self) -> int:
+        return self.episode.image_budget
+
+    @property
+    def task_frame(self) -> Any:
+        return self.episode.task_frame
+
+    @property
+    def pose_world(self) -> Any:
+        return self.episode.pose
+
+    def camera(self) -> tuple[np.ndarray, float, float]:
+        pose = self.episode.task_frame.pose_to_task(self.episode.pose)
+        return pose["position"], pose["yaw_deg"], pose["pitch_deg"]
+
+    def pitch_deg(self) -> float:
+        return float(self.episode.pose.pitch_deg)
+
+    def capture_pose_task(self) -> tuple[np.ndarray, float]:
+        pose = self.episode.task_frame.pose_to_task(self.latest_frame().pose)
+        return pose["position"], pose["yaw_deg"]
+
+    def latest_image(self) -> np.ndarray:
+        return self.episode.latest_image
+
+    def latest_frame(self) -> Any:
+        ep = self.episode
+        return ep.frames[max(ep.frames)]
+
+    def privileged(self) -> Any:
+        return self.renderer.capture_privileged(self.latest_frame().pose)
+
+    def coverage(self) -> float:
+        return len(self.episode.accepted_map) / max(1, len(self.episode.inventory_ids))
+
+    # ---- tool calls --------------------------------------------------------------------------
+    def rotate(self, yaw_deg: float, pitch_deg: float) -> str | None:
+        return self._error(self.episode.rotate_camera(yaw=yaw_deg, pitch=pitch_deg))
+
+    def move(self, translation_m: np.ndarray) -> str | None:
+        f, r, u = (float(x) for x in translation_m)
+        return self._error(self.episode.move_camera(forward=f, right=r, up=u))
+
+    def capture(self) -> str | None:
+        return self._error(self.episode.capture_image())
+
+    def submit(self, positions: dict[str, np.ndarray]) -> list[str]:
+        res = self.episode.submit_positions({k: [float(x) for x in v] for k, v in positions.items()})
+        return list(res.result.get("accepted", [])) if res.ok else []
+
+    def finish(self) -> None:
+        self.episode.finish_mapping()
+
+    def mean_iou(self) -> None:
+        return None   # the runner scores the episode at its end
