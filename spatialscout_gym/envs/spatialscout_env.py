@@ -316,9 +316,10 @@ class SpatialScoutEnv(gym.Env):
     def privileged_frame(self):
         """Evaluator-only: the :class:`~spatialscout_gym.core.renderer_api.PrivilegedFrame` (depth,
         segmentation, world positions) of the latest capture, rendered once per frame. Its buffers
-        are read lazily, always in this env's scene (a shared renderer switches back first); one
-        read after this env loaded another scene raises ``StaleFrameError``. Never shown to an
-        evaluated agent; the NBV wrapper's oracle mappers read it."""
+        are read lazily and always show the frame's own scene: a shared renderer is switched back
+        to it first; an env's own renderer that has loaded another scene since refuses with
+        ``StaleFrameError``. Never shown to an evaluated agent; the NBV wrapper's oracle mappers
+        read it."""
         ep = self.episode
         if ep is None:
             raise RuntimeError("call reset() first")
