@@ -12,6 +12,7 @@ Prints and writes ``benchmarks/results/bench_cli_startup.json``.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -30,8 +31,8 @@ CASES: dict[str, list[str]] = {
 }
 HEAVY = ("gymnasium", "sapien", "torch", "stable_baselines3", "scipy", "matplotlib",
          "spatialscout_gym.scenes.catalog", "spatialscout_gym.render.sapien_renderer")
-PROBE = ("import runpy, sys\nsys.argv = {argv!r}\ntry:\n    runpy.run_module({module!r}, run_name='__main__')\n"
-         "except SystemExit:\n    pass\nprint('HEAVY', [m for m in {heavy!r} if m in sys.modules], file=sys.stderr)\n")
+PROBE = ("import json, runpy, sys\nsys.argv = {argv!r}\ntry:\n    runpy.run_module({module!r}, run_name='__main__')\n"
+         "except SystemExit:\n    pass\nprint('HEAVY', json.dumps([m for m in {heavy!r} if m in sys.modules]), file=sys.stderr)\n")
 
 
 def run_once(args: list[str]) -> tuple[float, float]:
@@ -47,12 +48,13 @@ def run_once(args: list[str]) -> tuple[float, float]:
 def heavy_modules(args: list[str]) -> list[str]:
     """The :data:`HEAVY` modules loaded by ``python args``."""
     if args[0] == "-c":
-        code = f"{args[1]}\nimport sys\nprint('HEAVY', [m for m in {HEAVY!r} if m in sys.modules], file=sys.stderr)\n"
+        code = (f"{args[1]}\nimport json, sys\n"
+                f"print('HEAVY', json.dumps([m for m in {HEAVY!r} if m in sys.modules]), file=sys.stderr)\n")
     else:
         code = PROBE.format(argv=[args[1], *args[2:]], module=args[1], heavy=HEAVY)
     err = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stderr
     line = next((x for x in err.splitlines() if x.startswith("HEAVY ")), "HEAVY ?")
-    return eval(line[6:]) if line != "HEAVY ?" else ["?"]  # noqa: S307 - our own printed list
+    return json.loads(line[6:]) if line != "HEAVY ?" else ["?"]
 
 
 def main(argv: list[str] | None = None) -> dict:
