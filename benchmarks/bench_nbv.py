@@ -3,9 +3,12 @@ env, with host (and GPU) memory.
 
     python benchmarks/bench_nbv.py                         # CPU defaults: 64 and 128 px
     python benchmarks/bench_nbv.py --num-envs 1 4 16 64 256 1024 --seconds 20   # on a GPU machine
+    python benchmarks/bench_nbv.py --env-id SpatialScout/NBV-v1 SpatialScout/NBV-v0   # both, one after the other
 
-Every env is ``SpatialScout/NBV-v0`` (``--env-id SpatialScout/NBV-v1``: the heading motion and the
-shipped recipe) on procedural scenes with ``reconfigure_every`` 16 (a new
+Every env is ``SpatialScout/NBV-v1`` (the default: the heading motion and the shipped recipe) or
+``SpatialScout/NBV-v0`` (random discrete motions; ``--env-id`` takes one or both, measured one
+after the other in the same run, each row naming its env id) on procedural scenes with
+``reconfigure_every`` 16 (a new
 scene every 16 resets), V = 20 images, the oracle mapper and uniformly random actions, so the
 figure includes scene generation and upload, resets, rendering, privileged segmentation, mapping
 and scoring. Rows:
@@ -138,8 +141,10 @@ def main(argv: list[str] | None = None) -> dict:
                     help="processes of the async row (default: CPU count)")
     ap.add_argument("--seconds", type=float, default=10.0, help="measured seconds per row (default 10)")
     ap.add_argument("--image-budget", type=int, default=20)
-    ap.add_argument("--env-id", default="SpatialScout/NBV-v0", choices=["SpatialScout/NBV-v0", "SpatialScout/NBV-v1"],
-                    help="the NBV env to measure (default NBV-v0, random discrete motions)")
+    ap.add_argument("--env-id", nargs="+", default=["SpatialScout/NBV-v1"],
+                    choices=["SpatialScout/NBV-v1", "SpatialScout/NBV-v0"],
+                    help="the NBV env(s) to measure, one after the other (default NBV-v1, the recommended "
+                         "task; NBV-v0: random discrete motions)")
     ap.add_argument("--reconfigure-every", type=int, default=16)
     ap.add_argument("--memory-scenes", type=int, default=0,
                     help="also load this many procedural scenes in one env (reconfigure_every 1) and "
@@ -164,7 +169,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     import gymnasium as gym
 
-    import spatialscout_gym  # noqa: F401  (registers SpatialScout/NBV-v0)
+    import spatialscout_gym  # noqa: F401  (registers SpatialScout/NBV-v1 and NBV-v0)
     from spatialscout_gym.render.device import check_vulkan
 
     device = check_vulkan()
@@ -172,36 +177,37 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"device: {device.device or 'none'}  ({platform.node()}, {os.cpu_count()} CPUs"
           + (f", LP_NUM_THREADS={lp_threads}" if lp_threads is not None else "") + ")")
     rows = []
-    for res in args.resolutions:
+    for env_id, res in [(e, r) for e in args.env_id for r in args.resolutions]:
         kw = _kwargs(res, args.image_budget, args.reconfigure_every)
-        plan = [("single", 1, lambda: gym.make(args.env_id, disable_env_checker=True, **kw), False)]
+        plan = [("single", 1, lambda: gym.make(env_id, disable_env_checker=True, **kw), False)]
         if args.async_envs > 1:
             plan.append(("async", args.async_envs, lambda: gym.make_vec(
-                args.env_id, num_envs=args.async_envs, vectorization_mode="async", **kw), True))
+                env_id, num_envs=args.async_envs, vectorization_mode="async", **kw), True))
         vkw = dict(kw, batched_render={"on": True, "off": False}.get(args.batched_render, "auto"))
         if args.render_device is not None:
             vkw["render_device"] = args.render_device
-        plan += [("vector", n, (lambda n=n: gym.make_vec(args.env_id, num_envs=n,
+        plan += [("vector", n, (lambda n=n: gym.make_vec(env_id, num_envs=n,
                                                           vectorization_mode="vector_entry_point", **vkw)), True)
                  for n in args.num_envs]
         if args.workers > 1:
             plan += [("workers", n, (lambda n=n: gym.make_vec(
-                args.env_id, num_envs=n, vectorization_mode="vector_entry_point",
+                env_id, num_envs=n, vectorization_mode="vector_entry_point",
                 num_workers=args.workers, **vkw)), True) for n in args.num_envs if n >= args.workers]
         for kind, n, make, vector in plan:
-            row = {"kind": kind, "resolution": res, **_measure(make, n, args.seconds, vector, seed=len(rows))}
+            row = {"env_id": env_id, "kind": kind, "resolution": res,
+                   **_measure(make, n, args.seconds, vector, seed=len(rows))}
             if kind == "vector":
                 row["render_device"] = args.render_device
             if kind == "workers":
                 row["num_workers"] = args.workers
             rows.append(row)
-            print(f"{kind:>7} {res:>4} px  envs {n:>4}  {row['steps_per_s']:>9.1f} steps/s  "
+            print(f"{env_id.split('/')[-1]:>6} {kind:>7} {res:>4} px  envs {n:>4}  {row['steps_per_s']:>9.1f} steps/s  "
                   + ("batched  " if row.get("batched_render") else "")
                   + f"{row['steps_per_cpu_s'] or 0:>7.1f} per CPU s  "
                   f"build {row['build_s']:>6.1f} s  host {row['host_rss_mb']:>7.0f} MB"
                   + (f"  gpu {row['gpu_used_mb']:.0f} MB" if row["gpu_used_mb"] is not None else ""), flush=True)
     memory = _memory_curve(args.memory_scenes) if args.memory_scenes > 0 else []
-    result = {"env_id": args.env_id, "device": device.device, "cpus": os.cpu_count(), "machine": platform.machine(),
+    result = {"env_ids": args.env_id, "device": device.device, "cpus": os.cpu_count(), "machine": platform.machine(),
               "lp_num_threads": lp_threads,
               "batched_render": args.batched_render, "render_device": args.render_device,
               "image_budget": args.image_budget, "reconfigure_every": args.reconfigure_every,

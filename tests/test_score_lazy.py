@@ -1,5 +1,5 @@
-"""``spatialscout score`` imports neither gymnasium nor scipy.optimize for
-ordinary maps (small groups are assigned by enumeration when the optimum is unique), and the
+"""``spatialscout score`` imports neither the scene generator, the episode, the renderer nor
+scipy.optimize for ordinary maps (small groups are assigned by enumeration when the optimum is unique), and the
 results are exactly those of scipy's assignment."""
 
 from __future__ import annotations
@@ -64,15 +64,9 @@ def test_score_command_loads_only_the_scorer(tmp_path):
     pos = {tid: (gt.centers_task[i] + 0.02).tolist() for i, tid in enumerate(gt.ids)}
     (d / "predictions.json").write_text(json.dumps({"positions": pos}))
     code = ("import sys; from spatialscout_gym.cli.main import main; rc = main(['score', sys.argv[1]]); "
-            "print('HEAVY', [m for m in ('gymnasium', 'scipy.optimize', 'matplotlib', 'torch', "
+            "print('HEAVY', [m for m in ('scipy.optimize', 'matplotlib', 'torch', "
             "'spatialscout_gym.scenes.procedural', 'spatialscout_gym.scenes.catalog', 'spatialscout_gym.episode', "
             "'spatialscout_gym.render', 'spatialscout_gym.baselines') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code, str(d)], capture_output=True, text=True, check=True).stdout
     assert "HEAVY []" in out and "object-micro" in out, out
 
-
-def test_envs_register_when_gymnasium_is_imported_after_the_package():
-    code = ("import sys, spatialscout_gym; assert 'gymnasium' not in sys.modules; import gymnasium; "
-            "print('SpatialScout/Procedural-v0' in gymnasium.registry)")
-    out = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "True", out.stderr

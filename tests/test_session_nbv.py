@@ -64,7 +64,7 @@ def test_shared_renderer_is_released_by_the_last_holder(monkeypatch):
     a.load(spec)
     b.load(small_scene(64, 64, scene_id="other"))
     assert session_mod.shared_renderer_count() == base + 1
-    shared = session_mod._SHARED[24][0]
+    shared = session_mod.shared_renderer(24)
     ep = a.new_episode()                                  # the view switches back to a's scene
     assert shared.spec.scene_id == "fake-room" and ep.frames[0].image.shape == (24, 24, 3)
     a.close()

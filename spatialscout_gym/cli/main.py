@@ -1,7 +1,9 @@
 """``spatialscout``: the command-line entry point.
 
 Each subcommand lives in its own module of this package exposing ``register(subparsers)``; the
-module's ``register`` adds a parser whose ``func(args) -> int`` runs it. Expected user errors are
+module's ``register`` adds a parser whose ``func(args) -> int`` runs it. Only the named command's
+module is imported (``spatialscout score ...`` never loads the scene generator or SAPIEN), and
+``spatialscout --help`` lists the commands from :data:`SUMMARIES` without importing any of them. Expected user errors are
 raised as :class:`CliError`; together with the package's own error types
 (:class:`~spatialscout_gym.core.errors.SpatialScoutError`) they are printed as one line with exit
 code 2, and so is a missing optional extra (the extra and its ``pip install`` named).
@@ -36,6 +38,26 @@ COMMANDS: tuple[str, ...] = (
     "play",
 )
 
+SUMMARIES: dict[str, str] = {
+    "score": "score maps (predictions.json) against ground_truth.json, Table-3 style",
+    "scenes": "list, measure, export and render the offline scene catalog",
+    "doctor": "check that SAPIEN can render here; print fixes if not",
+    "run": "run one episode of an agent and write trace, predictions, result and frames",
+    "evaluate": "run an agent on many scenes in parallel (resumable) and write a report",
+    "compare": "put several evaluation reports side by side",
+    "leaderboard": "one static page (plus JSON and markdown) over many evaluation directories",
+    "replay": "score every map snapshot in the traces; write curves (JSON and PNG)",
+    "report": "write report.json/md, replay curves, figures and index.html for an evaluation",
+    "verify": "re-execute the recorded tool calls of runs and check their traces and scores",
+    "plan": "how many scenes and seeds a comparison needs to detect a given difference",
+    "train_nbv": "train a PPO next-best-view policy on procedural scenes (needs the [rl] extra)",
+    "mcp": "serve one episode's ten tools over MCP (stdio or streamable HTTP on 127.0.0.1)",
+    "view": "step through an episode in the browser",
+    "play": "play an episode yourself in the browser (a human baseline)",
+}
+"""Command module -> the one line ``spatialscout --help`` shows for it: the ``help=`` its own
+``register`` gives (a test keeps the two equal), here so the listing imports no command module."""
+
 
 def named_command(argv: list[str]) -> str | None:
     """The subcommand module ``argv`` names (``train-nbv`` -> ``train_nbv``), or None: the first
@@ -45,10 +67,7 @@ def named_command(argv: list[str]) -> str | None:
     return name if name in COMMANDS else None
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The full parser, or with ``only`` one that registers just that command: each command
-    module imports what it needs at import time, and ``score`` must not pay for the scene
-    generator or the episode (``benchmarks/bench_score_cli.py``)."""
+def _top_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="spatialscout",
         description="SpatialScout as Gymnasium environments: score maps, browse and render the "
@@ -57,15 +76,35 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"spatialscout-gym {__version__}")
     parser.add_argument("--debug", action="store_true",
                         help="print the full traceback of an error instead of one line")
+    return parser
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The full parser, or with ``only`` one that registers just that command: each command
+    module imports what it needs at import time, and ``score`` must not pay for the scene
+    generator or the episode (``benchmarks/bench_score_cli.py``)."""
+    parser = _top_parser()
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS if only is None else (only,):
         importlib.import_module(f"spatialscout_gym.cli.{name}").register(sub)
     return parser
 
 
+def listing_parser() -> argparse.ArgumentParser:
+    """The parser when no command is named (``spatialscout --help``, a typo): every command
+    listed with its :data:`SUMMARIES` line, no command module imported
+    (``benchmarks/bench_cli_startup.py``)."""
+    parser = _top_parser()
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        sub.add_parser(name.replace("_", "-"), help=SUMMARIES.get(name, ""), add_help=False)
+    return parser
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(named_command(argv))
+    name = named_command(argv)
+    parser = build_parser(name) if name else listing_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -7,13 +7,18 @@ policy's recipe as defaults; ``make_vec`` as for NBV-v0),
 and for every scene imported into a directory listed in ``$SPATIALSCOUT_SCENE_DIRS`` (``os.pathsep``
 separated; ``spatialscout scenes import-maniskill`` writes such directories).
 
-Light on purpose (it runs when ``spatialscout_gym`` and ``gymnasium`` are both imported): entry
-points are strings and the catalog's scene ids come from its manifest only; no scene is built and
-SAPIEN is not imported. gymnasium is imported inside the functions, so that importing this module
-never triggers the package's register-after-gymnasium hook half-way through.
+Light on purpose (it runs on ``import spatialscout_gym``): entry points are strings, the catalog's
+scene ids are read from its manifest JSON without importing the scene generator, and the importer
+of ManiSkill scenes is loaded only when ``$SPATIALSCOUT_SCENE_DIRS`` is set; no scene is built and
+SAPIEN is not imported.
 """
 
 from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
 
 __all__ = ["register_envs", "registered_ids", "ENTRY_POINT", "NAMESPACE", "NBV_ID", "NBV_V1_ID"]
 
@@ -32,17 +37,41 @@ def env_id_for_scene(scene_id: str) -> str:
     return f"{NAMESPACE}/{scene_id}-v0"
 
 
+CATALOG_ENV = "SPATIALSCOUT_CATALOG"
+"""The catalog version a bare scene id means (``spatialscout_gym.scenes.catalog.CATALOG_ENV``)."""
+SCENE_DIRS_ENV = "SPATIALSCOUT_SCENE_DIRS"
+"""Directories of imported scenes (``spatialscout_gym.scenes.maniskill.SCENE_DIRS_ENV``)."""
+_DEFAULT_CATALOG_VERSION = "2.0"
+_MANIFEST_DIR = Path(__file__).resolve().parents[1] / "scenes" / "data"
+
+
+def _manifest_ids(version: str) -> list[str] | None:
+    """The scene ids in the shipped manifest ``catalog_v<major>.json`` of catalog ``version``
+    ("<major>.0"), read as plain JSON; None when the version or file is not of that form (the
+    catalog module then decides, with its own warning or error)."""
+    m = re.fullmatch(r"([1-9][0-9]*)\.0", version)
+    path = _MANIFEST_DIR / f"catalog_v{m.group(1)}.json" if m else None
+    if path is None or not path.is_file():
+        return None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if str(data.get("catalog_version")) != version:
+        return None
+    return [str(s["scene_id"]) for s in data["scenes"]]
+
+
 def _catalog_ids() -> list[str]:
-    try:
-        from spatialscout_gym.scenes.catalog import catalog_scene_ids
-    except ImportError:  # the catalog module is optional at import time (e.g. a partial checkout)
-        return []
+    ids = _manifest_ids(os.environ.get(CATALOG_ENV) or _DEFAULT_CATALOG_VERSION)
+    if ids is not None:
+        return ids
+    from spatialscout_gym.scenes.catalog import catalog_scene_ids   # heavy: the scene generator
     return list(catalog_scene_ids())
 
 
 def _imported_scenes() -> list[tuple[str, str]]:
     """``(spec JSON path, env id)`` of scenes imported into ``$SPATIALSCOUT_SCENE_DIRS``
     (``spatialscout scenes import-maniskill``). Catalog ids win over imported ones."""
+    if not os.environ.get(SCENE_DIRS_ENV, "").strip():
+        return []
     from spatialscout_gym.scenes.maniskill import imported_scene_paths
     return [(str(path), env_id_for_scene(sid)) for sid, path in imported_scene_paths().items()]
 

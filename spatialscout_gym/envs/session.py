@@ -14,9 +14,13 @@ reset):
   two scene loads.
 
 Renderer ownership, one rule: a session closes a renderer it built itself and never one it was
-given. ``shared=True`` borrows a process-wide renderer per resolution from a reference-counted
-pool; the last session to close releases it. A shared renderer is switched back to this session's
-scene before every capture (one SAPIEN context for many scenes; not thread-safe).
+given. ``shared=True`` borrows a process-wide renderer from a reference-counted pool; the last
+session to close releases it. The pool is keyed by everything that changes the pixels: the
+resolution and the renderer factory (a :class:`SapienFactory` compares by its render device and
+shader), so a session that asks for a CUDA renderer never gets another session's default-device
+one. A shared renderer is switched back to this session's scene before every capture, and before a
+privileged frame captured earlier renders its buffers (one SAPIEN context for many scenes; not
+thread-safe).
 
 Used by :class:`~spatialscout_gym.envs.spatialscout_env.SpatialScoutEnv`, the NBV env, the episode
 runner, the MCP server and the evaluate workers.
@@ -26,7 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any, Callable
+from typing import Any, Callable, Hashable
 
 import numpy as np
 
@@ -36,7 +40,8 @@ from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.envs.run_dir import write_run
 from spatialscout_gym.episode.episode import Episode
 
-__all__ = ["EpisodeSession", "RendererFactory", "sapien_factory", "shared_renderer_count", "MAX_RESOLUTION"]
+__all__ = ["EpisodeSession", "RendererFactory", "SapienFactory", "sapien_factory", "shared_renderer_count",
+           "shared_renderer", "MAX_RESOLUTION"]
 
 RendererFactory = Callable[[SceneSpec, int, int], Any]
 """``factory(spec, width, height) -> Renderer`` (default: ``SapienRenderer``)."""
@@ -44,8 +49,8 @@ RendererFactory = Callable[[SceneSpec, int, int], Any]
 MAX_RESOLUTION = MAX_RESOLUTION_PX
 """Largest square render grid a session accepts, pixels (:mod:`spatialscout_gym.core.limits`)."""
 
-_SHARED: dict[int, list] = {}
-"""resolution -> [renderer, number of sessions holding it]."""
+_SHARED: dict[tuple[int, Hashable], list] = {}
+"""(resolution, renderer factory) -> [renderer, number of sessions holding it]."""
 
 
 def shared_renderer_count() -> int:
@@ -53,18 +58,36 @@ def shared_renderer_count() -> int:
     return len(_SHARED)
 
 
-def _default_factory(spec: SceneSpec, width: int, height: int) -> Any:
-    from spatialscout_gym.render.sapien_renderer import SapienRenderer  # heavy
-    return SapienRenderer(spec, width, height)
+def shared_renderer(resolution: int, factory: RendererFactory | None = None) -> Any:
+    """The pooled renderer of ``(resolution, factory)`` (default factory: SAPIEN's default device),
+    or None when no session holds one."""
+    entry = _SHARED.get((int(resolution), factory or _default_factory))
+    return None if entry is None else entry[0]
 
 
-def sapien_factory(device: str | None = None) -> RendererFactory:
-    """A factory of ``SapienRenderer`` s on SAPIEN render device ``device`` (e.g. ``"cuda"``;
-    None: SAPIEN's default Vulkan device)."""
-    def factory(spec: SceneSpec, width: int, height: int) -> Any:
+@dataclasses.dataclass(frozen=True)
+class SapienFactory:
+    """Builds ``SapienRenderer(spec, width, height, shader=shader, device=device)``.
+
+    Two factories are equal when their renderers draw the same pixels (same SAPIEN render device,
+    e.g. ``"cuda"`` or None for SAPIEN's default Vulkan device, and same shader), which is what
+    the shared-renderer pool keys on."""
+
+    device: str | None = None
+    shader: str = "minimal"
+
+    def __call__(self, spec: SceneSpec, width: int, height: int) -> Any:
         from spatialscout_gym.render.sapien_renderer import SapienRenderer  # heavy
-        return SapienRenderer(spec, width, height, device=device)
-    return factory
+        return SapienRenderer(spec, width, height, shader=self.shader, device=self.device)
+
+
+_default_factory: RendererFactory = SapienFactory()
+
+
+def sapien_factory(device: str | None = None, shader: str = "minimal") -> SapienFactory:
+    """A factory of ``SapienRenderer`` s on SAPIEN render device ``device`` (e.g. ``"cuda"``;
+    None: SAPIEN's default Vulkan device) with camera shader ``shader``."""
+    return SapienFactory(None if device is None else str(device), str(shader))
 
 
 def _uses_texture_library(spec: SceneSpec) -> bool:
@@ -96,7 +119,10 @@ class _SceneBound:
 
     def capture_privileged(self, pose: CameraPose):
         self._activate()
-        return self.renderer.capture_privileged(pose)
+        frame = self.renderer.capture_privileged(pose)
+        if hasattr(frame, "restore_scene"):   # a lazy frame read late renders in this scene
+            frame.restore_scene = self._activate
+        return frame
 
 
 class EpisodeSession:
@@ -113,9 +139,11 @@ class EpisodeSession:
     renderer : Renderer, optional
         Use this renderer (switched with ``set_scene``; never closed by the session).
     shared : bool
-        Borrow the process-wide renderer of this resolution (see the module docstring).
+        Borrow the process-wide renderer of this resolution and factory (see the module
+        docstring).
     renderer_factory : callable, optional
-        Builds the renderer when neither ``renderer`` nor ``shared`` supplies one.
+        Builds the renderer (default: :class:`SapienFactory` on SAPIEN's default device). With
+        ``shared`` it is part of the pool key, so it must be hashable; equal factories share.
 
     Examples
     --------
@@ -138,6 +166,14 @@ class EpisodeSession:
         self.image_budget = int(image_budget)
         self.tool_call_budget = None if tool_call_budget is None else int(tool_call_budget)
         self._factory = renderer_factory or _default_factory
+        self._pool_key = (self.resolution, self._factory)
+        """The shared pool's key: everything that changes the pixels (grid, device, shader)."""
+        if shared:
+            try:
+                hash(self._factory)
+            except TypeError:
+                raise ValueError("shared=True keys the renderer pool by the renderer_factory, which must "
+                                 "be hashable (e.g. sapien_factory(device=...))") from None
         self._renderer = renderer
         self._owns = False
         self._shared = bool(shared)
@@ -163,9 +199,9 @@ class EpisodeSession:
         if self._closed:
             raise RuntimeError("this EpisodeSession is closed; create a new one")
         if self._renderer is None and self._shared:
-            entry = _SHARED.get(self.resolution)
+            entry = _SHARED.get(self._pool_key)
             if entry is None:
-                entry = _SHARED[self.resolution] = [self._factory(spec, self.resolution, self.resolution), 0]
+                entry = _SHARED[self._pool_key] = [self._factory(spec, self.resolution, self.resolution), 0]
             entry[1] += 1
             self._renderer, self._holds_shared = entry[0], True
         if self._renderer is None:
@@ -260,11 +296,11 @@ class EpisodeSession:
             return
         self._closed = True
         if self._holds_shared:
-            entry = _SHARED.get(self.resolution)
+            entry = _SHARED.get(self._pool_key)
             if entry is not None and entry[0] is self._renderer:
                 entry[1] -= 1
                 if entry[1] <= 0:
-                    del _SHARED[self.resolution]
+                    del _SHARED[self._pool_key]
                     entry[0].close()
         elif self._owns and self._renderer is not None:
             self._renderer.close()

@@ -128,8 +128,9 @@ class SpatialScoutEnv(gym.Env):
     (or, not JSON-serialisable, a ``SceneSpec``). ``resolution`` is 8 to 4096 pixels,
     ``image_budget`` at least 1, ``tool_call_budget`` at least 1 or None (unlimited).
     ``reconfigure_every=K`` (procedural only) keeps a training scene for K resets.
-    ``shared_renderer=True`` reuses one renderer per resolution across the envs of a process (many
-    scenes, one SAPIEN context; each env switches the scene before it renders; not thread-safe).
+    ``shared_renderer=True`` reuses one renderer per resolution and render device across the envs of
+    a process (many scenes, one SAPIEN context; each env switches the scene before it renders, also
+    before a privileged frame read late renders its buffers; not thread-safe).
     ``renderer`` (not JSON; optional) reuses a given renderer that has ``set_scene(spec)``.
     ``render_device`` (e.g. ``"cuda"``; default None: SAPIEN's default Vulkan device) is the
     SAPIEN device of the renderer the env builds (``SapienRenderer(device=...)``).
@@ -314,8 +315,11 @@ class SpatialScoutEnv(gym.Env):
 
     def privileged_frame(self):
         """Evaluator-only: the :class:`~spatialscout_gym.core.renderer_api.PrivilegedFrame` (depth,
-        segmentation, world positions) of the latest capture, rendered once per frame. Never shown
-        to an evaluated agent; the NBV wrapper's oracle mappers read it."""
+        segmentation, world positions) of the latest capture, rendered once per frame. Its buffers
+        are read lazily and always show the frame's own scene: a shared renderer is switched back
+        to it first; an env's own renderer that has loaded another scene since refuses with
+        ``StaleFrameError``. Never shown to an evaluated agent; the NBV wrapper's oracle mappers
+        read it."""
         ep = self.episode
         if ep is None:
             raise RuntimeError("call reset() first")

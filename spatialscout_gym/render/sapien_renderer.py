@@ -18,7 +18,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -31,7 +31,7 @@ from spatialscout_gym.render.meshes import box_mesh, cylinder_mesh, flat_mesh
 from spatialscout_gym.render.textures import (library_texture, texture_image, texture_key, texture_mode,
                                               tile_size_m)
 
-__all__ = ["SapienRenderer", "RENDERED_ROLES", "NEAR_M", "FAR_M"]
+__all__ = ["SapienRenderer", "StaleFrameError", "RENDERED_ROLES", "NEAR_M", "FAR_M"]
 
 RENDERED_ROLES = ("target", "static")
 NEAR_M = 0.01
@@ -107,7 +107,8 @@ class SapienRenderer:
         self.render_count = 0
         """Pictures this renderer's own camera took (a prepared picture is not counted)."""
         self.scene_version = 0
-        """Incremented by every :meth:`set_scene` (a camera group rebuilds when it changed)."""
+        """Incremented by every :meth:`set_scene` (a camera group rebuilds when it changed; a lazy
+        privileged frame re-checks its scene)."""
         self._entities: list[Any] = []
         self._lights: list[Any] = []
         self._id_to_index = np.full(1, -1, dtype=np.int32)
@@ -140,7 +141,10 @@ class SapienRenderer:
         Right after :meth:`capture_rgb` at the same pose it reads the same picture (no second
         render). The buffers are read when first used (an oracle mapper that needs only the
         segmentation never pays for depth and positions); a frame read after the camera moved on
-        re-renders its own pose first."""
+        re-renders its own pose first, in its own scene: the frame remembers the scene it was
+        captured in (:attr:`scene_version` and the spec), re-renders when the renderer was set to
+        that same spec again, and raises :class:`StaleFrameError` when the renderer now shows
+        another scene (a shared renderer's session view switches back to its scene first)."""
         self._take(pose)
         return _LazyPrivilegedFrame(self, pose, self._taken)
 
@@ -161,8 +165,10 @@ class SapienRenderer:
         # Vulkan depth in [0, 1]: d = f (z - n) / (z (f - n))  =>  z = n f / (f - d (f - n))
         return np.where(hit, NEAR_M * FAR_M / (FAR_M - zbuf * (FAR_M - NEAR_M)), 0.0)
 
-    def _positions(self, pose: CameraPose, depth: np.ndarray) -> np.ndarray:
-        K = self.intrinsics
+    def _positions(self, pose: CameraPose, depth: np.ndarray, K: Intrinsics | None = None) -> np.ndarray:
+        """World positions (metres) of ``depth`` seen at ``pose`` with ``K`` (default: the current
+        scene's intrinsics)."""
+        K = self.intrinsics if K is None else K
         v, u = np.mgrid[0:K.height, 0:K.width]
         rays = pixel_to_ray_camera(K, u, v)
         p_cam = rays / rays[..., :1] * depth[..., None]
@@ -393,16 +399,39 @@ def _sapien_device(sapien: Any, device: str) -> Any:
                                 f"driver.") from exc
 
 
+class StaleFrameError(RuntimeError):
+    """A lazy privileged frame was read after its renderer switched to another scene: its buffers
+    would describe the wrong scene, so none is returned."""
+
+
 class _LazyPrivilegedFrame(PrivilegedFrame):
-    """A :class:`PrivilegedFrame` whose buffers are read from the renderer on first use."""
+    """A :class:`PrivilegedFrame` whose buffers are read from the renderer on first use.
+
+    It belongs to the scene it was captured in (the renderer's ``scene_version`` and spec at
+    capture): a buffer read after the camera moved on re-renders the frame's pose in that scene;
+    after a ``set_scene`` it first calls :attr:`restore_scene` (if set), then re-renders when the
+    renderer shows the frame's spec again, else raises :class:`StaleFrameError`."""
 
     def __init__(self, renderer: SapienRenderer, pose: CameraPose, taken: tuple | None) -> None:
         self._renderer, self._pose, self._key = renderer, pose, taken
+        self._version, self._spec, self._K = renderer.scene_version, renderer.spec, renderer.intrinsics
         self._cache: dict[str, np.ndarray] = {}
+        self.restore_scene: Callable[[], None] | None = None
+        """Called before a re-render when the renderer's scene changed since the capture (a
+        shared renderer's session view sets it to switch back to its own scene)."""
 
     def _picture(self) -> SapienRenderer:
         r = self._renderer
-        if r._taken != self._key:       # the camera moved on: render this frame's pose again
+        if r.scene_version != self._version:     # a set_scene since the capture
+            if self.restore_scene is not None:
+                self.restore_scene()
+            if r.spec is not self._spec:
+                raise StaleFrameError(
+                    f"this privileged frame was captured in scene {self._spec.scene_id!r}, but its "
+                    f"renderer now shows {r.spec.scene_id!r}: read the frame's buffers before the "
+                    f"renderer loads another scene, or capture the frame again")
+            self._version, self._key = r.scene_version, None   # same scene again: render anew
+        if r._taken is None or r._taken != self._key:   # the camera moved on: render this pose again
             r._take(self._pose)
             self._key = r._taken
         return r
@@ -425,5 +454,5 @@ class _LazyPrivilegedFrame(PrivilegedFrame):
             depth = self._cache.get("depth")
             if depth is None:
                 depth = self._cache["depth"] = self._picture()._read_depth()
-            self._cache["pos"] = self._renderer._positions(self._pose, depth)
+            self._cache["pos"] = self._renderer._positions(self._pose, depth, self._K)
         return self._cache["pos"]
