@@ -1,4 +1,4 @@
-"""Object sizes and the generator's versioned rules (catalog v1.0 vs v2.0).
+"""Object sizes and the generator's versioned rules (catalog v1.0, v2.0 and v3.0, which keeps v2.0's sizes).
 
 A frozen catalog version must regenerate bit for bit, so the generator never changes in place:
 each catalog version names a :class:`GeneratorRules` in :data:`RULES`, and every rule a newer
@@ -150,7 +150,7 @@ RULES: dict[str, GeneratorRules] = {"1.0": RULES_V1, "2.0": RULES_V2, "3.0": RUL
 
 
 def rules_for(version: str) -> GeneratorRules:
-    """The rules of catalog ``version`` ("1.0" or "2.0"); ValueError naming the known ones."""
+    """The rules of catalog ``version`` ("1.0", "2.0" or "3.0"); ValueError naming the known ones."""
     try:
         return RULES[str(version)]
     except KeyError:
