@@ -111,7 +111,8 @@ class Args:
     torch_threads: int = 1
     """torch CPU threads (keep 1 on small machines)"""
     init_model: str = ""
-    """continue from this saved model.zip (its nbv_config.json must match these env settings) instead of a fresh policy"""
+    """continue from this saved model.zip instead of a fresh policy (its nbv_config.json must match these
+    spaces, V and resolution; --mapper may differ: it changes the reward only)"""
     out: str = "runs/nbv"
     """directory under which the run directory <exp_name>__<seed>__<time> is created"""
     run_name: str = ""
@@ -301,7 +302,8 @@ def train(args: Args) -> Path:
         if not init.exists():
             raise ConfigError(f"--init-model {args.init_model}: no model.zip there")
         saved = load_policy_config(init)
-        differs = {k: (saved[k], getattr(args, k)) for k in ("mapper", "image_budget", "resolution")
+        # the mapper is the reward, not the spaces: a policy may continue under another mapper
+        differs = {k: (saved[k], getattr(args, k)) for k in ("image_budget", "resolution")
                    if saved[k] is not None and saved[k] != getattr(args, k)}
         for k in ("motion", "obs_size", "headings", "strides_m", "scan_bins"):
             want = tuple(args.strides_m) if k == "strides_m" else getattr(args, k)
