@@ -12,7 +12,8 @@ training episodes).
 
 Every env is ``SpatialScout/NBV-v0`` on procedural training scenes (a new scene every
 ``--reconfigure-every`` resets, never a catalog scene): ``SpatialScout/Procedural-v0`` wrapped in
-:class:`~spatialscout_gym.wrappers.nbv.NextBestViewWrapper` with the oracle mapper (``--mapper``).
+:class:`~spatialscout_gym.wrappers.nbv.NextBestViewWrapper` with the oracle mapper (``--mapper``;
+``oracle-surface`` rewards localization: its IoU grows when a target is seen from more sides).
 ``--vectorization vector`` (default) steps all envs in one process through
 :class:`~spatialscout_gym.wrappers.nbv_vector.NBVVectorEnv` (or in ``--num-workers`` processes,
 :class:`~spatialscout_gym.wrappers.nbv_workers.NBVWorkerVectorEnv`) and the
@@ -20,6 +21,8 @@ Every env is ``SpatialScout/NBV-v0`` on procedural training scenes (a new scene 
 ``DummyVecEnv``/``SubprocVecEnv`` over single envs. The return of an episode is its final all-target mean IoU minus that of
 frame 0's map (part of the starting state), so with the oracle mapper ``charts/episodic_return``
 is at most ``charts/coverage``. The reward is that IoU change and nothing else (no shaping).
+``nbv_config.json`` names ``--mapper`` as ``reward_mapper`` and, as ``mapper``, the one the
+``ppo:PATH`` agent maps with (``--agent-mapper``, by default the same).
 
 The observation (``NextBestViewWrapper``'s ``image``, ``pose``, ``coverage``, ``sectors`` and the
 egocentric top-down ``map`` of where captures were taken and what they viewed) is read by SB3's
@@ -89,7 +92,10 @@ class Args:
     """resets per procedural training scene (a new scene is generated and uploaded every K resets;
     between them the same scene from a random start yaw)"""
     mapper: str = "oracle"
-    """mapper turning captures into submissions: 'oracle' or 'oracle-surface'"""
+    """mapper turning captures into submissions during training (its IoU change is the reward): 'oracle' or 'oracle-surface'"""
+    agent_mapper: str = ""
+    """mapper the saved policy's ppo:PATH agent maps with by default (nbv_config.json 'mapper'; the
+    training mapper is kept as 'reward_mapper'); '': --mapper"""
     learning_rate: float = 3e-4
     """the learning rate of the optimizer"""
     num_steps: int = 128
@@ -313,6 +319,10 @@ def train(args: Args) -> Path:
             raise ConfigError("--init-model was trained with other settings: " + ", ".join(
                 f"{k} {a!r} there, {b!r} here" for k, (a, b) in differs.items()))
         args.init_model = str(init)
+    from spatialscout_gym.wrappers.nbv_mappers import MAPPERS
+    for name in ("mapper", "agent_mapper"):
+        if getattr(args, name) not in MAPPERS and (name == "mapper" or getattr(args, name)):
+            raise ConfigError(f"--{name.replace('_', '-')} must be one of {', '.join(MAPPERS)}, got {getattr(args, name)!r}")
     if args.time_limit_s < 0 or args.learning_rate <= 0:
         raise ConfigError(f"--time-limit-s must be >= 0 (0: none) and --learning-rate > 0, got "
                          f"{args.time_limit_s} and {args.learning_rate}")
@@ -356,8 +366,10 @@ def train(args: Args) -> Path:
         model.learn(total_timesteps=args.total_timesteps, callback=callback, progress_bar=False)
     finally:
         model.save(str(run_dir / "model.zip"))
-        save_nbv_config(config, run_dir, mapper=args.mapper,
-                        image_budget=args.image_budget, resolution=args.resolution)
+        config_path = save_nbv_config(config, run_dir, mapper=args.agent_mapper or args.mapper,
+                                      image_budget=args.image_budget, resolution=args.resolution)
+        config_path.write_text(json.dumps({**json.loads(config_path.read_text()), "reward_mapper": args.mapper},
+                                          indent=2))
         envs.close()
         model.logger.close()
         plot_learning_curve(run_dir)
