@@ -13,6 +13,14 @@ tables are this output.
         --agents oracle-explorer random-nbv frontier-nbv ppo:models/nbv_ppo/model.zip \\
         --seeds 0 1 2 --out benchmarks/results/nbv_v20.json
 
+Every ``ppo:PATH`` agent is then compared with ``--baseline`` (default ``frontier-nbv``), paired on
+the (scene, seed) cells both ran: policy minus baseline of the all-target and the submitted mean
+IoU, with the 95% scene-bootstrap interval and the paired permutation p-value of
+:func:`spatialscout_gym.eval.stats.paired_comparison`, overall, in single rooms, in apartments and,
+with seed 0 evaluated, on each fifth of the scenes (every fifth id from offset 0-4, seed 0). It is
+printed (with a verdict per row: better, not worse, worse, worse (significant)) and written to the
+JSON under ``paired``.
+
 ``--procedural N`` evaluates on N held-out procedural scenes (``procedural:<seed>``, seeds from
 10,000,000 on; training draws its scenes at random from 2**31 seeds) instead of the catalog: a
 validation set for training runs that leaves the catalog untouched.
