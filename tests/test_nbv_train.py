@@ -70,6 +70,7 @@ def test_trainer_end_to_end_then_ppo_agent_runs(tmp_path, capsys):
     assert changed                                           # it trained ...
     assert all(torch.allclose(v, before[k], atol=1e-2) for k, v in after_model.policy.state_dict().items())
     # ... from the saved weights (one small Adam step away; a fresh seed-7 initialisation is far from them)
+    assert (tmp_path / "more" / "init_progress.csv").read_text() == (run_dir / "progress.csv").read_text()
     more_config = json.loads((tmp_path / "more" / "nbv_config.json").read_text())
     assert (more_config["mapper"], more_config["reward_mapper"]) == ("oracle-surface", "oracle")
     assert make_agent(f"ppo:{tmp_path / 'more'}").mapper_name == "oracle-surface"
@@ -81,6 +82,20 @@ def test_trainer_end_to_end_then_ppo_agent_runs(tmp_path, capsys):
     with pytest.raises(ConfigError, match="resolution 48 there, 64 here"):
         train(Args(total_timesteps=8, num_envs=1, num_steps=8, image_budget=5, resolution=64, obs_size=48,
                    mapper="oracle-surface", out=str(tmp_path), run_name="bad", init_model=str(model)))
+
+
+def test_learning_curve_of_a_continued_run_counts_steps_on_from_the_earlier_run(tmp_path):
+    from spatialscout_gym.baselines.train_nbv import INIT_PROGRESS, curve_points, plot_learning_curve
+    head = "time/total_timesteps,charts/coverage,charts/all_mean_iou,time/time_elapsed,charts/SPS\n"
+    (tmp_path / "progress.csv").write_text(head + "100,0.5,0.25,10,10\n200,,,20,10\n300,0.6,0.3,30,10\n")
+    assert curve_points(tmp_path / "progress.csv").tolist() == [[100, 0.5, 0.25, 10], [300, 0.6, 0.3, 30]]
+    assert curve_points(tmp_path / INIT_PROGRESS).shape == (0, 4)         # none: a fresh run
+    fresh = plot_learning_curve(tmp_path).read_bytes()
+    (tmp_path / INIT_PROGRESS).write_text(head + "1000,0.8,0.8,100,10\n2000,0.85,0.85,200,10\n")
+    from PIL import Image
+    with Image.open(plot_learning_curve(tmp_path)) as curve:
+        assert curve.size[0] >= 600 and curve.size[1] >= 300
+    assert (tmp_path / "learning_curve.png").read_bytes() != fresh         # the earlier run is drawn
 
 
 def test_planned_steps_and_summary_line(tmp_path):

@@ -43,7 +43,8 @@ from typing import Callable
 import gymnasium as gym
 import numpy as np
 
-__all__ = ["Args", "make_env", "make_vec_env", "train", "main", "VECTORIZATIONS", "plot_learning_curve"]
+__all__ = ["Args", "make_env", "make_vec_env", "train", "main", "VECTORIZATIONS", "plot_learning_curve", "curve_points",
+           "INIT_PROGRESS"]
 
 VECTORIZATIONS = ("vector", "sync", "async")
 
@@ -234,40 +235,63 @@ def _callbacks(args: Args):
     return CleanRLScalars()
 
 
-def plot_learning_curve(run_dir: Path) -> Path | None:
-    """Write ``run_dir/learning_curve.png`` from ``progress.csv``: environment steps vs the mean
-    coverage and all-target mean IoU of the training episodes finished in each rollout (procedural
-    training scenes). Returns the path, or None when no episode has finished yet."""
+def curve_points(progress: Path) -> np.ndarray:
+    """Rows of ``progress.csv`` with finished episodes: columns environment steps, coverage,
+    all-target mean IoU and elapsed seconds (NaN if not logged); shape (rows, 4), empty when none."""
     import csv
 
-    rows = list(csv.DictReader((run_dir / "progress.csv").open())) if (run_dir / "progress.csv").exists() else []
+    rows = list(csv.DictReader(progress.open())) if progress.exists() else []
     pts = [(float(r["time/total_timesteps"]), float(r["charts/coverage"]), float(r["charts/all_mean_iou"]),
             float(r.get("time/time_elapsed") or "nan"))
            for r in rows if r.get("charts/coverage") and r.get("charts/all_mean_iou")
            and r.get("time/total_timesteps")]
-    if not pts:
+    return np.asarray(pts, dtype=float).reshape(-1, 4)
+
+
+INIT_PROGRESS = "init_progress.csv"
+"""The ``progress.csv`` of the run an ``--init-model`` run continued, copied into its run directory."""
+
+
+def plot_learning_curve(run_dir: Path) -> Path | None:
+    """Write ``run_dir/learning_curve.png`` from ``progress.csv``: environment steps vs the mean
+    coverage and all-target mean IoU of the training episodes finished in each rollout (procedural
+    training scenes). A run that continued another (``init_progress.csv`` beside it) is drawn after
+    that run's curve, its steps counted on from the earlier run's last step, a dotted line where it
+    took over. Returns the path, or None when no episode has finished yet."""
+    pts = curve_points(run_dir / "progress.csv")
+    if not len(pts):
         return None
+    earlier = curve_points(run_dir / INIT_PROGRESS)
+    start = earlier[-1, 0] if len(earlier) else 0.0
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    steps, cov, iou, elapsed = (np.asarray(c) for c in zip(*pts))
-    k = max(1, len(steps) // 25)        # a moving mean over k rollouts, drawn over the raw values
-
-    def smooth(y: np.ndarray) -> np.ndarray:
-        return np.convolve(y, np.ones(k) / k, mode="valid")
-
     fig, ax = plt.subplots(figsize=(6.4, 3.6), dpi=120)
-    for y, label, color, ls in ((cov, "coverage (inventory mapped)", "C0", "-"),
-                                (iou, "all-target mean IoU", "C1", "--")):
-        ax.plot(steps, 100 * y, color=color, alpha=0.25, lw=0.8)
-        ax.plot(steps[k - 1:], 100 * smooth(y), color=color, ls=ls, lw=1.5,
-                label=label + (f" ({k}-rollout mean)" if k > 1 else ""))
+    for i, part in enumerate(p for p in (earlier, pts) if len(p)):
+        steps, cov, iou = part[:, 0] + (start if part is pts else 0.0), part[:, 1], part[:, 2]
+        k = max(1, len(steps) // 25)    # a moving mean over k rollouts, drawn over the raw values
+
+        def smooth(y: np.ndarray) -> np.ndarray:
+            return np.convolve(y, np.ones(k) / k, mode="valid")
+
+        for y, label, color, ls in ((cov, "coverage (inventory mapped)", "C0", "-"),
+                                    (iou, "all-target mean IoU", "C1", "--")):
+            ax.plot(steps, 100 * y, color=color, alpha=0.25, lw=0.8)
+            ax.plot(steps[k - 1:], 100 * smooth(y), color=color, ls=ls, lw=1.5,
+                    label=None if i else label + (f" ({k}-rollout mean)" if k > 1 else ""))
+    if len(earlier):
+        ax.axvline(start, color="0.4", ls=":", lw=1.0)
+        args_path = run_dir / "args.json"
+        mapper = json.loads(args_path.read_text()).get("mapper") if args_path.exists() else None
+        ax.annotate(" continued here" + (f"\n mapper {mapper}" if mapper else ""), (start, 0.97),
+                    xycoords=("data", "axes fraction"), fontsize=7, color="0.3", va="top")
+    minutes = f", {pts[-1, 3] / 60:.0f} min" if np.isfinite(pts[-1, 3]) else ""
+    before = f" after {int(start):,} of an earlier run" if len(earlier) else ""
     ax.set_xlabel("environment steps (one motion + one capture each)")
     ax.set_ylabel("% (training episodes, V images)")
-    minutes = f", {elapsed[-1] / 60:.0f} min" if np.isfinite(elapsed[-1]) else ""
-    ax.set_title(f"train-nbv {run_dir.name}: {int(steps[-1]):,} steps{minutes}", fontsize=10)
+    ax.set_title(f"train-nbv {run_dir.name}: {int(pts[-1, 0]):,} steps{minutes}{before}", fontsize=9)
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="lower left", fontsize=8)
     fig.tight_layout()
     out = run_dir / "learning_curve.png"
     fig.savefig(out)
@@ -345,6 +369,9 @@ def train(args: Args) -> Path:
     run_dir = Path(args.out) / run_name
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "args.json").write_text(json.dumps(asdict(args), indent=2))
+    if args.init_model and Path(args.init_model).with_name("progress.csv").exists():
+        import shutil
+        shutil.copyfile(Path(args.init_model).with_name("progress.csv"), run_dir / INIT_PROGRESS)
 
     envs = make_vec_env(args)
     envs.seed(args.seed)
