@@ -1,5 +1,5 @@
-"""Catalog v3.0 (a preview; v2.0 stays the default): ProcTHOR's object types and placement rules,
-the paper's statistics kept, frozen beside v1.0 and v2.0, which stay hash-verified."""
+"""Catalog v3.0, the default: ProcTHOR's object types and placement rules, no room filled with one
+category, the paper's statistics kept, frozen beside v1.0 and v2.0, which stay hash-verified."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from spatialscout_gym.scenes.catalog import (DEFAULT_CATALOG_VERSION, catalog_en
 from spatialscout_gym.scenes.furniture import build_object
 from spatialscout_gym.scenes.furniture_procthor import NEW_BUILDERS
 from spatialscout_gym.scenes.geometry import parts_aabb
+from spatialscout_gym.scenes.procedural import DEFAULT_RULES_VERSION
 from spatialscout_gym.scenes.placement import allowed_in_room, multiple_per_room, procthor_placement
 from spatialscout_gym.scenes.sizes import RULES_V3, sample_size
 from spatialscout_gym.scenes.stats import catalog_stats, room_plausibility
@@ -21,8 +22,8 @@ def specs_v3():
     return [generate_catalog_scene(e) for e in catalog_entries("3.0")]
 
 
-def test_v3_is_frozen_beside_the_default(specs_v3):
-    assert DEFAULT_CATALOG_VERSION == "2.0"
+def test_v3_is_the_default_and_frozen_beside_the_older_versions(specs_v3):
+    assert DEFAULT_CATALOG_VERSION == "3.0" and DEFAULT_RULES_VERSION == "3.0"
     m = manifest("3.0")
     assert m["generator_rules"]["placement"] == "procthor"
     for row, spec in zip(m["scenes"], specs_v3):
@@ -55,5 +56,29 @@ def test_v3_keeps_the_papers_statistics_and_rooms_are_plausible(specs_v3):
     pl = room_plausibility(specs_v3)
     assert pl["single_rooms"]["fraction"] <= 0.05 and pl["apartments"]["fraction"] <= 0.05
     assert pl["procthor_types_as_targets"] >= 105
-    for cat in ("ShowerHead", "ShowerCurtain", "WashingMachine", "HandTowelHolder", "SoapBar"):
+    for cat in ("ShowerHead", "ShowerCurtain", "WashingMachine", "HandTowelHolder", "HandTowel", "SoapBar"):
         assert any(t.category == cat for s in specs_v3 for t in s.targets), cat
+
+
+def test_v3_rooms_are_not_filled_with_one_category(specs_v3):
+    """Loose items repeat at most 3 times per room (floor items twice); only a room too small for
+    its targets (the bathrooms) gets one more per retry. v3.0's preview had 15 candles and 8
+    footstools in one bathroom."""
+    from collections import Counter
+    arranged = ("Book", "Chair", "Pillow", "Painting", "Window", "Curtains", "Mirror")
+    for spec in specs_v3:
+        counts = Counter((o.room, o.category) for o in spec.private.objects
+                         if o.role == "target" and o.category not in arranged)
+        for (room, cat), n in counts.items():
+            assert n <= (5 if room.startswith("Bathroom") else 3), (spec.scene_id, room, cat, n)
+    for spec in (s for s in specs_v3 if s.public.description["rooms"] == ["Bathroom"]):
+        cats = Counter(t.category for t in spec.targets)
+        assert len(cats) >= 20, (spec.scene_id, cats.most_common(3))
+
+
+def test_v3_reference_losses_are_the_papers(specs_v3):
+    from spatialscout_gym.scenes.stats import PAPER_REFERENCE_LOSSES_M, reference_losses, size_comparison
+    losses = reference_losses(specs_v3)
+    for kind, paper in PAPER_REFERENCE_LOSSES_M.items():
+        assert losses[kind] == pytest.approx(paper, rel=0.05), (kind, losses[kind], paper)
+    assert 0.97 <= size_comparison(specs_v3)["weighted_ratio"] <= 1.10

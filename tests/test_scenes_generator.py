@@ -15,6 +15,7 @@ from spatialscout_gym.scenes.categories import CATEGORIES, candidate_categories
 from spatialscout_gym.scenes.furniture import BUILDERS, build_object
 from spatialscout_gym.scenes.layout import sample_size
 from spatialscout_gym.scenes.procedural import FOV_Y_DEG, LAYOUTS, procedural_scene
+from spatialscout_gym.scenes.sizes import RULES
 
 ID_RE = re.compile(r"^[A-Za-z0-9_]+$")
 
@@ -55,7 +56,9 @@ def test_ids_groups_and_inventory(scenes):
         ids = [o.id for o in spec.private.objects]
         assert len(ids) == len(set(ids)) and all(ID_RE.match(i) for i in ids)
         for e in spec.public.inventory:
-            assert e.group == e.category and e.category in CATEGORIES and CATEGORIES[e.category].candidate
+            rules = RULES[spec.private.source.get("rules") or spec.private.source.get("catalog_version") or "1.0"]
+            assert e.group == e.category and e.category in CATEGORIES
+            assert CATEGORIES[e.category].candidate or e.category in rules.extra_candidates, e.category
         assert spec.public.radius_m == pytest.approx(max(np.linalg.norm(t.center_task) for t in spec.targets))
 
 
@@ -177,10 +180,22 @@ def assert_physically_plausible(spec: SceneSpec) -> None:
         if lo[2] < 0.005:
             continue
         c = (lo + hi) / 2
+        if o.category == "HandTowel" and _hangs_from_holder(boxes, o.id, spec):
+            continue
         ok = any(pid != o.id and abs(plo_hi[1][2] - lo[2]) <= 0.01 and
                  plo_hi[0][0] - 0.01 <= c[0] <= plo_hi[1][0] + 0.01 and plo_hi[0][1] - 0.01 <= c[1] <= plo_hi[1][1] + 0.01
                  for pid, *plo_hi in tops)
         assert ok, f"{spec.scene_id}: {o.id} ({o.category}) floats at z={lo[2]:.3f}"
+
+
+def _hangs_from_holder(boxes: dict, oid: str, spec: SceneSpec) -> bool:
+    """Whether ``oid``'s top touches (1 cm) the bottom of a HandTowelHolder ring above it (v3.0
+    hangs hand towels, as AI2-THOR's are)."""
+    lo, hi = boxes[oid]
+    c = (lo + hi) / 2
+    return any(abs(hlo[2] - hi[2]) <= 0.01 and np.all(hlo[:2] - 0.01 <= c[:2]) and np.all(c[:2] <= hhi[:2] + 0.01)
+               for o in spec.private.objects if o.category == "HandTowelHolder"
+               for hlo, hhi in [boxes.get(o.id, o.aabb_world)])
 
 
 def test_hidden_supports_never_carry_targets(scenes):

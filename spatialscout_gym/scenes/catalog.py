@@ -5,12 +5,12 @@
   targets (catalog indices 0, 7, 14, ..., 77) and 68 have 40.
 * Scene ``i`` is generated from ``numpy.random.SeedSequence([CATALOG_NAMESPACE, i])``; training
   scenes (:func:`procedural_scene`) use ``TRAIN_NAMESPACE``, so the two streams never coincide.
-* Versions: **v2.0** (the default) sizes objects like AI2-THOR's assets and places targets as far
-  from the start as the paper's catalog; **v3.0** (a preview, not yet the default) has all of
-  ProcTHOR's object types and places them by ProcTHOR's placement annotations and receptacles
-  (scenes/placement.py); **v1.0** (hand-set sizes). All three stay loadable and hash-verified and
+* Versions: **v3.0** (the default) has all of ProcTHOR's object types and places them by
+  ProcTHOR's placement annotations and receptacles (scenes/placement.py), with v2.0's sizes;
+  **v2.0** sizes objects like AI2-THOR's assets and places targets as far from the start as the
+  paper's catalog; **v1.0** (hand-set sizes). All three stay loadable and hash-verified and
   share the 80 recipes and scene ids; scenes/sizes.py holds each
-  version's generator rules. A bare id means :func:`default_catalog_version` (``2.0``, or
+  version's generator rules. A bare id means :func:`default_catalog_version` (``3.0``, or
   ``$SPATIALSCOUT_CATALOG``, which ``--catalog`` sets); ``Kitchen_03@1.0`` names a version.
 * Frozen: the shipped manifests ``data/catalog_v1.json``, ``catalog_v2.json`` and ``catalog_v3.json`` list every
   scene's id, layout, seed, target count, radius and content hash
@@ -48,7 +48,7 @@ __all__ = ["CATALOG_VERSION", "CATALOG_NAMESPACE", "RENDER_SETTINGS", "CatalogEn
            "asset_fingerprint", "CATALOG_ENV"]
 
 CATALOG_VERSIONS = ("1.0", "2.0", "3.0")
-DEFAULT_CATALOG_VERSION = "2.0"
+DEFAULT_CATALOG_VERSION = "3.0"
 CATALOG_VERSION = DEFAULT_CATALOG_VERSION
 """The default catalog version (kept under its old name)."""
 CATALOG_ENV = "SPATIALSCOUT_CATALOG"
@@ -77,7 +77,7 @@ def _check_version(version: str) -> str:
 
 
 def default_catalog_version() -> str:
-    """The version a bare catalog id means: ``$SPATIALSCOUT_CATALOG`` when set, else 2.0."""
+    """The version a bare catalog id means: ``$SPATIALSCOUT_CATALOG`` when set, else 3.0."""
     return _check_version(os.environ.get(CATALOG_ENV) or DEFAULT_CATALOG_VERSION)
 
 
@@ -152,7 +152,8 @@ def generate_catalog_scene(entry: CatalogEntry) -> SceneSpec:
 
 
 def manifest(version: str | None = None) -> dict:
-    """The shipped manifest of catalog ``version`` (``data/catalog_v1.json``, ``catalog_v2.json``)."""
+    """The shipped manifest of catalog ``version`` (``data/catalog_v1.json``, ``catalog_v2.json``,
+    ``catalog_v3.json``)."""
     return _manifest(_check_version(version or default_catalog_version()))
 
 
@@ -194,7 +195,7 @@ def scene_catalog_version(spec: SceneSpec) -> str:
 
 def uses_texture_library(spec: SceneSpec) -> bool:
     """Whether ``spec`` renders with the bounded texture library (its catalog version's render
-    settings name it: v2.0 and training scenes) or with exact per-seed textures (v1.0, as released)."""
+    settings name it: v2.0, v3.0 and training scenes) or with exact per-seed textures (v1.0, as released)."""
     return "texture_library" in render_settings(scene_catalog_version(spec))
 
 

@@ -174,6 +174,10 @@ class RoomLayout:
         return multiple_per_room(cat) or not any(p.category == cat and p.room == self.room.name
                                                  for p in self.placed)
 
+    def count(self, cat: str) -> int:
+        """How many ``cat`` objects this room holds so far."""
+        return sum(p.category == cat and p.room == self.room.name for p in self.placed)
+
     def _holds(self, s: "Surface", cat: str) -> bool:
         """Under ``placement="procthor"``: whether ProcTHOR's receptacles let surface ``s``'s
         furniture hold ``cat`` (a category no receptacle lists keeps its ``rests_on`` kinds)."""

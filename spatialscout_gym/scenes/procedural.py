@@ -37,7 +37,7 @@ ROOM_KINDS = ("Kitchen", "LivingRoom", "Bedroom", "Bathroom", "Office")
 LAYOUTS = ROOM_KINDS + ("Apartment",)
 FOV_Y_DEG = 65.0
 IMAGE_SIZE = 512
-DEFAULT_RULES_VERSION = "2.0"
+DEFAULT_RULES_VERSION = "3.0"
 """Training scenes follow the default catalog's rules unless asked otherwise."""
 
 
@@ -57,7 +57,7 @@ def procedural_scene(seed: int, n_targets: int = 40, layout: str | None = None,
         Rooms of an apartment (2-5); drawn when None.
     catalog_version : str
         Whose generator rules (object sizes, room sizes; scenes/sizes.py) to follow: training
-        scenes resemble that catalog version. Default: the default catalog, v2.0.
+        scenes resemble that catalog version. Default: the default catalog, v3.0.
     """
     if int(seed) < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed}")
@@ -106,14 +106,22 @@ def generate_scene(seed_seq: np.random.SeedSequence, n_targets: int, layout: str
         area = (room.x1 - room.x0) * (room.y1 - room.y0)
         _fill(L, int(area * (rng.uniform(0.5, 0.9) if single else rng.uniform(0.12, 0.3))))
     cam_L = layouts[cam_room.name]
-    for attempt in range(4):
+    # Under repeat caps (v3.0) a room too small for N targets gets one more of each loose item per
+    # try, then none; a try must also reach ``need``: spare (hidden) candidates for the visibility pass.
+    capped = rules.loose_repeat_cap > 0
+    tries = 5 if capped else 4
+    for attempt in range(tries):
+        if capped:
+            cam_L.cap_bonus = attempt if attempt < tries - 1 else 10_000
         _top_up(cam_L, list(layouts.values()), placed, need + 4 * attempt)
         objects, supports = _to_objects(static, placed)
         try:
+            if capped and attempt < tries - 1 and sum(o.movable for o in objects) < need:
+                raise RuntimeError("too few spare candidates")
             objects = assign_roles(objects, camera, n_targets, supports)
             break
         except RuntimeError:
-            if attempt == 3:
+            if attempt == tries - 1:
                 raise
     if rules.drop_unseen:
         objects = _drop_unseen(objects, camera, n_targets, supports)
@@ -175,12 +183,15 @@ def assign_roles(objects: list[SceneObject], camera: CameraPose, n_targets: int,
     dropped first.
     """
     objs = list(objects)
+    # AABBs are the costly part; a candidate's distance never changes between the passes below
+    dist_all = {o.id: float(np.linalg.norm(sum(o.aabb_world) / 2 - camera.position_world))
+                for o in objs if o.movable}
     while True:
         cands = [o for o in objs if o.movable]
         if len(cands) < n_targets:
             raise RuntimeError(f"scene has {len(cands)} candidates, fewer than n_targets={n_targets}; "
                                "the generator must add more items (generator bug)")
-        dist = {o.id: float(np.linalg.norm(sum(o.aabb_world) / 2 - camera.position_world)) for o in cands}
+        dist = {o.id: dist_all[o.id] for o in cands}
         order = sorted(cands, key=lambda o: (round(dist[o.id], 9), o.id))
         targets = {o.id for o in order[:n_targets]}
         drop = set()
@@ -569,12 +580,24 @@ def _bathroom_extras(L: RoomLayout, tub: int | None, counter: int | None) -> Non
         side, t = _side_t(L, counter)
         cp = L.placed[counter]
         half = float((cp.hi[0] - cp.lo[0]) if side in (0, 2) else (cp.hi[1] - cp.lo[1])) / 2
-        for sgn in (1, -1):
-            if L.on_wall("HandTowelHolder", 1.05, side=side, t=t + sgn * (half + 0.2)) is not None:
-                break
+        for sgn in (1, -1):   # a ring on either side of the vanity, each with its hand towel
+            h = L.on_wall("HandTowelHolder", 1.05, side=side, t=t + sgn * (half + 0.2))
+            if h is not None:
+                _hang_hand_towel(L, h)
     for cat, p in (("WashingMachine", 0.5), ("ClothesDryer", 0.35), ("SideTable", 0.5), ("Dresser", 0.3)):
         if rng.random() < p:
             L.against_wall(cat)
+
+
+def _hang_hand_towel(L: RoomLayout, holder: int) -> int | None:
+    """A HandTowel hanging from the ring of HandTowelHolder ``holder``: AI2-THOR's hand towels are
+    the hanging kind (about 0.13 m wide, 0.40 m long, 0.04 m thick), so the lying towel's sides
+    turn upright (same size, long side down)."""
+    hp = L.placed[holder]
+    side, t = _side_t(L, holder)
+    s = L.size("HandTowel")
+    hs = np.array([s[2], s[1], min(s[0], float(hp.lo[2]) - 0.3)])
+    return L.on_wall_at("HandTowel", side, t, float(hp.lo[2] - hs[2]), hs)
 
 
 def _side_t(L: RoomLayout, idx: int) -> tuple[int, float]:
@@ -625,10 +648,13 @@ def _fill(L: RoomLayout, count: int) -> int:
     p = np.array([L.item_weights[n] for n in names], float)
     done = 0
     for _ in range(3 * count):
-        if done >= count:
+        if done >= count or p.sum() <= 0:
             break
         k = int(rng.choice(len(names), p=p / p.sum()))
         cat = names[k]
+        if _at_cap(L, cat):   # v3.0: enough of this one in the room; not again in this call
+            p[k] = 0.0
+            continue
         p[k] *= L.rules.repeat_decay   # favour variety: repeats get rarer within one room
         L.item_weights[cat] = float(p[k])
         if cat == "Book" and rng.random() < 0.5:
@@ -639,6 +665,13 @@ def _fill(L: RoomLayout, count: int) -> int:
             idx = L.on_surface(cat)
         done += idx is not None
     return done
+
+
+def _at_cap(L: RoomLayout, cat: str) -> bool:
+    """Whether room ``L`` holds as many loose ``cat`` objects as the rules' repeat caps allow
+    (never under rules without caps); ``L.cap_bonus`` raises the caps on the generator's retries."""
+    cap = L.rules.floor_repeat_cap if cat in _FLOOR_ITEMS or cat in _TOP_UP_FLOOR else L.rules.loose_repeat_cap
+    return cap > 0 and L.count(cat) >= cap + getattr(L, "cap_bonus", 0)
 
 
 _FLOOR_ITEMS = ("Boots", "BasketBall", "Dumbbell", "BaseballBat", "TennisRacket", "Box", "Footstool")
@@ -678,14 +711,20 @@ def _top_up(cam_L: RoomLayout, all_L: list[RoomLayout], placed: list[Placed], ne
         if k < 4:
             _more_surfaces(cam_L)
         else:
+            if cam_L.rules.placement == "procthor" and cam_L.count("Painting") < 4:
+                cam_L.on_wall("Painting")   # v3.0: a picture more rather than one category again
             for L in all_L:
                 cats = ["Box", "HousePlant", "GarbageCan", "BasketBall", "Boots", "Chair"]
                 if L.rules.placement == "procthor":
-                    cats = [c for c in cats + ["Footstool", "Stool", "Ottoman", "ScrubBrush"] if L.allows(c)]
+                    cats = [c for c in cats + list(_TOP_UP_FLOOR) if L.allows(c) and not _at_cap(L, c)]
                     if not cats:
                         continue
                 cat = str(L.rng.choice(cats))
                 L.free_standing(cat, margin=0.05, tries=10)
+
+
+_TOP_UP_FLOOR = ("Footstool", "Stool", "Ottoman", "ScrubBrush")
+"""v3.0's extra floor items for the last top-up rounds (each where ProcTHOR places it)."""
 
 
 def _more_surfaces(L: RoomLayout) -> None:

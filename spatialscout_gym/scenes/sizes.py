@@ -90,6 +90,11 @@ class GeneratorRules:
         (v3.0: CounterTop in kitchens).
     room_scale_by_kind : tuple of (kind, factor)
         Per room kind overrides of ``room_scale``.
+    loose_repeat_cap : int
+        Most objects of one category the loose-item fill (and its top-up) puts in one room; 0: no
+        cap (v1.0, v2.0). A category whose ``multiplePerRoom`` is false gets one regardless.
+    floor_repeat_cap : int
+        The same for loose floor items (footstools, boots, boxes, ...); 0: no cap.
     pillows_min : int
         Fewest pillows on a bed or sofa (at most 4 and 3); lower brings Pillow's share of the
         targets toward the paper's mix, where Chair, Painting, Window and Book lead.
@@ -109,6 +114,8 @@ class GeneratorRules:
     placement: str = "free"
     extra_candidates: tuple[str, ...] = ()
     room_scale_by_kind: tuple[tuple[str, float], ...] = ()
+    loose_repeat_cap: int = 0
+    floor_repeat_cap: int = 0
 
     def room_scale_of(self, kind: str) -> float:
         """The room size factor of room ``kind`` (``room_scale`` unless ``room_scale_by_kind``
@@ -130,13 +137,15 @@ RULES_V2 = GeneratorRules("2.0", sizes="ai2thor", room_scale=1.15, repeat_decay=
 """v2.0: AI2-THOR sizes; rooms 15 % larger, fewer repeated items, the camera nearer its wall and
 anywhere along it, so targets sit as far from the start as the paper's; wall
 items keep 15 cm free in front of them; every target is visible from inside the search ball."""
-RULES_V3 = GeneratorRules("3.0", sizes="ai2thor", room_scale=1.19, repeat_decay=0.22, sink="basin",
+RULES_V3 = GeneratorRules("3.0", sizes="ai2thor", room_scale=1.21, repeat_decay=0.22, sink="basin",
                           camera_offset_m=(0.45, 0.9), camera_wall_margin=0.08,
                           wall_clearance_m=0.15, drop_unseen=True, pillows_min=1,
                           tv_stand_clear_m=1.3, placement="procthor", extra_candidates=("CounterTop",),
-                          room_scale_by_kind=(("Bathroom", 0.92),))
-"""v3.0: v2.0's sizes and camera, ProcTHOR's placement rules and all its object types;
-bathrooms at their real-world sizes, so the smallest search radius nears the paper's (2.2 m or less)."""
+                          room_scale_by_kind=(("Bathroom", 0.92),), loose_repeat_cap=3, floor_repeat_cap=2)
+"""v3.0: v2.0's sizes and camera, ProcTHOR's placement rules and all its object types; rooms 21 %
+larger than scenes/rooms.py's ranges (both reference losses within 5 % of the paper's), bathrooms at their real-world sizes, so the smallest search radius nears the paper's (2.2 m or less);
+at most 3 of one loose item and 2 of one loose floor item per room, so a small room is not filled
+with one category."""
 RULES: dict[str, GeneratorRules] = {"1.0": RULES_V1, "2.0": RULES_V2, "3.0": RULES_V3}
 
 
