@@ -236,13 +236,17 @@ def _job(agent_name: str, seed: int, scene_ids: list[str], image_budget: int, re
 
 def cache_path(cache: Path, where: str, name: str, seed: int, image_budget: int, resolution: int,
                mapper: str, n_scenes: int) -> Path:
-    """Where ``--cache`` keeps one (agent, seed) result; a ``ppo:PATH`` key includes the policy's hash."""
+    """Where ``--cache`` keeps one (agent, seed) result; a ``ppo:PATH`` key includes the policy's hash
+    and whether its ``nbv_config.json`` acts greedily."""
     import hashlib
     label = agent_label(name)
     if name.startswith("ppo:"):
         model = Path(name[4:])
         model = model / "model.zip" if model.is_dir() else model
         label += "-" + hashlib.sha1(model.read_bytes()).hexdigest()[:10]
+        config = model.with_name("nbv_config.json")     # greedy and sampled actions are different runs
+        if config.is_file() and json.loads(config.read_text()).get("deterministic"):
+            label += "-greedy"
     return cache / f"{where}_{n_scenes}scenes_V{image_budget}_{resolution}px_{mapper}" / f"{label}__seed{seed}.json"
 
 

@@ -162,3 +162,18 @@ def test_script_writes_the_paired_comparison_of_the_shipped_policy(tmp_path):
     assert row["a"] == pytest.approx(own["frontier-nbv"]) and row["b"] == pytest.approx(own[f"ppo:{model}"])
     assert "nbv_ppo minus frontier-nbv, all-target mean IoU" in run.stdout
     assert "| overall | 2 x 1 |" in run.stdout
+
+
+def test_cache_key_of_a_policy_names_its_file_and_greedy_or_sampled(tmp_path):
+    m = _script()
+    policy = tmp_path / "pol"
+    policy.mkdir()
+    (policy / "model.zip").write_bytes(b"weights")
+    (policy / "nbv_config.json").write_text(json.dumps({"deterministic": False}))
+    sampled = m.cache_path(tmp_path, "catalog-v3.0", f"ppo:{policy}/model.zip", 0, 20, 64, "oracle", 80)
+    (policy / "nbv_config.json").write_text(json.dumps({"deterministic": True}))
+    greedy = m.cache_path(tmp_path, "catalog-v3.0", f"ppo:{policy}/model.zip", 0, 20, 64, "oracle", 80)
+    assert sampled != greedy and greedy.name.endswith("-greedy__seed0.json")
+    (policy / "model.zip").write_bytes(b"other weights")
+    assert m.cache_path(tmp_path, "catalog-v3.0", f"ppo:{policy}", 0, 20, 64, "oracle", 80) != greedy
+    assert sampled.parent.name == "catalog-v3.0_80scenes_V20_64px_oracle"
