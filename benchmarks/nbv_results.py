@@ -13,6 +13,14 @@ tables are this output.
         --agents oracle-explorer random-nbv frontier-nbv ppo:models/nbv_ppo/model.zip \\
         --seeds 0 1 2 --out benchmarks/results/nbv_v20.json
 
+Every ``ppo:PATH`` agent is then compared with ``--baseline`` (default ``frontier-nbv``), paired on
+the (scene, seed) cells both ran: policy minus baseline of the all-target and the submitted mean
+IoU, with the 95% scene-bootstrap interval and the paired permutation p-value of
+:func:`spatialscout_gym.eval.stats.paired_comparison`, overall, in single rooms, in apartments and,
+with seed 0 evaluated, on each fifth of the scenes (every fifth id from offset 0-4, seed 0). It is
+printed (with a verdict per row: better, not worse, worse, worse (significant)) and written to the
+JSON under ``paired``.
+
 ``--procedural N`` evaluates on N held-out procedural scenes (``procedural:<seed>``, seeds from
 10,000,000 on; training draws its scenes at random from 2**31 seeds) instead of the catalog: a
 validation set for training runs that leaves the catalog untouched.
@@ -43,6 +51,8 @@ SUMMARY_COLUMNS = ("object-micro", "spread", "scene-macro", "spread", "single ro
 SCENE_TYPES = ("single_room", "apartment")
 """Scene types of the per-type columns (``description["layout"]`` of a catalog scene)."""
 MAPPERS = ("oracle", "oracle-surface")
+PAIRED_FIGURES = ("object_micro.all.mean_iou", "object_micro.submitted.mean_iou")
+"""Figures of the paired comparison (policy minus baseline): all-target and submitted mean IoU."""
 VALIDATION_SEED = 10_000_000
 """First seed of the ``--procedural`` validation scenes."""
 
@@ -113,7 +123,7 @@ def evaluate(agent_name: str, scene_ids: list[str], *, seed: int, image_budget: 
     from spatialscout_gym.core.scoring import GroundTruth, aggregate, score_scene
     from spatialscout_gym.episode.episode import Episode
     from spatialscout_gym.scenes.catalog import scene_by_name
-    scores, types = [], {}
+    scores, types, per_scene = [], {}, {}
     for scene_id in scene_ids:
         spec = scene_by_name(scene_id)
         renderer.set_scene(spec)
@@ -128,9 +138,84 @@ def evaluate(agent_name: str, scene_ids: list[str], *, seed: int, image_budget: 
         positions = {k: [float(x) for x in v] for k, v in ep.accepted_map.items()}
         scores.append(score_scene(GroundTruth.from_spec(spec), positions))
         types.setdefault(scene_type(spec), []).append(scores[-1])
+        per_scene[scene_id] = scene_record(scores[-1], scene_type(spec))
     out = aggregate(scores)
     out["by_type"] = {t: aggregate(s)["object_micro"] for t, s in types.items()}
+    out["per_scene"] = per_scene
     return out
+
+
+def scene_record(score, kind: str) -> dict:
+    """What the paired comparison needs of one scored episode (a ``SceneScore``), as JSON: the
+    scene type, M (accepted predictions), the per-target IoU and the ``IoU > 0 / 0.5 / 0.9`` hits."""
+    return {"type": kind, "M": int(score.num_submitted), "iou": [round(float(x), 6) for x in score.iou],
+            "hits": [[int(h) for h in row] for row in score.hits]}
+
+
+def episode_scores(per_scene: dict[str, dict], seed: int) -> dict:
+    """``{(scene id, seed): SceneScore}`` rebuilt from :func:`scene_record` entries (the cells of
+    :mod:`spatialscout_gym.eval.stats`; centre errors and matched ids are not kept)."""
+    from spatialscout_gym.core.scoring import SceneScore
+    cells = {}
+    for scene_id, r in per_scene.items():
+        iou = np.asarray(r["iou"], dtype=float)
+        cells[(scene_id, int(seed))] = SceneScore(scene_id, int(r["M"]), iou, np.full(iou.shape, np.nan),
+                                                  [None] * len(iou), np.asarray(r["hits"], dtype=bool))
+    return cells
+
+
+def paired_subsets(scene_ids: list[str], types: dict[str, str], seeds: list[int]) -> dict[str, list[tuple[str, int]]]:
+    """The (scene, seed) cells of each subset the paired comparison reports: ``overall`` (every
+    scene, every seed), ``single rooms`` and ``apartments`` (every seed), and with seed 0 evaluated
+    the five ``fifth k (seed 0)`` subsets: every fifth scene of ``scene_ids`` (catalog order) from
+    offset k = 0..4, seed 0."""
+    subsets = {"overall": [(s, k) for s in scene_ids for k in seeds]}
+    for kind, label in zip(SCENE_TYPES, ("single rooms", "apartments")):
+        subsets[label] = [(s, k) for s in scene_ids if types.get(s) == kind for k in seeds]
+    if 0 in seeds:
+        for offset in range(5):
+            subsets[f"fifth {offset} (seed 0)"] = [(s, 0) for s in scene_ids[offset::5]]
+    return {name: cells for name, cells in subsets.items() if cells}
+
+
+def paired_table(base: dict, other: dict, subsets: dict[str, list[tuple[str, int]]],
+                 n_resamples: int | None = None) -> dict[str, dict]:
+    """``other`` minus ``base`` (both ``{(scene, seed): SceneScore}``) on each subset's cells:
+    :func:`spatialscout_gym.eval.stats.paired_comparison` of :data:`PAIRED_FIGURES` (difference,
+    scene-bootstrap 95% interval, paired permutation p-value), without its cell list."""
+    from spatialscout_gym.eval.stats import N_RESAMPLES, paired_comparison
+    out = {}
+    for name, cells in subsets.items():
+        a = {c: base[c] for c in cells if c in base}
+        b = {c: other[c] for c in cells if c in other}
+        res = paired_comparison(a, b, n_resamples=n_resamples or N_RESAMPLES, figures=PAIRED_FIGURES)
+        res["cells"] = len(res.pop("cells"))
+        out[name] = res
+    return out
+
+
+def verdict(row: dict) -> str:
+    """One word on a paired row (B - A): ``better`` (interval above 0), ``not worse`` (difference
+    >= 0, interval spans 0), ``worse`` (difference < 0, interval spans 0), ``worse (significant)``
+    (interval below 0)."""
+    if row["low"] is not None and row["low"] > 0:
+        return "better"
+    if row["high"] is not None and row["high"] < 0:
+        return "worse (significant)"
+    return "not worse" if row["difference"] >= 0 else "worse"
+
+
+def paired_markdown(table: dict[str, dict], figure: str, base: str, other: str) -> str:
+    """Markdown rows of one figure of :func:`paired_table`, in percentage points."""
+    lines = [f"| subset | scenes x seeds | {base} | {other} | difference | 95% interval | p | verdict |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, res in table.items():
+        row = res["figures"][figure]
+        ci = "-" if row["low"] is None else f"[{100 * row['low']:+.2f}, {100 * row['high']:+.2f}]"
+        p = "-" if row["p_value"] is None else f"{row['p_value']:.3f}"
+        lines.append(f"| {name} | {res['scenes']} x {res['cells'] // max(res['scenes'], 1)} | {100 * row['a']:.2f} | "
+                     f"{100 * row['b']:.2f} | {100 * row['difference']:+.2f} | {ci} | {p} | {verdict(row)} |")
+    return "\n".join(lines)
 
 
 def _job(agent_name: str, seed: int, scene_ids: list[str], image_budget: int, resolution: int,
@@ -151,13 +236,17 @@ def _job(agent_name: str, seed: int, scene_ids: list[str], image_budget: int, re
 
 def cache_path(cache: Path, where: str, name: str, seed: int, image_budget: int, resolution: int,
                mapper: str, n_scenes: int) -> Path:
-    """Where ``--cache`` keeps one (agent, seed) result; a ``ppo:PATH`` key includes the policy's hash."""
+    """Where ``--cache`` keeps one (agent, seed) result; a ``ppo:PATH`` key includes the policy's hash
+    and whether its ``nbv_config.json`` acts greedily."""
     import hashlib
     label = agent_label(name)
     if name.startswith("ppo:"):
         model = Path(name[4:])
         model = model / "model.zip" if model.is_dir() else model
         label += "-" + hashlib.sha1(model.read_bytes()).hexdigest()[:10]
+        config = model.with_name("nbv_config.json")     # greedy and sampled actions are different runs
+        if config.is_file() and json.loads(config.read_text()).get("deterministic"):
+            label += "-greedy"
     return cache / f"{where}_{n_scenes}scenes_V{image_budget}_{resolution}px_{mapper}" / f"{label}__seed{seed}.json"
 
 
@@ -178,6 +267,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=None, help="write all metrics as JSON here")
     p.add_argument("--cache", type=Path, default=None,
                    help="keep and reuse each (agent, seed) result in this directory")
+    p.add_argument("--baseline", default="frontier-nbv",
+                   help="every ppo:PATH agent is compared with this agent (one of --agents), paired on "
+                        "(scene, seed) cells (default frontier-nbv)")
+    p.add_argument("--resamples", type=int, default=None,
+                   help="bootstrap and permutation resamples of the paired comparison (default 9999)")
     args = p.parse_args(argv)
     if args.workers < 1 or args.scenes < 1 or args.image_budget < 1:
         p.error(f"--workers, --scenes and --image-budget must be >= 1, got {args.workers}, {args.scenes} "
@@ -201,7 +295,9 @@ def main(argv: list[str] | None = None) -> int:
             path = cache_path(args.cache, where, name, seed, args.image_budget, args.resolution, args.mapper,
                               len(scene_ids))
             if path.is_file():
-                cached[(name, seed)] = json.loads(path.read_text())
+                res = json.loads(path.read_text())
+                if "per_scene" in res:          # older cache entries lack what the paired table needs
+                    cached[(name, seed)] = res
     with ProcessPoolExecutor(args.workers) as pool, tqdm(total=len(jobs), unit="run", desc="nbv_results") as bar:
         futures = {pool.submit(_job, name, seed, scene_ids, args.image_budget, args.resolution, args.mapper):
                    (name, seed) for name, seed in jobs if (name, seed) not in cached}
@@ -233,8 +329,8 @@ def main(argv: list[str] | None = None) -> int:
         everything["agents"][name]["spread"] = [float(x) for x in arr.max(axis=0) - arr.min(axis=0)]
     counts = {t: 0 for t in SCENE_TYPES}
     from spatialscout_gym.scenes.catalog import scene_by_name
-    for sid in scene_ids:
-        t = scene_type(scene_by_name(sid))
+    types = {sid: scene_type(scene_by_name(sid)) for sid in scene_ids}
+    for t in types.values():
         counts[t] = counts.get(t, 0) + 1
     everything["scene_types"] = counts
     where = f"catalog scenes (v{everything['catalog_version']})" if args.procedural <= 0 else \
@@ -246,6 +342,22 @@ def main(argv: list[str] | None = None) -> int:
     print("\nAll-target mean IoU %, mean of seeds (spread = max - min); "
           + ", ".join(f"{counts.get(t, 0)} {t.replace('_', ' ')}s" for t in SCENE_TYPES) + ":\n")
     print(markdown(summary_rows(per_agent_results), SUMMARY_COLUMNS))
+    everything["paired"] = {}
+    if args.baseline in args.agents:
+        from spatialscout_gym.eval.stats import method_note
+        subsets = paired_subsets(scene_ids, types, args.seeds)
+        base = {c: v for seed in args.seeds for c, v in episode_scores(results[(args.baseline, seed)]["per_scene"],
+                                                                           seed).items()}
+        for name in [a for a in args.agents if a.startswith("ppo:") and a != args.baseline]:
+            other = {c: v for seed in args.seeds for c, v in episode_scores(results[(name, seed)]["per_scene"],
+                                                                                seed).items()}
+            table = paired_table(base, other, subsets, args.resamples)
+            everything["paired"][name] = {"baseline": args.baseline, "subsets": table}
+            for figure, title in zip(PAIRED_FIGURES, ("all-target", "submitted")):
+                print(f"\n{agent_label(name)} minus {args.baseline}, {title} mean IoU (percentage points), "
+                      f"paired on (scene, seed) cells; {method_note(args.resamples or 9999)} p: paired "
+                      f"permutation test over scenes:\n")
+                print(paired_markdown(table, figure, args.baseline, agent_label(name)))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(everything, indent=1))

@@ -60,4 +60,7 @@ def test_evaluate_the_shipped_policy_reproduces_the_tables_protocol(tmp_path):
     assert (saved["image_budget"], saved["resolution"], saved["tool_call_budget"]) == (20, 64, None)
     result = json.loads(next(out.glob("*/seed_0/result.json")).read_text())
     assert result["tool_call_budget"] is None and result["end_reason"] == "finish_mapping"
-    assert len(list(next(out.glob("*/seed_0")).glob("frames/*.png"))) == 20    # every image of V = 20
+    frames = len(list(next(out.glob("*/seed_0")).glob("frames/*.png")))
+    # every image of V = 20, unless every target is mapped sooner (the NBV episode then ends)
+    assert frames == result["counters"]["images_used"]
+    assert frames == 20 or (result["coverage"] == 1.0 and frames < 20)

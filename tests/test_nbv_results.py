@@ -4,6 +4,7 @@ row per agent, the mean over seeds, labelled with the all-target mean IoU spread
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import shlex
 from pathlib import Path
@@ -75,3 +76,104 @@ def test_summary_has_micro_macro_spreads_and_scene_types():
     text = m.markdown(rows, m.SUMMARY_COLUMNS)
     assert text.splitlines()[0] == "| agent | " + " | ".join(m.SUMMARY_COLUMNS) + " |"
     assert text.splitlines()[-1].endswith("| 50.00 | - |")
+
+
+def _score(scene: str, iou: list[float], submitted: int | None = None):
+    from spatialscout_gym.core.scoring import THRESHOLDS, SceneScore
+    iou_arr = np.asarray(iou, dtype=float)
+    hits = np.array([iou_arr > t for t in THRESHOLDS])
+    return SceneScore(scene, len(iou) if submitted is None else submitted, iou_arr,
+                      np.full(len(iou), np.nan), [None] * len(iou), hits)
+
+
+def test_paired_subsets_are_scene_types_and_every_fifth_id_at_seed_0():
+    m = _script()
+    ids = [f"S{i}" for i in range(12)]
+    types = {s: ("single_room" if i % 3 else "apartment") for i, s in enumerate(ids)}
+    subsets = m.paired_subsets(ids, types, [0, 1])
+    assert list(subsets) == ["overall", "single rooms", "apartments"] + [f"fifth {k} (seed 0)" for k in range(5)]
+    assert len(subsets["overall"]) == 24
+    assert subsets["apartments"] == [(s, k) for s in ("S0", "S3", "S6", "S9") for k in (0, 1)]
+    assert subsets["fifth 0 (seed 0)"] == [("S0", 0), ("S5", 0), ("S10", 0)]
+    assert subsets["fifth 4 (seed 0)"] == [("S4", 0), ("S9", 0)]
+    assert "fifth 0 (seed 0)" not in m.paired_subsets(ids, types, [1, 2])     # fifths are at seed 0 only
+
+
+def test_paired_table_is_policy_minus_baseline_object_micro_with_interval_and_p_value():
+    m = _script()
+    # four scenes, seed 0; the policy gains 0.2 IoU on every target; scene sizes 2, 2, 4, 4 targets
+    sizes = {"A": 2, "B": 2, "C": 4, "D": 4}
+    base = {(s, 0): _score(s, [0.5] * n) for s, n in sizes.items()}
+    other = {(s, 0): _score(s, [0.7] * n) for s, n in sizes.items()}
+    other[("D", 0)] = _score("D", [0.7, 0.7, 0.0, 0.0], submitted=2)      # ... but misses two in D
+    table = m.paired_table(base, other, {"overall": list(base), "AB": [("A", 0), ("B", 0)]}, n_resamples=999)
+    row = table["overall"]["figures"]["object_micro.all.mean_iou"]
+    assert row["a"] == pytest.approx(0.5)
+    assert row["b"] == pytest.approx((0.7 * 10) / 12)                        # object-micro: sum Q / sum N
+    assert row["difference"] == pytest.approx(0.7 * 10 / 12 - 0.5)
+    sub = table["overall"]["figures"]["object_micro.submitted.mean_iou"]
+    assert sub["b"] == pytest.approx(0.7) and sub["difference"] == pytest.approx(0.2)
+    assert table["overall"]["scenes"] == 4 and table["overall"]["cells"] == 4
+    # 2**4 = 16 sign flips, all exact: the observed gain on submitted IoU is matched only by itself
+    # and its mirror, so p = 2 / 16
+    assert sub["p_value"] == pytest.approx(2 / 16)
+    assert sub["low"] == pytest.approx(0.2) and sub["high"] == pytest.approx(0.2)
+    ab = table["AB"]["figures"]["object_micro.all.mean_iou"]
+    assert ab["difference"] == pytest.approx(0.2) and table["AB"]["scenes"] == 2
+    assert m.verdict(sub) == "better"
+    assert m.verdict({"low": -0.1, "high": 0.2, "difference": 0.0}) == "not worse"
+    assert m.verdict({"low": -0.1, "high": 0.2, "difference": -0.01}) == "worse"
+    assert m.verdict({"low": -0.3, "high": -0.1, "difference": -0.2}) == "worse (significant)"
+    text = m.paired_markdown(table, "object_micro.submitted.mean_iou", "frontier-nbv", "nbv_ppo")
+    assert text.splitlines()[2] == "| overall | 4 x 1 | 50.00 | 70.00 | +20.00 | [+20.00, +20.00] | 0.125 | better |"
+
+
+def test_scene_records_rebuild_the_scores_the_statistics_read():
+    m = _script()
+    from spatialscout_gym.eval.stats import figure_sums
+    score = _score("A", [0.95, 0.6, 0.0, 0.3], submitted=3)
+    rec = json.loads(json.dumps(m.scene_record(score, "apartment")))         # as the JSON and the cache keep it
+    assert rec["type"] == "apartment" and rec["M"] == 3
+    back = m.episode_scores({"A": rec}, seed=2)
+    assert list(back) == [("A", 2)]
+    for x, y in zip(figure_sums({("A", 2): score}), figure_sums(back)):
+        assert np.array_equal(np.asarray(x), np.asarray(y))
+
+
+@pytest.mark.render
+@pytest.mark.slow
+def test_script_writes_the_paired_comparison_of_the_shipped_policy(tmp_path):
+    """Two catalog scenes, V = 3, real SAPIEN renders: the JSON holds the policy-minus-frontier
+    comparison of every subset, and it equals the difference of the two agents' own figures."""
+    import subprocess
+    import sys
+    out = tmp_path / "r.json"
+    model = ROOT / "models" / "nbv_ppo" / "model.zip"
+    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "nbv_results.py"), "--scenes", "2",
+                          "--image-budget", "3", "--agents", "frontier-nbv", f"ppo:{model}", "--seeds", "0",
+                          "--resamples", "99", "--out", str(out)], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    data = json.loads(out.read_text())
+    paired = data["paired"][f"ppo:{model}"]
+    assert paired["baseline"] == "frontier-nbv"
+    assert set(paired["subsets"]) >= {"overall", "fifth 0 (seed 0)", "fifth 1 (seed 0)"}
+    row = paired["subsets"]["overall"]["figures"]["object_micro.all.mean_iou"]
+    own = {a: data["agents"][a]["0"]["object_micro"]["all"]["mean_iou"] for a in ("frontier-nbv", f"ppo:{model}")}
+    assert row["a"] == pytest.approx(own["frontier-nbv"]) and row["b"] == pytest.approx(own[f"ppo:{model}"])
+    assert "nbv_ppo minus frontier-nbv, all-target mean IoU" in run.stdout
+    assert "| overall | 2 x 1 |" in run.stdout
+
+
+def test_cache_key_of_a_policy_names_its_file_and_greedy_or_sampled(tmp_path):
+    m = _script()
+    policy = tmp_path / "pol"
+    policy.mkdir()
+    (policy / "model.zip").write_bytes(b"weights")
+    (policy / "nbv_config.json").write_text(json.dumps({"deterministic": False}))
+    sampled = m.cache_path(tmp_path, "catalog-v3.0", f"ppo:{policy}/model.zip", 0, 20, 64, "oracle", 80)
+    (policy / "nbv_config.json").write_text(json.dumps({"deterministic": True}))
+    greedy = m.cache_path(tmp_path, "catalog-v3.0", f"ppo:{policy}/model.zip", 0, 20, 64, "oracle", 80)
+    assert sampled != greedy and greedy.name.endswith("-greedy__seed0.json")
+    (policy / "model.zip").write_bytes(b"other weights")
+    assert m.cache_path(tmp_path, "catalog-v3.0", f"ppo:{policy}", 0, 20, 64, "oracle", 80) != greedy
+    assert sampled.parent.name == "catalog-v3.0_80scenes_V20_64px_oracle"

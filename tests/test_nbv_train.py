@@ -58,9 +58,11 @@ def test_trainer_end_to_end_then_ppo_agent_runs(tmp_path, capsys):
     # --init-model continues from the saved policy (its weights, new hyperparameters) ...
     import torch
     from stable_baselines3 import PPO
+    # ... under another training mapper (the reward, not the spaces), its agent keeping a third one
     more = Args(total_timesteps=24, num_envs=1, num_steps=24, batch_size=24, update_epochs=1, image_budget=5,
-                resolution=48, obs_size=48, mapper="oracle-surface", reconfigure_every=2, out=str(tmp_path),
-                run_name="more", progress_bar=False, init_model=str(run_dir), learning_rate=1e-4, seed=7)
+                resolution=48, obs_size=48, mapper="oracle", agent_mapper="oracle-surface", reconfigure_every=2,
+                out=str(tmp_path), run_name="more", progress_bar=False, init_model=str(run_dir),
+                learning_rate=1e-4, seed=7)
     before = PPO.load(str(model)).policy.state_dict()
     after_model = PPO.load(str(train(more)))
     assert after_model.num_timesteps == 24 and after_model.learning_rate == 1e-4    # steps of this run
@@ -68,11 +70,32 @@ def test_trainer_end_to_end_then_ppo_agent_runs(tmp_path, capsys):
     assert changed                                           # it trained ...
     assert all(torch.allclose(v, before[k], atol=1e-2) for k, v in after_model.policy.state_dict().items())
     # ... from the saved weights (one small Adam step away; a fresh seed-7 initialisation is far from them)
+    assert (tmp_path / "more" / "init_progress.csv").read_text() == (run_dir / "progress.csv").read_text()
+    more_config = json.loads((tmp_path / "more" / "nbv_config.json").read_text())
+    assert (more_config["mapper"], more_config["reward_mapper"]) == ("oracle-surface", "oracle")
+    assert make_agent(f"ppo:{tmp_path / 'more'}").mapper_name == "oracle-surface"
     # ... and refuses a policy trained with other env settings
     from spatialscout_gym.core.errors import ConfigError
+    with pytest.raises(ConfigError, match="--agent-mapper must be one of oracle, oracle-surface"):
+        train(Args(total_timesteps=8, num_envs=1, num_steps=8, image_budget=5, resolution=48, obs_size=48,
+                   agent_mapper="centre", out=str(tmp_path), run_name="bad", init_model=str(model)))
     with pytest.raises(ConfigError, match="resolution 48 there, 64 here"):
         train(Args(total_timesteps=8, num_envs=1, num_steps=8, image_budget=5, resolution=64, obs_size=48,
                    mapper="oracle-surface", out=str(tmp_path), run_name="bad", init_model=str(model)))
+
+
+def test_learning_curve_of_a_continued_run_counts_steps_on_from_the_earlier_run(tmp_path):
+    from spatialscout_gym.baselines.train_nbv import INIT_PROGRESS, curve_points, plot_learning_curve
+    head = "time/total_timesteps,charts/coverage,charts/all_mean_iou,time/time_elapsed,charts/SPS\n"
+    (tmp_path / "progress.csv").write_text(head + "100,0.5,0.25,10,10\n200,,,20,10\n300,0.6,0.3,30,10\n")
+    assert curve_points(tmp_path / "progress.csv").tolist() == [[100, 0.5, 0.25, 10], [300, 0.6, 0.3, 30]]
+    assert curve_points(tmp_path / INIT_PROGRESS).shape == (0, 4)         # none: a fresh run
+    fresh = plot_learning_curve(tmp_path).read_bytes()
+    (tmp_path / INIT_PROGRESS).write_text(head + "1000,0.8,0.8,100,10\n2000,0.85,0.85,200,10\n")
+    from PIL import Image
+    with Image.open(plot_learning_curve(tmp_path)) as curve:
+        assert curve.size[0] >= 600 and curve.size[1] >= 300
+    assert (tmp_path / "learning_curve.png").read_bytes() != fresh         # the earlier run is drawn
 
 
 def test_planned_steps_and_summary_line(tmp_path):

@@ -12,7 +12,8 @@ training episodes).
 
 Every env is ``SpatialScout/NBV-v0`` on procedural training scenes (a new scene every
 ``--reconfigure-every`` resets, never a catalog scene): ``SpatialScout/Procedural-v0`` wrapped in
-:class:`~spatialscout_gym.wrappers.nbv.NextBestViewWrapper` with the oracle mapper (``--mapper``).
+:class:`~spatialscout_gym.wrappers.nbv.NextBestViewWrapper` with the oracle mapper (``--mapper``;
+``oracle-surface`` rewards localization: its IoU grows when a target is seen from more sides).
 ``--vectorization vector`` (default) steps all envs in one process through
 :class:`~spatialscout_gym.wrappers.nbv_vector.NBVVectorEnv` (or in ``--num-workers`` processes,
 :class:`~spatialscout_gym.wrappers.nbv_workers.NBVWorkerVectorEnv`) and the
@@ -20,6 +21,8 @@ Every env is ``SpatialScout/NBV-v0`` on procedural training scenes (a new scene 
 ``DummyVecEnv``/``SubprocVecEnv`` over single envs. The return of an episode is its final all-target mean IoU minus that of
 frame 0's map (part of the starting state), so with the oracle mapper ``charts/episodic_return``
 is at most ``charts/coverage``. The reward is that IoU change and nothing else (no shaping).
+``nbv_config.json`` names ``--mapper`` as ``reward_mapper`` and, as ``mapper``, the one the
+``ppo:PATH`` agent maps with (``--agent-mapper``, by default the same).
 
 The observation (``NextBestViewWrapper``'s ``image``, ``pose``, ``coverage``, ``sectors`` and the
 egocentric top-down ``map`` of where captures were taken and what they viewed) is read by SB3's
@@ -40,7 +43,8 @@ from typing import Callable
 import gymnasium as gym
 import numpy as np
 
-__all__ = ["Args", "make_env", "make_vec_env", "train", "main", "VECTORIZATIONS", "plot_learning_curve"]
+__all__ = ["Args", "make_env", "make_vec_env", "train", "main", "VECTORIZATIONS", "plot_learning_curve", "curve_points",
+           "INIT_PROGRESS"]
 
 VECTORIZATIONS = ("vector", "sync", "async")
 
@@ -89,7 +93,10 @@ class Args:
     """resets per procedural training scene (a new scene is generated and uploaded every K resets;
     between them the same scene from a random start yaw)"""
     mapper: str = "oracle"
-    """mapper turning captures into submissions: 'oracle' or 'oracle-surface'"""
+    """mapper turning captures into submissions during training (its IoU change is the reward): 'oracle' or 'oracle-surface'"""
+    agent_mapper: str = ""
+    """mapper the saved policy's ppo:PATH agent maps with by default (nbv_config.json 'mapper'; the
+    training mapper is kept as 'reward_mapper'); '': --mapper"""
     learning_rate: float = 3e-4
     """the learning rate of the optimizer"""
     num_steps: int = 128
@@ -111,7 +118,8 @@ class Args:
     torch_threads: int = 1
     """torch CPU threads (keep 1 on small machines)"""
     init_model: str = ""
-    """continue from this saved model.zip (its nbv_config.json must match these env settings) instead of a fresh policy"""
+    """continue from this saved model.zip instead of a fresh policy (its nbv_config.json must match these
+    spaces, V and resolution; --mapper may differ: it changes the reward only)"""
     out: str = "runs/nbv"
     """directory under which the run directory <exp_name>__<seed>__<time> is created"""
     run_name: str = ""
@@ -227,40 +235,63 @@ def _callbacks(args: Args):
     return CleanRLScalars()
 
 
-def plot_learning_curve(run_dir: Path) -> Path | None:
-    """Write ``run_dir/learning_curve.png`` from ``progress.csv``: environment steps vs the mean
-    coverage and all-target mean IoU of the training episodes finished in each rollout (procedural
-    training scenes). Returns the path, or None when no episode has finished yet."""
+def curve_points(progress: Path) -> np.ndarray:
+    """Rows of ``progress.csv`` with finished episodes: columns environment steps, coverage,
+    all-target mean IoU and elapsed seconds (NaN if not logged); shape (rows, 4), empty when none."""
     import csv
 
-    rows = list(csv.DictReader((run_dir / "progress.csv").open())) if (run_dir / "progress.csv").exists() else []
+    rows = list(csv.DictReader(progress.open())) if progress.exists() else []
     pts = [(float(r["time/total_timesteps"]), float(r["charts/coverage"]), float(r["charts/all_mean_iou"]),
             float(r.get("time/time_elapsed") or "nan"))
            for r in rows if r.get("charts/coverage") and r.get("charts/all_mean_iou")
            and r.get("time/total_timesteps")]
-    if not pts:
+    return np.asarray(pts, dtype=float).reshape(-1, 4)
+
+
+INIT_PROGRESS = "init_progress.csv"
+"""The ``progress.csv`` of the run an ``--init-model`` run continued, copied into its run directory."""
+
+
+def plot_learning_curve(run_dir: Path) -> Path | None:
+    """Write ``run_dir/learning_curve.png`` from ``progress.csv``: environment steps vs the mean
+    coverage and all-target mean IoU of the training episodes finished in each rollout (procedural
+    training scenes). A run that continued another (``init_progress.csv`` beside it) is drawn after
+    that run's curve, its steps counted on from the earlier run's last step, a dotted line where it
+    took over. Returns the path, or None when no episode has finished yet."""
+    pts = curve_points(run_dir / "progress.csv")
+    if not len(pts):
         return None
+    earlier = curve_points(run_dir / INIT_PROGRESS)
+    start = earlier[-1, 0] if len(earlier) else 0.0
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    steps, cov, iou, elapsed = (np.asarray(c) for c in zip(*pts))
-    k = max(1, len(steps) // 25)        # a moving mean over k rollouts, drawn over the raw values
-
-    def smooth(y: np.ndarray) -> np.ndarray:
-        return np.convolve(y, np.ones(k) / k, mode="valid")
-
     fig, ax = plt.subplots(figsize=(6.4, 3.6), dpi=120)
-    for y, label, color, ls in ((cov, "coverage (inventory mapped)", "C0", "-"),
-                                (iou, "all-target mean IoU", "C1", "--")):
-        ax.plot(steps, 100 * y, color=color, alpha=0.25, lw=0.8)
-        ax.plot(steps[k - 1:], 100 * smooth(y), color=color, ls=ls, lw=1.5,
-                label=label + (f" ({k}-rollout mean)" if k > 1 else ""))
+    for i, part in enumerate(p for p in (earlier, pts) if len(p)):
+        steps, cov, iou = part[:, 0] + (start if part is pts else 0.0), part[:, 1], part[:, 2]
+        k = max(1, len(steps) // 25)    # a moving mean over k rollouts, drawn over the raw values
+
+        def smooth(y: np.ndarray) -> np.ndarray:
+            return np.convolve(y, np.ones(k) / k, mode="valid")
+
+        for y, label, color, ls in ((cov, "coverage (inventory mapped)", "C0", "-"),
+                                    (iou, "all-target mean IoU", "C1", "--")):
+            ax.plot(steps, 100 * y, color=color, alpha=0.25, lw=0.8)
+            ax.plot(steps[k - 1:], 100 * smooth(y), color=color, ls=ls, lw=1.5,
+                    label=None if i else label + (f" ({k}-rollout mean)" if k > 1 else ""))
+    if len(earlier):
+        ax.axvline(start, color="0.4", ls=":", lw=1.0)
+        args_path = run_dir / "args.json"
+        mapper = json.loads(args_path.read_text()).get("mapper") if args_path.exists() else None
+        ax.annotate(" continued here" + (f"\n mapper {mapper}" if mapper else ""), (start, 0.97),
+                    xycoords=("data", "axes fraction"), fontsize=7, color="0.3", va="top")
+    minutes = f", {pts[-1, 3] / 60:.0f} min" if np.isfinite(pts[-1, 3]) else ""
+    before = f" after {int(start):,} of an earlier run" if len(earlier) else ""
     ax.set_xlabel("environment steps (one motion + one capture each)")
     ax.set_ylabel("% (training episodes, V images)")
-    minutes = f", {elapsed[-1] / 60:.0f} min" if np.isfinite(elapsed[-1]) else ""
-    ax.set_title(f"train-nbv {run_dir.name}: {int(steps[-1]):,} steps{minutes}", fontsize=10)
+    ax.set_title(f"train-nbv {run_dir.name}: {int(pts[-1, 0]):,} steps{minutes}{before}", fontsize=9)
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="lower left", fontsize=8)
     fig.tight_layout()
     out = run_dir / "learning_curve.png"
     fig.savefig(out)
@@ -301,7 +332,8 @@ def train(args: Args) -> Path:
         if not init.exists():
             raise ConfigError(f"--init-model {args.init_model}: no model.zip there")
         saved = load_policy_config(init)
-        differs = {k: (saved[k], getattr(args, k)) for k in ("mapper", "image_budget", "resolution")
+        # the mapper is the reward, not the spaces: a policy may continue under another mapper
+        differs = {k: (saved[k], getattr(args, k)) for k in ("image_budget", "resolution")
                    if saved[k] is not None and saved[k] != getattr(args, k)}
         for k in ("motion", "obs_size", "headings", "strides_m", "scan_bins"):
             want = tuple(args.strides_m) if k == "strides_m" else getattr(args, k)
@@ -311,6 +343,10 @@ def train(args: Args) -> Path:
             raise ConfigError("--init-model was trained with other settings: " + ", ".join(
                 f"{k} {a!r} there, {b!r} here" for k, (a, b) in differs.items()))
         args.init_model = str(init)
+    from spatialscout_gym.wrappers.nbv_mappers import MAPPERS
+    for name in ("mapper", "agent_mapper"):
+        if getattr(args, name) not in MAPPERS and (name == "mapper" or getattr(args, name)):
+            raise ConfigError(f"--{name.replace('_', '-')} must be one of {', '.join(MAPPERS)}, got {getattr(args, name)!r}")
     if args.time_limit_s < 0 or args.learning_rate <= 0:
         raise ConfigError(f"--time-limit-s must be >= 0 (0: none) and --learning-rate > 0, got "
                          f"{args.time_limit_s} and {args.learning_rate}")
@@ -333,6 +369,9 @@ def train(args: Args) -> Path:
     run_dir = Path(args.out) / run_name
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "args.json").write_text(json.dumps(asdict(args), indent=2))
+    if args.init_model and Path(args.init_model).with_name("progress.csv").exists():
+        import shutil
+        shutil.copyfile(Path(args.init_model).with_name("progress.csv"), run_dir / INIT_PROGRESS)
 
     envs = make_vec_env(args)
     envs.seed(args.seed)
@@ -354,8 +393,10 @@ def train(args: Args) -> Path:
         model.learn(total_timesteps=args.total_timesteps, callback=callback, progress_bar=False)
     finally:
         model.save(str(run_dir / "model.zip"))
-        save_nbv_config(config, run_dir, mapper=args.mapper,
-                        image_budget=args.image_budget, resolution=args.resolution)
+        config_path = save_nbv_config(config, run_dir, mapper=args.agent_mapper or args.mapper,
+                                      image_budget=args.image_budget, resolution=args.resolution)
+        config_path.write_text(json.dumps({**json.loads(config_path.read_text()), "reward_mapper": args.mapper},
+                                          indent=2))
         envs.close()
         model.logger.close()
         plot_learning_curve(run_dir)
