@@ -18,8 +18,8 @@ the (scene, seed) cells both ran: policy minus baseline of the all-target and th
 IoU, with the 95% scene-bootstrap interval and the paired permutation p-value of
 :func:`spatialscout_gym.eval.stats.paired_comparison`, overall, in single rooms, in apartments and,
 with seed 0 evaluated, on each fifth of the scenes (every fifth id from offset 0-4, seed 0). It is
-printed (with a verdict per row: better, not worse, worse, worse (significant)) and written to the
-JSON under ``paired``.
+printed (with a verdict per row: better, ahead (not separated), behind (not separated), worse) and
+written to the JSON under ``paired``.
 
 ``--procedural N`` evaluates on N held-out procedural scenes (``procedural:<seed>``, seeds from
 10,000,000 on; training draws its scenes at random from 2**31 seeds) instead of the catalog: a
@@ -28,7 +28,7 @@ validation set for training runs that leaves the catalog untouched.
 ``--mapper oracle-surface`` makes every agent that maps with a mapper (the NBV agents, ``ppo:PATH``
 and ``oracle-explorer``) submit the mean of each target's seen surface points instead of its
 reference centre: the same views, scored for localization rather than coverage. ``--cache DIR``
-keeps each (agent, seed) result under ``DIR`` (keyed by the scenes, V, resolution, mapper and, for
+keeps each (agent, seed) result under ``DIR`` (keyed by the scenes and their content, V, resolution, mapper and, for
 ``ppo:PATH``, the policy file's hash) and reuses it, so agents can be added to a table without
 re-running the others. The tool-call
 budget is unlimited (``tool_call_budget=None``): every agent gets the same V images.
@@ -195,14 +195,14 @@ def paired_table(base: dict, other: dict, subsets: dict[str, list[tuple[str, int
 
 
 def verdict(row: dict) -> str:
-    """One word on a paired row (B - A): ``better`` (interval above 0), ``not worse`` (difference
-    >= 0, interval spans 0), ``worse`` (difference < 0, interval spans 0), ``worse (significant)``
-    (interval below 0)."""
+    """A few words on a paired row (B - A), read from its 95% interval: ``better`` (above 0),
+    ``worse`` (below 0), else ``ahead (not separated)`` or ``behind (not separated)`` by the sign of
+    the difference (an interval that holds 0 separates neither way)."""
     if row["low"] is not None and row["low"] > 0:
         return "better"
     if row["high"] is not None and row["high"] < 0:
-        return "worse (significant)"
-    return "not worse" if row["difference"] >= 0 else "worse"
+        return "worse"
+    return "ahead (not separated)" if row["difference"] >= 0 else "behind (not separated)"
 
 
 def paired_markdown(table: dict[str, dict], figure: str, base: str, other: str) -> str:
@@ -232,6 +232,22 @@ def _job(agent_name: str, seed: int, scene_ids: list[str], image_budget: int, re
                         renderer=renderer, mapper=mapper), time.time() - t
     finally:
         renderer.close()
+
+
+def scene_set_key(procedural: bool) -> str:
+    """What the scenes' content depends on, for ``--cache`` keys: the catalog version and a digest of
+    its manifest (every scene's content hash), or for procedural scenes the generator's rules
+    version, source and data files; so a re-frozen catalog or changed generator never reuses a
+    result computed on other scenes."""
+    import hashlib
+    from spatialscout_gym.scenes.catalog import asset_fingerprint, generator_fingerprint, manifest_path
+    from spatialscout_gym.scenes.procedural import DEFAULT_RULES_VERSION
+    if not procedural:
+        path = manifest_path()
+        version = json.loads(path.read_text())["catalog_version"]
+        return f"catalog-v{version}-{hashlib.sha256(path.read_bytes()).hexdigest()[:10]}"
+    digest = hashlib.sha256((generator_fingerprint() + asset_fingerprint(DEFAULT_RULES_VERSION)).encode())
+    return f"procedural-rules-v{DEFAULT_RULES_VERSION}-{digest.hexdigest()[:10]}"
 
 
 def cache_path(cache: Path, where: str, name: str, seed: int, image_budget: int, resolution: int,
@@ -288,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.time()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     from tqdm import tqdm
-    where = f"catalog-v{everything['catalog_version']}" if args.procedural <= 0 else "procedural"
+    where = scene_set_key(args.procedural > 0)
     cached = {}
     if args.cache is not None:
         for name, seed in jobs:

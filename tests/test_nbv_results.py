@@ -121,9 +121,9 @@ def test_paired_table_is_policy_minus_baseline_object_micro_with_interval_and_p_
     ab = table["AB"]["figures"]["object_micro.all.mean_iou"]
     assert ab["difference"] == pytest.approx(0.2) and table["AB"]["scenes"] == 2
     assert m.verdict(sub) == "better"
-    assert m.verdict({"low": -0.1, "high": 0.2, "difference": 0.0}) == "not worse"
-    assert m.verdict({"low": -0.1, "high": 0.2, "difference": -0.01}) == "worse"
-    assert m.verdict({"low": -0.3, "high": -0.1, "difference": -0.2}) == "worse (significant)"
+    assert m.verdict({"low": -0.1, "high": 0.2, "difference": 0.0}) == "ahead (not separated)"
+    assert m.verdict({"low": -0.1, "high": 0.2, "difference": -0.01}) == "behind (not separated)"
+    assert m.verdict({"low": -0.3, "high": -0.1, "difference": -0.2}) == "worse"
     text = m.paired_markdown(table, "object_micro.submitted.mean_iou", "frontier-nbv", "nbv_ppo")
     assert text.splitlines()[2] == "| overall | 4 x 1 | 50.00 | 70.00 | +20.00 | [+20.00, +20.00] | 0.125 | better |"
 
@@ -177,3 +177,20 @@ def test_cache_key_of_a_policy_names_its_file_and_greedy_or_sampled(tmp_path):
     (policy / "model.zip").write_bytes(b"other weights")
     assert m.cache_path(tmp_path, "catalog-v3.0", f"ppo:{policy}", 0, 20, 64, "oracle", 80) != greedy
     assert sampled.parent.name == "catalog-v3.0_80scenes_V20_64px_oracle"
+
+
+def test_cache_key_changes_with_the_scenes_content(monkeypatch):
+    """A cached result is reused only on the same scenes: another catalog version (another
+    manifest) or other procedural rules give another key."""
+    import spatialscout_gym.scenes.procedural as procedural
+    m = _script()
+    monkeypatch.setenv("SPATIALSCOUT_CATALOG", "3.0")
+    v3 = m.scene_set_key(False)
+    monkeypatch.setenv("SPATIALSCOUT_CATALOG", "2.0")
+    v2 = m.scene_set_key(False)
+    assert v3.startswith("catalog-v3.0-") and v2.startswith("catalog-v2.0-") and v2[-10:] != v3[-10:]
+    rules3 = m.scene_set_key(True)
+    monkeypatch.setattr(procedural, "DEFAULT_RULES_VERSION", "2.0")
+    rules2 = m.scene_set_key(True)
+    assert rules3.startswith("procedural-rules-v3.0-") and rules2.startswith("procedural-rules-v2.0-")
+    assert rules2[-10:] != rules3[-10:]
