@@ -29,7 +29,7 @@ from spatialscout_gym.scenes.layout import SIDE_YAW, Placed, RoomLayout
 from spatialscout_gym.scenes.sizes import RULES, GeneratorRules, rules_for
 from spatialscout_gym.scenes.rooms import FloorPlan, apartment_plan, build_shell, single_room_plan
 
-__all__ = ["procedural_scene", "generate_scene", "ROOM_KINDS", "LAYOUTS", "FOV_Y_DEG", "IMAGE_SIZE",
+__all__ = ["procedural_scene", "TooFewCandidatesError", "generate_scene", "ROOM_KINDS", "LAYOUTS", "FOV_Y_DEG", "IMAGE_SIZE",
            "TRAIN_NAMESPACE", "assign_roles"]
 
 TRAIN_NAMESPACE = 0x7472_6169   # "trai"
@@ -61,11 +61,28 @@ def procedural_scene(seed: int, n_targets: int = 40, layout: str | None = None,
     """
     if int(seed) < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed}")
-    return generate_scene(np.random.SeedSequence([TRAIN_NAMESPACE, int(seed)]), n_targets, layout,
-                          f"procedural_{int(seed)}", n_rooms=n_rooms,
-                          source={"generator": "procedural", "stream": "train", "seed": int(seed),
-                                  "rules": rules_for(catalog_version).version},
-                          rules=rules_for(catalog_version))
+    rules = rules_for(catalog_version)
+    # A draw whose room cannot hold N targets (a small bathroom asked for 40 under v3.0's repeat
+    # caps) is drawn again from a sub-stream of the same seed, so every seed gives a scene.
+    for redraw in range(_REDRAWS):
+        entropy = [TRAIN_NAMESPACE, int(seed)] + ([redraw] if redraw else [])
+        source = {"generator": "procedural", "stream": "train", "seed": int(seed), "rules": rules.version,
+                  **({"redraw": redraw} if redraw else {})}
+        try:
+            return generate_scene(np.random.SeedSequence(entropy), n_targets, layout, f"procedural_{int(seed)}",
+                                  n_rooms=n_rooms, source=source, rules=rules)
+        except TooFewCandidatesError:
+            if redraw == _REDRAWS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+_REDRAWS = 8
+"""Draws :func:`procedural_scene` tries for one seed before it gives up."""
+
+
+class TooFewCandidatesError(RuntimeError):
+    """A generated scene holds fewer candidate objects than the N targets asked for."""
 
 
 def generate_scene(seed_seq: np.random.SeedSequence, n_targets: int, layout: str | None,
@@ -117,7 +134,7 @@ def generate_scene(seed_seq: np.random.SeedSequence, n_targets: int, layout: str
         objects, supports = _to_objects(static, placed)
         try:
             if capped and attempt < tries - 1 and sum(o.movable for o in objects) < need:
-                raise RuntimeError("too few spare candidates")
+                raise TooFewCandidatesError("too few spare candidates")
             objects = assign_roles(objects, camera, n_targets, supports)
             break
         except RuntimeError:
@@ -189,8 +206,8 @@ def assign_roles(objects: list[SceneObject], camera: CameraPose, n_targets: int,
     while True:
         cands = [o for o in objs if o.movable]
         if len(cands) < n_targets:
-            raise RuntimeError(f"scene has {len(cands)} candidates, fewer than n_targets={n_targets}; "
-                               "the generator must add more items (generator bug)")
+            raise TooFewCandidatesError(f"scene has {len(cands)} candidates, fewer than n_targets={n_targets}; "
+                                        "the generator must add more items (generator bug)")
         dist = {o.id: dist_all[o.id] for o in cands}
         order = sorted(cands, key=lambda o: (round(dist[o.id], 9), o.id))
         targets = {o.id for o in order[:n_targets]}
