@@ -20,7 +20,8 @@ Every env is ``SpatialScout/NBV-v0`` on procedural training scenes (a new scene 
 :class:`~spatialscout_gym.baselines.sb3_vec.SB3VecEnv` adapter; ``sync``/``async`` use SB3's
 ``DummyVecEnv``/``SubprocVecEnv`` over single envs. The return of an episode is its final all-target mean IoU minus that of
 frame 0's map (part of the starting state), so with the oracle mapper ``charts/episodic_return``
-is at most ``charts/coverage``. The reward is that IoU change and nothing else (no shaping).
+is at most ``charts/coverage``. The reward is that IoU change, plus ``--reward-submitted-weight``
+times the change in submitted mean IoU (default 0: nothing else, no shaping).
 ``nbv_config.json`` names ``--mapper`` as ``reward_mapper`` and, as ``mapper``, the one the
 ``ppo:PATH`` agent maps with (``--agent-mapper``, by default the same).
 
@@ -92,6 +93,12 @@ class Args:
     reconfigure_every: int = 16
     """resets per procedural training scene (a new scene is generated and uploaded every K resets;
     between them the same scene from a random start yaw)"""
+    single_room_share: float = -1.0
+    """chance that a new training scene is a single room, else a 2-5 room apartment (a curriculum
+    knob, recorded in args.json); negative: the generator's own mix (60 % single rooms)"""
+    reward_submitted_weight: float = 0.0
+    """the reward adds this weight times the change in submitted mean IoU to the change in all-target
+    mean IoU (0: all-target only); with the surface mapper it values placing mapped targets better"""
     mapper: str = "oracle"
     """mapper turning captures into submissions during training (its IoU change is the reward): 'oracle' or 'oracle-surface'"""
     agent_mapper: str = ""
@@ -136,7 +143,9 @@ def _env_kwargs(args: Args) -> dict:
     return dict(**({"render_device": args.render_device} if args.render_device else {}), scene="procedural", image_budget=args.image_budget, resolution=args.resolution,
                 mapper=args.mapper, motion=args.motion, obs_size=args.obs_size,
                 reconfigure_every=args.reconfigure_every, move_m=args.move_m, turn_deg=args.turn_deg,
-                headings=args.headings, strides_m=tuple(args.strides_m), scan_bins=args.scan_bins)
+                headings=args.headings, strides_m=tuple(args.strides_m), scan_bins=args.scan_bins,
+                reward_submitted_weight=args.reward_submitted_weight,
+                **({"single_room_share": args.single_room_share} if args.single_room_share >= 0 else {}))
 
 
 def make_env(args: Args, index: int) -> Callable[[], "object"]:
@@ -347,6 +356,9 @@ def train(args: Args) -> Path:
     for name in ("mapper", "agent_mapper"):
         if getattr(args, name) not in MAPPERS and (name == "mapper" or getattr(args, name)):
             raise ConfigError(f"--{name.replace('_', '-')} must be one of {', '.join(MAPPERS)}, got {getattr(args, name)!r}")
+    if not args.single_room_share <= 1.0:   # NaN fails here too
+        raise ConfigError(f"--single-room-share must be a probability in [0, 1] (negative: the "
+                          f"generator's own mix), got {args.single_room_share}")
     if args.time_limit_s < 0 or args.learning_rate <= 0:
         raise ConfigError(f"--time-limit-s must be >= 0 (0: none) and --learning-rate > 0, got "
                          f"{args.time_limit_s} and {args.learning_rate}")
@@ -355,7 +367,8 @@ def train(args: Args) -> Path:
                           f"got {args.move_m} and {args.turn_deg}")
     try:  # validates early, with a clear error
         config = NBVConfig(motion=args.motion, obs_size=args.obs_size, move_m=args.move_m, turn_deg=args.turn_deg,
-                           headings=args.headings, strides_m=tuple(args.strides_m), scan_bins=args.scan_bins)
+                           headings=args.headings, strides_m=tuple(args.strides_m), scan_bins=args.scan_bins,
+                           reward_submitted_weight=args.reward_submitted_weight)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
 

@@ -128,6 +128,8 @@ class SpatialScoutEnv(gym.Env):
     (or, not JSON-serialisable, a ``SceneSpec``). ``resolution`` is 8 to 4096 pixels,
     ``image_budget`` at least 1, ``tool_call_budget`` at least 1 or None (unlimited).
     ``reconfigure_every=K`` (procedural only) keeps a training scene for K resets.
+    ``single_room_share=p`` (procedural only; default None, the generator's own 60 %) makes each new
+    training scene a single room with probability p, else a 2-5 room apartment (a curriculum knob).
     ``shared_renderer=True`` reuses one renderer per resolution and render device across the envs of
     a process (many scenes, one SAPIEN context; each env switches the scene before it renders, also
     before a privileged frame read late renders its buffers; not thread-safe).
@@ -149,13 +151,16 @@ class SpatialScoutEnv(gym.Env):
                  tool_call_budget: int | None = 100, reward_mode: str = "sparse",
                  privileged_obs: bool = False, render_mode: str | None = None,
                  shared_renderer: bool = False, renderer: Any = None, reconfigure_every: int = 1,
-                 random_start_yaw: bool = False, render_device: str | None = None) -> None:
+                 random_start_yaw: bool = False, render_device: str | None = None,
+                 single_room_share: float | None = None) -> None:
         if reward_mode not in _REWARD_MODES:
             raise ValueError(f"reward_mode must be one of {_REWARD_MODES}, got {reward_mode!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
         if int(reconfigure_every) < 1:
             raise ValueError(f"reconfigure_every must be >= 1 (resets per training scene), got {reconfigure_every}")
+        if single_room_share is not None and not 0.0 <= float(single_room_share) <= 1.0:
+            raise ValueError(f"single_room_share must be None or a probability in [0, 1], got {single_room_share}")
         self.scene_name = scene.scene_id if isinstance(scene, SceneSpec) else str(scene)
         self.session = EpisodeSession(resolution=resolution, image_budget=image_budget,
                                       tool_call_budget=tool_call_budget, renderer=renderer,
@@ -170,7 +175,12 @@ class SpatialScoutEnv(gym.Env):
         self.render_mode = render_mode
         self.reconfigure_every = int(reconfigure_every)
         self.random_start_yaw = bool(random_start_yaw)
+        self.single_room_share = None if single_room_share is None else float(single_room_share)
+        """Procedural only: chance that a new training scene is a single room (None: the generator's own)."""
         self.procedural = not isinstance(scene, SceneSpec) and self.scene_name == PROCEDURAL
+        if self.single_room_share is not None and not self.procedural:
+            raise ValueError(f"single_room_share applies to procedural training scenes only; scene "
+                             f"{self.scene_name!r} is fixed")
         self._resets_on_scene = 0
         if isinstance(scene, SceneSpec):
             self._load_scene(scene)
@@ -266,7 +276,8 @@ class SpatialScoutEnv(gym.Env):
         elif self.procedural and (seed is not None or self.session.spec is None
                                   or self._resets_on_scene >= self.reconfigure_every):
             from spatialscout_gym.scenes.catalog import procedural_scene
-            self._load_scene(procedural_scene(int(self.np_random.integers(0, 2**31 - 1))))
+            share = {} if self.single_room_share is None else {"single_room_share": self.single_room_share}
+            self._load_scene(procedural_scene(int(self.np_random.integers(0, 2**31 - 1)), **share))
         yaw = float(self.np_random.uniform(-180.0, 180.0)) if self.random_start_yaw else None
         self.session.new_episode(start_yaw_deg=yaw)
         self._resets_on_scene += 1

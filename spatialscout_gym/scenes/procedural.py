@@ -29,12 +29,14 @@ from spatialscout_gym.scenes.layout import SIDE_YAW, Placed, RoomLayout
 from spatialscout_gym.scenes.sizes import RULES, GeneratorRules, rules_for
 from spatialscout_gym.scenes.rooms import FloorPlan, apartment_plan, build_shell, single_room_plan
 
-__all__ = ["procedural_scene", "TooFewCandidatesError", "generate_scene", "ROOM_KINDS", "LAYOUTS", "FOV_Y_DEG", "IMAGE_SIZE",
+__all__ = ["procedural_scene", "TooFewCandidatesError", "generate_scene", "ROOM_KINDS", "LAYOUTS", "SINGLE_ROOM_SHARE", "FOV_Y_DEG", "IMAGE_SIZE",
            "TRAIN_NAMESPACE", "assign_roles"]
 
 TRAIN_NAMESPACE = 0x7472_6169   # "trai"
 ROOM_KINDS = ("Kitchen", "LivingRoom", "Bedroom", "Bathroom", "Office")
 LAYOUTS = ROOM_KINDS + ("Apartment",)
+SINGLE_ROOM_SHARE = 0.6
+"""The generator's own chance that a drawn layout is a single room (the rest are apartments)."""
 FOV_Y_DEG = 65.0
 IMAGE_SIZE = 512
 DEFAULT_RULES_VERSION = "3.0"
@@ -42,7 +44,8 @@ DEFAULT_RULES_VERSION = "3.0"
 
 
 def procedural_scene(seed: int, n_targets: int = 40, layout: str | None = None,
-                     n_rooms: int | None = None, catalog_version: str = DEFAULT_RULES_VERSION) -> SceneSpec:
+                     n_rooms: int | None = None, catalog_version: str = DEFAULT_RULES_VERSION,
+                     single_room_share: float = SINGLE_ROOM_SHARE) -> SceneSpec:
     """A training scene from any integer ``seed`` (never a catalog scene).
 
     Parameters
@@ -52,25 +55,35 @@ def procedural_scene(seed: int, n_targets: int = 40, layout: str | None = None,
     n_targets : int
         Inventory size N (docs/protocol.md section 1; the paper uses 35 or 40).
     layout : str, optional
-        One of :data:`LAYOUTS`; drawn from the seed when None (60 % single rooms).
+        One of :data:`LAYOUTS`; drawn from the seed when None (a single room with probability
+        ``single_room_share``, else an apartment).
     n_rooms : int, optional
         Rooms of an apartment (2-5); drawn when None.
     catalog_version : str
         Whose generator rules (object sizes, room sizes; scenes/sizes.py) to follow: training
         scenes resemble that catalog version. Default: the default catalog, v3.0.
+    single_room_share : float
+        Probability in [0, 1] that a drawn layout is a single room (default
+        :data:`SINGLE_ROOM_SHARE`, the generator's own mix); the same uniform draw decides it, so
+        a seed keeps its scene whenever the share leaves that draw on the same side. A share
+        other than the default is recorded in the scene's ``source``.
     """
     if int(seed) < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed}")
+    share = float(single_room_share)
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"single_room_share must be a probability in [0, 1], got {single_room_share}")
     rules = rules_for(catalog_version)
     # A draw whose room cannot hold N targets (a small bathroom asked for 40 under v3.0's repeat
     # caps) is drawn again from a sub-stream of the same seed, so every seed gives a scene.
     for redraw in range(_REDRAWS):
         entropy = [TRAIN_NAMESPACE, int(seed)] + ([redraw] if redraw else [])
         source = {"generator": "procedural", "stream": "train", "seed": int(seed), "rules": rules.version,
-                  **({"redraw": redraw} if redraw else {})}
+                  **({"redraw": redraw} if redraw else {}),
+                  **({"single_room_share": share} if share != SINGLE_ROOM_SHARE else {})}
         try:
             return generate_scene(np.random.SeedSequence(entropy), n_targets, layout, f"procedural_{int(seed)}",
-                                  n_rooms=n_rooms, source=source, rules=rules)
+                                  n_rooms=n_rooms, source=source, rules=rules, single_room_share=share)
         except TooFewCandidatesError:
             if redraw == _REDRAWS - 1:
                 raise
@@ -87,16 +100,18 @@ class TooFewCandidatesError(RuntimeError):
 
 def generate_scene(seed_seq: np.random.SeedSequence, n_targets: int, layout: str | None,
                    scene_id: str, n_rooms: int | None = None, source: dict | None = None,
-                   rules: GeneratorRules = RULES["1.0"]) -> SceneSpec:
+                   rules: GeneratorRules = RULES["1.0"],
+                   single_room_share: float = SINGLE_ROOM_SHARE) -> SceneSpec:
     """Generate one scene from a seed sequence (the shared engine of training and catalog) under
-    a catalog version's ``rules`` (scenes/sizes.py)."""
+    a catalog version's ``rules`` (scenes/sizes.py); an undrawn layout is a single room with
+    probability ``single_room_share``."""
     if layout is not None and layout not in LAYOUTS:
         raise ValueError(f"unknown layout {layout!r}; expected one of {', '.join(LAYOUTS)}")
     if not 1 <= n_targets <= 80:
         raise ValueError(f"n_targets must be in 1..80, got {n_targets}")
     rng = np.random.default_rng(seed_seq)
     if layout is None:
-        layout = str(rng.choice(ROOM_KINDS)) if rng.random() < 0.6 else "Apartment"
+        layout = str(rng.choice(ROOM_KINDS)) if rng.random() < single_room_share else "Apartment"
     if layout == "Apartment":
         n = int(rng.integers(2, 6)) if n_rooms is None else int(n_rooms)
         kinds = ["LivingRoom", "Kitchen"] + ["Bedroom", "Bathroom", "Office"][: n - 2]

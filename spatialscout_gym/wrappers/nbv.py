@@ -99,6 +99,9 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     an episode's return is its final all-target mean IoU minus that of the starting state: frame
     0's map is part of the starting state and not rewarded (``reset`` reports it as
     ``info["all_mean_iou"]``).
+    With ``reward_submitted_weight=w`` (an :class:`NBVConfig` field, default 0) the reward adds w
+    times the change in submitted mean IoU, so the return is also w times the final minus the
+    starting submitted mean IoU (a training knob: it values placing mapped targets better).
 
     ## Starting State
     The inner env's reset (a new ``SpatialScout/Procedural-v0`` scene per reset seed, or a fixed
@@ -121,11 +124,14 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     :class:`~spatialscout_gym.wrappers.nbv_mappers.Mapper` interface.
     ``gym.make("SpatialScout/NBV-v0", scene="procedural", image_budget=20, resolution=64,
     mapper="oracle", motion="discrete", obs_size=64, reconfigure_every=16, random_start_yaw=True)``
-    (= :func:`make_nbv_env`) builds the inner env too; ``scene`` is ``"procedural"`` or a catalog id.
+    (= :func:`make_nbv_env`) builds the inner env too; ``scene`` is ``"procedural"`` or a catalog id;
+    ``single_room_share=p`` (procedural only) makes each new training scene a single room with
+    probability p (default: the generator's 60 %).
 
     ## Version History
     - v0: initial version; the ``map`` observation, the ``scan`` observation and the ``heading``
-      motion added (``scan_bins=0`` gives the observation space without ``scan``).
+      motion added (``scan_bins=0`` gives the observation space without ``scan``);
+      ``single_room_share`` and ``reward_submitted_weight`` added (defaults unchanged).
     - ``SpatialScout/NBV-v1`` (:class:`~spatialscout_gym.wrappers.nbv_env.NBVEnv`) is this task as its
       own env with the shipped policy's recipe as defaults; it holds this wrapper and delegates to it.
     """
@@ -188,7 +194,8 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
 def make_nbv_env(scene: str | SceneSpec = "procedural", *, image_budget: int = 20, resolution: int = 64,
                  mapper: Any = "oracle", motion: str = "discrete", obs_size: int = 64,
                  reconfigure_every: int = 16, random_start_yaw: bool = True, renderer: Any = None,
-                 render_mode: str | None = None, render_device: str | None = None, **config: Any) -> gym.Env:
+                 render_mode: str | None = None, render_device: str | None = None,
+                 single_room_share: float | None = None, **config: Any) -> gym.Env:
     """``gym.make("SpatialScout/NBV-v0", ...)``: :class:`NextBestViewWrapper` over
     ``gym.make("SpatialScout/Procedural-v0" or "SpatialScout/<scene>-v0")`` with an unlimited
     tool-call budget (the inner env checker is off: the wrapper's own checks cover its calls).
@@ -211,6 +218,9 @@ def make_nbv_env(scene: str | SceneSpec = "procedural", *, image_budget: int = 2
         Passed to the inner env (tests pass a fake one).
     render_device : str, optional
         SAPIEN render device of the inner env's renderer (e.g. ``"cuda"``); None: SAPIEN's default.
+    single_room_share : float, optional
+        ``"procedural"`` only: chance in [0, 1] that a new training scene is a single room (the
+        rest are apartments); None: the generator's own mix (60 % single rooms).
     """
     from spatialscout_gym.envs.registration import NAMESPACE, env_id_for_scene, register_envs
     register_envs()
@@ -221,5 +231,6 @@ def make_nbv_env(scene: str | SceneSpec = "procedural", *, image_budget: int = 2
     env = gym.make(env_id, scene=scene, resolution=resolution, image_budget=image_budget, tool_call_budget=None,
                    renderer=renderer, reconfigure_every=reconfigure_every, render_mode=render_mode,
                    random_start_yaw=bool(random_start_yaw) and procedural, disable_env_checker=True,
-                   **({} if render_device is None else {"render_device": str(render_device)}))
+                   **({} if render_device is None else {"render_device": str(render_device)}),
+                   **({} if single_room_share is None else {"single_room_share": float(single_room_share)}))
     return NextBestViewWrapper(env, mapper=mapper, motion=motion, obs_size=obs_size, **config)

@@ -73,6 +73,12 @@ class NBVConfig:
         Free distance at which ``scan`` saturates to 1, metres.
     scan_radius_m : float
         Captures taken within this floor distance of the camera feed ``scan``, metres.
+    reward_submitted_weight : float
+        The reward is the change in all-target mean IoU plus this weight times the change in
+        submitted mean IoU (docs/protocol.md section 6), both fractions in [0, 1]; 0 (default):
+        all-target only. A positive weight values placing mapped targets better against
+        mapping more of them (with the surface mapper: second views over first sightings). It
+        changes training only: agents are scored by the runner, never by this reward.
     """
 
     motion: str = "discrete"
@@ -94,6 +100,7 @@ class NBVConfig:
     scan_bins: int = 12
     scan_range_m: float = 6.0
     scan_radius_m: float = 1.0
+    reward_submitted_weight: float = 0.0
 
     def __post_init__(self) -> None:
         if self.motion not in MOTIONS:
@@ -108,6 +115,8 @@ class NBVConfig:
         if int(self.scan_bins) < 0 or not self.scan_range_m > 0 or not self.scan_radius_m > 0:
             raise ValueError(f"scan_bins must be >= 0 and scan_range_m, scan_radius_m > 0 metres; got "
                              f"{self.scan_bins}, {self.scan_range_m}, {self.scan_radius_m}")
+        if not 0.0 <= float(self.reward_submitted_weight) < float("inf"):
+            raise ValueError(f"reward_submitted_weight must be a finite number >= 0, got {self.reward_submitted_weight}")
         if int(self.obs_size) < 8:
             raise ValueError(f"obs_size must be >= 8 pixels, got {self.obs_size}")
         if int(self.map_cells) < 2 or not self.map_cell_m > 0:

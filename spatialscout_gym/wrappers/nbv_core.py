@@ -110,6 +110,10 @@ class NBVPort(Protocol):
         """The all-target mean IoU of the accepted map (docs/protocol.md section 6), or None where
         the port does not score (the NBV agents: the runner scores the episode at its end)."""
 
+    def metrics(self) -> dict:
+        """The scorer's metrics dict of the accepted map (docs/protocol.md section 6); asked for only
+        where :meth:`mean_iou` scores."""
+
 
 @dataclass
 class NBVStep:
@@ -124,7 +128,8 @@ class NBVStep:
     submitted : list of str
         Target ids the mapper added to the accepted map in this step.
     reward : float
-        Change of the all-target mean IoU (0 where the port does not score).
+        Change of the all-target mean IoU, plus ``config.reward_submitted_weight`` times the change
+        of the submitted mean IoU (0 where the port does not score).
     score : float or None
         The all-target mean IoU after the step (None where the port does not score).
     coverage : float
@@ -165,6 +170,7 @@ class NBVCore:
         """The episode's :class:`ViewHistory` (None before :meth:`begin`)."""
         self.score: float | None = None
         """The all-target mean IoU of the accepted map (None where the port does not score)."""
+        self._objective: float | None = None   # what the reward is the change of
         self._last_privileged: Any = None
         self._pending: tuple[np.ndarray, list[str]] | None = None   # (action, refused) after prepare
         self._over = False
@@ -181,6 +187,7 @@ class NBVCore:
         self.mapper.reset(self.port.spec)
         self._after_capture()
         self.score = self.port.mean_iou()
+        self._objective = self._objective_now()
 
     # ---- public state ----------------------------------------------------------------------
     @property
@@ -283,9 +290,10 @@ class NBVCore:
             if error is None:
                 captured = True
                 submitted = self._after_capture()
-        before = self.score
+        before = self._objective
         if before is not None and submitted:
             self.score = p.mean_iou()
+            self._objective = self._objective_now()
         coverage = self.coverage()
         truncated = p.truncated
         # no capture happens only when the episode ended or the image budget is used up
@@ -293,7 +301,7 @@ class NBVCore:
         if terminated and not p.done:
             p.finish()
         self._over = terminated or truncated
-        reward = 0.0 if before is None else self.score - before
+        reward = 0.0 if before is None else self._objective - before
         return NBVStep(refused, captured, submitted, reward, self.score, coverage, terminated, truncated)
 
     def finish(self) -> None:
@@ -301,6 +309,16 @@ class NBVCore:
         the starting state already meets the end rule)."""
         if not self.port.done:
             self.port.finish()
+
+    def _objective_now(self) -> float | None:
+        """All-target mean IoU plus ``config.reward_submitted_weight`` x submitted mean IoU of the
+        accepted map now (None where the port does not score)."""
+        if self.score is None:
+            return None
+        weight = float(self.config.reward_submitted_weight)
+        if not weight:
+            return self.score
+        return self.score + weight * float(self.port.metrics()["submitted"]["mean_iou"])
 
     @staticmethod
     def _note(refused: list[str], error: str | None) -> None:

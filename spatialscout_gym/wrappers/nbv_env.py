@@ -81,6 +81,7 @@ class NBVEnv(gym.Env):
     The change in the all-target mean IoU of the accepted map (docs/protocol.md section 6), so an
     episode's return is its final score minus that of the starting state (frame 0 is mapped at
     reset; ``reset``'s ``info["all_mean_iou"]``).
+    ``reward_submitted_weight=w`` (default 0) adds w times the change in submitted mean IoU.
 
     ## Starting State
     A new scene per reset seed (procedural; every ``reconfigure_every`` = 16 resets a new layout),
