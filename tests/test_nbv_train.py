@@ -20,7 +20,7 @@ def test_trainer_end_to_end_then_ppo_agent_runs(tmp_path, capsys):
     # 64 requested steps in rollouts of 2 x 24 = 48: PPO really takes 96; the bar says so
     args = Args(total_timesteps=64, num_envs=2, num_steps=24, batch_size=24, update_epochs=1,
                 image_budget=5, resolution=48, obs_size=48, mapper="oracle-surface", reconfigure_every=2,
-                out=str(tmp_path), run_name="tiny", progress_bar=True)
+                out=str(tmp_path), run_name="tiny", progress_bar=True, checkpoint_every=40)
     assert planned_steps(args) == 96
     model = train(args)
     out, err = capsys.readouterr()
@@ -35,6 +35,10 @@ def test_trainer_end_to_end_then_ppo_agent_runs(tmp_path, capsys):
     assert (saved["headings"], saved["strides_m"], saved["scan_bins"]) == (6, [0.0, 1.0, 2.0], 12)
     assert json.loads((run_dir / "args.json").read_text())["total_timesteps"] == 64
     assert list(run_dir.glob("events.out.tfevents.*")), "no tensorboard file"
+    # a checkpoint at the end of each rollout that passes a multiple of 40 steps (48: 40, 96: 80)
+    assert sorted(p.name for p in (run_dir / "checkpoints").iterdir()) == ["48", "96"]
+    early = make_agent(f"ppo:{run_dir / 'checkpoints' / '48'}")
+    assert early.mapper_name == "oracle-surface" and early.episode_settings == {"image_budget": 5, "resolution": 48}
     logged = (run_dir / "progress.csv").read_text().splitlines()[0].split(",")
     assert "charts/episodic_return" in logged and "charts/SPS" in logged and "charts/all_mean_iou" in logged
     from PIL import Image
@@ -213,3 +217,19 @@ def test_cuda_device_without_cuda_is_refused_not_silently_cpu(tmp_path, capsys, 
     err = capsys.readouterr().err
     assert "--device cuda: torch sees no CUDA device here" in err and "Traceback" not in err
     assert not list(tmp_path.iterdir())
+
+
+def test_a_chain_of_continued_runs_keeps_every_earlier_curve(tmp_path):
+    """A run continuing a run that itself continued another gets both earlier curves, steps counted on."""
+    from spatialscout_gym.baselines.train_nbv import INIT_PROGRESS, curve_points, write_init_progress
+    head = "time/total_timesteps,charts/coverage,charts/all_mean_iou,time/time_elapsed,charts/SPS\n"
+    first, second, third = (tmp_path / n for n in ("first", "second", "third"))
+    for d in (first, second, third):
+        d.mkdir()
+    (first / "progress.csv").write_text(head + "1000,0.5,0.5,10,10\n2000,0.6,0.6,20,10\n")
+    assert write_init_progress(first / "model.zip", second).read_text() == (first / "progress.csv").read_text()
+    (second / "progress.csv").write_text(head + "500,0.7,0.3,5,10\n1500000,0.8,0.35,15,10\n")
+    write_init_progress(second / "model.zip", third)
+    assert curve_points(third / INIT_PROGRESS).tolist() == [
+        [1000, 0.5, 0.5, 10], [2000, 0.6, 0.6, 20], [2500, 0.7, 0.3, 5], [1502000, 0.8, 0.35, 15]]
+    assert write_init_progress(third / "model.zip", tmp_path) is None     # no progress.csv there yet

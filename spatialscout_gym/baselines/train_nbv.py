@@ -45,7 +45,7 @@ import gymnasium as gym
 import numpy as np
 
 __all__ = ["Args", "make_env", "make_vec_env", "train", "main", "VECTORIZATIONS", "plot_learning_curve", "curve_points",
-           "INIT_PROGRESS"]
+           "INIT_PROGRESS", "CURVE_COLUMNS", "write_init_progress"]
 
 VECTORIZATIONS = ("vector", "sync", "async")
 
@@ -133,6 +133,9 @@ class Args:
     """run directory name (default: <exp_name>__<seed>__<unix time>)"""
     progress_bar: bool = True
     """show a tqdm progress bar"""
+    checkpoint_every: int = 0
+    """save the policy every this many environment steps (at the end of the rollout that passes
+    each multiple) to <run dir>/checkpoints/<steps>/, a directory ppo:PATH loads; 0: only at the end"""
 
 
 _MIN_CNN_SIDE = 36
@@ -192,7 +195,20 @@ def summary_line(steps: int, wall_s: float, episodes: int, returns: list[float],
             f"{model_path}; evaluate with --agent ppo:{model_path}")
 
 
-def _callbacks(args: Args):
+def save_policy(model, config, directory: Path, args: Args) -> Path:
+    """Write ``model.zip`` and its ``nbv_config.json`` (the agent's mapper, ``reward_mapper``, V and
+    resolution) into ``directory``; returns the ``model.zip`` path."""
+    from spatialscout_gym.baselines.nbv_agents import save_nbv_config
+    directory.mkdir(parents=True, exist_ok=True)
+    model.save(str(directory / "model.zip"))
+    config_path = save_nbv_config(config, directory, mapper=args.agent_mapper or args.mapper,
+                                  image_budget=args.image_budget, resolution=args.resolution)
+    config_path.write_text(json.dumps({**json.loads(config_path.read_text()), "reward_mapper": args.mapper},
+                                      indent=2))
+    return directory / "model.zip"
+
+
+def _callbacks(args: Args, run_dir: Path, config):
     from stable_baselines3.common.callbacks import BaseCallback
 
     class CleanRLScalars(BaseCallback):
@@ -212,6 +228,12 @@ def _callbacks(args: Args):
                 self.bar = tqdm(total=planned_steps(args), unit="step", desc="train-nbv")
             self.returns: list[float] = []
             self.stopped_early = False
+
+        def _on_rollout_end(self) -> None:
+            every = args.checkpoint_every
+            if every > 0 and self.num_timesteps // every > getattr(self, "saved_multiple", 0):
+                self.saved_multiple = self.num_timesteps // every
+                save_policy(self.model, config, run_dir / "checkpoints" / str(self.num_timesteps), args)
 
         def _on_rollout_start(self) -> None:
             values = dict(self.logger.name_to_value)
@@ -258,7 +280,35 @@ def curve_points(progress: Path) -> np.ndarray:
 
 
 INIT_PROGRESS = "init_progress.csv"
-"""The ``progress.csv`` of the run an ``--init-model`` run continued, copied into its run directory."""
+"""The curve of the run(s) an ``--init-model`` run continued, in its run directory: the earlier
+run's ``progress.csv``, or, when that run continued another itself, the chain of their curve points
+(:func:`write_init_progress`)."""
+
+CURVE_COLUMNS = ("time/total_timesteps", "charts/coverage", "charts/all_mean_iou", "time/time_elapsed")
+"""The ``progress.csv`` columns a learning curve reads (:func:`curve_points`)."""
+
+
+def write_init_progress(init_model: Path, run_dir: Path) -> Path | None:
+    """Write ``run_dir/INIT_PROGRESS`` for a run continuing ``init_model``: the earlier run's
+    ``progress.csv`` as it is or, when that run continued another itself (an ``INIT_PROGRESS``
+    beside it), that curve followed by the earlier run's own points with their steps counted on
+    (:data:`CURVE_COLUMNS`; elapsed seconds stay each run's own), so a chain of continued runs draws
+    as one curve. Returns the path, or None when the earlier run left no ``progress.csv``."""
+    import shutil
+
+    src = Path(init_model).parent
+    own, out = src / "progress.csv", Path(run_dir) / INIT_PROGRESS
+    if not own.exists():
+        return None
+    earlier = curve_points(src / INIT_PROGRESS)
+    if not len(earlier):
+        shutil.copyfile(own, out)
+        return out
+    pts = curve_points(own)
+    pts[:, 0] += earlier[-1, 0]
+    rows = np.vstack([earlier, pts])
+    out.write_text(",".join(CURVE_COLUMNS) + "\n" + "".join(",".join(f"{v:.12g}" for v in r) + "\n" for r in rows))
+    return out
 
 
 def plot_learning_curve(run_dir: Path) -> Path | None:
@@ -314,7 +364,6 @@ def train(args: Args) -> Path:
     from stable_baselines3 import PPO
     from stable_baselines3.common.logger import configure
 
-    from spatialscout_gym.baselines.nbv_agents import save_nbv_config
     from spatialscout_gym.core.errors import ConfigError
     from spatialscout_gym.wrappers.nbv import NBVConfig
 
@@ -326,6 +375,8 @@ def train(args: Args) -> Path:
         import torch
         if not torch.cuda.is_available():   # SB3 would quietly train on the CPU and record "cuda"
             raise ConfigError(f"--device {args.device}: torch sees no CUDA device here; use --device cpu")
+    if args.checkpoint_every < 0:
+        raise ConfigError(f"--checkpoint-every must be >= 0 steps (0: no checkpoints), got {args.checkpoint_every}")
     for name in ("total_timesteps", "num_envs", "num_workers", "image_budget", "num_steps", "batch_size",
                  "update_epochs", "reconfigure_every"):
         if getattr(args, name) < 1:
@@ -382,9 +433,8 @@ def train(args: Args) -> Path:
     run_dir = Path(args.out) / run_name
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "args.json").write_text(json.dumps(asdict(args), indent=2))
-    if args.init_model and Path(args.init_model).with_name("progress.csv").exists():
-        import shutil
-        shutil.copyfile(Path(args.init_model).with_name("progress.csv"), run_dir / INIT_PROGRESS)
+    if args.init_model:
+        write_init_progress(Path(args.init_model), run_dir)
 
     envs = make_vec_env(args)
     envs.seed(args.seed)
@@ -400,16 +450,12 @@ def train(args: Args) -> Path:
     else:
         model = PPO("MultiInputPolicy", envs, **hyper)
     model.set_logger(configure(str(run_dir), ["tensorboard", "csv"]))
-    callback = _callbacks(args)
+    callback = _callbacks(args, run_dir, config)
     t0 = time.perf_counter()
     try:
         model.learn(total_timesteps=args.total_timesteps, callback=callback, progress_bar=False)
     finally:
-        model.save(str(run_dir / "model.zip"))
-        config_path = save_nbv_config(config, run_dir, mapper=args.agent_mapper or args.mapper,
-                                      image_budget=args.image_budget, resolution=args.resolution)
-        config_path.write_text(json.dumps({**json.loads(config_path.read_text()), "reward_mapper": args.mapper},
-                                          indent=2))
+        save_policy(model, config, run_dir, args)
         envs.close()
         model.logger.close()
         plot_learning_curve(run_dir)
