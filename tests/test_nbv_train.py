@@ -233,3 +233,30 @@ def test_a_chain_of_continued_runs_keeps_every_earlier_curve(tmp_path):
     assert curve_points(third / INIT_PROGRESS).tolist() == [
         [1000, 0.5, 0.5, 10], [2000, 0.6, 0.6, 20], [2500, 0.7, 0.3, 5], [1502000, 0.8, 0.35, 15]]
     assert write_init_progress(third / "model.zip", tmp_path) is None     # no progress.csv there yet
+
+
+def test_sigterm_stops_training_and_keeps_the_model(tmp_path):
+    """``kill PID`` of a training run (a background job's only clean stop: it ignores SIGINT) saves
+    the policy so far, loadable by ``ppo:PATH``, instead of losing the run."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    run_dir = tmp_path / "killed"
+    cmd = [sys.executable, "-m", "spatialscout_gym.baselines.train_nbv", "--total-timesteps", "100000",
+           "--num-envs", "1", "--num-steps", "8", "--batch-size", "8", "--update-epochs", "1",
+           "--image-budget", "3", "--resolution", "48", "--obs-size", "48", "--out", str(tmp_path),
+           "--run-name", "killed", "--no-progress-bar"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 240
+    while not (run_dir / "progress.csv").exists() or not (run_dir / "progress.csv").read_text().strip():
+        assert proc.poll() is None, proc.stdout.read()
+        assert time.monotonic() < deadline, "no rollout finished in 240 s"
+        time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and "Traceback" not in out, out
+    assert "(interrupted: Ctrl-C or SIGTERM)" in out.strip().splitlines()[-1]  # stopped, not finished
+    assert (run_dir / "model.zip").exists() and (run_dir / "nbv_config.json").exists(), out
+    agent = make_agent(f"ppo:{run_dir}")
+    assert agent.episode_settings == {"image_budget": 3, "resolution": 48}

@@ -186,10 +186,11 @@ def planned_steps(args: Args) -> int:
 
 
 def summary_line(steps: int, wall_s: float, episodes: int, returns: list[float], model_path: Path,
-                 stopped_early: bool) -> str:
+                 stopped_early: bool, interrupted: bool = False) -> str:
     """The line ``train-nbv`` ends with: steps, wall time, steps/s, episodes, mean return, the model."""
     ret = f"{np.mean(returns[-50:]):.3f}" if returns else "n/a"
     why = " (stopped by --time-limit-s)" if stopped_early else ""
+    why = " (interrupted: Ctrl-C or SIGTERM)" if interrupted else why
     return (f"train-nbv: {steps} steps in {wall_s:.1f} s ({steps / max(wall_s, 1e-9):.1f} steps/s){why}, "
             f"{episodes} episodes, mean return of the last {min(len(returns), 50)} {ret}; model saved to "
             f"{model_path}; evaluate with --agent ppo:{model_path}")
@@ -358,6 +359,15 @@ def plot_learning_curve(run_dir: Path) -> Path | None:
     return out
 
 
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def _in_main_thread() -> bool:
+    import threading
+    return threading.current_thread() is threading.main_thread()
+
+
 def train(args: Args) -> Path:
     """Train and save; returns the path of ``model.zip``."""
     import torch
@@ -452,16 +462,25 @@ def train(args: Args) -> Path:
     model.set_logger(configure(str(run_dir), ["tensorboard", "csv"]))
     callback = _callbacks(args, run_dir, config)
     t0 = time.perf_counter()
+    import signal
+    # `kill PID` (SIGTERM) stops training as Ctrl-C does: the model so far is saved (a background
+    # job started by a non-interactive shell ignores SIGINT, so SIGTERM is how one stops it)
+    previous = signal.signal(signal.SIGTERM, _interrupt) if _in_main_thread() else None
+    interrupted = False
     try:
         model.learn(total_timesteps=args.total_timesteps, callback=callback, progress_bar=False)
+    except KeyboardInterrupt:
+        interrupted = True   # a stop asked for: save what was learnt and report it, no traceback
     finally:
         save_policy(model, config, run_dir, args)
         envs.close()
         model.logger.close()
         plot_learning_curve(run_dir)
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     returns = getattr(callback, "returns", [])
     print(summary_line(int(model.num_timesteps), time.perf_counter() - t0, len(returns), returns,
-                       run_dir / "model.zip", bool(getattr(callback, "stopped_early", False))))
+                       run_dir / "model.zip", bool(getattr(callback, "stopped_early", False)), interrupted))
     return run_dir / "model.zip"
 
 
