@@ -18,7 +18,7 @@ the (scene, seed) cells both ran: policy minus baseline of the all-target and th
 IoU, with the 95% scene-bootstrap interval and the paired permutation p-value of
 :func:`spatialscout_gym.eval.stats.paired_comparison`, overall, in single rooms, in apartments and,
 with seed 0 evaluated, on each fifth of the scenes (every fifth id from offset 0-4, seed 0). It is
-printed (with a verdict per row: better, ahead (not separated), behind (not separated), worse) and
+printed (with a verdict per row: better, ahead (not separated), behind (not separated), worse, equal) and
 written to the JSON under ``paired``.
 
 ``--procedural N`` evaluates on N held-out procedural scenes (``procedural:<seed>``, seeds from
@@ -197,11 +197,14 @@ def paired_table(base: dict, other: dict, subsets: dict[str, list[tuple[str, int
 def verdict(row: dict) -> str:
     """A few words on a paired row (B - A), read from its 95% interval: ``better`` (above 0),
     ``worse`` (below 0), else ``ahead (not separated)`` or ``behind (not separated)`` by the sign of
-    the difference (an interval that holds 0 separates neither way)."""
+    the difference (an interval that holds 0 separates neither way); ``equal`` where every cell
+    is the same (e.g. submitted mean IoU with the centre mapper, 100% for both)."""
     if row["low"] is not None and row["low"] > 0:
         return "better"
     if row["high"] is not None and row["high"] < 0:
         return "worse"
+    if row["difference"] == 0 and row["low"] == row["high"] == 0:
+        return "equal"
     return "ahead (not separated)" if row["difference"] >= 0 else "behind (not separated)"
 
 

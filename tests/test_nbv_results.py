@@ -122,6 +122,7 @@ def test_paired_table_is_policy_minus_baseline_object_micro_with_interval_and_p_
     assert ab["difference"] == pytest.approx(0.2) and table["AB"]["scenes"] == 2
     assert m.verdict(sub) == "better"
     assert m.verdict({"low": -0.1, "high": 0.2, "difference": 0.0}) == "ahead (not separated)"
+    assert m.verdict({"low": 0.0, "high": 0.0, "difference": 0.0}) == "equal"     # the same in every cell
     assert m.verdict({"low": -0.1, "high": 0.2, "difference": -0.01}) == "behind (not separated)"
     assert m.verdict({"low": -0.3, "high": -0.1, "difference": -0.2}) == "worse"
     text = m.paired_markdown(table, "object_micro.submitted.mean_iou", "frontier-nbv", "nbv_ppo")
