@@ -317,7 +317,8 @@ def plot_learning_curve(run_dir: Path) -> Path | None:
     coverage and all-target mean IoU of the training episodes finished in each rollout (procedural
     training scenes). A run that continued another (``init_progress.csv`` beside it) is drawn after
     that run's curve, its steps counted on from the earlier run's last step, a dotted line where it
-    took over. Returns the path, or None when no episode has finished yet."""
+    took over (and a lighter one at each takeover inside a chain of earlier runs). Returns the
+    path, or None when no episode has finished yet."""
     pts = curve_points(run_dir / "progress.csv")
     if not len(pts):
         return None
@@ -327,8 +328,11 @@ def plot_learning_curve(run_dir: Path) -> Path | None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(6.4, 3.6), dpi=120)
-    for i, part in enumerate(p for p in (earlier, pts) if len(p)):
-        steps, cov, iou = part[:, 0] + (start if part is pts else 0.0), part[:, 1], part[:, 2]
+    # one segment per run: a chain of earlier runs (write_init_progress) restarts its elapsed seconds
+    cuts = np.flatnonzero(np.diff(earlier[:, 3]) < 0) + 1 if len(earlier) else []
+    segments = [p for p in np.split(earlier, cuts) if len(p)] + [pts + np.array([start, 0.0, 0.0, 0.0])]
+    for i, part in enumerate(segments):
+        steps, cov, iou = part[:, 0], part[:, 1], part[:, 2]
         k = max(1, len(steps) // 25)    # a moving mean over k rollouts, drawn over the raw values
 
         def smooth(y: np.ndarray) -> np.ndarray:
@@ -338,20 +342,28 @@ def plot_learning_curve(run_dir: Path) -> Path | None:
                                     (iou, "all-target mean IoU", "C1", "--")):
             ax.plot(steps, 100 * y, color=color, alpha=0.25, lw=0.8)
             ax.plot(steps[k - 1:], 100 * smooth(y), color=color, ls=ls, lw=1.5,
-                    label=None if i else label + (f" ({k}-rollout mean)" if k > 1 else ""))
+                    label=None if i else label + " (moving mean over rollouts)")
+        if 0 < i < len(segments) - 1:
+            ax.axvline(steps[0], color="0.7", ls=":", lw=1.0)
     if len(earlier):
         ax.axvline(start, color="0.4", ls=":", lw=1.0)
         args_path = run_dir / "args.json"
-        mapper = json.loads(args_path.read_text()).get("mapper") if args_path.exists() else None
-        ax.annotate(" continued here" + (f"\n mapper {mapper}" if mapper else ""), (start, 0.97),
+        run_args = json.loads(args_path.read_text()) if args_path.exists() else {}
+        notes = [f"mapper {run_args['mapper']}"] if run_args.get("mapper") else []
+        if run_args.get("single_room_share", -1) >= 0:
+            notes.append(f"single-room share {run_args['single_room_share']:g}")
+        if run_args.get("reward_submitted_weight"):
+            notes.append(f"submitted weight {run_args['reward_submitted_weight']:g}")
+        ax.annotate(" continued here" + "".join(f"\n {n}" for n in notes), (start, 0.7),
                     xycoords=("data", "axes fraction"), fontsize=7, color="0.3", va="top")
     minutes = f", {pts[-1, 3] / 60:.0f} min" if np.isfinite(pts[-1, 3]) else ""
-    before = f" after {int(start):,} of an earlier run" if len(earlier) else ""
+    runs = "an earlier run" if len(segments) == 2 else f"{len(segments) - 1} earlier runs"
+    before = f" after {int(start):,} of {runs}" if len(earlier) else ""
     ax.set_xlabel("environment steps (one motion + one capture each)")
     ax.set_ylabel("% (training episodes, V images)")
     ax.set_title(f"train-nbv {run_dir.name}: {int(pts[-1, 0]):,} steps{minutes}{before}", fontsize=9)
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower left", fontsize=8)
+    ax.legend(loc="center left", bbox_to_anchor=(0.14, 0.42), fontsize=7, framealpha=0.9)
     fig.tight_layout()
     out = run_dir / "learning_curve.png"
     fig.savefig(out)
