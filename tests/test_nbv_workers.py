@@ -125,3 +125,20 @@ def test_the_spaces_come_from_the_workers_not_from_the_parent(monkeypatch):
         env.step(np.array([3, 18]))
     env.close()
 
+
+
+def test_a_dead_worker_is_named_when_a_message_cannot_reach_it():
+    """A worker that died before the parent writes to it (a broken pipe) closes the env with the
+    one-line error naming it, as a worker that does not reply does."""
+    from spatialscout_gym.wrappers.nbv_workers import NBVWorkerVectorEnv
+    env = NBVWorkerVectorEnv(2, num_workers=2, **KW)
+    env._procs[1].kill()
+    env._procs[1].join(timeout=10)
+    env._conns[1]._send = _broken_pipe                # as a write to the dead worker's pipe fails
+    with pytest.raises(RuntimeError, match="worker 1: exited"):
+        env.reset(seed=0)
+    assert env.closed is True
+
+
+def _broken_pipe(*args, **kwargs):
+    raise BrokenPipeError(32, "Broken pipe")

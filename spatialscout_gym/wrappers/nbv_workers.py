@@ -186,6 +186,19 @@ class NBVWorkerVectorEnv(VectorEnv):
             raise RuntimeError("an NBV worker process failed; the vector env is closed:\n" + "\n".join(errors))
         return results
 
+    def _send(self, messages: list[Any]) -> None:
+        """One message to each worker; a worker that has died (its pipe is broken) closes the env
+        with the same one-line error as a worker that does not reply."""
+        dead = []
+        for i, (conn, message) in enumerate(zip(self._conns, messages)):
+            try:
+                conn.send(message)
+            except (BrokenPipeError, EOFError, OSError):
+                dead.append(f"worker {i}: exited (exit code {self._procs[i].exitcode}) before it took a message")
+        if dead:
+            self.close(terminate=True)
+            raise RuntimeError("an NBV worker process failed; the vector env is closed:\n" + "\n".join(dead))
+
     def _chunks(self, values: Any) -> list[Any]:
         return [values[o:o + n] for o, n in zip(self.offsets, self.sizes)]
 
@@ -196,8 +209,7 @@ class NBVWorkerVectorEnv(VectorEnv):
             if len(seed) != self.num_envs:
                 raise ValueError(f"reset(seed=[...]) needs {self.num_envs} seeds, got {len(seed)}")
             seeds = self._chunks(list(seed))
-        for conn, s in zip(self._conns, seeds):
-            conn.send(("reset", (s, options)))
+        self._send([("reset", (s, options)) for s in seeds])
         parts = self._gather()
         obs = {k: np.concatenate([p[0][k] for p in parts]) for k in parts[0][0]}
         return obs, _merge_infos([p[1] for p in parts], self.sizes)
@@ -209,8 +221,7 @@ class NBVWorkerVectorEnv(VectorEnv):
             raise ValueError(f"step needs {self.num_envs} actions, got {len(actions)}")
         for a in actions:      # every action is checked before any worker steps
             motion_args(self._config, a)
-        for conn, chunk in zip(self._conns, self._chunks(actions)):
-            conn.send(("step", chunk))
+        self._send([("step", chunk) for chunk in self._chunks(actions)])
         parts = self._gather()
         obs = {k: np.concatenate([p[0][k] for p in parts]) for k in parts[0][0]}
         rewards, terminated, truncated = (np.concatenate([p[i] for p in parts]) for i in (1, 2, 3))
