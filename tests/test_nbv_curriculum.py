@@ -53,9 +53,18 @@ def test_procedural_env_draws_training_scenes_with_the_share():
     placeholder = small_scene(64, 64)
     env = gym.make("SpatialScout/Procedural-v0", resolution=64, single_room_share=1.0,
                    renderer=FakeRenderer(placeholder), disable_env_checker=True)
-    layouts = {_layout(env.unwrapped.scene_spec) for seed in range(4) if env.reset(seed=seed)}
+    layouts = set()
+    for seed in range(4):
+        env.reset(seed=seed)
+        layouts.add(_layout(env.unwrapped.scene_spec))
     assert layouts == {"single_room"}
     env.close()
+
+
+def test_the_env_refuses_a_share_outside_zero_one_when_it_is_made():
+    with pytest.raises(ValueError, match="single_room_share must be a probability"):
+        gym.make("SpatialScout/Procedural-v0", resolution=64, single_room_share=1.5,
+                 renderer=FakeRenderer(small_scene(64, 64)), disable_env_checker=True)
 
 
 def test_a_share_on_a_fixed_scene_is_refused():

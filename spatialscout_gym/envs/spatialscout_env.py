@@ -159,8 +159,9 @@ class SpatialScoutEnv(gym.Env):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
         if int(reconfigure_every) < 1:
             raise ValueError(f"reconfigure_every must be >= 1 (resets per training scene), got {reconfigure_every}")
-        if single_room_share is not None and not 0.0 <= float(single_room_share) <= 1.0:
-            raise ValueError(f"single_room_share must be None or a probability in [0, 1], got {single_room_share}")
+        if single_room_share is not None:   # refused here, before a renderer exists, not at a reset
+            from spatialscout_gym.scenes.procedural import checked_single_room_share
+            single_room_share = checked_single_room_share(single_room_share)
         self.scene_name = scene.scene_id if isinstance(scene, SceneSpec) else str(scene)
         self.session = EpisodeSession(resolution=resolution, image_budget=image_budget,
                                       tool_call_budget=tool_call_budget, renderer=renderer,
@@ -175,7 +176,7 @@ class SpatialScoutEnv(gym.Env):
         self.render_mode = render_mode
         self.reconfigure_every = int(reconfigure_every)
         self.random_start_yaw = bool(random_start_yaw)
-        self.single_room_share = None if single_room_share is None else float(single_room_share)
+        self.single_room_share = single_room_share
         """Procedural only: chance that a new training scene is a single room (None: the generator's own)."""
         self.procedural = not isinstance(scene, SceneSpec) and self.scene_name == PROCEDURAL
         if self.single_room_share is not None and not self.procedural:

@@ -29,7 +29,7 @@ from spatialscout_gym.scenes.layout import SIDE_YAW, Placed, RoomLayout
 from spatialscout_gym.scenes.sizes import RULES, GeneratorRules, rules_for
 from spatialscout_gym.scenes.rooms import FloorPlan, apartment_plan, build_shell, single_room_plan
 
-__all__ = ["procedural_scene", "TooFewCandidatesError", "generate_scene", "ROOM_KINDS", "LAYOUTS", "SINGLE_ROOM_SHARE", "FOV_Y_DEG", "IMAGE_SIZE",
+__all__ = ["procedural_scene", "TooFewCandidatesError", "generate_scene", "ROOM_KINDS", "LAYOUTS", "SINGLE_ROOM_SHARE", "checked_single_room_share", "FOV_Y_DEG", "IMAGE_SIZE",
            "TRAIN_NAMESPACE", "assign_roles"]
 
 TRAIN_NAMESPACE = 0x7472_6169   # "trai"
@@ -70,9 +70,7 @@ def procedural_scene(seed: int, n_targets: int = 40, layout: str | None = None,
     """
     if int(seed) < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed}")
-    share = float(single_room_share)
-    if not 0.0 <= share <= 1.0:
-        raise ValueError(f"single_room_share must be a probability in [0, 1], got {single_room_share}")
+    share = checked_single_room_share(single_room_share)
     rules = rules_for(catalog_version)
     # A draw whose room cannot hold N targets (a small bathroom asked for 40 under v3.0's repeat
     # caps) is drawn again from a sub-stream of the same seed, so every seed gives a scene.
@@ -88,6 +86,15 @@ def procedural_scene(seed: int, n_targets: int = 40, layout: str | None = None,
             if redraw == _REDRAWS - 1:
                 raise
     raise AssertionError("unreachable")
+
+
+def checked_single_room_share(share: float) -> float:
+    """``share`` as a float, or a ``ValueError`` when it is not a probability in [0, 1] (NaN
+    included)."""
+    value = float(share)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"single_room_share must be a probability in [0, 1], got {share}")
+    return value
 
 
 _REDRAWS = 8

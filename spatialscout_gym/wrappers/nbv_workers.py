@@ -182,9 +182,13 @@ class NBVWorkerVectorEnv(VectorEnv):
                 errors.append(f"worker {i}: {out}")
             results.append(out)
         if errors:
-            self.close(terminate=True)
-            raise RuntimeError("an NBV worker process failed; the vector env is closed:\n" + "\n".join(errors))
+            self._fail(errors)
         return results
+
+    def _fail(self, errors: list[str]) -> None:
+        """Close the env (terminating the workers) and raise one error naming each failed worker."""
+        self.close(terminate=True)
+        raise RuntimeError("an NBV worker process failed; the vector env is closed:\n" + "\n".join(errors))
 
     def _send(self, messages: list[Any]) -> None:
         """One message to each worker; a worker that has died (its pipe is broken) closes the env
@@ -196,8 +200,7 @@ class NBVWorkerVectorEnv(VectorEnv):
             except (BrokenPipeError, EOFError, OSError):
                 dead.append(f"worker {i}: exited (exit code {self._procs[i].exitcode}) before it took a message")
         if dead:
-            self.close(terminate=True)
-            raise RuntimeError("an NBV worker process failed; the vector env is closed:\n" + "\n".join(dead))
+            self._fail(dead)
 
     def _chunks(self, values: Any) -> list[Any]:
         return [values[o:o + n] for o, n in zip(self.offsets, self.sizes)]
