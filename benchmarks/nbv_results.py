@@ -6,7 +6,7 @@ the spread (max - min across seeds) of the all-target mean IoU, e.g. ``random-nb
 a ``ppo:DIR/model.zip`` agent is labelled ``DIR``. A second table gives the all-target mean IoU
 object-micro and scene-macro (each with its seed spread) and per scene type (single rooms,
 apartments). ``--out`` writes every seed's metrics (object-micro, scene-macro, per scene type) and
-every column's spread (in ``COLUMNS`` order) as JSON. The README's "Next-best-view baselines"
+every column's spread (in ``COLUMNS`` order) as JSON. docs/nbv.md's "Next-best-view baselines"
 tables are this output.
 
     python benchmarks/nbv_results.py --scenes 80 --image-budget 20 --resolution 64 --workers 2 \\
@@ -65,7 +65,7 @@ def _row(m: dict) -> list[float]:
 
 def table_rows(per_seed: dict[str, list[list[float]]]) -> dict[str, list[float]]:
     """One row per agent: its only seed's row, or the mean over seeds labelled with the spread
-    (max - min) of the all-target mean IoU (column 0), as in the README."""
+    (max - min) of the all-target mean IoU (column 0), as in docs/nbv.md."""
     rows: dict[str, list[float]] = {}
     for label, seeds in per_seed.items():
         arr = np.asarray(seeds, dtype=float)
