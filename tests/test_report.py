@@ -117,7 +117,7 @@ def test_plan_tasks_names_and_rejects_duplicates(tmp_path):
 def test_compare_refuses_other_catalog_versions_unless_forced(ball_eval, tmp_path, capsys):
     tmp, out, scenes, _ = ball_eval
     origin = tmp_path / "origin"
-    evaluate(origin, EvalSettings("origin", 3, 10, 32), scene_files(tmp_path), progress=False,
+    evaluate(origin, EvalSettings("origin", 5, 20, 32), scene_files(tmp_path), progress=False,
              renderer_factory=FakeRenderer)
     text, reports = compare_reports([out, origin])
     assert "ball" in text and "origin" in text and "Chair" in text
@@ -136,6 +136,40 @@ def test_compare_refuses_other_catalog_versions_unless_forced(ball_eval, tmp_pat
     assert "catalog versions differ" in capsys.readouterr().err
     text, _ = compare_reports([origin, other], force=True)
     assert "Forced comparison" in text
+
+
+def test_compare_and_leaderboard_refuse_other_protocol_settings_naming_them(ball_eval, tmp_path, capsys):
+    """Runs at another V or resolution are not paired or ranked without --force; the refusal names
+    each differing setting with every run's value."""
+    from spatialscout_gym.eval.leaderboard import LeaderboardError, build_leaderboard
+    from spatialscout_gym.eval.report import protocol_settings
+    _, out, _, _ = ball_eval
+    other = tmp_path / "v3"
+    evaluate(other, EvalSettings("origin", 3, 20, 32), scene_files(tmp_path), progress=False,
+             renderer_factory=FakeRenderer)
+    with pytest.raises(CompareError, match=r"V \(image budget\) differs: ball: 5, v3: 3") as caught:
+        compare_reports([out, other])
+    assert "resolution" not in str(caught.value) and "--force" in str(caught.value)
+    capsys.readouterr()
+    assert main(["compare", str(out), str(other)]) == 2
+    assert "V (image budget) differs" in capsys.readouterr().err
+    assert "Forced comparison" in compare_reports([out, other], force=True)[0]
+    # the leaderboard compares these settings among model rows: a model row at V = 3 is refused
+    for p in other.glob("*/seed_*/result.json"):
+        r = json.loads(p.read_text())
+        r["model"] = {"prompt_style": "detailed", "model_call_budget": 100}
+        p.write_text(json.dumps(r))
+    for p in out.glob("*/seed_*/result.json"):
+        r = json.loads(p.read_text())
+        if r.get("status") == "ok":
+            r["model"] = {"prompt_style": "paper", "model_call_budget": 100}
+            p.write_text(json.dumps(r))
+    with pytest.raises(LeaderboardError, match=r"V \(image budget\) differs: uniform-ball: 5, origin: 3; "
+                                               r"prompt style differs: uniform-ball: paper, origin: detailed"):
+        build_leaderboard([out, other])
+    assert protocol_settings([json.loads(p.read_text()) for p in other.glob("*/seed_*/result.json")]) == {
+        "V (image budget)": 3, "tool-call budget": 20, "resolution": 32,
+        "B (model-call budget)": 100, "prompt style": "detailed"}
 
 
 def test_compare_refuses_changed_scene_hashes(tmp_path):

@@ -1,6 +1,7 @@
 """``spatialscout compare DIR DIR ...``: evaluations side by side.
 
-Refuses evaluations made on different catalog versions or scene contents unless ``--force``.
+Refuses evaluations made on different catalog versions or scene contents, or under different protocol
+settings (V, B, resolution, prompt style, reasoning effort, ...), unless ``--force``.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ def register(subparsers) -> None:
                     "with 95%% bootstrap intervals over scenes and per-category mean IoU for each "
                     "evaluation directory; each later directory is paired with the first on the (scene, "
                     "seed) cells both scored: the difference of each headline figure with its interval "
-                    "and a paired permutation p-value over scenes, naming the cells used. Runs on different catalog versions or scene contents are "
-                    "refused unless --force.")
+                    "and a paired permutation p-value over scenes, naming the cells used. Runs on different catalog versions or scene contents, "
+                    "or under different protocol settings (V, B, resolution, prompt style, reasoning "
+                    "effort, ...), are refused unless --force, each differing setting named.")
     p.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="evaluation directories")
-    p.add_argument("--force", action="store_true", help="compare across catalog versions / scene hashes")
+    p.add_argument("--force", action="store_true", help="compare across catalog versions, scene hashes and protocol settings")
     p.add_argument("--out", type=Path, default=None, help="also write the markdown to this file (refused when it "
                    "exists, unless --overwrite)")
     p.add_argument("--overwrite", action="store_true", help="let --out replace an existing file")

@@ -41,7 +41,7 @@ from spatialscout_gym.eval.failures import (FACTOR_LABELS, FAILURE_FACTORS, SUCC
                                             submitted_errors, trajectory_factors)
 from spatialscout_gym.eval.grounding import grounding_summary
 from spatialscout_gym.eval.layout import EvalDir, publish_json, publish_text, seed_spread
-from spatialscout_gym.eval.report import comparability_problems, md
+from spatialscout_gym.eval.report import comparability_problems, md, protocol_settings
 from spatialscout_gym.eval.verify import verification_status
 from spatialscout_gym.eval.stats import (bootstrap_intervals, method_note, paired_comparison, rank_intervals,
                                          separated)
@@ -174,6 +174,7 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> dic
         "_cells": cells,
         "catalog_version": versions[0] if len(versions) == 1 else versions,
         "scene_hashes": {ep.result.get("scene_id"): ep.result.get("scene_content_hash") for ep in eps.completed},
+        "protocol_settings": protocol_settings(results),
         "scenes": sorted({str(ep.result.get("scene_id")) for ep in eps.completed}),
         "runs": {ep.key: str(ep.run_dir) for ep in eps.completed},
     }
@@ -217,10 +218,11 @@ def build_leaderboard(dirs: Sequence[str | os.PathLike], *, force: bool = False,
         if name in rows:
             name = f"{name} [{row['dir']}]"
         rows[name] = row
-    problems = comparability_problems(rows)
+    problems = comparability_problems(rows, model_settings_only=True)
     if problems and not force:
-        raise LeaderboardError("refusing to put runs made on different scenes on one leaderboard ("
-                               + "; ".join(problems) + "); regenerate them on one catalog version or pass --force")
+        raise LeaderboardError("refusing to rank runs made on different scenes or under different protocol "
+                               "settings on one leaderboard (" + "; ".join(problems)
+                               + "); rerun them alike or pass --force")
     order = sorted(rows, key=lambda n: (rows[n]["reference"], -rows[n]["object_micro"]["all"]["mean_iou"], n))
     runs = {n: rows[n].pop("_cells") for n in order}
     ranks = rank_intervals(runs)

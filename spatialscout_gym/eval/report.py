@@ -231,6 +231,7 @@ def build_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> d
         "scorer": {sc.scene_id: sc.record(lam) for sc in scores},
         "catalog_version": versions[0] if len(versions) == 1 else versions,
         "scene_hashes": {r.scene_id: r.result.get("scene_content_hash") for r in records},
+        "protocol_settings": protocol_settings([r.result for r in records]),
     })
     if report["catalog_version"] == "None":
         report["catalog_version"] = None
@@ -326,14 +327,57 @@ def _load_report(d: Path) -> dict:
     return build_report(d)
 
 
-def comparability_problems(reports: dict[str, dict]) -> list[str]:
-    """Why runs (name -> report or leaderboard row, each with ``catalog_version`` and
-    ``scene_hashes``) are not comparable: differing catalog versions, scenes whose content hashes
-    differ; empty when they are comparable (``compare`` and ``leaderboard`` refuse otherwise)."""
+PROTOCOL_SETTINGS: tuple[tuple[str, str, str], ...] = (
+    # (name in messages, where in result.json: "" top level or "model" for the model block, key)
+    ("V (image budget)", "", "image_budget"),
+    ("tool-call budget", "", "tool_call_budget"),
+    ("resolution", "", "resolution"),
+    ("B (model-call budget)", "model", "model_call_budget"),
+    ("prompt style", "model", "prompt_style"),
+    ("reasoning effort", "model", "reasoning_effort"),
+    ("mode", "model", "mode"),
+    ("image history", "model", "image_history"),
+    ("image max side", "model", "image_max_side_px"),
+)
+"""The settings of the protocol that change what an agent can do; runs that differ in one are not
+paired or ranked together without ``--force``. Model-block settings are absent for agents without a
+model (their value is not compared)."""
+
+
+def protocol_settings(results: Sequence[dict]) -> dict[str, Any]:
+    """The protocol settings of an evaluation's ``result.json`` contents: ``{name: value}``, the
+    value a sorted list when episodes differ; a model-block setting only when a model recorded it."""
+    settings: dict[str, Any] = {}
+    for name, block, key in PROTOCOL_SETTINGS:
+        found = set()
+        for r in results:
+            holder = r.get(block) if block else r
+            if isinstance(holder, dict) and (block == "" or key in holder):
+                found.add(json.dumps(holder.get(key), sort_keys=True))
+        if found:
+            values = sorted(json.loads(v) for v in found) if len(found) > 1 else [json.loads(found.pop())]
+            settings[name] = values[0] if len(values) == 1 else values
+    return settings
+
+
+def comparability_problems(reports: dict[str, dict], *, model_settings_only: bool = False) -> list[str]:
+    """Why runs (name -> report or leaderboard row, each with ``catalog_version``,
+    ``scene_hashes`` and ``protocol_settings``) are not comparable: differing catalog versions,
+    scenes whose content hashes differ, protocol settings that differ (named with each run's
+    value); empty when they are comparable (``compare`` and ``leaderboard`` refuse otherwise).
+    With ``model_settings_only`` (the leaderboard) protocol settings are compared among runs with
+    a model only: reference rows are context, not ranked against the models' settings."""
     problems = []
     versions = {n: r.get("catalog_version") for n, r in reports.items()}
     if len({json.dumps(v) for v in versions.values()}) > 1:
         problems.append("catalog versions differ: " + ", ".join(f"{n}: {v}" for n, v in versions.items()))
+    model_keys = {name for name, block, _ in PROTOCOL_SETTINGS if block == "model"}
+    for name, _block, _key in PROTOCOL_SETTINGS:
+        values = {n: r["protocol_settings"][name] for n, r in reports.items()
+                  if name in (r.get("protocol_settings") or {})
+                  and (not model_settings_only or (r.get("protocol_settings") or {}).keys() & model_keys)}
+        if len({json.dumps(v, sort_keys=True) for v in values.values()}) > 1:
+            problems.append(f"{name} differs: " + ", ".join(f"{n}: {v}" for n, v in values.items()))
     hashes: dict[str, dict[str, str]] = defaultdict(dict)
     for n, r in reports.items():
         for sid, h in r.get("scene_hashes", {}).items():
@@ -428,8 +472,8 @@ def compare_reports(dirs: Sequence[str | os.PathLike], *, force: bool = False) -
     reports = {n: _load_report(p) for n, p in zip(names, paths)}
     problems = comparability_problems(reports)
     if problems and not force:
-        raise CompareError("refusing to compare runs made on different scenes (" + "; ".join(problems)
-                           + "); regenerate them on one catalog version or pass --force")
+        raise CompareError("refusing to compare runs made on different scenes or under different protocol "
+                           "settings (" + "; ".join(problems) + "); rerun them alike or pass --force")
     runs = {n: cells(find_runs(p)) for n, p in zip(names, paths)}
     lines = ["# Comparison", ""]
     if problems:
