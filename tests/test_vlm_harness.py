@@ -15,8 +15,8 @@ from vlm_scripted import ScriptedServer
 from spatialscout_gym.baselines.passive import PassiveViewsWarning
 from spatialscout_gym.baselines.providers import ANTHROPIC_FALLBACK_MAX_TOKENS
 from spatialscout_gym.baselines.registry import make_agent
-from spatialscout_gym.eval.evaluate import (EvalSettings, WorkerState, _remove_stale_temp_dirs,
-                                            archive_failed_attempt, execute_task, plan_tasks)
+from spatialscout_gym.eval.evaluate import EvalSettings, WorkerState, _remove_stale_temp_dirs, execute_task, plan_tasks
+from spatialscout_gym.eval.layout import EvalDir, archive_failed_attempt
 from spatialscout_gym.eval.report import compare_reports, write_report
 from spatialscout_gym.eval.runner import run_episode
 from spatialscout_gym.wrappers.prompt import (CAMERA_TOOLS, PASSIVE_TOOLS, first_message_text,
@@ -238,6 +238,20 @@ def test_openai_records_chat_completions_and_no_cap():
     agent = make_agent("openai:m", api_key="x")
     assert agent.provider.settings()["api_mode"] == "chat_completions"
     assert agent.provider.settings()["max_output_tokens"] is None
+
+
+def test_a_half_moved_attempt_is_no_attempt_for_any_reader(tmp_path):
+    """With attempts/01 and a half-moved attempts/.02.partial, the evaluation directory's readers
+    and the archiver see the same single earlier attempt."""
+    from spatialscout_gym.eval.layout import attempt_dirs
+    run = tmp_path / "room" / "seed_0"
+    for d in (run / "attempts" / "01", run / "attempts" / ".02.partial"):
+        d.mkdir(parents=True)
+        (d / "result.json").write_text(json.dumps({"status": "failed", "error": "x"}))
+    (run / "result.json").write_text(json.dumps({"status": "ok"}))
+    (episode,) = EvalDir(tmp_path).episodes()
+    assert [a.run_dir for a in episode.attempts] == [run, run / "attempts" / "01"] == [run, *attempt_dirs(run)]
+    assert EvalDir(tmp_path).run_dirs() == [run]
 
 
 def test_a_killed_archive_or_replace_loses_no_attempt(tmp_path):

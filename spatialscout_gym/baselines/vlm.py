@@ -42,6 +42,7 @@ from typing import Any, Mapping
 from spatialscout_gym.baselines.passive import PASSIVE_VIEWS, check_views_baseline, scripted_path
 from spatialscout_gym.core.errors import ConfigError, ResourceMissingError
 from spatialscout_gym.core.redact import redact
+from spatialscout_gym.envs.run_dir import DELIVERED_FILE, HARNESS_FILE, PROMPT_FILE
 from spatialscout_gym.wrappers.conversation import ModelReply, limit_image_history
 from spatialscout_gym.wrappers.images import JPEG_QUALITY, MAX_SIDE_PX, delivered_size
 from spatialscout_gym.wrappers.prompt import DEFAULT_PROMPT_STYLE, REMINDER_AT, check_prompt_style
@@ -56,9 +57,6 @@ MODES = ("active", "passive")
 TRUNCATED_STOP_REASONS = frozenset({"length", "max_tokens", "max_output_tokens", "model_context_window_exceeded"})
 """Stop reasons meaning "cut off at an output limit": OpenAI chat ``length``, Anthropic
 ``max_tokens`` / ``model_context_window_exceeded``, Responses ``max_output_tokens``."""
-HARNESS_FILE = "harness.json"
-DELIVERED_FILE = "delivered_sha256.json"
-PROMPT_FILE = "prompt.txt"
 
 
 class OutputCapError(RuntimeError):

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from spatialscout_gym.core.files import write_json_atomic
+from spatialscout_gym.core.files import GROUND_TRUTH_FILE, PREDICTIONS_FILE, write_json_atomic
 from spatialscout_gym.core.redact import redact
 from spatialscout_gym.core.scoring import GroundTruth, score_scene
 from spatialscout_gym.core.spec import SceneSpec
@@ -49,11 +49,21 @@ from spatialscout_gym.episode.episode import Episode
 from spatialscout_gym.episode.trace import write_jsonl
 from spatialscout_gym.scenes.catalog import scene_catalog_version, scene_content_hash
 
-__all__ = ["write_run", "RESULT_FILE", "TRACE_FILE", "ATTEMPTS_DIR"]
+__all__ = ["write_run", "RESULT_FILE", "TRACE_FILE", "GROUND_TRUTH_FILE", "PREDICTIONS_FILE",
+           "ENTITY_LIBRARY_FILE", "ATTEMPTS_DIR", "FRAME_HASHES_FILE", "DELIVERED_FILE", "HARNESS_FILE",
+           "PROMPT_FILE"]
 
+# The one definition of a run directory's file names; readers (eval/layout.py and every command
+# through it) import them from here.
 RESULT_FILE = "result.json"
 TRACE_FILE = "trace.jsonl"
+ENTITY_LIBRARY_FILE = "entity_library.json"
 ATTEMPTS_DIR = "attempts"
+DELIVERED_FILE = "delivered_sha256.json"
+"""SHA-256 of each image as the model received it (written by model agents, checked by ``verify``)."""
+HARNESS_FILE = "harness.json"
+"""What a model agent was sent and how: prompt and role, tool schema, budgets, request settings."""
+PROMPT_FILE = "prompt.txt"
 
 
 FRAME_HASHES_FILE = "frames/sha256.json"
@@ -122,9 +132,9 @@ def write_run(out_dir: str | os.PathLike, spec: SceneSpec, episode: Episode, age
     try:
         write_jsonl(episode.trace if trace is None else trace, tmp / TRACE_FILE)
         if failure is None:
-            write_json_atomic(tmp / "predictions.json", {"positions": positions})
-            write_json_atomic(tmp / "ground_truth.json", spec.ground_truth_dict())
-        write_json_atomic(tmp / "entity_library.json", spec.entity_library_dict())
+            write_json_atomic(tmp / PREDICTIONS_FILE, {"positions": positions})
+            write_json_atomic(tmp / GROUND_TRUTH_FILE, spec.ground_truth_dict())
+        write_json_atomic(tmp / ENTITY_LIBRARY_FILE, spec.entity_library_dict())
         for name, content in records.items():
             if isinstance(content, str):
                 (tmp / name).write_text(content, encoding="utf-8")

@@ -46,7 +46,6 @@ worker keeps one renderer warm and switches it with ``set_scene``) or on a Ray c
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import re
 import shutil
@@ -57,9 +56,10 @@ from typing import Any, Callable, Iterable, Sequence
 
 from spatialscout_gym.core.errors import ConfigError, SpatialScoutError
 from spatialscout_gym.core.files import write_json_atomic
-from spatialscout_gym.eval.layout import FAILED_SUFFIX, RESULT_FILE, SETTINGS_FILE
+from spatialscout_gym.eval.layout import (ATTEMPTS_DIR, FAILED_SUFFIX, SETTINGS_FILE, archive_failed_attempt,
+                                          read_json_object, read_result, record_scene_args)
 
-__all__ = ["read_result", "is_finished", "attempt_dirs", "archive_failed_attempt", "EvalSettings", "EpisodeTask", "Outcome", "EvalSummary", "plan_tasks", "scene_dir_name",
+__all__ = ["is_finished", "EvalSettings", "EpisodeTask", "Outcome", "EvalSummary", "plan_tasks", "scene_dir_name",
            "expand_scenes", "evaluate", "execute_task", "WorkerState", "SETTINGS_FILE",
            "SettingsMismatchError", "provider_of", "attach_request_limiter"]
 
@@ -249,12 +249,6 @@ def plan_tasks(out_dir: str | os.PathLike, scenes: Sequence[str], seeds: int | S
             for k in seed_list]
 
 
-def read_result(run_dir: str | os.PathLike) -> dict | None:
-    """``run_dir/result.json`` or None when absent."""
-    path = Path(run_dir) / RESULT_FILE
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
-
-
 def is_finished(task: EpisodeTask) -> bool:
     """True when the task's run directory holds a ``result.json`` (it appeared by one rename)
     whose ``status`` is not ``"failed"`` (the runner writes failed episodes too; they are redone)."""
@@ -266,7 +260,6 @@ def _remove_stale_temp_dirs(tasks: Iterable[EpisodeTask]) -> int:
     """Delete ``.seed_<k>.*.tmp`` directories a killed run left next to the run directories; an
     ``attempts/`` folder inside one (the run was killed while replacing ``seed_<k>/``) moves back
     to ``seed_<k>/attempts`` first, so no earlier attempt is lost."""
-    from spatialscout_gym.eval.runner import ATTEMPTS_DIR
     removed = 0
     for parent in {Path(t.run_dir).parent for t in tasks}:
         if not parent.is_dir():
@@ -285,7 +278,7 @@ def _remove_stale_temp_dirs(tasks: Iterable[EpisodeTask]) -> int:
 def _check_settings(out: Path, settings: EvalSettings) -> None:
     path = out / SETTINGS_FILE
     if path.is_file():
-        old = json.loads(path.read_text(encoding="utf-8"))
+        old = read_json_object(path)
         if old != settings.to_dict():
             diff = {k: (old.get(k), v) for k, v in settings.to_dict().items() if old.get(k) != v}
             raise SettingsMismatchError(
@@ -293,14 +286,6 @@ def _check_settings(out: Path, settings: EvalSettings) -> None:
                 f"rerun with the same --agent/--image-budget/--call-budget/--resolution or choose another --out")
     else:
         write_json_atomic(path, settings.to_dict())
-
-
-def _record_scene_args(out: Path, tasks: Sequence[EpisodeTask]) -> None:
-    """Merge ``{scene dir: scene argument}`` into ``DIR/scenes.json`` (figures rebuild specs from it)."""
-    path = out / "scenes.json"
-    known = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    known.update({Path(t.run_dir).parent.name: t.scene for t in tasks})
-    write_json_atomic(path, dict(sorted(known.items())))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -397,41 +382,6 @@ def execute_task(task: EpisodeTask, state: WorkerState) -> Outcome:
     return Outcome(task, True, result=result, wall_s=time.perf_counter() - t0)
 
 
-def attempt_dirs(run_dir: str | os.PathLike) -> list[Path]:
-    """The earlier attempts ``run_dir/attempts/NN/`` of an episode, in attempt order."""
-    from spatialscout_gym.eval.runner import ATTEMPTS_DIR
-    root = Path(run_dir) / ATTEMPTS_DIR
-    if not root.is_dir():
-        return []
-    return sorted((p for p in root.iterdir() if p.is_dir() and p.name.isdigit()), key=lambda p: int(p.name))
-
-
-def archive_failed_attempt(run_dir: Path) -> int:
-    """Before a failed episode is redone, move its failed attempt (trace, map snapshots, frames,
-    records, result) from ``run_dir`` into ``run_dir/attempts/NN/``; return the number of the
-    attempt about to run (1 when ``run_dir`` holds none).
-
-    The files move into ``attempts/.NN.partial`` (``result.json`` last) and that folder is renamed
-    to ``NN``, so a killed move is finished by the next call and never loses a file.
-    """
-    from spatialscout_gym.eval.runner import ATTEMPTS_DIR, RESULT_FILE
-    root = run_dir / ATTEMPTS_DIR
-
-    def move_into(dest: Path) -> None:
-        dest.mkdir(parents=True, exist_ok=True)
-        for entry in sorted(run_dir.iterdir(), key=lambda e: e.name == RESULT_FILE):
-            if entry.name != ATTEMPTS_DIR:
-                os.replace(entry, dest / entry.name)
-        os.replace(dest, root / dest.name[1:-len(".partial")])
-
-    for partial in sorted(root.glob(".*.partial")) if root.is_dir() else []:
-        move_into(partial)   # finish a move a killed run left half done
-    res = run_dir / RESULT_FILE
-    if res.is_file() and json.loads(res.read_text(encoding="utf-8")).get("status", "ok") == "failed":
-        move_into(root / f".{len(attempt_dirs(run_dir)) + 1:02d}.partial")
-    return len(attempt_dirs(run_dir)) + 1
-
-
 # ---------------------------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------------------------
@@ -507,7 +457,7 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
             raise SpatialScoutError(f"another `spatialscout evaluate` is writing to {out}; wait for it "
                                f"or choose another --out") from None
         _check_settings(out, settings)
-        _record_scene_args(out, tasks)
+        record_scene_args(out, {Path(t.run_dir).parent.name: t.scene for t in tasks})
         _remove_stale_temp_dirs(tasks)
         done = [t for t in tasks if is_finished(t)]
         pending = [t for t in tasks if not is_finished(t)]

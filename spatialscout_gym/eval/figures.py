@@ -28,7 +28,6 @@ from __future__ import annotations
 import colorsys
 import dataclasses
 import html
-import json
 import os
 import re
 from pathlib import Path
@@ -42,6 +41,7 @@ from spatialscout_gym.core.files import load_ground_truth, load_predictions
 from spatialscout_gym.core.frames import CameraPose, wrap_degrees
 from spatialscout_gym.core.scoring import MIN_SIDE_M, GroundTruth
 from spatialscout_gym.core.spec import Light, Material, Part, PrivateScene, PublicScene, SceneObject, SceneSpec
+from spatialscout_gym.eval.layout import ENTITY_LIBRARY_FILE, RESULT_FILE, EvalDir, read_json_object, read_scene_args
 
 __all__ = ["VIEW_YAWS_DEG", "box_scene", "mesh_scene", "scene_figure", "write_run_figures", "write_run_figure",
            "write_index_html", "target_colors", "iou_color", "STYLES"]
@@ -301,7 +301,7 @@ def _figure_of_run(d: Path, result: dict, scene_args: dict[str, str], renderer: 
     """Figure of one run directory; returns (image, renderer, room geometry found)."""
     spec = _resolve_run_scene(d, result, scene_args)
     gt = load_ground_truth(d)
-    public = PublicScene.from_dict(json.loads((d / "entity_library.json").read_text()))
+    public = PublicScene.from_dict(read_json_object(d / ENTITY_LIBRARY_FILE))
     positions = load_predictions(d, gt)
     if renderer is None:
         from spatialscout_gym.render.sapien_renderer import SapienRenderer
@@ -309,12 +309,6 @@ def _figure_of_run(d: Path, result: dict, scene_args: dict[str, str], renderer: 
         renderer = SapienRenderer(box_scene(dataclasses.replace(public, intrinsics=K), gt, {}, {}),
                                   tile_px, tile_px)
     return scene_figure(public, gt, positions, spec, renderer, tile_px, style), renderer, spec is not None
-
-
-def _scene_args(eval_dir: Path | None) -> dict[str, str]:
-    if eval_dir is not None and (eval_dir / "scenes.json").is_file():
-        return json.loads((eval_dir / "scenes.json").read_text())
-    return {}
 
 
 def write_run_figure(run_dir: str | os.PathLike, path: str | os.PathLike, *, tile_px: int = 320,
@@ -328,10 +322,10 @@ def write_run_figure(run_dir: str | os.PathLike, path: str | os.PathLike, *, til
     compiles its shaders, seconds on lavapipe). Returns ``(path, renderer)``; the caller closes it.
     """
     d = Path(run_dir)
-    result = json.loads((d / "result.json").read_text())
+    result = read_json_object(d / RESULT_FILE)
     if result.get("status", "ok") == "failed":
         raise ValueError(f"{d} is a failed episode (no map to draw); choose a completed run directory")
-    img, renderer, _ = _figure_of_run(d, result, _scene_args(None if eval_dir is None else Path(eval_dir)),
+    img, renderer, _ = _figure_of_run(d, result, {} if eval_dir is None else read_scene_args(eval_dir),
                                       renderer, tile_px, style)
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -349,14 +343,14 @@ def write_run_figures(out_dir: str | os.PathLike, tile_px: int = 320, seed: int 
     out = Path(out_dir)
     fig_dir = out / "figures"
     fig_dir.mkdir(parents=True, exist_ok=True)
-    scene_args = _scene_args(out)
-    runs = [out] if (out / "result.json").is_file() else sorted(p.parent for p in out.glob("*/seed_*/result.json"))
+    scene_args = read_scene_args(out)
+    runs = EvalDir(out).run_dirs()
     written: dict[str, Path] = {}
     skipped = []
     renderer = None
     try:
         for d in runs:
-            result = json.loads((d / "result.json").read_text())
+            result = read_json_object(d / RESULT_FILE)
             if result.get("status", "ok") == "failed":   # no ground truth: left out (docs/protocol.md section 5)
                 continue
             if seed is not None and int(result.get("seed", 0)) != seed:

@@ -31,21 +31,24 @@ from typing import Any, Iterable
 import numpy as np
 
 from spatialscout_gym.core.errors import SpatialScoutError
-from spatialscout_gym.core.files import write_json_atomic, write_text_atomic
+from spatialscout_gym.core.files import GROUND_TRUTH_FILE, PREDICTIONS_FILE, write_json_atomic, write_text_atomic
+from spatialscout_gym.envs.run_dir import (ATTEMPTS_DIR, DELIVERED_FILE, ENTITY_LIBRARY_FILE, HARNESS_FILE,
+                                           PROMPT_FILE, RESULT_FILE, TRACE_FILE)
 
-__all__ = ["EvalDir", "EvalDirError", "EpisodeDir", "Attempt", "seed_spread", "publish_json", "publish_text", "read_json_object", "read_trace",
-           "SETTINGS_FILE", "RESULT_FILE", "TRACE_FILE", "GROUND_TRUTH_FILE", "PREDICTIONS_FILE",
+__all__ = ["EvalDir", "EvalDirError", "EpisodeDir", "Attempt", "seed_spread", "publish_json", "publish_text",
+           "read_json_object", "read_trace", "read_result", "attempt_dirs", "archive_failed_attempt",
+           "read_scene_args", "record_scene_args",
+           "SETTINGS_FILE", "SCENES_FILE", "RESULT_FILE", "TRACE_FILE", "GROUND_TRUTH_FILE", "PREDICTIONS_FILE",
+           "ENTITY_LIBRARY_FILE", "DELIVERED_FILE", "HARNESS_FILE", "PROMPT_FILE",
            "FAILED_SUFFIX", "ATTEMPTS_SUFFIX", "ATTEMPTS_DIR", "VERIFY_FILE"]
 
+# An evaluation directory's own files; a run directory's file names belong to their writer
+# (envs/run_dir.py) and are re-exported here for readers.
 SETTINGS_FILE = "evaluate.json"
-RESULT_FILE = "result.json"
-TRACE_FILE = "trace.jsonl"
-GROUND_TRUTH_FILE = "ground_truth.json"
-PREDICTIONS_FILE = "predictions.json"
+SCENES_FILE = "scenes.json"
 VERIFY_FILE = "verify.json"
 FAILED_SUFFIX = ".failed.json"
 ATTEMPTS_SUFFIX = ".attempts"
-ATTEMPTS_DIR = "attempts"
 _SEED_DIR = re.compile(r"seed_(\d+)$")
 
 
@@ -84,6 +87,66 @@ def read_trace(path: Path) -> list[dict]:
         raise EvalDirError(f"{path}: line {n} is not a valid trace event ({exc}); the trace is corrupted "
                            "or was edited") from None
     return events
+
+
+def read_result(run_dir: str | os.PathLike) -> dict | None:
+    """``run_dir/result.json`` (None when absent; :class:`EvalDirError` when not a JSON object)."""
+    path = Path(run_dir) / RESULT_FILE
+    return read_json_object(path) if path.is_file() else None
+
+
+def attempt_dirs(run_dir: str | os.PathLike) -> list[Path]:
+    """The earlier attempts ``run_dir/attempts/NN/`` of an episode, in attempt order. A move that a
+    killed run left half done (``attempts/.NN.partial``) is not an attempt until
+    :func:`archive_failed_attempt` finishes it."""
+    root = Path(run_dir) / ATTEMPTS_DIR
+    if not root.is_dir():
+        return []
+    return sorted((p for p in root.iterdir() if p.is_dir() and p.name.isdigit()), key=lambda p: int(p.name))
+
+
+def archive_failed_attempt(run_dir: Path) -> int:
+    """Before a failed episode is redone, move its failed attempt (trace, map snapshots, frames,
+    records, result) from ``run_dir`` into ``run_dir/attempts/NN/``; return the number of the
+    attempt about to run (1 when ``run_dir`` holds none).
+
+    The files move into ``attempts/.NN.partial`` (``result.json`` last) and that folder is renamed
+    to ``NN``, so a killed move is finished by the next call and never loses a file.
+    """
+    root = run_dir / ATTEMPTS_DIR
+
+    def move_into(dest: Path) -> None:
+        dest.mkdir(parents=True, exist_ok=True)
+        for entry in sorted(run_dir.iterdir(), key=lambda e: e.name == RESULT_FILE):
+            if entry.name != ATTEMPTS_DIR:
+                os.replace(entry, dest / entry.name)
+        os.replace(dest, root / dest.name[1:-len(".partial")])
+
+    for partial in sorted(root.glob(".*.partial")) if root.is_dir() else []:
+        move_into(partial)   # finish a move a killed run left half done
+    result = read_result(run_dir)
+    if result is not None and result.get("status", "ok") == "failed":
+        move_into(root / f".{len(attempt_dirs(run_dir)) + 1:02d}.partial")
+    return len(attempt_dirs(run_dir)) + 1
+
+
+def read_scene_args(root: str | os.PathLike) -> dict[str, str]:
+    """``DIR/scenes.json``: ``{scene dir: scene argument}`` of every episode ``evaluate`` planned
+    ({} when absent); readers rebuild scene specs from it."""
+    path = Path(root) / SCENES_FILE
+    if not path.is_file():
+        return {}
+    d = read_json_object(path)
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in d.items()):
+        raise EvalDirError(f"{path}: expected {{scene dir: scene argument}} strings; the file was edited")
+    return d
+
+
+def record_scene_args(root: str | os.PathLike, scene_args: dict[str, str]) -> None:
+    """Merge ``{scene dir: scene argument}`` into ``DIR/scenes.json``."""
+    known = read_scene_args(root)
+    known.update(scene_args)
+    write_json_atomic(Path(root) / SCENES_FILE, dict(sorted(known.items())))
 
 
 def publish_text(path: str | os.PathLike, text: str) -> Path:
@@ -202,7 +265,7 @@ class EvalDir:
             return [self.root]
         r = self.root
         found = {p.parent for p in r.glob(f"*/seed_*/{RESULT_FILE}")}
-        found |= {p.parent.parent.parent for p in r.glob(f"*/seed_*/{ATTEMPTS_DIR}/*/{RESULT_FILE}")}
+        found |= {p.parent.parent.parent for p in r.glob(f"*/seed_*/{ATTEMPTS_DIR}/[0-9]*/{RESULT_FILE}")}
         found |= {p.with_name(p.name[: -len(FAILED_SUFFIX)]) for p in r.glob(f"*/seed_*{FAILED_SUFFIX}")}
         found |= {p.with_name(p.name[: -len(ATTEMPTS_SUFFIX)]) for p in r.glob(f"*/seed_*{ATTEMPTS_SUFFIX}")}
         return sorted(d for d in found if _SEED_DIR.search(d.name))
@@ -215,8 +278,7 @@ class EvalDir:
 
     @staticmethod
     def _episode(ep: Path) -> EpisodeDir:
-        tries = [ep] + sorted((p.parent for p in (ep / ATTEMPTS_DIR).glob(f"*/{RESULT_FILE}")),
-                              key=lambda p: (len(p.name), p.name))
+        tries = [ep] + attempt_dirs(ep)
         attempts = [Attempt(d, read_json_object(d / RESULT_FILE)) for d in tries if (d / RESULT_FILE).is_file()]
         notes = [read_json_object(p) for p in sorted(Path(str(ep) + ATTEMPTS_SUFFIX).glob("failed_*.json"))]
         note = Path(str(ep) + FAILED_SUFFIX)
@@ -236,6 +298,12 @@ class EvalDir:
     def failed_results(self) -> list[dict]:
         """Every failure record (``result.json`` or note) of every episode, redone or not."""
         return [r for e in self.episodes() for r in e.failed_results]
+
+    def run_dirs(self) -> list[Path]:
+        """Run directories holding a result: ``root`` itself, or the latest attempt of every episode."""
+        if self.is_run_dir:
+            return [self.root]
+        return [e.path for e in self.episodes() if e.attempts and e.attempts[0].run_dir == e.path]
 
     def trace_dirs(self) -> list[Path]:
         """Run directories holding a trace: ``root`` itself, or the latest attempt of every episode."""

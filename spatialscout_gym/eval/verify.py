@@ -43,8 +43,8 @@ from spatialscout_gym.core.camera import Intrinsics
 from spatialscout_gym.core.files import load_predictions
 from spatialscout_gym.core.scoring import GroundTruth, score_scene
 from spatialscout_gym.episode.episode import Episode
-from spatialscout_gym.eval.layout import (GROUND_TRUTH_FILE, PREDICTIONS_FILE, RESULT_FILE, TRACE_FILE,
-                                          VERIFY_FILE, EvalDir, EvalDirError, publish_json, read_json_object,
+from spatialscout_gym.eval.layout import (DELIVERED_FILE, GROUND_TRUTH_FILE, PREDICTIONS_FILE, RESULT_FILE,
+                                          TRACE_FILE, VERIFY_FILE, EvalDir, EvalDirError, publish_json, read_json_object,
                                           read_trace)
 
 __all__ = ["EpisodeCheck", "verify_episode", "verify_dir", "write_verification", "verification_status",
@@ -54,8 +54,6 @@ SCORE_TOLERANCE = 1e-12
 """Recorded and recomputed scores must agree this closely (absolute)."""
 _EPISODE_EVENTS = ("start", "capture", "tool_call", "map", "end")
 _CHECKED_FILES = (RESULT_FILE, TRACE_FILE, PREDICTIONS_FILE, GROUND_TRUTH_FILE)
-DELIVERED_FILE = "delivered_sha256.json"
-"""Written by model agents: SHA-256 of the JPEG bytes each delivered image had."""
 
 
 @dataclasses.dataclass
