@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 from collections import Counter
 
 import numpy as np
@@ -196,3 +197,24 @@ def test_page_opens_in_headless_chromium(evaluations):
     cov = ROW_HEADERS.index("cov %") + 1
     assert first_row(f"#sort={cov}") == "model"     # ascending coverage: the model's 2/N first
     assert first_row(f"#sort=-{cov}") == "ref"      # descending: origin's 100 % first
+
+
+def test_report_and_leaderboard_pages_come_from_the_one_page_writer(evaluations):
+    """Both static pages carry the shared head and style sheet, escape their title, and nothing
+    else writes a document head of its own."""
+    import re
+
+    from spatialscout_gym.eval.figures import write_index_html
+    from spatialscout_gym.eval.page import STYLE
+    from spatialscout_gym.eval.report import build_report
+    tmp, model_dir, ref_dir, *_ = evaluations
+    site = tmp / "site_one_writer"
+    assert main(["leaderboard", str(model_dir), str(ref_dir), "--out", str(site), "--no-progress"]) == 0
+    report_page = write_index_html(ref_dir, build_report(ref_dir), None, {})
+    for page in (site / "index.html", report_page):
+        text = page.read_text()
+        assert text.count("<!doctype html>") == 1 and f"<style>{STYLE}</style>" in text
+        assert "name='viewport'" in text and re.search(r"<title>SpatialScout[^<]*</title>", text)
+    package = Path(__file__).resolve().parents[1] / "spatialscout_gym"
+    writers = [p.relative_to(package).as_posix() for p in package.rglob("*.py") if "<!doctype" in p.read_text().lower()]
+    assert writers == ["eval/page.py"]

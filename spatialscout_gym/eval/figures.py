@@ -377,16 +377,13 @@ def write_index_html(out_dir: str | os.PathLike, report: dict, replay: dict | No
     """Write ``DIR/index.html``: the Table-3 report, per-category and per-scene tables, the replay
     curves and the Figure-4 pictures, all linked relatively. Returns its path."""
     from spatialscout_gym.core.table import format_table_html
+    from spatialscout_gym.eval.page import write_page
     from spatialscout_gym.eval.report import shown_counters
     out = Path(out_dir)
     e = html.escape
     rel = lambda p: Path(os.path.relpath(p, out)).as_posix()  # noqa: E731
     c = report["counters"]
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>SpatialScout: {e(out.resolve().name)}</title>",
-             "<style>body{font-family:sans-serif;margin:20px;max-width:1300px}pre{background:#f6f6f6;padding:8px;"
-             "overflow-x:auto}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;"
-             "text-align:right}td:first-child{text-align:left}img{max-width:100%}</style></head><body>",
-             f"<h1>SpatialScout evaluation: {e(out.resolve().name)}</h1>",
+    parts = [f"<h1>SpatialScout evaluation: {e(out.resolve().name)}</h1>",
              f"<p>agent {e(', '.join(report['agent']))}; catalog version {e(str(report['catalog_version']))}; "
              f"{c['episodes']} episodes finished, {len(report['failures'])} failed (left out of aggregates).</p>",
              "<h2>Table 3 (object-micro is the headline)</h2>",
@@ -419,7 +416,4 @@ def write_index_html(out_dir: str | os.PathLike, report: dict, replay: dict | No
         for key, p in figures.items():
             parts.append(f"<h3>{e(key)}</h3><p><a href='{e(rel(p))}'><img src='{e(rel(p))}' alt='{e(key)}' "
                          f"loading='lazy'></a></p>")
-    parts.append("</body></html>")
-    path = out / "index.html"
-    path.write_text("\n".join(parts), encoding="utf-8")
-    return path
+    return write_page(out / "index.html", f"SpatialScout: {out.resolve().name}", parts)

@@ -41,6 +41,7 @@ from spatialscout_gym.eval.failures import (FACTOR_LABELS, FAILURE_FACTORS, SUCC
                                             submitted_errors, trajectory_factors)
 from spatialscout_gym.eval.grounding import grounding_summary
 from spatialscout_gym.eval.layout import EvalDir, publish_json, publish_text, seed_spread
+from spatialscout_gym.eval.page import render_page
 from spatialscout_gym.eval.report import comparability_problems, md, protocol_settings
 from spatialscout_gym.eval.verify import verification_status
 from spatialscout_gym.eval.stats import (bootstrap_intervals, method_note, paired_comparison, rank_intervals,
@@ -436,12 +437,7 @@ def _html(board: dict, plots: dict[str, Path], figures: dict[str, Path], out: Pa
     e = html.escape
     rel = lambda p: Path(os.path.relpath(p, out)).as_posix()  # noqa: E731
     rows = board["rows"]
-    parts = ["<!doctype html><html><head><meta charset='utf-8'><title>SpatialScout leaderboard</title>",
-             "<style>body{font-family:sans-serif;margin:20px;max-width:1500px}table{border-collapse:collapse;"
-             "font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td:first-child,"
-             "th:first-child{text-align:left}th{background:#eef;cursor:pointer}tr.ref td{color:#555;"
-             "background:#f7f7f7}img{max-width:100%}.note{color:#555;font-size:13px}</style></head><body>",
-             "<h1>SpatialScout leaderboard</h1>",
+    parts = ["<h1>SpatialScout leaderboard</h1>",
              "<p class='note'>Object-micro (pooled over targets) unless marked macro; completed episodes only "
              "(failed ones counted apart); reference agents in grey. Click a column header to sort. "
              "Figures show the estimate and its 95% interval. " + e(board["intervals_method"]) + " Rank: by "
@@ -478,8 +474,7 @@ def _html(board: dict, plots: dict[str, Path], figures: dict[str, Path], out: Pa
         parts.append("<h2>Submitted maps (Figure 4: the scene's own meshes at the submitted centres)</h2>")
         for key, p in figures.items():
             parts.append(f"<h3>{e(key)}</h3><p><img src='{e(rel(p))}' alt='{e(key)}' loading='lazy'></p>")
-    parts.append(f"<script>{_SORT_JS}</script></body></html>")
-    return "\n".join(parts)
+    return render_page("SpatialScout leaderboard", parts, script=_SORT_JS)
 
 
 def write_leaderboard(dirs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, *, force: bool = False,
