@@ -29,7 +29,6 @@ import colorsys
 import dataclasses
 import html
 import os
-import re
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -272,24 +271,12 @@ def scene_figure(public: PublicScene, gt: GroundTruth, positions_task: dict[str,
 
 
 def _resolve_run_scene(run_dir: Path, result: dict, scene_args: dict[str, str]) -> SceneSpec | None:
-    from spatialscout_gym.eval.runner import resolve_scene
-    from spatialscout_gym.scenes.catalog import scene_content_hash
-    sid = str(result["scene_id"])
-    candidates = [scene_args.get(run_dir.parent.name), sid]
-    m = re.fullmatch(r"procedural_(\d+)", sid)
-    if m:
-        candidates.append(f"procedural:{m.group(1)}")
-    for c in candidates:
-        if not c:
-            continue
-        try:
-            spec = resolve_scene(c)
-        except Exception:  # try the next way of naming the scene
-            continue
-        recorded = result.get("scene_content_hash")
-        if spec.scene_id == sid and recorded in (None, scene_content_hash(spec)):
-            return spec
-    return None
+    """The run's scene when it can be rebuilt exactly (verify's rule), else None: boxes are drawn."""
+    from spatialscout_gym.eval.runner import SceneNotRecoverable, resolve_recorded_scene
+    try:
+        return resolve_recorded_scene(run_dir, result, scene_args)
+    except SceneNotRecoverable:
+        return None
 
 
 def _run_key(d: Path) -> str:

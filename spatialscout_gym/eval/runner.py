@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from spatialscout_gym.baselines.base import Agent, EnvAgent, PrivilegedAccess
+from spatialscout_gym.core.errors import SpatialScoutError
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.envs.run_dir import ATTEMPTS_DIR, RESULT_FILE, TRACE_FILE, write_run
 from spatialscout_gym.envs.session import EpisodeSession
@@ -26,6 +27,63 @@ def resolve_scene(scene: str | SceneSpec) -> SceneSpec:
     if isinstance(scene, SceneSpec):
         return scene
     return scene_by_name(str(scene))
+
+
+class SceneNotRecoverable(SpatialScoutError):
+    """The scene a run was recorded on cannot be rebuilt here (unknown, or different content)."""
+
+
+_NAME_FAILURES = (SpatialScoutError, ValueError, KeyError, TypeError, OSError)
+"""What resolving a name that is not this scene raises (unknown id, bad seed, unreadable or edited
+spec file); any other exception is a bug and propagates."""
+
+
+def resolve_recorded_scene(run_dir: str | os.PathLike, result: dict, scene_args: dict[str, str]) -> SceneSpec:
+    """The scene a run directory was recorded on, rebuilt from its records: the scene argument
+    ``evaluate`` recorded for its scene directory (``scene_args``, from ``scenes.json``), else the
+    recorded ``scene_id`` (a catalog id), else ``procedural:<seed>`` for ``procedural_<seed>``.
+
+    The rebuilt scene must have the recorded ``scene_id`` and content hash (a run without a
+    recorded hash is not recoverable: nothing proves it is the same scene).
+
+    Raises
+    ------
+    SceneNotRecoverable
+        No name resolves to that scene here, or the scene found has other content (the message
+        gives both catalog versions and hashes).
+    """
+    import re
+
+    from spatialscout_gym.scenes.catalog import scene_catalog_version, scene_content_hash
+    sid = str(result.get("scene_id"))
+    recorded = result.get("scene_content_hash")
+    names = [scene_args.get(Path(run_dir).parent.name), sid]
+    m = re.fullmatch(r"procedural_(\d+)", sid)
+    if m:
+        names.append(f"procedural:{m.group(1)}")
+    other = None
+    for name in names:
+        if not name:
+            continue
+        try:
+            spec = resolve_scene(name)
+        except _NAME_FAILURES:  # try the next way of naming the scene
+            continue
+        if spec.scene_id != sid:
+            continue
+        if recorded is not None and scene_content_hash(spec) == recorded:
+            return spec
+        other = spec
+    if other is None:
+        raise SceneNotRecoverable(f"scene {sid!r} cannot be found here (catalog id, procedural seed or the spec "
+                                  "file named in scenes.json)")
+    if recorded is None:
+        raise SceneNotRecoverable(f"scene {sid!r}: the run records no content hash, so the scene found here "
+                                  "cannot be shown to be the same")
+    raise SceneNotRecoverable(
+        f"scene {sid!r}: recorded catalog version {result.get('catalog_version')}, content hash "
+        f"{str(recorded)[:12]}; here catalog version {scene_catalog_version(other)}, content hash "
+        f"{scene_content_hash(other)[:12]}: not the same scene")
 
 
 def make_scene_env(spec: SceneSpec, **env_options: Any) -> Any:

@@ -134,35 +134,11 @@ def _norm(x: Any) -> Any:
 
 def _resolve(run_dir: Path, result: dict, scene_args: dict[str, str]) -> Any:
     """The scene of a run, or raise :class:`_Diverged` with why it cannot be had."""
-    import re
-
-    from spatialscout_gym.eval.runner import resolve_scene
-    from spatialscout_gym.scenes.catalog import scene_catalog_version, scene_content_hash
-    sid = str(result.get("scene_id"))
-    names = [scene_args.get(run_dir.parent.name), sid]
-    m = re.fullmatch(r"procedural_(\d+)", sid)
-    if m:
-        names.append(f"procedural:{m.group(1)}")
-    other = None
-    for name in names:
-        if not name:
-            continue
-        try:
-            spec = resolve_scene(name)
-        except Exception:
-            continue
-        if spec.scene_id != sid:
-            continue
-        if scene_content_hash(spec) == result.get("scene_content_hash"):
-            return spec
-        other = spec
-    if other is None:
-        raise _Diverged(f"scene {sid!r} cannot be found here (catalog id, procedural seed or the spec file "
-                        "named in scenes.json)")
-    raise _Diverged(f"scene {sid!r}: recorded catalog version {result.get('catalog_version')}, content hash "
-                    f"{str(result.get('scene_content_hash'))[:12]}; here catalog version "
-                    f"{scene_catalog_version(other)}, content hash {scene_content_hash(other)[:12]}: "
-                    "not the same scene")
+    from spatialscout_gym.eval.runner import SceneNotRecoverable, resolve_recorded_scene
+    try:
+        return resolve_recorded_scene(run_dir, result, scene_args)
+    except SceneNotRecoverable as exc:
+        raise _Diverged(str(exc)) from None
 
 
 class ImageChecker:
