@@ -142,6 +142,40 @@ def test_mockllm_two_scenes_write_verified_run_directories_and_our_metrics(tmp_p
     assert [c.status for c in checks] == ["verified", "verified"], [c.line() for c in checks]
 
 
+def test_a_failed_model_call_is_a_failed_attempt_kept_when_the_rerun_completes(tmp_path):
+    from spatialscout_gym.integrations.inspect_task import spatialscout
+
+    def broken(messages, tools, tool_choice, config) -> ModelOutput:
+        if any(isinstance(m, ChatMessageAssistant) for m in messages):
+            raise RuntimeError("scripted service failure")
+        return _mock_output([("capture_image", {})], 0)
+
+    def done(messages, tools, tool_choice, config) -> ModelOutput:
+        return _mock_output([], 0)
+
+    out = tmp_path / "runs"
+    task_args = dict(scenes=SCENES[0], image_budget=V, call_budget=B, resolution=RES, out=str(out))
+    first = inspect_eval(spatialscout(**task_args), model=get_model("mockllm/model", custom_outputs=broken),
+                         log_dir=str(tmp_path / "logs"), display="none")[0]
+    assert first.status == "error" and "scripted service failure" in str(first.error)
+    run = out / "procedural_11" / "seed_0"
+    failed = json.loads((run / "result.json").read_text())
+    assert failed["status"] == "failed" and "scripted service failure" in failed["error"]
+    assert failed["attempt"] == 1 and failed["model"]["model_calls"] == 2
+    second = inspect_eval(spatialscout(**task_args), model=get_model("mockllm/model", custom_outputs=done),
+                          log_dir=str(tmp_path / "logs"), display="none")[0]
+    assert second.status == "success"
+    result = json.loads((run / "result.json").read_text())
+    assert result["status"] == "ok" and result["attempt"] == 2 and result["end_reason"] == "no_tool_call"
+    assert json.loads((run / "attempts" / "01" / "result.json").read_text())["status"] == "failed"
+    # a different B into the same directory is refused, as evaluate refuses it
+    third = inspect_eval(spatialscout(**{**task_args, "call_budget": B + 1}),
+                         model=get_model("mockllm/model", custom_outputs=done),
+                         log_dir=str(tmp_path / "logs"), display="none")[0]
+    assert third.status == "error" and "other settings" in str(third.error)
+    assert json.loads((run / "result.json").read_text())["attempt"] == 2
+
+
 # ---- Inspect's OpenAI-compatible provider against a scripted server, and parity -------------------
 def _call(c: dict) -> tuple[str, dict]:
     """A traced tool call as (name, arguments): the ids are the server's (numbered over all its
