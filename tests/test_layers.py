@@ -17,7 +17,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "wrappers": {"core", "scenes", "render", "episode", "envs", "wrappers"},
     "baselines": {"core", "scenes", "render", "episode", "envs", "wrappers", "baselines"},
 }
-"""Layer -> the layers it may import; ``eval``, ``viewer`` and ``cli`` (the top) may import everything."""
+"""Layer -> the layers it may import; ``eval``, ``viewer``, ``cli`` and ``integrations`` (the top) may import
+everything."""
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:

@@ -170,6 +170,17 @@ class VLMAgent:
         OutputCapError
             A reply was cut off at an output-token limit (the attempt failed).
         """
+        w = self.begin_episode(env, seed=seed)
+        while not w.done:
+            messages = limit_image_history(w.request(), self.image_history)
+            with self.request_limiter:
+                reply = self.provider.complete(messages)
+            self.take_reply(reply)
+
+    def begin_episode(self, env: Any, *, seed: int = 0) -> ToolCallWrapper:
+        """Wrap ``env`` in this agent's :class:`ToolCallWrapper` and reset it; the caller then
+        alternates ``wrapper.request()``, a model call and :meth:`take_reply` until
+        ``wrapper.done`` (:meth:`run_env` does; so does a harness with its own model client)."""
         passive = self.mode == "passive"
         self.wrapper = w = ToolCallWrapper(env, model_call_budget=self.model_call_budget,
                                            passive_views=self.passive_views if passive else None,
@@ -189,13 +200,14 @@ class VLMAgent:
         for wmsg in caught:
             self.warnings.append(str(wmsg.message))
             warnings.warn_explicit(wmsg.message, wmsg.category, wmsg.filename, wmsg.lineno)
-        while not w.done:
-            messages = limit_image_history(w.request(), self.image_history)
-            with self.request_limiter:
-                reply = self.provider.complete(messages)
-            if reply.stop_reason in TRUNCATED_STOP_REASONS:
-                self._fail_truncated(w, reply)
-            w.step(reply)
+        return w
+
+    def take_reply(self, reply: ModelReply) -> None:
+        """Run one model reply's tool calls on the episode; a reply cut off at an output-token
+        limit is recorded and raises :class:`OutputCapError` instead."""
+        if reply.stop_reason in TRUNCATED_STOP_REASONS:
+            self._fail_truncated(self.wrapper, reply)
+        self.wrapper.step(reply)
 
     @property
     def end_reason(self) -> str | None:

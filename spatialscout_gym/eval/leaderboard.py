@@ -9,6 +9,8 @@
 * spend per completed task: cost (USD, None when any episode has no price), tokens (input +
   output), model calls, tool calls, images (initial image included);
 * completed and failed episode counts and the failure rate (:func:`collect_episodes`);
+* the harness that ran the episodes (``spatialscout`` for ``evaluate``; ``inspect_ai <version>``
+  for the Inspect AI task, docs/inspect.md), from ``result.json``'s ``"harness"``;
 * the analyses of :mod:`~spatialscout_gym.eval.behaviour` (Figures 5-6),
   :mod:`~spatialscout_gym.eval.grounding` (Table 5) and :mod:`~spatialscout_gym.eval.failures`
   (Table 4), and the cost picture of :mod:`~spatialscout_gym.eval.cost` (Figure 7).
@@ -145,6 +147,10 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> dic
     effort = efforts[0] if len(efforts) == 1 else (", ".join(efforts) or
                                                    (settings.get("agent_options") or {}).get("reasoning_effort"))
     agents = sorted({str(r.get("agent")) for r in results})
+    # the harness that ran the episodes: "spatialscout" (evaluate, run) unless result.json names
+    # another (an Inspect AI run: "inspect_ai 0.3.x")
+    harnesses = sorted({" ".join(str(h[k]) for k in ("name", "version") if h.get(k)) or "spatialscout"
+                        for h in ((r.get("harness") if isinstance(r.get("harness"), dict) else {}) for r in results)})
     costs = [m.get("cost_usd") for m in models]
     tokens = [(m.get("usage") or {}).get("input_tokens", 0) + (m.get("usage") or {}).get("output_tokens", 0)
               for m in models]
@@ -153,6 +159,7 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> dic
     om = agg["object_micro"]
     return {
         "dir": str(d), "agent": agents[0] if len(agents) == 1 else agents, "reference": not is_model,
+        "harness": ", ".join(harnesses),
         "reasoning_effort": effort,
         "completed": n_done, "failed": n_failed,
         "failure_rate": n_failed / (n_done + n_failed), "failed_attempts": len(eps.failed_attempts),
@@ -295,13 +302,14 @@ def _row_cells(row: dict) -> list[str]:
     cells += [_num(err["mean"], ".3f"), _num(err["median"], ".3f"), _num(row["full_scene_loss_m"]["object_micro"], ".3f"),
               _num(row["cost_per_task_usd"], ".4g"), _num(row["tokens_per_task"], ".0f"),
               _num(row["model_calls_per_task"], ".1f"), _num(row["tool_calls_per_task"], ".1f"),
-              _num(row["images_per_task"], ".1f"), str(row["completed"]), str(row["failed"])]
+              _num(row["images_per_task"], ".1f"), str(row["completed"]), str(row["failed"]),
+              row.get("harness") or "spatialscout"]
     return cells
 
 
 ROW_HEADERS: tuple[str, ...] = ("verified", "rank [95%]", "separated from next") + tuple(h for h, _ in TABLE3_COLUMNS) + (
     "err mean m", "err median m", "loss m", "cost/task $", "tokens/task", "model calls/task",
-    "tool calls/task", "images/task", "completed", "failed")
+    "tool calls/task", "images/task", "completed", "failed", "harness")
 
 
 @dataclasses.dataclass
