@@ -4,7 +4,7 @@
 # Rendering tests run on Mesa's software Vulkan driver (lavapipe); nothing is skipped for lack of a GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-EXTRAS="render,plots,test,rl,vlm,ray,maniskill" bash scripts/setup.sh
+EXTRAS="render,plots,test,rl,vlm,ray,maniskill,inspect" bash scripts/setup.sh
 . .venv/bin/activate
 # ---- headless browser for the viewer/play tests (tests/test_viewer.py, tests/test_play.py) -----
 if ! { command -v chromium && command -v chromedriver; } >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
