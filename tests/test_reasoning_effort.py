@@ -106,3 +106,21 @@ def test_the_flag_overrides_none_is_a_value_and_no_reasoning_effort_sends_nothin
     assert h["reasoning_effort"] == "none sent" and h["reasoning"]["source"] == "none sent (--no-reasoning-effort)"
     with pytest.raises(CliError, match="contradict"):
         _cli("--reasoning-effort", "low", "--no-reasoning-effort")
+
+
+def test_the_evaluation_report_says_the_effort_was_refused(tmp_path):
+    from spatialscout_gym.eval.evaluate import EvalSettings, WorkerState, execute_task, plan_tasks
+    from spatialscout_gym.eval.report import write_report
+    scene = tmp_path / "room.json"
+    scene.write_text(small_scene(32, 32).to_json())
+    out = tmp_path / "ev"
+    with ScriptedServer(_policy, refuse_params={"reasoning_effort"}) as server:
+        settings = EvalSettings("openai:scripted", 4, None, 32, agent_options={"model_call_budget": 6},
+                                runtime_options={"base_url": server.openai_url, "api_key": "x"})
+        done = execute_task(plan_tasks(out, [str(scene)], 1)[0], WorkerState(settings, renderer_factory=FakeRenderer))
+        assert len(server.refused_requests) == 1
+    assert done.ok
+    report = write_report(out)
+    assert report["counters"]["reasoning_effort"] == "xhigh"
+    assert report["counters"]["reasoning_effort_refused_episodes"] == 1
+    assert "refused the effort parameter in 1 episode" in (out / "report.md").read_text()
