@@ -337,8 +337,8 @@ def appendix_a_lines(*, model_call_budget: int, image_budget: int,
         "Each submission returns the current accepted map, and an empty submission shows it without "
         "changing it.",
         # Appendix A: actions in one response are specified before their feedback is seen
-        "All tool calls in one response are specified before any of their results, captured images "
-        "included, can be seen.",
+        "All tool calls in one response are specified before you see any of their results, captured "
+        "images included.",
         # Appendix A: rejected captures use no image
         "A rejected capture does not use an image.",
     ]
