@@ -40,7 +40,7 @@ def test_task_prompt_is_an_mcp_prompt_listed_and_fetched_by_the_client(tmp_path)
     text = anyio.run(run)
     # worded for a tool server: no reply-without-a-tool-call rule, budget in tool calls
     assert "without a tool call" not in text and "answer without" not in text
-    assert "Budgets: 100 tool calls" in text
+    assert "Budgets: tool calls 100;" in text
     session.close()
 
 
@@ -111,7 +111,7 @@ def test_mcp_run_directory_has_harness_and_prompt_and_frame_0_comes_first(tmp_pa
     session.call("finish_mapping", {})
     run = tmp_path / "run"
     h = json.loads((run / "harness.json").read_text())
-    assert h["task_prompt"] == session.instructions and h["prompt_style"] == "paper"
+    assert h["task_prompt"] == session.instructions and h["prompt_style"] == "appendix-a"
     assert "MCP" in h["prompt_role"] and len(h["tool_schema"]) == 10
     assert session.instructions in (run / "prompt.txt").read_text()
     session.close()

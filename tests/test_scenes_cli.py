@@ -51,6 +51,12 @@ def test_stats_json_has_ours_paper_and_the_ai2thor_comparison(capsys, tmp_path):
     assert d["catalog_version"] == "3.0"
     assert d["ours"]["n_scenes"] == 80 and d["paper"]["n_targets"] == 3140
     assert set(d["paper"]) - {"top_categories"} <= set(d["ours"])
+    assert set(d["release"]) - {"top_categories"} <= set(d["ours"])
+    # each figure under its source: the paper's 1,489 (43.3%), the release's 1,393 (44%)
+    assert (d["paper"]["multi_instance_targets"], d["paper"]["multi_instance_fraction"]) == (1489, 0.433)
+    assert d["release"]["multi_instance_targets"] == 1393 and "n_categories" not in d["paper"]
+    assert {k: sum(v.values()) for k, v in d["scene_sources"].items()} == {"paper": 90, "release": 80}
+    assert d["ours"]["multi_instance_targets"] == round(d["ours"]["multi_instance_fraction"] * d["ours"]["n_targets"])
     sz = d["sizes_vs_ai2thor"]
     assert 0.97 <= sz["weighted_ratio"] <= 1.10 and sz["spread_factor"] <= 1.15
     chair = sz["categories"]["Chair"]
@@ -62,6 +68,20 @@ def test_stats_json_has_ours_paper_and_the_ai2thor_comparison(capsys, tmp_path):
     assert rooms["single_rooms"]["fraction"] <= 0.05 and rooms["n_categories"] >= 110
     assert set(rooms["single_rooms"]["by_room"]) == {"Kitchen", "LivingRoom", "Bedroom", "Bathroom", "Office"}
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+
+
+def test_stats_text_names_each_columns_source(capsys, monkeypatch):
+    from spatialscout_gym.scenes import catalog
+    few = catalog.catalog_entries()[:2]
+    monkeypatch.setattr(catalog, "catalog_entries", lambda: few)   # two scenes keep it quick
+    assert _run(["scenes", "stats"]) == 0
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if line.startswith("statistic"))
+    assert header.split()[1:] == ["this", "catalog", "paper", "release"]
+    rows = {line.split()[0]: line.split() for line in out.splitlines() if line.strip()}
+    assert rows["multi_instance_targets"][-2:] == ["1489", "1393"]
+    assert "paper scene sources: iTHOR 32" in out and "(sum 90)" in out and "(sum 80)" in out
+    assert "outside reader" in out and "3,410" in out
 
 
 def test_export_writes_files_the_scorer_reads(tmp_path, capsys):

@@ -46,11 +46,13 @@ def _run(tmp_path, server, fmt="openai", name="run", image_budget=5, **options):
 
 
 # ---- item 1: the prompt ---------------------------------------------------------------------------
-def test_paper_prompt_is_the_paper_content_list_and_nothing_more():
+def test_content_list_prompt_stays_selectable_under_its_earlier_name():
     spec = small_scene(32, 32)
     K, pub = spec.public.intrinsics, spec.public
-    multi = task_prompt(pub, K, model_call_budget=100, image_budget=100)
-    one = task_prompt(pub, K, model_call_budget=100, image_budget=1)
+    multi = task_prompt(pub, K, model_call_budget=100, image_budget=100, style="content-list")
+    one = task_prompt(pub, K, model_call_budget=100, image_budget=1, style="content-list")
+    assert task_prompt(pub, K, model_call_budget=100, image_budget=100, style="paper") == multi
+    assert multi != task_prompt(pub, K, model_call_budget=100, image_budget=100)   # not the default
     assert "100 model calls" in multi and "100 images" in multi and "+x is the initial camera's forward" in multi
     assert "world-axis-aligned bounding box" in multi and "supported by what you see" in multi
     assert "After your first two views" in multi and "revise" in multi
@@ -59,10 +61,10 @@ def test_paper_prompt_is_the_paper_content_list_and_nothing_more():
     for extra in ("half the object", "Heed warnings", "GROUPS", "INVENTORY", "fx=", "(1, -(u - cx)/fx",
                   "CAMERA MOVES", "chair_1", "move_camera"):
         assert extra not in multi and extra not in one, extra
-    assert first_message_text() == "Here is the initial image (frame 0), taken at the task-frame origin."
+    assert first_message_text(style="paper") == "Here is the initial image (frame 0), taken at the task-frame origin."
 
 
-def test_paper_prompt_is_the_first_user_message_and_detailed_keeps_the_system_role(tmp_path):
+def test_default_prompt_is_the_first_user_message_and_detailed_keeps_the_system_role(tmp_path):
     with ScriptedServer(_policy) as server:
         result, run = _run(tmp_path, server, name="paper")
         _run(tmp_path, server, name="detailed", prompt_style="detailed")
@@ -72,8 +74,9 @@ def test_paper_prompt_is_the_first_user_message_and_detailed_keeps_the_system_ro
     assert msgs[0]["content"][1]["text"].startswith("Here is the initial image")
     assert msgs[0]["content"][-1]["type"] == "image_url" and not any(m["role"] == "system" for m in msgs)
     h = json.loads((run / "harness.json").read_text())
-    assert (h["prompt_style"], h["prompt_role"], h["system_prompt"]) == ("paper", "user", None)
-    assert h["task_prompt"] == msgs[0]["content"][0]["text"] and h["reasoning_effort"] == "provider default"
+    assert (h["prompt_style"], h["prompt_role"], h["system_prompt"]) == ("appendix-a", "user", None)
+    assert h["task_prompt"] == msgs[0]["content"][0]["text"] and h["reasoning_effort"] == "xhigh"
+    assert first["reasoning_effort"] == "xhigh" and h["reasoning"]["source"].startswith("default")
     assert "first user message" in (run / "prompt.txt").read_text()
     assert detailed["messages"][0]["role"] == "system" and "INVENTORY" in detailed["messages"][0]["content"]
     h = json.loads((tmp_path / "detailed" / "harness.json").read_text())
@@ -216,6 +219,10 @@ def test_attempt_directory_holds_the_records(tmp_path):
     assert h["first_message"][0] == req["messages"][0]["content"][0]["text"]
     assert h["model"]["api_mode"] == "messages" and h["model"]["name"] == "scripted"
     assert h["model"]["reasoning_effort"] == "high" and h["model"]["timeout_s"] == 180.0
+    # an effort turns on extended thinking with the documented budget, beside output_config.effort
+    assert req["thinking"] == {"type": "enabled", "budget_tokens": 32_768}
+    assert req["output_config"] == {"effort": "high"} and req["max_tokens"] > 32_768
+    assert h["reasoning"]["sent_as"]["thinking"]["budget_tokens"] == 32_768 and not h["reasoning"]["refused"]
     assert h["budgets"] == {"model_call_budget": 6, "image_budget": 5, "tool_call_budget": None,
                             "reminders_at_calls_left": [10, 3]}
     assert h["images"]["max_side_px"] == 384 and h["images"]["jpeg_quality"] == 82

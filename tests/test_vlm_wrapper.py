@@ -202,5 +202,5 @@ def test_prompt_names_what_the_call_budget_counts():
     assert "B = 7 model calls" in budget() and "tool calls (every" not in budget()
     mcp = budget(budget_counts_tool_calls=True)   # the MCP server cannot see model calls
     assert "B = 7 tool calls" in mcp and "model calls" not in mcp
-    paper = task_prompt(spec.public, K, model_call_budget=7, image_budget=5, budget_counts_tool_calls=True)
-    assert "Budgets: 7 tool calls and 5 images" in paper and "model calls" not in paper
+    default = task_prompt(spec.public, K, model_call_budget=7, image_budget=5, budget_counts_tool_calls=True)
+    assert "Budgets: tool calls 7; images 5" in default and "model calls" not in default

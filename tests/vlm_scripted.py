@@ -14,7 +14,9 @@ dict. ``fail`` maps request numbers (0-based, over all HTTP requests) to ``"500"
 "max_output_tokens"``, Anthropic ``stop_reason: "max_tokens"``). ``models`` maps model names
 to the ``max_tokens`` the Anthropic Models API (``GET /v1/models/{name}``) reports; other GETs
 answer 404. Every request body is recorded in ``requests`` (parsed JSON) and ``raw`` (text);
-GET paths in ``gets``.
+GET paths in ``gets``. ``refuse_params`` names top-level request parameters the "model" does not
+take (e.g. ``reasoning_effort``): a request carrying one is answered HTTP 400 naming it, in the
+wire format's own error shape, and its body is kept in ``refused_requests``.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from typing import Callable
 
 class ScriptedServer:
     def __init__(self, policy: Callable, fail: dict[int, str] | None = None,
-                 truncate: set[int] | frozenset[int] = frozenset(), models: dict[str, int] | None = None) -> None:
+                 truncate: set[int] | frozenset[int] = frozenset(), models: dict[str, int] | None = None,
+                 refuse_params: set[str] | frozenset[str] = frozenset()) -> None:
         self.policy = policy
         self.fail = dict(fail or {})
         self.truncate = set(truncate)
@@ -39,6 +42,8 @@ class ScriptedServer:
         self.steps = 0
         self.expect: dict | None = None     # Responses: what the next request must carry
         self.refused: list[str] = []
+        self.refuse_params = set(refuse_params)
+        self.refused_requests: list[dict] = []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -68,11 +73,22 @@ class ScriptedServer:
                 if mode == "500":
                     self._send(500, {"error": {"message": "scripted failure", "type": "server_error"}})
                     return
-                outer.raw.append(body)
                 req = json.loads(body)
-                outer.requests.append(req)
                 fmt = ("openai" if self.path.endswith("/chat/completions") else
                        "responses" if self.path.endswith("/responses") else "anthropic")
+                bad = sorted(outer.refuse_params & set(req))
+                if bad:
+                    outer.refused_requests.append(req)
+                    if fmt == "anthropic":
+                        self._send(400, {"type": "error", "error": {
+                            "type": "invalid_request_error", "message": f"{bad[0]}: Extra inputs are not permitted"}})
+                    else:
+                        self._send(400, {"error": {"message": f"Unsupported parameter: '{bad[0]}' is not "
+                                                   f"supported with this model.", "type": "invalid_request_error",
+                                                   "param": bad[0], "code": "unsupported_parameter"}})
+                    return
+                outer.raw.append(body)
+                outer.requests.append(req)
                 if fmt == "responses":
                     missing = outer._missing_responses_state(req)
                     if missing:

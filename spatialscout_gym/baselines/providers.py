@@ -21,6 +21,16 @@ own maximum, read once from Anthropic's Models API (``GET /v1/models/{model}``, 
 server). Where the value came from is kept in :attr:`ModelProvider.max_tokens_source` and written
 to the run. A reply cut off at a cap is a failed attempt (:mod:`spatialscout_gym.baselines.vlm`).
 
+Reasoning effort (docs/protocol.md section 10): the paper ran every model at ``xhigh`` but one row
+(GPT-6 Astra also at ``medium``), so :data:`DEFAULT_REASONING_EFFORT` is ``xhigh``; ``None`` sends
+none. Chat Completions sends it as ``reasoning_effort``, Responses as ``reasoning={"effort": ...}``,
+Anthropic as extended thinking (``thinking={"type": "enabled", "budget_tokens": N}``, N from
+:data:`THINKING_BUDGET_TOKENS`) plus ``output_config={"effort": ...}``. A service that refuses one of
+these parameters (HTTP 400 or 422 naming it) is detected on the first request that carries it: the
+request is sent again at once without that parameter, the parameter is never sent again by this
+provider, and :attr:`ModelProvider.effort_refused` keeps what was refused and the service's words
+for the run's records.
+
 The SDKs are imported when a provider is built, never at package import.
 """
 
@@ -36,7 +46,8 @@ from spatialscout_gym.wrappers.codecs import anthropic_messages, chat_completion
 from spatialscout_gym.wrappers.conversation import Message, ModelReply
 
 __all__ = ["ModelProvider", "OpenAIProvider", "OpenAIResponsesProvider", "AnthropicProvider", "ModelServiceError",
-           "TIMEOUT_S", "ATTEMPTS", "BACKOFF_S", "ANTHROPIC_FALLBACK_MAX_TOKENS"]
+           "TIMEOUT_S", "ATTEMPTS", "BACKOFF_S", "ANTHROPIC_FALLBACK_MAX_TOKENS", "DEFAULT_REASONING_EFFORT",
+           "THINKING_BUDGET_TOKENS", "MIN_THINKING_BUDGET_TOKENS", "THINKING_REPLY_TOKENS"]
 
 TIMEOUT_S = 180.0
 """Per-HTTP-request timeout, seconds."""
@@ -48,6 +59,20 @@ ANTHROPIC_FALLBACK_MAX_TOKENS = 64_000
 """``max_tokens`` sent to an Anthropic-format endpoint whose Models API does not state the model's
 maximum: 64,000, the largest output limit Anthropic documents for its Claude 4.5 models (models
 overview). A model with a lower limit refuses it; pass ``--max-tokens`` then."""
+
+
+DEFAULT_REASONING_EFFORT = "xhigh"
+"""The effort of the paper's runs (Table 3: every model at xhigh; GPT-6 Astra also at medium)."""
+THINKING_BUDGET_TOKENS: dict[str, int] = {"minimal": 1_024, "low": 4_096, "medium": 16_384,
+                                          "high": 32_768, "xhigh": 49_152}
+"""Anthropic extended thinking: ``budget_tokens`` sent for each effort (``none`` turns thinking
+off). The step doubles from medium up; xhigh leaves 14,848 tokens of a 64,000 cap for the reply."""
+MIN_THINKING_BUDGET_TOKENS = 1_024
+"""The smallest ``budget_tokens`` Anthropic accepts; below it thinking is not sent (and recorded)."""
+THINKING_REPLY_TOKENS = 1_024
+"""Tokens of ``max_tokens`` kept for the reply: the thinking budget is at most
+``max_tokens - THINKING_REPLY_TOKENS`` (Anthropic requires ``budget_tokens < max_tokens``)."""
+_REFUSAL_CODES = (400, 422)
 
 
 class ModelServiceError(SpatialScoutError, RuntimeError):
@@ -69,7 +94,9 @@ class ModelProvider:
         Output token limit per response; None sends no limit (or, where the API requires one, the
         model's maximum: see the module docstring).
     reasoning_effort : str, optional
-        Passed through to the service (OpenAI ``reasoning_effort``; Anthropic ``output_config.effort``).
+        Sent to the service (module docstring); None sends none.
+    reasoning_effort_source : str, optional
+        Who chose the effort, for the records (e.g. "default: the paper's", "--reasoning-effort").
     timeout_s, attempts, backoff_s :
         The retry policy (defaults: docs/protocol.md section 5).
     sleep : callable
@@ -88,6 +115,8 @@ class ModelProvider:
         only the enabled tools).
     max_tokens_source : str
         Where the output cap sent comes from ("not sent", "--max-tokens", the Models API, ...).
+    effort_refused : dict of str to str
+        Effort parameters the service refused (wire name -> the refusal, redacted); never sent again.
     """
 
     provider = "base"
@@ -97,7 +126,7 @@ class ModelProvider:
 
     def __init__(self, model: str, *, api_key: str | None = None, base_url: str | None = None,
                  max_tokens: int | None = None, reasoning_effort: str | None = None,
-                 timeout_s: float = TIMEOUT_S, attempts: int = ATTEMPTS,
+                 reasoning_effort_source: str | None = None, timeout_s: float = TIMEOUT_S, attempts: int = ATTEMPTS,
                  backoff_s: Sequence[float] = BACKOFF_S, sleep: Callable[[float], None] = time.sleep) -> None:
         if not model:
             raise ConfigError(f"a {self.provider} model name is required, e.g. {self.provider}:MODEL")
@@ -118,7 +147,10 @@ class ModelProvider:
         self.model = model
         self.base_url = base_url
         self.max_tokens = None if max_tokens is None else int(max_tokens)
-        self.reasoning_effort = reasoning_effort
+        self.reasoning_effort = reasoning_effort or None
+        self.reasoning_effort_source = reasoning_effort_source or ("set by the caller" if reasoning_effort
+                                                                   else "none sent")
+        self.effort_refused: dict[str, str] = {}
         self.timeout_s = float(timeout_s)
         self.attempts = int(attempts)
         self.backoff_s = tuple(float(b) for b in backoff_s)
@@ -148,7 +180,53 @@ class ModelProvider:
                 "reasoning_effort": self.reasoning_effort, "temperature": None,
                 "max_output_tokens": self.max_output_tokens, "max_output_tokens_source": self.max_tokens_source,
                 "timeout_s": self.timeout_s, "http_attempts_per_call": self.attempts,
-                "backoff_s": list(self.backoff_s)}
+                "backoff_s": list(self.backoff_s), "reasoning": self.reasoning_record()}
+
+    # ---- reasoning effort ----------------------------------------------------------------------------
+    def _effort_params(self) -> dict[str, Any]:
+        """The request parameters that carry the effort (wire name -> value), all of them, before
+        refusals are taken out; subclasses override."""
+        return {}
+
+    def _effort_kwargs(self) -> dict[str, Any]:
+        """The effort parameters this request carries: those the service has not refused."""
+        return {k: v for k, v in self._effort_params().items() if k not in self.effort_refused}
+
+    def reasoning_record(self) -> dict:
+        """Effort, who chose it, how it is sent and what the service refused (``harness.json``);
+        asks the service nothing."""
+        self._resolve_cap = False
+        try:
+            params = self._effort_params()
+        finally:
+            self._resolve_cap = True
+        return {"effort": self.reasoning_effort, "source": self.reasoning_effort_source,
+                "sent_as": {k: v for k, v in params.items() if k not in self.effort_refused},
+                "refused": dict(self.effort_refused),
+                "note": self._effort_note(params)}
+
+    def _effort_note(self, params: dict[str, Any]) -> str:
+        if not self.reasoning_effort:
+            return "no reasoning effort sent"
+        if not params:
+            return f"effort {self.reasoning_effort!r} has no parameter in this API"
+        if self.effort_refused and all(k in self.effort_refused for k in params):
+            return (f"the service refused the effort ({', '.join(self.effort_refused)}); the run continued "
+                    f"without it after the first request")
+        if self.effort_refused:
+            return f"the service refused {', '.join(self.effort_refused)}; the rest was sent"
+        return "sent with every request"
+
+    def _refused_effort_param(self, exc: Exception, sent: dict[str, Any]) -> list[str]:
+        """The effort parameters of ``sent`` an HTTP 400/422 names (none for any other failure)."""
+        if _status(exc) not in _REFUSAL_CODES or not sent:
+            return []
+        text = f"{exc} {getattr(exc, 'body', '')}".lower()
+        return [k for k in sent if any(word in text for word in self._effort_words(k))]
+
+    def _effort_words(self, param: str) -> tuple[str, ...]:
+        """Words in a refusal that name ``param``."""
+        return (param.lower(),)
 
     # ---- subclass hooks ------------------------------------------------------------------------
     def _make_client(self, key: str) -> Any:
@@ -178,8 +256,11 @@ class ModelProvider:
             A non-retryable error, or the last attempt failed.
         """
         self.calls += 1
-        for attempt in range(1, self.attempts + 1):
+        attempt = 0
+        while attempt < self.attempts:
+            attempt += 1
             self.http_attempts += 1
+            sent = self._effort_kwargs()
             try:
                 response = self._send(messages)
             except Exception as exc:  # the SDKs' error classes; anything else is a bug and re-raised
@@ -187,6 +268,12 @@ class ModelProvider:
                     raise
                 line = redact(f"call {self.calls} attempt {attempt}: {type(exc).__name__}: {exc}")
                 self.failures.append(line)
+                refused = self._refused_effort_param(exc, sent)
+                if refused:   # the model takes no such parameter: drop it for good and resend now
+                    for k in refused:
+                        self.effort_refused[k] = line
+                    attempt -= 1   # not a network failure: the retry budget is untouched
+                    continue
                 if not self._retryable(exc):
                     raise ModelServiceError(f"{self.provider} refused the request ({line}); check the "
                                             f"model name, key and options") from exc
@@ -267,11 +354,13 @@ class OpenAIProvider(ModelProvider):
         kwargs: dict[str, Any] = {}
         if self.max_tokens is not None:
             kwargs["max_tokens" if self.base_url else "max_completion_tokens"] = self.max_tokens
-        if self.reasoning_effort:
-            kwargs["reasoning_effort"] = self.reasoning_effort
+        kwargs.update(self._effort_kwargs())
         return self._client.chat.completions.create(
             model=self.model, timeout=self.timeout_s, **chat_completions.to_request(messages, self.tool_names),
             **kwargs)
+
+    def _effort_params(self) -> dict[str, Any]:
+        return {"reasoning_effort": self.reasoning_effort} if self.reasoning_effort else {}
 
     def tool_schema(self) -> list[dict]:
         return chat_completions.tools(self.tool_names)
@@ -299,13 +388,19 @@ class OpenAIResponsesProvider(OpenAIProvider):
         kwargs: dict[str, Any] = {}
         if self.max_tokens is not None:
             kwargs["max_output_tokens"] = self.max_tokens
-        if self.reasoning_effort:
-            kwargs["reasoning"] = {"effort": self.reasoning_effort}
+        kwargs.update(self._effort_kwargs())
         return self._client.responses.create(model=self.model, timeout=self.timeout_s,
                                              **responses.to_request(messages, self.tool_names), **kwargs)
 
     def tool_schema(self) -> list[dict]:
         return responses.tools(self.tool_names)
+
+    def _effort_params(self) -> dict[str, Any]:
+        return {"reasoning": {"effort": self.reasoning_effort}} if self.reasoning_effort else {}
+
+    def _effort_words(self, param: str) -> tuple[str, ...]:
+        # the parameter, not the reasoning items replayed in ``input``
+        return ("reasoning.effort", "'reasoning'", '"reasoning"', "reasoning_effort")
 
     def _parse(self, response: Any) -> ModelReply:
         try:
@@ -322,6 +417,14 @@ class AnthropicProvider(ModelProvider):
     env_var = "ANTHROPIC_API_KEY"
     api_mode = "messages"
     _resolved_max_tokens: int | None = None
+    _resolve_cap = True
+
+    def __init__(self, model: str, **options: Any) -> None:
+        effort = options.get("reasoning_effort")
+        if effort and effort != "none" and effort not in THINKING_BUDGET_TOKENS:
+            raise ConfigError(f"reasoning effort {effort!r} has no Anthropic thinking budget; expected one of "
+                              f"none, {', '.join(THINKING_BUDGET_TOKENS)} (or --no-reasoning-effort)")
+        super().__init__(model, **options)
 
     @property
     def max_output_tokens(self) -> int | None:
@@ -357,13 +460,45 @@ class AnthropicProvider(ModelProvider):
         return isinstance(exc, self._sdk.AnthropicError)
 
     def _send(self, messages: list[Message]) -> Any:
-        kwargs: dict[str, Any] = {}
-        if self.reasoning_effort:
-            kwargs["output_config"] = {"effort": self.reasoning_effort}
         max_tokens = self.max_tokens if self.max_tokens is not None else self._model_max_tokens()
         return self._client.messages.create(
             model=self.model, max_tokens=max_tokens, timeout=self.timeout_s,
-            **anthropic_messages.to_request(messages, self.tool_names), **kwargs)
+            **anthropic_messages.to_request(messages, self.tool_names), **self._effort_kwargs())
+
+    def thinking_budget(self) -> int | None:
+        """``budget_tokens`` for the effort: :data:`THINKING_BUDGET_TOKENS`, at most ``max_tokens -
+        THINKING_REPLY_TOKENS``; None when the effort is unset or ``none``, or when that leaves less
+        than :data:`MIN_THINKING_BUDGET_TOKENS`."""
+        if not self.reasoning_effort or self.reasoning_effort == "none":
+            return None
+        cap = self.max_output_tokens
+        if cap is None:
+            if not self._resolve_cap:   # a record written before any request: the table's value
+                return THINKING_BUDGET_TOKENS[self.reasoning_effort]
+            cap = self._model_max_tokens()
+        budget = min(THINKING_BUDGET_TOKENS[self.reasoning_effort], cap - THINKING_REPLY_TOKENS)
+        return budget if budget >= MIN_THINKING_BUDGET_TOKENS else None
+
+    def _effort_params(self) -> dict[str, Any]:
+        if not self.reasoning_effort or self.reasoning_effort == "none":
+            return {}
+        budget = self.thinking_budget()
+        params: dict[str, Any] = {}
+        if budget is not None:
+            params["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        params["output_config"] = {"effort": self.reasoning_effort}
+        return params
+
+    def _effort_words(self, param: str) -> tuple[str, ...]:
+        return {"thinking": ("thinking", "budget_tokens"), "output_config": ("output_config", "effort")}.get(
+            param, (param,))
+
+    def _effort_note(self, params: dict[str, Any]) -> str:
+        note = super()._effort_note(params)
+        if self.reasoning_effort and self.reasoning_effort != "none" and "thinking" not in params:
+            note += (f"; extended thinking not sent: max_tokens {self.max_output_tokens} leaves less than "
+                     f"{MIN_THINKING_BUDGET_TOKENS} tokens for it")
+        return note
 
     def _parse(self, response: Any) -> ModelReply:
         return anthropic_messages.parse_response(response)

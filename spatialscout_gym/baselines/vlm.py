@@ -40,6 +40,7 @@ import warnings
 from typing import Any, Mapping
 
 from spatialscout_gym.baselines.passive import PASSIVE_VIEWS, check_views_baseline, scripted_path
+from spatialscout_gym.baselines.providers import DEFAULT_REASONING_EFFORT
 from spatialscout_gym.core.errors import ConfigError, ResourceMissingError
 from spatialscout_gym.core.redact import redact
 from spatialscout_gym.envs.run_dir import DELIVERED_FILE, HARNESS_FILE, PROMPT_FILE
@@ -114,7 +115,7 @@ class VLMAgent:
         Frames in passive mode, frame 0 included.
     price_table : dict, optional
         See :func:`load_price_table`.
-    prompt_style : {"paper", "detailed", "legacy"}
+    prompt_style : {"appendix-a", "content-list", "detailed", "legacy"}
         Wording of prompt, first message and reminders (:mod:`spatialscout_gym.wrappers.prompt`);
         ``legacy`` only when asked for by name. Recorded in every result.
     image_max_side : int
@@ -255,7 +256,9 @@ class VLMAgent:
         return {
             "agent": self.name, "prompt_style": self.prompt_style, "mode": self.mode,
             "prompt_role": role,
-            "reasoning_effort": (getattr(self.provider, "reasoning_effort", None) or "provider default"),
+            "reasoning_effort": (getattr(self.provider, "reasoning_effort", None) or "none sent"),
+            "reasoning": (self.provider.reasoning_record()
+                          if callable(getattr(self.provider, "reasoning_record", None)) else None),
             "model": provider_settings,
             "budgets": {"model_call_budget": self.model_call_budget,
                         "image_budget": ep.image_budget if ep else None,
@@ -310,6 +313,8 @@ class VLMAgent:
             "custom_endpoint": getattr(self.provider, "base_url", None) is not None,
             "api_mode": getattr(self.provider, "api_mode", None),
             "reasoning_effort": getattr(self.provider, "reasoning_effort", None),
+            # parameters the service refused: the run went on without them (harness.json has the words)
+            "reasoning_effort_refused": sorted(getattr(self.provider, "effort_refused", {}) or {}),
             "max_output_tokens": getattr(self.provider, "max_output_tokens", None),
             "max_output_tokens_source": getattr(self.provider, "max_tokens_source", None),
             "prompt_style": self.prompt_style, "image_max_side_px": self.image_max_side,
@@ -338,7 +343,7 @@ class VLMAgent:
 
 
 def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, api_key: str | None = None,
-                   reasoning_effort: str | None = None, max_tokens: int | None = None,
+                   reasoning_effort: str | None = DEFAULT_REASONING_EFFORT, max_tokens: int | None = None,
                    mode: str = "active", model_call_budget: int = 100, passive_views: int = PASSIVE_VIEWS,
                    price_table: Mapping[str, Mapping[str, float]] | str | None = None,
                    prompt_style: str = DEFAULT_PROMPT_STYLE, image_max_side: int = MAX_SIDE_PX,
@@ -347,8 +352,10 @@ def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, ap
     """Build a :class:`VLMAgent` for ``provider`` (``"openai"``, ``"openai-responses"`` or
     ``"anthropic"``) and ``model``.
 
-    ``price_table`` may be a path (see :func:`load_price_table`). ``provider_options`` go to the
-    provider (``timeout_s``, ``attempts``, ``backoff_s``, ``sleep``).
+    ``reasoning_effort`` defaults to the paper's ``xhigh``; None sends none (docs/protocol.md
+    section 10). ``price_table`` may be a path (see :func:`load_price_table`). ``provider_options``
+    go to the provider (``reasoning_effort_source``, ``timeout_s``, ``attempts``, ``backoff_s``,
+    ``sleep``).
     """
     from spatialscout_gym.baselines.providers import AnthropicProvider, OpenAIProvider, OpenAIResponsesProvider
     classes = {"openai": OpenAIProvider, "openai-responses": OpenAIResponsesProvider,
@@ -357,6 +364,10 @@ def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, ap
         raise ConfigError(f"unknown provider {provider!r}; expected one of {sorted(classes)}")
     if isinstance(price_table, (str, os.PathLike)):
         price_table = load_price_table(price_table)
+    if "reasoning_effort_source" not in provider_options:
+        provider_options["reasoning_effort_source"] = (
+            "default: the paper's (Table 3)" if reasoning_effort == DEFAULT_REASONING_EFFORT else
+            "set by the caller" if reasoning_effort else "none sent (set by the caller)")
     client = classes[provider](model, api_key=api_key, base_url=base_url, max_tokens=max_tokens,
                                reasoning_effort=reasoning_effort, **provider_options)
     agent = VLMAgent(client, name=f"{provider}:{model}", mode=mode,

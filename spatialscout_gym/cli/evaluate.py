@@ -114,7 +114,9 @@ def run(args: argparse.Namespace) -> int:
     # The key and the endpoint reach the workers but are neither written to DIR nor part of what a
     # resume must match (a key is secret; a model served at a new address is the same model).
     runtime = {k: options.pop(k) for k in ("api_key", "base_url") if options.get(k) is not None}
-    options = {k: v for k, v in options.items() if v is not None and k not in ("api_key", "base_url")}
+    # an effort of None is kept: it means "send none" (--no-reasoning-effort), not "the default"
+    options = {k: v for k, v in options.items()
+               if (v is not None or k == "reasoning_effort") and k not in ("api_key", "base_url")}
     agent = build_agent(args.agent, **options, **runtime)   # fail here, in one line, not in every worker
     provider = getattr(agent, "provider", None)
     if provider is not None and hasattr(provider, "preflight"):

@@ -100,6 +100,25 @@ def resolve_call_budget(args: argparse.Namespace) -> None:
         raise CliError(f"--call-budget must be >= 1 or 'none' (no tool-call cap), got {given}")
 
 
+def reasoning_effort_option(args: argparse.Namespace) -> dict:
+    """``make_agent`` options for the effort: ``--reasoning-effort`` as given, none with
+    ``--no-reasoning-effort``, else the paper's default (docs/protocol.md section 10); who chose it
+    goes to the records."""
+    from spatialscout_gym.baselines.providers import DEFAULT_REASONING_EFFORT
+    given = getattr(args, "reasoning_effort", None)
+    if getattr(args, "no_reasoning_effort", False):
+        if given is not None:
+            raise CliError(f"--reasoning-effort {given} and --no-reasoning-effort contradict each other; "
+                           f"pass one of them")
+        return {"reasoning_effort": None, "reasoning_effort_source": "none sent (--no-reasoning-effort)"}
+    if given is not None:
+        if not given.strip():
+            raise CliError("--reasoning-effort needs a value such as low, medium, high or xhigh "
+                           "(--no-reasoning-effort sends none)")
+        return {"reasoning_effort": given, "reasoning_effort_source": "--reasoning-effort"}
+    return {"reasoning_effort": DEFAULT_REASONING_EFFORT, "reasoning_effort_source": "default: the paper's (Table 3)"}
+
+
 def agent_help() -> str:
     """``--agent`` help listing the registered agents (the registry imports nothing heavy)."""
     from spatialscout_gym.baselines.registry import known_agents

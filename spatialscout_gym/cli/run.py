@@ -12,7 +12,8 @@ from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
 from spatialscout_gym.cli.options import (CALL_BUDGET_HELP, add_catalog_option, agent_help, apply_catalog_option,
-                                           call_budget_arg, check_episode_options)
+                                           call_budget_arg, check_episode_options, reasoning_effort_option)
+from spatialscout_gym.wrappers.prompt import DEFAULT_PROMPT_STYLE, PROMPT_STYLE_ALIASES, PROMPT_STYLES
 
 
 def register(subparsers) -> None:
@@ -50,18 +51,26 @@ def add_vlm_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--api-key", help="API key (default: OPENAI_API_KEY / ANTHROPIC_API_KEY; any "
                                      "placeholder for a local server)")
     g.add_argument("--reasoning-effort", metavar="EFFORT",
-                   help="reasoning effort sent to the service (OpenAI reasoning_effort, Anthropic "
-                        "output_config.effort), e.g. low, medium, high, xhigh; the paper's rows use xhigh. "
-                        "Unset: none is sent and the run records 'provider default'")
+                   help="reasoning effort sent with every request (default xhigh, the paper's; its one other "
+                        "row is GPT-6 Astra at medium): OpenAI reasoning_effort, Responses reasoning.effort, "
+                        "Anthropic extended thinking with a budget per effort plus output_config.effort "
+                        "(docs/protocol.md section 10). 'none' is sent as the value none; a service that "
+                        "refuses the parameter gets it once and the run goes on without it, recorded in "
+                        "harness.json")
+    g.add_argument("--no-reasoning-effort", action="store_true",
+                   help="send no reasoning-effort parameter at all (the service's own default)")
     g.add_argument("--max-tokens", type=int,
                    help="output token limit per model response (default: none, as in the paper; the "
                         "Anthropic API requires one, so the model's own maximum is sent there). A reply "
                         "cut off at the limit fails the attempt")
-    g.add_argument("--prompt", dest="prompt_style", choices=("paper", "detailed", "legacy"), default="paper",
-                   help="prompt wording: paper (the paper's content list as the first user message; the "
-                        "inventory and calibration come from the tools; default), detailed (this package's "
-                        "fuller system prompt with inventory, calibration and tips) or legacy (its earliest "
-                        "wording); the style and role are recorded in harness.json")
+    g.add_argument("--prompt", dest="prompt_style", choices=PROMPT_STYLES + tuple(PROMPT_STYLE_ALIASES),
+                   default=DEFAULT_PROMPT_STYLE, metavar="STYLE",
+                   help="prompt wording: appendix-a (default: every sentence sourced from the paper's "
+                        "Appendix A and section 3.1 or the release's prompt, listed in docs/protocol.md section "
+                        "10; first user message; inventory and calibration come from the tools), "
+                        "content-list (the earlier default, a shorter paraphrase; also accepted as 'paper'), "
+                        "detailed (this package's fuller system prompt with inventory, calibration and tips) "
+                        "or legacy (its earliest wording); the style and role are recorded in harness.json")
     g.add_argument("--image-max-side", type=int, default=384, metavar="PX",
                    help="longest side of the JPEG a model receives, pixels (default 384, the protocol's "
                         "size: docs/protocol.md section 3); recorded in the run")
@@ -92,7 +101,9 @@ def vlm_options(args: argparse.Namespace) -> dict:
              if getattr(args, n, None) is not None]
     if args.mode != "active":
         given.append("--mode")
-    if getattr(args, "prompt_style", "paper") != "paper":
+    if getattr(args, "no_reasoning_effort", False):
+        given.append("--no-reasoning-effort")
+    if getattr(args, "prompt_style", DEFAULT_PROMPT_STYLE) != DEFAULT_PROMPT_STYLE:
         given.append("--prompt")
     if getattr(args, "image_max_side", 384) != 384:
         given.append("--image-max-side")
@@ -110,7 +121,7 @@ def vlm_options(args: argparse.Namespace) -> dict:
     if args.mode == "passive" and not 1 <= args.passive_views <= args.image_budget:
         raise CliError(f"--passive-views must be between 1 and --image-budget ({args.image_budget}), "
                        f"got {args.passive_views}")
-    return {"base_url": args.base_url, "api_key": args.api_key, "reasoning_effort": args.reasoning_effort,
+    return {"base_url": args.base_url, "api_key": args.api_key, **reasoning_effort_option(args),
             "max_tokens": args.max_tokens, "mode": args.mode, "model_call_budget": args.call_budget,
             "passive_views": args.passive_views, "image_history": args.image_history,
             "price_table": str(args.price_table) if args.price_table else None,
@@ -160,9 +171,12 @@ def run(args: argparse.Namespace) -> int:
         cost = "n/a" if m["cost_usd"] is None else f"${m['cost_usd']:.4f}"
         print(f"model calls {m['model_calls']}  HTTP attempts {m['http_attempts']}  tokens in "
               f"{m['usage']['input_tokens']} out {m['usage']['output_tokens']}  cost {cost}  mode {m['mode']}")
-        print(f"API {m.get('api_mode')}  prompt {m.get('prompt_style')}  output cap "
-              f"{m.get('max_output_tokens') or 'none'}  (prompt, tool schema and settings in "
-              f"{args.out}/harness.json)")
+        print(f"API {m.get('api_mode')}  prompt {m.get('prompt_style')}  reasoning effort "
+              f"{m.get('reasoning_effort') or 'none sent'}  output cap {m.get('max_output_tokens') or 'none'}  "
+              f"(prompt, tool schema and settings in {args.out}/harness.json)")
+        if m.get("reasoning_effort_refused"):
+            print(f"NOTE: the service refused {', '.join(m['reasoning_effort_refused'])} on the first request; "
+                  f"the run continued without it (harness.json, 'reasoning')")
     if result.get("status") == "failed":
         from spatialscout_gym.core.redact import redact
         print(f"episode FAILED: {redact(result['error'])}")

@@ -100,10 +100,21 @@ def _fmt(v) -> str:
     return str(v)
 
 
+STATS_SOURCES = {
+    "paper": "paper: the paper's own text (section 2.2, appendix losses)",
+    "release": "release: the authors' released annotation files as counted by an outside reader",
+    "ours": "this catalog",
+    "notes": ("the paper's targets are 12 x 35 + 68 x 40 = 3,140 (its text says 3,410); its 1,489 "
+              "multi-instance targets (43.3%) fit neither count; its scene sources add up to 90 for 80 "
+              "scenes (docs/protocol.md section 8)"),
+}
+"""What each column of ``scenes stats`` is (docs/protocol.md section 8)."""
+
+
 def run_stats(args: argparse.Namespace) -> int:
     from spatialscout_gym.scenes.catalog import catalog_entries, default_catalog_version, generate_catalog_scene
-    from spatialscout_gym.scenes.stats import (PAPER_REFERENCE_LOSSES_M, PAPER_STATS, catalog_stats,
-                                               reference_losses, room_plausibility, size_comparison)
+    from spatialscout_gym.scenes.stats import (PAPER_REFERENCE_LOSSES_M, PAPER_STATS, RELEASE_STATS, SCENE_SOURCES,
+                                               catalog_stats, reference_losses, room_plausibility, size_comparison)
     from tqdm import tqdm
     version = default_catalog_version()
     entries = catalog_entries()
@@ -117,16 +128,21 @@ def run_stats(args: argparse.Namespace) -> int:
         from spatialscout_gym.scenes.stats import plot_size_comparison
         plot_size_comparison(sizes, args.plot, title=f"catalog v{version}")
     if args.json:
-        print(json.dumps({"catalog_version": version, "ours": ours, "paper": PAPER_STATS,
+        print(json.dumps({"catalog_version": version, "sources": STATS_SOURCES, "ours": ours, "paper": PAPER_STATS,
+                          "release": RELEASE_STATS, "scene_sources": SCENE_SOURCES,
                           "sizes_vs_ai2thor": sizes, "room_plausibility": rooms,
                           "reference_losses_m": {"ours": losses, "paper": PAPER_REFERENCE_LOSSES_M}}, indent=1))
         return 0
-    print(f"catalog v{version}")
-    print(f"{'statistic':<28} {'ours':<60} paper")
+    print(f"catalog v{version}; {STATS_SOURCES['paper']}; {STATS_SOURCES['release']}")
+    print(f"{'statistic':<28} {'this catalog':<52} {'paper':<12} release")
     for k, v in ours.items():
-        print(f"{k:<28} {_fmt(v):<60} {_fmt(PAPER_STATS[k]) if k in PAPER_STATS else '-'}")
+        print(f"{k:<28} {_fmt(v):<52} {_fmt(PAPER_STATS[k]) if k in PAPER_STATS else '-':<12} "
+              f"{_fmt(RELEASE_STATS[k]) if k in RELEASE_STATS else '-'}")
     for k, v in losses.items():
-        print(f"{'loss_' + k + '_m':<28} {v:<60.3f} {PAPER_REFERENCE_LOSSES_M[k]:.3f}")
+        print(f"{'loss_' + k + '_m':<28} {v:<52.3f} {PAPER_REFERENCE_LOSSES_M[k]:<12.3f} -")
+    for who, counts in SCENE_SOURCES.items():
+        print(f"{who} scene sources: {_fmt(counts)} (sum {sum(counts.values())})")
+    print(f"note: {STATS_SOURCES['notes']}")
     print(f"\nobject size vs AI2-THOR (median cube-root box volume, {sizes['measured_on']}):")
     print(f"{'category':<20} {'targets':>7} {'ours_m':>8} {'ai2thor_m':>9} {'ratio':>6}")
     for name, c in sizes["categories"].items():

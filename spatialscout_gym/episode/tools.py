@@ -98,7 +98,8 @@ TOOL_SPECS: tuple[ToolSpec, ...] = (
               ArgSpec("pitch", "number", False, "degrees, positive looks up"))),
     ToolSpec("capture_image", "Render an RGB frame at the current pose; returns its frame id."),
     ToolSpec("triangulate_observations", "Least-squares 3D point (task frame) from 2 to "
-             f"{MAX_OBSERVATIONS} marked pixels on captured frames.",
+             f"{MAX_OBSERVATIONS} marked pixels on captured frames. The point is the surface point at "
+             "the marked pixels, not the centre of the object's bounding box.",
              (ArgSpec("observations", "marks", True, f"list of 2 to {MAX_OBSERVATIONS} {{frame_id, u, v}} "
                       "on the render grid", max_items=MAX_OBSERVATIONS),)),
     ToolSpec("submit_positions", "Add or replace centre estimates {id: [x, y, z]} (task frame, m); "

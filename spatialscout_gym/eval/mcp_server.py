@@ -43,7 +43,7 @@ from spatialscout_gym.core.types import UNLIMITED
 from spatialscout_gym.envs.session import EpisodeSession
 from spatialscout_gym.episode.tools import TOOL_NAMES
 from spatialscout_gym.wrappers.conversation import parse_arguments
-from spatialscout_gym.wrappers.prompt import DEFAULT_PROMPT_STYLE, task_prompt
+from spatialscout_gym.wrappers.prompt import DEFAULT_PROMPT_STYLE, check_prompt_style, task_prompt
 from spatialscout_gym.wrappers.replies import (clip_error, frame_parts, refusal_text, result_text,
                                                unknown_tool_error)
 from spatialscout_gym.wrappers.schemas import tool_schemas
@@ -88,7 +88,7 @@ class McpEpisode:
             self.session.resolution, self.session.image_budget, self.session.tool_call_budget, int(seed))
         self.result: dict | None = None
         self._sent_initial = False
-        self.prompt_style = prompt_style
+        self.prompt_style = check_prompt_style(prompt_style)
         self.instructions = task_prompt(spec.public, self.episode.intrinsics,
                                         model_call_budget=tool_call_budget or UNLIMITED, image_budget=image_budget,
                                         budget_counts_tool_calls=True, style=prompt_style)

@@ -61,7 +61,7 @@ _COUNTER_ALIASES = ("images", "calls")
 ``model_calls`` or ``tool_calls``): kept in ``report.json``, not shown twice in the tables."""
 
 
-SETTINGS_KEYS = ("image_max_side_px", "image_history", "max_output_tokens", "model_call_budget")
+SETTINGS_KEYS = ("image_max_side_px", "image_history", "max_output_tokens", "model_call_budget", "reasoning_effort")
 """Numbers of a ``result.json`` model block that are settings, not counts: never summed."""
 
 
@@ -160,6 +160,8 @@ def _counters(results: Sequence[dict]) -> dict:
         for k in SETTINGS_KEYS:
             if k in model:
                 settings[k].add(json.dumps(model[k]))
+        if model.get("reasoning_effort_refused"):   # the service refused the effort: it ran without
+            totals["reasoning_effort_refused_episodes"] += 1
         for source in (result.get("counters") or {}, result.get("usage") or {}, model,
                        model.get("usage") or {}):
             for k, v in source.items():
@@ -294,6 +296,10 @@ def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> st
     lines += [f"| {k} | {v:.4g} |" if isinstance(v, float) else f"| {k} | {md(v)} |"
               for k, v in shown_counters(c).items()]
     lines.append("")
+    if c.get("reasoning_effort_refused_episodes"):
+        n = c["reasoning_effort_refused_episodes"]
+        lines += [f"Reasoning effort: the service refused the effort parameter in {n} episode"
+                  f"{'' if n == 1 else 's'}, which ran without it after the first request (each run's `harness.json`, `reasoning`; docs/protocol.md section 10.2).", ""]
     spent = report.get("failed_attempts_spend") or {}
     if spent.get("episodes"):
         lines += [f"Failed attempts (scored nowhere, but spent): {spent['episodes']} episodes, "

@@ -1,5 +1,5 @@
-"""Catalog statistics, a pure function over scene specs, with the paper's
-release numbers (docs/protocol.md section 8) beside them.
+"""Catalog statistics, a pure function over scene specs, with the paper's figures and the
+release's (docs/protocol.md section 8) beside them, each labelled by its source.
 """
 
 from __future__ import annotations
@@ -10,20 +10,36 @@ import numpy as np
 
 from spatialscout_gym.core.spec import SceneSpec
 
-__all__ = ["catalog_stats", "PAPER_STATS", "SIZE_TOL_M", "size_comparison", "own_box_size", "reference_losses",
+__all__ = ["catalog_stats", "PAPER_STATS", "RELEASE_STATS", "SCENE_SOURCES", "SIZE_TOL_M", "size_comparison", "own_box_size", "reference_losses",
            "PAPER_REFERENCE_LOSSES_M", "plot_size_comparison"]
 
 SIZE_TOL_M = 1e-3
 """Two instances have *different sizes* when some side differs by more than this (metres)."""
 
 PAPER_STATS: dict = {
-    "n_scenes": 80, "n_targets": 3140, "scenes_35": 12, "scenes_40": 68,
-    "radius_min_m": 1.95, "radius_max_m": 9.23, "n_categories": 209,
-    "multi_instance_fraction": 1393 / 3140, "multi_instance_groups": 470,
+    "n_scenes": 80, "n_targets": 12 * 35 + 68 * 40, "scenes_35": 12, "scenes_40": 68,
+    "radius_min_m": 1.95, "radius_max_m": 9.23,
+    "multi_instance_targets": 1489, "multi_instance_fraction": 0.433,
+}
+"""The paper's own figures (its section 2.2), as it states them. ``n_targets`` is 12 x 35 + 68 x 40
+(the text says "totaling 3,410"); its 1,489 multi-instance targets are not 43.3% of either count
+(docs/protocol.md section 8)."""
+
+RELEASE_STATS: dict = {
+    "n_scenes": 80, "n_categories": 209,
+    "multi_instance_targets": 1393, "multi_instance_fraction": 1393 / 3140, "multi_instance_groups": 470,
     "groups_with_different_sizes": 402, "median_shortest_side_m": 0.117,
     "under_1cm_fraction": 210 / 3140,
     "top_categories": [["Chair", 192], ["Painting", 170], ["Window", 94], ["Book", 90]],
 }
+"""The authors' released annotation files as an outside reader counted them (not in the paper)."""
+
+SCENE_SOURCES: dict = {
+    "paper": {"iTHOR": 32, "RoboTHOR": 12, "ArchitecTHOR": 10, "ReplicaCAD": 6, "ProcTHOR": 30},
+    "release": {"iTHOR": 24, "RoboTHOR": 12, "ArchitecTHOR": 8, "ReplicaCAD": 6, "ProcTHOR": 30},
+}
+"""Scenes per source dataset: the paper's list (section 2.2; it adds up to 90 for its 80 scenes) and
+the release's count (80)."""
 
 PAPER_REFERENCE_LOSSES_M: dict = {"origin": 2.984, "uniform_ball": 4.487}
 """The paper's appendix: scene-macro full-scene losses of the inventory-only references, metres."""
@@ -36,8 +52,9 @@ def catalog_stats(specs: list[SceneSpec], top: int = 10) -> dict:
     -------
     dict
         ``n_scenes``, ``n_targets``, ``scenes_35``, ``scenes_40``, ``radius_min_m``,
-        ``radius_max_m``, ``n_categories``, ``multi_instance_fraction`` (targets sharing their
-        group with another target of the same scene), ``multi_instance_groups``,
+        ``radius_max_m``, ``n_categories``, ``multi_instance_targets`` and
+        ``multi_instance_fraction`` (targets sharing their group with another target of the same
+        scene), ``multi_instance_groups``,
         ``groups_with_different_sizes`` (groups whose instances are not all the same size within
         :data:`SIZE_TOL_M`), ``median_shortest_side_m``, ``under_1cm_fraction`` (targets with
         a box side under 1 cm), ``top_categories`` (``[[name, count], ...]``), ``layouts``
@@ -76,7 +93,7 @@ def catalog_stats(specs: list[SceneSpec], top: int = 10) -> dict:
     return {
         "n_scenes": len(specs), "n_targets": n_t, "scenes_35": counts[35], "scenes_40": counts[40],
         "radius_min_m": float(min(radii)), "radius_max_m": float(max(radii)),
-        "n_categories": len(cats), "multi_instance_fraction": multi / n_t,
+        "n_categories": len(cats), "multi_instance_targets": multi, "multi_instance_fraction": multi / n_t,
         "multi_instance_groups": groups, "groups_with_different_sizes": diff,
         "median_shortest_side_m": float(np.median(shortest_arr)),
         "under_1cm_fraction": float(np.mean(shortest_arr < 0.01)),

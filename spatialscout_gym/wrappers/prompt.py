@@ -1,16 +1,21 @@
 """The task prompt, the first message and the reminders a model receives (docs/protocol.md
 sections 1-5; paper section 3.1 and Appendix A, "Prompts and budgets").
 
-Three wordings exist (``style``); each is sent in a role (:data:`PROMPT_ROLES`):
+Four wordings exist (``style``); each is sent in a role (:data:`PROMPT_ROLES`):
 
-``"paper"`` (the default; sent as the first user message, before frame 0)
-    The paper's content list and nothing more (paper section 3.1 and Appendix A, "Prompts and
-    budgets"): the actual model-call and capture budgets, the fixed task axes, the world-AABB centre
-    convention, estimates supported by what the images show and, with V > 1, submit after the first
-    two views, then add and revise while exploring; with V = 1 it asks for estimates from the
-    initial image and its calibration. The inventory and the calibration are not pasted in: the
-    agent queries them with ``list_entities`` and ``get_camera_intrinsics`` ("Starting from one RGB
-    image, the agent queries the inventory and calibration"). Reminders are neutral.
+``"appendix-a"`` (the default; sent as the first user message, before frame 0)
+    One sentence per line, each with a source (docs/protocol.md section 10 lists every sentence with
+    it): what the paper's Appendix A ("Prompts and budgets") and section 3.1 say the prompt specifies,
+    the two statements an outside audit of the authors' release quotes from the release's prompt
+    (interchangeable ids within a group; a triangulated point is a surface point, not the box
+    centre), and the ending rule of section 3.1 (a reply without a tool call ends the episode). The
+    paper shows its own wording only as a figure, so this is a restatement, not the paper's text. The
+    inventory and the calibration are not pasted in: the agent queries them with ``list_entities``
+    and ``get_camera_intrinsics`` ("Starting from one RGB image, the agent queries the inventory and
+    calibration"). Reminders are neutral.
+``"content-list"`` (accepted under its earlier name ``"paper"``; first user message)
+    The earlier default: a shorter paraphrase of Appendix A's list, without the statements above
+    that it left out and with one sentence of its own ("each of your responses is one call").
 ``"detailed"`` (sent as the system message)
     This package's fuller wording, the default before the paper's content list was followed: the
     paper's guidance estimates supported by what the images show; in multi-view episodes,
@@ -49,16 +54,21 @@ from spatialscout_gym.wrappers.images import MAX_SIDE_PX, delivered_size
 
 __all__ = ["task_prompt", "reminder_text", "first_message_text", "passive_baseline_m", "REMINDER_AT",
            "PASSIVE_NOTE", "PROMPT_STYLES", "DEFAULT_PROMPT_STYLE", "CAMERA_TOOLS", "PASSIVE_TOOLS",
-           "check_prompt_style", "PROMPT_ROLES", "prompt_role"]
+           "check_prompt_style", "PROMPT_ROLES", "prompt_role", "PROMPT_STYLE_ALIASES",
+           "appendix_a_lines"]
 
 REMINDER_AT: tuple[int, ...] = (10, 3)
 """A reminder is inserted before the model request when this many model calls remain, the call
 about to be made included (docs/protocol.md section 5)."""
 
-PROMPT_STYLES: tuple[str, ...] = ("paper", "detailed", "legacy")
-"""Prompt wordings (see the module docstring); ``"paper"`` is the default."""
-DEFAULT_PROMPT_STYLE = "paper"
-PROMPT_ROLES: dict[str, str] = {"paper": "user", "detailed": "system", "legacy": "system"}
+PROMPT_STYLES: tuple[str, ...] = ("appendix-a", "content-list", "detailed", "legacy")
+"""Prompt wordings (see the module docstring); ``"appendix-a"`` is the default."""
+DEFAULT_PROMPT_STYLE = "appendix-a"
+PROMPT_STYLE_ALIASES: dict[str, str] = {"paper": "content-list"}
+"""Earlier names still accepted: ``"paper"`` named the content-list wording while it was the default;
+a run records the wording's current name."""
+PROMPT_ROLES: dict[str, str] = {"appendix-a": "user", "content-list": "user", "detailed": "system",
+                                "legacy": "system"}
 """The message role each wording's task prompt is sent in: ``"user"`` (the first user message, with
 frame 0 after it, as the paper's "default user prompt") or ``"system"``."""
 
@@ -76,11 +86,14 @@ passive mode now has its own prompt)."""
 
 
 def check_prompt_style(style: str) -> str:
-    """``style`` if it is one of :data:`PROMPT_STYLES`; a readable ``ValueError`` otherwise."""
+    """The wording's name (an earlier name of :data:`PROMPT_STYLE_ALIASES` becomes the current one);
+    a readable ``ValueError`` for an unknown name."""
+    style = PROMPT_STYLE_ALIASES.get(style, style)
     if style not in PROMPT_STYLES:
         raise ValueError(f"unknown prompt style {style!r}; expected one of {', '.join(PROMPT_STYLES)} "
-                         f"(paper: the paper's content list as the first user message, the default; detailed: this "
-                         f"package's fuller system prompt; legacy: its earliest wording)")
+                         f"(appendix-a: every sentence sourced, as the first user message, the default; "
+                         f"content-list: the earlier, shorter paraphrase of the paper's list (also 'paper'); "
+                         f"detailed: this package's fuller system prompt; legacy: its earliest wording)")
     return style
 
 
@@ -214,8 +227,9 @@ def task_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_budge
                 image_budget: int, passive: bool = False, budget_counts_tool_calls: bool = False,
                 style: str = DEFAULT_PROMPT_STYLE, max_side: int = MAX_SIDE_PX,
                 passive_positions: Mapping[int, Sequence[float]] | None = None) -> str:
-    """The task prompt: the paper's content list (``"paper"``), or the protocol, the inventory and
-    the budgets (``"detailed"``, ``"legacy"``); :func:`prompt_role` says in which role it is sent.
+    """The task prompt: the sourced sentences (``"appendix-a"``), the earlier content list
+    (``"content-list"``), or the protocol, the inventory and the budgets (``"detailed"``,
+    ``"legacy"``); :func:`prompt_role` says in which role it is sent.
 
     Parameters
     ----------
@@ -232,15 +246,15 @@ def task_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_budge
     budget_counts_tool_calls : bool
         B counts tool calls instead of model calls (the MCP server, which cannot see the client's
         model calls).
-    style : {"paper", "detailed", "legacy"}
-        The wording (module docstring).
+    style : {"appendix-a", "content-list", "detailed", "legacy"}
+        The wording (module docstring; ``"paper"`` means ``"content-list"``).
     max_side : int
         Longest side of a delivered image, pixels (the prompt states it).
     passive_positions : mapping of int to [x, y, z], optional
         Passive mode: camera centre (task frame, metres) of each given frame; the prompt states
         the number of views and whether they allow triangulation.
     """
-    check_prompt_style(style)
+    style = check_prompt_style(style)
     if style == "legacy":
         return _legacy_prompt(public, intrinsics, model_call_budget=model_call_budget,
                               image_budget=image_budget, passive=passive,
@@ -248,9 +262,12 @@ def task_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_budge
     if passive:
         return _passive_prompt(public, intrinsics, model_call_budget=model_call_budget,
                                max_side=max_side, positions=passive_positions or {0: [0.0, 0.0, 0.0]})
-    if style == "paper":
-        return _paper_prompt(model_call_budget=model_call_budget, image_budget=image_budget,
-                             budget_counts_tool_calls=budget_counts_tool_calls)
+    if style == "appendix-a":
+        return "\n".join(appendix_a_lines(model_call_budget=model_call_budget, image_budget=image_budget,
+                                           budget_counts_tool_calls=budget_counts_tool_calls))
+    if style == "content-list":
+        return _content_list_prompt(model_call_budget=model_call_budget, image_budget=image_budget,
+                                    budget_counts_tool_calls=budget_counts_tool_calls)
     inventory, shared = _inventory(public)
     one_view = int(image_budget) == 1
     lines = ["You are mapping an indoor scene with a camera. Estimate the 3D centre of every target in "
@@ -286,8 +303,57 @@ def task_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_budge
     return "\n".join(lines)
 
 
-def _paper_prompt(*, model_call_budget: int, image_budget: int, budget_counts_tool_calls: bool) -> str:
-    """The paper's content list (module docstring), nothing more."""
+def appendix_a_lines(*, model_call_budget: int, image_budget: int,
+                     budget_counts_tool_calls: bool = False) -> list[str]:
+    """The ``"appendix-a"`` task prompt, one sentence per line; docs/protocol.md section 10 gives
+    each sentence's source (a test checks that table against these lines)."""
+    multi = int(image_budget) > 1
+    calls = "tool calls" if budget_counts_tool_calls else "model calls"
+    lines = [
+        # paper section 2.1: the task
+        "Estimate the 3D centre of every target object in this indoor scene and submit your estimates "
+        "with the tools.",
+        # Appendix A: the actual model-call and capture budgets; section 3.1: the initial image counts
+        f"Budgets: {calls} {model_call_budget}; images {image_budget}, the initial image included.",
+        # Appendix A: the fixed task axes (section 2.1 defines them)
+        "Task axes, fixed for the whole episode: origin at the initial camera position; +x along its "
+        "initial forward (optical) direction, +y to its initial left, +z along its initial up direction; "
+        "metres.",
+        # Appendix A: the world-AABB centre convention
+        "A target's centre is the centre of its world-axis-aligned bounding box.",
+        # the release's prompt, as an outside audit quotes it
+        "IDs within the same group are interchangeable for scoring, so submit one distinct valid ID per "
+        "observed instance without worrying about their order.",
+        # the release's prompt and triangulation tool description, per the same audit
+        "A point from triangulate_observations is the surface point at the marked pixels, not the centre "
+        "of the object's bounding box.",
+        # section 3.1: visually supported estimates
+        "Give estimates that are supported by what you see in the images.",
+        # section 3.1 (V > 1): submit after the first two views; Appendix A (V = 1)
+        ("After your first two views, submit estimates for the targets you can locate, then add new "
+         "targets and revise earlier estimates as you explore." if multi else
+         "Estimate the centres from the initial image and its calibration."),
+        # section 3.1: submissions return the map; an empty batch inspects it
+        "Each submission returns the current accepted map, and an empty submission shows it without "
+        "changing it.",
+        # Appendix A: actions in one response are specified before their feedback is seen
+        "All tool calls in one response are specified before you see any of their results, captured "
+        "images included.",
+        # Appendix A: rejected captures use no image
+        "A rejected capture does not use an image.",
+    ]
+    if budget_counts_tool_calls:   # MCP: the server sees tool calls only, never a reply without one
+        lines.append("The episode ends when you call finish_mapping or use up the tool calls, and your last "
+                     "accepted map is the one scored.")
+    else:   # section 3.1, "Budgets and stopping": the ending rule
+        lines += ["A reply without a tool call ends the episode.",
+                  "The episode also ends when you call finish_mapping or use up the model calls, and your "
+                  "last accepted map is the one scored."]
+    return lines
+
+
+def _content_list_prompt(*, model_call_budget: int, image_budget: int, budget_counts_tool_calls: bool) -> str:
+    """The earlier default, a paraphrase of the paper's content list (kept verbatim)."""
     one_view = int(image_budget) == 1
     calls = (f"{model_call_budget} tool calls" if budget_counts_tool_calls else
              f"{model_call_budget} model calls (each of your responses is one call)")
@@ -348,7 +414,7 @@ def _passive_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_b
 def first_message_text(*, passive: bool = False, style: str = DEFAULT_PROMPT_STYLE,
                        frames: Sequence[int] = (0,)) -> str:
     """The text that opens the first user message (the images follow it)."""
-    check_prompt_style(style)
+    style = check_prompt_style(style)
     if style == "legacy":
         intro = ("Here are the fixed views of this episode." if passive else
                  "Here is the initial image (frame 0), taken at the task-frame origin.")
@@ -357,7 +423,7 @@ def first_message_text(*, passive: bool = False, style: str = DEFAULT_PROMPT_STY
         intro = f"Here are the fixed views of this episode (frames {', '.join(str(f) for f in frames)})."
     else:
         intro = "Here is the initial image (frame 0), taken at the task-frame origin."
-        if style == "paper":
+        if style in ("appendix-a", "content-list"):
             return intro
     return (intro + " Answer with tool calls; write your plan in the same response. A response without a "
             "tool call ends the episode.")
@@ -371,7 +437,7 @@ def reminder_text(calls_left: int, images_left: int, submitted: int, inventory: 
     The paper's reminder is neutral: what is left, no advice. ``submitted`` and ``inventory`` are
     used by the legacy wording only.
     """
-    check_prompt_style(style)
+    style = check_prompt_style(style)
     if style == "legacy":
         return (f"REMINDER: {calls_left} model calls remain, this one included ({images_left} images "
                 f"left). Your accepted map holds {submitted} of {inventory} targets. Submit your best "

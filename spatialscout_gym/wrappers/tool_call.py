@@ -3,8 +3,8 @@
 Wrap any SpatialScout env (``gym.make("SpatialScout/<scene>-v0", tool_call_budget=None)``, possibly
 wrapped further) and the env speaks to a tool-calling model (docs/protocol.md sections 3-5):
 
-* ``reset()`` returns the conversation opening as the observation: the task prompt (the paper's
-  content list, as the first user message; or a system message in the ``detailed``/``legacy``
+* ``reset()`` returns the conversation opening as the observation: the task prompt (by default
+  the sourced ``appendix-a`` sentences, as the first user message; or a system message in the ``detailed``/``legacy``
   wordings) and frame 0 (or, in passive mode, the fixed views) as JPEG with its caption;
 * ``step(reply)`` takes one model reply (an OpenAI or Anthropic message, SDK object or dict, a
   plain list of ``{"name", "arguments"}`` or a :class:`~spatialscout_gym.wrappers.conversation.ModelReply`),
@@ -92,10 +92,10 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         (:func:`spatialscout_gym.baselines.passive.scripted_path` is the benchmark's).
     max_side, jpeg_quality : int
         Delivered image size bound (pixels) and JPEG quality.
-    prompt_style : {"paper", "detailed", "legacy"}
+    prompt_style : {"appendix-a", "content-list", "detailed", "legacy"}
         Wording of the prompt, first message and reminders (:mod:`spatialscout_gym.wrappers.prompt`);
-        ``"paper"`` sends the task prompt as the first user message, the others as a system message
-        (``prompt_role``).
+        ``"appendix-a"`` (the default) and ``"content-list"`` send the task prompt as the first user
+        message, the others as a system message (``prompt_role``).
     clock : callable, optional
         A wall clock (``time.time``) given to each episode on ``reset``, so its ``tool_call`` events
         carry ``started_unix_s`` and ``execution_s`` (the VLM agents pass it; None leaves the
