@@ -108,6 +108,7 @@ def test_nbv_v0_and_the_vector_envs_give_the_same_layout():
     assert venv.single_observation_space == v1.observation_space
     obs, dobs = venv.reset(seed=5)[0], dvenv.reset(seed=5)[0]
     assert np.array_equal(obs["image"][0], a["image"]) and np.array_equal(obs["vector"][0], a["vector"])
+    assert np.array_equal(obs["vector"], layout_observation(dobs, "image+vector")["vector"])
     for _ in range(6):
         out, dout = venv.step(np.array([7, 2])), dvenv.step(np.array([7, 2]))
         batched = layout_observation(dout[0], "image+vector")     # the batch rule of the dict
