@@ -5,8 +5,9 @@ RLlib has no default encoder for a ``Dict`` observation, and flattening the NBV 
 image to an MLP. So the env runners build ``SpatialScout/NBV-v1`` with ``obs_layout="image+vector"``
 (the channel-first image and one flat float vector of the other keys; spaces in
 :class:`~spatialscout_gym.wrappers.nbv_env.NBVEnv`'s spec sheet) and the policy is
-:class:`~spatialscout_gym.baselines.rllib_module.NBVConvModule`: a NatureCNN on the image, concatenated with the vector, then separate 64-64
-policy and value MLPs, the architecture SB3's ``MultiInputPolicy`` gives the ``dict`` layout.
+:class:`~spatialscout_gym.baselines.rllib_module.NBVConvModule`: a NatureCNN on the image,
+concatenated with the vector, then separate 64-64 policy and value MLPs, the architecture SB3's
+``MultiInputPolicy`` gives the ``dict`` layout.
 
 Training (:func:`train_rllib`) runs PPO with ``--num-env-runners`` RLlib env runner actors, which
 Ray places on any node of the cluster at ``--ray-address`` (each node needs this package installed).
@@ -58,10 +59,12 @@ def nbv_env_creator(env_config: dict) -> Any:
 
 
 def module_spec(config: NBVConfig | None = None) -> Any:
-    """The ``RLModuleSpec`` of :class:`~spatialscout_gym.baselines.rllib_module.NBVConvModule` for the NBV env of ``config`` (default: NBV-v1's)."""
+    """The ``RLModuleSpec`` of :class:`~spatialscout_gym.baselines.rllib_module.NBVConvModule` for
+    the NBV env of ``config`` (default: NBV-v1's) in the ``image+vector`` layout."""
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
-    config = config or NBVConfig(motion="heading")
+
     from spatialscout_gym.baselines.rllib_module import NBVConvModule
+    config = config or NBVConfig(motion="heading")
     return RLModuleSpec(module_class=NBVConvModule,
                         observation_space=layout_observation_space(config, RLLIB_OBS_LAYOUT),
                         action_space=nbv_action_space(config),
@@ -88,8 +91,8 @@ def ppo_config(env_config: dict, *, num_env_runners: int = 0, envs_per_runner: i
                lr: float = 3e-4, gamma: float = 0.99, gae_lambda: float = 0.95, clip: float = 0.2,
                ent_coef: float = 0.01, vf_coef: float = 0.5, seed: int | None = None, gpu: bool = False) -> Any:
     """RLlib's ``PPOConfig`` for the NBV task: env runners building :func:`nbv_env_creator`
-    (``env_config``), the NBV RLModule (:func:`module_spec`), one train batch of ``rollout_steps`` steps per env
-    (all runners' envs), SB3's PPO loss (no KL penalty) with the hyperparameters given."""
+    (``env_config``), the NBV RLModule (:func:`module_spec`), one train batch of ``rollout_steps``
+    steps per env (all runners' envs), SB3's PPO loss (no KL penalty) with the hyperparameters given."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.tune.registry import register_env
     register_env(RLLIB_ENV, nbv_env_creator)   # the env runners, wherever they are, look it up by name
