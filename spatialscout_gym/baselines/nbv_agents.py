@@ -1,4 +1,4 @@
-"""Next-best-view policies as agents: ``random-nbv``, ``frontier-nbv``, ``ppo:PATH``.
+"""Next-best-view policies as agents: ``random-nbv``, ``frontier-nbv``, ``ppo:PATH``, ``rllib:PATH``.
 
 Each agent drives the episode through the NBV core
 (:class:`~spatialscout_gym.wrappers.nbv_core.NBVController`, the core over an ``Episode``): the
@@ -25,6 +25,9 @@ All three use the oracle-perception mapper (privileged segmentation of each capt
   in one line saying what differs. Actions are
   sampled (torch seeded from ``rng``) unless ``deterministic=True`` or the policy's
   ``nbv_config.json`` says ``"deterministic": true``.
+* ``rllib:PATH``: an RLlib PPO policy saved by ``spatialscout train-nbv --backend rllib`` (``PATH``
+  is its run directory or a checkpoint), run from its RLModule alone, with the same
+  ``nbv_config.json`` rules (:class:`~spatialscout_gym.baselines.rllib_nbv.RLlibNBVAgent`).
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ from spatialscout_gym.wrappers.nbv_config import (DISCRETE_MOTIONS, N_SECTORS, N
                                                   nbv_observation_space)
 from spatialscout_gym.wrappers.nbv_core import NBVController
 
-__all__ = ["NBVAgent", "RandomNBVAgent", "FrontierNBVAgent", "PPONBVAgent", "load_nbv_config",
+__all__ = ["NBVAgent", "RandomNBVAgent", "FrontierNBVAgent", "PPONBVAgent", "rllib_agent", "load_nbv_config",
            "load_policy_config", "policy_path", "space_mismatch",
            "CONFIG_FILE"]
 
@@ -285,3 +288,10 @@ class PPONBVAgent(NBVAgent):
     def act(self, obs, controller, rng):
         action, _ = self.model.predict(obs, deterministic=self.deterministic)
         return action
+
+
+def rllib_agent(path: str, deterministic: bool | None = None) -> NBVAgent:
+    """``rllib:PATH``: :class:`~spatialscout_gym.baselines.rllib_nbv.RLlibNBVAgent` (RLlib is
+    imported only when one is built)."""
+    from spatialscout_gym.baselines.rllib_nbv import RLlibNBVAgent
+    return RLlibNBVAgent(path, deterministic=deterministic)

@@ -28,6 +28,7 @@ _AGENTS: dict[str, Factory | str] = {
 }
 _PREFIXES: dict[str, Factory | str] = {
     "ppo": "spatialscout_gym.baselines.nbv_agents:PPONBVAgent",
+    "rllib": "spatialscout_gym.baselines.nbv_agents:rllib_agent",
 }
 
 
@@ -55,7 +56,7 @@ def known_agents() -> list[str]:
 
 
 NBV_MODULE = "spatialscout_gym.baselines.nbv_agents"
-"""Module of the next-best-view agents (``random-nbv``, ``frontier-nbv``, ``ppo:PATH``)."""
+"""Module of the next-best-view agents (``random-nbv``, ``frontier-nbv``, ``ppo:PATH``, ``rllib:PATH``)."""
 
 
 def is_nbv_agent(name: str) -> bool:

@@ -25,6 +25,11 @@ times the change in submitted mean IoU (default 0: nothing else, no shaping).
 ``nbv_config.json`` names ``--mapper`` as ``reward_mapper`` and, as ``mapper``, the one the
 ``ppo:PATH`` agent maps with (``--agent-mapper``, by default the same).
 
+``--backend rllib`` trains the same task with RLlib's PPO instead, its env runners spread over a Ray
+cluster (``--ray-address``, ``--num-env-runners``), writing the same ``args.json``, ``progress.csv``
+columns, tensorboard scalars and ``learning_curve.png``, and RLlib checkpoints that the
+``rllib:PATH`` agent loads (:mod:`~spatialscout_gym.baselines.rllib_nbv`, docs/rllib.md).
+
 The observation (``NextBestViewWrapper``'s ``image``, ``pose``, ``coverage``, ``sectors`` and the
 egocentric top-down ``map`` of where captures were taken and what they viewed) is read by SB3's
 ``MultiInputPolicy``: a NatureCNN on the image, the vectors and the flattened map concatenated,
@@ -44,10 +49,11 @@ from typing import Callable
 import gymnasium as gym
 import numpy as np
 
-__all__ = ["Args", "make_env", "make_vec_env", "train", "main", "VECTORIZATIONS", "plot_learning_curve", "curve_points",
+__all__ = ["Args", "make_env", "make_vec_env", "train", "main", "VECTORIZATIONS", "BACKENDS", "plot_learning_curve", "curve_points",
            "INIT_PROGRESS", "CURVE_COLUMNS", "write_init_progress"]
 
 VECTORIZATIONS = ("vector", "sync", "async")
+BACKENDS = ("sb3", "rllib")
 
 
 @dataclass
@@ -56,6 +62,15 @@ class Args:
     """the name of this experiment (first part of the run name)"""
     seed: int = 1
     """seed of the experiment (python, numpy, torch, env resets)"""
+    backend: str = "sb3"
+    """'sb3' (Stable-Baselines3 PPO, envs in this machine's processes) or 'rllib' (RLlib PPO, env runners
+    spread over a Ray cluster: --ray-address, --num-env-runners; the policy is an rllib:PATH agent)"""
+    ray_address: str = ""
+    """--backend rllib: the Ray cluster ('auto': the one this machine joined with `ray start`; 'HOST:PORT';
+    '': a Ray started on this machine for this run)"""
+    num_env_runners: int = 2
+    """--backend rllib: RLlib env runner actors (one CPU each, on any node of the cluster) sharing the
+    --num-envs envs; 0: sample in this process"""
     total_timesteps: int = 200_000
     """total environment steps (one step = one motion and one capture)"""
     time_limit_s: float = 0.0
@@ -186,14 +201,14 @@ def planned_steps(args: Args) -> int:
 
 
 def summary_line(steps: int, wall_s: float, episodes: int, returns: list[float], model_path: Path,
-                 stopped_early: bool, interrupted: bool = False) -> str:
+                 stopped_early: bool, interrupted: bool = False, agent: str = "ppo") -> str:
     """The line ``train-nbv`` ends with: steps, wall time, steps/s, episodes, mean return, the model."""
     ret = f"{np.mean(returns[-50:]):.3f}" if returns else "n/a"
     why = " (stopped by --time-limit-s)" if stopped_early else ""
     why = " (interrupted: Ctrl-C or SIGTERM)" if interrupted else why
     return (f"train-nbv: {steps} steps in {wall_s:.1f} s ({steps / max(wall_s, 1e-9):.1f} steps/s){why}, "
             f"{episodes} episodes, mean return of the last {min(len(returns), 50)} {ret}; model saved to "
-            f"{model_path}; evaluate with --agent ppo:{model_path}")
+            f"{model_path}; evaluate with --agent {agent}:{model_path}")
 
 
 def save_policy(model, config, directory: Path, args: Args) -> Path:
@@ -381,7 +396,8 @@ def _in_main_thread() -> bool:
 
 
 def train(args: Args) -> Path:
-    """Train and save; returns the path of ``model.zip``."""
+    """Train and save; returns the path of ``model.zip`` (``--backend rllib``: of the final checkpoint
+    directory, :func:`~spatialscout_gym.baselines.rllib_nbv.train_rllib`)."""
     import torch
     from stable_baselines3 import PPO
     from stable_baselines3.common.logger import configure
@@ -389,6 +405,16 @@ def train(args: Args) -> Path:
     from spatialscout_gym.core.errors import ConfigError
     from spatialscout_gym.wrappers.nbv import NBVConfig
 
+    if args.backend not in BACKENDS:
+        raise ConfigError(f"--backend must be one of {', '.join(BACKENDS)}, got {args.backend!r}")
+    if args.backend == "rllib":
+        runners = max(1, args.num_env_runners)
+        if args.num_env_runners < 0 or args.num_envs % runners:
+            raise ConfigError(f"--backend rllib shares --num-envs among --num-env-runners (>= 0): --num-envs must "
+                              f"be a multiple of it, got {args.num_envs} envs for {args.num_env_runners} runners")
+        if args.init_model:
+            raise ConfigError("--init-model continues an SB3 model.zip; with --backend rllib restore a checkpoint "
+                              "with ray.rllib's Algorithm.from_checkpoint instead (docs/rllib.md)")
     if args.vectorization not in VECTORIZATIONS:
         raise ConfigError(f"--vectorization must be one of {', '.join(VECTORIZATIONS)}, got {args.vectorization!r}")
     if args.device not in ("cpu", "cuda") and not args.device.startswith("cuda:"):
@@ -444,6 +470,13 @@ def train(args: Args) -> Path:
                            reward_submitted_weight=args.reward_submitted_weight)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
+
+    if args.backend == "rllib":
+        try:
+            from spatialscout_gym.baselines.rllib_nbv import train_rllib
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise ConfigError(f"--backend rllib needs RLlib ({exc}): pip install -e \".[rl,ray]\"") from None
+        return train_rllib(args, config, _env_kwargs(args))
 
     # ---- seeding ---------------------------------------------------------------------------
     random.seed(args.seed)

@@ -50,7 +50,8 @@ SUMMARIES: dict[str, str] = {
     "report": "write report.json/md, replay curves, figures and index.html for an evaluation",
     "verify": "re-execute the recorded tool calls of runs and check their traces and scores",
     "plan": "how many scenes and seeds a comparison needs to detect a given difference",
-    "train_nbv": "train a PPO next-best-view policy on procedural scenes (needs the [rl] extra)",
+    "train_nbv": "train a PPO next-best-view policy on procedural scenes (needs the [rl] extra; "
+                 "--backend rllib: RLlib on a Ray cluster, the [ray] extra too)",
     "mcp": "serve one episode's ten tools over MCP (stdio or streamable HTTP on 127.0.0.1)",
     "view": "step through an episode in the browser",
     "play": "play an episode yourself in the browser (a human baseline)",

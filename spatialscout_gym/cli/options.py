@@ -23,7 +23,7 @@ NO_CAP = "none"
 
 CALL_BUDGET_HELP = ("B, calls per episode: model calls for openai:/openai-responses:/anthropic: agents, "
                     "tool calls for every other agent; 'none': no tool-call cap (not for model agents). "
-                    "Default 100; none for the NBV agents (random-nbv, frontier-nbv, ppo:PATH), the "
+                    "Default 100; none for the NBV agents (random-nbv, frontier-nbv, ppo:PATH, rllib:PATH), the "
                     "protocol of the README's NBV tables")
 
 
@@ -38,7 +38,7 @@ def call_budget_arg(text: str) -> int | str:
 
 
 def adopt_agent_settings(args: argparse.Namespace) -> None:
-    """Fill ``--image-budget``/``--resolution`` left unset: a ``ppo:PATH`` policy's training
+    """Fill ``--image-budget``/``--resolution`` left unset: a ``ppo:PATH`` or ``rllib:PATH`` policy's training
     settings, else the NBV tables' V = 20 and 64 px for NBV agents, else the protocol's defaults. A value given that differs from the policy's
     training setting is kept, with a loud warning on stderr."""
     trained: dict = {}
@@ -51,6 +51,14 @@ def adopt_agent_settings(args: argparse.Namespace) -> None:
         if path.exists():  # a missing policy is reported when the agent is built
             trained = {k: v for k, v in load_policy_config(path).items()
                        if k in EPISODE_DEFAULTS and v is not None}
+    elif agent.startswith("rllib:"):
+        from spatialscout_gym.baselines.rllib_nbv import rllib_policy_config
+        from spatialscout_gym.core.errors import ResourceMissingError
+        try:
+            trained = {k: v for k, v in rllib_policy_config(agent[6:]).items()
+                       if k in EPISODE_DEFAULTS and v is not None}
+        except ResourceMissingError:
+            pass   # reported when the agent is built
     for name, default in defaults.items():
         given = getattr(args, name, None)
         if given is None:
@@ -58,7 +66,7 @@ def adopt_agent_settings(args: argparse.Namespace) -> None:
         elif name in trained and int(given) != int(trained[name]):
             import sys
             flag = "--" + name.replace("_", "-")
-            print(f"WARNING: {flag} {given} differs from the {trained[name]} the policy {agent[4:]} was "
+            print(f"WARNING: {flag} {given} differs from the {trained[name]} the policy {agent.partition(':')[2]} was "
                   f"trained with; its observations and episode length will not match its training",
                   file=sys.stderr)
 

@@ -1,6 +1,7 @@
 """``spatialscout train-nbv``: train a PPO next-best-view policy (options: ``--help``).
 
     spatialscout train-nbv --total-timesteps 200000 --num-envs 4 --time-limit-s 1800 --out runs/nbv
+    spatialscout train-nbv --backend rllib --ray-address auto --num-env-runners 8 --num-envs 16 ...
 
 The options are the fields of :class:`spatialscout_gym.baselines.train_nbv.Args`, parsed by tyro.
 """
@@ -15,8 +16,9 @@ from spatialscout_gym.cli.errors import CliError
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "train-nbv", add_help=False, prefix_chars="+",  # every "-..." option goes to tyro
-        help="train a PPO next-best-view policy on procedural scenes (needs the [rl] extra)",
-        description="Train SB3 PPO on SpatialScout/Procedural-v0 through NextBestViewWrapper.")
+        help="train a PPO next-best-view policy on procedural scenes (needs the [rl] extra; "
+             "--backend rllib: RLlib on a Ray cluster, the [ray] extra too)",
+        description="Train SB3 PPO (or RLlib PPO: --backend rllib) on procedural NBV scenes.")
     p.add_argument("options", nargs=argparse.REMAINDER,
                    help="trainer options (spatialscout train-nbv --help lists them)")
     p.set_defaults(func=run)

@@ -24,6 +24,7 @@ from gymnasium import spaces
 
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.wrappers.nbv_config import (DISCRETE_MOTIONS, MAP_CHANNELS, MOTIONS, N_SECTORS, NBVConfig,
+                                                  check_obs_layout, layout_observation, layout_observation_space,
                                                   nbv_action_space, nbv_observation_space)
 from spatialscout_gym.wrappers.nbv_core import NBVController, NBVCore, NBVStep
 from spatialscout_gym.wrappers.nbv_features import ViewHistory, depth_rays, nbv_observation
@@ -32,7 +33,8 @@ from spatialscout_gym.wrappers.nbv_ports import ToolEnvPort
 
 __all__ = ["NextBestViewWrapper", "NBVController", "NBVCore", "NBVStep", "NBVConfig", "DISCRETE_MOTIONS",
            "N_SECTORS", "MOTIONS", "make_nbv_env", "nbv_observation_space", "nbv_action_space", "motion_args",
-           "ViewHistory", "nbv_observation", "MAP_CHANNELS", "move_parts", "depth_rays", "TRANSLATION_AXIS_M"]
+           "ViewHistory", "nbv_observation", "MAP_CHANNELS", "move_parts", "depth_rays", "TRANSLATION_AXIS_M",
+           "NBVObservationLayout"]
 
 
 class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
@@ -126,12 +128,15 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     mapper="oracle", motion="discrete", obs_size=64, reconfigure_every=16, random_start_yaw=True)``
     (= :func:`make_nbv_env`) builds the inner env too; ``scene`` is ``"procedural"`` or a catalog id;
     ``single_room_share=p`` (procedural only) makes each new training scene a single room with
-    probability p (default: the generator's 60 %).
+    probability p (default: the generator's 60 %). ``obs_layout="image"``, ``"flat"`` or
+    ``"image+vector"`` gives the observation in the layout other RL libraries expect
+    (:class:`NBVObservationLayout`; spaces in ``SpatialScout/NBV-v1``'s spec sheet).
 
     ## Version History
     - v0: initial version; the ``map`` observation, the ``scan`` observation and the ``heading``
       motion added (``scan_bins=0`` gives the observation space without ``scan``);
-      ``single_room_share`` and ``reward_submitted_weight`` added (defaults unchanged).
+      ``single_room_share`` and ``reward_submitted_weight`` added (defaults unchanged); ``obs_layout``
+      added (default ``"dict"``, unchanged).
     - ``SpatialScout/NBV-v1`` (:class:`~spatialscout_gym.wrappers.nbv_env.NBVEnv`) is this task as its
       own env with the shipped policy's recipe as defaults; it holds this wrapper and delegates to it.
     """
@@ -191,11 +196,26 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return self.core.observation(), float(s.reward), s.terminated, s.truncated, info
 
 
+class NBVObservationLayout(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
+    """The NBV observation in another layout (``obs_layout``: ``"image"``, ``"flat"`` or
+    ``"image+vector"``; spaces in :func:`~spatialscout_gym.wrappers.nbv_config.layout_observation_space`)
+    over an env whose observation is the NBV ``dict``; the numbers are the dict's."""
+
+    def __init__(self, env: gym.Env, obs_layout: str) -> None:
+        gym.utils.RecordConstructorArgs.__init__(self, obs_layout=obs_layout)
+        gym.ObservationWrapper.__init__(self, env)
+        self.obs_layout = check_obs_layout(obs_layout)
+        self.observation_space = layout_observation_space(env.get_wrapper_attr("config"), obs_layout)
+
+    def observation(self, observation: dict) -> Any:
+        return layout_observation(observation, self.obs_layout)
+
+
 def make_nbv_env(scene: str | SceneSpec = "procedural", *, image_budget: int = 20, resolution: int = 64,
                  mapper: Any = "oracle", motion: str = "discrete", obs_size: int = 64,
                  reconfigure_every: int = 16, random_start_yaw: bool = True, renderer: Any = None,
                  render_mode: str | None = None, render_device: str | None = None,
-                 single_room_share: float | None = None, **config: Any) -> gym.Env:
+                 single_room_share: float | None = None, obs_layout: str = "dict", **config: Any) -> gym.Env:
     """``gym.make("SpatialScout/NBV-v0", ...)``: :class:`NextBestViewWrapper` over
     ``gym.make("SpatialScout/Procedural-v0" or "SpatialScout/<scene>-v0")`` with an unlimited
     tool-call budget (the inner env checker is off: the wrapper's own checks cover its calls).
@@ -221,7 +241,12 @@ def make_nbv_env(scene: str | SceneSpec = "procedural", *, image_budget: int = 2
     single_room_share : float, optional
         ``"procedural"`` only: chance in [0, 1] that a new training scene is a single room (the
         rest are apartments); None: the generator's own mix (60 % single rooms).
+    obs_layout : str
+        ``"dict"`` (default: the :class:`NextBestViewWrapper` itself), or ``"image"``, ``"flat"``
+        or ``"image+vector"``: that wrapper inside :class:`NBVObservationLayout`
+        (:func:`~spatialscout_gym.wrappers.nbv_config.layout_observation_space`).
     """
+    check_obs_layout(obs_layout)   # before any scene is built
     from spatialscout_gym.envs.registration import NAMESPACE, env_id_for_scene, register_envs
     register_envs()
     procedural = isinstance(scene, str) and scene == "procedural"
@@ -233,4 +258,5 @@ def make_nbv_env(scene: str | SceneSpec = "procedural", *, image_budget: int = 2
                    random_start_yaw=bool(random_start_yaw) and procedural, disable_env_checker=True,
                    **({} if render_device is None else {"render_device": str(render_device)}),
                    **({} if single_room_share is None else {"single_room_share": float(single_room_share)}))
-    return NextBestViewWrapper(env, mapper=mapper, motion=motion, obs_size=obs_size, **config)
+    nbv = NextBestViewWrapper(env, mapper=mapper, motion=motion, obs_size=obs_size, **config)
+    return nbv if obs_layout == "dict" else NBVObservationLayout(nbv, obs_layout)

@@ -1,9 +1,12 @@
 """NBV settings and spaces (docs/protocol.md section 4 bounds): :class:`NBVConfig`, the action and
-observation spaces it gives, and the names of the discrete motions and map channels."""
+observation spaces it gives, the names of the discrete motions and map channels, and the
+observation layouts other RL libraries expect (:data:`OBS_LAYOUTS`, :func:`layout_observation_space`,
+:func:`layout_observation`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -11,7 +14,8 @@ from gymnasium import spaces
 from spatialscout_gym.episode.tools import MAX_TRANSLATION_M, PITCH_LIMIT_DEG
 
 __all__ = ["NBVConfig", "N_SECTORS", "DISCRETE_MOTIONS", "MAP_CHANNELS", "MOTIONS", "nbv_action_space",
-           "nbv_observation_space"]
+           "nbv_observation_space", "OBS_LAYOUTS", "VECTOR_KEYS", "check_obs_layout", "layout_observation_space",
+           "layout_observation"]
 
 N_SECTORS = 8
 """Yaw sectors (45 degrees each) of the ``sectors`` observation."""
@@ -148,3 +152,73 @@ def nbv_observation_space(config: NBVConfig) -> spaces.Dict:
         keys["scan"] = spaces.Box(0.0, 1.0, (int(config.scan_bins),), np.float32)
     return spaces.Dict(keys)
 
+
+
+OBS_LAYOUTS: tuple[str, ...] = ("dict", "image", "flat", "image+vector")
+"""The observation layouts of the NBV envs (``obs_layout=``); ``"dict"`` is the default and the one
+the NBV core and agents speak (see :func:`layout_observation_space`)."""
+
+VECTOR_KEYS: tuple[str, ...] = ("pose", "coverage", "sectors", "map", "scan")
+"""The ``dict`` keys that make the flat ``vector`` of the ``"flat"`` and ``"image+vector"`` layouts,
+in this order, each flattened C-order (``map`` as channel, row, column); ``scan`` only when
+``scan_bins > 0``."""
+
+
+def check_obs_layout(layout: str) -> str:
+    """``layout`` when it is one of :data:`OBS_LAYOUTS`, else a ``ValueError`` naming them."""
+    if layout not in OBS_LAYOUTS:
+        raise ValueError(f"obs_layout must be one of {', '.join(map(repr, OBS_LAYOUTS))}, got {layout!r}")
+    return layout
+
+
+def _vector_box(keys: spaces.Dict) -> spaces.Box:
+    names = [k for k in VECTOR_KEYS if k in keys.spaces]
+    low = np.concatenate([keys[k].low.ravel() for k in names]).astype(np.float32)
+    high = np.concatenate([keys[k].high.ravel() for k in names]).astype(np.float32)
+    return spaces.Box(low, high, dtype=np.float32)
+
+
+def layout_observation_space(config: NBVConfig, layout: str = "dict") -> spaces.Space:
+    """The observation space of ``layout`` (``s`` = ``obs_size``; the ``dict`` keys as in
+    :func:`nbv_observation_space`; ``n`` = 796 with the default settings: 6 pose + 2 coverage + 8
+    sectors + 3 x 16 x 16 map + 12 scan):
+
+    * ``"dict"``: :func:`nbv_observation_space`, unchanged.
+    * ``"image"``: ``Box(0, 255, (3, s, s), uint8)``, the ``image`` key alone, channel-first (RGB).
+    * ``"image+vector"``: ``Dict(image=Box(0, 255, (3, s, s), uint8), vector=Box(low, high, (n,),
+      float32))``: the channel-first image, and the other keys flattened in :data:`VECTOR_KEYS`
+      order, each with its own bounds and units.
+    * ``"flat"``: ``Box(low, high, (3 s s + n,), float32)``: the channel-first image scaled to
+      [0, 1] (pixel value / 255) and flattened C-order, then the ``vector``.
+    """
+    keys = nbv_observation_space(config)
+    if check_obs_layout(layout) == "dict":
+        return keys
+    s = int(config.obs_size)
+    image = spaces.Box(0, 255, (3, s, s), np.uint8)
+    if layout == "image":
+        return image
+    vector = _vector_box(keys)
+    if layout == "image+vector":
+        return spaces.Dict({"image": image, "vector": vector})
+    n = 3 * s * s
+    return spaces.Box(np.concatenate([np.zeros(n, np.float32), vector.low]),
+                      np.concatenate([np.ones(n, np.float32), vector.high]), dtype=np.float32)
+
+
+def layout_observation(obs: dict[str, Any], layout: str = "dict") -> Any:
+    """``obs`` (a ``dict`` observation, or a batch of them with leading axes) in ``layout``
+    (:func:`layout_observation_space`); the numbers are the dict's, only moved, flattened and (the
+    ``"flat"`` image) scaled to [0, 1]. ``"dict"`` returns ``obs`` itself."""
+    if check_obs_layout(layout) == "dict":
+        return obs
+    image = np.moveaxis(np.asarray(obs["image"]), -1, -3)       # (..., H, W, 3) -> (..., 3, H, W)
+    if layout == "image":
+        return np.ascontiguousarray(image)
+    lead = image.shape[:-3]
+    vector = np.concatenate([np.asarray(obs[k], np.float32).reshape(*lead, -1)
+                             for k in VECTOR_KEYS if k in obs], axis=-1)
+    if layout == "image+vector":
+        return {"image": np.ascontiguousarray(image), "vector": vector}
+    pixels = image.reshape(*lead, -1).astype(np.float32) / np.float32(255.0)
+    return np.concatenate([pixels, vector], axis=-1)

@@ -15,6 +15,7 @@ import gymnasium as gym
 
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.wrappers.nbv import NextBestViewWrapper, make_nbv_env
+from spatialscout_gym.wrappers.nbv_config import check_obs_layout, layout_observation, layout_observation_space
 
 __all__ = ["NBVEnv", "NBV_V1_DEFAULTS", "make_nbv_v1_vector_env"]
 
@@ -77,6 +78,18 @@ class NBVEnv(gym.Env):
     | ``map`` | Box(0, 1, (3, 16, 16), float32) | egocentric top-down map of 0.75 m cells, heading up: captures per cell / 3, captures whose 65-deg, 4 m view wedge covered the cell / 4, inside the search radius |
     | ``scan`` | Box(0, 1, (12,), float32) | free distance / 6 m per egocentric 30-deg bin, from the privileged depth of captures taken within 1 m (0: not seen yet) |
 
+    ``obs_layout`` gives the same numbers in the layouts other RL libraries expect (``n`` = 796 =
+    6 + 2 + 8 + 3 x 16 x 16 + 12 with the defaults; the ``vector`` is ``pose``, ``coverage``,
+    ``sectors``, ``map``, ``scan`` flattened C-order in that order, each in its own units and bounds
+    above; the map as channel, row, column):
+
+    | ``obs_layout`` | space | for |
+    |---|---|---|
+    | ``"dict"`` (default) | the Dict above | SB3 ``MultiInputPolicy``, the shipped policy, the NBV agents |
+    | ``"image"`` | Box(0, 255, (3, 64, 64), uint8) | the ``image`` key alone, channel-first (RGB): CNN-only policies |
+    | ``"image+vector"`` | Dict(image=Box(0, 255, (3, 64, 64), uint8), vector=Box(low, high, (796,), float32)) | a CNN on the image and an MLP on the vector (RLlib: ``spatialscout_gym.baselines.rllib_module.NBVConvModule``) |
+    | ``"flat"`` | Box(low, high, (12288 + 796,), float32) | the channel-first image / 255 (in [0, 1]) flattened, then the ``vector``: MLP-only libraries |
+
     ## Rewards
     The change in the all-target mean IoU of the accepted map (docs/protocol.md section 6), so an
     episode's return is its final score minus that of the starting state (frame 0 is mapped at
@@ -96,16 +109,18 @@ class NBVEnv(gym.Env):
     ## Arguments
     ``gym.make("SpatialScout/NBV-v1", scene="procedural", image_budget=20, resolution=64,
     mapper="oracle", motion="heading", obs_size=64, reconfigure_every=16, random_start_yaw=True,
-    render_mode=None, render_device=None, **NBVConfig fields)``: ``scene`` is ``"procedural"``, a
+    render_mode=None, render_device=None, obs_layout="dict", **NBVConfig fields)``: ``scene`` is ``"procedural"``, a
     catalog id or a :class:`~spatialscout_gym.core.spec.SceneSpec`; ``image_budget`` V images per
     episode including frame 0; ``resolution`` the render grid in pixels; ``render_device`` the SAPIEN
-    render device (e.g. ``"cuda"``); ``renderer`` a renderer object (tests pass a fake one).
+    render device (e.g. ``"cuda"``); ``renderer`` a renderer object (tests pass a fake one);
+    ``obs_layout`` one of ``"dict"``, ``"image"``, ``"image+vector"``, ``"flat"`` (Observation Space).
     ``gym.make_vec("SpatialScout/NBV-v1", num_envs=N, vectorization_mode="vector_entry_point",
     num_workers=W)`` gives the vector env with the same defaults.
 
     ## Version History
     - v1: its own env (``env.unwrapped`` is this task); defaults are the shipped policy's recipe
-      (``motion="heading"``, the ``scan`` observation, V = 20, 64 px); same step logic as v0.
+      (``motion="heading"``, the ``scan`` observation, V = 20, 64 px); same step logic as v0;
+      ``obs_layout`` added (default ``"dict"``, unchanged).
     - v0: ``NextBestViewWrapper`` over the tool env (``env.unwrapped`` is the tool env), with
       ``motion="discrete"`` (``Discrete(10)``) by default; unchanged.
     """
@@ -116,7 +131,9 @@ class NBVEnv(gym.Env):
                  image_budget: int = NBV_V1_DEFAULTS["image_budget"],
                  resolution: int = NBV_V1_DEFAULTS["resolution"], mapper: Any = NBV_V1_DEFAULTS["mapper"],
                  motion: str = NBV_V1_DEFAULTS["motion"], obs_size: int = NBV_V1_DEFAULTS["obs_size"],
-                 render_mode: str | None = None, **kwargs: Any) -> None:
+                 render_mode: str | None = None, obs_layout: str = "dict", **kwargs: Any) -> None:
+        self.obs_layout = check_obs_layout(obs_layout)
+        """How observations are laid out (Observation Space); the NBV wrapper :attr:`nbv` keeps the dict."""
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
         self.render_mode = render_mode
@@ -125,7 +142,7 @@ class NBVEnv(gym.Env):
                                                      render_mode=render_mode, **kwargs)
         """The NBV step logic this env delegates to (over the tool env ``nbv.env``)."""
         self.action_space = self.nbv.action_space
-        self.observation_space = self.nbv.observation_space
+        self.observation_space = layout_observation_space(self.nbv.config, obs_layout)
 
     @property
     def config(self) -> Any:
@@ -145,7 +162,8 @@ class NBVEnv(gym.Env):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
-        return self.nbv.reset(seed=seed, options=options)
+        obs, info = self.nbv.reset(seed=seed, options=options)
+        return layout_observation(obs, self.obs_layout), info
 
     def prepare_step(self, action) -> Any:
         """:meth:`~spatialscout_gym.wrappers.nbv_core.NBVCore.prepare` (the vector env's batched-render
@@ -153,7 +171,8 @@ class NBVEnv(gym.Env):
         return self.nbv.prepare_step(action)
 
     def step(self, action):
-        return self.nbv.step(action)
+        obs, reward, terminated, truncated, info = self.nbv.step(action)
+        return layout_observation(obs, self.obs_layout), reward, terminated, truncated, info
 
     def render(self):
         return self.nbv.render()

@@ -30,6 +30,9 @@ the group renders all N cameras in one SAPIEN camera-group call (render system g
 does). **The CUDA path is untested on a GPU in this repository**: it follows the recipe of
 docs/architecture.md "Sessions and fast NBV", verified on an NVIDIA H200 with SAPIEN 3.0.3.
 
+``obs_layout`` (``"dict"``, ``"image"``, ``"flat"``, ``"image+vector"``) is every sub-env's
+(:func:`~spatialscout_gym.wrappers.nbv.make_nbv_env`), batched by Gymnasium.
+
 ``torch_device="cpu"|"cuda"|...`` returns observations as torch tensors on that device (one
 upload per step for the whole batch; the image still passes through host memory).
 """
@@ -104,9 +107,11 @@ class NBVVectorEnv(SyncVectorEnv):
             import torch  # optional
             self._torch = torch
 
-    def _to_device(self, obs: dict[str, np.ndarray]) -> Any:
+    def _to_device(self, obs: dict[str, np.ndarray] | np.ndarray) -> Any:
         if self.torch_device is None:
             return obs
+        if not isinstance(obs, dict):     # obs_layout "image" or "flat": one array
+            return self._torch.as_tensor(obs, device=self.torch_device)
         return {k: self._torch.as_tensor(v, device=self.torch_device) for k, v in obs.items()}
 
     @property

@@ -95,6 +95,14 @@ def _merge_infos(parts: list[dict], sizes: list[int]) -> dict:
     return out
 
 
+def _concat(chunks: list[Any]) -> Any:
+    """The workers' observation batches as one (a dict of arrays, or one array for the
+    ``"image"`` and ``"flat"`` observation layouts)."""
+    if isinstance(chunks[0], dict):
+        return {k: np.concatenate([c[k] for c in chunks]) for k in chunks[0]}
+    return np.concatenate(chunks)
+
+
 def agreed_spaces(replies: list[dict]) -> dict:
     """The workers' start-up replies (``observation_space``, ``action_space``, ``config``), which
     must all be equal; raises ``RuntimeError`` naming the first worker that differs and how."""
@@ -214,7 +222,7 @@ class NBVWorkerVectorEnv(VectorEnv):
             seeds = self._chunks(list(seed))
         self._send([("reset", (s, options)) for s in seeds])
         parts = self._gather()
-        obs = {k: np.concatenate([p[0][k] for p in parts]) for k in parts[0][0]}
+        obs = _concat([p[0] for p in parts])
         return obs, _merge_infos([p[1] for p in parts], self.sizes)
 
     def step(self, actions):
@@ -226,7 +234,7 @@ class NBVWorkerVectorEnv(VectorEnv):
             motion_args(self._config, a)
         self._send([("step", chunk) for chunk in self._chunks(actions)])
         parts = self._gather()
-        obs = {k: np.concatenate([p[0][k] for p in parts]) for k in parts[0][0]}
+        obs = _concat([p[0] for p in parts])
         rewards, terminated, truncated = (np.concatenate([p[i] for p in parts]) for i in (1, 2, 3))
         return obs, rewards, terminated, truncated, _merge_infos([p[4] for p in parts], self.sizes)
 

@@ -1,0 +1,346 @@
+"""PPO on the next-best-view task with RLlib (new API stack): a convolutional RLModule, the env the
+env runners build, ``spatialscout train-nbv --backend rllib`` and the ``rllib:PATH`` agent.
+
+RLlib has no default encoder for a ``Dict`` observation, and flattening the NBV dict would feed the
+image to an MLP. So the env runners build ``SpatialScout/NBV-v1`` with ``obs_layout="image+vector"``
+(the channel-first image and one flat float vector of the other keys; spaces in
+:class:`~spatialscout_gym.wrappers.nbv_env.NBVEnv`'s spec sheet) and the policy is
+:class:`~spatialscout_gym.baselines.rllib_module.NBVConvModule`: a NatureCNN on the image,
+concatenated with the vector, then separate 64-64 policy and value MLPs, the architecture SB3's
+``MultiInputPolicy`` gives the ``dict`` layout.
+
+Training (:func:`train_rllib`) runs PPO with ``--num-env-runners`` RLlib env runner actors, which
+Ray places on any node of the cluster at ``--ray-address`` (each node needs this package installed).
+It writes the run record of the SB3 trainer (``args.json``, ``progress.csv`` with the same
+``charts/...`` columns, tensorboard scalars, ``learning_curve.png``) plus RLlib algorithm
+checkpoints (``<run>/checkpoint`` at the end, ``<run>/checkpoints/<steps>`` every
+``--checkpoint-every`` steps), each with ``nbv_config.json``: ``Algorithm.from_checkpoint`` resumes
+one, and ``rllib:PATH`` (:class:`RLlibNBVAgent`) acts with its RLModule alone.
+
+Ray and torch are imported inside the functions (the RLModule lives in
+:mod:`~spatialscout_gym.baselines.rllib_module`): importing this module is light.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from spatialscout_gym.baselines.nbv_agents import CONFIG_FILE, NBVAgent, load_policy_config, save_nbv_config
+from spatialscout_gym.wrappers.nbv_config import (NBVConfig, layout_observation, layout_observation_space,
+                                                  nbv_action_space)
+
+__all__ = ["RLLIB_ENV", "RLLIB_OBS_LAYOUT", "RUNNERS_FILE", "nbv_env_creator", "module_spec", "ppo_config", "train_rllib",
+           "RLlibNBVAgent", "module_checkpoint", "rllib_policy_config", "PROGRESS_COLUMNS"]
+
+RLLIB_ENV = "SpatialScout-NBV-rllib"
+"""The name :func:`ppo_config` registers :func:`nbv_env_creator` under in Ray Tune's env registry."""
+
+RLLIB_OBS_LAYOUT = "image+vector"
+"""The observation layout the RLlib policy sees (``nbv_config.json`` records it as ``obs_layout``)."""
+
+PROGRESS_COLUMNS = ("time/iterations", "time/total_timesteps", "time/time_elapsed", "charts/episodic_return",
+                    "charts/episodic_length", "charts/coverage", "charts/all_mean_iou", "charts/SPS",
+                    "losses/policy_loss", "losses/value_loss", "losses/entropy", "losses/explained_variance")
+"""Columns of the RLlib run's ``progress.csv``: the SB3 trainer's names, so
+:func:`~spatialscout_gym.baselines.train_nbv.plot_learning_curve` draws it as it draws theirs."""
+
+
+def nbv_env_creator(env_config: dict) -> Any:
+    """The env an RLlib env runner builds: ``SpatialScout/NBV-v1`` (:class:`NBVEnv`) with
+    ``env_config`` as its arguments and ``obs_layout="image+vector"`` unless given."""
+    from spatialscout_gym.wrappers.nbv_env import NBVEnv
+    return NBVEnv(**{"obs_layout": RLLIB_OBS_LAYOUT, **dict(env_config)})
+
+
+def module_spec(config: NBVConfig | None = None) -> Any:
+    """The ``RLModuleSpec`` of :class:`~spatialscout_gym.baselines.rllib_module.NBVConvModule` for
+    the NBV env of ``config`` (default: NBV-v1's) in the ``image+vector`` layout."""
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    from spatialscout_gym.baselines.rllib_module import NBVConvModule
+    config = config or NBVConfig(motion="heading")
+    return RLModuleSpec(module_class=NBVConvModule,
+                        observation_space=layout_observation_space(config, RLLIB_OBS_LAYOUT),
+                        action_space=nbv_action_space(config),
+                        model_config={"cnn_features": 256, "hiddens": [64, 64]})
+
+
+def _log_episode(*, episode: Any, metrics_logger: Any = None, prev_episode_chunks: list | None = None,
+                 **kwargs: Any) -> None:
+    """RLlib ``on_episode_end``: sums over the finished episodes of their coverage, all-target mean
+    IoU, return and length, and their count (RLlib sums them per training iteration over all env
+    runners; ``progress.csv`` holds the means). An episode cut by a rollout's end arrives as its
+    last chunk plus the earlier ones."""
+    info = episode.get_infos(-1)
+    chunks = [episode, *(prev_episode_chunks or [])]
+    for key in ("coverage", "all_mean_iou"):
+        metrics_logger.log_value(("nbv", key), float(info.get(key, 0.0)), reduce="sum")
+    metrics_logger.log_value(("nbv", "episodes"), 1, reduce="sum")
+    metrics_logger.log_value(("nbv", "return"), float(sum(c.get_return() for c in chunks)), reduce="sum")
+    metrics_logger.log_value(("nbv", "length"), float(sum(len(c) for c in chunks)), reduce="sum")
+
+
+def ppo_config(env_config: dict, *, num_env_runners: int = 0, envs_per_runner: int = 1,
+               rollout_steps: int = 128, minibatch_size: int = 128, num_epochs: int = 4,
+               lr: float = 3e-4, gamma: float = 0.99, gae_lambda: float = 0.95, clip: float = 0.2,
+               ent_coef: float = 0.01, vf_coef: float = 0.5, seed: int | None = None, gpu: bool = False) -> Any:
+    """RLlib's ``PPOConfig`` for the NBV task: env runners building :func:`nbv_env_creator`
+    (``env_config``), the NBV RLModule (:func:`module_spec`), one train batch of ``rollout_steps``
+    steps per env (all runners' envs), SB3's PPO loss (no KL penalty) with the hyperparameters given."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.tune.registry import register_env
+    register_env(RLLIB_ENV, nbv_env_creator)   # the env runners, wherever they are, look it up by name
+    config = NBVConfig(**{k: v for k, v in env_config.items() if k in NBVConfig.__dataclass_fields__},
+                       **({} if "motion" in env_config else {"motion": "heading"}))
+    envs = max(1, num_env_runners) * envs_per_runner
+    return (PPOConfig()
+            .environment(env=RLLIB_ENV, env_config=dict(env_config), disable_env_checking=True)
+            .env_runners(num_env_runners=num_env_runners, num_envs_per_env_runner=envs_per_runner,
+                         num_cpus_per_env_runner=1, rollout_fragment_length=rollout_steps)
+            .learners(num_learners=0, num_gpus_per_learner=1 if gpu else 0)
+            .rl_module(rl_module_spec=module_spec(config))
+            .training(lr=lr, gamma=gamma, lambda_=gae_lambda, clip_param=clip, entropy_coeff=ent_coef,
+                      vf_loss_coeff=vf_coef, use_kl_loss=False, train_batch_size_per_learner=rollout_steps * envs,
+                      minibatch_size=minibatch_size, num_epochs=num_epochs)
+            .callbacks(on_episode_end=_log_episode)
+            .debugging(seed=seed))
+
+
+# ---- the rllib:PATH agent ---------------------------------------------------------------------------
+
+def module_checkpoint(path: str | Path) -> Path:
+    """The RLModule checkpoint ``rllib:PATH`` names: ``PATH`` is a run directory (its
+    ``checkpoint``), an algorithm checkpoint (its ``learner_group/learner/rl_module/default_policy``)
+    or an RLModule checkpoint itself; raises ``ResourceMissingError`` saying what it looked for."""
+    p = Path(path)
+    candidates = [p / "checkpoint", p]
+    for c in candidates:
+        module = c / "learner_group" / "learner" / "rl_module" / "default_policy"
+        if module.is_dir():
+            return module
+    if (p / "class_and_ctor_args.pkl").exists():
+        return p
+    from spatialscout_gym.core.errors import ResourceMissingError
+    raise ResourceMissingError(f"no RLlib checkpoint at {p} (expected a run directory of `spatialscout train-nbv "
+                               f"--backend rllib`, an algorithm checkpoint or an RLModule checkpoint)")
+
+
+def _config_file(module_dir: Path) -> Path:
+    """``nbv_config.json`` of the checkpoint holding ``module_dir``: beside it or in a folder above."""
+    for d in [module_dir, *module_dir.parents][:6]:
+        if (d / CONFIG_FILE).exists():
+            return d / CONFIG_FILE
+    return module_dir / CONFIG_FILE
+
+
+def rllib_policy_config(path: str | Path) -> dict:
+    """:func:`~spatialscout_gym.baselines.nbv_agents.load_policy_config` of an ``rllib:PATH`` policy,
+    plus ``obs_layout``; needs neither ray nor torch."""
+    cfg = _config_file(module_checkpoint(path))
+    saved = json.loads(cfg.read_text()) if cfg.exists() else {}
+    return {**load_policy_config(cfg), "obs_layout": str(saved.get("obs_layout", RLLIB_OBS_LAYOUT))}
+
+
+class RLlibNBVAgent(NBVAgent):
+    """A PPO policy trained with RLlib (``rllib:PATH``), run from its RLModule checkpoint alone
+    (``RLModule.from_checkpoint``: no Ray cluster, no algorithm).
+
+    Parameters
+    ----------
+    path : str
+        A run directory of ``spatialscout train-nbv --backend rllib``, one of its checkpoints, or an
+        RLModule checkpoint with ``nbv_config.json`` in or above it.
+    deterministic : bool, optional
+        The most likely action instead of a sample; None: as ``nbv_config.json`` says (False if absent).
+    """
+
+    def __init__(self, path: str, deterministic: bool | None = None) -> None:
+        module_dir = module_checkpoint(path)
+        trained = rllib_policy_config(path)
+        super().__init__(trained["config"], mapper=trained["mapper"])
+        self.episode_settings = {k: int(trained[k]) for k in ("image_budget", "resolution")
+                                 if trained[k] is not None}
+        """The image budget and resolution the policy was trained with (the CLI adopts them)."""
+        self.obs_layout = trained["obs_layout"]
+        try:
+            import torch  # noqa: F401
+            from ray.rllib.core.rl_module.rl_module import RLModule
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            from spatialscout_gym.core.errors import MissingExtraError
+            raise MissingExtraError(f"rllib:PATH needs RLlib and torch ({exc}): pip install -e \".[rl,ray]\"") from exc
+        self.module = RLModule.from_checkpoint(str(module_dir))
+        self.module.eval()
+        want_obs = layout_observation_space(self.config, self.obs_layout)
+        want_act = nbv_action_space(self.config)
+        if self.module.observation_space != want_obs or self.module.action_space != want_act:
+            from spatialscout_gym.core.errors import ConfigError
+            raise ConfigError(f"policy {module_dir} does not fit the NBV env of its {CONFIG_FILE}: spaces "
+                              f"{self.module.observation_space} / {self.module.action_space} (policy) vs "
+                              f"{want_obs} / {want_act} (env); put the {CONFIG_FILE} it was trained with beside it")
+        self.name = f"rllib:{path}"
+        self.deterministic = bool(trained["deterministic"] if deterministic is None else deterministic)
+
+    def begin(self, controller, rng):
+        import torch
+        self._generator = torch.Generator().manual_seed(int(rng.integers(2**31 - 1)))
+
+    def logits(self, obs: dict) -> np.ndarray:
+        """The action logits of the policy for one ``dict`` observation."""
+        import torch
+        x = layout_observation(obs, self.obs_layout)
+        batch = ({k: torch.as_tensor(v)[None] for k, v in x.items()} if isinstance(x, dict)
+                 else torch.as_tensor(x)[None])
+        with torch.no_grad():
+            out = self.module.forward_inference({"obs": batch})
+        return out["action_dist_inputs"][0].numpy()
+
+    def act(self, obs, controller, rng):
+        import torch
+        logits = torch.as_tensor(self.logits(obs))
+        if self.deterministic:
+            return int(torch.argmax(logits))
+        return int(torch.multinomial(torch.softmax(logits, -1), 1, generator=self._generator))
+
+
+# ---- training ------------------------------------------------------------------------------------
+
+RUNNERS_FILE = "rllib_runners.json"
+"""Written into an RLlib run directory: the Ray address, the cluster's live nodes, and the node and
+process of the driver (which also learns) and of every env runner."""
+
+
+def _runner_place(runner: Any) -> dict:
+    import os
+    import socket
+
+    import ray
+    return {"node_id": ray.get_runtime_context().get_node_id(), "host": socket.gethostname(), "pid": os.getpid(),
+            "worker_index": getattr(runner, "worker_index", None)}
+
+
+def _learner_value(result: dict, *names: str) -> float | None:
+    stats = result.get("learners", {}).get("default_policy", {})
+    for n in names:
+        if n in stats:
+            return float(np.asarray(stats[n]).mean())
+    return None
+
+
+def _progress_row(result: dict, iteration: int, steps: int, elapsed: float) -> dict:
+    nbv = result.get("env_runners", {}).get("nbv", {})
+    episodes = float(nbv.get("episodes", 0) or 0)
+    row: dict[str, Any] = {c: "" for c in PROGRESS_COLUMNS}
+    row.update({"time/iterations": iteration, "time/total_timesteps": steps, "time/time_elapsed": f"{elapsed:.3f}",
+                "charts/SPS": int(steps / max(elapsed, 1e-9))})
+    if episodes > 0:     # as SB3's logger: the mean of the episodes finished in this iteration
+        for key, col in (("return", "charts/episodic_return"), ("length", "charts/episodic_length"),
+                         ("coverage", "charts/coverage"), ("all_mean_iou", "charts/all_mean_iou")):
+            row[col] = float(nbv.get(key, 0.0)) / episodes
+    for col, names in (("losses/policy_loss", ("policy_loss",)), ("losses/value_loss", ("vf_loss",)),
+                       ("losses/entropy", ("entropy",)), ("losses/explained_variance", ("vf_explained_var",))):
+        v = _learner_value(result, *names)
+        if v is not None:
+            row[col] = v
+    return row
+
+
+def _save_checkpoint(algo: Any, directory: Path, config: NBVConfig, args: Any) -> Path:
+    """An algorithm checkpoint in ``directory`` with its ``nbv_config.json`` (the ``rllib:PATH``
+    agent's mapper, V, resolution and ``obs_layout``)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    algo.save_to_path(str(directory.resolve()))
+    path = save_nbv_config(config, directory, mapper=args.agent_mapper or args.mapper,
+                           image_budget=args.image_budget, resolution=args.resolution)
+    path.write_text(json.dumps({**json.loads(path.read_text()), "reward_mapper": args.mapper,
+                                "obs_layout": RLLIB_OBS_LAYOUT, "backend": "rllib"}, indent=2))
+    return directory
+
+
+def train_rllib(args: Any, config: NBVConfig, env_kwargs: dict) -> Path:
+    """``spatialscout train-nbv --backend rllib``: PPO with ``args.num_env_runners`` env runners
+    on the Ray cluster at ``args.ray_address`` (see the module docstring); returns the run's final
+    checkpoint directory (``rllib:<it>`` and ``rllib:<run dir>`` both load it)."""
+    import ray
+
+    from spatialscout_gym.baselines.train_nbv import plot_learning_curve, summary_line
+
+    runners = int(args.num_env_runners)
+    run_name = args.run_name or f"{args.exp_name}__{args.seed}__{int(time.time())}"
+    run_dir = Path(args.out) / run_name
+    run_dir.mkdir(parents=True, exist_ok=True)
+    from dataclasses import asdict
+    (run_dir / "args.json").write_text(json.dumps(asdict(args), indent=2))
+    try:
+        ray.init(address=args.ray_address or None, ignore_reinit_error=True, include_dashboard=False,
+                 logging_level="WARNING", log_to_driver=False)
+    except ConnectionError as exc:
+        from spatialscout_gym.core.errors import ConfigError
+        raise ConfigError(f"--ray-address {args.ray_address}: cannot join that Ray cluster ({str(exc).splitlines()[0]}); "
+                          f"start it with `ray start --head` (docs/rllib.md), and where it uses token "
+                          f"authentication (Ray's default) export RAY_AUTH_MODE=token and its token "
+                          f"(RAY_AUTH_TOKEN, or ~/.ray/auth_token)") from None
+    algo = ppo_config(env_kwargs, num_env_runners=runners, envs_per_runner=args.num_envs // max(1, runners),
+                      rollout_steps=args.num_steps, minibatch_size=args.batch_size, num_epochs=args.update_epochs,
+                      lr=args.learning_rate, gamma=args.gamma, gae_lambda=args.gae_lambda, clip=args.clip_coef,
+                      ent_coef=args.ent_coef, vf_coef=args.vf_coef, seed=args.seed,
+                      gpu=args.device != "cpu").build_algo()
+    # where the samples come from, for the run record: each env runner's node and process
+    where = algo.env_runner_group.foreach_env_runner(_runner_place, local_env_runner=runners == 0)
+    (run_dir / RUNNERS_FILE).write_text(json.dumps({
+        "ray_address": args.ray_address or "local", "nodes": len([n for n in ray.nodes() if n.get("Alive")]),
+        "driver": _runner_place(None), "env_runners": where}, indent=2))
+    from torch.utils.tensorboard import SummaryWriter
+    writer = SummaryWriter(str(run_dir))
+    bar = None
+    if args.progress_bar:
+        from tqdm import tqdm
+        bar = tqdm(total=args.total_timesteps, unit="step", desc="train-nbv (rllib)")
+    returns: list[float] = []
+    steps, iteration, interrupted, stopped_early, saved_multiple = 0, 0, False, False, 0
+    t0 = time.perf_counter()
+    final = run_dir / "checkpoint"
+    try:
+        with (run_dir / "progress.csv").open("w", newline="") as fh:
+            out = csv.DictWriter(fh, fieldnames=PROGRESS_COLUMNS)
+            out.writeheader()
+            while steps < args.total_timesteps and not stopped_early:
+                result = algo.train()
+                iteration += 1
+                before, steps = steps, int(result.get("num_env_steps_sampled_lifetime")
+                                           or result["env_runners"]["num_env_steps_sampled_lifetime"])
+                elapsed = time.perf_counter() - t0
+                row = _progress_row(result, iteration, steps, elapsed)
+                out.writerow(row)
+                fh.flush()
+                for col, v in row.items():
+                    if v != "" and col.startswith(("charts/", "losses/")):
+                        writer.add_scalar(col, float(v), steps)
+                if row["charts/episodic_return"] != "":
+                    returns.append(float(row["charts/episodic_return"]))
+                if bar is not None:
+                    bar.update(min(steps - before, max(0, bar.total - bar.n)))
+                if args.checkpoint_every > 0 and steps // args.checkpoint_every > saved_multiple:
+                    saved_multiple = steps // args.checkpoint_every
+                    _save_checkpoint(algo, run_dir / "checkpoints" / str(steps), config, args)
+                stopped_early = args.time_limit_s > 0 and elapsed > args.time_limit_s
+    except KeyboardInterrupt:
+        interrupted = True   # a stop asked for: save what was learnt, no traceback
+    finally:
+        if bar is not None:
+            bar.close()
+        writer.close()
+        _save_checkpoint(algo, final, config, args)
+        (run_dir / CONFIG_FILE).write_text((final / CONFIG_FILE).read_text())
+        plot_learning_curve(run_dir)
+        algo.stop()
+        ray.shutdown()
+    # the summary counts policy-weighted episodes per iteration, as SB3's: a mean of iteration means
+    print(summary_line(steps, time.perf_counter() - t0, len(returns), returns, final, stopped_early, interrupted,
+                       agent="rllib"))
+    return final

@@ -1,0 +1,168 @@
+"""``spatialscout train-nbv --backend rllib`` on a Ray cluster: the test starts a one-node cluster
+on 127.0.0.1 (``ray start --head``, 2 CPUs), trains PPO with two env runners placed on it, checks
+the run record (args, progress, learning curve, checkpoints, where the runners ran), then
+``spatialscout evaluate --agent rllib:RUN`` runs the trained policy on one scene. The cluster is
+stopped by the process ids it started (``ray stop`` would stop every Ray on the machine), and the
+test checks that none survives."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("ray.rllib", reason="needs the ray extra with RLlib")
+psutil = pytest.importorskip("psutil")
+
+pytestmark = [pytest.mark.render, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[1]
+RAY = str(Path(sys.executable).with_name("ray"))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+TOKEN = secrets.token_hex(16)
+"""The test cluster's own authentication token (Ray's token mode, its default for ``ray start``)."""
+
+
+def env_with_repo() -> dict:
+    """This checkout first on every Ray process's path (the cluster's workers import the package),
+    and the cluster's token for the head and the driver."""
+    path = os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])
+    return dict(os.environ, PYTHONPATH=path, OMP_NUM_THREADS="1", RAY_USAGE_STATS_ENABLED="0",
+                RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=TOKEN)
+
+
+@pytest.fixture
+def ray_cluster():
+    """``HOST:PORT`` of a fresh head node; afterwards every process it started is gone."""
+    port = free_port()
+    temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")        # short: Ray's socket paths have a limit
+    head = subprocess.Popen(
+        [RAY, "start", "--head", "--block", "--port", str(port), "--num-cpus", "2", "--node-ip-address",
+         "127.0.0.1", "--include-dashboard=false", "--disable-usage-stats", "--temp-dir", temp,
+         "--ray-client-server-port", str(free_port()), "--dashboard-agent-listen-port", str(free_port()),
+         "--min-worker-port", "0", "--max-worker-port", "0"],
+        env=env_with_repo(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    started: dict[int, psutil.Process] = {}
+
+    def note_children() -> None:
+        try:
+            for p in psutil.Process(head.pid).children(recursive=True):
+                started.setdefault(p.pid, p)
+        except psutil.NoSuchProcess:
+            pass
+
+    address = f"127.0.0.1:{port}"
+    lines: list[str] = []
+    up = threading.Event()
+
+    def read_head() -> None:      # `ray start --block` says when the node is up, then keeps running
+        for line in iter(head.stdout.readline, b""):
+            lines.append(line.decode(errors="replace"))
+            if "Ray runtime started" in lines[-1]:
+                up.set()
+
+    threading.Thread(target=read_head, daemon=True).start()
+    if not up.wait(timeout=180):
+        os.killpg(head.pid, signal.SIGKILL)
+        pytest.fail("ray start --head did not come up within 180 s:\n" + "".join(lines)[-3000:])
+    note_children()
+    try:
+        yield address, note_children
+    finally:
+        note_children()
+        os.killpg(head.pid, signal.SIGTERM)   # `ray start --block` stops the node's processes on SIGTERM
+        try:
+            head.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(head.pid, signal.SIGKILL)
+            head.wait(timeout=10)
+        gone, alive = psutil.wait_procs(list(started.values()), timeout=30)
+        for p in alive:                       # only processes this cluster started, by pid
+            p.kill()
+        gone, alive = psutil.wait_procs(alive, timeout=10)
+        shutil.rmtree(temp, ignore_errors=True)
+        assert not alive, f"Ray processes survived: {[p.pid for p in alive]}"
+
+
+def test_train_nbv_rllib_on_a_cluster_then_evaluate(ray_cluster, tmp_path):
+    address, note_children = ray_cluster
+    out = tmp_path / "runs"
+    cmd = [sys.executable, "-m", "spatialscout_gym.cli.main", "train-nbv", "--backend", "rllib",
+           "--ray-address", address, "--num-env-runners", "2", "--num-envs", "2", "--num-steps", "64",
+           "--batch-size", "64", "--update-epochs", "2", "--total-timesteps", "200", "--image-budget", "4",
+           "--resolution", "32", "--obs-size", "36", "--reconfigure-every", "4", "--checkpoint-every", "128",
+           "--out", str(out), "--run-name", "r", "--no-progress-bar", "--seed", "3"]
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env_with_repo(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    while proc.poll() is None:     # the env runners' worker processes, for the teardown's check
+        note_children()
+        time.sleep(1.0)
+    stdout, stderr = proc.communicate()
+    assert proc.returncode == 0, stderr[-3000:]
+    run = out / "r"
+    last = stdout.strip().splitlines()[-1]
+    # two rollouts of 64 steps x 2 envs pass 200 steps: 256 sampled
+    assert last.startswith("train-nbv: 256 steps in ") and f"--agent rllib:{run / 'checkpoint'}" in last
+
+    # the two env runners were actors on the cluster, in processes of their own, not the driver's
+    record = json.loads((run / "rllib_runners.json").read_text())
+    assert record["ray_address"] == address and record["nodes"] == 1
+    pids = {r["pid"] for r in record["env_runners"]}
+    assert [r["worker_index"] for r in record["env_runners"]] == [1, 2] and len(pids) == 2
+    assert record["driver"]["pid"] not in pids
+
+    # the run record of the SB3 trainer: args, progress.csv (same columns), curve, tensorboard
+    assert json.loads((run / "args.json").read_text())["backend"] == "rllib"
+    rows = list(csv.DictReader((run / "progress.csv").open()))
+    assert [int(r["time/total_timesteps"]) for r in rows] == [128, 256]
+    finished = [r for r in rows if r["charts/coverage"]]
+    assert finished, "no episode finished"          # V = 4: an episode is 3 steps
+    for r in finished:
+        assert 0.0 <= float(r["charts/coverage"]) <= 1.0 and float(r["charts/episodic_length"]) == 3.0
+        assert 0.0 <= float(r["charts/all_mean_iou"]) <= 1.0
+    assert all(r["losses/policy_loss"] and r["losses/value_loss"] for r in rows)
+    assert (run / "learning_curve.png").stat().st_size > 10_000
+    assert list(run.glob("events.out.tfevents.*"))
+    saved = json.loads((run / "nbv_config.json").read_text())
+    assert (saved["obs_layout"], saved["image_budget"], saved["resolution"], saved["obs_size"]) == \
+        ("image+vector", 4, 32, 36)
+
+    # checkpoints: every 128 steps and at the end; training changed the policy between them
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["128", "256"]
+    from spatialscout_gym.baselines.rllib_nbv import RLlibNBVAgent
+    early, final = RLlibNBVAgent(str(run / "checkpoints" / "128")), RLlibNBVAgent(str(run))
+    a, b = early.module.state_dict(), final.module.state_dict()
+    assert set(a) == set(b) and any(not (a[k] == b[k]).all() for k in a)
+    assert any(type(m).__name__ == "Conv2d" and m.in_channels == 3 for m in final.module.modules())
+
+    # evaluate runs the RLlib policy as an agent, with the settings it was trained with
+    from spatialscout_gym.cli.main import main
+    ev = tmp_path / "eval"
+    assert main(["evaluate", "--agent", f"rllib:{run}", "--scenes", "Kitchen_01", "--out", str(ev),
+                 "--no-progress"]) == 0
+    settings = json.loads((ev / "evaluate.json").read_text())
+    assert (settings["agent"], settings["image_budget"], settings["resolution"], settings["tool_call_budget"]) \
+        == (f"rllib:{run}", 4, 32, None)
+    report = json.loads((ev / "report.json").read_text())
+    assert report["episodes"]["completed"] == 1 and report["episodes"]["end_reasons"] == {"finish_mapping": 1}
+    episode = json.loads(next((ev / "Kitchen_01").rglob("result.json")).read_text())
+    assert episode["counters"]["images_used"] == 4 or episode["coverage"] == 1.0
