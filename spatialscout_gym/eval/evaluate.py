@@ -60,7 +60,7 @@ from spatialscout_gym.eval.layout import (ATTEMPTS_DIR, FAILED_SUFFIX, SETTINGS_
                                           read_json_object, read_result, record_scene_args)
 
 __all__ = ["is_finished", "EvalSettings", "EpisodeTask", "Outcome", "EvalSummary", "plan_tasks", "scene_dir_name",
-           "expand_scenes", "evaluate", "execute_task", "WorkerState", "SETTINGS_FILE",
+           "expand_scenes", "evaluate", "execute_task", "WorkerState", "SETTINGS_FILE", "check_settings",
            "SettingsMismatchError", "provider_of", "attach_request_limiter"]
 
 # the layout's names live in eval/layout.py (EvalDir reads what this module writes)
@@ -275,7 +275,9 @@ def _remove_stale_temp_dirs(tasks: Iterable[EpisodeTask]) -> int:
     return removed
 
 
-def _check_settings(out: Path, settings: EvalSettings) -> None:
+def check_settings(out: Path, settings: EvalSettings) -> None:
+    """Record ``settings`` in ``DIR/evaluate.json``, or refuse (one line, each difference named)
+    when the directory holds an evaluation made with other settings."""
     path = out / SETTINGS_FILE
     if path.is_file():
         old = read_json_object(path)
@@ -456,7 +458,7 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
         except BlockingIOError:
             raise SpatialScoutError(f"another `spatialscout evaluate` is writing to {out}; wait for it "
                                f"or choose another --out") from None
-        _check_settings(out, settings)
+        check_settings(out, settings)
         record_scene_args(out, {Path(t.run_dir).parent.name: t.scene for t in tasks})
         _remove_stale_temp_dirs(tasks)
         done = [t for t in tasks if is_finished(t)]

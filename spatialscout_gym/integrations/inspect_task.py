@@ -51,6 +51,7 @@ from spatialscout_gym.core.scoring import THRESHOLD_KEYS, SceneScore, aggregate,
 from spatialscout_gym.wrappers.codecs.common import data_uri
 from spatialscout_gym.wrappers.conversation import Message, ModelReply, ToolCall
 from spatialscout_gym.wrappers.images import MAX_SIDE_PX, DeliveredImage
+from spatialscout_gym.baselines.providers import DEFAULT_REASONING_EFFORT
 from spatialscout_gym.wrappers.prompt import DEFAULT_PROMPT_STYLE, check_prompt_style
 from spatialscout_gym.wrappers.schemas import tool_schemas
 
@@ -95,11 +96,17 @@ def _seeds(value: Any) -> int | list[int]:
         raise ConfigError(str(exc).replace("--seeds", "-T seeds")) from None
 
 
+NO_EFFORT = ("off", "")
+"""``-T reasoning_effort`` values that send no effort (as ``--no-reasoning-effort``)."""
+INSPECT_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+"""The efforts Inspect's ``GenerateConfig.reasoning_effort`` accepts (it maps them per provider)."""
+
+
 @task
 def spatialscout(scenes: str | list[str] = "catalog", seeds: int | str | list[int] = 1,
                  catalog: str | None = None, image_budget: int = 100, call_budget: int = 100,
                  resolution: int = 512, prompt: str = DEFAULT_PROMPT_STYLE,
-                 reasoning_effort: str | None = None, image_max_side: int = MAX_SIDE_PX,
+                 reasoning_effort: str | None = DEFAULT_REASONING_EFFORT, image_max_side: int = MAX_SIDE_PX,
                  out: str | None = None) -> Task:
     """The SpatialScout benchmark: catalog scenes x seeds, one episode per sample.
 
@@ -111,8 +118,9 @@ def spatialscout(scenes: str | list[str] = "catalog", seeds: int | str | list[in
     catalog : catalog version of the catalog ids, e.g. ``3.0`` (``--catalog``).
     image_budget : V (``--image-budget``). call_budget : B, model calls (``--call-budget``).
     resolution : render grid, pixels (``--resolution``).
-    prompt : ``paper``, ``detailed`` or ``legacy`` (``--prompt``).
-    reasoning_effort : sent through Inspect's ``reasoning_effort`` (``--reasoning-effort``).
+    prompt : ``appendix-a`` (default), ``content-list``, ``detailed`` or ``legacy`` (``--prompt``).
+    reasoning_effort : sent through Inspect's ``reasoning_effort`` (``--reasoning-effort``); the
+        paper's ``xhigh`` by default, ``off`` sends none (``--no-reasoning-effort``).
     image_max_side : longest side of a delivered image (``--image-max-side``).
     out : the directory that receives the run directories (``--out``); default
         ``logs/spatialscout/<model>``.
@@ -133,6 +141,11 @@ def spatialscout(scenes: str | list[str] = "catalog", seeds: int | str | list[in
     if int(call_budget) < 1:
         raise ConfigError(f"-T call_budget (B, model calls) must be >= 1, got {call_budget}")
     check_prompt_style(str(prompt))
+    if reasoning_effort is not None and str(reasoning_effort).lower() in NO_EFFORT:
+        reasoning_effort = None
+    if reasoning_effort is not None and str(reasoning_effort) not in INSPECT_EFFORTS:
+        raise ConfigError(f"-T reasoning_effort must be one of {', '.join(INSPECT_EFFORTS)} or off, "
+                          f"got {reasoning_effort!r}")
     if not 16 <= int(image_max_side) <= 4096:
         raise ConfigError(f"-T image_max_side must be between 16 and 4096 pixels, got {image_max_side}")
     names = expand_scenes(_as_list(scenes))
@@ -274,8 +287,8 @@ def spatialscout_agent(image_budget: int = 100, call_budget: int = 100, resoluti
     error."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        from spatialscout_gym.eval.evaluate import (EpisodeTask, EvalSettings, _check_settings, _record_scene_args,
-                                                    archive_failed_attempt, scene_dir_name)
+        from spatialscout_gym.eval.evaluate import EpisodeTask, EvalSettings, check_settings, scene_dir_name
+        from spatialscout_gym.eval.layout import archive_failed_attempt, record_scene_args
         from spatialscout_gym.eval.runner import make_scene_env, resolve_scene, write_run
 
         model = get_model()
@@ -286,9 +299,9 @@ def spatialscout_agent(image_budget: int = 100, call_budget: int = 100, resoluti
         options = {"mode": "active", "model_call_budget": call_budget, "prompt_style": prompt,
                    "image_max_side": image_max_side,
                    **({"reasoning_effort": reasoning_effort} if reasoning_effort else {})}
-        _check_settings(root, EvalSettings(f"inspect:{model}", image_budget, call_budget, resolution,
+        check_settings(root, EvalSettings(f"inspect:{model}", image_budget, call_budget, resolution,
                                            agent_options={**options, "harness": HARNESS_NAME}))
-        _record_scene_args(root, [ep_task])
+        record_scene_args(root, {Path(ep_task.run_dir).parent.name: ep_task.scene})
         spec = resolve_scene(scene)
         attempt = archive_failed_attempt(Path(ep_task.run_dir))
         agent = InspectAgent(model, sample_id=state.sample_id, reasoning_effort=reasoning_effort,
