@@ -33,7 +33,7 @@ import numpy as np
 from spatialscout_gym.core.errors import SpatialScoutError
 from spatialscout_gym.core.files import write_json_atomic, write_text_atomic
 
-__all__ = ["EvalDir", "EvalDirError", "EpisodeDir", "Attempt", "seed_spread", "publish_json", "publish_text", "read_json_object", "read_trace",
+__all__ = ["EvalDir", "EvalDirError", "EpisodeDir", "Attempt", "seed_spread", "publish_json", "publish_text", "read_json_object", "read_result", "check_result", "read_trace",
            "SETTINGS_FILE", "RESULT_FILE", "TRACE_FILE", "GROUND_TRUTH_FILE", "PREDICTIONS_FILE",
            "FAILED_SUFFIX", "ATTEMPTS_SUFFIX", "ATTEMPTS_DIR", "VERIFY_FILE"]
 
@@ -53,22 +53,81 @@ class EvalDirError(SpatialScoutError, ValueError):
     """An evaluation directory file that exists but is not readable JSON (corrupted or edited)."""
 
 
+def _json_error(path: Path, exc: BaseException) -> EvalDirError:
+    """The one-line error of a file that cannot be read or parsed as JSON."""
+    if isinstance(exc, IsADirectoryError):
+        return EvalDirError(f"{path}: is a directory, expected a file; remove it or rerun the episode")
+    if isinstance(exc, (OSError, UnicodeDecodeError)):
+        return EvalDirError(f"{path}: cannot be read ({exc.__class__.__name__}: {exc})")
+    if isinstance(exc, RecursionError):
+        return EvalDirError(f"{path}: not valid JSON (arrays or objects nested too deeply); the file is "
+                            "corrupted or was edited")
+    return EvalDirError(f"{path}: not valid JSON ({exc}); the file is corrupted or was edited")
+
+
 def read_json_object(path: Path) -> dict:
-    """``path`` parsed as a JSON object; :class:`EvalDirError` (one line) when it is not one."""
+    """``path`` parsed as a JSON object; :class:`EvalDirError` (one line naming the file) when it
+    cannot be read (a directory, undecodable bytes), is not JSON (including nesting too deep for
+    the parser) or is not an object. Every reader of an evaluation directory's JSON goes through it
+    (or :func:`read_result`, :func:`read_trace`)."""
     try:
         d = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise EvalDirError(f"{path}: cannot be read ({exc.__class__.__name__})") from None
-    except ValueError as exc:
-        raise EvalDirError(f"{path}: not valid JSON ({exc}); the file is corrupted or was edited") from None
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise _json_error(path, exc) from None
     if not isinstance(d, dict):
         raise EvalDirError(f"{path}: expected a JSON object, found {type(d).__name__}")
     return d
 
 
+_NUMBER = (int, float)
+_RESULT_FIELDS: dict[str, tuple[tuple[type, ...], str]] = {
+    "seed": ((int,), "an integer"), "attempt": ((int,), "an integer"),
+    "status": ((str,), "a string"), "scene_id": ((str,), "a string"), "agent": ((str,), "a string"),
+    "catalog_version": ((str, type(None)), "a string"), "scene_content_hash": ((str, type(None)), "a string"),
+    "end_reason": ((str, type(None)), "a string"), "error": ((str, type(None)), "a string"),
+    "all": ((dict, type(None)), "an object"), "submitted": ((dict, type(None)), "an object"),
+    "center_error_m": ((dict, type(None)), "an object"), "counters": ((dict, type(None)), "an object"),
+    "scorer": ((dict, type(None)), "an object"),
+    "coverage": ((*_NUMBER, type(None)), "a number"), "full_scene_loss_m": ((*_NUMBER, type(None)), "a number"),
+    "num_targets": ((int, type(None)), "an integer"), "num_submitted": ((int, type(None)), "an integer"),
+}
+"""Fields of ``result.json`` (docs/protocol.md section 7) -> the JSON types a reader accepts."""
+_SCORE_FIELDS = ("mean_iou", "gt_0", "gt_50", "gt_90", "mean", "median", "rmse")
+
+
+def check_result(d: dict, path: Path) -> dict:
+    """``d`` (a ``result.json`` or failure record) with its known fields of the right JSON types;
+    :class:`EvalDirError` naming the file and the field otherwise. Unknown fields pass."""
+    def bad(key: str, want: str, got: Any) -> EvalDirError:
+        return EvalDirError(f"{path}: field {key!r} must be {want}, found {type(got).__name__} {_short(got)}; "
+                            "the file is corrupted or was edited (rerun the episode)")
+    for key, (types, want) in _RESULT_FIELDS.items():
+        if key in d and (not isinstance(d[key], types) or isinstance(d[key], bool)):
+            raise bad(key, want, d[key])
+    for key in ("all", "submitted", "center_error_m"):
+        for sub, v in (d.get(key) or {}).items():
+            if sub in _SCORE_FIELDS and v is not None and (not isinstance(v, _NUMBER) or isinstance(v, bool)):
+                raise bad(f"{key}.{sub}", "a number", v)
+    for sub, v in (d.get("counters") or {}).items():
+        if sub in ("tool_calls", "images_used", "images_left", "calls_left", "model_calls") and v is not None \
+                and (not isinstance(v, int) or isinstance(v, bool)):
+            raise bad(f"counters.{sub}", "an integer", v)
+    return d
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def read_result(path: Path) -> dict:
+    """A ``result.json`` (or failure record): :func:`read_json_object` then :func:`check_result`."""
+    return check_result(read_json_object(path), path)
+
+
 def read_trace(path: Path) -> list[dict]:
-    """The events of a ``trace.jsonl``; :class:`EvalDirError` naming the line when one is not a
-    JSON object."""
+    """The events of a ``trace.jsonl``; :class:`EvalDirError` naming the file (and the line) when
+    it cannot be read or a line is not a JSON object."""
     events: list[dict] = []
     n = 0
     try:
@@ -79,7 +138,11 @@ def read_trace(path: Path) -> list[dict]:
                 e = json.loads(line)
                 if not isinstance(e, dict):
                     raise ValueError(f"expected a JSON object, found {type(e).__name__}")
+                if not isinstance(e.get("event"), str):
+                    raise ValueError(f"field 'event' must be a string, found {_short(e.get('event'))}")
                 events.append(e)
+    except (OSError, RecursionError) as exc:
+        raise _json_error(path, exc) from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise EvalDirError(f"{path}: line {n} is not a valid trace event ({exc}); the trace is corrupted "
                            "or was edited") from None
@@ -217,11 +280,11 @@ class EvalDir:
     def _episode(ep: Path) -> EpisodeDir:
         tries = [ep] + sorted((p.parent for p in (ep / ATTEMPTS_DIR).glob(f"*/{RESULT_FILE}")),
                               key=lambda p: (len(p.name), p.name))
-        attempts = [Attempt(d, read_json_object(d / RESULT_FILE)) for d in tries if (d / RESULT_FILE).is_file()]
-        notes = [read_json_object(p) for p in sorted(Path(str(ep) + ATTEMPTS_SUFFIX).glob("failed_*.json"))]
+        attempts = [Attempt(d, read_result(d / RESULT_FILE)) for d in tries if (d / RESULT_FILE).is_file()]
+        notes = [read_result(p) for p in sorted(Path(str(ep) + ATTEMPTS_SUFFIX).glob("failed_*.json"))]
         note = Path(str(ep) + FAILED_SUFFIX)
         if note.is_file():
-            notes.append(read_json_object(note))
+            notes.append(read_result(note))
         return EpisodeDir(EvalDir.key_of(ep), ep, attempts, notes, note.is_file())
 
     def completed(self) -> list[tuple[str, Attempt]]:
