@@ -52,6 +52,8 @@
         " \u00b7 submitted mean IoU " + pct(sc.submitted_mean_iou) + " \u00b7 coverage " + pct(sc.coverage) + " (" +
         SS.esc(sc.num_submitted) + " of " + SS.esc(sc.num_targets) + " targets) \u00b7 full-scene loss " +
         (sc.full_scene_loss_m == null ? "\u2013" : SS.fmt(sc.full_scene_loss_m) + " m") + "</p>" : "");
+      if (st.score) $("summary").textContent += "  \u00b7  score: all-target mean IoU " + pct(sc.all_mean_iou);
+      $("done").scrollIntoView({block: "end"});
     }
   }
   function show(f) {
@@ -94,6 +96,6 @@
     if (k.target.tagName === "INPUT" || k.target.tagName === "SELECT" || k.ctrlKey || k.metaKey) return;
     const a = keys[k.key.toLowerCase()]; if (a && !$(a).disabled) { k.preventDefault(); act[a](); }
   });
-  window.SS_PLAY = {calls: 0, get state() { return state; }};
+  window.SS_PLAY = {calls: 0, get state() { return state; }, get radius() { return radius; }};
   fetch("api/state").then(r => r.json()).then(st => update(st, null));
 })();
