@@ -1,7 +1,7 @@
 """The viewer's and the play page's HTTP servers (standard library :mod:`http.server`, 127.0.0.1).
 
 Both refuse what a local web server must not take from other pages (the same rules as the MCP
-server's streamable HTTP transport, docs/protocol.md section 4): :class:`GuardedHandler` answers
+server's streamable HTTP transport; docs/serving.md): :class:`GuardedHandler` answers
 403 to a request whose ``Host`` is not ``127.0.0.1:PORT`` or ``localhost:PORT`` (DNS rebinding) or
 whose ``Origin`` names another page (and a state-changing one whose ``Sec-Fetch-Site`` says another
 site sent it); with a token, every
