@@ -92,8 +92,11 @@ def refuse_stdio_client(reason: str) -> None:
     import time
     from spatialscout_gym.core.redact import redact
     deadline = time.monotonic() + STDIO_REFUSAL_WAIT_S
-    fd, buf = sys.stdin.fileno(), b""
+    buf = b""
     try:
+        if sys.stdin is None or sys.stdin.isatty():   # a person at a terminal reads stderr
+            return
+        fd = sys.stdin.fileno()
         while time.monotonic() < deadline:
             ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
             chunk = os.read(fd, 65536) if ready else b""
