@@ -154,3 +154,22 @@ def test_the_cli_prints_no_traceback_for_the_reported_cases(base, tmp_path):
                        capture_output=True, text=True, env=env)
     assert p.returncode == 2 and "Traceback" not in p.stdout + p.stderr
     assert "result.json: not valid JSON (arrays or objects nested too deeply)" in p.stderr
+
+
+@pytest.mark.parametrize("rel, label", [(f"{RUN}/result.json", "deep"), (f"{RUN}/result.json", "garbled"),
+                                        (f"{RUN}/result.json", "list"), (f"{RUN}/result.json", 'seed="zero"'),
+                                        ("evaluate.json", "deep"), ("evaluate.json", "list"),
+                                        ("scenes.json", "garbled")])
+def test_evaluate_resuming_over_a_bad_file_names_it(rel, label, base, tmp_path):
+    """``evaluate`` reads its own directory when it resumes: a spoiled file is one line naming it."""
+    from spatialscout_gym.core.errors import SpatialScoutError
+    what = dict((lbl, v) for r, lbl, v in _cases(base) if Path(r).name == Path(rel).name)[label]
+    d = tmp_path / "E"
+    shutil.copytree(base, d)
+    _spoil(d, rel, what)
+    spec = tmp_path / "fake-0.json"
+    spec.write_text(small_scene(32, 32, scene_id="fake-0").to_json())
+    with pytest.raises(SpatialScoutError) as err:
+        evaluate(d, EvalSettings("uniform-ball", 5, 20, 32), [str(spec)], seeds=1, workers=1,
+                 progress=False, renderer_factory=FakeRenderer)
+    assert str(d / rel) in str(err.value) and "\n" not in str(err.value)

@@ -46,7 +46,6 @@ worker keeps one renderer warm and switches it with ``set_scene``) or on a Ray c
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import re
 import shutil
@@ -250,9 +249,11 @@ def plan_tasks(out_dir: str | os.PathLike, scenes: Sequence[str], seeds: int | S
 
 
 def read_result(run_dir: str | os.PathLike) -> dict | None:
-    """``run_dir/result.json`` or None when absent."""
+    """``run_dir/result.json`` or None when absent; a file that is not a valid result is a one-line
+    :class:`~spatialscout_gym.eval.layout.EvalDirError` naming it."""
+    from spatialscout_gym.eval.layout import read_result as read_result_file
     path = Path(run_dir) / RESULT_FILE
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    return read_result_file(path) if path.exists() else None
 
 
 def is_finished(task: EpisodeTask) -> bool:
@@ -285,7 +286,8 @@ def _remove_stale_temp_dirs(tasks: Iterable[EpisodeTask]) -> int:
 def _check_settings(out: Path, settings: EvalSettings) -> None:
     path = out / SETTINGS_FILE
     if path.is_file():
-        old = json.loads(path.read_text(encoding="utf-8"))
+        from spatialscout_gym.eval.layout import read_json_object
+        old = read_json_object(path)
         if old != settings.to_dict():
             diff = {k: (old.get(k), v) for k, v in settings.to_dict().items() if old.get(k) != v}
             raise SettingsMismatchError(
@@ -298,7 +300,8 @@ def _check_settings(out: Path, settings: EvalSettings) -> None:
 def _record_scene_args(out: Path, tasks: Sequence[EpisodeTask]) -> None:
     """Merge ``{scene dir: scene argument}`` into ``DIR/scenes.json`` (figures rebuild specs from it)."""
     path = out / "scenes.json"
-    known = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    from spatialscout_gym.eval.layout import read_json_object
+    known = read_json_object(path) if path.exists() else {}
     known.update({Path(t.run_dir).parent.name: t.scene for t in tasks})
     write_json_atomic(path, dict(sorted(known.items())))
 
@@ -427,7 +430,7 @@ def archive_failed_attempt(run_dir: Path) -> int:
     for partial in sorted(root.glob(".*.partial")) if root.is_dir() else []:
         move_into(partial)   # finish a move a killed run left half done
     res = run_dir / RESULT_FILE
-    if res.is_file() and json.loads(res.read_text(encoding="utf-8")).get("status", "ok") == "failed":
+    if res.is_file() and (read_result(run_dir) or {}).get("status", "ok") == "failed":
         move_into(root / f".{len(attempt_dirs(run_dir)) + 1:02d}.partial")
     return len(attempt_dirs(run_dir)) + 1
 
