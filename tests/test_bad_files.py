@@ -53,6 +53,7 @@ def _cases(base: Path) -> list[tuple[str, str, str | bytes | None | bool]]:
         "event_number": '{"event": 5}\n', "capture_frame_text": '{"event": "capture", "frame_id": "x"}\n',
         "tool_call_index_text": '{"event": "tool_call", "index": "a", "tool": "x", "result": 5}\n'}.items()]
     good = json.loads((base / RUN / "result.json").read_text())
+    out.append((f"{RUN}/result.json", "no scene_id", json.dumps({k: v for k, v in good.items() if k != "scene_id"})))
     for key, value in (("seed", "zero"), ("seed", None), ("all", 5), ("all", {"mean_iou": "x"}),
                        ("counters", []), ("counters", {"tool_calls": "x"}), ("scene_id", []), ("agent", {}),
                        ("coverage", "x"), ("status", 5)):

@@ -101,6 +101,9 @@ def check_result(d: dict, path: Path) -> dict:
     def bad(key: str, want: str, got: Any) -> EvalDirError:
         return EvalDirError(f"{path}: field {key!r} must be {want}, found {type(got).__name__} {_short(got)}; "
                             "the file is corrupted or was edited (rerun the episode)")
+    if ("all" in d or d.get("status") == "ok") and "scene_id" not in d:   # a scored result names its scene
+        raise EvalDirError(f"{path}: field 'scene_id' is missing; the file is corrupted or was edited "
+                           "(rerun the episode)")
     for key, (types, want) in _RESULT_FIELDS.items():
         if key in d and (not isinstance(d[key], types) or isinstance(d[key], bool)):
             raise bad(key, want, d[key])
