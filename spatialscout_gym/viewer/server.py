@@ -86,7 +86,7 @@ class GuardedHandler(http.server.BaseHTTPRequestHandler):
             self._refuse(411, "refused: a request body needs a Content-Length")
             raise BodyRefused
         raw = raw.strip()
-        if not raw.isdigit() or len(raw) > 12:
+        if not (raw.isascii() and raw.isdigit()) or len(raw) > 12:
             self._refuse(400, f"refused: Content-Length must be a non-negative integer, got {raw[:20]!r}")
             raise BodyRefused
         n = int(raw)
