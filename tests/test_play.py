@@ -35,7 +35,7 @@ def test_a_browser_played_episode_scores_like_the_same_calls_through_the_env(bro
         s.load(spec)
         game = PlayGame(s, out, "tester")
         server = serve_play(game)
-        browser.get(f"http://127.0.0.1:{server.server_address[1]}/")
+        browser.get(server.url)                # the printed URL: it carries the per-run token
         def calls():
             return browser.execute_script("return SS_PLAY.calls")
         def wait(n):
@@ -55,7 +55,10 @@ def test_a_browser_played_episode_scores_like_the_same_calls_through_the_env(bro
             n += 1
             wait(n)
 
+        WebDriverWait(browser, 30).until(lambda d: d.execute_script("return SS_PLAY.state"))
+        assert browser.execute_script("return SS_PLAY.radius") is None   # unknown before list_entities: no placeholder
         click("list")
+        assert abs(browser.execute_script("return SS_PLAY.radius") - spec.public.radius_m) < 1e-6
         assert len(browser.find_elements(By.CSS_SELECTOR, "#ids option")) == len(spec.public.inventory)
         key("e")                 # turn right 15 deg
         key("c")                 # capture frame 1
@@ -83,6 +86,9 @@ def test_a_browser_played_episode_scores_like_the_same_calls_through_the_env(bro
         click("finish")
         WebDriverWait(browser, 30).until(lambda d: d.find_elements(By.ID, "rundir"))
         assert browser.find_element(By.ID, "rundir").text == str(out)
+        shown_score = browser.find_element(By.ID, "score").text
+        assert "all-target mean IoU" in shown_score                                # the score, at the end
+        browser.save_screenshot(str(tmp_path / "play_end.png"))
         assert all(not b.is_enabled() for b in browser.find_elements(By.TAG_NAME, "button"))
         server.shutdown()
         played = json.loads((out / "result.json").read_text())
@@ -96,6 +102,7 @@ def test_a_browser_played_episode_scores_like_the_same_calls_through_the_env(bro
             ep.call(e["tool"], e["args"])
         again = s.write_run(tmp_path / "api", type("A", (), {"name": "human:tester"})())
     assert played["agent"] == "human:tester" and played["status"] == "ok"
+    assert f"{100 * played['all']['mean_iou']:.1f}%" in shown_score
     assert played["end_reason"] == "finish_mapping"
     for k in ("all", "submitted", "coverage", "num_submitted", "counters", "full_scene_loss_m"):
         assert played[k] == again[k], k
@@ -114,6 +121,7 @@ def test_a_browser_played_episode_scores_like_the_same_calls_through_the_env(bro
 
 
 def test_play_cli_writes_the_run_when_the_episode_ends(tmp_path):
+    import urllib.error
     import urllib.request
     out = tmp_path / "me"
     proc = subprocess.Popen([sys.executable, "-m", "spatialscout_gym.cli.main", "play", "--scene", "Kitchen_01",
@@ -121,17 +129,23 @@ def test_play_cli_writes_the_run_when_the_episode_ends(tmp_path):
                             stdout=subprocess.PIPE, text=True)
     try:
         lines = [proc.stdout.readline(), proc.stdout.readline()]
-        url = lines[1].split(" at ", 1)[1].split()[0]
-        assert url.startswith("http://127.0.0.1:")
+        assert "port opens in about" in lines[0]          # said before the slow start
+        page = lines[1].split(" at ", 1)[1].split()[0]
+        url, token = page.split("?token=")
+        assert url.startswith("http://127.0.0.1:") and len(token) >= 24
         state = json.loads(urllib.request.urlopen(url + "api/state", timeout=10).read())
         assert state["counters"]["images_left"] == 99 and state["counters"]["calls_left"] == 100  # run's budgets
         assert "ground_truth" not in json.dumps(state) and "targets" not in state
         req = urllib.request.Request(url + "api/call", data=json.dumps({"tool": "finish_mapping"}).encode(),
                                      headers={"Content-Type": "application/json"})
+        with pytest.raises(urllib.error.HTTPError, match="401"):      # no token: refused
+            urllib.request.urlopen(req, timeout=30)
+        req.add_header("X-SpatialScout-Token", token)
         reply = json.loads(urllib.request.urlopen(req, timeout=30).read())
         assert reply["result"]["ok"] and reply["state"]["counters"]["done"]
+        assert reply["state"]["score"]["all_mean_iou"] == 0.0 and reply["state"]["score"]["num_submitted"] == 0
         assert proc.wait(30) == 0
-        assert "agent human:cli" in proc.stdout.read()
+        assert "agent human:cli  score: all-target mean IoU" in proc.stdout.read()
     finally:
         if proc.poll() is None:
             proc.terminate()

@@ -156,3 +156,38 @@ def test_view_cli_serves_the_page_on_localhost(run_100):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_view_numbers_model_calls_and_tool_calls_apart(run_100, browser, tmp_path):
+    """A model run's list: model calls as M1, M2, ... and tool calls by their own index; the header
+    counts each kind."""
+    import json
+    from selenium.webdriver.common.by import By
+    run = tmp_path / "model_run"
+    shutil.copytree(run_100, run)
+    events, out, k = read_jsonl(run / "trace.jsonl"), [], 0
+    for e in events:                       # one model call per 10 tool calls, one refused call in it
+        if e["event"] == "tool_call" and e["index"] % 10 == 0:
+            out += [{"event": "model_request", "model_call_index": k, "calls_left": 10 - k},
+                    {"event": "model_response", "model_call_index": k, "text": "", "tool_calls": [{}] * 10}]
+            if k == 2:
+                out.append({"event": "tool_call_refused", "model_call_index": k, "refusal": "unknown_tool",
+                            "call": {"name": "fly"}, "error": "unknown tool 'fly'"})
+            k += 1
+        out.append(e)
+    (run / "trace.jsonl").write_text("".join(json.dumps(e) + "\n" for e in out))
+    site = write_site(run, tmp_path / "site")
+    server = serve_directory(site)
+    try:
+        browser.get(f"http://127.0.0.1:{server.server_address[1]}/index.html")
+        summary = browser.find_element(By.ID, "summary").text
+        assert "model calls 10" in summary and "tool calls 100" in summary
+        labels = [c.text for c in browser.find_elements(By.CSS_SELECTOR, "#calls .call")]
+        assert labels[:3] == ["M1 model request", "M1 model reply (10 tool call(s))", "0 rotate_camera"]
+        assert "M3 refused fly" in labels
+        tool_labels = [t for t in labels if not t.startswith(("M", "end"))]
+        assert [int(t.split()[0]) for t in tool_labels] == list(range(100))   # one numbering, unmixed
+        assert len(browser.find_elements(By.CSS_SELECTOR, "#calls .call.model")) == 21
+        browser.save_screenshot(str(tmp_path / "model_run.png"))
+    finally:
+        server.shutdown()

@@ -77,19 +77,66 @@ def http_token(args: argparse.Namespace) -> str | None:
     return token
 
 
+STDIO_REFUSAL_WAIT_S = 10.0
+"""How long a server that cannot start waits for the client's first request to answer it."""
+
+
+def refuse_stdio_client(reason: str) -> None:
+    """Answer the stdio client's first request (``initialize``) with a JSON-RPC error carrying
+    ``reason``, so that the client reports it; the server then exits (the caller prints the same
+    line to stderr). Gives up after :data:`STDIO_REFUSAL_WAIT_S` seconds without a request."""
+    import json
+    import os
+    import select
+    import sys
+    import time
+    from spatialscout_gym.core.redact import redact
+    deadline = time.monotonic() + STDIO_REFUSAL_WAIT_S
+    buf = b""
+    try:
+        if sys.stdin is None or sys.stdin.isatty():   # a person at a terminal reads stderr
+            return
+        fd = sys.stdin.fileno()
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+            chunk = os.read(fd, 65536) if ready else b""
+            if not chunk:
+                return
+            buf += chunk
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                try:
+                    msg = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(msg, dict) and "id" in msg and "method" in msg:
+                    reply = {"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32603, "message": redact(reason)}}
+                    sys.stdout.write(json.dumps(reply) + "\n")
+                    sys.stdout.flush()
+                    return
+    except (OSError, ValueError):   # no usable stdin (not a stdio client): stderr has the line
+        return
+
+
 def run(args: argparse.Namespace) -> int:
     from spatialscout_gym.eval.mcp_server import McpEpisode, serve_http, serve_stdio, stdout_to_stderr
     check_episode_options(args)
     if not 1 <= args.port <= 65535:
         raise CliError(f"--port must be in 1..65535, got {args.port}")
     token = http_token(args)
-    with stdout_to_stderr():  # keep the stdio wire clean while the scene loads and renders frame 0
-        try:
-            spec = scene_from_arg(args.scene)
-            session = McpEpisode(spec, args.out, resolution=args.resolution, image_budget=args.image_budget,
-                                 tool_call_budget=args.call_budget, overwrite=args.overwrite)
-        except FileExistsError as exc:
-            raise CliError(f"{exc}; choose another --out or pass --overwrite") from None
+    from spatialscout_gym.core.errors import SpatialScoutError, message_of
+    try:
+        with stdout_to_stderr():  # keep the stdio wire clean while the scene loads and renders frame 0
+            try:
+                spec = scene_from_arg(args.scene)
+                session = McpEpisode(spec, args.out, resolution=args.resolution, image_budget=args.image_budget,
+                                     tool_call_budget=args.call_budget, overwrite=args.overwrite)
+            except FileExistsError as exc:
+                raise CliError(f"{exc}; choose another --out or pass --overwrite") from None
+    except (CliError, SpatialScoutError) as exc:
+        if args.transport == "stdio":   # the client hears why, not just "Connection closed"
+            refuse_stdio_client(f"spatialscout mcp cannot start: {message_of(exc)}")
+        raise
     if args.transport == "stdio":
         serve_stdio(session)
     else:

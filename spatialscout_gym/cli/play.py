@@ -12,6 +12,10 @@ from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
 
+STARTUP_S = 20
+"""Seconds from ``spatialscout play`` to the open port, about (SAPIEN's start and the scene load on a
+CPU renderer; less with a GPU)."""
+
 
 def register(sub) -> None:
     p = sub.add_parser("play", help="play an episode yourself in the browser (a human baseline)",
@@ -45,13 +49,16 @@ def run(args: argparse.Namespace) -> int:
     spec = scene_from_arg(args.scene)
     from spatialscout_gym.envs.session import EpisodeSession
     from spatialscout_gym.viewer.play import PlayGame, serve_play
-    print(f"loading {spec.scene_id} ...", flush=True)
+    t0 = time.perf_counter()
+    print(f"loading {spec.scene_id}: the page's port opens in about {STARTUP_S} s (the renderer starts and "
+          "the scene loads); its URL follows", flush=True)
     with EpisodeSession(resolution=args.resolution, image_budget=args.image_budget,
                         tool_call_budget=args.call_budget) as session:
         session.load(spec)
         game = PlayGame(session, args.out, args.name)
         server = serve_play(game, args.port)
-        print(f"play {spec.scene_id} at http://127.0.0.1:{server.server_address[1]}/  (Ctrl-C abandons)", flush=True)
+        print(f"play {spec.scene_id} at {server.url}  (ready after {time.perf_counter() - t0:.0f} s; the "
+              "token in the URL lets only this page make calls; Ctrl-C abandons)", flush=True)
         try:
             while game.written is None:
                 time.sleep(0.2)
@@ -59,6 +66,6 @@ def run(args: argparse.Namespace) -> int:
         finally:
             server.shutdown()
     r = game.written
-    print(f"wrote {args.out}/  agent {r['agent']}  all-target mean IoU {r['all']['mean_iou']:.4f}  "
-          f"coverage {r['coverage']:.3f}")
+    print(f"wrote {args.out}/  agent {r['agent']}  score: all-target mean IoU {r['all']['mean_iou']:.4f}  "
+          f"coverage {r['coverage']:.3f} ({r.get('num_submitted')} of {r.get('num_targets')} targets)")
     return 0

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -30,14 +31,25 @@ def run(args: argparse.Namespace) -> int:
     src = Path(args.dir)
     if not src.is_dir():
         raise CliError(f"{src}: no such directory")
+    skipped: list[Path] = []
     try:
         if args.out:
-            out = write_site(src, args.out)
-            print(f"wrote {out}/index.html")
-            return 0
-        site = write_site(src, tempfile.mkdtemp(prefix="spatialscout-view-"))
+            out = write_site(src, args.out, skipped)
+        else:
+            site = write_site(src, tempfile.mkdtemp(prefix="spatialscout-view-"), skipped)
     except FileNotFoundError as exc:
         raise CliError(str(exc)) from None
+    except OSError as exc:   # the output cannot be written (a file where a folder goes, no space, ...)
+        raise CliError(f"{exc.filename or args.out}: cannot be read or written ({exc.__class__.__name__}: "
+                       f"{exc.strerror or exc})") from None
+    for p in skipped[:5]:
+        print(f"skipped {p}: a symbolic link or a directory (the viewer copies only the run's own frame files)",
+              file=sys.stderr)
+    if len(skipped) > 5:
+        print(f"skipped {len(skipped) - 5} more such entries", file=sys.stderr)
+    if args.out:
+        print(f"wrote {out}/index.html")
+        return 0
     server = serve_directory(site, args.port)
     print(f"viewing {src} at http://127.0.0.1:{server.server_address[1]}/  (Ctrl-C stops)", flush=True)
     try:

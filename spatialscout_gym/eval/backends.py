@@ -2,8 +2,10 @@
 
 * :class:`LocalBackend`: a process pool on this machine (``spawn`` start method). Each worker
   process builds one renderer on its first episode and reuses it (``set_scene``) for the next,
-  so SAPIEN's pipeline compilation (~5 s on lavapipe) is paid once per worker. A worker exits
-  within :data:`PARENT_POLL_S` when the evaluation that started it dies (even by ``kill -9``).
+  so SAPIEN's pipeline compilation (~5 s on lavapipe) is paid once per worker. A worker, and the
+  ``multiprocessing`` manager that holds the ``max_concurrency`` semaphore, exit when the evaluation
+  that started them dies, even by ``kill -9`` (:func:`~spatialscout_gym.core.lifetime.exit_with_parent`);
+  the resource tracker then sees its last client go and exits too.
 * :class:`RayBackend`: one Ray actor per worker on a Ray cluster (``ray.init(address=...)``) or a
   local Ray instance; each actor keeps its renderer warm the same way. Ray is imported inside this
   backend only. Every node needs this package installed (``pip install spatialscout-gym[ray,render]``)
@@ -23,6 +25,7 @@ from typing import Any, Callable, Protocol, Sequence
 
 from spatialscout_gym.core.errors import ConfigError, MissingExtraError
 from spatialscout_gym.core.files import write_json_atomic
+from spatialscout_gym.core.lifetime import exit_with_parent, started_from_main_thread
 from spatialscout_gym.eval.evaluate import EpisodeTask, EvalSettings, Outcome, WorkerState, execute_task
 
 __all__ = ["Backend", "LocalBackend", "RayBackend", "make_backend", "BACKENDS"]
@@ -63,29 +66,11 @@ def _crash_outcome(task: EpisodeTask, why: str) -> Outcome:
 _STATE: WorkerState | None = None
 
 
-PARENT_POLL_S = 1.0
-"""How often a worker checks that the evaluation that started it is still alive, seconds."""
-
-
-def _exit_with_parent(parent_pid: int) -> None:
-    """Exit this worker process when ``parent_pid`` is gone (``kill -9`` of ``spatialscout evaluate``
-    leaves no one to shut the pool down; an orphan is re-parented, so ``getppid`` changes)."""
-    import os
-    import threading
-    import time
-
-    def watch() -> None:
-        while os.getppid() == parent_pid:
-            time.sleep(PARENT_POLL_S)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
-
-
-def _init_worker(settings: EvalSettings, limiter: Any, renderer_factory: Any, parent_pid: int | None = None) -> None:
+def _init_worker(settings: EvalSettings, limiter: Any, renderer_factory: Any, parent_pid: int | None = None,
+                 death_signal: bool = False) -> None:
     global _STATE
     if parent_pid is not None:
-        _exit_with_parent(parent_pid)
+        exit_with_parent(parent_pid, death_signal)
     _STATE = WorkerState(settings, limiter, renderer_factory)
 
 
@@ -108,14 +93,19 @@ class LocalBackend:
         from concurrent.futures.process import BrokenProcessPool
 
         ctx = mp.get_context("spawn")
-        manager = ctx.Manager() if max_concurrency is not None else None
+        main_thread = started_from_main_thread()
+        manager = None
+        if max_concurrency is not None:
+            from multiprocessing.managers import SyncManager
+            manager = SyncManager(ctx=ctx)
+            manager.start(exit_with_parent, (os.getpid(), main_thread))
         limiter = manager.Semaphore(max_concurrency) if manager is not None else None
         queue = list(tasks)
         try:
             while queue:
                 n = min(self.workers, len(queue))
                 pool = ProcessPoolExecutor(n, mp_context=ctx, initializer=_init_worker,
-                                           initargs=(settings, limiter, renderer_factory, os.getpid()))
+                                           initargs=(settings, limiter, renderer_factory, os.getpid(), main_thread))
                 futures = {pool.submit(_run_in_worker, t): t for t in queue}
                 queue = []
                 broken = False

@@ -57,7 +57,7 @@ from typing import Any, Callable, Iterable, Sequence
 from spatialscout_gym.core.errors import ConfigError, SpatialScoutError
 from spatialscout_gym.core.files import write_json_atomic
 from spatialscout_gym.eval.layout import (ATTEMPTS_DIR, FAILED_SUFFIX, SETTINGS_FILE, archive_failed_attempt,
-                                          read_json_object, read_result, record_scene_args)
+                                          read_json_object, read_run_result, record_scene_args)
 
 __all__ = ["is_finished", "EvalSettings", "EpisodeTask", "Outcome", "EvalSummary", "plan_tasks", "scene_dir_name",
            "expand_scenes", "evaluate", "execute_task", "WorkerState", "SETTINGS_FILE", "check_settings",
@@ -252,7 +252,7 @@ def plan_tasks(out_dir: str | os.PathLike, scenes: Sequence[str], seeds: int | S
 def is_finished(task: EpisodeTask) -> bool:
     """True when the task's run directory holds a ``result.json`` (it appeared by one rename)
     whose ``status`` is not ``"failed"`` (the runner writes failed episodes too; they are redone)."""
-    result = read_result(task.run_dir)
+    result = read_run_result(task.run_dir)
     return result is not None and result.get("status", "ok") != "failed"
 
 
@@ -463,7 +463,7 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
         _remove_stale_temp_dirs(tasks)
         done = [t for t in tasks if is_finished(t)]
         pending = [t for t in tasks if not is_finished(t)]
-        finished_results = [read_result(t.run_dir) for t in done]
+        finished_results = [read_run_result(t.run_dir) for t in done]
         summary = EvalSummary(total=len(tasks), skipped=len(done), ran=0)
 
         bar = None

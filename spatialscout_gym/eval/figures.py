@@ -40,7 +40,8 @@ from spatialscout_gym.core.files import load_ground_truth, load_predictions
 from spatialscout_gym.core.frames import CameraPose, wrap_degrees
 from spatialscout_gym.core.scoring import MIN_SIDE_M, GroundTruth
 from spatialscout_gym.core.spec import Light, Material, Part, PrivateScene, PublicScene, SceneObject, SceneSpec
-from spatialscout_gym.eval.layout import ENTITY_LIBRARY_FILE, RESULT_FILE, EvalDir, read_json_object, read_scene_args
+from spatialscout_gym.eval.layout import (ENTITY_LIBRARY_FILE, RESULT_FILE, EvalDir, EvalDirError, read_json_object,
+                                          read_result, read_scene_args)
 
 __all__ = ["VIEW_YAWS_DEG", "box_scene", "mesh_scene", "scene_figure", "write_run_figures", "write_run_figure",
            "write_index_html", "target_colors", "iou_color", "STYLES"]
@@ -288,7 +289,14 @@ def _figure_of_run(d: Path, result: dict, scene_args: dict[str, str], renderer: 
     """Figure of one run directory; returns (image, renderer, room geometry found)."""
     spec = _resolve_run_scene(d, result, scene_args)
     gt = load_ground_truth(d)
-    public = PublicScene.from_dict(read_json_object(d / ENTITY_LIBRARY_FILE))
+    library = d / ENTITY_LIBRARY_FILE
+    try:
+        public = PublicScene.from_dict(read_json_object(library))
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        if isinstance(exc, EvalDirError):
+            raise
+        raise EvalDirError(f"{library}: not a valid entity library ({type(exc).__name__}: {exc}); the file "
+                           "is corrupted or was edited") from None
     positions = load_predictions(d, gt)
     if renderer is None:
         from spatialscout_gym.render.sapien_renderer import SapienRenderer
@@ -309,7 +317,7 @@ def write_run_figure(run_dir: str | os.PathLike, path: str | os.PathLike, *, til
     compiles its shaders, seconds on lavapipe). Returns ``(path, renderer)``; the caller closes it.
     """
     d = Path(run_dir)
-    result = read_json_object(d / RESULT_FILE)
+    result = read_result(d / RESULT_FILE)
     if result.get("status", "ok") == "failed":
         raise ValueError(f"{d} is a failed episode (no map to draw); choose a completed run directory")
     img, renderer, _ = _figure_of_run(d, result, {} if eval_dir is None else read_scene_args(eval_dir),
@@ -337,7 +345,7 @@ def write_run_figures(out_dir: str | os.PathLike, tile_px: int = 320, seed: int 
     renderer = None
     try:
         for d in runs:
-            result = read_json_object(d / RESULT_FILE)
+            result = read_result(d / RESULT_FILE)
             if result.get("status", "ok") == "failed":   # no ground truth: left out (docs/protocol.md section 5)
                 continue
             if seed is not None and int(result.get("seed", 0)) != seed:

@@ -36,7 +36,7 @@ from spatialscout_gym.envs.run_dir import (ATTEMPTS_DIR, DELIVERED_FILE, ENTITY_
                                            PROMPT_FILE, RESULT_FILE, TRACE_FILE)
 
 __all__ = ["EvalDir", "EvalDirError", "EpisodeDir", "Attempt", "seed_spread", "publish_json", "publish_text",
-           "read_json_object", "read_trace", "read_result", "attempt_dirs", "archive_failed_attempt",
+           "read_json_object", "read_trace", "read_result", "check_result", "read_run_result", "attempt_dirs", "archive_failed_attempt",
            "read_scene_args", "record_scene_args",
            "SETTINGS_FILE", "SCENES_FILE", "RESULT_FILE", "TRACE_FILE", "GROUND_TRUTH_FILE", "PREDICTIONS_FILE",
            "ENTITY_LIBRARY_FILE", "DELIVERED_FILE", "HARNESS_FILE", "PROMPT_FILE",
@@ -56,22 +56,84 @@ class EvalDirError(SpatialScoutError, ValueError):
     """An evaluation directory file that exists but is not readable JSON (corrupted or edited)."""
 
 
+def _json_error(path: Path, exc: BaseException) -> EvalDirError:
+    """The one-line error of a file that cannot be read or parsed as JSON."""
+    if isinstance(exc, IsADirectoryError):
+        return EvalDirError(f"{path}: is a directory, expected a file; remove it or rerun the episode")
+    if isinstance(exc, (OSError, UnicodeDecodeError)):
+        return EvalDirError(f"{path}: cannot be read ({exc.__class__.__name__}: {exc})")
+    if isinstance(exc, RecursionError):
+        return EvalDirError(f"{path}: not valid JSON (arrays or objects nested too deeply); the file is "
+                            "corrupted or was edited")
+    return EvalDirError(f"{path}: not valid JSON ({exc}); the file is corrupted or was edited")
+
+
 def read_json_object(path: Path) -> dict:
-    """``path`` parsed as a JSON object; :class:`EvalDirError` (one line) when it is not one."""
+    """``path`` parsed as a JSON object; :class:`EvalDirError` (one line naming the file) when it
+    cannot be read (a directory, undecodable bytes), is not JSON (including nesting too deep for
+    the parser) or is not an object. Every reader of an evaluation directory's JSON goes through it
+    (or :func:`read_result`, :func:`read_trace`)."""
     try:
         d = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise EvalDirError(f"{path}: cannot be read ({exc.__class__.__name__})") from None
-    except ValueError as exc:
-        raise EvalDirError(f"{path}: not valid JSON ({exc}); the file is corrupted or was edited") from None
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise _json_error(path, exc) from None
     if not isinstance(d, dict):
         raise EvalDirError(f"{path}: expected a JSON object, found {type(d).__name__}")
     return d
 
 
+_NUMBER = (int, float)
+_RESULT_FIELDS: dict[str, tuple[tuple[type, ...], str]] = {
+    "seed": ((int,), "an integer"), "attempt": ((int,), "an integer"),
+    "status": ((str,), "a string"), "scene_id": ((str,), "a string"), "agent": ((str,), "a string"),
+    "catalog_version": ((str, type(None)), "a string"), "scene_content_hash": ((str, type(None)), "a string"),
+    "end_reason": ((str, type(None)), "a string"), "error": ((str, type(None)), "a string"),
+    "all": ((dict, type(None)), "an object"), "submitted": ((dict, type(None)), "an object"),
+    "center_error_m": ((dict, type(None)), "an object"), "counters": ((dict, type(None)), "an object"),
+    "scorer": ((dict, type(None)), "an object"),
+    "coverage": ((*_NUMBER, type(None)), "a number"), "full_scene_loss_m": ((*_NUMBER, type(None)), "a number"),
+    "num_targets": ((int, type(None)), "an integer"), "num_submitted": ((int, type(None)), "an integer"),
+}
+"""Fields of ``result.json`` (docs/protocol.md section 7) -> the JSON types a reader accepts."""
+_SCORE_FIELDS = ("mean_iou", "gt_0", "gt_50", "gt_90", "mean", "median", "rmse")
+
+
+def check_result(d: dict, path: Path) -> dict:
+    """``d`` (a ``result.json`` or failure record) with its known fields of the right JSON types;
+    :class:`EvalDirError` naming the file and the field otherwise. Unknown fields pass."""
+    def bad(key: str, want: str, got: Any) -> EvalDirError:
+        return EvalDirError(f"{path}: field {key!r} must be {want}, found {type(got).__name__} {_short(got)}; "
+                            "the file is corrupted or was edited (rerun the episode)")
+    if ("all" in d or d.get("status") == "ok") and "scene_id" not in d:   # a scored result names its scene
+        raise EvalDirError(f"{path}: field 'scene_id' is missing; the file is corrupted or was edited "
+                           "(rerun the episode)")
+    for key, (types, want) in _RESULT_FIELDS.items():
+        if key in d and (not isinstance(d[key], types) or isinstance(d[key], bool)):
+            raise bad(key, want, d[key])
+    for key in ("all", "submitted", "center_error_m"):
+        for sub, v in (d.get(key) or {}).items():
+            if sub in _SCORE_FIELDS and v is not None and (not isinstance(v, _NUMBER) or isinstance(v, bool)):
+                raise bad(f"{key}.{sub}", "a number", v)
+    for sub, v in (d.get("counters") or {}).items():
+        if sub in ("tool_calls", "images_used", "images_left", "calls_left", "model_calls") and v is not None \
+                and (not isinstance(v, int) or isinstance(v, bool)):
+            raise bad(f"counters.{sub}", "an integer", v)
+    return d
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def read_result(path: Path) -> dict:
+    """A ``result.json`` (or failure record): :func:`read_json_object` then :func:`check_result`."""
+    return check_result(read_json_object(path), path)
+
+
 def read_trace(path: Path) -> list[dict]:
-    """The events of a ``trace.jsonl``; :class:`EvalDirError` naming the line when one is not a
-    JSON object."""
+    """The events of a ``trace.jsonl``; :class:`EvalDirError` naming the file (and the line) when
+    it cannot be read or a line is not a JSON object."""
     events: list[dict] = []
     n = 0
     try:
@@ -82,17 +144,21 @@ def read_trace(path: Path) -> list[dict]:
                 e = json.loads(line)
                 if not isinstance(e, dict):
                     raise ValueError(f"expected a JSON object, found {type(e).__name__}")
+                if not isinstance(e.get("event"), str):
+                    raise ValueError(f"field 'event' must be a string, found {_short(e.get('event'))}")
                 events.append(e)
+    except (OSError, RecursionError) as exc:
+        raise _json_error(path, exc) from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise EvalDirError(f"{path}: line {n} is not a valid trace event ({exc}); the trace is corrupted "
                            "or was edited") from None
     return events
 
 
-def read_result(run_dir: str | os.PathLike) -> dict | None:
-    """``run_dir/result.json`` (None when absent; :class:`EvalDirError` when not a JSON object)."""
+def read_run_result(run_dir: str | os.PathLike) -> dict | None:
+    """``run_dir/result.json`` through :func:`read_result` (None when absent)."""
     path = Path(run_dir) / RESULT_FILE
-    return read_json_object(path) if path.is_file() else None
+    return read_result(path) if path.exists() else None   # a directory there is an error, not "absent"
 
 
 def attempt_dirs(run_dir: str | os.PathLike) -> list[Path]:
@@ -124,7 +190,7 @@ def archive_failed_attempt(run_dir: Path) -> int:
 
     for partial in sorted(root.glob(".*.partial")) if root.is_dir() else []:
         move_into(partial)   # finish a move a killed run left half done
-    result = read_result(run_dir)
+    result = read_run_result(run_dir)
     if result is not None and result.get("status", "ok") == "failed":
         move_into(root / f".{len(attempt_dirs(run_dir)) + 1:02d}.partial")
     return len(attempt_dirs(run_dir)) + 1
@@ -279,11 +345,11 @@ class EvalDir:
     @staticmethod
     def _episode(ep: Path) -> EpisodeDir:
         tries = [ep] + attempt_dirs(ep)
-        attempts = [Attempt(d, read_json_object(d / RESULT_FILE)) for d in tries if (d / RESULT_FILE).is_file()]
-        notes = [read_json_object(p) for p in sorted(Path(str(ep) + ATTEMPTS_SUFFIX).glob("failed_*.json"))]
+        attempts = [Attempt(d, read_result(d / RESULT_FILE)) for d in tries if (d / RESULT_FILE).is_file()]
+        notes = [read_result(p) for p in sorted(Path(str(ep) + ATTEMPTS_SUFFIX).glob("failed_*.json"))]
         note = Path(str(ep) + FAILED_SUFFIX)
         if note.is_file():
-            notes.append(read_json_object(note))
+            notes.append(read_result(note))
         return EpisodeDir(EvalDir.key_of(ep), ep, attempts, notes, note.is_file())
 
     def completed(self) -> list[tuple[str, Attempt]]:

@@ -28,7 +28,7 @@ from typing import Any, Sequence
 
 from spatialscout_gym.core.files import load_ground_truth, write_json_atomic
 from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, GroundTruth, SceneScore, aggregate, score_scene
-from spatialscout_gym.eval.layout import RESULT_FILE, TRACE_FILE, EvalDir, read_json_object, read_trace
+from spatialscout_gym.eval.layout import RESULT_FILE, TRACE_FILE, EvalDir, read_result, read_trace
 
 __all__ = ["LAMBDAS_M", "Snapshot", "EpisodeCurve", "replay_episode", "replay_runs", "pooled_curve",
            "write_replay", "plot_replay", "REPLAY_DIR"]
@@ -116,7 +116,7 @@ def replay_episode(run_dir: str | os.PathLike, gt: GroundTruth | None = None) ->
 def _failed(run_dir: Path) -> bool:
     """True when ``run_dir/result.json`` records a failed episode (no ground truth is written)."""
     path = run_dir / RESULT_FILE
-    return path.is_file() and read_json_object(path).get("status", "ok") == "failed"
+    return path.is_file() and read_result(path).get("status", "ok") == "failed"
 
 
 def replay_runs(out_dir: str | os.PathLike) -> list[EpisodeCurve]:

@@ -15,7 +15,6 @@ response run in order, so "earlier" for two tool uses always means "smaller tool
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -231,8 +230,12 @@ def parse_trajectory(events: Sequence[dict], result: dict | None = None) -> Traj
 
 def load_trajectory(run_dir: str | Path) -> Trajectory:
     """:func:`parse_trajectory` of ``run_dir/trace.jsonl`` with ``run_dir/result.json``."""
-    from spatialscout_gym.episode.trace import read_jsonl
+    from spatialscout_gym.eval.layout import RESULT_FILE, TRACE_FILE, EvalDirError, read_result, read_trace
     d = Path(run_dir)
-    result_path = d / "result.json"
-    result = json.loads(result_path.read_text(encoding="utf-8")) if result_path.is_file() else None
-    return parse_trajectory(read_jsonl(d / "trace.jsonl"), result)
+    result = read_result(d / RESULT_FILE) if (d / RESULT_FILE).exists() else None
+    events = read_trace(d / TRACE_FILE)
+    try:
+        return parse_trajectory(events, result)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise EvalDirError(f"{d / TRACE_FILE}: an event lacks a field or has one of the wrong type "
+                           f"({type(exc).__name__}: {exc}); the trace is corrupted or was edited") from None

@@ -2,7 +2,9 @@
 
 Everything the page draws comes from :func:`run_payload` (one run directory) or
 :func:`eval_payload` (a directory of run directories): plain JSON, built from the run's own files
-through the package's readers (``trace.jsonl``, ``result.json``, ``ground_truth.json``), the scorer
+through the package's readers (``trace.jsonl``, ``result.json``, ``ground_truth.json``; a file that
+is not what it should be, or a symbolic link leading out of the run directory, is a one-line
+:class:`~spatialscout_gym.eval.layout.EvalDirError` naming it), the scorer
 (:func:`~spatialscout_gym.core.scoring.score_scene`) for per-target IoU and the paper's Table-4
 factors (:mod:`spatialscout_gym.eval.failures`). Kept small and isolated so that a future owner of
 the evaluation-directory layout can replace the directory walk in one place.
@@ -10,53 +12,94 @@ the evaluation-directory layout can replace the directory walk in one place.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from spatialscout_gym.episode.trace import read_jsonl
+from spatialscout_gym.eval.layout import EvalDirError, read_json_object, read_result, read_trace
 
-__all__ = ["is_run_dir", "run_dirs", "run_payload", "eval_payload"]
+__all__ = ["is_run_dir", "run_dirs", "run_payload", "eval_payload", "inside", "frame_files"]
+
+
+def inside(root: Path, path: Path) -> bool:
+    """``path`` exists and stays inside ``root`` once every symbolic link is resolved: the viewer
+    reads, copies and serves nothing that a link leads to outside the run directory."""
+    try:
+        return path.exists() and path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):   # a link loop
+        return False
 
 
 def is_run_dir(path: Path) -> bool:
-    """A run directory has ``trace.jsonl`` and ``result.json``."""
-    return (path / "trace.jsonl").is_file() and (path / "result.json").is_file()
+    """A run directory has ``trace.jsonl`` and ``result.json`` (present, in any form: a file that is
+    not readable is reported when read, not silently skipped)."""
+    return (path / "trace.jsonl").exists() and (path / "result.json").exists()
 
 
 def run_dirs(root: Path) -> list[Path]:
-    """The run directories at or under ``root`` (``attempts/`` of ``evaluate`` left out)."""
+    """The run directories at or under ``root`` (``attempts/`` of ``evaluate`` left out, and any
+    directory that a symbolic link leads to outside ``root``)."""
     if is_run_dir(root):
         return [root]
     return sorted(p.parent for p in root.rglob("result.json")
-                  if is_run_dir(p.parent) and "attempts" not in p.relative_to(root).parts)
+                  if is_run_dir(p.parent) and "attempts" not in p.relative_to(root).parts
+                  and inside(root, p.parent))
 
 
-def _read_json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+def _file(run: Path, name: str) -> Path | None:
+    """``run/name`` when it exists (None when absent); :class:`EvalDirError` when it is a link
+    leading out of ``run`` or not a regular file."""
+    p = run / name
+    if not p.exists() and not p.is_symlink():
+        return None
+    if not inside(run, p):
+        raise EvalDirError(f"{p}: a symbolic link leading out of the run directory; the viewer reads only "
+                           "the run's own files (replace the link with the file)")
+    if not p.is_file():
+        raise EvalDirError(f"{p}: expected a file, found a directory or another kind of entry")
+    return p
+
+
+def frame_files(run: Path) -> tuple[list[Path], list[Path]]:
+    """The files of ``run/frames/`` that the viewer copies, and the entries it skips: symbolic links
+    (wherever they lead), directories and anything that is not a regular file."""
+    frames = run / "frames"
+    if frames.is_symlink() or not frames.is_dir():
+        return [], ([frames] if frames.is_symlink() or frames.exists() else [])
+    keep, skip = [], []
+    for p in sorted(frames.iterdir()):
+        (keep if p.is_file() and not p.is_symlink() else skip).append(p)
+    return keep, skip
 
 
 def _scoring(run: Path, result: dict) -> tuple[list[dict], dict | None]:
     """Per-target rows (id, group, task-frame centre and size, IoU, matched id) and the Table-4
     factors; empty for failed runs (no ground truth)."""
-    from spatialscout_gym.core.scoring import GroundTruth, score_scene
+    from spatialscout_gym.core.scoring import score_scene
     from spatialscout_gym.eval.failures import submitted_errors, trajectory_factors
     from spatialscout_gym.eval.trajectory import parse_trajectory
-    gt_dict = _read_json(run / "ground_truth.json")
-    pred = _read_json(run / "predictions.json")
-    if gt_dict is None or pred is None:
+    from spatialscout_gym.core.files import load_ground_truth, load_predictions
+    gt_path, pred_path = _file(run, "ground_truth.json"), _file(run, "predictions.json")
+    if gt_path is None or pred_path is None:
         return [], None
-    gt = GroundTruth.from_dict(gt_dict)
-    score = score_scene(gt, pred.get("positions", {}))
+    gt_dict = read_json_object(gt_path)
+    gt = load_ground_truth(gt_path)
+    score = score_scene(gt, load_predictions(pred_path, gt))
     rows = []
     for i, t in enumerate(gt_dict["targets"]):
         size = [float(b - a) for a, b in zip(t["box_min"], t["box_max"])]  # world-aligned box, m
         rows.append({"id": t["id"], "group": t.get("group"), "center": t["center"], "size": size,
                      "iou": float(score.iou[i]), "matched": score.matched_id[i]})
-    traj = parse_trajectory(read_jsonl(run / "trace.jsonl"), result)
-    errors = submitted_errors(score)
-    factors = trajectory_factors(traj, errors, gt.num_targets).to_dict()
-    factors["calls"] = _call_flags(traj, errors)
+    trace = run / "trace.jsonl"
+    try:
+        traj = parse_trajectory(read_trace(trace), result)
+        errors = submitted_errors(score)
+        factors = trajectory_factors(traj, errors, gt.num_targets).to_dict()
+        factors["calls"] = _call_flags(traj, errors)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        if isinstance(exc, EvalDirError):
+            raise
+        raise EvalDirError(f"{trace}: an event lacks a field or has one of the wrong type ({type(exc).__name__}: "
+                           f"{exc}); the trace is corrupted or was edited") from None
     return rows, factors
 
 
@@ -85,11 +128,18 @@ def _call_flags(traj: Any, errors: dict[str, float]) -> dict[str, list[str]]:
 def run_payload(run: Path, frame_url: str = "frames") -> dict:
     """Everything the page shows of one run: result, the trace events, frame URLs, targets and
     factors. Frame URLs are ``{frame_url}/frame_NNN.png``."""
-    result = _read_json(run / "result.json") or {}
-    events = read_jsonl(run / "trace.jsonl")
+    result = read_result(_file(run, "result.json") or run / "result.json")
+    trace = _file(run, "trace.jsonl") or run / "trace.jsonl"
+    events = read_trace(trace)
     targets, factors = _scoring(run, result)
-    frames = {str(e["frame_id"]): f"{frame_url}/frame_{int(e['frame_id']):03d}.png"
-              for e in events if e.get("event") == "capture"}
+    frames = {}
+    for e in events:
+        if e["event"] == "capture":
+            fid = e.get("frame_id")
+            if not isinstance(fid, int) or isinstance(fid, bool) or not 0 <= fid < 10**6:
+                raise EvalDirError(f"{trace}: a capture event's frame_id must be an integer from 0, found "
+                                   f"{type(fid).__name__}; the trace is corrupted or was edited")
+            frames[str(fid)] = f"{frame_url}/frame_{fid:03d}.png"
     return {"kind": "run", "name": run.name, "result": result, "events": events, "frames": frames,
             "targets": targets, "factors": factors}
 
@@ -98,7 +148,7 @@ def eval_payload(root: Path, runs: list[Path]) -> dict:
     """The episode list of an evaluation directory: path, scene, agent, status, mean IoU."""
     rows = []
     for run in runs:
-        r = _read_json(run / "result.json") or {}
+        r = read_result(_file(run, "result.json") or run / "result.json")
         rows.append({"path": run.relative_to(root).as_posix(), "scene": r.get("scene_id"),
                      "agent": r.get("agent"), "status": r.get("status"),
                      "mean_iou": (r.get("all") or {}).get("mean_iou"),

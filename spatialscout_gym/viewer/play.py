@@ -5,8 +5,11 @@ truth, no privileged view. When the episode ends (``finish_mapping`` or a budget
 directory is written (docs/protocol.md section 7) with agent ``human:NAME``.
 
 Routes (127.0.0.1 only): ``GET /`` the page, ``GET /static/...`` its files, ``GET /frames/N.png`` a
-captured frame, ``GET /api/state`` budgets and frame ids, ``POST /api/call`` ``{"tool", "args"}``
--> the tool's result dict plus the state.
+captured frame, ``GET /api/state`` budgets and frame ids (and the score once the run is written),
+``POST /api/call`` ``{"tool", "args"}`` -> the tool's result dict plus the state. Every request
+passes :class:`~spatialscout_gym.viewer.server.GuardedHandler`'s Host and Origin checks; a call
+needs the per-run token (the ``token`` query parameter of the URL the command prints, sent back
+by the page in the ``X-SpatialScout-Token`` header) and a body of at most 64 kB.
 """
 
 from __future__ import annotations
@@ -14,10 +17,13 @@ from __future__ import annotations
 import http.server
 import io
 import json
+import secrets
 import threading
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from spatialscout_gym.viewer.server import BodyRefused, GuardedHandler, start_server
 
 __all__ = ["HumanAgent", "PlayGame", "serve_play"]
 
@@ -44,7 +50,8 @@ class PlayGame:
     def state(self) -> dict:
         ep = self.episode
         return {"counters": ep.counters(), "frames": sorted(ep.frames), "scene_id": self.session.spec.scene_id,
-                "agent": self.agent.name, "run_dir": str(self.out) if self.written else None}
+                "agent": self.agent.name, "run_dir": str(self.out) if self.written else None,
+                "score": _score_of(self.written)}
 
     def call(self, tool: str, args: dict | None) -> dict:
         with self.lock:
@@ -63,14 +70,24 @@ class PlayGame:
         return buf.getvalue()
 
 
+def _score_of(result: dict | None) -> dict | None:
+    """The headline figures of a written run (None while the episode runs: no score before it ends)."""
+    if result is None:
+        return None
+    return {"all_mean_iou": (result.get("all") or {}).get("mean_iou"),
+            "submitted_mean_iou": (result.get("submitted") or {}).get("mean_iou"),
+            "coverage": result.get("coverage"), "num_submitted": result.get("num_submitted"),
+            "num_targets": result.get("num_targets"), "full_scene_loss_m": result.get("full_scene_loss_m")}
+
+
+MAX_CALL_BYTES = 64 * 1024
+"""The largest ``POST /api/call`` body read."""
+
 _STATIC = {"play.js": "text/javascript", "common.js": "text/javascript", "style.css": "text/css"}
 
 
 def _handler(game: PlayGame):
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def log_message(self, *args) -> None:
-            pass
-
+    class Handler(GuardedHandler):
         def _send(self, body: bytes, ctype: str, code: int = 200) -> None:
             self.send_response(code)
             self.send_header("Content-Type", ctype)
@@ -80,6 +97,8 @@ def _handler(game: PlayGame):
             self.wfile.write(body)
 
         def do_GET(self) -> None:
+            if not self.guard():
+                return
             path = self.path.split("?")[0]
             static = resources.files("spatialscout_gym.viewer").joinpath("static")
             if path in ("/", "/index.html"):
@@ -99,20 +118,26 @@ def _handler(game: PlayGame):
             self._send(b"not found", "text/plain", 404)
 
         def do_POST(self) -> None:
+            if not self.guard(changes_state=True):
+                return
             if self.path != "/api/call":
                 return self._send(b"not found", "text/plain", 404)
             try:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                body = json.loads(self.read_body(MAX_CALL_BYTES) or b"{}")
                 tool, args = str(body.get("tool", "")), body.get("args") or {}
-            except (ValueError, AttributeError):
+            except BodyRefused:
+                return
+            except (ValueError, AttributeError, RecursionError):
                 return self._send(b'{"error": "the body must be JSON {\\"tool\\", \\"args\\"}"}', "application/json", 400)
             self._send(json.dumps(game.call(tool, args)).encode(), "application/json")
 
     return Handler
 
 
-def serve_play(game: PlayGame, port: int = 0) -> http.server.ThreadingHTTPServer:
-    """A started server for ``game`` on 127.0.0.1 (daemon thread); ``server_address[1]`` is the port."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), _handler(game))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+def serve_play(game: PlayGame, port: int = 0, token: str | None = None) -> http.server.ThreadingHTTPServer:
+    """A started server for ``game`` on 127.0.0.1 (daemon thread); ``server_address[1]`` is the port
+    and ``server.url`` the page's URL with the per-run token (``token``, default a random one)."""
+    token = token or secrets.token_urlsafe(24)
+    server = start_server(_handler(game), port, token=token)
+    server.url = f"http://127.0.0.1:{server.server_address[1]}/?token={token}"  # type: ignore[attr-defined]
     return server

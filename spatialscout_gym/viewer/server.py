@@ -1,24 +1,127 @@
-"""Serve a directory on 127.0.0.1 with the standard library's :mod:`http.server`."""
+"""The viewer's and the play page's HTTP servers (standard library :mod:`http.server`, 127.0.0.1).
+
+Both refuse what a local web server must not take from other pages (the same rules as the MCP
+server's streamable HTTP transport; docs/serving.md): :class:`GuardedHandler` answers
+403 to a request whose ``Host`` is not ``127.0.0.1:PORT`` or ``localhost:PORT`` (DNS rebinding) or
+whose ``Origin`` names another page (and a state-changing one whose ``Sec-Fetch-Site`` says another
+site sent it); with a token, every
+state-changing request must carry it in the ``X-SpatialScout-Token`` header (401 otherwise); and a
+request body is refused by its ``Content-Length`` before a byte is read (411 when absent, 400 when
+not a non-negative integer, 413 above the limit). A socket that stops sending times out.
+"""
 
 from __future__ import annotations
 
 import functools
+import hmac
 import http.server
 import threading
 from pathlib import Path
 
-__all__ = ["serve_directory"]
+__all__ = ["GuardedHandler", "serve_directory", "start_server", "TOKEN_HEADER", "MAX_BODY_BYTES"]
+
+TOKEN_HEADER = "X-SpatialScout-Token"
+"""The request header that carries a server's per-run token."""
+MAX_BODY_BYTES = 1 << 20
+"""The largest request body read (a tool call's JSON is a few kB)."""
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
+class BodyRefused(Exception):
+    """A request body refused by its ``Content-Length``; the response is already sent."""
+
+
+class GuardedHandler(http.server.BaseHTTPRequestHandler):
+    """Host, Origin, token and body-size checks for a handler of a server on 127.0.0.1.
+
+    Subclasses call :meth:`guard` first in every ``do_*`` (it answers and returns False when the
+    request is refused) and read a body only through :meth:`read_body`. ``token`` is set on the
+    class by :func:`start_server`; None means no token is asked for."""
+
+    token: str | None = None
+    timeout = 20          # seconds a socket may stay silent (a body that never comes)
+
     def log_message(self, *args) -> None:   # the CLI prints the URL; no per-request noise
         pass
 
+    def _refuse(self, code: int, text: str) -> bool:
+        body = (text + "\n").encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(body)
+        self.close_connection = True
+        return False
 
-def serve_directory(root: str | Path, port: int = 0) -> http.server.ThreadingHTTPServer:
-    """A started server for ``root`` on 127.0.0.1 (``port`` 0: a free one), running on a daemon
-    thread; ``server.server_address[1]`` is the port, ``server.shutdown()`` stops it."""
-    handler = functools.partial(_Quiet, directory=str(root))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    def _origins(self) -> tuple[str, ...]:
+        port = self.server.server_address[1]
+        return (f"127.0.0.1:{port}", f"localhost:{port}")
+
+    def guard(self, *, changes_state: bool = False) -> bool:
+        """True when the request may proceed; else the refusal is sent and False returned."""
+        hosts = self._origins()
+        if self.headers.get("Host", "") not in hosts:
+            return self._refuse(403, f"refused: Host must be one of {', '.join(hosts)} (this server "
+                                     "answers local pages only)")
+        origin = self.headers.get("Origin")
+        if origin is not None and origin not in tuple(f"http://{h}" for h in hosts):
+            return self._refuse(403, "refused: a request from another web page (Origin "
+                                     f"{origin[:80]!r})")
+        if changes_state and self.headers.get("Sec-Fetch-Site", "same-origin") not in ("same-origin", "none"):
+            return self._refuse(403, "refused: a request from another web site (Sec-Fetch-Site)")
+        if changes_state and self.token is not None:
+            got = self.headers.get(TOKEN_HEADER, "")
+            if not hmac.compare_digest(got.encode("utf-8", "replace"), self.token.encode()):
+                return self._refuse(401, f"refused: the {TOKEN_HEADER} header must carry this run's "
+                                         "token (open the URL the command printed)")
+        return True
+
+    def read_body(self, limit: int = MAX_BODY_BYTES) -> bytes:
+        """The request body, refused (response sent, :class:`BodyRefused` raised) by its
+        ``Content-Length`` before anything is read: absent, not a non-negative integer, or above
+        ``limit`` bytes."""
+        raw = self.headers.get("Content-Length")
+        if raw is None:
+            self._refuse(411, "refused: a request body needs a Content-Length")
+            raise BodyRefused
+        raw = raw.strip()
+        if not (raw.isascii() and raw.isdigit()) or len(raw) > 12:
+            self._refuse(400, f"refused: Content-Length must be a non-negative integer, got {raw[:20]!r}")
+            raise BodyRefused
+        n = int(raw)
+        if n > limit:
+            self._refuse(413, f"refused: the body has {n} bytes; at most {limit} are read")
+            raise BodyRefused
+        return self.rfile.read(n)
+
+
+class _SiteHandler(GuardedHandler, http.server.SimpleHTTPRequestHandler):
+    """Static files of a written site (read-only: GET and HEAD only)."""
+
+    def do_GET(self) -> None:
+        if self.guard():
+            super().do_GET()
+
+    def do_HEAD(self) -> None:
+        if self.guard():
+            super().do_HEAD()
+
+
+def start_server(handler: type[GuardedHandler], port: int = 0, token: str | None = None,
+                 **kwargs) -> http.server.ThreadingHTTPServer:
+    """A started :class:`~http.server.ThreadingHTTPServer` on 127.0.0.1 (``port`` 0: a free one) with
+    ``handler`` (given ``token`` and ``kwargs``), serving on a daemon thread; ``server_address[1]`` is
+    the port, ``server.shutdown()`` stops it."""
+    cls = type(handler.__name__, (handler,), {"token": token})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(cls, **kwargs)
+                                             if kwargs else cls)
+    server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
+
+
+def serve_directory(root: str | Path, port: int = 0) -> http.server.ThreadingHTTPServer:
+    """A started server for the static site ``root`` (written by
+    :func:`~spatialscout_gym.viewer.site.write_site`, which copies no symbolic link) on 127.0.0.1."""
+    return start_server(_SiteHandler, port, directory=str(root))

@@ -5,6 +5,10 @@ A site is ``index.html`` + ``view.js``/``common.js``/``style.css`` + ``data.js``
 ``window.SS_DATA``, so the page also opens from ``file://``) + ``frames/``. An evaluation
 directory's site lists its episodes on ``index.html`` and holds one run site per episode under
 ``ep/NNN/``.
+
+Only the run's own regular files are copied: an entry of ``frames/`` that is a symbolic link (to a
+file or a directory, wherever it leads) or a directory is skipped and listed, so a site never
+carries a file from outside the run directory.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import shutil
 from importlib import resources
 from pathlib import Path
 
-from spatialscout_gym.viewer.data import eval_payload, is_run_dir, run_dirs, run_payload
+from spatialscout_gym.viewer.data import eval_payload, frame_files, is_run_dir, run_dirs, run_payload
 
 __all__ = ["write_site", "STATIC_FILES"]
 
@@ -34,18 +38,25 @@ def _page(out: Path, payload: dict, assets: str) -> None:
                                  encoding="utf-8")
 
 
-def _run_site(run: Path, out: Path, assets: str, back: str | None) -> None:
+def _run_site(run: Path, out: Path, assets: str, back: str | None, skipped: list[Path]) -> None:
     payload = run_payload(run)
     payload["back"] = back
     _page(out, payload, assets)
-    if (run / "frames").is_dir():
-        shutil.copytree(run / "frames", out / "frames", dirs_exist_ok=True)
+    keep, skip = frame_files(run)
+    skipped.extend(skip)
+    if keep:
+        (out / "frames").mkdir(parents=True, exist_ok=True)
+    for f in keep:
+        shutil.copyfile(f, out / "frames" / f.name, follow_symlinks=False)
 
 
-def write_site(src: str | Path, out: str | Path) -> Path:
+def write_site(src: str | Path, out: str | Path, skipped: list[Path] | None = None) -> Path:
     """Write the page of ``src`` (a run directory, or a directory holding run directories) into
-    ``out``; returns ``out``. Raises ``FileNotFoundError`` when ``src`` holds no run."""
+    ``out``; returns ``out``. Raises ``FileNotFoundError`` when ``src`` holds no run and
+    :class:`~spatialscout_gym.eval.layout.EvalDirError` for a run file that cannot be read. The
+    ``frames/`` entries left out (links, directories) are appended to ``skipped``."""
     src, out = Path(src), Path(out)
+    skipped = [] if skipped is None else skipped
     runs = run_dirs(src) if src.is_dir() else []
     if not runs:
         raise FileNotFoundError(f"{src} is neither a run directory (trace.jsonl + result.json) "
@@ -54,12 +65,12 @@ def write_site(src: str | Path, out: str | Path) -> Path:
     for name in STATIC_FILES:
         (out / name).write_text(_static(name), encoding="utf-8")
     if is_run_dir(src):
-        _run_site(src, out, ".", None)
+        _run_site(src, out, ".", None, skipped)
         return out
     payload = eval_payload(src, runs)
     for i, (run, row) in enumerate(zip(runs, payload["episodes"])):
         row["href"] = f"ep/{i:03d}/index.html"
-        _run_site(run, out / "ep" / f"{i:03d}", "../..", "../../index.html")
+        _run_site(run, out / "ep" / f"{i:03d}", "../..", "../../index.html", skipped)
     payload["back"] = None
     _page(out, payload, ".")
     return out

@@ -11,6 +11,8 @@ num_workers=W)`` builds it (``num_workers`` 1, the default, gives the one-proces
 ``NBVVectorEnv``). Sub-env ``i`` of ``reset(seed=s)`` is seeded with ``s + i`` whatever the
 split, so the results equal those of ``NBVVectorEnv`` and of N single envs for the same seeds.
 Every action is checked in the parent before any worker steps, so a bad action moves no sub-env.
+A worker ends with the process that started it, ``kill -9`` included
+(:func:`~spatialscout_gym.core.lifetime.exit_with_parent`).
 Each worker sets ``LP_NUM_THREADS=0`` unless it is set already (lavapipe then rasterises on the
 worker's thread: with one worker per core that is faster, and the pictures are the same).
 """
@@ -26,6 +28,8 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from spatialscout_gym.core.lifetime import started_from_main_thread
+
 __all__ = ["NBVWorkerVectorEnv", "make_nbv_vector_env", "agreed_spaces"]
 
 
@@ -40,8 +44,13 @@ def make_nbv_vector_env(num_envs: int = 1, *, num_workers: int = 1, **kwargs: An
     return NBVWorkerVectorEnv(num_envs, num_workers=num_workers, **kwargs)
 
 
-def _worker(conn: Any, num_envs: int, kwargs: dict) -> None:
-    """A worker process: one ``NBVVectorEnv`` of ``num_envs`` sub-envs, driven over ``conn``."""
+def _worker(conn: Any, num_envs: int, kwargs: dict, parent_pid: int | None = None,
+            death_signal: bool = False) -> None:
+    """A worker process: one ``NBVVectorEnv`` of ``num_envs`` sub-envs, driven over ``conn``; it
+    ends with ``parent_pid`` (``kill -9`` of the parent included)."""
+    if parent_pid is not None:
+        from spatialscout_gym.core.lifetime import exit_with_parent
+        exit_with_parent(parent_pid, death_signal)
     # one worker per core: Mesa's software rasteriser renders on the worker's own thread (its
     # helper threads would only compete with the other workers; same pictures), unless the user
     # set LP_NUM_THREADS; no effect on a GPU's Vulkan driver
@@ -155,7 +164,8 @@ class NBVWorkerVectorEnv(VectorEnv):
         self._conns, self._procs = [], []
         for n in self.sizes:
             parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_worker, args=(child, n, dict(kwargs, autoreset_mode=mode)), daemon=True)
+            proc = ctx.Process(target=_worker, args=(child, n, dict(kwargs, autoreset_mode=mode), os.getpid(),
+                                                     started_from_main_thread()), daemon=True)
             proc.start()
             child.close()
             self._conns.append(parent)

@@ -6,14 +6,20 @@ SS.drawMap = function (canvas, o) {
   // o: {radius, path: [[x,y,z]], yaw (deg, last pose), points: [{p, warn}], accepted: {id: p},
   //     targets: [{center, size, iou, id}] or null, rays: [{from, to}]}
   const ctx = canvas.getContext("2d"), W = canvas.width, H = canvas.height;
-  const R = (o.radius || 3) * 1.08, s = Math.min(W, H) / (2 * R);
+  // an unknown radius (the play page before list_entities) draws no circle: the map is scaled
+  // to what is known (the camera path, points and map), at least 1 m around the start
+  const known = typeof o.radius === "number" && o.radius > 0;
+  let ext = known ? o.radius : 1;
+  if (!known) for (const p of [...(o.path || []), ...(o.points || []).map(q => q.p), ...Object.values(o.accepted || {})])
+    if (p) ext = Math.max(ext, Math.abs(p[0]) + 0.5, Math.abs(p[1]) + 0.5);
+  const R = ext * 1.08, s = Math.min(W, H) / (2 * R);
   const X = p => W / 2 - p[1] * s, Y = p => H / 2 - p[0] * s;   // task y left -> canvas left
   ctx.clearRect(0, 0, W, H);
   ctx.strokeStyle = "#c9d0db"; ctx.setLineDash([4, 4]);
-  ctx.beginPath(); ctx.arc(W / 2, H / 2, (o.radius || 3) * s, 0, 2 * Math.PI); ctx.stroke();
+  if (known) { ctx.beginPath(); ctx.arc(W / 2, H / 2, o.radius * s, 0, 2 * Math.PI); ctx.stroke(); }
   ctx.setLineDash([]);
   ctx.fillStyle = "#8a93a3"; ctx.font = "11px system-ui";
-  ctx.fillText("search region r = " + (o.radius || 0).toFixed(2) + " m", 6, 14);
+  ctx.fillText(known ? "search region r = " + o.radius.toFixed(2) + " m" : "search region: list_entities gives its radius", 6, 14);
   ctx.fillText("\u2191 x forward (task frame)", 6, H - 8);
   if (o.targets) for (const t of o.targets) {
     const c = t.iou > 0.5 ? "#2e9d4a" : t.iou > 0 ? "#e0a100" : "#d0453b";

@@ -2,11 +2,13 @@
 "use strict";
 (function () {
   const $ = id => document.getElementById(id);
-  let state = null, shown = null, marks = [], path = [[0, 0, 0]], yaw = 0, points = [], accepted = {}, radius = 3;
+  let state = null, shown = null, marks = [], path = [[0, 0, 0]], yaw = 0, points = [], accepted = {}, radius = null;  // the search region's radius: unknown until list_entities
+  const token = new URLSearchParams(location.search).get("token") || "";
   const imgs = {};
   async function call(tool, args) {
-    const r = await fetch("api/call", {method: "POST", headers: {"Content-Type": "application/json"},
+    const r = await fetch("api/call", {method: "POST", headers: {"Content-Type": "application/json", "X-SpatialScout-Token": token},
                                        body: JSON.stringify({tool, args: args || {}})});
+    if (!r.ok) { $("refusal").textContent = "the server refused the call: " + (await r.text()); return {ok: false}; }
     const out = await r.json(), res = out.result;
     $("refusal").textContent = res.ok ? "" : res.error;
     $("last").textContent = tool + " " + JSON.stringify(args || {}) + "\n\u2192 " + JSON.stringify(res.ok ? res.result : res.error, null, 1);
@@ -44,8 +46,14 @@
     SS.drawMap($("mapc"), {radius, path, yaw, points, accepted, labels: true});
     if (c.done) {
       for (const b of document.querySelectorAll("button")) b.disabled = true;
+      const sc = st.score || {}, pct = x => x == null ? "\u2013" : (100 * x).toFixed(1) + "%";
       $("done").innerHTML = '<p><b>Episode over (' + SS.esc(c.end_reason) + ').</b> Run directory written: <code id="rundir">' +
-        SS.esc(st.run_dir || "") + "</code></p>";
+        SS.esc(st.run_dir || "") + "</code></p>" + (st.score ? '<p id="score"><b>Score:</b> all-target mean IoU ' + pct(sc.all_mean_iou) +
+        " \u00b7 submitted mean IoU " + pct(sc.submitted_mean_iou) + " \u00b7 coverage " + pct(sc.coverage) + " (" +
+        SS.esc(sc.num_submitted) + " of " + SS.esc(sc.num_targets) + " targets) \u00b7 full-scene loss " +
+        (sc.full_scene_loss_m == null ? "\u2013" : SS.fmt(sc.full_scene_loss_m) + " m") + "</p>" : "");
+      if (st.score) $("summary").textContent += "  \u00b7  score: all-target mean IoU " + pct(sc.all_mean_iou);
+      $("done").scrollIntoView({block: "end"});
     }
   }
   function show(f) {
@@ -88,6 +96,6 @@
     if (k.target.tagName === "INPUT" || k.target.tagName === "SELECT" || k.ctrlKey || k.metaKey) return;
     const a = keys[k.key.toLowerCase()]; if (a && !$(a).disabled) { k.preventDefault(); act[a](); }
   });
-  window.SS_PLAY = {calls: 0, get state() { return state; }};
+  window.SS_PLAY = {calls: 0, get state() { return state; }, get radius() { return radius; }};
   fetch("api/state").then(r => r.json()).then(st => update(st, null));
 })();

@@ -10,16 +10,29 @@
   for (const [fid, url] of Object.entries(D.frames)) { const im = new Image(); im.src = url; imgs[fid] = im; }
   let cur = 0, showGT = false;
   const all = R.all || {};
+  // a model run has two numberings: model calls (M1, M2, ... in the list) and tool calls (0, 1, ...)
+  const nTool = ev.filter(e => e.event === "tool_call").length;
+  const nModel = ev.filter(e => e.event === "model_request").length;
+  const counts = (nModel ? "model calls " + nModel + "  \u00b7  " : "") + "tool calls " + nTool;
   document.getElementById("summary").textContent = [R.agent, R.scene_id, R.status,
-    "mean IoU " + SS.fmt(all.mean_iou), "coverage " + SS.fmt(R.coverage), "calls " + calls.length,
+    "mean IoU " + SS.fmt(all.mean_iou), "coverage " + SS.fmt(R.coverage), counts,
     "end " + R.end_reason].join("  \u00b7  ");
+  function label(e, i) {
+    const m = typeof e.model_call_index === "number" ? "M" + (e.model_call_index + 1) + "  " : "";
+    if (e.event === "tool_call") return (e.index != null ? e.index : "?") + "  " + e.tool;
+    if (e.event === "model_request") return m + "model request";
+    if (e.event === "model_response") return m + "model reply (" + ((e.tool_calls || []).length) + " tool call(s))";
+    if (e.event === "tool_call_refused") return m + "refused " + ((e.call && e.call.name) || "tool call");
+    return e.event === "end" ? "end" : m + e.event;
+  }
   const fac = D.factors ? (D.factors.success ? '<span class="flag ok">success</span>' : '<span class="flag">not a success</span>') +
     D.factors.factors.map(f => '<span class="flag" data-factor="' + f + '">' + f.replace(/_/g, " ") + "</span>").join("") : "";
   main.innerHTML = (D.back ? '<a href="' + D.back + '">\u2190 all episodes</a>' : "") +
     '<div class="panel" style="margin-bottom:10px"><b>Table-4 factors:</b> ' + (fac || "none (failed run)") +
     ' <span class="muted">(\u2691 marks the calls where they arise; episode-level ones on the end row)</span></div>' +
-    '<div class="grid"><div class="panel" id="calls"><h2>Calls</h2></div>' +
-    '<div class="panel"><h2>Call <span id="ci"></span></h2><div class="controls"><button id="prev">\u2190 prev</button>' +
+    '<div class="grid"><div class="panel" id="calls"><h2>Calls <span class="muted">(' + counts +
+    (nModel ? "; M = model call" : "") + ')</span></h2></div>' +
+    '<div class="panel"><h2>Step <span id="ci"></span></h2><div class="controls"><button id="prev">\u2190 prev</button>' +
     '<button id="next">next \u2192</button><label><input type="checkbox" id="gt"> ground truth (g)</label></div>' +
     '<div id="refusal" class="err"></div><pre id="detail"></pre><h2>Frame <span id="fi"></span></h2><canvas id="frame"></canvas><div class="thumbs" id="obs"></div></div>' +
     '<div class="panel"><h2>Top-down map</h2><canvas id="map" width="400" height="400"></canvas>' + SS.legend +
@@ -27,9 +40,10 @@
   const list = document.getElementById("calls");
   calls.forEach((e, i) => {
     const d = document.createElement("div");
-    const bad = e.event === "tool_call" && e.result && !e.result.ok;
+    const bad = (e.event === "tool_call" && e.result && !e.result.ok) || e.event === "tool_call_refused";
     d.className = "call" + (bad ? " bad" : "") + (e.event === "end" ? " end" : ""); d.dataset.i = i;
-    d.textContent = (e.index != null ? e.index : i) + "  " + (e.tool || e.event);
+    d.textContent = label(e, i);
+    if (e.event !== "tool_call" && e.event !== "end") d.className += " model";
     const cf = D.factors && e.event === "tool_call" ? D.factors.calls[String(e.index)] : null;
     if (cf) { d.className += " flagged"; d.textContent += "  \u2691"; d.title = cf.join("; "); }
     if (e.event === "end" && D.factors) d.textContent += "  \u2691 " + D.factors.factors.length + " factor(s)";
