@@ -255,7 +255,7 @@ def test_a_half_moved_attempt_is_no_attempt_for_any_reader(tmp_path):
     for d in (run / "attempts" / "01", run / "attempts" / ".02.partial"):
         d.mkdir(parents=True)
         (d / "result.json").write_text(json.dumps({"status": "failed", "error": "x"}))
-    (run / "result.json").write_text(json.dumps({"status": "ok"}))
+    (run / "result.json").write_text(json.dumps({"status": "ok", "scene_id": "room"}))
     (episode,) = EvalDir(tmp_path).episodes()
     assert [a.run_dir for a in episode.attempts] == [run, run / "attempts" / "01"] == [run, *attempt_dirs(run)]
     assert EvalDir(tmp_path).run_dirs() == [run]
