@@ -6,6 +6,8 @@ An evaluation directory ``DIR`` holds one run directory per episode, written by
     DIR/evaluate.json                 the settings (agent, budgets, resolution, agent options such
                                       as the prompt style); a rerun must match
     DIR/scenes.json                   {scene dir: scene argument}
+    DIR/planned.json                  {"episodes": ["<scene dir>/seed_<k>", ...]}: every episode
+                                      planned (merged over reruns), so a missing one is reported
     DIR/<scene>/seed_<k>/             the episode's LATEST attempt, a complete run directory:
                                       result.json ("status": "ok" = completed, "failed" = a
                                       service or runtime failure; "attempt": its number, 1-based),
@@ -57,7 +59,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from spatialscout_gym.core.errors import ConfigError, SpatialScoutError
 from spatialscout_gym.core.files import write_json_atomic
-from spatialscout_gym.eval.layout import FAILED_SUFFIX, RESULT_FILE, SETTINGS_FILE
+from spatialscout_gym.eval.layout import FAILED_SUFFIX, PLANNED_FILE, RESULT_FILE, SETTINGS_FILE
 
 __all__ = ["read_result", "is_finished", "attempt_dirs", "archive_failed_attempt", "EvalSettings", "EpisodeTask", "Outcome", "EvalSummary", "plan_tasks", "scene_dir_name",
            "expand_scenes", "evaluate", "execute_task", "WorkerState", "SETTINGS_FILE",
@@ -301,6 +303,9 @@ def _record_scene_args(out: Path, tasks: Sequence[EpisodeTask]) -> None:
     known = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     known.update({Path(t.run_dir).parent.name: t.scene for t in tasks})
     write_json_atomic(path, dict(sorted(known.items())))
+    path = out / PLANNED_FILE
+    planned = set(json.loads(path.read_text(encoding="utf-8")).get("episodes", [])) if path.is_file() else set()
+    write_json_atomic(path, {"episodes": sorted(planned | {t.key for t in tasks})})
 
 
 # ---------------------------------------------------------------------------------------------

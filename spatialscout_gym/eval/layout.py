@@ -35,7 +35,7 @@ from spatialscout_gym.core.files import write_json_atomic, write_text_atomic
 
 __all__ = ["EvalDir", "EvalDirError", "EpisodeDir", "Attempt", "seed_spread", "publish_json", "publish_text", "read_json_object", "read_trace",
            "SETTINGS_FILE", "RESULT_FILE", "TRACE_FILE", "GROUND_TRUTH_FILE", "PREDICTIONS_FILE",
-           "FAILED_SUFFIX", "ATTEMPTS_SUFFIX", "ATTEMPTS_DIR", "VERIFY_FILE"]
+           "FAILED_SUFFIX", "ATTEMPTS_SUFFIX", "ATTEMPTS_DIR", "VERIFY_FILE", "SCENES_FILE", "PLANNED_FILE"]
 
 SETTINGS_FILE = "evaluate.json"
 RESULT_FILE = "result.json"
@@ -43,6 +43,8 @@ TRACE_FILE = "trace.jsonl"
 GROUND_TRUTH_FILE = "ground_truth.json"
 PREDICTIONS_FILE = "predictions.json"
 VERIFY_FILE = "verify.json"
+SCENES_FILE = "scenes.json"
+PLANNED_FILE = "planned.json"
 FAILED_SUFFIX = ".failed.json"
 ATTEMPTS_SUFFIX = ".attempts"
 ATTEMPTS_DIR = "attempts"
@@ -223,6 +225,26 @@ class EvalDir:
         if note.is_file():
             notes.append(read_json_object(note))
         return EpisodeDir(EvalDir.key_of(ep), ep, attempts, notes, note.is_file())
+
+    def planned(self) -> list[str]:
+        """Keys of every episode the evaluation planned, sorted: ``planned.json``'s list, or (an
+        evaluation written before it) every scene of ``scenes.json`` times every seed seen in the
+        directory (seed 0 when none). A plain run directory plans itself; a directory without
+        either file plans nothing beyond what it holds ([]). An unreadable file plans nothing."""
+        if self.is_run_dir:
+            return [self.key_of(self.root)]
+        try:
+            p = self.root / PLANNED_FILE
+            if p.is_file():
+                return sorted({str(k) for k in read_json_object(p).get("episodes") or []})
+            p = self.root / SCENES_FILE
+            if not p.is_file():
+                return []
+            scenes = read_json_object(p)
+        except EvalDirError:
+            return []
+        seeds = {int(m.group(1)) for d in self._episode_paths() if (m := _SEED_DIR.search(d.name))} or {0}
+        return sorted(f"{s}/seed_{k}" for s in scenes for k in seeds)
 
     def completed(self) -> list[tuple[str, Attempt]]:
         """``(key, attempt)`` of every completed episode, sorted by key."""
