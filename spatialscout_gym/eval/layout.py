@@ -246,6 +246,23 @@ class EvalDir:
         seeds = {int(m.group(1)) for d in self._episode_paths() if (m := _SEED_DIR.search(d.name))} or {0}
         return sorted(f"{s}/seed_{k}" for s in scenes for k in seeds)
 
+    def check_identities(self) -> None:
+        """Raise :class:`EvalDirError` (one line) when a completed episode's ``result.json`` names
+        another seed than its path, or two completed episodes name the same scene and seed (one
+        episode's files copied over another's): their scores must not be pooled."""
+        seen: dict[tuple[str, Any], str] = {}
+        for key, a in self.completed():
+            m = _SEED_DIR.search(a.run_dir.name) if not self.is_run_dir else None
+            if m and a.result.get("seed") not in (None, int(m.group(1))):
+                raise EvalDirError(f"{self.root}: {key} holds the records of seed {a.result.get('seed')!r}; files "
+                                   "were moved or copied from another episode (`spatialscout verify` names them)")
+            ident = (str(a.result.get("scene_id")), a.result.get("seed"))
+            if ident in seen:
+                raise EvalDirError(f"{self.root}: {seen[ident]} and {key} both hold scene {ident[0]!r} seed "
+                                   f"{ident[1]!r}; one episode's files were copied over the other's "
+                                   "(`spatialscout verify` names which)")
+            seen[ident] = key
+
     def completed(self) -> list[tuple[str, Attempt]]:
         """``(key, attempt)`` of every completed episode, sorted by key."""
         return [(e.key, e.completed) for e in self.episodes() if e.completed is not None]

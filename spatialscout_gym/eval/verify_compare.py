@@ -121,7 +121,7 @@ class Comparison:
                 if d:
                     return d
             return None
-        here = f"{at}{', ' if at else ''}{path.lstrip('.')}"
+        here = ", ".join(x for x in (at, path.lstrip(".")) if x)
         numbers = [isinstance(x, (int, float)) and not isinstance(x, bool) for x in (recorded, recomputed)]
         if all(numbers):
             same = self._numbers(float(recorded), float(recomputed), here)
