@@ -181,7 +181,7 @@ def test_another_episodes_files_copied_in_are_caught_and_report_does_not_crash(m
     assert code == 1 and eps["procedural_2/seed_0"]["status"] == "verified"
     assert eps["procedural_1/seed_0"]["status"] == "diverged"
     assert eps["procedural_1/seed_0"]["detail"].startswith(
-        "identity: the path says scene 'procedural_1' (scenes.json: 'procedural:1', scene 'procedural_1'), "
+        "in its path: the path says scene 'procedural_1' (scenes.json: 'procedural:1', scene 'procedural_1'), "
         "result.json says 'procedural_2'")
     assert main(["report", str(d), "--no-figures"]) == 2
     err = capsys.readouterr().err

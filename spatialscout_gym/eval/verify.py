@@ -223,18 +223,18 @@ def _identity(d: Path, result: dict, scene_args: dict[str, str]) -> None:
     if not m:
         return
     if result.get("seed") != int(m.group(1)):
-        raise _Diverged(f"identity: the path says seed {m.group(1)}, result.json says seed "
+        raise _Diverged(f"in its path: the path says seed {m.group(1)}, result.json says seed "
                         f"{_short(result.get('seed'))} (files moved or copied from another episode)")
     sid, scene_dir = str(result.get("scene_id")), d.parent.name
     arg = scene_args.get(scene_dir)
     if arg is None:
         if scene_args and scene_dir != sid:
-            raise _Diverged(f"identity: {scene_dir!r} is not planned in scenes.json, and result.json names "
+            raise _Diverged(f"in its path: {scene_dir!r} is not planned in scenes.json, and result.json names "
                             f"scene {sid!r}")
         if not scene_args and scene_dir != sid and not re.fullmatch(r"procedural_\d+", scene_dir):
             return      # a run directory outside an evaluation: its own name is free
         if scene_dir != sid:
-            raise _Diverged(f"identity: the path says scene {scene_dir!r}, result.json says {sid!r}")
+            raise _Diverged(f"in its path: the path says scene {scene_dir!r}, result.json says {sid!r}")
         return
     from spatialscout_gym.eval.runner import resolve_scene
     try:
@@ -243,7 +243,7 @@ def _identity(d: Path, result: dict, scene_args: dict[str, str]) -> None:
         del exc
         return
     if want != sid:
-        raise _Diverged(f"identity: the path says scene {scene_dir!r} (scenes.json: {arg!r}, scene "
+        raise _Diverged(f"in its path: the path says scene {scene_dir!r} (scenes.json: {arg!r}, scene "
                         f"{want!r}), result.json says {sid!r} (files copied from another episode)")
 
 
@@ -462,12 +462,13 @@ def verify_dir(path: str | os.PathLike, progress: bool = False, images: bool = F
     for e in ev.failed():
         if e.key not in seen:
             seen.add(e.key)
-            checks.append(EpisodeCheck(e.key, "failed", "every attempt failed (counted as failed by report; "
-                                                        "nothing to re-execute)"))
+            checks.append(EpisodeCheck(e.key, "failed", "(every attempt failed: counted as failed by report; "
+                                                        "nothing to re-execute)", conversation="not checked"))
     for key in planned:
         if key not in seen:
-            checks.append(EpisodeCheck(key, "missing", "planned (scenes.json) but there is no run directory "
-                                                        "with a result.json: deleted, moved or never run"))
+            checks.append(EpisodeCheck(key, "missing", "(planned in scenes.json; no run directory with a "
+                                                        "result.json: deleted, moved or never run)",
+                                       conversation="not checked"))
     return sorted(checks, key=lambda c: c.key)
 
 
