@@ -250,3 +250,46 @@ def test_run_made_through_mcp_stdio_client_verifies(tmp_path):
     p = subprocess.run([sys.executable, "-m", "spatialscout_gym.cli.main", "verify", str(out), "--no-progress"],
                        cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0 and "mcp-run: verified" in p.stdout, p.stdout + p.stderr[-2000:]
+
+
+@pytest.mark.parametrize("agent,mode", [("openai:scripted", "passive"), ("anthropic:scripted", "active"),
+                                        ("openai-responses:scripted", "active")])
+def test_other_modes_and_wire_formats_are_re_derived(tmp_path, agent, mode, capsys):
+    """Passive mode (the evaluator's views, camera tools refused), refusals made by the wrapper (an
+    unknown tool, arguments that are not JSON) and the Anthropic and Responses codecs replay to the
+    same records."""
+    from vlm_scripted import ScriptedServer
+    from spatialscout_gym.baselines.registry import make_agent
+    from spatialscout_gym.eval.runner import run_episode
+    from spatialscout_gym.scenes.catalog import scene_by_name
+    spec = scene_by_name("procedural:1")
+    bad_args = "{bad json" if agent == "openai:scripted" else {"x": 1}
+    steps = [[("move_camera", {"right": 0.5}), ("list_entities", {})], [("bogus_tool", {}), ("get_camera_pose", bad_args)],
+             [("triangulate_observations", {"observations": [{"frame_id": 0, "u": 15.5, "v": 15.5},
+                                                             {"frame_id": 1, "u": 12, "v": 15.5}]})], []]
+    with ScriptedServer(lambda step, body, fmt: steps[step] if step < len(steps) else []) as server:
+        url = server.anthropic_url if agent.startswith("anthropic") else server.openai_url
+        a = make_agent(agent, base_url=url, api_key="local", model_call_budget=12, mode=mode)
+        r = run_episode(a, spec, tmp_path / "ev" / "procedural_1" / "seed_0", image_budget=30, resolution=32,
+                        renderer=FakeRenderer(spec, 32, 32))
+    assert r["status"] == "ok" and r["end_reason"] == "no_tool_call"
+    trace = (tmp_path / "ev" / "procedural_1" / "seed_0" / "trace.jsonl").read_text()
+    assert '"event": "tool_call_refused"' in trace
+    code, eps = _verify_json(tmp_path / "ev", capsys)
+    assert code == 0 and eps["procedural_1/seed_0"]["conversation"] == "re-derived: 4 requests, 4 replies"
+
+
+def test_small_geometry_without_blas_agrees_with_lapack():
+    """The closed-form 3 x 3 solve and condition number (used by triangulation) agree with LAPACK."""
+    import numpy as np
+    from spatialscout_gym.core.exact import cond3_symmetric, matmul, rows_times, solve3
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        d = rng.normal(size=(3, 3))
+        d /= np.linalg.norm(d, axis=1, keepdims=True)
+        A = 3 * np.eye(3) - np.einsum("ki,kj->ij", d, d)          # sum of I - d d^T over three rays
+        b = rng.normal(size=3)
+        assert np.allclose(solve3(A, b), np.linalg.solve(A, b), rtol=1e-9, atol=1e-12)
+        assert cond3_symmetric(A) == pytest.approx(np.linalg.cond(A), rel=1e-6)
+        assert np.allclose(matmul(A, d), A @ d, rtol=1e-12) and np.allclose(rows_times(d, A), d @ A, rtol=1e-12)
+    assert cond3_symmetric(2 * (np.eye(3) - np.outer([1.0, 0, 0], [1.0, 0, 0]))) == float("inf")   # parallel rays

@@ -445,7 +445,7 @@ def verify_dir(path: str | os.PathLike, progress: bool = False, images: bool = F
     args = _scene_args(ev.root)
     done = ev.completed()
     planned = ev.planned()
-    if not done and not planned:
+    if not done and not planned and not ev.failed():
         raise FileNotFoundError(f"{ev.root} holds no completed episode to verify (a run directory or an "
                                 "evaluation directory from `spatialscout evaluate`)")
     it: Any = done
