@@ -247,15 +247,13 @@ class EvalDir:
         return sorted(f"{s}/seed_{k}" for s in scenes for k in seeds)
 
     def check_identities(self) -> None:
-        """Raise :class:`EvalDirError` (one line) when a completed episode's ``result.json`` names
-        another seed than its path, or two completed episodes name the same scene and seed (one
-        episode's files copied over another's): their scores must not be pooled."""
+        """Raise :class:`EvalDirError` (one line) when two completed episodes name the same scene
+        and seed in their ``result.json`` (one episode's files copied over another's): their scores
+        must not be pooled. (``verify`` also checks each path against its records.)"""
         seen: dict[tuple[str, Any], str] = {}
         for key, a in self.completed():
-            m = _SEED_DIR.search(a.run_dir.name) if not self.is_run_dir else None
-            if m and a.result.get("seed") not in (None, int(m.group(1))):
-                raise EvalDirError(f"{self.root}: {key} holds the records of seed {a.result.get('seed')!r}; files "
-                                   "were moved or copied from another episode (`spatialscout verify` names them)")
+            if a.result.get("scene_id") is None:
+                continue
             ident = (str(a.result.get("scene_id")), a.result.get("seed"))
             if ident in seen:
                 raise EvalDirError(f"{self.root}: {seen[ident]} and {key} both hold scene {ident[0]!r} seed "
