@@ -293,3 +293,15 @@ def test_small_geometry_without_blas_agrees_with_lapack():
         assert cond3_symmetric(A) == pytest.approx(np.linalg.cond(A), rel=1e-6)
         assert np.allclose(matmul(A, d), A @ d, rtol=1e-12) and np.allclose(rows_times(d, A), d @ A, rtol=1e-12)
     assert cond3_symmetric(2 * (np.eye(3) - np.outer([1.0, 0, 0], [1.0, 0, 0]))) == float("inf")   # parallel rays
+
+
+def test_a_verdict_lapses_when_the_harness_record_changes(model_eval, tmp_path, capsys):
+    from spatialscout_gym.eval.verify import verification_status
+    d = _copy(model_eval, tmp_path)
+    assert main(["verify", str(d), "--no-progress"]) == 0
+    assert verification_status(d)["status"] == "verified"
+    p = d / "procedural_1" / "seed_0" / "harness.json"
+    p.write_text(p.read_text().replace("Estimate", "Guess"))
+    v = verification_status(d)
+    assert v["episodes"]["procedural_1/seed_0"] == "not checked" and v["status"] == "not checked"
+    assert (v["planned"], v["completed"], v["missing"]) == (2, 2, [])

@@ -63,7 +63,7 @@ __all__ = ["EpisodeCheck", "verify_episode", "verify_dir", "write_verification",
            "REL_TOLERANCE", "ABS_TOLERANCE"]
 
 _EPISODE_EVENTS = ("start", "capture", "tool_call", "map", "end")
-_CHECKED_FILES = (RESULT_FILE, TRACE_FILE, PREDICTIONS_FILE, GROUND_TRUTH_FILE)
+_CHECKED_FILES = (RESULT_FILE, TRACE_FILE, PREDICTIONS_FILE, GROUND_TRUTH_FILE, "harness.json", "prompt.txt")
 DELIVERED_FILE = "delivered_sha256.json"
 """Written by model agents: SHA-256 of the JPEG bytes each delivered image had."""
 
@@ -87,7 +87,9 @@ class EpisodeCheck:
     def line(self) -> str:
         images = "" if self.images == "not checked" else f" (images: {self.images})"
         conv = f" (conversation {self.conversation})" if self.conversation.startswith("not checkable") else ""
-        return f"{self.key}: {self.status}" + (f" {self.detail}" if self.detail else "") + images + conv
+        n = len(self.numbers.get("rounding_boundaries") or [])
+        edge = f" ({n} rounding boundary case(s), not edits: see --json)" if n else ""
+        return f"{self.key}: {self.status}" + (f" {self.detail}" if self.detail else "") + images + conv + edge
 
     def to_json(self) -> dict:
         return {"episode": self.key, "status": self.status, "detail": self.detail, "images": self.images,
