@@ -55,7 +55,7 @@ def test_edited_predictions_are_caught(evals, tmp_path):
     d, run = _run(evals, tmp_path)
     pred = json.loads((run / "predictions.json").read_text())
     key = sorted(pred["positions"])[0]
-    pred["positions"][key][2] += 1e-9
+    pred["positions"][key][2] += 1e-6      # above the 1e-9 tolerance
     (run / "predictions.json").write_text(json.dumps(pred))
     c = _verdict(d)
     assert c.status == "diverged" and c.detail.startswith(f"in predictions.json: positions, {key}[2], recorded")
@@ -64,7 +64,7 @@ def test_edited_predictions_are_caught(evals, tmp_path):
 def test_edited_result_is_caught(evals, tmp_path):
     d, run = _run(evals, tmp_path)
     res = json.loads((run / "result.json").read_text())
-    res["submitted"]["gt_50"] = res["submitted"]["gt_50"] + 1e-9
+    res["submitted"]["gt_50"] = res["submitted"]["gt_50"] + 1e-6
     (run / "result.json").write_text(json.dumps(res))
     c = _verdict(d)
     assert c.status == "diverged" and c.detail.startswith("in result.json: submitted.gt_50, recorded")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections import Counter
 from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
@@ -19,14 +20,18 @@ from spatialscout_gym.cli.errors import CliError
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "verify", help="re-execute the recorded tool calls of runs and check their traces and scores",
-        description="For every completed episode of each DIR (a run directory or an evaluation "
-                    "directory), rebuild the scene (its content hash and catalog version must match "
-                    "the record), replay the recorded tool calls in order on a fresh episode with no "
-                    "model and no renderer, and check that every trace event, the predictions, the "
-                    "ground truth and result.json's scores equal the recomputed ones (numbers exactly, "
-                    "scores to 1e-12). Prints 'KEY: verified' or 'KEY: diverged at event N: tool, "
-                    "field, recorded vs recomputed' per episode; exit 0 only when all verify. Writes "
-                    "DIR/verify.json into each DIR (evaluation or run directory).")
+        description="For every planned episode of each DIR (a run directory or an evaluation "
+                    "directory), check that its path names the scene and seed its records name, rebuild "
+                    "the scene (its content hash and catalog version must match the record) and replay "
+                    "it with no renderer: a model run's recorded replies go through the same harness "
+                    "(every request, tool call, reminder, the end rule, usage and harness.json are "
+                    "re-derived), any other run's tool calls on a fresh episode. Every trace event, the "
+                    "predictions, the ground truth and result.json must equal the recomputed ones "
+                    "(numbers within a relative 1e-9, texts word for word with their numbers compared "
+                    "the same way). Prints 'KEY: verified', 'KEY: diverged at event N: tool, field, "
+                    "recorded vs recomputed' or 'KEY: missing' (planned, no result) per episode; exit 0 "
+                    "only when every planned episode verified or is recorded as failed. Writes "
+                    "DIR/verify.json into each DIR (evaluation or run directory). See docs/verify.md.")
     p.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="run or evaluation directories")
     p.add_argument("--json", action="store_true", help="print the verdicts as one JSON object")
     p.add_argument("--images", action="store_true",
@@ -38,7 +43,7 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from spatialscout_gym.eval.layout import EvalDirError
-    from spatialscout_gym.eval.verify import verify_dir, write_verification
+    from spatialscout_gym.eval.verify import ABS_TOLERANCE, REL_TOLERANCE, verify_dir, write_verification
     out: dict[str, list] = {}
     for d in args.dirs:
         if not d.is_dir():
@@ -54,12 +59,14 @@ def run(args: argparse.Namespace) -> int:
         if not args.json:
             for c in checks:
                 print(f"{d}/{c.line()}" if len(args.dirs) > 1 else c.line())
-    ok = all(c.status == "verified" for cs in out.values() for c in cs)
+    # a failed episode (every attempt failed) is accounted for by report; any other status fails
+    ok = all(c.status in ("verified", "failed") for cs in out.values() for c in cs)
     if args.json:
-        print(json.dumps({"verified": ok, "dirs": {d: [{"episode": c.key, "status": c.status, "detail": c.detail, "images": c.images}
-                                                       for c in cs] for d, cs in out.items()}}, indent=2))
+        print(json.dumps({"verified": ok, "rel_tolerance": REL_TOLERANCE, "abs_tolerance": ABS_TOLERANCE,
+                          "dirs": {d: [c.to_json() for c in cs] for d, cs in out.items()}}, indent=2))
     else:
-        n = sum(len(cs) for cs in out.values())
-        bad = sum(c.status != "verified" for cs in out.values() for c in cs)
-        print(f"{n - bad} of {n} episode(s) verified" + ("" if ok else f"; {bad} diverged or refused"))
+        counts = Counter(c.status for cs in out.values() for c in cs)
+        n = sum(counts.values()) - counts["failed"]
+        rest = [f"{counts[k]} {k}" for k in ("diverged", "refused", "missing", "failed") if counts[k]]
+        print(f"{counts['verified']} of {n} episode(s) verified" + (f"; {', '.join(rest)}" if rest else ""))
     return 0 if ok else 1

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from spatialscout_gym.core.exact import rows_times
 from spatialscout_gym.core.frames import CameraPose
 
 __all__ = ["Intrinsics", "pixel_to_ray_camera", "pixel_to_ray_world", "project_world_to_pixel",
@@ -98,7 +99,7 @@ def pixel_to_ray_camera(K: Intrinsics, u: np.ndarray | float, v: np.ndarray | fl
 
 def pixel_to_ray_world(K: Intrinsics, pose: CameraPose, u, v) -> tuple[np.ndarray, np.ndarray]:
     """Ray origin (shape (3,)) and unit directions (shape (..., 3)) in the world frame."""
-    return pose.position_world.copy(), pixel_to_ray_camera(K, u, v) @ pose.R_world_cam.T
+    return pose.position_world.copy(), rows_times(pixel_to_ray_camera(K, u, v), pose.R_world_cam.T)
 
 
 def project_world_to_pixel(K: Intrinsics, pose: CameraPose, points_world: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -110,7 +111,7 @@ def project_world_to_pixel(K: Intrinsics, pose: CameraPose, points_world: np.nda
     depth : ndarray, shape (...)
         Distance along the optical axis, metres; points with ``depth <= 0`` are behind the camera.
     """
-    p_cam = (np.asarray(points_world, dtype=float) - pose.position_world) @ pose.R_world_cam
+    p_cam = rows_times(np.asarray(points_world, dtype=float) - pose.position_world, pose.R_world_cam)
     depth = p_cam[..., 0]
     with np.errstate(divide="ignore", invalid="ignore"):
         u = K.cx - K.fx * p_cam[..., 1] / depth

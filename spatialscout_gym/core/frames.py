@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from spatialscout_gym.core.exact import matmul, rows_times
 from spatialscout_gym.core.types import ArrayLike3, as_vec3
 
 __all__ = ["CameraPose", "TaskFrame", "quat_mul", "rotation_world_from_camera", "wrap_degrees"]
@@ -171,20 +172,20 @@ class TaskFrame:
     def to_task(self, points_world: np.ndarray) -> np.ndarray:
         """World points, shape (..., 3), to task-frame points, shape (..., 3)."""
         p = np.asarray(points_world, dtype=float)
-        return (p - self.origin_world) @ self.R_world_task
+        return rows_times(p - self.origin_world, self.R_world_task)
 
     def to_world(self, points_task: np.ndarray) -> np.ndarray:
         """Task-frame points, shape (..., 3), to world points, shape (..., 3)."""
         p = np.asarray(points_task, dtype=float)
-        return p @ self.R_world_task.T + self.origin_world
+        return rows_times(p, self.R_world_task.T) + self.origin_world
 
     def direction_to_task(self, directions_world: np.ndarray) -> np.ndarray:
         """Rotate world directions, shape (..., 3), into the task frame."""
-        return np.asarray(directions_world, dtype=float) @ self.R_world_task
+        return rows_times(directions_world, self.R_world_task)
 
     def direction_to_world(self, directions_task: np.ndarray) -> np.ndarray:
         """Rotate task-frame directions, shape (..., 3), into the world frame."""
-        return np.asarray(directions_task, dtype=float) @ self.R_world_task.T
+        return rows_times(directions_task, self.R_world_task.T)
 
     def pose_to_task(self, pose: CameraPose) -> dict:
         """A camera pose as ``get_camera_pose`` reports it (task frame; see module docstring).
@@ -192,7 +193,7 @@ class TaskFrame:
         Returns ``{"position": [x, y, z], "yaw_deg", "pitch_deg", "forward", "left", "up"}``,
         position in metres and axes as unit vectors, all in the task frame.
         """
-        R_task_cam = self.R_world_task.T @ pose.R_world_cam
+        R_task_cam = matmul(self.R_world_task.T, pose.R_world_cam)
         return {
             "position": [round(float(x), 6) for x in self.to_task(pose.position_world)],
             "yaw_deg": round(wrap_degrees(pose.yaw_deg - self.initial_yaw_deg), 6),

@@ -37,6 +37,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from spatialscout_gym.core import exact
 from spatialscout_gym.core.camera import Intrinsics
 from spatialscout_gym.core.frames import CameraPose, TaskFrame
 
@@ -157,7 +158,7 @@ class Part:
 
 
 def _quat_to_matrix(q: np.ndarray) -> np.ndarray:
-    w, x, y, z = np.asarray(q, dtype=float) / np.linalg.norm(q)
+    w, x, y, z = np.asarray(q, dtype=float) / exact.norm(q)
     return np.array([
         [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
         [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
@@ -174,7 +175,7 @@ def part_world_aabb(part: Part) -> tuple[np.ndarray, np.ndarray]:
     R = _quat_to_matrix(part.quat_wxyz)
     c = np.asarray(part.position_world, dtype=float)
     if part.shape == "box":
-        ext = np.abs(R) @ np.asarray(part.half_size, dtype=float)
+        ext = exact.matvec(np.abs(R), part.half_size)
     elif part.shape == "sphere":
         ext = np.full(3, float(part.radius))
     elif part.shape in ("cylinder", "capsule"):
@@ -190,7 +191,7 @@ def part_world_aabb(part: Part) -> tuple[np.ndarray, np.ndarray]:
         v = np.asarray(part.vertices, dtype=float)
         if part.scale is not None:
             v = v * np.asarray(part.scale, dtype=float)
-        w = v @ R.T + c
+        w = exact.rows_times(v, R.T) + c
         return w.min(axis=0), w.max(axis=0)
     else:
         raise ValueError(f"unknown part shape {part.shape!r}; expected box, cylinder, capsule, sphere or mesh")

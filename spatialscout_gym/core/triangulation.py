@@ -34,6 +34,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from spatialscout_gym.core.camera import Intrinsics, pixel_to_ray_camera
+from spatialscout_gym.core.exact import cond3_symmetric, matmul, matvec, norm, solve3
 from spatialscout_gym.core.frames import CameraPose, TaskFrame
 
 __all__ = ["FrameGeometry", "TriangulationResult", "triangulate_rays", "triangulate_marks",
@@ -86,11 +87,11 @@ class FrameGeometry:
     def from_pose(cls, task_frame: TaskFrame, pose: CameraPose, intrinsics: Intrinsics) -> "FrameGeometry":
         """The geometry of a capture at world ``pose``, expressed in ``task_frame``."""
         return cls(task_frame.to_task(pose.position_world),
-                   task_frame.R_world_task.T @ pose.R_world_cam, intrinsics)
+                   matmul(task_frame.R_world_task.T, pose.R_world_cam), intrinsics)
 
     def ray_task(self, u: float, v: float) -> tuple[np.ndarray, np.ndarray]:
         """Origin, shape (3,), and unit direction, shape (3,), of pixel ``(u, v)`` in the task frame."""
-        return self.position_task.copy(), self.R_task_cam @ pixel_to_ray_camera(self.intrinsics, u, v)
+        return self.position_task.copy(), matvec(self.R_task_cam, pixel_to_ray_camera(self.intrinsics, u, v))
 
     def to_dict(self) -> dict:
         return {"position_task": self.position_task.tolist(), "R_task_cam": self.R_task_cam.tolist(),
@@ -193,13 +194,13 @@ def triangulate_rays(origins: Any, directions: Any, radius_m: float | None = Non
 
     A_k = np.eye(3)[None, :, :] - d[:, :, None] * d[:, None, :]          # (K, 3, 3)
     A = A_k.sum(axis=0)
-    cond = float(np.linalg.cond(A))
+    cond = cond3_symmetric(A)     # closed form: the same bits on every BLAS kernel
     if not np.isfinite(cond) or cond > MAX_CONDITION:
         return TriangulationResult.refused(
             f"the rays are (nearly) parallel: condition number {cond:.3g} of sum(I - d d^T) exceeds "
             f"{MAX_CONDITION:.0e}; mark the point in frames whose viewing directions differ more", k)
     b = np.einsum("kij,kj->i", A_k, o)
-    p = np.linalg.solve(A, b)
+    p = solve3(A, b)
 
     along = np.einsum("ki,ki->k", p[None, :] - o, d)                    # ray parameter of p
     behind = np.flatnonzero(along <= 0.0)
@@ -211,7 +212,7 @@ def triangulate_rays(origins: Any, directions: Any, radius_m: float | None = Non
 
     perp = np.einsum("kij,kj->ki", A_k, p[None, :] - o)
     residual = float(np.sqrt(np.mean(np.sum(perp ** 2, axis=1))))
-    cosines = np.clip(d @ d.T, -1.0, 1.0)
+    cosines = np.clip(np.einsum("ik,jk->ij", d, d), -1.0, 1.0)
     max_angle = float(np.degrees(np.arccos(np.min(cosines))))
 
     warnings: list[str] = []
@@ -225,7 +226,7 @@ def triangulate_rays(origins: Any, directions: Any, radius_m: float | None = Non
             f"marks may not show the same physical point; check each mark")
     if radius_m is not None:
         bound = float(radius_m) + RADIUS_MARGIN_M
-        dist = float(np.linalg.norm(p))
+        dist = norm(p)
         if dist > bound:
             warnings.append(
                 f"the point is {dist:.2f} m from the task origin, beyond the search radius r + "

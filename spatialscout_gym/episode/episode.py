@@ -41,6 +41,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from spatialscout_gym.core import exact
 from spatialscout_gym.core.camera import Intrinsics
 from spatialscout_gym.core.errors import ConfigError
 from spatialscout_gym.core.frames import CameraPose, TaskFrame, wrap_degrees
@@ -318,7 +319,7 @@ class Episode:
 
     def _tool_move_camera(self, *, index: int, forward=0.0, right=0.0, up=0.0) -> ToolResult:
         f, r, u = float(forward), float(right), float(up)
-        norm = float(np.linalg.norm([f, r, u]))
+        norm = exact.norm([f, r, u])
         if norm > MAX_TRANSLATION_M + BOUND_TOLERANCE_M:
             return ToolResult("move_camera", False, error=(
                 f"move_camera: |(forward, right, up)| must be <= {MAX_TRANSLATION_M:g} m per call, "
@@ -348,7 +349,7 @@ class Episode:
             raise RuntimeError(f"renderer returned an image of shape {image.shape} and dtype "
                                f"{image.dtype}; expected ({K.height}, {K.width}, 3) uint8")
         fid = len(self._frames)
-        R_task_cam = self.task_frame.R_world_task.T @ self._pose.R_world_cam
+        R_task_cam = exact.matmul(self.task_frame.R_world_task.T, self._pose.R_world_cam)
         frame = EpisodeFrame(fid, self._pose, self.task_frame.to_task(self._pose.position_world),
                              R_task_cam, K, image)
         self._frames[fid] = frame
@@ -400,7 +401,7 @@ class Episode:
                 refused[k] = f"position must be three finite numbers [x, y, z] (task frame, m), got {to_jsonable(value)!r}"
                 continue
             p = np.array([float(x) for x in vals])
-            dist = float(np.linalg.norm(p))
+            dist = exact.norm(p)
             if dist > bound + BOUND_TOLERANCE_M:
                 refused[k] = (f"|p| = {dist:.3f} m exceeds the bound r + {SUBMIT_MARGIN_M:g} = "
                               f"{bound:.3f} m (task frame)")

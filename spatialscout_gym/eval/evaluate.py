@@ -6,6 +6,8 @@ An evaluation directory ``DIR`` holds one run directory per episode, written by
     DIR/evaluate.json                 the settings (agent, budgets, resolution, agent options such
                                       as the prompt style); a rerun must match
     DIR/scenes.json                   {scene dir: scene argument}
+    DIR/planned.json                  {"episodes": ["<scene dir>/seed_<k>", ...]}: every episode
+                                      planned (merged over reruns), so a missing one is reported
     DIR/<scene>/seed_<k>/             the episode's LATEST attempt, a complete run directory:
                                       result.json ("status": "ok" = completed, "failed" = a
                                       service or runtime failure; "attempt": its number, 1-based),
@@ -57,7 +59,7 @@ from typing import Any, Callable, Iterable, Sequence
 from spatialscout_gym.core.errors import ConfigError, SpatialScoutError
 from spatialscout_gym.core.files import write_json_atomic
 from spatialscout_gym.eval.layout import (ATTEMPTS_DIR, FAILED_SUFFIX, SETTINGS_FILE, archive_failed_attempt,
-                                          read_json_object, read_run_result, record_scene_args)
+                                          read_json_object, read_run_result, record_planned, record_scene_args)
 
 __all__ = ["is_finished", "EvalSettings", "EpisodeTask", "Outcome", "EvalSummary", "plan_tasks", "scene_dir_name",
            "expand_scenes", "evaluate", "execute_task", "WorkerState", "SETTINGS_FILE", "check_settings",
@@ -460,6 +462,7 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
                                f"or choose another --out") from None
         check_settings(out, settings)
         record_scene_args(out, {Path(t.run_dir).parent.name: t.scene for t in tasks})
+        record_planned(out, [t.key for t in tasks])
         _remove_stale_temp_dirs(tasks)
         done = [t for t in tasks if is_finished(t)]
         pending = [t for t in tasks if not is_finished(t)]

@@ -40,13 +40,14 @@ __all__ = ["EvalDir", "EvalDirError", "EpisodeDir", "Attempt", "seed_spread", "p
            "read_scene_args", "record_scene_args",
            "SETTINGS_FILE", "SCENES_FILE", "RESULT_FILE", "TRACE_FILE", "GROUND_TRUTH_FILE", "PREDICTIONS_FILE",
            "ENTITY_LIBRARY_FILE", "DELIVERED_FILE", "HARNESS_FILE", "PROMPT_FILE",
-           "FAILED_SUFFIX", "ATTEMPTS_SUFFIX", "ATTEMPTS_DIR", "VERIFY_FILE"]
+           "FAILED_SUFFIX", "ATTEMPTS_SUFFIX", "ATTEMPTS_DIR", "VERIFY_FILE", "PLANNED_FILE", "record_planned"]
 
 # An evaluation directory's own files; a run directory's file names belong to their writer
 # (envs/run_dir.py) and are re-exported here for readers.
 SETTINGS_FILE = "evaluate.json"
 SCENES_FILE = "scenes.json"
 VERIFY_FILE = "verify.json"
+PLANNED_FILE = "planned.json"
 FAILED_SUFFIX = ".failed.json"
 ATTEMPTS_SUFFIX = ".attempts"
 _SEED_DIR = re.compile(r"seed_(\d+)$")
@@ -215,6 +216,14 @@ def record_scene_args(root: str | os.PathLike, scene_args: dict[str, str]) -> No
     write_json_atomic(Path(root) / SCENES_FILE, dict(sorted(known.items())))
 
 
+def record_planned(root: str | os.PathLike, keys: Iterable[str]) -> None:
+    """Merge episode keys (``<scene dir>/seed_<k>``) into ``DIR/planned.json``: every episode an
+    evaluation set out to run, so a missing one is reported rather than silently left out."""
+    path = Path(root) / PLANNED_FILE
+    planned = set(read_json_object(path).get("episodes") or []) if path.exists() else set()
+    write_json_atomic(path, {"episodes": sorted(planned | set(keys))})
+
+
 def publish_text(path: str | os.PathLike, text: str) -> Path:
     """Write an output meant to be read by others (report, leaderboard) atomically, mode 0644."""
     p = write_text_atomic(path, text)
@@ -351,6 +360,40 @@ class EvalDir:
         if note.is_file():
             notes.append(read_result(note))
         return EpisodeDir(EvalDir.key_of(ep), ep, attempts, notes, note.is_file())
+
+    def planned(self) -> list[str]:
+        """Keys of every episode the evaluation planned, sorted: ``planned.json``'s list, or (an
+        evaluation written before it) every scene of ``scenes.json`` times every seed seen in the
+        directory (seed 0 when none). A plain run directory plans itself; a directory without
+        either file plans nothing beyond what it holds ([]). An unreadable file plans nothing."""
+        if self.is_run_dir:
+            return [self.key_of(self.root)]
+        try:
+            p = self.root / PLANNED_FILE
+            if p.is_file():
+                return sorted({str(k) for k in read_json_object(p).get("episodes") or []})
+            scenes = read_scene_args(self.root)
+            if not scenes:
+                return []
+        except EvalDirError:
+            return []
+        seeds = {int(m.group(1)) for d in self._episode_paths() if (m := _SEED_DIR.search(d.name))} or {0}
+        return sorted(f"{s}/seed_{k}" for s in scenes for k in seeds)
+
+    def check_identities(self) -> None:
+        """Raise :class:`EvalDirError` (one line) when two completed episodes name the same scene
+        and seed in their ``result.json`` (one episode's files copied over another's): their scores
+        must not be pooled. (``verify`` also checks each path against its records.)"""
+        seen: dict[tuple[str, Any], str] = {}
+        for key, a in self.completed():
+            if a.result.get("scene_id") is None:
+                continue
+            ident = (str(a.result.get("scene_id")), a.result.get("seed"))
+            if ident in seen:
+                raise EvalDirError(f"{self.root}: {seen[ident]} and {key} both hold scene {ident[0]!r} seed "
+                                   f"{ident[1]!r}; one episode's files were copied over the other's "
+                                   "(`spatialscout verify` names which)")
+            seen[ident] = key
 
     def completed(self) -> list[tuple[str, Attempt]]:
         """``(key, attempt)`` of every completed episode, sorted by key."""

@@ -97,6 +97,7 @@ def collect_episodes(eval_dir: str | os.PathLike) -> EvalEpisodes:
     """Completed and failed episodes of an evaluation directory, in either attempt layout
     (the rule is :class:`~spatialscout_gym.eval.layout.EvalDir`'s)."""
     ev = EvalDir(eval_dir)
+    ev.check_identities()
     return EvalEpisodes([EpisodeRecord(k, a.run_dir, a.result) for k, a in ev.completed()],
                         [e.key for e in ev.failed()], ev.failed_results())
 
@@ -178,6 +179,7 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> dic
         "failure_analysis": {**count_factors(list(outcomes.values())),
                              "per_trajectory": {k: o.to_dict() for k, o in outcomes.items()}},
         "intervals": bootstrap_intervals(cells),
+        **{k: v for k, v in verification_status(d).items() if k in ("planned", "missing")},
         "verified": verification_status(d)["status"],
         "_cells": cells,
         "catalog_version": versions[0] if len(versions) == 1 else versions,
@@ -296,13 +298,20 @@ def _rank_cells(row: dict) -> list[str]:
     return [rank, "-" if not sep else ("yes" if sep["separated"] else "no")]
 
 
+def _completed_cell(row: dict) -> str:
+    """``N`` completed, or ``N of M planned`` when planned episodes have no result (never a
+    silently shrunken row)."""
+    planned, missing = row.get("planned"), row.get("missing") or []
+    return f"{row['completed']} of {planned} planned" if missing and planned else str(row["completed"])
+
+
 def _row_cells(row: dict) -> list[str]:
     cells = [row.get("verified", "not checked")] + _rank_cells(row) + [_figure_cell(row, p) for _, p in TABLE3_COLUMNS]
     err = row["center_error_m"]
     cells += [_num(err["mean"], ".3f"), _num(err["median"], ".3f"), _num(row["full_scene_loss_m"]["object_micro"], ".3f"),
               _num(row["cost_per_task_usd"], ".4g"), _num(row["tokens_per_task"], ".0f"),
               _num(row["model_calls_per_task"], ".1f"), _num(row["tool_calls_per_task"], ".1f"),
-              _num(row["images_per_task"], ".1f"), str(row["completed"]), str(row["failed"]),
+              _num(row["images_per_task"], ".1f"), _completed_cell(row), str(row["failed"]),
               row.get("harness") or "spatialscout"]
     return cells
 

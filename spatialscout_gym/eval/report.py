@@ -97,7 +97,9 @@ def find_runs(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> list
     """The completed attempt of every episode of ``DIR`` (or ``DIR`` itself when it is a run
     directory; :class:`~spatialscout_gym.eval.layout.EvalDir`), re-scored, sorted by (scene id, seed)."""
     records = []
-    for _, a in EvalDir(out_dir).completed():
+    ev = EvalDir(out_dir)
+    ev.check_identities()
+    for _, a in ev.completed():
         gt = load_ground_truth(a.run_dir)
         score = score_scene(gt, load_predictions(a.run_dir, gt), lam=lam)
         records.append(RunRecord(a.run_dir, a.result, score, [t.category for t in gt.targets]))
@@ -272,6 +274,12 @@ def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> st
              f"agent: {md(', '.join(report['agent']))}; catalog version: {report['catalog_version']}; "
              f"episodes: {e['completed']} completed, {e['failed']} failed "
              f"(failures are left out of every aggregate)", ""]
+    v = report.get("verified") or {}
+    if v.get("missing"):
+        miss = v["missing"]
+        lines += [f"**{e['completed']} of {v['planned']} planned episodes completed**: {len(miss)} planned "
+                  f"episode(s) have no result ({md(', '.join(miss[:10]))}{', ...' if len(miss) > 10 else ''}); "
+                  "every aggregate below is over the completed ones only.", ""]
     if report.get("verified"):
         v = report["verified"]
         n_ok = sum(x == "verified" for x in v["episodes"].values())

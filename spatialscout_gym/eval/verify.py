@@ -1,24 +1,35 @@
-"""Verify recorded runs by re-executing their tool calls (docs/protocol.md sections 4 and 7).
+"""Verify recorded runs by re-executing them (docs/protocol.md sections 4 and 7).
 
-For each completed episode of a run or evaluation directory, :func:`verify_episode` rebuilds the
+For each planned episode of a run or evaluation directory, :func:`verify_episode` first checks
+its identity (the scene and seed its path names are the ones its records name), rebuilds the
 scene (its content hash must equal the recorded ``scene_content_hash``; a scene from another
-catalog version or with other contents is **refused** with the reason), opens a fresh
-:class:`~spatialscout_gym.episode.episode.Episode` with the recorded budgets and intrinsics, and
-replays every recorded ``tool_call`` in order with no model. Then it checks, in this order:
+catalog version or with other contents is **refused** with the reason) and replays it with no
+model and no pixels:
 
-1. every episode event of ``trace.jsonl`` (``start``, ``capture``, ``tool_call``, ``map``,
-   ``end``) equals the recomputed one, field by field, numbers exactly (fields the recomputed
-   event lacks, such as model annotations and timings, are not checked);
-2. ``predictions.json`` equals the replayed accepted map exactly;
-3. ``ground_truth.json`` equals the scene's ground truth;
-4. ``result.json``'s metrics and scorer record equal the recomputed score (to 1e-12), and its
-   counters and end reason equal the replay's.
+* a model run (its trace holds ``model_request``/``model_response`` events and ``harness.json``
+  the settings) is replayed whole: the recorded replies are fed, in order, as a scripted model to
+  the same wrapper and codec (:mod:`spatialscout_gym.eval.verify_conversation`), so every request
+  the harness built, every tool call parsed from a reply, every reminder and the end rule are
+  re-derived and compared event by event, and the usage, call and cost totals of ``result.json``
+  and the prompt and tools of ``harness.json`` are checked against the replay. A run written
+  without those records verifies on the tool side and says "conversation not checkable";
+* any other run replays every recorded ``tool_call`` in order on a fresh episode.
+
+Then every event of ``trace.jsonl`` must equal the recomputed one (fields the recomputed event
+lacks, such as wall-clock timings, are not checked), ``predictions.json`` the replayed accepted
+map, ``ground_truth.json`` the scene's, ``result.json``'s metrics, counters and end reason the
+recomputed ones. Numbers agree within a relative 1e-9, texts after their numbers are compared
+the same way (:mod:`spatialscout_gym.eval.verify_compare`: the rule that lets a run verify on
+any machine); the largest deviation seen is reported per episode.
+
+An episode planned in the evaluation (``scenes.json`` and the planned seeds) without a completed
+run directory is reported ``missing`` (a failed one ``failed``), so nothing disappears silently.
 
 No tool result depends on pixels (marks are pixel coordinates, poses are deterministic), so the
-replay renders nothing: captures get a blank image. With ``images`` (``verify --images``) the
-captures are re-rendered with SAPIEN and the SHA-256 of each raw RGB frame is compared with
-``frames/sha256.json``; a run drawn by another renderer (class, device, driver or SAPIEN version,
-named on both sides) is reported as "images not comparable", not as a failure. The first difference is reported as
+replay renders nothing. With ``images`` (``verify --images``) the captures are re-rendered with
+SAPIEN and the SHA-256 of each raw RGB frame is compared with ``frames/sha256.json``; a run drawn
+by another renderer (class, device, driver or SAPIEN version, named on both sides) is reported as
+"images not comparable", not as a failure. The first difference is reported as
 ``diverged at event N: tool, field, recorded vs recomputed`` (N: 0-based line of
 ``trace.jsonl``; files other than the trace are named instead).
 
@@ -32,8 +43,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import math
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -43,32 +54,46 @@ from spatialscout_gym.core.camera import Intrinsics
 from spatialscout_gym.core.files import load_predictions
 from spatialscout_gym.core.scoring import GroundTruth, score_scene
 from spatialscout_gym.episode.episode import Episode
-from spatialscout_gym.eval.layout import (DELIVERED_FILE, GROUND_TRUTH_FILE, PREDICTIONS_FILE, RESULT_FILE,
-                                          TRACE_FILE, VERIFY_FILE, EvalDir, EvalDirError, publish_json, read_json_object,
-                                          read_trace)
+from spatialscout_gym.eval.layout import (DELIVERED_FILE, GROUND_TRUTH_FILE, HARNESS_FILE, PREDICTIONS_FILE,
+                                          PROMPT_FILE, RESULT_FILE, TRACE_FILE, VERIFY_FILE, EvalDir, EvalDirError,
+                                          publish_json, read_json_object, read_scene_args, read_trace)
+from spatialscout_gym.eval.verify_compare import ABS_TOLERANCE, REL_TOLERANCE, Comparison
 
 __all__ = ["EpisodeCheck", "verify_episode", "verify_dir", "write_verification", "verification_status",
-           "SCORE_TOLERANCE"]
+           "REL_TOLERANCE", "ABS_TOLERANCE"]
 
-SCORE_TOLERANCE = 1e-12
-"""Recorded and recomputed scores must agree this closely (absolute)."""
 _EPISODE_EVENTS = ("start", "capture", "tool_call", "map", "end")
-_CHECKED_FILES = (RESULT_FILE, TRACE_FILE, PREDICTIONS_FILE, GROUND_TRUTH_FILE)
+_CHECKED_FILES = (RESULT_FILE, TRACE_FILE, PREDICTIONS_FILE, GROUND_TRUTH_FILE, HARNESS_FILE, PROMPT_FILE)
 
 
 @dataclasses.dataclass
 class EpisodeCheck:
-    """The verdict on one episode: ``status`` is ``verified``, ``diverged`` or ``refused``."""
+    """The verdict on one episode: ``status`` is ``verified``, ``diverged``, ``refused``,
+    ``missing`` (planned, no run directory with a result) or ``failed`` (every attempt failed:
+    listed, nothing to re-execute). ``conversation`` says whether a model run's conversation was
+    re-derived; ``numbers`` holds the largest relative deviation of a recorded number from its
+    recomputation and the rounding-boundary cases seen."""
 
     key: str
     status: str
     detail: str = ""
     files_sha256: str | None = None
     images: str = "not checked"
+    conversation: str = "not a model run"
+    numbers: dict = dataclasses.field(default_factory=dict)
 
     def line(self) -> str:
         images = "" if self.images == "not checked" else f" (images: {self.images})"
-        return f"{self.key}: {self.status}" + (f" {self.detail}" if self.detail else "") + images
+        conv = f" (conversation {self.conversation})" if self.conversation.startswith("not checkable") else ""
+        n = len(self.numbers.get("rounding_boundaries") or [])
+        edge = f" ({n} rounding boundary case(s), not edits: see --json)" if n else ""
+        return f"{self.key}: {self.status}" + (f" {self.detail}" if self.detail else "") + images + conv + edge
+
+    def to_json(self) -> dict:
+        return {"episode": self.key, "status": self.status, "detail": self.detail, "images": self.images,
+                "conversation": self.conversation, "max_relative_deviation": self.numbers.get("max_relative_deviation"),
+                "deviation_at": self.numbers.get("where"),
+                "rounding_boundaries": self.numbers.get("rounding_boundaries", [])}
 
 
 class _Diverged(Exception):
@@ -97,35 +122,6 @@ def files_digest(run_dir: Path) -> str:
 def _short(x: Any) -> str:
     s = json.dumps(x, sort_keys=True)
     return s if len(s) <= 120 else s[:117] + "..."
-
-
-def _first_diff(recorded: Any, recomputed: Any, path: str = "", tol: float = 0.0) -> tuple[str, Any, Any] | None:
-    """The first field where ``recorded`` differs from ``recomputed`` (keys the recomputed dict
-    lacks are not checked); numbers compare exactly unless ``tol``."""
-    if isinstance(recomputed, dict):
-        if not isinstance(recorded, dict):
-            return path or "(value)", recorded, recomputed
-        for k, v in recomputed.items():
-            if k not in recorded:
-                return f"{path}.{k}".lstrip("."), "(missing)", v
-            d = _first_diff(recorded[k], v, f"{path}.{k}", tol)
-            if d:
-                return d
-        return None
-    if isinstance(recomputed, list):
-        if not isinstance(recorded, list) or len(recorded) != len(recomputed):
-            return path.lstrip("."), recorded, recomputed
-        for i, (a, b) in enumerate(zip(recorded, recomputed)):
-            d = _first_diff(a, b, f"{path}[{i}]", tol)
-            if d:
-                return d
-        return None
-    both_numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (recorded, recomputed))
-    if both_numbers:
-        same = recorded == recomputed or (tol > 0 and math.isclose(recorded, recomputed, rel_tol=0, abs_tol=tol))
-    else:
-        same = recorded == recomputed and type(recorded) is type(recomputed)
-    return None if same else (path.lstrip("."), recorded, recomputed)
 
 
 def _norm(x: Any) -> Any:
@@ -196,100 +192,235 @@ class ImageChecker:
             self._renderer = None
 
 
+def _identity(d: Path, result: dict, scene_args: dict[str, str]) -> None:
+    """The scene and seed a run's path names must be the ones its records name (a run directory
+    of the evaluation layout, ``<scene dir>/seed_<k>``); raise :class:`_Diverged` when not."""
+    m = re.search(r"seed_(\d+)$", d.name)
+    if not m:
+        return
+    if result.get("seed") != int(m.group(1)):
+        raise _Diverged(f"in its path: the path says seed {m.group(1)}, result.json says seed "
+                        f"{_short(result.get('seed'))} (files moved or copied from another episode)")
+    sid, scene_dir = str(result.get("scene_id")), d.parent.name
+    arg = scene_args.get(scene_dir)
+    if arg is None:
+        if scene_args and scene_dir != sid:
+            raise _Diverged(f"in its path: {scene_dir!r} is not planned in scenes.json, and result.json names "
+                            f"scene {sid!r}")
+        if not scene_args and scene_dir != sid and not re.fullmatch(r"procedural_\d+", scene_dir):
+            return      # a run directory outside an evaluation: its own name is free
+        if scene_dir != sid:
+            raise _Diverged(f"in its path: the path says scene {scene_dir!r}, result.json says {sid!r}")
+        return
+    from spatialscout_gym.eval.runner import resolve_scene
+    try:
+        want = resolve_scene(arg).scene_id
+    except Exception as exc:   # a spec file gone: the scene check below refuses it with the reason
+        del exc
+        return
+    if want != sid:
+        raise _Diverged(f"in its path: the path says scene {scene_dir!r} (scenes.json: {arg!r}, scene "
+                        f"{want!r}), result.json says {sid!r} (files copied from another episode)")
+
+
+def _event_name(e: Any) -> str:
+    return str(e.get("tool", e.get("event"))) if isinstance(e, dict) else "?"
+
+
+def _compare_traces(cmp: Comparison, rec: list[tuple[int, dict]], mine: list[dict], n_events: int) -> None:
+    """Recorded events ``(line, event)`` against the recomputed ones, in order."""
+    for (line, e), m in zip(rec, mine):
+        diff = cmp.first_diff(e, m, at=f"event {line}: {_event_name(m)}")
+        if diff:
+            what = "event" if diff[0] == "event" else diff[0]
+            raise _Diverged(f"at event {line}: {_event_name(m)}, {what}, recorded {_short(diff[1])} vs recomputed "
+                            f"{_short(diff[2])}")
+    if len(rec) > len(mine):
+        line, e = rec[len(mine)]
+        raise _Diverged(f"at event {line}: {_event_name(e)}, event, recorded {_short(e)} vs recomputed "
+                        "(nothing: the replayed episode has no such event)")
+    if len(mine) > len(rec):
+        m = mine[len(rec)]
+        line = rec[-1][0] + 1 if rec else 0
+        raise _Diverged(f"at event {min(line, n_events)}: {_event_name(m)}, event, recorded (nothing: missing "
+                        f"from the trace) vs recomputed {_short(m)}")
+
+
+def _replay_tools(spec: Any, start: dict, rec: list[tuple[int, dict]]) -> Episode:
+    """The tool side alone: every recorded ``tool_call`` on a fresh episode, no model."""
+    K = Intrinsics.from_dict(start["intrinsics"])
+    ep = Episode(spec.public, _NoPixels(K), image_budget=int(start["image_budget"]),
+                 tool_call_budget=start["tool_call_budget"])
+    for _, e in rec:
+        if e.get("event") == "tool_call":
+            args = e.get("args")
+            ep.call(str(e.get("tool")), args if isinstance(args, dict) else {})
+    ends = [e for _, e in rec if e.get("event") == "end"]
+    if ends and not ep.done:
+        ep.end(str(ends[-1].get("reason")))      # a wrapper's reason (no tool call, model budget)
+    return ep
+
+
+def _check_model_records(cmp: Comparison, d: Path, result: dict, harness: dict, w: Any) -> None:
+    """``result.json``'s model figures and ``harness.json``'s prompt and tools against the replay."""
+    from spatialscout_gym.eval.verify_conversation import harness_expected
+    model = result.get("model") if isinstance(result.get("model"), dict) else {}
+    want = {"model_calls": w.model_calls, "http_attempts": w.attempts, "usage": dict(w.usage),
+            "prompt_style": harness.get("prompt_style"), "mode": harness.get("mode"),
+            "model_call_budget": w.model_call_budget}
+    diff = cmp.first_diff(model, want, "model")
+    if diff:
+        raise _Diverged(f"in {RESULT_FILE}: {diff[0]}, recorded {_short(diff[1])} vs the sum over the recorded "
+                        f"replies {_short(diff[2])}" if ".usage" in diff[0] or "calls" in diff[0] or "attempts" in diff[0]
+                        else f"in {RESULT_FILE}: {diff[0]}, recorded {_short(diff[1])} vs harness.json's "
+                             f"{_short(diff[2])}")
+    cost = model.get("cost_usd")
+    prices = _price_table(d)
+    name = model.get("name")
+    if prices is not None and name in prices:
+        from spatialscout_gym.baselines.vlm import episode_cost
+        diff = cmp.first_diff(cost, episode_cost(w.usage, str(name), prices), "model.cost_usd")
+        if diff:
+            raise _Diverged(f"in {RESULT_FILE}: model.cost_usd, recorded {_short(diff[1])} vs the usage at the "
+                            f"recorded prices {_short(diff[2])}")
+    diff = cmp.first_diff(harness, _norm(harness_expected(w, harness)))
+    if diff:
+        raise _Diverged(f"in harness.json: {diff[0]}, recorded {_short(diff[1])} vs the harness's "
+                        f"{_short(diff[2])}")
+    p = d / "prompt.txt"
+    if p.is_file() and str(harness.get("task_prompt")) not in p.read_text(encoding="utf-8"):
+        raise _Diverged("in prompt.txt: the task prompt is not the one harness.json and every request carry")
+
+
+def _price_table(d: Path) -> dict | None:
+    """The price table an evaluation was run with, when ``evaluate.json`` names a readable one."""
+    for root in (d.parent.parent, d):
+        p = root / "evaluate.json"
+        if not p.is_file():
+            continue
+        try:
+            opts = read_json_object(p).get("agent_options") or {}
+        except EvalDirError:
+            return None
+        table = opts.get("price_table") if isinstance(opts, dict) else None
+        if isinstance(table, dict):
+            return table
+        if isinstance(table, str) and Path(table).is_file():
+            from spatialscout_gym.baselines.vlm import load_price_table
+            try:
+                return load_price_table(table)
+            except Exception:
+                return None
+    return None
+
+
 def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, str] | None = None,
                    images: ImageChecker | None = None) -> EpisodeCheck:
-    """Re-execute one run directory's tool calls and compare (see the module docstring); with
-    ``images``, also re-render the captures and compare their hashes."""
+    """Re-execute one run directory (tool calls; for a model run the whole conversation) and
+    compare (see the module docstring); with ``images``, also re-render the captures and compare
+    their hashes."""
+    from spatialscout_gym.eval.verify_conversation import (MODEL_EVENTS, is_model_run, not_checkable,
+                                                           replay_model_run)
     d = Path(run_dir)
     digest = files_digest(d)
+    cmp = Comparison()
+    conversation = "not a model run"
+
+    def verdict(status: str, detail: str = "", image_verdict: str = "not checked") -> EpisodeCheck:
+        return EpisodeCheck(key, status, detail, digest, image_verdict, conversation, cmp.summary())
+
     try:
         result = read_json_object(d / RESULT_FILE)
         if not (d / TRACE_FILE).is_file():
             raise _Diverged("refused: no trace.jsonl to replay")
         events = read_trace(d / TRACE_FILE)
+        _identity(d, result, scene_args or {})
         try:
             spec = _resolve(d, result, scene_args or {})
         except _Diverged as exc:
-            return EpisodeCheck(key, "refused", str(exc), digest)
+            return verdict("refused", str(exc))
         rec = [(i, e) for i, e in enumerate(events) if e.get("event") in _EPISODE_EVENTS]
         if not rec or rec[0][1].get("event") != "start":
             raise _Diverged(f"at event {rec[0][0] if rec else 0}: the trace does not open with a start event")
         start = rec[0][1]
         K = Intrinsics.from_dict(start["intrinsics"])
         want_K = spec.public.intrinsics.scaled(K.width, K.height)
-        if _first_diff(start["intrinsics"], _norm(want_K.to_dict())):
+        diff = cmp.first_diff(start["intrinsics"], _norm(want_K.to_dict()))
+        if diff:
             raise _Diverged(f"at event {rec[0][0]}: start, intrinsics, recorded {_short(start['intrinsics'])} vs "
                             f"the scene's {_short(want_K.to_dict())}")
-        ep = Episode(spec.public, _NoPixels(K), image_budget=int(start["image_budget"]),
-                     tool_call_budget=start["tool_call_budget"])
-        for _, e in rec:
-            if e.get("event") == "tool_call":
-                args = e.get("args")
-                ep.call(str(e.get("tool")), args if isinstance(args, dict) else {})
-        ends = [e for _, e in rec if e.get("event") == "end"]
-        if ends and not ep.done:
-            ep.end(str(ends[-1].get("reason")))      # a wrapper's reason (no tool call, model budget)
-        mine = [_norm(x) for x in ep.trace]
-        for (line, e), m in zip(rec, mine):
-            diff = _first_diff(e, m)
-            if diff:
-                name = m.get("tool", m.get("event"))
-                raise _Diverged(f"at event {line}: {name}, {diff[0]}, recorded {_short(diff[1])} vs recomputed "
-                                f"{_short(diff[2])}")
-        if len(rec) > len(mine):
-            line, e = rec[len(mine)]
-            raise _Diverged(f"at event {line}: {e.get('tool', e.get('event'))}, event, recorded {_short(e)} vs "
-                            "recomputed (nothing: the replayed episode has no such event)")
-        if len(mine) > len(rec):
-            m = mine[len(rec)]
-            raise _Diverged(f"at event {len(events)}: {m.get('tool', m.get('event'))}, event, recorded "
-                            f"(nothing: missing from the trace) vs recomputed {_short(m)}")
+        harness = None
+        wrapper = None
+        if is_model_run(events):
+            hp = d / "harness.json"
+            harness = read_json_object(hp) if hp.is_file() else None
+            why = not_checkable(harness)
+            conversation = f"not checkable: {why}" if why else "re-derived"
+        if conversation == "re-derived":
+            replies = [e for e in events if e.get("event") == "model_response"]
+            wrapper, mine = replay_model_run(spec, start, harness, replies, int(result.get("seed") or 0))
+            ep = wrapper.episode
+            full = [(i, e) for i, e in enumerate(events)
+                    if e.get("event") in _EPISODE_EVENTS + MODEL_EVENTS]
+            _compare_traces(cmp, full, [_norm(x) for x in mine], len(events))
+            n_req = sum(e.get("event") == "model_request" for e in mine)
+            conversation = f"re-derived: {n_req} requests, {len(replies)} replies"
+        else:
+            ep = _replay_tools(spec, start, rec)
+            _compare_traces(cmp, rec, [_norm(x) for x in ep.trace], len(events))
         positions = {k: [float(x) for x in v] for k, v in ep.accepted_map.items()}
         gt = GroundTruth.from_spec(spec)
         try:
             recorded_pred = load_predictions(d, gt)
         except Exception as exc:
             raise _Diverged(f"in {PREDICTIONS_FILE}: cannot be read ({exc})") from None
-        diff = _first_diff(_norm(recorded_pred), _norm(positions)) or (
-            _first_diff(_norm(positions), _norm(recorded_pred)))
+        diff = cmp.first_diff(_norm(recorded_pred), _norm(positions)) or (
+            cmp.first_diff(_norm(positions), _norm(recorded_pred)))
         if diff:
             raise _Diverged(f"in {PREDICTIONS_FILE}: positions, {diff[0]}, recorded {_short(diff[1])} vs "
                             f"recomputed {_short(diff[2])}")
         gt_file = read_json_object(d / GROUND_TRUTH_FILE) if (d / GROUND_TRUTH_FILE).is_file() else {}
-        diff = _first_diff(gt_file, _norm(spec.ground_truth_dict()))
+        diff = cmp.first_diff(gt_file, _norm(spec.ground_truth_dict()))
         if diff:
             raise _Diverged(f"in {GROUND_TRUTH_FILE}: {diff[0]}, recorded {_short(diff[1])} vs the scene's "
                             f"{_short(diff[2])}")
         score = score_scene(gt, positions)
         want = _norm({**score.metrics(), "scorer": score.record(), "end_reason": ep.end_reason,
                       "counters": ep.counters(), "scene_id": spec.scene_id})
-        diff = _first_diff(result, want, tol=SCORE_TOLERANCE)
+        diff = cmp.first_diff(result, want)
         if diff:
             raise _Diverged(f"in {RESULT_FILE}: {diff[0]}, recorded {_short(diff[1])} vs recomputed {_short(diff[2])}")
+        if wrapper is not None:
+            _check_model_records(cmp, d, result, harness, wrapper)
         image_verdict = images.check(d, spec, events) if images is not None else "not checked"
     except _Diverged as exc:
-        return EpisodeCheck(key, "diverged", str(exc), digest)
+        return verdict("diverged", str(exc))
     except EvalDirError as exc:
-        return EpisodeCheck(key, "diverged", f"unreadable: {exc}", digest)
-    return EpisodeCheck(key, "verified", "", digest, image_verdict)
+        return verdict("diverged", f"unreadable: {exc}")
+    except (KeyError, TypeError, ValueError) as exc:   # a record with a field of the wrong kind
+        return verdict("diverged", f"unreadable: a record has a missing or malformed field ({type(exc).__name__}: "
+                                   f"{_short(str(exc))})")
+    return verdict("verified", "", image_verdict)
 
 
 def _scene_args(root: Path) -> dict[str, str]:
-    p = root / "scenes.json"
+    """``scenes.json`` (an unreadable one names no scene: each run then resolves by its own id)."""
     try:
-        d = read_json_object(p) if p.is_file() else {}
+        return read_scene_args(root)
     except EvalDirError:
         return {}
-    return {str(k): str(v) for k, v in d.items()}
 
 
 def verify_dir(path: str | os.PathLike, progress: bool = False, images: bool = False) -> list[EpisodeCheck]:
     """:func:`verify_episode` for every completed episode of a run or evaluation directory
-    (``images``: re-render the captures with SAPIEN and compare their hashes too)."""
+    (``images``: re-render the captures with SAPIEN and compare their hashes too), then one
+    ``missing`` check per planned episode without a result and one ``failed`` check per episode
+    whose attempts all failed, in key order."""
     ev = EvalDir(path)
     args = _scene_args(ev.root)
     done = ev.completed()
-    if not done:
+    planned = ev.planned()
+    if not done and not planned and not ev.failed():
         raise FileNotFoundError(f"{ev.root} holds no completed episode to verify (a run directory or an "
                                 "evaluation directory from `spatialscout evaluate`)")
     it: Any = done
@@ -298,26 +429,39 @@ def verify_dir(path: str | os.PathLike, progress: bool = False, images: bool = F
         it = tqdm(done, desc=f"verify {ev.root.name}", unit="episode", leave=False)
     checker = ImageChecker() if images else None
     try:
-        return [verify_episode(k, a.run_dir, args, checker) for k, a in it]
+        checks = [verify_episode(k, a.run_dir, args, checker) for k, a in it]
     finally:
         if checker is not None:
             checker.close()
+    seen = {c.key for c in checks}
+    for e in ev.failed():
+        if e.key not in seen:
+            seen.add(e.key)
+            checks.append(EpisodeCheck(e.key, "failed", "(every attempt failed: counted as failed by report; "
+                                                        "nothing to re-execute)", conversation="not checked"))
+    for key in planned:
+        if key not in seen:
+            checks.append(EpisodeCheck(key, "missing", "(planned in scenes.json; no run directory with a "
+                                                        "result.json: deleted, moved or never run)",
+                                       conversation="not checked"))
+    return sorted(checks, key=lambda c: c.key)
 
 
 def write_verification(path: str | os.PathLike, checks: list[EpisodeCheck]) -> Path:
-    """Write ``DIR/verify.json``: ``{"episodes": {key: {"status", "detail", "files_sha256"}}}``."""
+    """Write ``DIR/verify.json``: ``{"episodes": {key: {"status", "detail", "files_sha256", ...}}}``."""
     from spatialscout_gym import __version__
     return publish_json(Path(path) / VERIFY_FILE, {
-        "spatialscout_gym": __version__, "score_tolerance": SCORE_TOLERANCE,
+        "spatialscout_gym": __version__, "rel_tolerance": REL_TOLERANCE, "abs_tolerance": ABS_TOLERANCE,
         "episodes": {c.key: {"status": c.status, "detail": c.detail, "files_sha256": c.files_sha256,
-                             "images": c.images}
+                             "images": c.images, "conversation": c.conversation, "numbers": c.numbers}
                      for c in checks}})
 
 
 def verification_status(path: str | os.PathLike) -> dict:
     """What ``DIR/verify.json`` says of the directory's completed episodes now.
 
-    Returns ``{"status": "verified" | "diverged" | "not checked", "episodes": {key: status}}``:
+    Returns ``{"status": "verified" | "diverged" | "not checked", "episodes": {key: status}}`` and
+    the keys of :func:`planned_count`:
     an episode whose files changed since it was verified, or that is not in ``verify.json``,
     is ``not checked``; the directory is ``verified`` when every completed episode is, and
     ``diverged`` when any diverged or was refused.
@@ -337,4 +481,15 @@ def verification_status(path: str | os.PathLike) -> dict:
             out[key] = "verified" if r.get("status") == "verified" else "diverged"
     vals = set(out.values())
     status = ("diverged" if "diverged" in vals else "verified" if vals == {"verified"} else "not checked")
-    return {"status": status, "episodes": out}
+    return {"status": status, "episodes": out, **planned_count(ev)}
+
+
+def planned_count(ev: EvalDir) -> dict:
+    """``{"planned": M, "completed": N, "missing": [keys]}``: the episodes the evaluation planned,
+    those with a completed run, and the planned ones with no run directory or failure record at all
+    (deleted or never run). ``report`` and ``leaderboard`` print "N of M planned"."""
+    planned = ev.planned()
+    done = {k for k, _ in ev.completed()}
+    accounted = done | {e.key for e in ev.failed()}
+    return {"planned": len(planned) or len(done), "completed": len(done),
+            "missing": [k for k in planned if k not in accounted]}
