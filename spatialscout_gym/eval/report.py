@@ -37,6 +37,7 @@ import dataclasses
 import html
 import json
 import os
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Sequence
@@ -345,10 +346,14 @@ def comparability_problems(reports: dict[str, dict]) -> list[str]:
     return problems
 
 
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]()!~])")
+
+
 def md(text: Any) -> str:
     """``text`` safe inside a Markdown table cell or line: HTML escaped (model names and replies
-    may carry markup), pipes and newlines neutralised."""
-    return html.escape(str(text)).replace("|", "&#124;").replace("\n", " ")
+    may carry markup), Markdown punctuation backslash-escaped (a category such as
+    ``[x](javascript:...)`` stays text, never a link), pipes and newlines neutralised."""
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(str(text))).replace("|", "&#124;").replace("\n", " ")
 
 
 def _scene_count(keys: Sequence[str]) -> int:
