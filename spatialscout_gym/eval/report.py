@@ -346,13 +346,13 @@ def comparability_problems(reports: dict[str, dict]) -> list[str]:
     return problems
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]()!~])")
+_MD_SPECIAL = re.compile(r"([\\`\[\]])")
 
 
 def md(text: Any) -> str:
     """``text`` safe inside a Markdown table cell or line: HTML escaped (model names and replies
-    may carry markup), Markdown punctuation backslash-escaped (a category such as
-    ``[x](javascript:...)`` stays text, never a link), pipes and newlines neutralised."""
+    may carry markup), brackets, backquotes and backslashes backslash-escaped (a category such as
+    ``[x](javascript:...)`` stays text, never a link or an image), pipes and newlines neutralised."""
     return _MD_SPECIAL.sub(r"\\\1", html.escape(str(text))).replace("|", "&#124;").replace("\n", " ")
 
 
