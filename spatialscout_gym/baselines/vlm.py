@@ -42,7 +42,7 @@ from typing import Any, Mapping
 from spatialscout_gym.baselines.passive import PASSIVE_VIEWS, check_views_baseline, scripted_path
 from spatialscout_gym.core.errors import ConfigError, ResourceMissingError
 from spatialscout_gym.core.redact import redact
-from spatialscout_gym.wrappers.conversation import ModelReply, limit_image_history
+from spatialscout_gym.wrappers.conversation import WIRE_FORMATS, ModelReply, limit_image_history
 from spatialscout_gym.wrappers.images import JPEG_QUALITY, MAX_SIDE_PX, delivered_size
 from spatialscout_gym.wrappers.prompt import DEFAULT_PROMPT_STYLE, REMINDER_AT, check_prompt_style
 from spatialscout_gym.wrappers.schemas import tool_schemas
@@ -177,7 +177,9 @@ class VLMAgent:
                                            passive_views=self.passive_views if passive else None,
                                            passive_path=scripted_path() if passive else None,
                                            max_side=self.image_max_side, prompt_style=self.prompt_style,
-                                           clock=time.time)   # tool_call events get execution times
+                                           clock=time.time,   # tool_call events get execution times
+                                           wire_format=getattr(self.provider, "api_mode", None)
+                                           if getattr(self.provider, "api_mode", None) in WIRE_FORMATS else None)
         self.provider.tool_names = w.tool_names   # passive mode: only the enabled tools are sent
         if getattr(self, "request_cache_dir", None):
             from spatialscout_gym.baselines.request_cache import RequestCache
