@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -119,7 +120,23 @@ def test_a_missing_extra_is_one_line_naming_it_with_exit_2(module, extra, monkey
                      "--out", str(tmp_path / "r"), "--resolution", "32"])
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1
-    assert f"'{extra}' extra" in err and f"pip install 'spatialscout-gym[{extra}]'" in err
+    assert f"'{extra}' extra" in err and f"pip install -e '{ROOT}[{extra}]'" in err   # works from a clone
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("module,transport", [("anyio", "stdio"), ("mcp", "stdio"), ("uvicorn", "http")])
+def test_mcp_without_the_vlm_extra_is_the_one_line_hint(module, transport, monkeypatch, capsys, tmp_path):
+    """No traceback, no scene built, no run directory: the hint names the extra and a command that
+    works from a clone (the package is on no package index)."""
+    from spatialscout_gym.cli.main import main as cli_main
+    monkeypatch.setitem(sys.modules, module, None)   # as if the vlm extra were not installed
+    code = cli_main(["mcp", "--scene", "procedural:1", "--out", str(tmp_path / "m"), "--transport", transport])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert f"'vlm' extra ({module} is not installed)" in err and f"pip install -e '{ROOT}[vlm]'" in err
+    assert not (tmp_path / "m").exists()
 
 
 def test_missing_extra_message_maps_every_extra():
