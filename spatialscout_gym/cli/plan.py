@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
           f"between-scene sd {sd(comp['scene_var'])} points, between-seed sd {sd(comp['seed_var'])} points")
     if comp["seed_var"] is None:
         print("no scene ran on two seeds: the between-seed variance is unknown and taken as 0 "
-              "(run with --seeds 2 or more to measure it)")
+              "(evaluate with --repeats 2 or more to measure it)")
     print(f"to detect {args.detect:g} points with {100 * args.power:.0f}% power (two-sided, 5% level):")
     for seeds in (1, 2, 3, 5):
         print(f"  {seeds} seed(s) per scene: {scenes_needed(comp, args.detect, seeds, args.power)} scenes")
