@@ -177,9 +177,12 @@ def test_lone_surrogates_in_sdk_objects_are_replaced():
         {"type": "text", "text": "look \udc80"},
         {"type": "tool_use", "id": "t\udc801", "name": "move_camera", "input": {"forward": 0.1, "k\udc80": "\ud800"}}])
     w = _wrapper("messages")
-    w.step(reply)
-    _sent(w, "messages")
-    assert "look \ufffd" in w.messages[-2].text or w.messages[1].text.startswith("look")
+    _, _, _, _, info = w.step(reply)
+    _sent(w, "messages")      # the request and the trace encode as UTF-8
+    said = [m for m in w.messages if m.role == "assistant"][-1]
+    assert said.text == "look \ufffd" and said.tool_calls[0].id == "t\ufffd1"
+    assert said.provider_content[0] == {"type": "thinking", "thinking": "x\ufffd", "signature": "s\ufffd"}
+    assert not info["tool_results"][0]["ok"] and "k\ufffd" in info["tool_results"][0]["error"]
 
 
 def test_a_chat_message_with_a_content_list_keeps_its_tool_calls():
