@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from dataclasses import dataclass, field, replace
 from typing import Any, Union
@@ -292,13 +293,16 @@ def bound_reply(reply: ModelReply, limit: int = MAX_ARGUMENT_CHARS) -> ModelRepl
     return replace(reply, tool_calls=calls, provider_content=content)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def clean_text(s: str) -> str:
     """``s`` with lone surrogates (which no UTF-8 request or trace can carry) replaced by U+FFFD."""
     try:
         s.encode("utf-8")
         return s
     except UnicodeEncodeError:
-        return s.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        return _SURROGATE.sub("\ufffd", s)
 
 
 def _clean(x: Any, depth: int = 0) -> Any:
