@@ -347,14 +347,16 @@ def comparability_problems(reports: dict[str, dict]) -> list[str]:
     return problems
 
 
-_MD_SPECIAL = re.compile(r"([\\`\[\]])")
+_MD_LINK = re.compile(r"(\]|!)([(\[])")
 
 
 def md(text: Any) -> str:
     """``text`` safe inside a Markdown table cell or line: HTML escaped (model names and replies
-    may carry markup), brackets, backquotes and backslashes backslash-escaped (a category such as
-    ``[x](javascript:...)`` stays text, never a link or an image), pipes and newlines neutralised."""
-    return _MD_SPECIAL.sub(r"\\\1", html.escape(str(text))).replace("|", "&#124;").replace("\n", " ")
+    may carry markup), backslashes and backquotes escaped, and the bracket that would open a link's
+    target or an image (``](``, ``][``, ``![``) escaped, so a category such as
+    ``[x](javascript:...)`` stays text, never a link; pipes and newlines neutralised."""
+    s = html.escape(str(text)).replace("\\", "\\\\").replace("`", "\\`")
+    return _MD_LINK.sub(r"\1\\\2", s).replace("|", "&#124;").replace("\n", " ")
 
 
 def _scene_count(keys: Sequence[str]) -> int:
