@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -46,7 +47,11 @@ def test_bad_input_is_one_line_exit_2(argv, needle, tmp_path, capsys):
     (["run", "--agent", "origin", "--scene", "kitchen_01", "--out", "{tmp}/r"], "did you mean 'Kitchen_01'"),
     (["evaluate", "--agent", "origin", "--scenes", "kitchen_01", "--out", "{tmp}/e"], "did you mean 'Kitchen_01'"),
     (["evaluate", "--agent", "origin", "--scenes", "procedural:1", "--out", "{tmp}/e", "--seeds", "0", "x"],
-     "--seeds takes a count K"),
+     "--seeds takes seed ids"),
+    (["evaluate", "--agent", "origin", "--scenes", "procedural:1", "--out", "{tmp}/e", "--seeds", "3"],
+     "--seeds 3: one number no longer counts repeats; write --repeats 3 for seeds 0..2, or --seeds 3:4"),
+    (["evaluate", "--agent", "origin", "--scenes", "procedural:1", "--out", "{tmp}/e", "--repeats", "0"],
+     "--repeats must be >= 1"),
     (["evaluate", "--agent", "origin", "--scenes", "procedural:1", "--out", "{tmp}/e", "--seeds", "1", "1"],
      "more than once"),
 ])
@@ -91,7 +96,17 @@ def test_evaluate_accepts_a_list_of_seeds(tmp_path, capsys):
     assert rc == 0, capsys.readouterr()
     assert sorted(p.name for p in (out / "procedural_3").iterdir() if p.is_dir()) == ["seed_0", "seed_2", "seed_5"]
     from spatialscout_gym.cli.evaluate import parse_seeds
-    assert parse_seeds(["3"]) == 3 and parse_seeds(["7:9"]) == [7, 8] and parse_seeds(["0", "4:6"]) == [0, 4, 5]
+    assert parse_seeds(["0"]) == [0] and parse_seeds(["7:9"]) == [7, 8] and parse_seeds(["0", "4:6"]) == [0, 4, 5]
+
+
+def test_seeds_are_ids_and_repeats_count(tmp_path, capsys):
+    """--seeds 0 is seed 0 (one episode), as --seeds 0 1 is seeds 0 and 1; --repeats N counts."""
+    for argv, expected in ((["--seeds", "0"], ["seed_0"]), (["--repeats", "2"], ["seed_0", "seed_1"])):
+        out = tmp_path / argv[0].strip("-")
+        rc = main(["evaluate", "--agent", "origin", "--scenes", "procedural:3", "--out", str(out), *argv,
+                   "--resolution", "16", "--image-budget", "2", "--no-progress"])
+        assert rc == 0, capsys.readouterr()
+        assert sorted(p.name for p in (out / "procedural_3").iterdir() if p.is_dir()) == expected
 
 
 def test_env_constructor_checks_bounds():
@@ -119,7 +134,23 @@ def test_a_missing_extra_is_one_line_naming_it_with_exit_2(module, extra, monkey
                      "--out", str(tmp_path / "r"), "--resolution", "32"])
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1
-    assert f"'{extra}' extra" in err and f"pip install 'spatialscout-gym[{extra}]'" in err
+    assert f"'{extra}' extra" in err and f"pip install -e '{ROOT}[{extra}]'" in err   # works from a clone
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("module,transport", [("anyio", "stdio"), ("mcp", "stdio"), ("uvicorn", "http")])
+def test_mcp_without_the_vlm_extra_is_the_one_line_hint(module, transport, monkeypatch, capsys, tmp_path):
+    """No traceback, no scene built, no run directory: the hint names the extra and a command that
+    works from a clone (the package is on no package index)."""
+    from spatialscout_gym.cli.main import main as cli_main
+    monkeypatch.setitem(sys.modules, module, None)   # as if the vlm extra were not installed
+    code = cli_main(["mcp", "--scene", "procedural:1", "--out", str(tmp_path / "m"), "--transport", transport])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert f"'vlm' extra ({module} is not installed)" in err and f"pip install -e '{ROOT}[vlm]'" in err
+    assert not (tmp_path / "m").exists()
 
 
 def test_missing_extra_message_maps_every_extra():

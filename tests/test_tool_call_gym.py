@@ -141,8 +141,13 @@ def test_step_reads_replies_in_every_form():
     w.reset(seed=0)
     w.step(oc.ChatCompletion.model_validate(completion))
     assert w.usage == {"input_tokens": 11, "output_tokens": 3}
+    # the episode's wire format is now chat completions: 42 is a malformed reply of that format
+    _, _, terminated, _, _ = w.step(42)
+    assert not terminated and any("malformed" in m.text for m in w.messages if m.role == "user")
+    fresh = ToolCallWrapper(_env(), model_call_budget=3)
+    fresh.reset(seed=0)
     with pytest.raises(TypeError, match="cannot read a model reply"):
-        w.step(42)
+        fresh.step(42)
 
 
 def test_mcp_server_and_wrapper_send_the_same_text(tmp_path):

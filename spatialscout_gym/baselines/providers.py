@@ -41,12 +41,12 @@ import time
 from typing import Any, Callable, Sequence
 
 from spatialscout_gym.core.errors import ConfigError, SpatialScoutError
-from spatialscout_gym.core.redact import redact, register_endpoint, register_secret
+from spatialscout_gym.core.redact import display_url, redact, register_endpoint, register_secret
 from spatialscout_gym.wrappers.codecs import anthropic_messages, chat_completions, responses
 from spatialscout_gym.wrappers.conversation import Message, ModelReply
 
 __all__ = ["ModelProvider", "OpenAIProvider", "OpenAIResponsesProvider", "AnthropicProvider", "ModelServiceError",
-           "TIMEOUT_S", "ATTEMPTS", "BACKOFF_S", "ANTHROPIC_FALLBACK_MAX_TOKENS", "DEFAULT_REASONING_EFFORT",
+           "PreflightError", "TIMEOUT_S", "ATTEMPTS", "BACKOFF_S", "ANTHROPIC_FALLBACK_MAX_TOKENS", "DEFAULT_REASONING_EFFORT",
            "THINKING_BUDGET_TOKENS", "MIN_THINKING_BUDGET_TOKENS", "THINKING_REPLY_TOKENS"]
 
 TIMEOUT_S = 180.0
@@ -77,6 +77,13 @@ _REFUSAL_CODES = (400, 422)
 
 class ModelServiceError(SpatialScoutError, RuntimeError):
     """A model call failed: the service refused it, or every attempt failed on the network."""
+
+
+class PreflightError(ModelServiceError):
+    """The endpoint, key or model check before a batch failed. Its message names the URL the user
+    typed, credentials removed, so the CLI prints it without hiding the endpoint."""
+
+    shows_endpoint = True
 
 
 class ModelProvider:
@@ -302,7 +309,8 @@ class ModelProvider:
         ModelServiceError
             The endpoint does not answer, refuses the key, or does not serve the model.
         """
-        where = self.base_url or f"the {self.provider} service"
+        # the URL as typed, credentials removed (redact() would hide the endpoint the user must fix)
+        where = display_url(self.base_url) if self.base_url else f"the {self.provider} service"
         if getattr(self._client, "models", None) is None:
             return
         try:
@@ -313,17 +321,17 @@ class ModelProvider:
                 raise
             code = _status(exc)
             if isinstance(exc, self._sdk.APIConnectionError):
-                raise ModelServiceError(redact(f"cannot reach {where} ({type(exc).__name__}); check --base-url "
-                                               f"and that the server is running")) from None
+                raise PreflightError(f"cannot reach {where} ({type(exc).__name__}); check --base-url "
+                                        f"and that the server is running") from None
             if code in (401, 403):
-                raise ModelServiceError(redact(f"{where} refused the API key (HTTP {code}); check --api-key or "
-                                               f"${self.env_var}")) from None
+                raise PreflightError(f"{where} refused the API key (HTTP {code}); check --api-key or "
+                                        f"${self.env_var}") from None
             return   # no model list here (404, 405, 501, ...): the first model call checks the rest
         served = [m for m in served if isinstance(m, str)]
         if served and self.model not in served:
             shown = ", ".join(served[:8]) + (f" and {len(served) - 8} more" if len(served) > 8 else "")
-            raise ModelServiceError(redact(f"{where} does not serve model {self.model!r} (it serves {shown}); "
-                                           f"check the model name in --agent"))
+            raise PreflightError(f"{where} does not serve model {self.model!r} (it serves {redact(shown)}); "
+                                    f"check the model name in --agent")
 
 
 def _status(exc: Exception) -> int | None:

@@ -44,7 +44,7 @@ from spatialscout_gym.baselines.providers import DEFAULT_REASONING_EFFORT
 from spatialscout_gym.core.errors import ConfigError, ResourceMissingError
 from spatialscout_gym.core.redact import redact
 from spatialscout_gym.envs.run_dir import DELIVERED_FILE, HARNESS_FILE, PROMPT_FILE
-from spatialscout_gym.wrappers.conversation import ModelReply, limit_image_history
+from spatialscout_gym.wrappers.conversation import WIRE_FORMATS, ModelReply, limit_image_history
 from spatialscout_gym.wrappers.images import JPEG_QUALITY, MAX_SIDE_PX, delivered_size
 from spatialscout_gym.wrappers.prompt import DEFAULT_PROMPT_STYLE, REMINDER_AT, check_prompt_style
 from spatialscout_gym.wrappers.schemas import tool_schemas
@@ -187,7 +187,9 @@ class VLMAgent:
                                            passive_views=self.passive_views if passive else None,
                                            passive_path=scripted_path() if passive else None,
                                            max_side=self.image_max_side, prompt_style=self.prompt_style,
-                                           clock=time.time)   # tool_call events get execution times
+                                           clock=time.time,   # tool_call events get execution times
+                                           wire_format=getattr(self.provider, "api_mode", None)
+                                           if getattr(self.provider, "api_mode", None) in WIRE_FORMATS else None)
         self.provider.tool_names = w.tool_names   # passive mode: only the enabled tools are sent
         if getattr(self, "request_cache_dir", None):
             from spatialscout_gym.baselines.request_cache import RequestCache

@@ -11,6 +11,8 @@ class CliError(Exception):
 
 EXTRA_OF_MODULE: dict[str, str] = {
     "openai": "vlm", "anthropic": "vlm", "mcp": "vlm", "uvicorn": "vlm",
+    # what the vlm extra's clients bring (an environment without the extra lacks these first)
+    "anyio": "vlm", "httpx": "vlm", "starlette": "vlm", "sse_starlette": "vlm", "httpx_sse": "vlm",
     "stable_baselines3": "rl", "torch": "rl", "tensorboard": "rl", "tyro": "rl",
     "ray": "ray", "mani_skill": "maniskill", "trimesh": "maniskill",
     "sapien": "render", "matplotlib": "plots",
@@ -27,5 +29,5 @@ def missing_extra_message(exc: BaseException) -> str | None:
     extra = EXTRA_OF_MODULE.get(module)
     if extra is None:
         return None
-    return (f"this needs the '{extra}' extra ({module} is not installed): "
-            f"pip install 'spatialscout-gym[{extra}]'")
+    from spatialscout_gym.core.errors import install_command
+    return f"this needs the '{extra}' extra ({module} is not installed): {install_command(extra)}"

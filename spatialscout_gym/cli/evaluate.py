@@ -1,7 +1,7 @@
 """``spatialscout evaluate``: many episodes of one agent, in parallel, resumable.
 
     spatialscout evaluate --agent origin --scenes catalog --out runs/origin --workers 2
-    spatialscout evaluate --agent origin --scenes procedural:1 procedural:2 --out runs/o --seeds 3
+    spatialscout evaluate --agent origin --scenes procedural:1 procedural:2 --out runs/o --repeats 3  # seeds 0-2
     spatialscout evaluate --agent origin --scenes catalog --out runs/o --seeds 0 1 2   # explicit seeds
     spatialscout evaluate --agent origin --scenes catalog --out runs/o --seeds 7:8     # seed 7 only
     spatialscout evaluate --agent openai:gpt-x --scenes catalog --out runs/g --backend ray \
@@ -37,10 +37,12 @@ def register(subparsers) -> None:
                    help="local process pool (default) or a Ray cluster")
     p.add_argument("--ray-address", default=None,
                    help="Ray cluster address for --backend ray (default: start a local Ray instance)")
-    p.add_argument("--seeds", nargs="+", default=["1"], metavar="SEED",
-                   help="agent seeds per scene: one number K means K repeats with seeds 0..K-1 "
-                        "(default 1); two or more numbers are the explicit seeds (--seeds 0 1 2); "
-                        "A:B means seeds A..B-1 (--seeds 7:8 runs seed 7 only)")
+    seeds = p.add_mutually_exclusive_group()
+    seeds.add_argument("--seeds", nargs="+", default=None, metavar="SEED",
+                       help="the agent seeds to run on every scene: seed ids (--seeds 0, --seeds 0 1 2) or "
+                            "ranges A:B meaning seeds A..B-1 (--seeds 7:8 runs seed 7 only); default: seed 0")
+    seeds.add_argument("--repeats", type=int, default=None, metavar="N",
+                       help="N repeats per scene, with seeds 0..N-1 (the same as --seeds 0:N)")
     p.add_argument("--image-budget", type=int, default=None,
                    help="images per episode, initial one included (default 100; 20 for NBV agents, or what a "
                         "ppo: policy was trained with)")
@@ -61,17 +63,16 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def parse_seeds(tokens: list[str]) -> int | list[int]:
-    """``--seeds`` values: ``["K"]`` is a count (seeds 0..K-1); several numbers are explicit
-    seeds; ``"A:B"`` is seeds A..B-1. A one-line :class:`CliError` for anything else."""
+def parse_seeds(tokens: list[str]) -> list[int]:
+    """``--seeds`` values: seed ids and ranges ``A:B`` (seeds A..B-1). A one-line
+    :class:`CliError` for anything else, and for one bare number above 0: it once meant a count
+    of repeats, so it is refused with the flag that says that now (``--repeats``)."""
     def bad(tok: str) -> CliError:
-        return CliError(f"--seeds takes a count K (seeds 0..K-1), explicit seeds (0 1 2) or a range A:B "
-                        f"of non-negative integers; got {tok!r}")
-    if len(tokens) == 1 and ":" not in tokens[0]:
-        if not tokens[0].isdigit() or int(tokens[0]) < 1:
-            raise bad(tokens[0]) if not tokens[0].isdigit() else CliError(
-                f"--seeds K must be >= 1 (K repeats per scene), got {tokens[0]}")
-        return int(tokens[0])
+        return CliError(f"--seeds takes seed ids (0 1 2) or ranges A:B of non-negative integers; got {tok!r}")
+    if len(tokens) == 1 and tokens[0].isdigit() and int(tokens[0]) > 0:
+        k = int(tokens[0])
+        raise CliError(f"--seeds {k}: one number no longer counts repeats; write --repeats {k} for seeds "
+                       f"0..{k - 1}, or --seeds {k}:{k + 1} for seed {k} alone")
     seeds: list[int] = []
     for tok in tokens:
         lo, sep, hi = tok.partition(":")
@@ -89,6 +90,15 @@ def parse_seeds(tokens: list[str]) -> int | list[int]:
     return seeds
 
 
+def seeds_of(args: argparse.Namespace) -> int | list[int]:
+    """The seeds to run: ``--repeats N`` (seeds 0..N-1, as a count), ``--seeds`` ids, or seed 0."""
+    if args.repeats is not None:
+        if args.repeats < 1:
+            raise CliError(f"--repeats must be >= 1 (seeds 0..N-1 per scene), got {args.repeats}")
+        return args.repeats
+    return parse_seeds(args.seeds) if args.seeds is not None else 1
+
+
 def run(args: argparse.Namespace) -> int:
     from spatialscout_gym.baselines.registry import build_agent
     from spatialscout_gym.core.redact import redact
@@ -96,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     apply_catalog_option(args)
     check_episode_options(args)
     check_output_dir(args.out)
-    seeds = parse_seeds(args.seeds)
+    seeds = seeds_of(args)
     if args.workers < 1:
         raise CliError(f"--workers must be >= 1, got {args.workers}")
     if args.stop_after_failures < 0:

@@ -55,9 +55,11 @@ def run(args: argparse.Namespace) -> int:
                                   progress=not args.no_progress, verified_only=args.verified_only)
     except (LeaderboardError, EvalDirError, FileNotFoundError, SceneFileError, ValueError) as exc:
         raise CliError(str(exc)) from None
-    for name, row in board["rows"].items():
-        print(f"{name:40s} all-target mIoU {100 * row['object_micro']['all']['mean_iou']:6.2f}%  "
-              f"rank {row['rank']['rank']}  completed {row['completed']}  failed {row['failed']}  {row['verified']}")
+    print(f"{'rank':>4}  {'model':32s} {'all mIoU':>8}  {'done':>5} {'failed':>6}  checked")
+    for name, row in board["rows"].items():   # sorted by rank; fits an 80-column terminal
+        shown = name if len(name) <= 32 else name[:31] + "~"
+        print(f"{row['rank']['rank']:>4}  {shown:32s} {100 * row['object_micro']['all']['mean_iou']:7.2f}%  "
+              f"{row['completed']:>5} {row['failed']:>6}  {row['verified']}")
     if board["dropped_unverified"]:
         print("dropped (not verified): " + ", ".join(board["dropped_unverified"]))
     print(f"wrote {args.out}/index.html, leaderboard.json, leaderboard.md and plots/")

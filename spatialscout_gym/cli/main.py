@@ -118,7 +118,9 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "debug", False):
             import traceback
             print(redact("".join(traceback.format_exception(exc))), file=sys.stderr, end="")
-        print(f"spatialscout: error: {redact(message_of(exc))}", file=sys.stderr)
+        # a preflight names the URL the user typed (credentials already removed); keys stay hidden
+        shown = redact(message_of(exc), endpoints=not getattr(exc, "shows_endpoint", False))
+        print(f"spatialscout: error: {shown}", file=sys.stderr)
         return 2
     except ModuleNotFoundError as exc:   # an optional extra that is not installed: one line, exit 2
         from spatialscout_gym.cli.errors import missing_extra_message

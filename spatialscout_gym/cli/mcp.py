@@ -118,8 +118,17 @@ def refuse_stdio_client(reason: str) -> None:
         return
 
 
+def check_vlm_extra(transport: str) -> None:
+    """Raise ``ModuleNotFoundError`` for the first module of the ``vlm`` extra the server needs and
+    cannot import (the CLI prints the one-line install hint), before any scene is built."""
+    import importlib
+    for module in ("anyio", "mcp", "mcp.types") + (("uvicorn", "starlette") if transport != "stdio" else ()):
+        importlib.import_module(module)
+
+
 def run(args: argparse.Namespace) -> int:
     from spatialscout_gym.eval.mcp_server import McpEpisode, serve_http, serve_stdio, stdout_to_stderr
+    check_vlm_extra(args.transport)
     check_episode_options(args)
     if not 1 <= args.port <= 65535:
         raise CliError(f"--port must be in 1..65535, got {args.port}")

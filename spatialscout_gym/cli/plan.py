@@ -30,7 +30,8 @@ def run(args: argparse.Namespace) -> int:
     from spatialscout_gym.core.files import SceneFileError
     from spatialscout_gym.eval.layout import EvalDirError
     from spatialscout_gym.eval.report import cells, find_runs
-    from spatialscout_gym.eval.stats import scenes_needed, variance_components
+    from spatialscout_gym.eval.stats import (min_p_value, min_scenes_to_separate, scenes_needed,
+                                              variance_components)
     if not args.dir.is_dir():
         raise CliError(f"{args.dir} is not a directory (expected an evaluation directory)")
     if not args.detect > 0 or args.detect >= 100:
@@ -49,10 +50,13 @@ def run(args: argparse.Namespace) -> int:
           f"between-scene sd {sd(comp['scene_var'])} points, between-seed sd {sd(comp['seed_var'])} points")
     if comp["seed_var"] is None:
         print("no scene ran on two seeds: the between-seed variance is unknown and taken as 0 "
-              "(run with --seeds 2 or more to measure it)")
+              "(evaluate with --repeats 2 or more to measure it)")
     print(f"to detect {args.detect:g} points with {100 * args.power:.0f}% power (two-sided, 5% level):")
     for seeds in (1, 2, 3, 5):
         print(f"  {seeds} seed(s) per scene: {scenes_needed(comp, args.detect, seeds, args.power)} scenes")
+    need = min_scenes_to_separate()
+    print(f"floor: {need} scenes; with fewer, the paired permutation test `spatialscout compare` uses cannot "
+          f"reach p < 0.05 whatever the difference (with {need - 1} its smallest p is {min_p_value(need - 1):.3g})")
     print("assumption: the two agents vary like this one and independently of each other (normal "
           "approximation, n = (z_0.975 + z_power)^2 * 2 * (scene var + seed var / seeds) / difference^2); "
           "a paired comparison on shared scenes, as `spatialscout compare` makes, needs at most this many.")

@@ -155,6 +155,9 @@ def run(args: argparse.Namespace) -> int:
     check_episode_options(args)
     check_out_dir(Path(args.out), overwrite=args.overwrite)
     agent = build_agent(args.agent, **vlm_options(args))   # a one-line error names the agent
+    provider = getattr(agent, "provider", None)
+    if provider is not None and hasattr(provider, "preflight"):
+        provider.preflight()   # endpoint, key and model checked in about a second, before any scene is built
     try:
         result = run_episode(agent, args.scene, args.out, seed=args.seed, image_budget=args.image_budget,
                              tool_call_budget=args.call_budget, resolution=args.resolution,

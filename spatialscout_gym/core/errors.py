@@ -8,7 +8,8 @@ callers caught before (``ValueError``, ``KeyError``, ...), so existing ``except`
 
 from __future__ import annotations
 
-__all__ = ["SpatialScoutError", "ConfigError", "ResourceMissingError", "MissingExtraError", "message_of"]
+__all__ = ["SpatialScoutError", "ConfigError", "ResourceMissingError", "MissingExtraError", "message_of",
+           "install_command"]
 
 
 class SpatialScoutError(Exception):
@@ -32,3 +33,14 @@ def message_of(exc: BaseException) -> str:
     if isinstance(exc, KeyError) and len(exc.args) == 1 and isinstance(exc.args[0], str):
         return exc.args[0]
     return str(exc)
+
+
+def install_command(extras: str) -> str:
+    """The command that installs ``extras`` (e.g. ``"vlm"``) for this copy of the package. The
+    package is not on a package index: it installs from its checkout, named here when this copy
+    runs from one (an editable install), so the command works from any directory."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    if (root / "pyproject.toml").is_file():
+        return f"pip install -e '{root}[{extras}]'"
+    return f"pip install -e '.[{extras}]' in the spatialscout-gym checkout"

@@ -15,11 +15,12 @@ in ``<run dir>.failed.json`` and on the terminal. :func:`redact` removes
 
 from __future__ import annotations
 
+import base64
 import re
 from typing import Iterable
-from urllib.parse import quote, quote_plus, urlsplit
+from urllib.parse import quote, quote_plus, unquote, urlsplit, urlunsplit
 
-__all__ = ["redact", "register_secret", "register_endpoint", "REDACTED"]
+__all__ = ["redact", "register_secret", "register_endpoint", "display_url", "REDACTED"]
 
 REDACTED = "[redacted]"
 _ENDPOINT = "[endpoint]"
@@ -48,26 +49,49 @@ def register_secret(value: str | None) -> None:
 
 
 def register_endpoint(url: str | None) -> None:
-    """Remember an endpoint URL: :func:`redact` replaces it, and its ``host:port``, by ``[endpoint]``."""
+    """Remember an endpoint URL: :func:`redact` replaces it, and its ``host:port``, by ``[endpoint]``.
+    Credentials in it (``http://user:KEY@host/v1``) are registered as secrets in every form a
+    server may echo: ``KEY``, ``user:KEY`` and ``base64(user:KEY)`` (the ``Basic`` header the
+    client sends), percent-encoded or not."""
     if not url:
         return
     _ENDPOINTS.add(url.rstrip("/"))
     parts = urlsplit(url if "//" in url else "//" + url)
     if parts.netloc:
-        if parts.scheme:
-            _ENDPOINTS.add(f"{parts.scheme}://{parts.netloc}")
-        _ENDPOINTS.add(parts.netloc)
+        hostport = parts.netloc.rpartition("@")[2]
+        for netloc in {parts.netloc, hostport}:
+            if parts.scheme:
+                _ENDPOINTS.add(f"{parts.scheme}://{netloc}")
+            _ENDPOINTS.add(netloc)
+        _ENDPOINTS.add(display_url(url).rstrip("/"))
+    if "@" in parts.netloc:
+        user_raw, _, password_raw = parts.netloc.rpartition("@")[0].partition(":")
+        for user, password in {(user_raw, password_raw), (unquote(user_raw), unquote(password_raw))}:
+            basic = base64.b64encode(f"{user}:{password}".encode("utf-8")).decode("ascii")
+            for value in (password, f"{user}:{password}", basic, user if not password else ""):
+                register_secret(value)
 
 
-def redact(text: object, secrets: Iterable[str] = ()) -> str:
+def display_url(url: str | None) -> str:
+    """``url`` as the user typed it, with credentials (``user:KEY@``) removed: what messages show."""
+    if not url:
+        return ""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+
+
+def redact(text: object, secrets: Iterable[str] = (), *, endpoints: bool = True) -> str:
     """``str(text)`` with keys, bearer tokens and registered endpoints removed.
 
-    ``secrets`` adds values to remove for this call only (besides the registered ones)."""
+    ``secrets`` adds values to remove for this call only (besides the registered ones);
+    ``endpoints=False`` keeps endpoints (a message to the user naming the URL they typed)."""
     s = str(text)
     extra = {f(v) for v in secrets if v and len(v) >= 4 for f in (str, lambda x: quote(x, safe=""), quote_plus)}
     for value in sorted({*_SECRETS, *extra}, key=len, reverse=True):
         s = s.replace(value, REDACTED)
-    for url in sorted(_ENDPOINTS, key=len, reverse=True):  # longest first: the full URL before its host
+    for url in sorted(_ENDPOINTS if endpoints else (), key=len, reverse=True):  # the full URL before its host
         s = s.replace(url, _ENDPOINT)
     for pattern, repl in _PATTERNS:
         s = pattern.sub(repl, s)

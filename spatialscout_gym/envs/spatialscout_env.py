@@ -359,10 +359,12 @@ class SpatialScoutEnv(gym.Env):
             raise self._bad_action(f"the key {key!r} is missing")
         try:
             value = np.asarray(action[key])
-        except (TypeError, ValueError, OverflowError) as e:   # ragged lists, objects numpy refuses
+        except Exception as e:   # ragged lists, objects numpy refuses or whose conversions raise
             raise self._bad_action(f"{key!r} is not an array of numbers ({type(e).__name__})") from None
         shape = space.shape if space.shape else ()
-        if value.shape != shape or not (np.issubdtype(value.dtype, np.number) or value.dtype == bool):
+        real = (np.issubdtype(value.dtype, np.number) and not np.issubdtype(value.dtype, np.complexfloating)
+                or value.dtype == bool)   # a complex number is no coordinate, index or flag
+        if value.shape != shape or not real:
             raise self._bad_action(f"{key!r} must be numbers of shape {shape}, got {value.dtype} of shape "
                                    f"{value.shape}")
         return value

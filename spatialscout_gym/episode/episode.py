@@ -51,7 +51,8 @@ from spatialscout_gym.core.types import is_finite_number
 from spatialscout_gym.episode import trace as tr
 from spatialscout_gym.episode.tools import (BOUND_TOLERANCE_M, MAX_ROTATION_DEG, MAX_TRANSLATION_M, PITCH_LIMIT_DEG,
                                             SUBMIT_MARGIN_M, TOOL_NAMES, WORLD_BOX_M, ToolResult,
-                                            argument_size_problem, to_jsonable, validate_args)
+                                            argument_size_problem, safe_repr, to_jsonable,
+                                            validate_args)
 
 __all__ = ["Episode", "EpisodeFrame"]
 
@@ -196,20 +197,33 @@ class Episode:
 
     # ---- the single entry point -----------------------------------------------------------
     def call(self, tool: str, args: dict | None = None) -> ToolResult:
-        """Run one tool. Never raises for bad input: a refusal is ``ToolResult(ok=False)``."""
+        """Run one tool. Never raises for bad input: a refusal is ``ToolResult(ok=False)`` (also for
+        an argument whose ``repr``, ``str``, hash or comparison raises); a counted call always
+        applies the budget's end."""
         args = {} if args is None else args
-        tool = tool if isinstance(tool, str) else repr(tool)
+        tool = tool if isinstance(tool, str) else safe_repr(tool)
         if self.done:
             res = ToolResult(str(tool), False, error=(
                 f"the episode has ended ({self.end_reason}); no further tools run"))
             return res
         index = self.tool_calls
         self.tool_calls += 1
+        try:
+            return self._counted_call(index, tool, args)
+        finally:
+            if not self.done and self.tool_call_budget is not None and self.tool_calls >= self.tool_call_budget:
+                self._end("tool_call_budget")
+
+    def _counted_call(self, index: int, tool: str, args: Any) -> ToolResult:
         started = self.clock() if self.clock is not None else None
         # Size first: nothing (validation, the trace, a wrapper's history) may walk an over-deep or
         # over-large argument; the trace then keeps a note instead of the arguments.
-        too_big = argument_size_problem(args)
-        reason = f"{tool[:60]}: {too_big}" if too_big else validate_args(tool, args)
+        try:
+            too_big = argument_size_problem(args)
+            reason = f"{tool[:60]}: {too_big}" if too_big else validate_args(tool, args)
+        except Exception as exc:   # an argument whose repr, str, hash or comparison raises
+            too_big, reason = None, (f"{tool[:60]}: the arguments could not be read ({type(exc).__name__} "
+                                     f"from one of them); send JSON numbers, strings, lists and objects")
         if reason is not None:
             res = ToolResult(tool[:60] if too_big else str(tool), False, error=reason)
         else:
@@ -221,15 +235,16 @@ class Episode:
         if too_big:
             logged: Any = {"omitted": "arguments over the size bounds (docs/protocol.md section 4)"}
         else:
-            logged = to_jsonable(args) if isinstance(args, dict) else repr(args)[:2000]
+            try:
+                logged = to_jsonable(args) if isinstance(args, dict) else repr(args)[:2000]
+            except Exception:   # as above: kept as a note, the refusal says why
+                logged = {"omitted": "arguments that could not be written (their repr or str raised)"}
         self.trace.append(tr.event("tool_call", index=index, tool=str(tool)[:200], args=logged,
                                    result=res.to_dict(), **times))
         if res.ok and tool == "submit_positions":
             self._snapshot(index)
         if res.ok and tool == "finish_mapping":
             self._end("finish_mapping")
-        if not self.done and self.tool_call_budget is not None and self.tool_calls >= self.tool_call_budget:
-            self._end("tool_call_budget")
         return res
 
     # ---- typed per-tool methods -------------------------------------------------------------
@@ -391,14 +406,14 @@ class Episode:
         refused: dict[str, str] = {}
         accepted: dict[str, np.ndarray] = {}
         for key, value in positions.items():
-            k = str(key)
+            k = key if isinstance(key, str) else safe_repr(key)
             if k not in self._id_set:
                 refused[k] = f"unknown id {k!r}; ids are listed by list_entities"
                 continue
             vals = value.tolist() if isinstance(value, np.ndarray) else value
             ok = isinstance(vals, (list, tuple)) and len(vals) == 3 and all(map(is_finite_number, vals))
             if not ok:
-                refused[k] = f"position must be three finite numbers [x, y, z] (task frame, m), got {to_jsonable(value)!r}"
+                refused[k] = f"position must be three finite numbers [x, y, z] (task frame, m), got {safe_repr(to_jsonable(value))}"
                 continue
             p = np.array([float(x) for x in vals])
             dist = exact.norm(p)

@@ -17,7 +17,7 @@ import numpy as np
 from spatialscout_gym.core.triangulation import MAX_OBSERVATIONS
 from spatialscout_gym.core.types import is_finite_number
 
-__all__ = ["TOOL_NAMES", "TOOL_SPECS", "ToolSpec", "ArgSpec", "ToolResult", "validate_args",
+__all__ = ["TOOL_NAMES", "TOOL_SPECS", "ToolSpec", "ArgSpec", "ToolResult", "validate_args", "safe_repr",
            "argument_size_problem", "to_jsonable", "model_json", "MAX_TRANSLATION_M", "MAX_ROTATION_DEG",
            "PITCH_LIMIT_DEG", "WORLD_BOX_M", "SUBMIT_MARGIN_M", "BOUND_TOLERANCE_M", "MAX_OBSERVATIONS", "MAX_ARG_DEPTH",
            "MAX_ARG_VALUES", "MAX_STRING_CHARS", "MODEL_DECIMALS"]
@@ -146,6 +146,16 @@ JSONABLE_MAX_DEPTH = 32
 """Containers deeper than this become a short placeholder string in :func:`to_jsonable`."""
 
 
+def safe_repr(x: Any, n: int = 200) -> str:
+    """``repr(x)`` cut to ``n`` characters, or a note naming the type when ``repr`` itself raises
+    (an object a caller made up; docs/protocol.md section 4)."""
+    try:
+        text = repr(x)
+    except Exception:
+        return f"<{type(x).__name__} whose repr raised>"
+    return text if len(text) <= n else text[:n] + "..."
+
+
 def to_jsonable(x: Any, ndigits: int | None = None, _depth: int = 0) -> Any:
     """Convert numpy scalars/arrays, tuples and nested containers to plain JSON types.
 
@@ -182,7 +192,7 @@ def to_jsonable(x: Any, ndigits: int | None = None, _depth: int = 0) -> Any:
         return round(x, ndigits) + 0.0  # + 0.0 turns -0.0 into 0.0
     if x is None or isinstance(x, (str, int, float)):
         return x
-    return repr(x)
+    return safe_repr(x, 2000)
 
 
 def model_json(payload: Any) -> str:

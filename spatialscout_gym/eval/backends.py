@@ -23,7 +23,7 @@ import multiprocessing as mp
 import os
 from typing import Any, Callable, Protocol, Sequence
 
-from spatialscout_gym.core.errors import ConfigError, MissingExtraError
+from spatialscout_gym.core.errors import ConfigError, MissingExtraError, install_command
 from spatialscout_gym.core.files import write_json_atomic
 from spatialscout_gym.core.lifetime import exit_with_parent, started_from_main_thread
 from spatialscout_gym.eval.evaluate import EpisodeTask, EvalSettings, Outcome, WorkerState, execute_task
@@ -203,7 +203,7 @@ class RayBackend:
         try:
             import ray
         except ImportError:
-            raise MissingExtraError("--backend ray needs Ray: pip install 'spatialscout-gym[ray]'") from None
+            raise MissingExtraError(f"--backend ray needs Ray: {install_command('ray')}") from None
         owns = not ray.is_initialized()
         if owns:
             ray.init(address=self.address, include_dashboard=False, log_to_driver=False)

@@ -198,8 +198,8 @@ def _row_name(row: dict) -> str:
 def build_leaderboard(dirs: Sequence[str | os.PathLike], *, force: bool = False,
                       lam: float = DEFAULT_LAMBDA_M, progress: bool = False, verified_only: bool = False) -> dict:
     """The leaderboard dict: ``{"rows": {name: row}, "order": [...], "cost": ..., "problems": [...],
-    "scene_sets_differ": bool, "factor_labels": {...}}``; rows sorted by object-micro all-target
-    mean IoU (model rows first, then reference rows).
+    "scene_sets_differ": bool, "factor_labels": {...}}``; rows sorted by rank (object-micro
+    all-target mean IoU on the cells every row shares; ties: model rows first, then reference rows).
 
     Raises
     ------
@@ -233,9 +233,11 @@ def build_leaderboard(dirs: Sequence[str | os.PathLike], *, force: bool = False,
         raise LeaderboardError("refusing to rank runs made on different scenes or under different protocol "
                                "settings on one leaderboard (" + "; ".join(problems)
                                + "); rerun them alike or pass --force")
-    order = sorted(rows, key=lambda n: (rows[n]["reference"], -rows[n]["object_micro"]["all"]["mean_iou"], n))
-    runs = {n: rows[n].pop("_cells") for n in order}
+    runs = {n: rows[n].pop("_cells") for n in rows}
     ranks = rank_intervals(runs)
+    # by rank (on the cells every row shares); ties: model rows first, then the higher figure
+    order = sorted(rows, key=lambda n: (ranks[n]["rank"], rows[n]["reference"],
+                                        -rows[n]["object_micro"]["all"]["mean_iou"], n))
     for n, nxt in zip(order, order[1:] + [None]):
         rows[n]["rank"] = ranks[n]
         if nxt is None:
@@ -374,17 +376,38 @@ def _table_md(t: Table) -> list[str]:
     return lines + [""]
 
 
+def _cell_html(c: str) -> str:
+    """A cell; an estimate's interval ``x [lo, hi]`` goes on a line of its own under it."""
+    head, sep, interval = c.partition(" [")
+    if not sep:
+        return html.escape(c)
+    return f"{html.escape(head)}<span class='iv'>[{html.escape(interval)}</span>"
+
+
 def _table_html(t: Table, table_id: str | None = None) -> str:
     e = html.escape
     attrs = (" class='sortable'" if t.sortable else "") + (f" id='{table_id}'" if table_id else "")
     out = [f"<h2>{e(t.title)}</h2>"] + ([f"<p class='note'>{e(t.note)}</p>"] if t.note else [])
-    out.append(f"<table{attrs}><thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in t.headers) + "</tr></thead><tbody>")
+    out.append(f"<div class='wide'><table{attrs}><thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in t.headers)
+               + "</tr></thead><tbody>")
     for row, cls in zip(t.rows, t.row_classes):
         first, *rest = row
-        cells = "".join(f"<td data-v='{'' if c == '-' else e(c.split(' ')[0])}'>{e(c)}</td>" for c in rest)
+        cells = "".join(f"<td data-v='{'' if c == '-' else e(c.split(' ')[0])}'>{_cell_html(c)}</td>" for c in rest)
         out.append(("<tr>" if cls is None else f"<tr class='{cls}'>") + f"<td>{e(first)}</td>{cells}</tr>")
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
     return "\n".join(out)
+
+
+def _split_table3(t: Table) -> tuple[Table, Table]:
+    """Table 3 as two tables a laptop-wide Markdown view shows whole: rank and figures; checks and
+    spend (the model column in both)."""
+    figures = [0, *range(2, 4 + len(TABLE3_COLUMNS))]
+    spend = [0, 1, *range(4 + len(TABLE3_COLUMNS), len(t.headers))]
+    pick = lambda row, cols: [row[i] for i in cols]  # noqa: E731
+    return (Table(t.key, "Table 3 (rank and figures)", t.note, pick(t.headers, figures),
+                  [pick(r, figures) for r in t.rows], t.row_classes),
+            Table(t.key + "_spend", "Checks and spend per task", "", pick(t.headers, spend),
+                  [pick(r, spend) for r in t.rows], t.row_classes))
 
 
 def format_leaderboard_md(board: dict) -> str:
@@ -403,7 +426,7 @@ def format_leaderboard_md(board: dict) -> str:
         lines += ["Note: the rows cover different scene sets: "
                   + ", ".join(f"{md(n)}: {len(r['scenes'])} scenes" for n, r in rows.items()), ""]
     t = tables(board)
-    lines += _table_md(t["table3"]) + _table_md(t["table5"]) + _table_md(t["table4"])
+    lines += sum((_table_md(x) for x in _split_table3(t["table3"])), []) + _table_md(t["table5"]) + _table_md(t["table4"])
     cost = board["cost"]
     lines += ["## Accuracy vs. cost (Figure 7)", ""]
     if cost["points"]:

@@ -14,14 +14,18 @@ from spatialscout_gym.eval.layout import publish_text
 
 __all__ = ["STYLE", "render_page", "write_page"]
 
-STYLE = ("body{font-family:sans-serif;margin:20px;max-width:1300px}"
-         "pre{background:#f6f6f6;padding:8px;overflow-x:auto}"
-         "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}"
-         "td:first-child,th:first-child{text-align:left}th{background:#eef}"
-         "table.sortable th{cursor:pointer}tr.ref td{color:#555;background:#f7f7f7}"
-         "img{max-width:100%}.note{color:#555;font-size:13px}"
-         ".scroll{overflow-x:auto;max-width:100%}")
-"""The style every page shares: laptop-width body, compact tables (wide tables scroll in ``.scroll``)."""
+STYLE = (
+    # a laptop's width (1280 px and less): text wraps, wide tables scroll inside their own box with
+    # the first column kept in view, intervals go under their estimate
+    "body{font-family:sans-serif;margin:16px;max-width:1240px}"
+    "pre{background:#f6f6f6;padding:8px;overflow-x:auto}.wide{overflow-x:auto;max-width:100%}"
+    "table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ccc;padding:2px 5px;text-align:right}"
+    "th{max-width:6em;white-space:normal;background:#eef}"
+    "td:first-child,th:first-child{text-align:left;position:sticky;left:0;background:#fff;max-width:14em;"
+    "overflow-wrap:anywhere}th:first-child{background:#eef}"
+    "table.sortable th{cursor:pointer}td .iv{display:block;color:#666;font-size:11px;white-space:nowrap}"
+    "tr.ref td{color:#555;background:#f7f7f7}img{max-width:100%}.note{color:#555;font-size:13px}")
+"""The style every page shares: laptop-width body, compact tables (wide tables scroll in ``.wide``)."""
 
 
 def render_page(title: str, body: Sequence[str], *, script: str | None = None) -> str:

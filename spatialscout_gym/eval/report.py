@@ -37,6 +37,7 @@ import dataclasses
 import html
 import json
 import os
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Sequence
@@ -47,7 +48,8 @@ from spatialscout_gym.core.files import load_ground_truth, load_predictions
 from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, aggregate, score_scene
 from spatialscout_gym.core.table import format_table
 from spatialscout_gym.eval.verify import verification_status
-from spatialscout_gym.eval.stats import FIGURES, bootstrap_intervals, method_note, paired_comparison, separated
+from spatialscout_gym.eval.stats import (FIGURES, bootstrap_intervals, method_note, min_p_value, min_scenes_to_separate,
+                                          paired_comparison, separated)
 from spatialscout_gym.eval.layout import EvalDir, publish_json, publish_text, read_json_object, seed_spread
 
 __all__ = ["RunRecord", "find_runs", "find_failures", "failed_attempt_results", "episode_counts", "build_report", "write_report", "format_report_md",
@@ -403,10 +405,16 @@ def comparability_problems(reports: dict[str, dict], *, model_settings_only: boo
     return problems
 
 
+_MD_LINK = re.compile(r"(\]|!)([(\[])")
+
+
 def md(text: Any) -> str:
     """``text`` safe inside a Markdown table cell or line: HTML escaped (model names and replies
-    may carry markup), pipes and newlines neutralised."""
-    return html.escape(str(text)).replace("|", "&#124;").replace("\n", " ")
+    may carry markup), backslashes and backquotes escaped, and the bracket that would open a link's
+    target or an image (``](``, ``][``, ``![``) escaped, so a category such as
+    ``[x](javascript:...)`` stays text, never a link; pipes and newlines neutralised."""
+    s = html.escape(str(text)).replace("\\", "\\\\").replace("`", "\\`")
+    return _MD_LINK.sub(r"\1\\\2", s).replace("|", "&#124;").replace("\n", " ")
 
 
 def _scene_count(keys: Sequence[str]) -> int:
@@ -435,6 +443,12 @@ def paired_lines(name_a: str, name_b: str, paired: dict) -> list[str]:
              f"{paired['scenes']} scenes", ""]
     if not paired["cells"]:
         return lines + ["No (scene, seed) cell is shared: nothing to pair.", ""]
+    need = min_scenes_to_separate()
+    if 2 <= paired["scenes"] < need:
+        lines += [f"**Too few scenes to separate:** with {paired['scenes']} shared scenes the exact paired "
+                  f"permutation test cannot give p below {min_p_value(paired['scenes']):.3g}, so it cannot "
+                  f"separate two agents at p < 0.05 whatever the difference; compare on {need} or more "
+                  "scenes.", ""]
     lines += [method_note(paired["n_resamples"]) + " p: two-sided paired permutation test over scenes "
               "(scipy.stats.permutation_test, the two runs swapped within a scene). Separated: the interval "
               "excludes 0 and p < 0.05.", "",

@@ -17,6 +17,8 @@ and all its seeds stay together (docs/protocol.md section 6.6 defines the figure
 
 from __future__ import annotations
 
+import functools
+
 from collections import defaultdict
 from typing import Any, Callable, Sequence
 
@@ -25,7 +27,8 @@ import numpy as np
 from spatialscout_gym.core.scoring import THRESHOLD_KEYS
 
 __all__ = ["FIGURES", "N_RESAMPLES", "SEED", "CONFIDENCE", "METHOD", "Cell", "figure_sums",
-           "bootstrap_intervals", "paired_comparison", "separated", "rank_intervals", "method_note"]
+           "bootstrap_intervals", "paired_comparison", "separated", "rank_intervals", "method_note",
+           "min_p_value", "min_scenes_to_separate"]
 
 N_RESAMPLES = 9999
 SEED = 20260101
@@ -171,6 +174,32 @@ def paired_comparison(a: dict[Cell, Any], b: dict[Cell, Any], n_resamples: int =
     return out
 
 
+def _paired_test(x: np.ndarray, y: np.ndarray, n_resamples: int = N_RESAMPLES) -> float:
+    """The p-value of :func:`paired_comparison`'s test (two-sided paired permutation over scenes)
+    for the mean difference of per-scene figures ``x`` and ``y``."""
+    from scipy.stats import permutation_test
+    test = permutation_test((x, y), lambda a, b, axis=-1: np.mean(b - a, axis=axis), permutation_type="samples",
+                            vectorized=True, n_resamples=n_resamples, alternative="two-sided",
+                            rng=np.random.default_rng(SEED))
+    return float(test.pvalue)
+
+
+@functools.lru_cache(maxsize=64)
+def min_p_value(scenes: int, n_resamples: int = N_RESAMPLES) -> float:
+    """The smallest p-value the paired permutation test over ``scenes`` scenes can give: its value
+    when B beats A on every scene by distinct margins (no arrangement is more extreme). With few
+    scenes the test is exact over the 2^scenes swaps and cannot go below 2 / 2^scenes."""
+    return _paired_test(np.zeros(scenes), np.arange(1.0, scenes + 1.0), n_resamples)
+
+
+def min_scenes_to_separate(alpha: float = 1 - CONFIDENCE, n_resamples: int = N_RESAMPLES) -> int:
+    """The fewest shared scenes with which the paired test can reach p < ``alpha`` at all."""
+    n = 2
+    while min_p_value(n, n_resamples) >= alpha:
+        n += 1
+    return n
+
+
 def separated(fig: dict, alpha: float = 1 - CONFIDENCE) -> bool:
     """A paired figure separates the runs: its interval excludes 0 and its p-value is below
     ``alpha`` (with few scenes the percentile interval alone is too narrow to trust)."""
@@ -244,4 +273,4 @@ def scenes_needed(components: dict, detect_points: float, seeds: int, power: flo
     var = components["scene_var"] + (components["seed_var"] or 0.0) / seeds
     delta = detect_points / 100.0
     z = norm.ppf(1 - alpha / 2) + norm.ppf(power)
-    return max(2, int(np.ceil(z ** 2 * 2 * var / delta ** 2)))
+    return max(min_scenes_to_separate(alpha), int(np.ceil(z ** 2 * 2 * var / delta ** 2)))

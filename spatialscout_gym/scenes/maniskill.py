@@ -66,7 +66,7 @@ from typing import Literal
 import numpy as np
 
 from spatialscout_gym.core.camera import Intrinsics
-from spatialscout_gym.core.errors import SpatialScoutError
+from spatialscout_gym.core.errors import SpatialScoutError, install_command
 from spatialscout_gym.core.frames import CameraPose, quat_mul as _qmul
 from spatialscout_gym.core.spec import Light, Material, Part, SceneObject, SceneSpec
 
@@ -400,8 +400,7 @@ def _load_mesh(path: Path, cache: dict):
 
         if _draco_compressed(path) and importlib.util.find_spec("DracoPy") is None:
             raise ImportError(f"{path} is Draco-compressed (KHR_draco_mesh_compression) and DracoPy is "
-                              f"not installed; install the maniskill extra: pip install "
-                              f"'spatialscout-gym[maniskill]'")
+                              f"not installed; install the maniskill extra: {install_command('maniskill')}")
         loaded = trimesh.load(key, force="mesh", process=False)
         v = np.asarray(getattr(loaded, "vertices", np.zeros((0, 3))), dtype=float).reshape(-1, 3)
         f = np.asarray(getattr(loaded, "faces", np.zeros((0, 3))), dtype=np.int64).reshape(-1, 3)

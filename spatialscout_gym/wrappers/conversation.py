@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from dataclasses import dataclass, field, replace
 from typing import Any, Union
@@ -21,8 +22,8 @@ from spatialscout_gym.episode.tools import to_jsonable
 from spatialscout_gym.wrappers.images import DeliveredImage
 
 __all__ = ["ToolCall", "Message", "ModelReply", "Part", "EpisodeOverError", "parse_arguments", "parse_reply",
-           "short_repr", "limit_image_history", "MAX_ARGUMENT_CHARS", "bound_reply",
-           "token_count", "clean_usage"]
+           "short_repr", "limit_image_history", "MAX_ARGUMENT_CHARS", "bound_reply", "clean_reply", "clean_text",
+           "token_count", "clean_usage", "WIRE_FORMATS", "wire_format_of", "malformed_note"]
 
 Part = Union[str, DeliveredImage]
 MAX_ARGUMENT_CHARS = 20_000
@@ -136,6 +137,10 @@ class ModelReply:
     provider_content : object
         Provider content to replay in later requests (optional).
     stop_reason : str or None
+    malformed : list of str
+        What of the reply could not be read (a text that is not a string, tool calls that are not a
+        list, an item that is not an object, ...), one reason each: the wrapper tells the model and
+        the episode goes on (docs/protocol.md section 5).
     """
 
     text: str = ""
@@ -144,9 +149,58 @@ class ModelReply:
     attempts: int = 1
     provider_content: Any = None
     stop_reason: str | None = None
+    malformed: list[str] = field(default_factory=list)
 
 
-def parse_reply(reply: Any) -> ModelReply:
+WIRE_FORMATS = ("chat_completions", "responses", "messages")
+"""The wire formats a reply is decoded from (the providers' ``api_mode``; one codec each)."""
+_MAX_REASONS = 5
+
+
+def malformed_note(reasons: list[str]) -> str:
+    """What the model reads after a reply that could not be read in full."""
+    shown = "; ".join(reasons[:_MAX_REASONS]) + (f"; and {len(reasons) - _MAX_REASONS} more"
+                                                 if len(reasons) > _MAX_REASONS else "")
+    return (f"Your last reply was malformed and was read only in part: {shown}. Send each tool call in the "
+            "tool-call format of this API (a tool name and a JSON object of arguments); the episode goes on.")
+
+
+def _sdk_format(reply: Any) -> str | None:
+    """The wire format an SDK object declares by its type (``openai.types.chat``, ...)."""
+    module = type(reply).__module__
+    if module.startswith("openai.types.chat"):
+        return "chat_completions"
+    if module.startswith("openai.types.responses"):
+        return "responses"
+    if module.startswith("anthropic.types"):
+        return "messages"
+    return None
+
+
+def wire_format_of(reply: Any) -> str | None:
+    """The wire format a reply declares: its SDK type, or a dict's ``object`` (``chat.completion``,
+    ``response``) or ``type`` (``message``: Anthropic); a dict that declares none and holds
+    ``choices``, ``output`` or ``role`` is a chat completion, a Responses response or a chat message.
+    Never decided by the shape of ``content`` (a chat message may hold a list of parts too)."""
+    if not isinstance(reply, dict):
+        return _sdk_format(reply)
+    obj, kind = reply.get("object"), reply.get("type")
+    if obj == "chat.completion":
+        return "chat_completions"
+    if obj == "response":
+        return "responses"
+    if kind == "message":
+        return "messages"
+    if "choices" in reply:
+        return "chat_completions"
+    if "output" in reply:
+        return "responses"
+    if "role" in reply or "tool_calls" in reply:
+        return "chat_completions"
+    return None
+
+
+def parse_reply(reply: Any, wire_format: str | None = None) -> ModelReply:
     """One model reply in neutral form, read by the codec of its wire format
     (:mod:`spatialscout_gym.wrappers.codecs`).
 
@@ -156,31 +210,38 @@ def parse_reply(reply: Any) -> ModelReply:
     ``{"name": str, "arguments": dict | JSON str}`` (ids are made up as ``call_0, call_1, ...``).
     SDK objects and their JSON dicts are both read; malformed usage counts are left out (unknown).
 
+    ``wire_format`` (one of :data:`WIRE_FORMATS`: the format of the provider in use) decodes every
+    reply with that codec, whatever its shape: a reply of the wrong shape is read as far as it
+    goes, the rest listed in :attr:`ModelReply.malformed`. Without it, the format is the one the
+    reply declares (:func:`wire_format_of`).
+
     Raises
     ------
     TypeError
-        The reply has none of these forms.
+        No ``wire_format`` and the reply declares none of these forms.
     """
     from spatialscout_gym.wrappers.codecs import anthropic_messages, chat_completions, responses
     if isinstance(reply, ModelReply):
         return reply
-    if isinstance(reply, (list, tuple)):
-        calls = []
+    if isinstance(reply, (list, tuple)) and wire_format is None:
+        calls, bad = [], []
         for i, c in enumerate(reply):
             if not isinstance(c, dict) or "name" not in c:
-                raise TypeError(f"a reply given as a list must hold {{'name': str, 'arguments': dict | JSON "
-                                f"str}} items; item {i} is {short_repr(c)}")
-            calls.append(ToolCall(str(c.get("id") or f"call_{i}"), c["name"], c.get("arguments")))
-        return ModelReply(tool_calls=calls)
-    for codec in (responses, anthropic_messages, chat_completions):
-        if codec.is_response(reply):
-            try:
-                return codec.parse_response(reply)
-            except ValueError as exc:
-                raise TypeError(str(exc)) from exc
-    raise TypeError(f"cannot read a model reply from {type(reply).__name__}: expected an OpenAI message or "
-                    f"completion, a Responses response, an Anthropic message, a list of {{'name', 'arguments'}} "
-                    f"or a ModelReply")
+                bad.append(f"item {i} is {short_repr(c, 60)}, not {{'name': str, 'arguments': object}}")
+                continue
+            cid = c.get("id")
+            calls.append(ToolCall(cid if isinstance(cid, str) and cid else f"call_{i}", c["name"], c.get("arguments")))
+        return ModelReply(tool_calls=calls, malformed=bad)
+    if wire_format is None:
+        wire_format = wire_format_of(reply)
+        if wire_format is None:
+            raise TypeError(f"cannot read a model reply from {type(reply).__name__}: expected an OpenAI message "
+                            f"or completion, a Responses response, an Anthropic message, a list of "
+                            f"{{'name', 'arguments'}} or a ModelReply")
+    if wire_format not in WIRE_FORMATS:
+        raise ValueError(f"unknown wire format {wire_format!r}; expected one of {', '.join(WIRE_FORMATS)}")
+    codec = {"chat_completions": chat_completions, "responses": responses, "messages": anthropic_messages}
+    return codec[wire_format].parse_response(reply)
 
 
 def token_count(x: Any) -> int | None:
@@ -209,20 +270,76 @@ def clean_usage(usage: Any) -> dict:
 def bound_reply(reply: ModelReply, limit: int = MAX_ARGUMENT_CHARS) -> ModelReply:
     """``reply`` with every tool call over ``limit`` argument characters replaced by
     :meth:`ToolCall.bounded`, in its calls and in the provider content replayed later (OpenAI
-    Responses ``function_call`` items, Anthropic ``tool_use`` blocks), so that a huge argument is
-    neither re-sent nor traced."""
-    big = {c.id: c.bounded(limit) for c in reply.tool_calls if c.argument_chars() > limit}
-    if not big:
+    Responses ``function_call`` items, Anthropic ``tool_use`` blocks, matched to the calls in order,
+    as the codecs read them), so that a huge argument is neither re-sent nor traced."""
+    big = [c.argument_chars() > limit for c in reply.tool_calls]
+    if not any(big):
         return reply
+    calls = [c.bounded(limit) if b else c for c, b in zip(reply.tool_calls, big)]
     content = reply.provider_content
     if isinstance(content, list):
-        content = [dict(item) for item in content]
+        content = [dict(item) if isinstance(item, dict) else item for item in content]
+        k = 0
         for item in content:
-            if item.get("type") == "function_call" and item.get("call_id") in big:
-                item["arguments"] = big[item["call_id"]].arguments
-            elif item.get("type") == "tool_use" and item.get("id") in big:
-                item["input"] = json.loads(big[item["id"]].arguments)
-    return replace(reply, tool_calls=[big.get(c.id, c) for c in reply.tool_calls], provider_content=content)
+            kind = item.get("type") if isinstance(item, dict) else None
+            if kind not in ("function_call", "tool_use"):
+                continue
+            if k < len(calls) and big[k]:
+                if kind == "function_call":
+                    item["arguments"] = calls[k].arguments
+                else:
+                    item["input"] = json.loads(calls[k].arguments)
+            k += 1
+    return replace(reply, tool_calls=calls, provider_content=content)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean_text(s: str) -> str:
+    """``s`` with lone surrogates (which no UTF-8 request or trace can carry) replaced by U+FFFD."""
+    try:
+        s.encode("utf-8")
+        return s
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", s)
+
+
+def _clean(x: Any, depth: int = 0) -> Any:
+    """``x`` with every string (dict keys too) passed through :func:`clean_text`; containers
+    below 32 levels only (deeper ones are left to the JSON writers' own depth cap)."""
+    if isinstance(x, str):
+        return clean_text(x)
+    if depth > 32:
+        return x
+    if isinstance(x, dict):
+        return {_clean(k, depth + 1): _clean(v, depth + 1) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_clean(v, depth + 1) for v in x]
+    if isinstance(x, tuple):
+        return tuple(_clean(v, depth + 1) for v in x)
+    return x
+
+
+def clean_reply(reply: ModelReply) -> ModelReply:
+    """``reply`` made safe to keep, trace and send back: a text that is not a string is dropped
+    (and listed as malformed), lone surrogates in text, ids, names, arguments and provider content
+    become U+FFFD, tool-call ids that are not strings become ``call_<k>``."""
+    bad = list(reply.malformed)
+    text = reply.text
+    if not isinstance(text, str):
+        bad.append(f"the reply text is {type(text).__name__}, not a string")
+        text = ""
+    calls = []
+    for k, c in enumerate(reply.tool_calls if isinstance(reply.tool_calls, list) else []):
+        cid = c.id if isinstance(c.id, str) and c.id else f"call_{k}"
+        calls.append(ToolCall(clean_text(cid), _clean(c.name), _clean(c.arguments)))
+    content = reply.provider_content
+    if content is not None:
+        content = _clean(to_jsonable(content))
+    stop = reply.stop_reason if isinstance(reply.stop_reason, str) else None
+    return replace(reply, text=clean_text(text), tool_calls=calls, provider_content=content,
+                   stop_reason=None if stop is None else clean_text(stop), malformed=[clean_text(r) for r in bad])
 
 
 def parse_arguments(raw: Any) -> tuple[dict | None, str | None]:
@@ -251,7 +368,7 @@ def parse_arguments(raw: Any) -> tuple[dict | None, str | None]:
                           f"{{\"forward\": 0.5}}, got {short_repr(raw)}")
         if not isinstance(val, dict):
             return None, f"the arguments must be a JSON object (name -> value), got {type(val).__name__} {short_repr(raw)}"
-        return _refuse_huge_ints(val)
+        return _refuse_huge_ints(_clean(val))   # a "\udc80" escape decodes to a lone surrogate
     return None, f"the arguments must be a JSON object (name -> value), got {type(raw).__name__}"
 
 

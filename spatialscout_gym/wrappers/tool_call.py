@@ -55,9 +55,10 @@ import gymnasium as gym
 
 from spatialscout_gym.episode import trace as tr
 from spatialscout_gym.episode.tools import TOOL_NAMES
-from spatialscout_gym.wrappers.conversation import (MAX_ARGUMENT_CHARS, EpisodeOverError, Message, ModelReply, Part,
-                                                    ToolCall, bound_reply, clean_usage, parse_arguments,
-                                                    parse_reply)
+from spatialscout_gym.wrappers.conversation import (MAX_ARGUMENT_CHARS, WIRE_FORMATS, EpisodeOverError, Message,
+                                                    ModelReply, Part, ToolCall, bound_reply, clean_reply,
+                                                    clean_usage, malformed_note, parse_arguments, parse_reply,
+                                                    wire_format_of)
 from spatialscout_gym.wrappers.conversation_spaces import MessagesSpace, ReplySpace
 from spatialscout_gym.wrappers.encode import encode_call
 from spatialscout_gym.wrappers.images import JPEG_QUALITY, MAX_SIDE_PX
@@ -100,6 +101,15 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         A wall clock (``time.time``) given to each episode on ``reset``, so its ``tool_call`` events
         carry ``started_unix_s`` and ``execution_s`` (the VLM agents pass it; None leaves the
         episode's own setting).
+    wire_format : {"chat_completions", "responses", "messages"}, optional
+        The wire format of the provider in use: every reply is decoded with its codec, whatever
+        its shape. None: the first reply's declared format
+        (:func:`~spatialscout_gym.wrappers.conversation.wire_format_of`) is kept for the episode.
+
+    A reply of the wrong shape (a text that is not a string, tool calls that are not a list, an
+    item that is not an object, ...) is read as far as it goes; the model is told what could not
+    be read (a user message after the tool results) and the episode goes on, even when no tool
+    call could be read (the reply still counts against B).
 
     ``observation_space`` is a :class:`~spatialscout_gym.wrappers.conversation_spaces.MessagesSpace`
     (lists of :class:`Message`) and ``action_space`` a
@@ -124,13 +134,18 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     def __init__(self, env: gym.Env, *, model_call_budget: int = 100, passive_views: int | None = None,
                  passive_path: Sequence[tuple[Sequence[float], float, float]] | None = None,
                  max_side: int = MAX_SIDE_PX, jpeg_quality: int = JPEG_QUALITY,
-                 prompt_style: str = DEFAULT_PROMPT_STYLE, clock: Any = None) -> None:
+                 prompt_style: str = DEFAULT_PROMPT_STYLE, clock: Any = None,
+                 wire_format: str | None = None) -> None:
         # recorded so that env.spec (and Gymnasium's checker) can rebuild the wrapper
         gym.utils.RecordConstructorArgs.__init__(self, model_call_budget=model_call_budget,
                                                  passive_views=passive_views, passive_path=passive_path,
                                                  max_side=max_side, jpeg_quality=jpeg_quality,
-                                                 prompt_style=prompt_style, clock=clock)
+                                                 prompt_style=prompt_style, clock=clock,
+                                                 wire_format=wire_format)
         gym.Wrapper.__init__(self, env)
+        if wire_format is not None and wire_format not in WIRE_FORMATS:
+            raise ValueError(f"wire_format must be one of {', '.join(WIRE_FORMATS)} or None, got {wire_format!r}")
+        self.wire_format = self._given_wire_format = wire_format
         if int(model_call_budget) < 1:
             raise ValueError(f"model_call_budget must be >= 1, got {model_call_budget}")
         if passive_views is not None and passive_path is None:
@@ -245,6 +260,7 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         the env's reset info plus ``model_call_budget``."""
         _, info = self.env.reset(seed=seed, options=options)
         self._clear()
+        self.wire_format = self._given_wire_format
         self._episode = ep = self.env.unwrapped.episode
         if self.clock is not None:
             ep.clock = self.clock
@@ -315,7 +331,7 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             raise RuntimeError("call reset() before step()")
         if self.done:
             raise EpisodeOverError(f"the episode has ended ({self.end_reason}); call reset()")
-        reply = parse_reply(reply)
+        reply = self._read(reply)
         oversize = [c.argument_chars() > MAX_ARGUMENT_CHARS for c in reply.tool_calls]
         reply = bound_reply(reply)
         if not self._requested:
@@ -330,7 +346,8 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
                                      tool_calls=list(reply.tool_calls), provider_content=reply.provider_content))
         self._emit("model_response", model_call_index=index, text=reply.text,
                    tool_calls=[c.to_trace() for c in reply.tool_calls], usage=usage,
-                   attempts=int(reply.attempts), stop_reason=reply.stop_reason)
+                   attempts=int(reply.attempts), stop_reason=reply.stop_reason,
+                   **({"malformed": list(reply.malformed)} if reply.malformed else {}))
         self._reported = len(self.messages)
         results: list[Message] = []
         tool_results: list[dict] = []
@@ -356,8 +373,10 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
                     terminated, truncated = bool(term), bool(trunc)
                     self._env_ended = True
                     self.end_reason = info.get("counters", {}).get("end_reason") or ("truncated" if trunc else "terminated")
+        if reply.malformed and not self._env_ended:
+            results.append(Message("user", [malformed_note(reply.malformed)]))
         self.messages.extend(results)
-        if not self._env_ended and not reply.tool_calls:
+        if not self._env_ended and not reply.tool_calls and not reply.malformed:
             self.end_reason, terminated = "no_tool_call", True
         if not self.done and self.model_calls >= self.model_call_budget:
             self.end_reason, truncated = "model_call_budget", True
@@ -375,7 +394,7 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         counted; the caller fails the attempt (:class:`~spatialscout_gym.baselines.vlm.OutputCapError`)."""
         if self._episode is None:
             raise RuntimeError("call reset() before record_truncated()")
-        reply = bound_reply(parse_reply(reply))
+        reply = bound_reply(self._read(reply))
         if not self._requested:
             self.request()
         self._requested = False
@@ -386,6 +405,16 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._emit("model_response", model_call_index=self.model_calls - 1, text=reply.text,
                    tool_calls=[c.to_trace() for c in reply.tool_calls], usage=usage,
                    attempts=int(reply.attempts), stop_reason=reply.stop_reason, truncated=True)
+
+    def _read(self, reply: Any) -> ModelReply:
+        """``reply`` in neutral form, decoded with the episode's wire format (kept from the first
+        reply when none was given) and made safe to keep and send back
+        (:func:`~spatialscout_gym.wrappers.conversation.clean_reply`)."""
+        if isinstance(reply, (ModelReply, list, tuple)):   # neutral forms: no wire format to decode
+            return clean_reply(parse_reply(reply))
+        if self.wire_format is None:
+            self.wire_format = wire_format_of(reply)
+        return clean_reply(parse_reply(reply, self.wire_format))
 
     # ---- tool calls -------------------------------------------------------------------------------
     def _env_step(self, name: str, args: dict):

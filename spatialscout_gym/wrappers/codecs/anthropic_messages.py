@@ -14,11 +14,11 @@ import base64
 from typing import Any, Iterable
 
 from spatialscout_gym.episode.tools import to_jsonable
-from spatialscout_gym.wrappers.codecs.common import as_json, call_name, get, usage_counts
+from spatialscout_gym.wrappers.codecs.common import Reading, as_json, call_name, get, usage_counts
 from spatialscout_gym.wrappers.conversation import Message, ModelReply, Part, ToolCall, parse_arguments
 from spatialscout_gym.wrappers.schemas import tool_schemas
 
-__all__ = ["tools", "messages", "to_request", "parse_response", "is_response"]
+__all__ = ["tools", "messages", "to_request", "parse_response"]
 
 
 def tools(names: Iterable[str] | None = None) -> list[dict]:
@@ -78,24 +78,29 @@ def to_request(conversation: list[Message], tool_names: Iterable[str] | None = N
     return request
 
 
-def is_response(reply: Any) -> bool:
-    """Whether ``reply`` looks like an Anthropic message (a list of ``content`` blocks)."""
-    return isinstance(get(reply, "content"), list)
-
-
 def parse_response(reply: Any) -> ModelReply:
     """Text, tool calls, usage and stop reason; with thinking blocks, the whole content is kept as
-    ``provider_content`` (it must be sent back verbatim)."""
-    content = get(reply, "content") or []
-    texts, calls, replay = [], [], False
-    for block in content:
+    ``provider_content`` (it must be sent back verbatim). Parts of the wrong kind (``content``
+    that is not a list, a block that is not an object, a text that is not a string) are listed in
+    :attr:`~spatialscout_gym.wrappers.conversation.ModelReply.malformed`; nothing raises."""
+    r = Reading()
+    content = r.items(get(reply, "content") if r.obj(reply, "the message") else None, "the message content")
+    texts, calls, kept, replay = [], [], [], False
+    for i, block in enumerate(content):
+        if not r.obj(block, f"content block {i}"):
+            continue
+        item = as_json(block)
         kind = get(block, "type")
         if kind == "text":
-            texts.append(get(block, "text", ""))
+            texts.append(r.text(get(block, "text"), f"the text of content block {i}"))
         elif kind == "tool_use":
-            calls.append(ToolCall(get(block, "id"), get(block, "name"), get(block, "input")))
+            cid = r.call_id(get(block, "id"), len(calls))
+            item["id"] = cid          # a made-up id is replayed too, so the tool result answers it
+            calls.append(ToolCall(cid, get(block, "name"), get(block, "input")))
         elif kind in ("thinking", "redacted_thinking"):
             replay = True
-    return ModelReply("\n".join(texts), calls, usage_counts(get(reply, "usage"), "input_tokens", "output_tokens"),
-                      provider_content=[as_json(b) for b in content] if replay else None,
-                      stop_reason=get(reply, "stop_reason"))
+        kept.append(item)
+    return ModelReply("\n".join(t for t in texts if t), calls,
+                      usage_counts(get(reply, "usage"), "input_tokens", "output_tokens"),
+                      provider_content=kept if replay else None, stop_reason=r.stop(get(reply, "stop_reason")),
+                      malformed=r.bad)

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from spatialscout_gym.wrappers.codecs.common import (ImageDeferral, call_name, data_uri, get, json_args,
+from spatialscout_gym.wrappers.codecs.common import (ImageDeferral, Reading, call_name, data_uri, get, json_args,
                                                      usage_counts)
-from spatialscout_gym.wrappers.conversation import Message, ModelReply, Part, ToolCall
+from spatialscout_gym.wrappers.conversation import Message, ModelReply, Part, ToolCall, short_repr
 from spatialscout_gym.wrappers.schemas import tool_schemas
 
-__all__ = ["tools", "messages", "to_request", "parse_response", "is_response"]
+__all__ = ["tools", "messages", "to_request", "parse_response"]
 
 
 def tools(names: Iterable[str] | None = None) -> list[dict]:
@@ -58,31 +58,45 @@ def to_request(conversation: list[Message], tool_names: Iterable[str] | None = N
     return {"messages": messages(conversation), "tools": tools(tool_names), "tool_choice": "auto"}
 
 
-def is_response(reply: Any) -> bool:
-    """Whether ``reply`` looks like a completion or an assistant message of this format."""
-    return bool(get(reply, "choices")) or get(reply, "role") == "assistant" or get(reply, "tool_calls") is not None
-
-
 def parse_response(reply: Any) -> ModelReply:
     """A completion (first choice, finish reason, usage) or an assistant message, in neutral form.
-
-    Raises
-    ------
-    ValueError
-        A completion without choices.
-    """
+    Parts of the wrong kind (``choices`` that is not a non-empty list, ``tool_calls`` that is not a
+    list, a call that is not an object, a text that is not a string) are listed in
+    :attr:`~spatialscout_gym.wrappers.conversation.ModelReply.malformed`; nothing raises."""
+    r = Reading()
     if get(reply, "choices") is not None or get(reply, "object") == "chat.completion":
-        choices = get(reply, "choices")
-        if not choices:
-            raise ValueError(f"a chat completion without choices: {str(reply)[:300]}")
-        parsed = parse_response(get(choices[0], "message") or {"role": "assistant"})
-        parsed.stop_reason = get(choices[0], "finish_reason")
+        choices = r.items(get(reply, "choices"), "the completion's choices")
+        if not choices and not r.bad:
+            r.bad.append("the completion has no choices")
+        choice = choices[0] if choices and r.obj(choices[0], "choice 0") else None
+        message = get(choice, "message") if choice is not None else None
+        parsed = _message(message if message is not None else {"role": "assistant"}, r)
+        parsed.stop_reason = r.stop(get(choice, "finish_reason")) if choice is not None else None
         parsed.usage = usage_counts(get(reply, "usage"), "prompt_tokens", "completion_tokens")
         return parsed
+    return _message(reply, r)
+
+
+def _message(message: Any, r: Reading) -> ModelReply:
+    if not r.obj(message, "the message"):
+        return ModelReply(malformed=r.bad)
     calls = []
-    for tc in get(reply, "tool_calls") or []:
+    for i, tc in enumerate(r.items(get(message, "tool_calls"), "tool_calls")):
+        if not r.obj(tc, f"tool call {i}"):
+            continue
         fn = get(tc, "function")
-        if fn is not None:
-            calls.append(ToolCall(get(tc, "id"), get(fn, "name"), get(fn, "arguments")))
-    content = get(reply, "content")
-    return ModelReply(content if isinstance(content, str) else "", calls)
+        if r.obj(fn, f"the function of tool call {i}"):
+            calls.append(ToolCall(r.call_id(get(tc, "id"), len(calls)), get(fn, "name"), get(fn, "arguments")))
+    content = get(message, "content")
+    if isinstance(content, (list, tuple)):   # content parts: text (and refusal) parts are read
+        texts = []
+        for i, part in enumerate(content):
+            kind = get(part, "type") if r.obj(part, f"content part {i}") else None
+            if kind in ("text", "refusal"):
+                texts.append(r.text(get(part, kind), f"the {kind} of content part {i}"))
+            elif kind is not None:
+                r.bad.append(f"content part {i} has type {short_repr(kind, 40)}, not text")
+        text = "\n".join(t for t in texts if t)
+    else:
+        text = r.text(content, "the message content")
+    return ModelReply(text, calls, malformed=r.bad)

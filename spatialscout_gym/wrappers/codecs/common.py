@@ -12,7 +12,8 @@ from spatialscout_gym.episode.tools import to_jsonable
 from spatialscout_gym.wrappers.conversation import token_count
 from spatialscout_gym.wrappers.images import DeliveredImage
 
-__all__ = ["get", "usage_counts", "json_args", "call_name", "data_uri", "as_json", "ImageDeferral"]
+__all__ = ["get", "usage_counts", "json_args", "call_name", "data_uri", "as_json", "ImageDeferral", "is_object",
+           "Reading"]
 
 
 def get(obj: Any, key: str, default: Any = None) -> Any:
@@ -53,11 +54,62 @@ def data_uri(img: DeliveredImage) -> str:
     return "data:image/jpeg;base64," + base64.b64encode(img.jpeg).decode("ascii")
 
 
+def is_object(x: Any) -> bool:
+    """A dict or an SDK object (pydantic model): what a reply's items must be."""
+    return isinstance(x, dict) or callable(getattr(type(x), "model_dump", None))
+
+
 def as_json(obj: Any) -> Any:
-    """An SDK object (pydantic) or a dict as a JSON-able dict, for replay in later requests."""
+    """An SDK object (pydantic) or a dict as a JSON-able dict, for replay in later requests (an
+    object built without validation may hold any value: it is kept as it is, serialised later)."""
     if isinstance(obj, dict):
         return dict(obj)
-    return obj.model_dump(mode="json", exclude_none=True)
+    return obj.model_dump(mode="python", exclude_none=True, warnings=False)
+
+
+class Reading:
+    """Reads the fields of one reply, listing what is not of the expected kind in :attr:`bad`
+    (the reply's :attr:`~spatialscout_gym.wrappers.conversation.ModelReply.malformed`) instead
+    of raising."""
+
+    def __init__(self) -> None:
+        self.bad: list[str] = []
+
+    def _kind(self, x: Any) -> str:
+        if x is None:
+            return "missing"
+        shown = repr(x)
+        return f"{type(x).__name__} {shown if len(shown) <= 40 else shown[:40] + '...'}"
+
+    def items(self, x: Any, what: str) -> list:
+        """``x`` as a list (None: empty); anything else is listed as malformed."""
+        if x is None:
+            return []
+        if isinstance(x, (list, tuple)):
+            return list(x)
+        self.bad.append(f"{what} is {self._kind(x)}, not a list")
+        return []
+
+    def text(self, x: Any, what: str) -> str:
+        """``x`` as a string (None: empty); anything else is listed as malformed."""
+        if x is None or isinstance(x, str):
+            return x or ""
+        self.bad.append(f"{what} is {self._kind(x)}, not a string")
+        return ""
+
+    def obj(self, x: Any, what: str) -> bool:
+        """Whether ``x`` is an object; if not, it is listed as malformed."""
+        if is_object(x):
+            return True
+        self.bad.append(f"{what} is {self._kind(x)}, not an object")
+        return False
+
+    def call_id(self, x: Any, k: int) -> str:
+        """A tool call's id, or ``call_<k>`` when the service sent none (or not a string)."""
+        return x if isinstance(x, str) and x else f"call_{k}"
+
+    def stop(self, x: Any) -> str | None:
+        return x if isinstance(x, str) else None
 
 
 class ImageDeferral:

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from spatialscout_gym.wrappers.codecs.common import (ImageDeferral, as_json, call_name, data_uri, get,
+from spatialscout_gym.wrappers.codecs.common import (ImageDeferral, Reading, as_json, call_name, data_uri, get,
                                                      json_args, usage_counts)
 from spatialscout_gym.wrappers.conversation import Message, ModelReply, Part, ToolCall
 from spatialscout_gym.wrappers.schemas import tool_schemas
 
-__all__ = ["tools", "input_items", "to_request", "parse_response", "is_response"]
+__all__ = ["tools", "input_items", "to_request", "parse_response"]
 
 
 def tools(names: Iterable[str] | None = None) -> list[dict]:
@@ -70,31 +70,33 @@ def to_request(conversation: list[Message], tool_names: Iterable[str] | None = N
     return request
 
 
-def is_response(reply: Any) -> bool:
-    """Whether ``reply`` looks like a Responses API response (it has a list of ``output`` items)."""
-    return isinstance(get(reply, "output"), list)
-
-
 def parse_response(reply: Any) -> ModelReply:
     """Function calls, output text, usage and the stop reason; the output items are kept as
-    ``provider_content`` for replay.
-
-    Raises
-    ------
-    ValueError
-        A response without ``output``.
-    """
-    output = get(reply, "output")
-    if not isinstance(output, list):
-        raise ValueError(f"a Responses reply without output: {str(reply)[:300]}")
-    texts, calls = [], []
-    for item in output:
+    ``provider_content`` for replay. Parts of the wrong kind (``output`` that is not a list, an item
+    that is not an object, a text that is not a string) are listed in
+    :attr:`~spatialscout_gym.wrappers.conversation.ModelReply.malformed` (and not replayed);
+    nothing raises."""
+    r = Reading()
+    output = get(reply, "output") if r.obj(reply, "the response") else None
+    if output is None and not r.bad:
+        r.bad.append("the response has no output")
+    texts, calls, replay = [], [], []
+    for i, item in enumerate(r.items(output, "the response's output")):
+        if not r.obj(item, f"output item {i}"):
+            continue
+        kept = as_json(item)
         kind = get(item, "type")
         if kind == "function_call":
-            calls.append(ToolCall(get(item, "call_id"), get(item, "name"), get(item, "arguments")))
+            cid = r.call_id(get(item, "call_id"), len(calls))
+            kept["call_id"] = cid     # a made-up id is replayed too, so the output answers it
+            calls.append(ToolCall(cid, get(item, "name"), get(item, "arguments")))
         elif kind == "message":
-            texts += [get(c, "text", "") for c in (get(item, "content") or []) if get(c, "type") == "output_text"]
+            for j, c in enumerate(r.items(get(item, "content"), f"the content of output item {i}")):
+                if r.obj(c, f"content part {j} of output item {i}") and get(c, "type") == "output_text":
+                    texts.append(r.text(get(c, "text"), f"the text of content part {j} of output item {i}"))
+        replay.append(kept)
     incomplete = get(reply, "incomplete_details")
-    stop = get(incomplete, "reason") if incomplete is not None else None
-    return ModelReply("\n".join(texts), calls, usage_counts(get(reply, "usage"), "input_tokens", "output_tokens"),
-                      stop_reason=stop or get(reply, "status"), provider_content=[as_json(i) for i in output])
+    stop = r.stop(get(incomplete, "reason")) if incomplete is not None else None
+    return ModelReply("\n".join(t for t in texts if t), calls,
+                      usage_counts(get(reply, "usage"), "input_tokens", "output_tokens"),
+                      stop_reason=stop or r.stop(get(reply, "status")), provider_content=replay, malformed=r.bad)

@@ -1,0 +1,115 @@
+"""Credentials in ``--base-url`` (``http://user:KEY@host/v1``) never leak: a server that echoes
+the ``Authorization: Basic base64(user:KEY)`` header, the decoded ``user:KEY`` or the key in an
+error body leaves none of them in ``result.json`` or on stdout, nor the endpoint's host and port
+in the run's files; and ``run`` checks the endpoint first (a wrong port fails in about a second,
+naming the URL the user typed without its credentials, before any scene is built)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from fakes import small_scene
+from spatialscout_gym.cli.main import main
+
+USER, KEY = "alice", "s3cretKEY42"
+BASIC = base64.b64encode(f"{USER}:{KEY}".encode()).decode()
+
+
+class _Echo:
+    """``GET`` 404 (no model list: the preflight passes), every ``POST`` a 400 whose body echoes
+    the Authorization header, its decoded form and the password."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+        outer = self
+
+        class H(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def _send(self, code: int, body: dict) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):
+                self._send(404, {"error": {"message": "no model list"}})
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                auth = self.headers.get("Authorization", "")
+                outer.seen.append(auth)
+                token = auth.split(" ", 1)[-1]
+                decoded = base64.b64decode(token).decode() if auth.startswith("Basic ") else token
+                self._send(400, {"error": {"message": f"bad credentials: you sent {auth!r} ({token}); "
+                                                      f"decoded {decoded}; password {decoded.partition(':')[2]}"}})
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+
+    def __enter__(self):
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _leaks(text: str, port: int) -> list[str]:
+    return [s for s in (KEY, f"{USER}:{KEY}", BASIC, f"127.0.0.1:{port}") if s in text]
+
+
+@pytest.mark.render
+def test_an_echoed_basic_header_is_redacted_in_result_json_and_stdout(tmp_path, capsys):
+    spec = tmp_path / "scene.json"
+    spec.write_text(small_scene(32, 32).to_json())
+    with _Echo() as server:
+        code = main(["run", "--agent", "openai:m", "--base-url", f"http://{USER}:{KEY}@127.0.0.1:{server.port}/v1",
+                     "--api-key", "placeholder", "--scene", str(spec), "--out", str(tmp_path / "run"),
+                     "--resolution", "32", "--image-budget", "2", "--call-budget", "2"])
+    assert server.seen and server.seen[0] == f"Basic {BASIC}"   # the client did send the credentials
+    out = capsys.readouterr()
+    assert code == 1 and "episode FAILED" in out.out and "bad credentials" in out.out
+    assert _leaks(out.out + out.err, server.port) == []
+    for f in (tmp_path / "run").rglob("*"):
+        if f.is_file() and f.suffix in (".json", ".jsonl", ".txt"):
+            assert _leaks(f.read_text(), server.port) == [], f
+
+
+def test_run_checks_the_endpoint_first_and_names_the_url_without_credentials(tmp_path, capsys):
+    port = _free_port()
+    t0 = time.perf_counter()
+    code = main(["run", "--agent", "openai:m1", "--base-url", f"http://{USER}:{KEY}@127.0.0.1:{port}/v1",
+                 "--api-key", "placeholder", "--scene", "procedural:1", "--out", str(tmp_path / "run")])
+    elapsed = time.perf_counter() - t0
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "--base-url" in err
+    assert f"http://127.0.0.1:{port}/v1" in err and KEY not in err and "[endpoint]" not in err
+    assert not (tmp_path / "run").exists() and elapsed < 5
+
+
+def test_evaluate_names_the_url_without_credentials(tmp_path, capsys):
+    port = _free_port()
+    code = main(["evaluate", "--agent", "openai:m1", "--base-url", f"http://{USER}:{KEY}@127.0.0.1:{port}/v1",
+                 "--api-key", "placeholder", "--scenes", "procedural:1", "--out", str(tmp_path / "e"),
+                 "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"http://127.0.0.1:{port}/v1" in err and KEY not in err and "[endpoint]" not in err
