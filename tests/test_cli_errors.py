@@ -145,8 +145,6 @@ def test_mcp_without_the_vlm_extra_is_the_one_line_hint(module, transport, monke
     """No traceback, no scene built, no run directory: the hint names the extra and a command that
     works from a clone (the package is on no package index)."""
     from spatialscout_gym.cli.main import main as cli_main
-    with capsys.disabled():   # mcp's stdio client binds sys.stderr at import: not to this test's capture
-        import mcp.client.stdio  # noqa: F401
     monkeypatch.setitem(sys.modules, module, None)   # as if the vlm extra were not installed
     code = cli_main(["mcp", "--scene", "procedural:1", "--out", str(tmp_path / "m"), "--transport", transport])
     err = capsys.readouterr().err.strip()

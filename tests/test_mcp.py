@@ -71,7 +71,10 @@ def test_mcp_stdio_subprocess(tmp_path):
         "--resolution", "256"], env=dict(os.environ))
 
     async def main():
-        async with Client(params, mode="legacy") as client:
+        from mcp.client.stdio import stdio_client
+        # the server's stderr goes to this process's real stderr, whatever stream a test's capture
+        # left in sys.stderr when mcp's stdio client was first imported (its default is bound then)
+        async with Client(stdio_client(params, errlog=sys.__stderr__), mode="legacy") as client:
             assert "Task axes" in (client.instructions or "")
             await _session(client, _scene_id())
             assert (out / "result.json").exists()  # written at finish_mapping, before the server stops
