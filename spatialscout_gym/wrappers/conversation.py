@@ -3,7 +3,7 @@
 :class:`Message` (system, user, assistant and tool turns with text and image parts),
 :class:`ToolCall` and :class:`ModelReply` are what :class:`~spatialscout_gym.wrappers.tool_call.ToolCallWrapper`
 keeps and returns; the wire formats of the model services render them
-(:mod:`spatialscout_gym.wrappers.codecs`, one module per format). :func:`parse_reply` reads one
+(:mod:`spatialscout_gym.wrappers.codecs`, one module per format), whose :func:`parse_reply` reads one
 model reply in any of the forms a user holds: an OpenAI chat-completions message or completion, a
 Responses response, an Anthropic message (SDK objects or their JSON dicts), a plain list of
 ``{"name", "arguments"}`` or a :class:`ModelReply`.
@@ -20,7 +20,7 @@ from typing import Any, Union
 from spatialscout_gym.episode.tools import to_jsonable
 from spatialscout_gym.wrappers.images import DeliveredImage
 
-__all__ = ["ToolCall", "Message", "ModelReply", "Part", "EpisodeOverError", "parse_arguments", "parse_reply",
+__all__ = ["ToolCall", "Message", "ModelReply", "Part", "EpisodeOverError", "parse_arguments",
            "short_repr", "limit_image_history", "MAX_ARGUMENT_CHARS", "bound_reply",
            "token_count", "clean_usage"]
 
@@ -144,43 +144,6 @@ class ModelReply:
     attempts: int = 1
     provider_content: Any = None
     stop_reason: str | None = None
-
-
-def parse_reply(reply: Any) -> ModelReply:
-    """One model reply in neutral form, read by the codec of its wire format
-    (:mod:`spatialscout_gym.wrappers.codecs`).
-
-    Accepts a :class:`ModelReply`; an OpenAI chat completion (its first choice, finish reason and
-    usage) or assistant message; an OpenAI Responses response (``output`` items); an Anthropic
-    message (``content`` blocks: text, tool use, thinking; usage); or a plain list of
-    ``{"name": str, "arguments": dict | JSON str}`` (ids are made up as ``call_0, call_1, ...``).
-    SDK objects and their JSON dicts are both read; malformed usage counts are left out (unknown).
-
-    Raises
-    ------
-    TypeError
-        The reply has none of these forms.
-    """
-    from spatialscout_gym.wrappers.codecs import anthropic_messages, chat_completions, responses
-    if isinstance(reply, ModelReply):
-        return reply
-    if isinstance(reply, (list, tuple)):
-        calls = []
-        for i, c in enumerate(reply):
-            if not isinstance(c, dict) or "name" not in c:
-                raise TypeError(f"a reply given as a list must hold {{'name': str, 'arguments': dict | JSON "
-                                f"str}} items; item {i} is {short_repr(c)}")
-            calls.append(ToolCall(str(c.get("id") or f"call_{i}"), c["name"], c.get("arguments")))
-        return ModelReply(tool_calls=calls)
-    for codec in (responses, anthropic_messages, chat_completions):
-        if codec.is_response(reply):
-            try:
-                return codec.parse_response(reply)
-            except ValueError as exc:
-                raise TypeError(str(exc)) from exc
-    raise TypeError(f"cannot read a model reply from {type(reply).__name__}: expected an OpenAI message or "
-                    f"completion, a Responses response, an Anthropic message, a list of {{'name', 'arguments'}} "
-                    f"or a ModelReply")
 
 
 def token_count(x: Any) -> int | None:

@@ -55,9 +55,9 @@ import gymnasium as gym
 
 from spatialscout_gym.episode import trace as tr
 from spatialscout_gym.episode.tools import TOOL_NAMES
+from spatialscout_gym.wrappers.codecs import parse_reply
 from spatialscout_gym.wrappers.conversation import (MAX_ARGUMENT_CHARS, EpisodeOverError, Message, ModelReply, Part,
-                                                    ToolCall, bound_reply, clean_usage, parse_arguments,
-                                                    parse_reply)
+                                                    ToolCall, bound_reply, clean_usage, parse_arguments)
 from spatialscout_gym.wrappers.conversation_spaces import MessagesSpace, ReplySpace
 from spatialscout_gym.wrappers.encode import encode_call
 from spatialscout_gym.wrappers.images import JPEG_QUALITY, MAX_SIDE_PX
@@ -309,7 +309,7 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         EpisodeOverError
             The episode has ended (call ``reset``).
         TypeError
-            ``reply`` is not a model reply (see :func:`~spatialscout_gym.wrappers.conversation.parse_reply`).
+            ``reply`` is not a model reply (see :func:`~spatialscout_gym.wrappers.codecs.parse_reply`).
         """
         if self._episode is None:
             raise RuntimeError("call reset() before step()")
