@@ -199,7 +199,7 @@ def summary_line(steps: int, wall_s: float, episodes: int, returns: list[float],
 def save_policy(model, config, directory: Path, args: Args) -> Path:
     """Write ``model.zip`` and its ``nbv_config.json`` (the agent's mapper, ``reward_mapper``, V and
     resolution) into ``directory``; returns the ``model.zip`` path."""
-    from spatialscout_gym.baselines.nbv_agents import save_nbv_config
+    from spatialscout_gym.wrappers.nbv_policy_files import save_nbv_config
     directory.mkdir(parents=True, exist_ok=True)
     model.save(str(directory / "model.zip"))
     config_path = save_nbv_config(config, directory, mapper=args.agent_mapper or args.mapper,
@@ -409,7 +409,7 @@ def train(args: Args) -> Path:
         raise ConfigError(f"--obs-size must be >= {_MIN_CNN_SIDE} pixels (the smallest image SB3's "
                          f"NatureCNN encoder accepts), got {args.obs_size}")
     if args.init_model:
-        from spatialscout_gym.baselines.nbv_agents import load_policy_config, policy_path
+        from spatialscout_gym.wrappers.nbv_policy_files import load_policy_config, policy_path
         init = policy_path(args.init_model)
         if not init.exists():
             raise ConfigError(f"--init-model {args.init_model}: no model.zip there")
