@@ -21,8 +21,8 @@ module`` forms and relative imports included), entry-point strings (``"pkg.modul
 (``wrappers/nbv_core.py``). Each old module path keeps a pointer module for one release: it warns
 (``DeprecationWarning``) and puts the new module into ``sys.modules`` under the old name, so
 ``import old.path``, ``from old.path import X`` and ``mock.patch("old.path.X")`` all reach the new
-module. The layer table of docs/architecture.md (between its ``layers`` markers) is replaced by the
-new layout's, and ``tests/test_old_import_paths.py`` is written to check every pointer.
+module. The layer table and the layout note of docs/architecture.md (between their markers) are
+replaced by the new layout's, and ``tests/test_old_import_paths.py`` is written to check every pointer.
 
 Re-runnable: moved sources are pointers afterwards and are skipped, rewritten names no longer
 match, so a second run changes nothing. It refuses to start when a target exists that is not the
@@ -80,7 +80,6 @@ REWRITTEN = ["spatialscout_gym", "tests", "examples", "benchmarks", "scripts", "
 SUFFIXES = {".py", ".md", ".toml", ".sh", ".txt", ".cfg", ".yaml", ".yml", ".ini", ".html", ".js"}
 COMPAT_TEST = ROOT / "tests" / "test_old_import_paths.py"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
-LAYERS_BEGIN, LAYERS_END = "<!-- layers:begin -->", "<!-- layers:end -->"
 
 LAYERS = """\
 | layer | holds | may import |
@@ -98,6 +97,16 @@ LAYERS = """\
 | servers | the MCP server; the viewer of a run or evaluation directory, its local server and the play page | core, scenes, render, episode, envs, nbv, conversation, wrappers, baselines, eval, servers |
 | cli | `spatialscout` and one module per command | everything |
 """
+LAYOUT = """\
+The layout shows the architecture: the NBV control stack is `nbv/`, the VLM conversation layer
+`conversation/`, the MCP server and the viewer `servers/`, and `wrappers/` holds the Gymnasium
+wrappers. Modules moved there keep their old import paths for one release: a pointer module at the
+old path warns (`DeprecationWarning`) and hands out the new module (`tests/test_old_import_paths.py`).
+"""
+
+SWAPPED = {"layers": LAYERS, "layout": LAYOUT}
+"""Blocks of docs/architecture.md between ``<!-- NAME:begin -->`` and ``<!-- NAME:end -->``, replaced."""
+
 
 POINTER = '''"""Moved to :mod:`{new}`. This import path works for one release and warns
 (``DeprecationWarning``); import from the new path."""
@@ -327,13 +336,14 @@ def rewrite_names(pairs: list[tuple[str, str]]) -> dict[str, int]:
     return counts
 
 
-def swap_layer_table() -> bool:
-    text = ARCHITECTURE.read_text(encoding="utf-8")
-    if LAYERS_BEGIN not in text or LAYERS_END not in text:
-        sys.exit(f"relayout: {ARCHITECTURE.relative_to(ROOT)} lacks its {LAYERS_BEGIN} ... {LAYERS_END} markers")
-    head, rest = text.split(LAYERS_BEGIN, 1)
-    _, tail = rest.split(LAYERS_END, 1)
-    new = head + LAYERS_BEGIN + "\n" + LAYERS + LAYERS_END + tail
+def swap_doc_blocks() -> bool:
+    text = new = ARCHITECTURE.read_text(encoding="utf-8")
+    for name, block in SWAPPED.items():
+        begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+        if begin not in new or end not in new:
+            sys.exit(f"relayout: {ARCHITECTURE.relative_to(ROOT)} lacks its {begin} ... {end} markers")
+        head, rest = new.split(begin, 1)
+        new = head + begin + "\n" + block + end + rest.split(end, 1)[1]
     if new != text:
         ARCHITECTURE.write_text(new, encoding="utf-8")
     return new != text
@@ -421,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
             created.append(init.relative_to(ROOT).as_posix())
     pairs = all_moves()
     counts = rewrite_names(pairs) if pairs else {}
-    swapped = swap_layer_table()
+    swapped = swap_doc_blocks()
     if pairs:
         write_compat_test(pairs)
     git("add", "-A", "--", PKG, "tests", "docs", "scripts", "benchmarks", "pyproject.toml", "README.md",
@@ -431,7 +441,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"names rewritten: {sum(counts.values())} in {len(counts)} files")
     for name, n in sorted(counts.items()):
         print(f"  {name}: {n}")
-    print(f"layer table of docs/architecture.md: {'replaced' if swapped else 'already the new one'}")
+    print(f"layer table and layout note of docs/architecture.md: {'replaced' if swapped else 'already the new ones'}")
     print(f"old import paths kept (pointers): {len(pairs)}; checked by {COMPAT_TEST.relative_to(ROOT)}")
     print(f"done in {time.perf_counter() - t0:.1f} s: moves {len(moves)}; now run `ruff check .` and the tests, "
           f"then commit")
