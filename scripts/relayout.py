@@ -3,6 +3,8 @@
 
     python scripts/relayout.py            # do it (in a git work tree; commit afterwards)
     python scripts/relayout.py --dry-run  # print the plan only
+    python scripts/relayout.py --commit   # in a clean tree: commit the renames alone, then the rest,
+                                          # so that `git log --follow` sees each move as a rename
 
 * the next-best-view control stack goes to ``spatialscout_gym/nbv/`` (``wrappers/nbv.py`` becomes
   ``nbv/wrapper.py``, ``wrappers/nbv_<x>.py`` becomes ``nbv/<x>.py``, the PPO trainer and the SB3
@@ -90,7 +92,7 @@ LAYERS = """\
 | episode | the ten tools as one state machine: validation, budgets, frames, the accepted map, trace events. Renderer-agnostic: it takes any object with the small interface of `core/renderer_api.py`, so it is tested without Vulkan | core, episode |
 | envs | `EpisodeSession` (scene + renderer + ground truth + episode), `SpatialScoutEnv(gymnasium.Env)`, the run directory, registration of the tool-level env ids | core, scenes, render, episode, envs |
 | nbv | next-best-view control for RL: settings and spaces, motions, features, the NBV core and its ports, `NextBestViewWrapper`, NBV-v1, mappers, vector envs, the NBV ids, policy files, the SB3 adapter and the PPO trainer | core, scenes, render, episode, envs, nbv |
-| conversation | the VLM conversation: neutral messages, one codec per wire format, prompt, reply text, delivered images, tool schemas, the provider clients, the request cache | core, scenes, render, episode, envs, conversation |
+| conversation | the VLM conversation: neutral messages, one codec per wire format, prompt, reply text, delivered images, tool schemas, the provider clients, the request cache | core, episode, conversation |
 | wrappers | the Gymnasium wrappers a model steps: `ToolCallWrapper` (model replies in, model messages out, model-call budget) and the tool-call action encoding | core, scenes, render, episode, envs, nbv, conversation, wrappers |
 | baselines | the agents: inventory-only, oracles, NBV agents, the VLM agent; agents by name and kind | core, scenes, render, episode, envs, nbv, conversation, wrappers, baselines |
 | eval | many episodes (local processes, or Ray), resume, verification, replay, reports, figures, statistics, the leaderboard | core, scenes, render, episode, envs, nbv, conversation, wrappers, baselines, eval |
@@ -399,7 +401,12 @@ def test_a_patch_on_an_old_path_reaches_the_new_module():
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")
+    parser.add_argument("--commit", action="store_true",
+                        help="commit twice (the renames alone, then pointers and rewritten names); needs a clean tree")
     args = parser.parse_args(argv)
+    if args.commit and subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                                      capture_output=True, text=True, check=True).stdout.strip():
+        sys.exit("relayout: --commit needs a clean work tree (commit or stash your changes first)")
     t0 = time.perf_counter()
     moves = plan()
     check(moves)
@@ -415,6 +422,12 @@ def main(argv: list[str] | None = None) -> int:
             git("mv", str(src), str(dst))
         else:
             src.rename(dst)
+            git("add", str(dst))
+    if args.commit and moves:
+        git("commit", "-q", "-m", "Move modules into nbv/, conversation/ and servers/ (renames only; the next "
+            "commit rewrites the imports and leaves pointers at the old paths)")
+    for m in moves:
+        src, dst = PACKAGE / m.old, PACKAGE / m.new
         new_module = module_of(m.new)
         if dst.is_dir():
             src.mkdir(exist_ok=True)
@@ -443,8 +456,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {name}: {n}")
     print(f"layer table and layout note of docs/architecture.md: {'replaced' if swapped else 'already the new ones'}")
     print(f"old import paths kept (pointers): {len(pairs)}; checked by {COMPAT_TEST.relative_to(ROOT)}")
-    print(f"done in {time.perf_counter() - t0:.1f} s: moves {len(moves)}; now run `ruff check .` and the tests, "
-          f"then commit")
+    if args.commit and moves:
+        git("commit", "-q", "-m", "Rewrite imports, entry points and paths for the new layout; pointers at the old "
+            "import paths for one release; docs/architecture.md's layer table for the new layout")
+    print(f"done in {time.perf_counter() - t0:.1f} s: moves {len(moves)}; now run `ruff check .` and the tests"
+          + ("" if args.commit else ", then commit"))
     return 0
 
 
