@@ -16,3 +16,5 @@ if ! { command -v chromium && command -v chromedriver; } >/dev/null 2>&1 && comm
 fi
 ruff check .    # the lint rules are in pyproject.toml ([tool.ruff.lint])
 python -m pytest -q -p no:cacheprovider "$@"
+# the declared dependency floors are true: their own venv at the floors, a fast subset (SKIP_FLOORS=1 skips)
+[ "${SKIP_FLOORS:-0}" = 1 ] || bash scripts/test_floors.sh

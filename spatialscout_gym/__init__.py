@@ -12,8 +12,10 @@ __version__ = "0.1.0"
 
 def _register() -> None:
     from spatialscout_gym.envs.registration import register_envs
+    from spatialscout_gym.wrappers.nbv_registration import register_nbv_envs
     try:
         register_envs()
+        register_nbv_envs()
     except Exception as exc:  # a broken catalog setting must not make the package unimportable
         import warnings
         warnings.warn(f"spatialscout_gym could not register its environments: {exc}", stacklevel=2)

@@ -14,6 +14,7 @@ import pytest
 from spatialscout_gym.cli.main import COMMANDS, SUMMARIES, build_parser
 from spatialscout_gym.envs import registration
 from spatialscout_gym.scenes import catalog, maniskill
+from spatialscout_gym.wrappers.nbv_registration import register_nbv_envs
 
 
 def _python(code: str, *args: str) -> str:
@@ -46,7 +47,7 @@ def test_registration_is_idempotent():
     before = {k: gym.spec(k).entry_point for k in registration.registered_ids()}
     with warnings.catch_warnings():
         warnings.simplefilter("error")         # re-registering an id would warn
-        ids = registration.register_envs()
+        ids = registration.register_envs() + register_nbv_envs()
     # ids other tests registered (imported scene directories) stay; registering again adds and changes nothing
     assert set(ids) <= set(before) and {k: gym.spec(k).entry_point for k in registration.registered_ids()} == before
     assert {registration.NBV_ID, registration.NBV_V1_ID} | {registration.env_id_for_scene(i)

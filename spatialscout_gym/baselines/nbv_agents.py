@@ -32,9 +32,6 @@ All three use the oracle-perception mapper (privileged segmentation of each capt
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -46,13 +43,13 @@ from spatialscout_gym.episode.episode import Episode
 from spatialscout_gym.wrappers.nbv_config import (DISCRETE_MOTIONS, N_SECTORS, NBVConfig, nbv_action_space,
                                                   nbv_observation_space)
 from spatialscout_gym.wrappers.nbv_core import NBVController
+from spatialscout_gym.wrappers.nbv_policy_files import (CONFIG_FILE, load_nbv_config, load_policy_config, policy_path,
+                                                        save_nbv_config)
 
-__all__ = ["NBVAgent", "RandomNBVAgent", "FrontierNBVAgent", "PPONBVAgent", "rllib_agent", "load_nbv_config",
-           "load_policy_config", "policy_path", "space_mismatch",
+__all__ = ["NBVAgent", "RandomNBVAgent", "FrontierNBVAgent", "PPONBVAgent", "load_nbv_config",
+           "load_policy_config", "policy_path", "space_mismatch", "save_nbv_config",
            "CONFIG_FILE"]
 
-CONFIG_FILE = "nbv_config.json"
-"""Written beside a trained ``model.zip``: the :class:`NBVConfig` the policy was trained with."""
 
 
 class NBVAgent:
@@ -174,34 +171,6 @@ class FrontierNBVAgent(NBVAgent):
         return np.array([step, 0, 0, yaw / c.max_yaw_deg, pitch], np.float32)
 
 
-def policy_path(path: str | Path) -> Path:
-    """The ``model.zip`` that ``ppo:PATH`` names (``PATH`` is the file or the run directory)."""
-    p = Path(path)
-    return p / "model.zip" if p.is_dir() else p
-
-
-def load_policy_config(model_path: str | Path) -> dict:
-    """What a policy was trained with: ``{"config": NBVConfig, "mapper": str, "image_budget": int
-    or None, "resolution": int or None, "deterministic": bool}``, from ``nbv_config.json`` beside
-    ``model_path`` (older policies: the missing keys from the ``args.json`` of their training run,
-    else defaults; ``deterministic``, how ``ppo:PATH`` acts by default, is False unless set)."""
-    path = Path(model_path).with_name(CONFIG_FILE)
-    saved = json.loads(path.read_text()) if path.exists() else {}
-    args_path = Path(model_path).with_name("args.json")
-    train_args = json.loads(args_path.read_text()) if args_path.exists() else {}
-    fields = {f for f in NBVConfig.__dataclass_fields__}
-    return {"config": NBVConfig(**{k: v for k, v in saved.items() if k in fields}),
-            "mapper": str(saved.get("mapper", train_args.get("mapper", "oracle"))),
-            "image_budget": saved.get("image_budget", train_args.get("image_budget")),
-            "resolution": saved.get("resolution", train_args.get("resolution")),
-            "deterministic": bool(saved.get("deterministic", False))}
-
-
-def load_nbv_config(model_path: str | Path) -> NBVConfig:
-    """The :class:`NBVConfig` saved beside ``model_path`` (defaults when there is none)."""
-    return load_policy_config(model_path)["config"]
-
-
 def _box_shapes_match(policy: Any, env: Any) -> bool:
     """Equal shapes, or an (H, W, C) env image the policy holds channel-first (SB3 stores image
     spaces transposed: its ``VecTransposeImage``)."""
@@ -226,18 +195,6 @@ def space_mismatch(policy_obs: Any, policy_act: Any, env_obs: Any, env_act: Any)
             problems.append(f"observation {k!r} shape {tuple(policy_obs[k].shape)} (policy) vs "
                             f"{tuple(env_obs[k].shape)} (env)")
     return "; ".join(problems) or None
-
-
-def save_nbv_config(config: NBVConfig, directory: str | Path, *, mapper: str = "oracle",
-                    image_budget: int | None = None, resolution: int | None = None,
-                    deterministic: bool = False) -> Path:
-    """Write ``nbv_config.json`` into ``directory``: the :class:`NBVConfig` fields plus the mapper,
-    image budget and resolution the policy is trained with, and whether ``ppo:PATH`` acts
-    deterministically (most likely action) or samples by default."""
-    path = Path(directory) / CONFIG_FILE
-    path.write_text(json.dumps({**asdict(config), "mapper": mapper, "image_budget": image_budget,
-                                "resolution": resolution, "deterministic": bool(deterministic)}, indent=2))
-    return path
 
 
 class PPONBVAgent(NBVAgent):
@@ -288,10 +245,3 @@ class PPONBVAgent(NBVAgent):
     def act(self, obs, controller, rng):
         action, _ = self.model.predict(obs, deterministic=self.deterministic)
         return action
-
-
-def rllib_agent(path: str, deterministic: bool | None = None) -> NBVAgent:
-    """``rllib:PATH``: :class:`~spatialscout_gym.baselines.rllib_nbv.RLlibNBVAgent` (RLlib is
-    imported only when one is built)."""
-    from spatialscout_gym.baselines.rllib_nbv import RLlibNBVAgent
-    return RLlibNBVAgent(path, deterministic=deterministic)

@@ -2,7 +2,8 @@
 
 Other modules extend the registry with :func:`register_agent` (exact names) and
 :func:`register_agent_prefix` (``"prefix:ARG"`` names, e.g. ``openai:MODEL``); factories are
-imported lazily by dotted path so that listing agents imports nothing heavy.
+imported lazily by dotted path so that listing agents imports nothing heavy. Each agent declares its
+kind (:data:`AGENT_KINDS`), which the CLI reads for its defaults (:func:`agent_kind`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,12 @@ from spatialscout_gym.baselines.base import Agent
 from spatialscout_gym.core.errors import SpatialScoutError
 
 __all__ = ["make_agent", "build_agent", "register_agent", "register_agent_prefix", "known_agents", "UnknownAgentError",
-           "is_nbv_agent"]
+           "is_nbv_agent", "agent_kind", "AGENT_KINDS"]
+
+AGENT_KINDS = ("reference", "privileged", "nbv", "model")
+"""What an agent is: ``reference`` (inventory only, no image), ``privileged`` (reads the private half of
+the scene: the oracles), ``nbv`` (next-best-view control: heuristics and PPO policies, run under the NBV
+tables' protocol) or ``model`` (a vision-language model behind a provider)."""
 
 Factory = Callable[..., Agent]
 _AGENTS: dict[str, Factory | str] = {
@@ -28,25 +34,39 @@ _AGENTS: dict[str, Factory | str] = {
 }
 _PREFIXES: dict[str, Factory | str] = {
     "ppo": "spatialscout_gym.baselines.nbv_agents:PPONBVAgent",
-    "rllib": "spatialscout_gym.baselines.nbv_agents:rllib_agent",
+    "rllib": "spatialscout_gym.baselines.rllib_nbv:rllib_agent",
 }
+_KINDS: dict[str, str] = {"origin": "reference", "uniform-ball": "reference", "oracle-explorer": "privileged",
+                          "oracle-click": "privileged", "oracle-silhouette": "privileged", "random-nbv": "nbv",
+                          "frontier-nbv": "nbv", "ppo:": "nbv", "rllib:": "nbv"}
+"""Name (``"prefix:"`` for a prefix) -> its kind in :data:`AGENT_KINDS`."""
 
 
 class UnknownAgentError(SpatialScoutError, ValueError):
     """The name matches no registered agent; the message lists the known ones."""
 
 
-def register_agent(name: str, factory: Factory | str, *, replace: bool = False) -> None:
-    """Register ``factory(**options) -> Agent`` (or a ``"module:attr"`` path) under ``name``."""
+def _check_kind(kind: str) -> str:
+    if kind not in AGENT_KINDS:
+        raise ValueError(f"agent kind must be one of {AGENT_KINDS}, got {kind!r}")
+    return kind
+
+
+def register_agent(name: str, factory: Factory | str, *, kind: str = "reference", replace: bool = False) -> None:
+    """Register ``factory(**options) -> Agent`` (or a ``"module:attr"`` path) under ``name``, of
+    ``kind`` (:data:`AGENT_KINDS`)."""
     if name in _AGENTS and not replace:
         raise ValueError(f"agent {name!r} is already registered; pass replace=True to override it")
+    _KINDS[name] = _check_kind(kind)
     _AGENTS[name] = factory
 
 
-def register_agent_prefix(prefix: str, factory: Factory | str, *, replace: bool = False) -> None:
-    """Register ``factory(arg, **options) -> Agent`` for names ``"<prefix>:<arg>"``."""
+def register_agent_prefix(prefix: str, factory: Factory | str, *, kind: str = "model", replace: bool = False) -> None:
+    """Register ``factory(arg, **options) -> Agent`` for names ``"<prefix>:<arg>"``, of ``kind``
+    (:data:`AGENT_KINDS`)."""
     if prefix in _PREFIXES and not replace:
         raise ValueError(f"agent prefix {prefix!r} is already registered; pass replace=True to override it")
+    _KINDS[prefix + ":"] = _check_kind(kind)
     _PREFIXES[prefix] = factory
 
 
@@ -55,16 +75,16 @@ def known_agents() -> list[str]:
     return sorted(_AGENTS) + sorted(f"{p}:ARG" for p in _PREFIXES)
 
 
-NBV_MODULE = "spatialscout_gym.baselines.nbv_agents"
-"""Module of the next-best-view agents (``random-nbv``, ``frontier-nbv``, ``ppo:PATH``, ``rllib:PATH``)."""
+def agent_kind(name: str) -> str | None:
+    """The declared kind (:data:`AGENT_KINDS`) of the agent ``name`` (``"prefix:ARG"`` names: their
+    prefix's); None for a name the registry does not know. Nothing is imported."""
+    prefix, sep, _ = name.partition(":")
+    return _KINDS.get(name) if not sep else _KINDS.get(prefix + ":")
 
 
 def is_nbv_agent(name: str) -> bool:
-    """Whether ``name`` is a next-best-view agent of :data:`NBV_MODULE` (read from the registry's
-    factory paths: nothing is imported), which the CLI runs under the NBV tables' protocol."""
-    prefix, sep, _ = name.partition(":")
-    factory = _AGENTS.get(name) if not sep else _PREFIXES.get(prefix)
-    return isinstance(factory, str) and factory.partition(":")[0] == NBV_MODULE
+    """Whether ``name`` is a next-best-view agent, which the CLI runs under the NBV tables' protocol."""
+    return agent_kind(name) == "nbv"
 
 
 def _resolve(factory: Factory | str) -> Factory:
@@ -105,6 +125,6 @@ def build_agent(name: str, **options: Any) -> Agent:
         raise ConfigError(f"cannot build agent {name!r}: {message_of(exc)}") from exc
 
 # VLM agents: ``openai:MODEL`` and ``anthropic:MODEL``; options from ``spatialscout run``.
-register_agent_prefix("openai", "spatialscout_gym.baselines.vlm:openai_agent")
-register_agent_prefix("openai-responses", "spatialscout_gym.baselines.vlm:openai_responses_agent")
-register_agent_prefix("anthropic", "spatialscout_gym.baselines.vlm:anthropic_agent")
+register_agent_prefix("openai", "spatialscout_gym.baselines.vlm:openai_agent", kind="model")
+register_agent_prefix("openai-responses", "spatialscout_gym.baselines.vlm:openai_responses_agent", kind="model")
+register_agent_prefix("anthropic", "spatialscout_gym.baselines.vlm:anthropic_agent", kind="model")

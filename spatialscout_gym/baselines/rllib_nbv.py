@@ -31,7 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from spatialscout_gym.baselines.nbv_agents import CONFIG_FILE, NBVAgent, load_policy_config, save_nbv_config
+from spatialscout_gym.baselines.nbv_agents import NBVAgent
+from spatialscout_gym.wrappers.nbv_policy_files import CONFIG_FILE, load_policy_config, save_nbv_config
 from spatialscout_gym.wrappers.nbv_config import (NBVConfig, layout_observation, layout_observation_space,
                                                   nbv_action_space)
 
@@ -268,7 +269,7 @@ def train_rllib(args: Any, config: NBVConfig, env_kwargs: dict) -> Path:
     checkpoint directory (``rllib:<it>`` and ``rllib:<run dir>`` both load it)."""
     import ray
 
-    from spatialscout_gym.baselines.train_nbv import plot_learning_curve, summary_line
+    from spatialscout_gym.baselines.train_record import plot_learning_curve, summary_line
 
     runners = int(args.num_env_runners)
     run_name = args.run_name or f"{args.exp_name}__{args.seed}__{int(time.time())}"
@@ -344,3 +345,8 @@ def train_rllib(args: Any, config: NBVConfig, env_kwargs: dict) -> Path:
     print(summary_line(steps, time.perf_counter() - t0, len(returns), returns, final, stopped_early, interrupted,
                        agent="rllib"))
     return final
+
+
+def rllib_agent(path: str, deterministic: bool | None = None) -> NBVAgent:
+    """``rllib:PATH``: an :class:`RLlibNBVAgent` (RLlib is imported only when one is built)."""
+    return RLlibNBVAgent(path, deterministic=deterministic)

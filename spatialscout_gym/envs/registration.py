@@ -1,16 +1,13 @@
 """Register ``SpatialScout/<scene_id>-v0`` for every catalog scene, ``SpatialScout/Procedural-v0``,
-``SpatialScout/NBV-v0`` (next-best-view; ``gym.make_vec(..., vectorization_mode="vector_entry_point")`` gives
-:class:`~spatialscout_gym.wrappers.nbv_vector.NBVVectorEnv`, or with ``num_workers=W``
-:class:`~spatialscout_gym.wrappers.nbv_workers.NBVWorkerVectorEnv`), ``SpatialScout/NBV-v1`` (the
-same task as its own env, :class:`~spatialscout_gym.wrappers.nbv_env.NBVEnv`, with the shipped
-policy's recipe as defaults; ``make_vec`` as for NBV-v0),
 and for every scene imported into a directory listed in ``$SPATIALSCOUT_SCENE_DIRS`` (``os.pathsep``
 separated; ``spatialscout scenes import-maniskill`` writes such directories).
 
 Light on purpose (it runs on ``import spatialscout_gym``): entry points are strings, the catalog's
 scene ids are read from its manifest JSON without importing the scene generator, and the importer
 of ManiSkill scenes is loaded only when ``$SPATIALSCOUT_SCENE_DIRS`` is set; no scene is built and
-SAPIEN is not imported.
+SAPIEN is not imported. The next-best-view ids (:data:`NBV_ID`, :data:`NBV_V1_ID`) are named here
+and registered by the NBV layer above (:mod:`spatialscout_gym.wrappers.nbv_registration`), so that
+this layer names no module above it; ``import spatialscout_gym`` registers both.
 """
 
 from __future__ import annotations
@@ -25,11 +22,7 @@ __all__ = ["register_envs", "registered_ids", "ENTRY_POINT", "NAMESPACE", "NBV_I
 NAMESPACE = "SpatialScout"
 ENTRY_POINT = "spatialscout_gym.envs.spatialscout_env:SpatialScoutEnv"
 NBV_ID = f"{NAMESPACE}/NBV-v0"
-NBV_ENTRY_POINT = "spatialscout_gym.wrappers.nbv:make_nbv_env"
-NBV_VECTOR_ENTRY_POINT = "spatialscout_gym.wrappers.nbv_workers:make_nbv_vector_env"
 NBV_V1_ID = f"{NAMESPACE}/NBV-v1"
-NBV_V1_ENTRY_POINT = "spatialscout_gym.wrappers.nbv_env:NBVEnv"
-NBV_V1_VECTOR_ENTRY_POINT = "spatialscout_gym.wrappers.nbv_env:make_nbv_v1_vector_env"
 
 
 def env_id_for_scene(scene_id: str) -> str:
@@ -78,7 +71,7 @@ def _imported_scenes() -> list[tuple[str, str]]:
 
 
 def register_envs() -> list[str]:
-    """Register every env id (idempotent); return the ids."""
+    """Register the tool-level env ids (idempotent); return them."""
     import gymnasium as gym
     ids = []
     for scene_id, env_id in [("procedural", f"{NAMESPACE}/Procedural-v0")] + [
@@ -87,13 +80,6 @@ def register_envs() -> list[str]:
             gym.register(id=env_id, entry_point=ENTRY_POINT, kwargs={"scene": scene_id},
                          disable_env_checker=False)
         ids.append(env_id)
-    if NBV_ID not in gym.registry:  # the next-best-view task: camera motions, automatic mapper
-        gym.register(id=NBV_ID, entry_point=NBV_ENTRY_POINT, vector_entry_point=NBV_VECTOR_ENTRY_POINT,
-                     kwargs={"scene": "procedural"})
-    ids.append(NBV_ID)
-    if NBV_V1_ID not in gym.registry:  # the same task as its own env, the shipped policy's recipe
-        gym.register(id=NBV_V1_ID, entry_point=NBV_V1_ENTRY_POINT, vector_entry_point=NBV_V1_VECTOR_ENTRY_POINT)
-    ids.append(NBV_V1_ID)
     return ids
 
 

@@ -12,7 +12,11 @@
   and must see ``DIR`` at the same path (a shared filesystem), since actors write the run
   directories themselves.
 
-Both call ``on_outcome(Outcome)`` in the driver process as each episode ends, in completion
+What a worker does comes from the driver as a :class:`Work` (:mod:`spatialscout_gym.eval.evaluate`
+gives its ``WorkerState`` and ``execute_task``), so this module imports nothing of the evaluation
+and the two modules form no import circle.
+
+Both call ``on_outcome(outcome)`` in the driver process as each episode ends, in completion
 order. ``max_concurrency`` caps simultaneous model requests across all workers with one shared
 semaphore (a ``multiprocessing`` manager semaphore locally, a semaphore actor on Ray).
 """
@@ -21,21 +25,33 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+from dataclasses import dataclass
 from typing import Any, Callable, Protocol, Sequence
 
 from spatialscout_gym.core.errors import ConfigError, MissingExtraError, install_command
 from spatialscout_gym.core.files import write_json_atomic
 from spatialscout_gym.core.lifetime import exit_with_parent, started_from_main_thread
-from spatialscout_gym.eval.evaluate import EpisodeTask, EvalSettings, Outcome, WorkerState, execute_task
 
-__all__ = ["Backend", "LocalBackend", "RayBackend", "make_backend", "BACKENDS"]
+__all__ = ["Backend", "LocalBackend", "RayBackend", "make_backend", "BACKENDS", "Work"]
 
 BACKENDS = ("local", "ray")
-OnOutcome = Callable[[Outcome], None]
+OnOutcome = Callable[[Any], None]
+
+
+@dataclass(frozen=True)
+class Work:
+    """What a worker does, given by the driver: ``state(settings, limiter, renderer_factory)`` builds
+    a worker's warm state once, ``execute(task, state)`` runs one episode to its outcome (both are
+    pickled to the workers, so module-level), and ``crashed(task, error)`` is the outcome of an
+    episode whose worker died (called in the driver)."""
+
+    state: Callable[[Any, Any, Any], Any]
+    execute: Callable[[Any, Any], Any]
+    crashed: Callable[[Any, str], Any]
 
 
 class Backend(Protocol):
-    def run(self, tasks: Sequence[EpisodeTask], settings: EvalSettings, on_outcome: OnOutcome, *,
+    def run(self, tasks: Sequence[Any], settings: Any, on_outcome: OnOutcome, *, work: Work,
             max_concurrency: int | None = None, renderer_factory: Callable[..., Any] | None = None) -> None:
         """Run ``tasks``; call ``on_outcome`` once per task in the driver process."""
         ...
@@ -52,31 +68,32 @@ def make_backend(name: str, *, workers: int = 1, ray_address: str | None = None)
     raise ConfigError(f"unknown backend {name!r}; expected one of {BACKENDS}")
 
 
-def _crash_outcome(task: EpisodeTask, why: str) -> Outcome:
+def _crash_outcome(work: Work, task: Any, why: str) -> Any:
     from spatialscout_gym.core.redact import redact
     error = redact(f"WorkerCrash: {why}")
     write_json_atomic(task.failed_file, {"scene": task.scene, "seed": task.seed, "error": error,
                                          "traceback": None})
-    return Outcome(task, False, error=error)
+    return work.crashed(task, error)
 
 
 # ---------------------------------------------------------------------------------------------
 # Local process pool
 # ---------------------------------------------------------------------------------------------
-_STATE: WorkerState | None = None
+_STATE: Any = None
+_EXECUTE: Callable[[Any, Any], Any] | None = None
 
 
-def _init_worker(settings: EvalSettings, limiter: Any, renderer_factory: Any, parent_pid: int | None = None,
-                 death_signal: bool = False) -> None:
-    global _STATE
+def _init_worker(settings: Any, limiter: Any, renderer_factory: Any, state: Callable[[Any, Any, Any], Any],
+                 execute: Callable[[Any, Any], Any], parent_pid: int | None = None, death_signal: bool = False) -> None:
+    global _STATE, _EXECUTE
     if parent_pid is not None:
         exit_with_parent(parent_pid, death_signal)
-    _STATE = WorkerState(settings, limiter, renderer_factory)
+    _STATE, _EXECUTE = state(settings, limiter, renderer_factory), execute
 
 
-def _run_in_worker(task: EpisodeTask) -> Outcome:
-    assert _STATE is not None, "worker not initialised"
-    return execute_task(task, _STATE)
+def _run_in_worker(task: Any) -> Any:
+    assert _STATE is not None and _EXECUTE is not None, "worker not initialised"
+    return _EXECUTE(task, _STATE)
 
 
 class LocalBackend:
@@ -87,7 +104,7 @@ class LocalBackend:
             raise ConfigError(f"workers must be >= 1, got {workers}")
         self.workers = int(workers)
 
-    def run(self, tasks: Sequence[EpisodeTask], settings: EvalSettings, on_outcome: OnOutcome, *,
+    def run(self, tasks: Sequence[Any], settings: Any, on_outcome: OnOutcome, *, work: Work,
             max_concurrency: int | None = None, renderer_factory: Callable[..., Any] | None = None) -> None:
         from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
         from concurrent.futures.process import BrokenProcessPool
@@ -105,7 +122,8 @@ class LocalBackend:
             while queue:
                 n = min(self.workers, len(queue))
                 pool = ProcessPoolExecutor(n, mp_context=ctx, initializer=_init_worker,
-                                           initargs=(settings, limiter, renderer_factory, os.getpid(), main_thread))
+                                           initargs=(settings, limiter, renderer_factory, work.state, work.execute,
+                                                     os.getpid(), main_thread))
                 futures = {pool.submit(_run_in_worker, t): t for t in queue}
                 queue = []
                 broken = False
@@ -122,7 +140,7 @@ class LocalBackend:
                                 # unknown; the first broken task is failed, the rest retried.
                                 if not broken:
                                     broken = True
-                                    outcome = _crash_outcome(task, "a worker process died during this "
+                                    outcome = _crash_outcome(work, task, "a worker process died during this "
                                                                    "episode or one running beside it")
                                 else:
                                     queue.append(task)
@@ -141,11 +159,12 @@ class LocalBackend:
 class _RayWorker:
     """Body of the Ray actor: one warm renderer, episodes one at a time."""
 
-    def __init__(self, settings: EvalSettings, limiter: Any, renderer_factory: Any) -> None:
-        self.state = WorkerState(settings, limiter, renderer_factory)
+    def __init__(self, settings: Any, limiter: Any, renderer_factory: Any, state: Callable[[Any, Any, Any], Any],
+                 execute: Callable[[Any, Any], Any]) -> None:
+        self.state, self.execute = state(settings, limiter, renderer_factory), execute
 
-    def run(self, task: EpisodeTask) -> Outcome:
-        return execute_task(task, self.state)
+    def run(self, task: Any) -> Any:
+        return self.execute(task, self.state)
 
 
 class _SemaphoreActor:
@@ -198,7 +217,7 @@ class RayBackend:
         self.workers = int(workers)
         self.address = address
 
-    def run(self, tasks: Sequence[EpisodeTask], settings: EvalSettings, on_outcome: OnOutcome, *,
+    def run(self, tasks: Sequence[Any], settings: Any, on_outcome: OnOutcome, *, work: Work,
             max_concurrency: int | None = None, renderer_factory: Callable[..., Any] | None = None) -> None:
         try:
             import ray
@@ -215,11 +234,11 @@ class RayBackend:
             actor_cls = ray.remote(num_cpus=1)(_RayWorker)
 
             def new_actor() -> Any:
-                return actor_cls.remote(settings, limiter, renderer_factory)
+                return actor_cls.remote(settings, limiter, renderer_factory, work.state, work.execute)
 
             idle = [new_actor() for _ in range(min(self.workers, len(tasks)))]
             queue = list(tasks)
-            inflight: dict[Any, tuple[Any, EpisodeTask]] = {}
+            inflight: dict[Any, tuple[Any, Any]] = {}
             while queue or inflight:
                 while idle and queue:
                     actor, task = idle.pop(), queue.pop(0)
@@ -229,7 +248,7 @@ class RayBackend:
                 try:
                     outcome = ray.get(ready[0])
                 except ray.exceptions.RayError as exc:
-                    outcome = _crash_outcome(task, f"Ray actor failed: {type(exc).__name__}: {exc}")
+                    outcome = _crash_outcome(work, task, f"Ray actor failed: {type(exc).__name__}: {exc}")
                     ray.kill(actor)
                     actor = new_actor()
                 idle.append(actor)

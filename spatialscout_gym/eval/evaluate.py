@@ -386,6 +386,11 @@ def execute_task(task: EpisodeTask, state: WorkerState) -> Outcome:
     return Outcome(task, True, result=result, wall_s=time.perf_counter() - t0)
 
 
+def crashed_outcome(task: EpisodeTask, error: str) -> Outcome:
+    """The outcome of ``task`` when its worker died (``error`` says how)."""
+    return Outcome(task, False, error=error)
+
+
 # ---------------------------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------------------------
@@ -443,7 +448,7 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
     """
     import time
 
-    from spatialscout_gym.eval.backends import make_backend
+    from spatialscout_gym.eval.backends import Work, make_backend
 
     t_start = time.perf_counter()
 
@@ -507,8 +512,8 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
         try:
             if pending:
                 runner = make_backend(backend, workers=workers, ray_address=ray_address)
-                runner.run(pending, settings, on_outcome, max_concurrency=max_concurrency,
-                           renderer_factory=renderer_factory)
+                runner.run(pending, settings, on_outcome, work=Work(WorkerState, execute_task, crashed_outcome),
+                           max_concurrency=max_concurrency, renderer_factory=renderer_factory)
         finally:
             if bar is not None:
                 bar.close()

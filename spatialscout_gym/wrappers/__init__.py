@@ -5,13 +5,17 @@ the vector NBV env and the tool-calling model wrapper (``ToolCallWrapper``). Imp
 __all__ = ["NextBestViewWrapper", "make_nbv_env", "NBVConfig", "NBVEnv", "NBVVectorEnv", "NBVWorkerVectorEnv",
            "make_nbv_vector_env", "ToolCallWrapper"]
 
-_WHERE = {"NextBestViewWrapper": "nbv", "make_nbv_env": "nbv", "NBVConfig": "nbv", "NBVEnv": "nbv_env",
-          "NBVVectorEnv": "nbv_vector", "NBVWorkerVectorEnv": "nbv_workers", "make_nbv_vector_env": "nbv_workers",
-          "ToolCallWrapper": "tool_call"}
+_WHERE = {"NextBestViewWrapper": "spatialscout_gym.wrappers.nbv", "make_nbv_env": "spatialscout_gym.wrappers.nbv",
+          "NBVConfig": "spatialscout_gym.wrappers.nbv", "NBVEnv": "spatialscout_gym.wrappers.nbv_env",
+          "NBVVectorEnv": "spatialscout_gym.wrappers.nbv_vector",
+          "NBVWorkerVectorEnv": "spatialscout_gym.wrappers.nbv_workers",
+          "make_nbv_vector_env": "spatialscout_gym.wrappers.nbv_workers",
+          "ToolCallWrapper": "spatialscout_gym.wrappers.tool_call"}
+"""Name -> the module that defines it (full paths, so that a move of a module finds them)."""
 
 
 def __getattr__(name: str):
     if name in _WHERE:
         import importlib
-        return getattr(importlib.import_module(f"spatialscout_gym.wrappers.{_WHERE[name]}"), name)
+        return getattr(importlib.import_module(_WHERE[name]), name)
     raise AttributeError(f"module 'spatialscout_gym.wrappers' has no attribute {name!r}")

@@ -3,7 +3,7 @@
 :class:`Message` (system, user, assistant and tool turns with text and image parts),
 :class:`ToolCall` and :class:`ModelReply` are what :class:`~spatialscout_gym.wrappers.tool_call.ToolCallWrapper`
 keeps and returns; the wire formats of the model services render them
-(:mod:`spatialscout_gym.wrappers.codecs`, one module per format). :func:`parse_reply` reads one
+(:mod:`spatialscout_gym.wrappers.codecs`, one module per format), whose :func:`parse_reply` reads one
 model reply in any of the forms a user holds: an OpenAI chat-completions message or completion, a
 Responses response, an Anthropic message (SDK objects or their JSON dicts), a plain list of
 ``{"name", "arguments"}`` or a :class:`ModelReply`.
@@ -21,9 +21,9 @@ from typing import Any, Union
 from spatialscout_gym.episode.tools import to_jsonable
 from spatialscout_gym.wrappers.images import DeliveredImage
 
-__all__ = ["ToolCall", "Message", "ModelReply", "Part", "EpisodeOverError", "parse_arguments", "parse_reply",
+__all__ = ["ToolCall", "Message", "ModelReply", "Part", "EpisodeOverError", "parse_arguments",
            "short_repr", "limit_image_history", "MAX_ARGUMENT_CHARS", "bound_reply", "clean_reply", "clean_text",
-           "token_count", "clean_usage", "WIRE_FORMATS", "wire_format_of", "malformed_note"]
+           "token_count", "clean_usage", "WIRE_FORMATS", "malformed_note"]
 
 Part = Union[str, DeliveredImage]
 MAX_ARGUMENT_CHARS = 20_000
@@ -163,85 +163,6 @@ def malformed_note(reasons: list[str]) -> str:
                                                  if len(reasons) > _MAX_REASONS else "")
     return (f"Your last reply was malformed and was read only in part: {shown}. Send each tool call in the "
             "tool-call format of this API (a tool name and a JSON object of arguments); the episode goes on.")
-
-
-def _sdk_format(reply: Any) -> str | None:
-    """The wire format an SDK object declares by its type (``openai.types.chat``, ...)."""
-    module = type(reply).__module__
-    if module.startswith("openai.types.chat"):
-        return "chat_completions"
-    if module.startswith("openai.types.responses"):
-        return "responses"
-    if module.startswith("anthropic.types"):
-        return "messages"
-    return None
-
-
-def wire_format_of(reply: Any) -> str | None:
-    """The wire format a reply declares: its SDK type, or a dict's ``object`` (``chat.completion``,
-    ``response``) or ``type`` (``message``: Anthropic); a dict that declares none and holds
-    ``choices``, ``output`` or ``role`` is a chat completion, a Responses response or a chat message.
-    Never decided by the shape of ``content`` (a chat message may hold a list of parts too)."""
-    if not isinstance(reply, dict):
-        return _sdk_format(reply)
-    obj, kind = reply.get("object"), reply.get("type")
-    if obj == "chat.completion":
-        return "chat_completions"
-    if obj == "response":
-        return "responses"
-    if kind == "message":
-        return "messages"
-    if "choices" in reply:
-        return "chat_completions"
-    if "output" in reply:
-        return "responses"
-    if "role" in reply or "tool_calls" in reply:
-        return "chat_completions"
-    return None
-
-
-def parse_reply(reply: Any, wire_format: str | None = None) -> ModelReply:
-    """One model reply in neutral form, read by the codec of its wire format
-    (:mod:`spatialscout_gym.wrappers.codecs`).
-
-    Accepts a :class:`ModelReply`; an OpenAI chat completion (its first choice, finish reason and
-    usage) or assistant message; an OpenAI Responses response (``output`` items); an Anthropic
-    message (``content`` blocks: text, tool use, thinking; usage); or a plain list of
-    ``{"name": str, "arguments": dict | JSON str}`` (ids are made up as ``call_0, call_1, ...``).
-    SDK objects and their JSON dicts are both read; malformed usage counts are left out (unknown).
-
-    ``wire_format`` (one of :data:`WIRE_FORMATS`: the format of the provider in use) decodes every
-    reply with that codec, whatever its shape: a reply of the wrong shape is read as far as it
-    goes, the rest listed in :attr:`ModelReply.malformed`. Without it, the format is the one the
-    reply declares (:func:`wire_format_of`).
-
-    Raises
-    ------
-    TypeError
-        No ``wire_format`` and the reply declares none of these forms.
-    """
-    from spatialscout_gym.wrappers.codecs import anthropic_messages, chat_completions, responses
-    if isinstance(reply, ModelReply):
-        return reply
-    if isinstance(reply, (list, tuple)) and wire_format is None:
-        calls, bad = [], []
-        for i, c in enumerate(reply):
-            if not isinstance(c, dict) or "name" not in c:
-                bad.append(f"item {i} is {short_repr(c, 60)}, not {{'name': str, 'arguments': object}}")
-                continue
-            cid = c.get("id")
-            calls.append(ToolCall(cid if isinstance(cid, str) and cid else f"call_{i}", c["name"], c.get("arguments")))
-        return ModelReply(tool_calls=calls, malformed=bad)
-    if wire_format is None:
-        wire_format = wire_format_of(reply)
-        if wire_format is None:
-            raise TypeError(f"cannot read a model reply from {type(reply).__name__}: expected an OpenAI message "
-                            f"or completion, a Responses response, an Anthropic message, a list of "
-                            f"{{'name', 'arguments'}} or a ModelReply")
-    if wire_format not in WIRE_FORMATS:
-        raise ValueError(f"unknown wire format {wire_format!r}; expected one of {', '.join(WIRE_FORMATS)}")
-    codec = {"chat_completions": chat_completions, "responses": responses, "messages": anthropic_messages}
-    return codec[wire_format].parse_response(reply)
 
 
 def token_count(x: Any) -> int | None:

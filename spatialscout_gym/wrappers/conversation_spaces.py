@@ -1,6 +1,6 @@
 """Gymnasium spaces of the tool-calling conversation: what :class:`~spatialscout_gym.wrappers.tool_call.ToolCallWrapper`
 observes (a list of :class:`~spatialscout_gym.wrappers.conversation.Message`) and takes (one model
-reply in any form :func:`~spatialscout_gym.wrappers.conversation.parse_reply` reads).
+reply in any form :func:`~spatialscout_gym.wrappers.codecs.parse_reply` reads).
 
 Neither is a fixed-shape space, so neither flattens for a neural policy; they exist so that
 ``observation_space.contains(obs)`` and ``action_space.contains(reply)`` hold for what the wrapper
@@ -15,7 +15,8 @@ import numpy as np
 from gymnasium import spaces
 
 from spatialscout_gym.episode.tools import TOOL_NAMES
-from spatialscout_gym.wrappers.conversation import DeliveredImage, Message, parse_reply
+from spatialscout_gym.wrappers.codecs import parse_reply
+from spatialscout_gym.wrappers.conversation import DeliveredImage, Message
 
 __all__ = ["MessagesSpace", "ReplySpace", "ROLES"]
 

@@ -55,10 +55,10 @@ import gymnasium as gym
 
 from spatialscout_gym.episode import trace as tr
 from spatialscout_gym.episode.tools import TOOL_NAMES
+from spatialscout_gym.wrappers.codecs import parse_reply, wire_format_of
 from spatialscout_gym.wrappers.conversation import (MAX_ARGUMENT_CHARS, WIRE_FORMATS, EpisodeOverError, Message,
                                                     ModelReply, Part, ToolCall, bound_reply, clean_reply,
-                                                    clean_usage, malformed_note, parse_arguments, parse_reply,
-                                                    wire_format_of)
+                                                    clean_usage, malformed_note, parse_arguments)
 from spatialscout_gym.wrappers.conversation_spaces import MessagesSpace, ReplySpace
 from spatialscout_gym.wrappers.encode import encode_call
 from spatialscout_gym.wrappers.images import JPEG_QUALITY, MAX_SIDE_PX
@@ -104,7 +104,7 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     wire_format : {"chat_completions", "responses", "messages"}, optional
         The wire format of the provider in use: every reply is decoded with its codec, whatever
         its shape. None: the first reply's declared format
-        (:func:`~spatialscout_gym.wrappers.conversation.wire_format_of`) is kept for the episode.
+        (:func:`~spatialscout_gym.wrappers.codecs.wire_format_of`) is kept for the episode.
 
     A reply of the wrong shape (a text that is not a string, tool calls that are not a list, an
     item that is not an object, ...) is read as far as it goes; the model is told what could not
@@ -325,7 +325,7 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         EpisodeOverError
             The episode has ended (call ``reset``).
         TypeError
-            ``reply`` is not a model reply (see :func:`~spatialscout_gym.wrappers.conversation.parse_reply`).
+            ``reply`` is not a model reply (see :func:`~spatialscout_gym.wrappers.codecs.parse_reply`).
         """
         if self._episode is None:
             raise RuntimeError("call reset() before step()")

@@ -8,8 +8,93 @@
 
 Each module has ``to_request(messages, tool_names)`` (the request body's conversation and tool
 fields, as keyword arguments of the SDK call) and ``parse_response(response)`` (an SDK object or its
-JSON dict). The wrapper's :func:`~spatialscout_gym.wrappers.conversation.parse_reply`, the VLM
+JSON dict). The wrapper's :func:`parse_reply`, the VLM
 agents' providers and the MCP path all read replies through these modules.
 """
 
-__all__ = ["chat_completions", "responses", "anthropic_messages"]
+from __future__ import annotations
+
+from typing import Any
+
+from spatialscout_gym.wrappers.codecs import anthropic_messages, chat_completions, responses
+from spatialscout_gym.wrappers.conversation import WIRE_FORMATS, ModelReply, ToolCall, short_repr
+
+__all__ = ["chat_completions", "responses", "anthropic_messages", "parse_reply", "wire_format_of"]
+
+
+def _sdk_format(reply: Any) -> str | None:
+    """The wire format an SDK object declares by its type (``openai.types.chat``, ...)."""
+    module = type(reply).__module__
+    if module.startswith("openai.types.chat"):
+        return "chat_completions"
+    if module.startswith("openai.types.responses"):
+        return "responses"
+    if module.startswith("anthropic.types"):
+        return "messages"
+    return None
+
+
+def wire_format_of(reply: Any) -> str | None:
+    """The wire format a reply declares: its SDK type, or a dict's ``object`` (``chat.completion``,
+    ``response``) or ``type`` (``message``: Anthropic); a dict that declares none and holds
+    ``choices``, ``output`` or ``role`` is a chat completion, a Responses response or a chat message.
+    Never decided by the shape of ``content`` (a chat message may hold a list of parts too)."""
+    if not isinstance(reply, dict):
+        return _sdk_format(reply)
+    obj, kind = reply.get("object"), reply.get("type")
+    if obj == "chat.completion":
+        return "chat_completions"
+    if obj == "response":
+        return "responses"
+    if kind == "message":
+        return "messages"
+    if "choices" in reply:
+        return "chat_completions"
+    if "output" in reply:
+        return "responses"
+    if "role" in reply or "tool_calls" in reply:
+        return "chat_completions"
+    return None
+
+
+def parse_reply(reply: Any, wire_format: str | None = None) -> ModelReply:
+    """One model reply in neutral form, read by the codec of its wire format
+    (the modules of this package).
+
+    Accepts a :class:`ModelReply`; an OpenAI chat completion (its first choice, finish reason and
+    usage) or assistant message; an OpenAI Responses response (``output`` items); an Anthropic
+    message (``content`` blocks: text, tool use, thinking; usage); or a plain list of
+    ``{"name": str, "arguments": dict | JSON str}`` (ids are made up as ``call_0, call_1, ...``).
+    SDK objects and their JSON dicts are both read; malformed usage counts are left out (unknown).
+
+    ``wire_format`` (one of :data:`WIRE_FORMATS`: the format of the provider in use) decodes every
+    reply with that codec, whatever its shape: a reply of the wrong shape is read as far as it
+    goes, the rest listed in :attr:`ModelReply.malformed`. Without it, the format is the one the
+    reply declares (:func:`wire_format_of`).
+
+    Raises
+    ------
+    TypeError
+        No ``wire_format`` and the reply declares none of these forms.
+    """
+    if isinstance(reply, ModelReply):
+        return reply
+    if isinstance(reply, (list, tuple)) and wire_format is None:
+        calls, bad = [], []
+        for i, c in enumerate(reply):
+            if not isinstance(c, dict) or "name" not in c:
+                bad.append(f"item {i} is {short_repr(c, 60)}, not {{'name': str, 'arguments': object}}")
+                continue
+            cid = c.get("id")
+            calls.append(ToolCall(cid if isinstance(cid, str) and cid else f"call_{i}", c["name"], c.get("arguments")))
+        return ModelReply(tool_calls=calls, malformed=bad)
+    if wire_format is None:
+        wire_format = wire_format_of(reply)
+        if wire_format is None:
+            raise TypeError(f"cannot read a model reply from {type(reply).__name__}: expected an OpenAI message "
+                            f"or completion, a Responses response, an Anthropic message, a list of "
+                            f"{{'name', 'arguments'}} or a ModelReply")
+    if wire_format not in WIRE_FORMATS:
+        raise ValueError(f"unknown wire format {wire_format!r}; expected one of {', '.join(WIRE_FORMATS)}")
+    codec = {"chat_completions": chat_completions, "responses": responses, "messages": anthropic_messages}
+    return codec[wire_format].parse_response(reply)

@@ -1,0 +1,32 @@
+"""Register ``SpatialScout/NBV-v0`` (next-best-view; ``gym.make_vec(..., vectorization_mode="vector_entry_point")``
+gives :class:`~spatialscout_gym.wrappers.nbv_vector.NBVVectorEnv`, or with ``num_workers=W``
+:class:`~spatialscout_gym.wrappers.nbv_workers.NBVWorkerVectorEnv`) and ``SpatialScout/NBV-v1`` (the same
+task as its own env, :class:`~spatialscout_gym.wrappers.nbv_env.NBVEnv`, with the shipped policy's recipe
+as defaults; ``make_vec`` as for NBV-v0).
+
+``import spatialscout_gym`` calls :func:`register_nbv_envs` after the tool-level ids
+(:mod:`spatialscout_gym.envs.registration`); entry points stay strings so that nothing here imports
+the NBV modules, gymnasium loads them on ``make``.
+"""
+
+from __future__ import annotations
+
+from spatialscout_gym.envs.registration import NBV_ID, NBV_V1_ID
+
+__all__ = ["register_nbv_envs", "NBV_ID", "NBV_V1_ID"]
+
+NBV_ENTRY_POINT = "spatialscout_gym.wrappers.nbv:make_nbv_env"
+NBV_VECTOR_ENTRY_POINT = "spatialscout_gym.wrappers.nbv_workers:make_nbv_vector_env"
+NBV_V1_ENTRY_POINT = "spatialscout_gym.wrappers.nbv_env:NBVEnv"
+NBV_V1_VECTOR_ENTRY_POINT = "spatialscout_gym.wrappers.nbv_env:make_nbv_v1_vector_env"
+
+
+def register_nbv_envs() -> list[str]:
+    """Register the next-best-view ids (idempotent); return them."""
+    import gymnasium as gym
+    if NBV_ID not in gym.registry:  # the next-best-view task: camera motions, automatic mapper
+        gym.register(id=NBV_ID, entry_point=NBV_ENTRY_POINT, vector_entry_point=NBV_VECTOR_ENTRY_POINT,
+                     kwargs={"scene": "procedural"})
+    if NBV_V1_ID not in gym.registry:  # the same task as its own env, the shipped policy's recipe
+        gym.register(id=NBV_V1_ID, entry_point=NBV_V1_ENTRY_POINT, vector_entry_point=NBV_V1_VECTOR_ENTRY_POINT)
+    return [NBV_ID, NBV_V1_ID]
