@@ -15,7 +15,7 @@ scene generation, resets, rendering, mapping and scoring are all included):
 * ``nbv-vector``: the project's ``NBVVectorEnv`` (``vectorization_mode="vector_entry_point"``), one process;
 * ``nbv-workers``: the project's ``NBVWorkerVectorEnv`` (``num_workers=W``), N envs in W processes.
 
-Each row: build, 25 warm-up steps, then steps counted for ``--seconds``, per wall-clock second and
+Each row: build, ``--warmup`` (25) warm-up steps, then steps counted for ``--seconds``, per wall-clock second and
 per CPU second of this process and all its children (the steadier figure on a shared machine).
 Prints a table with each row's ratio to ``sync`` and writes ``benchmarks/results/bench_nbv_vector.json``.
 This one command gives every NBV speed figure the docs quote (docs/rl.md "Speed").
@@ -101,7 +101,8 @@ def make_row(kind: str, num_envs: int, workers: int, env_kwargs: dict):
                                     vec_env_cls=cls))
 
 
-def measure(kind: str, num_envs: int, workers: int, seconds: float, env_kwargs: dict, seed: int = 0) -> dict:
+def measure(kind: str, num_envs: int, workers: int, seconds: float, env_kwargs: dict, seed: int = 0,
+            warmup: int = 25) -> dict:
     num_envs = 1 if kind == "single" else num_envs
     t0 = time.perf_counter()
     env = make_row(kind, num_envs, workers, env_kwargs)
@@ -109,7 +110,7 @@ def measure(kind: str, num_envs: int, workers: int, seconds: float, env_kwargs: 
     rng = np.random.default_rng(seed)
     n_actions = int(env.single_action_space.n)
     env.reset(seed=seed)
-    for _ in range(25):                     # warm-up: shaders, texture library, first scenes
+    for _ in range(warmup):                 # warm-up: shaders, texture library, first scenes
         env.step(rng.integers(n_actions, size=num_envs))
     steps = episodes = 0
     cpu0, t = _cpu_s(), time.perf_counter()
@@ -134,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=2, help="processes of the nbv-workers row (default 2)")
     p.add_argument("--seconds", type=float, default=20.0, help="measured seconds per row (default 20)")
     p.add_argument("--resolution", type=int, default=64)
+    p.add_argument("--warmup", type=int, default=25, help="vector steps before counting (default 25)")
     p.add_argument("--rows", nargs="+", choices=ROWS, default=list(ROWS))
     p.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "bench_nbv_vector.json")
     args = p.parse_args(argv)
@@ -141,9 +143,11 @@ def main(argv: list[str] | None = None) -> int:
     env_kwargs = {"resolution": args.resolution, "obs_size": args.resolution}
     rows = []
     for kind in args.rows:
-        row = measure(kind, args.num_envs, args.workers, args.seconds, env_kwargs)
+        row = measure(kind, args.num_envs, args.workers, args.seconds, env_kwargs, warmup=args.warmup)
         rows.append(row)
         print(f"# {kind}: {row['steps_per_s']} steps/s, {row['steps_per_cpu_s']} per CPU s", flush=True)
+        args.out.parent.mkdir(parents=True, exist_ok=True)    # kept row by row: a long run cut short keeps them
+        args.out.write_text(json.dumps({"env_id": "SpatialScout/NBV-v1", "rows": rows}, indent=1))
     base = next((r for r in rows if r["row"] == "sync"), rows[0])
     for r in rows:
         r["ratio_to_" + base["row"]] = round(r["steps_per_s"] / base["steps_per_s"], 2)

@@ -23,7 +23,7 @@ from spatialscout_gym.wrappers.nbv_ports import EpisodePort
 pytestmark = pytest.mark.render
 
 SETTINGS = {"resolution": 32, "obs_size": 32, "image_budget": 12}
-ISSUE_ACTIONS = [6, 0, 7, 2, 1, 6, 0, 0, 3, 3]
+PARTING_ACTIONS = [6, 0, 7, 2, 1, 6, 0, 0, 3, 3]
 """The sequence whose ``map`` observations parted after steps 7 and 10 when the tool env's port
 read the camera from the float32 observation."""
 
@@ -88,7 +88,7 @@ def test_nbv_v1_and_episode_port_give_identical_numbers(scene):
     a, b = pair(scene)
     try:
         rng = np.random.default_rng(7)
-        actions = ISSUE_ACTIONS + [int(x) for x in rng.integers(a.action_space.n, size=110)]
+        actions = PARTING_ACTIONS + [int(x) for x in rng.integers(a.action_space.n, size=110)]
         steps, episodes = lockstep(a, b, actions, seed=3)
         assert steps == 120 and episodes >= 10       # V = 12: at most 11 steps an episode
         # the rewards are real: the tool env's score, the same on both sides
@@ -98,14 +98,14 @@ def test_nbv_v1_and_episode_port_give_identical_numbers(scene):
         b.close()
 
 
-def test_issue_sequence_maps_match_and_gymnasium_env_match_agrees():
-    """The sequence of the report, at V = 20 on a catalog scene, then Gymnasium's own checker
+def test_parting_sequence_maps_match_and_gymnasium_env_match_agrees():
+    """The parting sequence, at V = 20 on a catalog scene, then Gymnasium's own checker
     (random actions, resets with the same seed) over 150 steps."""
     a, b = pair("Apartment_10", image_budget=20)
     try:
         a.reset(seed=0)
         b.reset(seed=0)
-        for step, action in enumerate(ISSUE_ACTIONS):
+        for step, action in enumerate(PARTING_ACTIONS):
             obs_a, *_ = a.step(action)
             obs_b, *_ = b.step(action)
             np.testing.assert_array_equal(obs_a["map"], obs_b["map"], err_msg=f"step {step}")
