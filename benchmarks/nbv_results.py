@@ -7,7 +7,9 @@ a ``ppo:DIR/model.zip`` agent is labelled ``DIR``. A second table gives the all-
 object-micro and scene-macro (each with its seed spread) and per scene type (single rooms,
 apartments). ``--out`` writes every seed's metrics (object-micro, scene-macro, per scene type) and
 every column's spread (in ``COLUMNS`` order) as JSON. docs/nbv.md's "Next-best-view baselines"
-tables are this output.
+tables are this output. A third table reports each agent's per-episode all-target mean IoU the
+way RL papers do (rliable's conventions): the interquartile mean and the performance profile, with
+95% stratified bootstrap intervals (JSON key ``rliable``).
 
     python benchmarks/nbv_results.py --scenes 80 --image-budget 20 --resolution 64 --workers 2 \\
         --agents oracle-explorer random-nbv frontier-nbv ppo:models/nbv_ppo/model.zip \\
@@ -18,7 +20,8 @@ the (scene, seed) cells both ran: policy minus baseline of the all-target and th
 IoU, with the 95% scene-bootstrap interval and the paired permutation p-value of
 :func:`spatialscout_gym.eval.stats.paired_comparison`, overall, in single rooms, in apartments and,
 with seed 0 evaluated, on each fifth of the scenes (every fifth id from offset 0-4, seed 0). It is
-printed (with a verdict per row: better, ahead (not separated), behind (not separated), worse, equal) and
+printed (with a verdict per row: better, ahead (not separated), behind (not separated), worse, equal,
+by the rule of ``spatialscout compare``: :func:`spatialscout_gym.eval.stats.separated`) and
 written to the JSON under ``paired``.
 
 ``--procedural N`` evaluates on N held-out procedural scenes (``procedural:<seed>``, seeds from
@@ -195,14 +198,15 @@ def paired_table(base: dict, other: dict, subsets: dict[str, list[tuple[str, int
 
 
 def verdict(row: dict) -> str:
-    """A few words on a paired row (B - A), read from its 95% interval: ``better`` (above 0),
-    ``worse`` (below 0), else ``ahead (not separated)`` or ``behind (not separated)`` by the sign of
-    the difference (an interval that holds 0 separates neither way); ``equal`` where every cell
-    is the same (e.g. submitted mean IoU with the centre mapper, 100% for both)."""
-    if row["low"] is not None and row["low"] > 0:
-        return "better"
-    if row["high"] is not None and row["high"] < 0:
-        return "worse"
+    """A few words on a paired row (B - A), by the rule ``spatialscout compare`` uses
+    (:func:`spatialscout_gym.eval.stats.separated`: the 95% interval excludes 0 and the paired
+    permutation p-value is below 0.05): ``better`` or ``worse`` when separated, by the sign of the
+    difference; else ``ahead (not separated)`` or ``behind (not separated)`` by that sign;
+    ``equal`` where every cell is the same (e.g. submitted mean IoU with the centre mapper, 100%
+    for both)."""
+    from spatialscout_gym.eval.stats import separated
+    if separated(row):
+        return "better" if row["difference"] > 0 else "worse"
     if row["difference"] == 0 and row["low"] == row["high"] == 0:
         return "equal"
     return "ahead (not separated)" if row["difference"] >= 0 else "behind (not separated)"
@@ -218,6 +222,82 @@ def paired_markdown(table: dict[str, dict], figure: str, base: str, other: str) 
         p = "-" if row["p_value"] is None else f"{row['p_value']:.3f}"
         lines.append(f"| {name} | {res['scenes']} x {res['cells'] // max(res['scenes'], 1)} | {100 * row['a']:.2f} | "
                      f"{100 * row['b']:.2f} | {100 * row['difference']:+.2f} | {ci} | {p} | {verdict(row)} |")
+    return "\n".join(lines)
+
+
+PROFILE_TAUS = tuple(float(x) for x in np.linspace(0.0, 1.0, 21))
+"""Thresholds of the performance profiles (fraction of episodes whose all-target mean IoU exceeds tau)."""
+PROFILE_COLUMNS = (0.0, 0.25, 0.5, 0.75, 0.9)
+"""The thresholds printed (the JSON holds every one of :data:`PROFILE_TAUS`)."""
+
+
+def episode_matrix(results: list[dict]) -> np.ndarray:
+    """Per-episode all-target mean IoU, shape (scenes, seeds): ``results`` holds one :func:`evaluate`
+    result per seed over the same scenes (rliable's (tasks, runs) score matrix)."""
+    scenes = list(results[0]["per_scene"])
+    return np.array([[float(np.mean(r["per_scene"][s]["iou"])) if r["per_scene"][s]["iou"] else 0.0
+                      for r in results] for s in scenes])
+
+
+def _stratified(scores: np.ndarray, statistic, n_resamples: int):
+    """Percentile interval of ``statistic`` (of the pooled episodes) over stratified bootstrap
+    resamples (rliable's convention: each scene's seeds resampled with replacement within the
+    scene; :func:`scipy.stats.bootstrap` with one sample per scene), or None with one seed."""
+    from scipy.stats import bootstrap
+
+    from spatialscout_gym.eval.stats import CONFIDENCE, SEED
+    if scores.shape[1] < 2:
+        return None
+    res = bootstrap(tuple(scores), lambda *per_scene, axis=-1: statistic(np.concatenate(per_scene, axis=axis), axis),
+                    vectorized=True, n_resamples=n_resamples, confidence_level=CONFIDENCE, method="percentile",
+                    rng=np.random.default_rng(SEED))
+    return res.confidence_interval
+
+
+def rliable_summary(scores: np.ndarray, n_resamples: int | None = None) -> dict:
+    """The rliable figures of one agent's (scenes, seeds) episode scores: the interquartile mean
+    (:func:`scipy.stats.trim_mean`, 25% cut at each end) and the performance profile (fraction of
+    episodes above each of :data:`PROFILE_TAUS`), each with its 95% stratified bootstrap interval
+    (None with one seed: no run to resample within a scene)."""
+    from scipy.stats import trim_mean
+
+    from spatialscout_gym.eval.stats import N_RESAMPLES
+    n = n_resamples or N_RESAMPLES
+    taus = np.asarray(PROFILE_TAUS)
+
+    def iqm(x, axis=-1):
+        return trim_mean(x, 0.25, axis=axis)
+
+    def profile(x, axis=-1):
+        return np.stack([(x > t).mean(axis=axis) for t in taus], axis=0)
+
+    flat = scores.ravel()
+    ci_iqm, ci_prof = _stratified(scores, iqm, n), _stratified(scores, profile, n)
+    return {"episodes": int(flat.size), "scenes": int(scores.shape[0]), "seeds": int(scores.shape[1]),
+            "iqm": float(iqm(flat)), "iqm_low": None if ci_iqm is None else float(ci_iqm.low),
+            "iqm_high": None if ci_iqm is None else float(ci_iqm.high),
+            "profile": {"tau": list(PROFILE_TAUS), "fraction": [float(v) for v in profile(flat)],
+                        "low": None if ci_prof is None else [float(v) for v in ci_prof.low],
+                        "high": None if ci_prof is None else [float(v) for v in ci_prof.high]},
+            "method": "interquartile mean and performance profile (rliable conventions); 95% percentile "
+                      "intervals from a stratified bootstrap over seeds within scenes (scipy.stats.bootstrap)",
+            "n_resamples": n}
+
+
+def rliable_markdown(summaries: dict[str, dict]) -> str:
+    """Markdown rows: IQM (%) with its interval, then the performance profile at
+    :data:`PROFILE_COLUMNS` (% of episodes above tau, with the interval where there is one)."""
+    def cell(v, lo, hi):
+        return f"{100 * v:.1f}" if lo is None else f"{100 * v:.1f} [{100 * lo:.1f}, {100 * hi:.1f}]"
+    head = ["agent", "episodes", "IQM % [95%]"] + [f"> {t:g} %" for t in PROFILE_COLUMNS]
+    lines = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
+    for name, r in summaries.items():
+        prof = r["profile"]
+        idx = [int(np.argmin(np.abs(np.asarray(prof["tau"]) - t))) for t in PROFILE_COLUMNS]
+        cells = [cell(prof["fraction"][i], None if prof["low"] is None else prof["low"][i],
+                      None if prof["high"] is None else prof["high"][i]) for i in idx]
+        lines.append(f"| {name} | {r['episodes']} | {cell(r['iqm'], r['iqm_low'], r['iqm_high'])} | "
+                     + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -361,6 +441,13 @@ def main(argv: list[str] | None = None) -> int:
     print("\nAll-target mean IoU %, mean of seeds (spread = max - min); "
           + ", ".join(f"{counts.get(t, 0)} {t.replace('_', ' ')}s" for t in SCENE_TYPES) + ":\n")
     print(markdown(summary_rows(per_agent_results), SUMMARY_COLUMNS))
+    summaries = {label: rliable_summary(episode_matrix(runs), args.resamples)
+                 for label, runs in per_agent_results.items()}
+    everything["rliable"] = summaries
+    print(f"\nAll-target mean IoU per episode, rliable conventions: interquartile mean and performance "
+          f"profile (% of episodes above tau), 95% stratified bootstrap intervals (seeds resampled within "
+          f"scenes; none with one seed), {args.resamples or 9999} resamples:\n")
+    print(rliable_markdown(summaries))
     everything["paired"] = {}
     if args.baseline in args.agents:
         from spatialscout_gym.eval.stats import method_note

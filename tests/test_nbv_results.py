@@ -121,13 +121,55 @@ def test_paired_table_is_policy_minus_baseline_object_micro_with_interval_and_p_
     assert sub["low"] == pytest.approx(0.2) and sub["high"] == pytest.approx(0.2)
     ab = table["AB"]["figures"]["object_micro.all.mean_iou"]
     assert ab["difference"] == pytest.approx(0.2) and table["AB"]["scenes"] == 2
-    assert m.verdict(sub) == "better"
-    assert m.verdict({"low": -0.1, "high": 0.2, "difference": 0.0}) == "ahead (not separated)"
-    assert m.verdict({"low": 0.0, "high": 0.0, "difference": 0.0}) == "equal"     # the same in every cell
-    assert m.verdict({"low": -0.1, "high": 0.2, "difference": -0.01}) == "behind (not separated)"
-    assert m.verdict({"low": -0.3, "high": -0.1, "difference": -0.2}) == "worse"
+    # compare's rule: the interval excludes 0 AND p < 0.05; four scenes cannot reach p < 0.05
+    assert m.verdict(sub) == "ahead (not separated)"
+    assert m.verdict({**sub, "p_value": 0.01}) == "better"
+    assert m.verdict({"low": -0.1, "high": 0.2, "difference": 0.0, "p_value": 0.9}) == "ahead (not separated)"
+    assert m.verdict({"low": 0.0, "high": 0.0, "difference": 0.0, "p_value": 1.0}) == "equal"   # the same in every cell
+    assert m.verdict({"low": -0.1, "high": 0.2, "difference": -0.01, "p_value": 0.5}) == "behind (not separated)"
+    assert m.verdict({"low": -0.3, "high": -0.1, "difference": -0.2, "p_value": 0.001}) == "worse"
+    assert m.verdict({"low": -0.3, "high": -0.1, "difference": -0.2, "p_value": 0.2}) == "behind (not separated)"
     text = m.paired_markdown(table, "object_micro.submitted.mean_iou", "frontier-nbv", "nbv_ppo")
-    assert text.splitlines()[2] == "| overall | 4 x 1 | 50.00 | 70.00 | +20.00 | [+20.00, +20.00] | 0.125 | better |"
+    assert text.splitlines()[2] == ("| overall | 4 x 1 | 50.00 | 70.00 | +20.00 | [+20.00, +20.00] | 0.125 | "
+                                    "ahead (not separated) |")
+
+
+def test_verdict_is_compare_rule():
+    """One rule, one place: the table's better/worse is exactly ``eval.stats.separated``."""
+    from spatialscout_gym.eval.stats import separated
+    m = _script()
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        low = float(rng.uniform(-0.2, 0.2))
+        row = {"low": low, "high": low + float(rng.uniform(0, 0.2)), "difference": low + 0.05,
+               "p_value": float(rng.uniform(0, 0.2))}
+        assert (m.verdict(row) in ("better", "worse")) == separated(row)
+
+
+def test_rliable_iqm_profile_and_stratified_intervals():
+    from scipy.stats import trim_mean
+    m = _script()
+    scores = np.arange(12, dtype=float).reshape(4, 3) / 11          # 4 scenes x 3 seeds
+    r = m.rliable_summary(scores, n_resamples=999)
+    assert r["iqm"] == pytest.approx(np.mean(np.sort(scores.ravel())[3:9]))   # the middle half of 12
+    assert r["iqm"] == pytest.approx(trim_mean(scores.ravel(), 0.25))
+    prof = dict(zip(r["profile"]["tau"], r["profile"]["fraction"]))
+    assert prof[0.5] == pytest.approx(6 / 12) and prof[0.0] == pytest.approx(11 / 12) and prof[1.0] == 0.0
+    assert r["iqm_low"] <= r["iqm"] <= r["iqm_high"] and r["iqm_low"] < r["iqm_high"]
+    # stratified over seeds within scenes: scenes whose seeds agree leave nothing to resample
+    flat_seeds = np.repeat(np.array([[0.1], [0.4], [0.6], [0.9]]), 3, axis=1)
+    s = m.rliable_summary(flat_seeds, n_resamples=999)
+    assert s["iqm_low"] == pytest.approx(s["iqm"]) == pytest.approx(s["iqm_high"])
+    assert m.rliable_summary(scores[:, :1])["iqm_low"] is None       # one seed: no interval
+    text = m.rliable_markdown({"nbv_ppo": r})
+    assert text.splitlines()[2].startswith(f"| nbv_ppo | 12 | {100 * r['iqm']:.1f} [")
+
+
+def test_episode_matrix_is_scenes_by_seeds_of_all_target_mean_iou():
+    m = _script()
+    runs = [{"per_scene": {"A": {"iou": [1.0, 0.0]}, "B": {"iou": [0.5]}}},
+            {"per_scene": {"A": {"iou": [1.0, 1.0]}, "B": {"iou": []}}}]
+    assert m.episode_matrix(runs).tolist() == [[0.5, 1.0], [0.5, 0.0]]
 
 
 def test_scene_records_rebuild_the_scores_the_statistics_read():

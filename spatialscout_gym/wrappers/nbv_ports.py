@@ -3,15 +3,22 @@ episode (its :class:`~spatialscout_gym.wrappers.nbv_core.NBVPort`):
 
 * :class:`ToolEnvPort`: every tool call is an action of a tool env's ``step`` (a
   :class:`~spatialscout_gym.envs.spatialscout_env.SpatialScoutEnv`, possibly wrapped), so wrappers
-  inside see each call; the camera and budgets are read from its observations (float32), the
-  evaluator-only data (scene, privileged frame, metrics) from ``env.unwrapped``;
-* :class:`EpisodePort`: the typed methods of an :class:`~spatialscout_gym.episode.episode.Episode`,
-  the camera read from the episode's pose (float64); no step-by-step scoring.
+  inside see each call; the evaluator-only data (scene, privileged frame, metrics) come from
+  ``env.unwrapped``;
+* :class:`EpisodePort`: the typed methods of an :class:`~spatialscout_gym.episode.episode.Episode`;
+  scored step by step only when given the scorer (``metrics``), as the NBV agents are not.
+
+Both feed the core the same numbers, bit for bit, for the same scene, seed and actions (one
+observation for training and evaluation): the camera pose, budgets and coverage are read from the
+episode itself (:func:`camera_task`, :func:`capture_pose_task`: the float64 task-frame pose that
+``get_camera_pose`` reports, docs/protocol.md section 2), never from the tool env's float32
+observation, and the tool env gets the motion and submission arguments at float64, the precision
+the episode's typed methods take (its ``step`` accepts any numeric dtype of the field's shape).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import gymnasium as gym
 import numpy as np
@@ -20,7 +27,24 @@ from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.episode.episode import Episode
 from spatialscout_gym.episode.tools import TOOL_NAMES
 
-__all__ = ["ToolEnvPort", "EpisodePort"]
+__all__ = ["ToolEnvPort", "EpisodePort", "camera_task", "capture_pose_task"]
+
+
+def camera_task(episode: Episode) -> tuple[np.ndarray, float, float]:
+    """``(position (3,), yaw_deg, pitch_deg)`` of the episode's camera now, task frame, as
+    ``get_camera_pose`` reports it (float64, rounded to 6 decimals)."""
+    pose = episode.pose_task()
+    return np.asarray(pose["position"], float), float(pose["yaw_deg"]), float(pose["pitch_deg"])
+
+
+def capture_pose_task(episode: Episode) -> tuple[np.ndarray, float]:
+    """``(position (3,), yaw_deg)`` of the episode's latest capture, task frame (as :func:`camera_task`)."""
+    pose = episode.pose_task(episode.frames[max(episode.frames)].pose)
+    return np.asarray(pose["position"], float), float(pose["yaw_deg"])
+
+
+def _coverage(episode: Episode) -> float:
+    return len(episode.accepted_map) / max(1, len(episode.inventory_ids))
 
 
 class ToolEnvPort:
@@ -60,7 +84,11 @@ class ToolEnvPort:
         action = dict(self._template)   # unused fields: the read-only zero arrays, not copies
         action["tool"] = np.int64(TOOL_NAMES.index(tool))
         for k, v in fields.items():
-            action[k] = np.asarray(v, dtype=self._template[k].dtype).reshape(self._template[k].shape)
+            t = self._template[k]
+            # real-valued fields at float64, as EpisodePort passes them (a float32 cast would move
+            # the camera and the submitted centres off the evaluation path's numbers)
+            dtype = np.float64 if np.issubdtype(t.dtype, np.floating) else t.dtype
+            action[k] = np.asarray(v, dtype=dtype).reshape(t.shape)
         out = self.env.step(action)
         self.last_obs, self.last_info = out[0], out[4]
         self._done = bool(out[2] or out[3])
@@ -82,8 +110,13 @@ class ToolEnvPort:
         return self._truncated
 
     @property
-    def images_left(self) -> float:
-        return float(self.last_obs["budgets"][0])
+    def episode(self) -> Episode:
+        """The tool env's current :class:`Episode` (read-only here: every call goes through ``step``)."""
+        return self.env.unwrapped.episode
+
+    @property
+    def images_left(self) -> int:
+        return self.episode.images_left
 
     @property
     def image_budget(self) -> int:
@@ -95,22 +128,19 @@ class ToolEnvPort:
 
     @property
     def pose_world(self) -> Any:
-        return self.env.unwrapped.episode.pose
+        return self.episode.pose
 
     def camera(self) -> tuple[np.ndarray, float, float]:
-        obs = self.last_obs
-        yaw, pitch = obs["camera_yaw_pitch"]
-        return obs["camera_position"], float(yaw), float(pitch)
+        return camera_task(self.episode)
 
     def pitch_deg(self) -> float:
-        return float(self.last_obs["camera_yaw_pitch"][1])
+        return float(self.episode.pose.pitch_deg)
 
     def capture_pose_task(self) -> tuple[np.ndarray, float]:
-        # called right after the capture (or reset): the camera has not moved since
-        return self.last_obs["camera_position"], float(self.last_obs["camera_yaw_pitch"][0])
+        return capture_pose_task(self.episode)
 
     def latest_image(self) -> np.ndarray:
-        return self.last_obs["image"]
+        return self.last_obs["image"]   # a wrapper inside may change what the policy sees
 
     def latest_frame(self) -> None:
         return None   # the tool env shows observations, not episode frames
@@ -119,8 +149,7 @@ class ToolEnvPort:
         return self.env.unwrapped.privileged_frame()
 
     def coverage(self) -> float:
-        obs = self.last_obs
-        return float(np.sum(obs["submitted"])) / max(1, int(np.sum(obs["inventory_mask"])))
+        return _coverage(self.episode)
 
     # ---- tool calls --------------------------------------------------------------------------
     def rotate(self, yaw_deg: float, pitch_deg: float) -> str | None:
@@ -133,7 +162,7 @@ class ToolEnvPort:
         return self._error("capture_image")
 
     def submit(self, positions: dict[str, np.ndarray]) -> list[str]:
-        values = np.zeros(self._template["positions"].shape, np.float32)
+        values = np.zeros(self._template["positions"].shape, np.float64)   # as EpisodePort submits
         mask = np.zeros(self._template["submit_mask"].shape, np.int8)
         for tid, centre in positions.items():
             i = self._inv_index[tid]
@@ -155,13 +184,20 @@ class ToolEnvPort:
 
 
 class EpisodePort:
-    """The NBV core's port over an :class:`Episode` (``renderer`` renders the privileged frames)."""
+    """The NBV core's port over an :class:`Episode` (``renderer`` renders the privileged frames).
 
-    def __init__(self, episode: Episode, spec: SceneSpec, renderer: Any) -> None:
+    ``metrics``, when given, returns the scorer's metrics dict of the episode's accepted map
+    (docs/protocol.md section 6; e.g. :meth:`~spatialscout_gym.envs.session.EpisodeSession.metrics`):
+    then the core scores step by step and rewards as over :class:`ToolEnvPort`; without it (the
+    NBV agents: the runner scores the episode at its end) rewards are 0."""
+
+    def __init__(self, episode: Episode, spec: SceneSpec, renderer: Any,
+                 metrics: Callable[[], dict] | None = None) -> None:
         self.episode = episode
         self.spec = spec
         self.renderer = renderer
         self.radius_m = float(episode.public.radius_m)
+        self._metrics = metrics
 
     @staticmethod
     def _error(res: Any) -> str | None:
@@ -193,15 +229,13 @@ class EpisodePort:
         return self.episode.pose
 
     def camera(self) -> tuple[np.ndarray, float, float]:
-        pose = self.episode.task_frame.pose_to_task(self.episode.pose)
-        return pose["position"], pose["yaw_deg"], pose["pitch_deg"]
+        return camera_task(self.episode)
 
     def pitch_deg(self) -> float:
         return float(self.episode.pose.pitch_deg)
 
     def capture_pose_task(self) -> tuple[np.ndarray, float]:
-        pose = self.episode.task_frame.pose_to_task(self.latest_frame().pose)
-        return pose["position"], pose["yaw_deg"]
+        return capture_pose_task(self.episode)
 
     def latest_image(self) -> np.ndarray:
         return self.episode.latest_image
@@ -214,7 +248,7 @@ class EpisodePort:
         return self.renderer.capture_privileged(self.latest_frame().pose)
 
     def coverage(self) -> float:
-        return len(self.episode.accepted_map) / max(1, len(self.episode.inventory_ids))
+        return _coverage(self.episode)
 
     # ---- tool calls --------------------------------------------------------------------------
     def rotate(self, yaw_deg: float, pitch_deg: float) -> str | None:
@@ -234,5 +268,11 @@ class EpisodePort:
     def finish(self) -> None:
         self.episode.finish_mapping()
 
-    def mean_iou(self) -> None:
-        return None   # the runner scores the episode at its end
+    def mean_iou(self) -> float | None:
+        return None if self._metrics is None else float(self._metrics()["all"]["mean_iou"])
+
+    def metrics(self) -> dict:
+        """The scorer's metrics dict of the accepted map (only with ``metrics`` given)."""
+        if self._metrics is None:
+            raise RuntimeError("this EpisodePort does not score: pass metrics= to score step by step")
+        return self._metrics()
