@@ -54,6 +54,9 @@ RULES: list[tuple[str, str]] = [
     ("wrappers/nbv_*.py", "nbv/{rest}.py"),
     ("baselines/train_nbv.py", "nbv/train.py"),
     ("baselines/sb3_vec.py", "nbv/sb3_vec.py"),
+    ("baselines/train_record.py", "nbv/train_record.py"),
+    ("baselines/rllib_nbv.py", "nbv/rllib_train.py"),
+    ("baselines/rllib_module.py", "nbv/rllib_module.py"),
     ("wrappers/conversation.py", "conversation/messages.py"),
     ("wrappers/conversation_*.py", "conversation/{rest}.py"),
     ("wrappers/codecs/**", "conversation/codecs/**"),
@@ -70,7 +73,7 @@ RULES: list[tuple[str, str]] = [
 NEW_PACKAGES = {
     "nbv": '"""Next-best-view control (docs/architecture.md "nbv"): settings and spaces, motions, observation\n'
            'features, the one NBV core and its ports, the Gymnasium wrapper and env, mappers, vector envs, the\n'
-           'registration of the NBV ids, the files beside a trained policy, and PPO training."""\n',
+           'registration of the NBV ids, the files beside a trained policy, and PPO training (SB3 and RLlib)."""\n',
     "conversation": '"""The VLM conversation layer (docs/architecture.md "conversation"): messages in neutral form,\n'
                     'one codec per wire format, the prompt, reply text, delivered images, tool schemas, the\n'
                     'provider clients and the request cache."""\n',
@@ -98,6 +101,7 @@ LAYERS = """\
 | eval | many episodes (local processes, or Ray), resume, verification, replay, reports, figures, statistics, the leaderboard | core, scenes, render, episode, envs, nbv, conversation, wrappers, baselines, eval |
 | servers | the MCP server; the viewer of a run or evaluation directory, its local server and the play page | core, scenes, render, episode, envs, nbv, conversation, wrappers, baselines, eval, servers |
 | cli | `spatialscout` and one module per command | everything |
+| integrations | other frameworks' entry points: the Inspect AI task (`integrations/inspect_task.py`, [inspect.md](inspect.md)); each imports its framework, `import spatialscout_gym` never imports them | everything |
 """
 LAYOUT = """\
 The layout shows the architecture: the NBV control stack is `nbv/`, the VLM conversation layer

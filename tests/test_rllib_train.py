@@ -148,7 +148,7 @@ def test_train_nbv_rllib_on_a_cluster_then_evaluate(ray_cluster, tmp_path):
 
     # checkpoints: every 128 steps and at the end; training changed the policy between them
     assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["128", "256"]
-    from spatialscout_gym.baselines.rllib_nbv import RLlibNBVAgent
+    from spatialscout_gym.baselines.rllib_agent import RLlibNBVAgent
     early, final = RLlibNBVAgent(str(run / "checkpoints" / "128")), RLlibNBVAgent(str(run))
     a, b = early.module.state_dict(), final.module.state_dict()
     assert set(a) == set(b) and any(not (a[k] == b[k]).all() for k in a)

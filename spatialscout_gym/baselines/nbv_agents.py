@@ -27,7 +27,7 @@ All three use the oracle-perception mapper (privileged segmentation of each capt
   ``nbv_config.json`` says ``"deterministic": true``.
 * ``rllib:PATH``: an RLlib PPO policy saved by ``spatialscout train-nbv --backend rllib`` (``PATH``
   is its run directory or a checkpoint), run from its RLModule alone, with the same
-  ``nbv_config.json`` rules (:class:`~spatialscout_gym.baselines.rllib_nbv.RLlibNBVAgent`).
+  ``nbv_config.json`` rules (:class:`~spatialscout_gym.baselines.rllib_agent.RLlibNBVAgent`).
 """
 
 from __future__ import annotations

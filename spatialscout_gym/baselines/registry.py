@@ -34,7 +34,7 @@ _AGENTS: dict[str, Factory | str] = {
 }
 _PREFIXES: dict[str, Factory | str] = {
     "ppo": "spatialscout_gym.baselines.nbv_agents:PPONBVAgent",
-    "rllib": "spatialscout_gym.baselines.rllib_nbv:rllib_agent",
+    "rllib": "spatialscout_gym.baselines.rllib_agent:rllib_agent",
 }
 _KINDS: dict[str, str] = {"origin": "reference", "uniform-ball": "reference", "oracle-explorer": "privileged",
                           "oracle-click": "privileged", "oracle-silhouette": "privileged", "random-nbv": "nbv",

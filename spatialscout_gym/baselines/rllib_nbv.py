@@ -31,13 +31,12 @@ from typing import Any
 
 import numpy as np
 
-from spatialscout_gym.baselines.nbv_agents import NBVAgent
 from spatialscout_gym.wrappers.nbv_policy_files import CONFIG_FILE, load_policy_config, save_nbv_config
-from spatialscout_gym.wrappers.nbv_config import (NBVConfig, layout_observation, layout_observation_space,
+from spatialscout_gym.wrappers.nbv_config import (NBVConfig, layout_observation_space,
                                                   nbv_action_space)
 
 __all__ = ["RLLIB_ENV", "RLLIB_OBS_LAYOUT", "RUNNERS_FILE", "nbv_env_creator", "module_spec", "ppo_config", "train_rllib",
-           "RLlibNBVAgent", "module_checkpoint", "rllib_policy_config", "PROGRESS_COLUMNS"]
+           "module_checkpoint", "rllib_policy_config", "PROGRESS_COLUMNS"]
 
 RLLIB_ENV = "SpatialScout-NBV-rllib"
 """The name :func:`ppo_config` registers :func:`nbv_env_creator` under in Ray Tune's env registry."""
@@ -146,67 +145,6 @@ def rllib_policy_config(path: str | Path) -> dict:
     cfg = _config_file(module_checkpoint(path))
     saved = json.loads(cfg.read_text()) if cfg.exists() else {}
     return {**load_policy_config(cfg), "obs_layout": str(saved.get("obs_layout", RLLIB_OBS_LAYOUT))}
-
-
-class RLlibNBVAgent(NBVAgent):
-    """A PPO policy trained with RLlib (``rllib:PATH``), run from its RLModule checkpoint alone
-    (``RLModule.from_checkpoint``: no Ray cluster, no algorithm).
-
-    Parameters
-    ----------
-    path : str
-        A run directory of ``spatialscout train-nbv --backend rllib``, one of its checkpoints, or an
-        RLModule checkpoint with ``nbv_config.json`` in or above it.
-    deterministic : bool, optional
-        The most likely action instead of a sample; None: as ``nbv_config.json`` says (False if absent).
-    """
-
-    def __init__(self, path: str, deterministic: bool | None = None) -> None:
-        module_dir = module_checkpoint(path)
-        trained = rllib_policy_config(path)
-        super().__init__(trained["config"], mapper=trained["mapper"])
-        self.episode_settings = {k: int(trained[k]) for k in ("image_budget", "resolution")
-                                 if trained[k] is not None}
-        """The image budget and resolution the policy was trained with (the CLI adopts them)."""
-        self.obs_layout = trained["obs_layout"]
-        try:
-            import torch  # noqa: F401
-            from ray.rllib.core.rl_module.rl_module import RLModule
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            from spatialscout_gym.core.errors import MissingExtraError
-            raise MissingExtraError(f"rllib:PATH needs RLlib and torch ({exc}): pip install -e \".[rl,ray]\"") from exc
-        self.module = RLModule.from_checkpoint(str(module_dir))
-        self.module.eval()
-        want_obs = layout_observation_space(self.config, self.obs_layout)
-        want_act = nbv_action_space(self.config)
-        if self.module.observation_space != want_obs or self.module.action_space != want_act:
-            from spatialscout_gym.core.errors import ConfigError
-            raise ConfigError(f"policy {module_dir} does not fit the NBV env of its {CONFIG_FILE}: spaces "
-                              f"{self.module.observation_space} / {self.module.action_space} (policy) vs "
-                              f"{want_obs} / {want_act} (env); put the {CONFIG_FILE} it was trained with beside it")
-        self.name = f"rllib:{path}"
-        self.deterministic = bool(trained["deterministic"] if deterministic is None else deterministic)
-
-    def begin(self, controller, rng):
-        import torch
-        self._generator = torch.Generator().manual_seed(int(rng.integers(2**31 - 1)))
-
-    def logits(self, obs: dict) -> np.ndarray:
-        """The action logits of the policy for one ``dict`` observation."""
-        import torch
-        x = layout_observation(obs, self.obs_layout)
-        batch = ({k: torch.as_tensor(v)[None] for k, v in x.items()} if isinstance(x, dict)
-                 else torch.as_tensor(x)[None])
-        with torch.no_grad():
-            out = self.module.forward_inference({"obs": batch})
-        return out["action_dist_inputs"][0].numpy()
-
-    def act(self, obs, controller, rng):
-        import torch
-        logits = torch.as_tensor(self.logits(obs))
-        if self.deterministic:
-            return int(torch.argmax(logits))
-        return int(torch.multinomial(torch.softmax(logits, -1), 1, generator=self._generator))
 
 
 # ---- training ------------------------------------------------------------------------------------
@@ -345,8 +283,3 @@ def train_rllib(args: Any, config: NBVConfig, env_kwargs: dict) -> Path:
     print(summary_line(steps, time.perf_counter() - t0, len(returns), returns, final, stopped_early, interrupted,
                        agent="rllib"))
     return final
-
-
-def rllib_agent(path: str, deterministic: bool | None = None) -> NBVAgent:
-    """``rllib:PATH``: an :class:`RLlibNBVAgent` (RLlib is imported only when one is built)."""
-    return RLlibNBVAgent(path, deterministic=deterministic)
