@@ -45,8 +45,8 @@ def main(argv: list[str] | None = None) -> dict:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
-    from spatialscout_gym.viewer.server import serve_directory
-    from spatialscout_gym.viewer.site import write_site
+    from spatialscout_gym.servers.viewer.server import serve_directory
+    from spatialscout_gym.servers.viewer.site import write_site
     tmp = Path(tempfile.mkdtemp(prefix="bench-viewer-"))
     _make_run(tmp / "run", args.resolution)
     opts = webdriver.ChromeOptions()

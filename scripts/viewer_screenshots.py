@@ -30,8 +30,8 @@ def _driver():
 
 
 def viewer(run: Path, d) -> None:
-    from spatialscout_gym.viewer.server import serve_directory
-    from spatialscout_gym.viewer.site import write_site
+    from spatialscout_gym.servers.viewer.server import serve_directory
+    from spatialscout_gym.servers.viewer.site import write_site
     site = write_site(run, Path(tempfile.mkdtemp()) / "site")
     server = serve_directory(site)
     d.get(f"http://127.0.0.1:{server.server_address[1]}/index.html")
@@ -49,7 +49,7 @@ def play(d) -> None:
 
     from spatialscout_gym.envs.session import EpisodeSession
     from spatialscout_gym.scenes.catalog import scene_by_name
-    from spatialscout_gym.viewer.play import PlayGame, serve_play
+    from spatialscout_gym.servers.viewer.play import PlayGame, serve_play
     with EpisodeSession(resolution=256, image_budget=100, tool_call_budget=100) as s:
         s.load(scene_by_name("Kitchen_01"))
         game = PlayGame(s, Path(tempfile.mkdtemp()) / "me", "screenshot")

@@ -12,7 +12,7 @@ __version__ = "0.1.0"
 
 def _register() -> None:
     from spatialscout_gym.envs.registration import register_envs
-    from spatialscout_gym.wrappers.nbv_registration import register_nbv_envs
+    from spatialscout_gym.nbv.registration import register_nbv_envs
     try:
         register_envs()
         register_nbv_envs()

@@ -14,8 +14,11 @@ import pytest
 from fakes import FakeRenderer, small_scene
 from spatialscout_gym.envs.spatialscout_env import SpatialScoutEnv
 from spatialscout_gym.wrappers import ToolCallWrapper as Exported
-from spatialscout_gym.wrappers.codecs import anthropic_messages, chat_completions, parse_reply, responses
-from spatialscout_gym.wrappers.conversation import MAX_ARGUMENT_CHARS
+from spatialscout_gym.conversation.codecs import parse_reply
+from spatialscout_gym.conversation.codecs import anthropic_messages
+from spatialscout_gym.conversation.codecs import chat_completions
+from spatialscout_gym.conversation.codecs import responses
+from spatialscout_gym.conversation.messages import MAX_ARGUMENT_CHARS
 from spatialscout_gym.wrappers.tool_call import ToolCallWrapper
 
 ANTHROPIC = {"type": "message", "role": "assistant", "stop_reason": "tool_use",

@@ -45,7 +45,7 @@ def test_evaluate_passes_model_options_and_keeps_the_key_off_disk(tmp_path, caps
 
 
 def test_spend_of_a_failed_attempt_survives_the_redo(tmp_path, capsys, monkeypatch):
-    import spatialscout_gym.baselines.providers as providers
+    import spatialscout_gym.conversation.providers as providers
     monkeypatch.setattr(providers.time, "sleep", lambda s: None)   # no real backoff waits
     out = tmp_path / "ev"
     argv = ["evaluate", "--agent", "openai:scripted", "--api-key", "local", "--scenes", "procedural:11",

@@ -17,7 +17,7 @@ from spatialscout_gym.core.scoring import THRESHOLDS, GroundTruth, score_scene
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.envs.spatialscout_env import SpatialScoutEnv
 from spatialscout_gym.episode.tools import TOOL_NAMES
-from spatialscout_gym.wrappers.nbv_mappers import (OraclePerceptionMapper, _target_index, seen_target_ids,
+from spatialscout_gym.nbv.mappers import (OraclePerceptionMapper, _target_index, seen_target_ids,
                                                    seen_targets)
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from fakes import FakeRenderer, small_scene
 from spatialscout_gym.cli.main import main
-from spatialscout_gym.eval.mcp_server import PROMPT_NAME, McpEpisode, build_server, serve_http
+from spatialscout_gym.servers.mcp_server import PROMPT_NAME, McpEpisode, build_server, serve_http
 
 TOKEN = "test-token-0123456789abcdef"
 

@@ -1,6 +1,6 @@
-"""The one NBV core (``wrappers/nbv_core.py``): the wrapper, NBV-v1 and the NBV agents step through
+"""The one NBV core (``nbv/core.py``): the wrapper, NBV-v1 and the NBV agents step through
 it, with one end rule; the agents use only its public API; every import path of
-``wrappers/nbv.py`` the package, tests and docs use still works. Vulkan-free fake renderer."""
+``nbv/wrapper.py`` the package, tests and docs use still works. Vulkan-free fake renderer."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import spatialscout_gym  # noqa: F401  (registers the ids)
 from fakes import FakeRenderer, small_scene
 from spatialscout_gym.baselines.base import PrivilegedAccess
 from spatialscout_gym.episode.episode import Episode
-from spatialscout_gym.wrappers.nbv_config import NBVConfig
-from spatialscout_gym.wrappers.nbv_core import NBVController, NBVCore
-from spatialscout_gym.wrappers.nbv_features import yaw_sector
-from spatialscout_gym.wrappers.nbv_mappers import make_mapper
+from spatialscout_gym.nbv.config import NBVConfig
+from spatialscout_gym.nbv.core import NBVController, NBVCore
+from spatialscout_gym.nbv.features import yaw_sector
+from spatialscout_gym.nbv.mappers import make_mapper
 
 
 def fake_episode(image_budget: int):
@@ -26,7 +26,7 @@ def fake_episode(image_budget: int):
 
 def test_wrapper_nbv_v1_controller_and_agents_all_step_through_the_core(monkeypatch):
     from spatialscout_gym.baselines.nbv_agents import RandomNBVAgent
-    from spatialscout_gym.wrappers.nbv import make_nbv_env
+    from spatialscout_gym.nbv.wrapper import make_nbv_env
     steps: list[str] = []
     original = NBVCore.step
 
@@ -53,7 +53,7 @@ def test_wrapper_nbv_v1_controller_and_agents_all_step_through_the_core(monkeypa
 def test_controller_and_wrapper_end_by_the_same_rule_at_the_same_step(motion):
     """The end rule lives in the core: the agents' driver ends (and calls ``finish_mapping``) at the
     same step as the wrapper, with the same coverage along the way."""
-    from spatialscout_gym.wrappers.nbv import make_nbv_env
+    from spatialscout_gym.nbv.wrapper import make_nbv_env
     spec, renderer, ep = fake_episode(5)
     env = make_nbv_env(spec, image_budget=5, resolution=64, renderer=FakeRenderer(spec), motion=motion)
     env.reset(seed=0)
@@ -134,12 +134,12 @@ def test_core_public_api_the_heuristics_read():
 OLD_NAMES = ["NextBestViewWrapper", "NBVController", "NBVConfig", "DISCRETE_MOTIONS", "N_SECTORS", "make_nbv_env",
              "nbv_observation_space", "nbv_action_space", "motion_args", "ViewHistory", "nbv_observation",
              "MAP_CHANNELS", "move_parts", "depth_rays", "TRANSLATION_AXIS_M", "MOTIONS"]
-"""What ``spatialscout_gym.wrappers.nbv`` exported before the split."""
+"""What ``spatialscout_gym.nbv.wrapper`` exported before the split."""
 
 
 def test_old_import_paths_of_the_nbv_wrapper_still_work():
     from spatialscout_gym import wrappers
-    from spatialscout_gym.wrappers import nbv
+    from spatialscout_gym.nbv import wrapper as nbv
     assert all(hasattr(nbv, name) for name in OLD_NAMES)
     assert set(OLD_NAMES) - {"MOTIONS"} <= set(nbv.__all__)
     for name in wrappers.__all__:
@@ -148,8 +148,8 @@ def test_old_import_paths_of_the_nbv_wrapper_still_work():
 
 
 def test_workers_that_disagree_on_their_spaces_are_refused():
-    from spatialscout_gym.wrappers.nbv_config import NBVConfig, nbv_action_space, nbv_observation_space
-    from spatialscout_gym.wrappers.nbv_workers import agreed_spaces
+    from spatialscout_gym.nbv.config import NBVConfig, nbv_action_space, nbv_observation_space
+    from spatialscout_gym.nbv.workers import agreed_spaces
 
     def reply(config):
         return {"observation_space": nbv_observation_space(config), "action_space": nbv_action_space(config),

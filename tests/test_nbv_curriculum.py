@@ -12,9 +12,9 @@ import pytest
 
 import spatialscout_gym  # noqa: F401  (registers the ids)
 from fakes import FakeRenderer, small_scene
-from spatialscout_gym.baselines.train_nbv import Args, _env_kwargs
+from spatialscout_gym.nbv.train import Args, _env_kwargs
 from spatialscout_gym.scenes.procedural import SINGLE_ROOM_SHARE, procedural_scene
-from spatialscout_gym.wrappers.nbv import NBVConfig, make_nbv_env
+from spatialscout_gym.nbv.wrapper import NBVConfig, make_nbv_env
 
 
 def _layout(spec) -> str:

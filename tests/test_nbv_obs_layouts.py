@@ -12,8 +12,8 @@ from gymnasium.utils.env_checker import check_env as gym_check_env
 
 import spatialscout_gym  # noqa: F401  (registers the ids)
 from fakes import FakeRenderer, small_scene
-from spatialscout_gym.wrappers.nbv import make_nbv_env
-from spatialscout_gym.wrappers.nbv_config import (OBS_LAYOUTS, VECTOR_KEYS, NBVConfig, layout_observation,
+from spatialscout_gym.nbv.wrapper import make_nbv_env
+from spatialscout_gym.nbv.config import (OBS_LAYOUTS, VECTOR_KEYS, NBVConfig, layout_observation,
                                                   layout_observation_space)
 
 LAYOUTS = [x for x in OBS_LAYOUTS if x != "dict"]

@@ -15,10 +15,10 @@ from gymnasium.utils.env_checker import data_equivalence
 from gymnasium.utils.env_match import check_environments_match
 
 import spatialscout_gym  # noqa: F401  (registers the ids)
-from spatialscout_gym.wrappers.nbv_core import NBVCore
-from spatialscout_gym.wrappers.nbv_env import NBVEnv
-from spatialscout_gym.wrappers.nbv_mappers import make_mapper
-from spatialscout_gym.wrappers.nbv_ports import EpisodePort
+from spatialscout_gym.nbv.core import NBVCore
+from spatialscout_gym.nbv.env import NBVEnv
+from spatialscout_gym.nbv.mappers import make_mapper
+from spatialscout_gym.nbv.ports import EpisodePort
 
 pytestmark = pytest.mark.render
 

@@ -15,8 +15,8 @@ from gymnasium.utils.env_checker import check_env as gym_check_env
 
 import spatialscout_gym  # noqa: F401  (registers the ids)
 from fakes import FakeRenderer, small_scene
-from spatialscout_gym.wrappers.nbv import NBVConfig, NextBestViewWrapper
-from spatialscout_gym.wrappers.nbv_env import NBV_V1_DEFAULTS, NBVEnv
+from spatialscout_gym.nbv.wrapper import NBVConfig, NextBestViewWrapper
+from spatialscout_gym.nbv.env import NBV_V1_DEFAULTS, NBVEnv
 
 SHIPPED = Path(__file__).resolve().parents[1] / "models" / "nbv_ppo"
 

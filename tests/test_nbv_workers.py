@@ -30,7 +30,7 @@ def _same(a, b) -> bool:
 @pytest.mark.parametrize("mode", ["NextStep", "SameStep"])
 def test_workers_equal_one_process_for_the_same_seeds(mode):
     from spatialscout_gym.wrappers import NBVVectorEnv
-    from spatialscout_gym.wrappers.nbv_workers import NBVWorkerVectorEnv
+    from spatialscout_gym.nbv.workers import NBVWorkerVectorEnv
     workers = gym.make_vec("SpatialScout/NBV-v0", num_envs=3, vectorization_mode="vector_entry_point",
                            num_workers=2, autoreset_mode=mode, **KW)
     single = gym.make_vec("SpatialScout/NBV-v0", num_envs=3, vectorization_mode="vector_entry_point",
@@ -67,7 +67,7 @@ def test_a_bad_action_steps_no_worker_and_a_failed_worker_says_why():
     assert _same(out_w[0], out_s[0]) and _same(out_w[1], out_s[1])   # nothing had moved
     workers.close()
     single.close()
-    from spatialscout_gym.wrappers.nbv_workers import NBVWorkerVectorEnv
+    from spatialscout_gym.nbv.workers import NBVWorkerVectorEnv
     with pytest.raises(RuntimeError, match=r"NBV worker process failed(.|\n)*No_Such_Scene"):
         NBVWorkerVectorEnv(2, num_workers=2, scene="No_Such_Scene", **KW)
 
@@ -75,7 +75,7 @@ def test_a_bad_action_steps_no_worker_and_a_failed_worker_says_why():
 def test_sb3_trains_on_the_worker_env_through_the_adapter():
     from stable_baselines3 import PPO
 
-    from spatialscout_gym.baselines.sb3_vec import SB3VecEnv
+    from spatialscout_gym.nbv.sb3_vec import SB3VecEnv
     venv = SB3VecEnv(gym.make_vec("SpatialScout/NBV-v0", num_envs=2, vectorization_mode="vector_entry_point",
                                   num_workers=2, autoreset_mode="SameStep", **KW))
     model = PPO("MultiInputPolicy", venv, n_steps=8, batch_size=16, n_epochs=1, seed=0, device="cpu")
@@ -93,7 +93,7 @@ def test_bad_worker_counts_are_refused_in_one_line(workers):
 
 
 def test_close_sets_closed_and_a_silent_worker_times_out():
-    from spatialscout_gym.wrappers.nbv_workers import NBVWorkerVectorEnv
+    from spatialscout_gym.nbv.workers import NBVWorkerVectorEnv
     env = NBVWorkerVectorEnv(2, num_workers=2, **KW)
     assert env.closed is False
     env.close()
@@ -109,8 +109,9 @@ def test_close_sets_closed_and_a_silent_worker_times_out():
 def test_the_spaces_come_from_the_workers_not_from_the_parent(monkeypatch):
     """The parent takes the spaces (and its action check's settings) from the workers' first
     reply: here it cannot build them itself, and still gets NBV-v1's heading spaces."""
-    from spatialscout_gym.wrappers import nbv, nbv_config
-    from spatialscout_gym.wrappers.nbv_workers import NBVWorkerVectorEnv
+    from spatialscout_gym.nbv import wrapper as nbv
+    from spatialscout_gym.nbv import config as nbv_config
+    from spatialscout_gym.nbv.workers import NBVWorkerVectorEnv
 
     def restated(*args, **kwargs):
         raise AssertionError("the parent restated the sub-envs' spaces")
@@ -130,7 +131,7 @@ def test_the_spaces_come_from_the_workers_not_from_the_parent(monkeypatch):
 def test_a_dead_worker_is_named_when_a_message_cannot_reach_it():
     """A worker that died before the parent writes to it (a broken pipe) closes the env with the
     one-line error naming it, as a worker that does not reply does."""
-    from spatialscout_gym.wrappers.nbv_workers import NBVWorkerVectorEnv
+    from spatialscout_gym.nbv.workers import NBVWorkerVectorEnv
     env = NBVWorkerVectorEnv(2, num_workers=2, **KW)
     env._procs[1].kill()
     env._procs[1].join(timeout=10)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from fakes import FakeRenderer, small_scene
 from spatialscout_gym.episode.tools import MAX_TRANSLATION_M
-from spatialscout_gym.wrappers.nbv import DISCRETE_MOTIONS, NBVConfig, make_nbv_env, motion_args
+from spatialscout_gym.nbv.wrapper import DISCRETE_MOTIONS, NBVConfig, make_nbv_env, motion_args
 
 
 def fake_nbv(motion="discrete", image_budget=6, **kw):
@@ -108,8 +108,8 @@ def test_wrapper_and_controller_give_the_same_observations(motion):
     through the same functions from the same numbers, so a trained policy sees exactly the same
     thing in both (bit for bit)."""
     from spatialscout_gym.episode.episode import Episode
-    from spatialscout_gym.wrappers.nbv import NBVController
-    from spatialscout_gym.wrappers.nbv_mappers import make_mapper
+    from spatialscout_gym.nbv.wrapper import NBVController
+    from spatialscout_gym.nbv.mappers import make_mapper
     spec = small_scene(64, 64)
     env = make_nbv_env(spec, image_budget=8, resolution=64, renderer=FakeRenderer(spec), motion=motion)
     obs_w, _ = env.reset(seed=0)
@@ -135,7 +135,7 @@ def test_wrapper_and_controller_give_the_same_observations(motion):
 def test_map_observation_is_egocentric_memory_of_captures():
     """``map`` channel 0 counts captures per cell around the camera (heading up), channel 1 marks
     the floor inside earlier view wedges, channel 2 the search radius."""
-    from spatialscout_gym.wrappers.nbv import MAP_CHANNELS, ViewHistory
+    from spatialscout_gym.nbv.wrapper import MAP_CHANNELS, ViewHistory
     cfg = NBVConfig(map_cells=8, map_cell_m=1.0, view_range_m=3.0)
     h = ViewHistory(cfg.cell_m)
     h.record([0.0, 0.0, 1.0], 0.0)                         # at the origin, facing task +x
@@ -155,7 +155,7 @@ def test_map_observation_is_egocentric_memory_of_captures():
 def test_heading_motion_turns_sets_pitch_and_strides_in_bounded_moves():
     """Action ``k * 3 + d`` turns by 60 k degrees, sets the pitch to -20 and moves 0/1/2 m along
     the new heading; a 2 m stride is four ``move_camera`` calls, each within the 1 m move bound."""
-    from spatialscout_gym.wrappers.nbv import move_parts
+    from spatialscout_gym.nbv.wrapper import move_parts
     assert [move_parts(m) for m in ((0.5, 0, 0), (1.0, 0, 0), (2.0, 0, 0), (0.3, -0.3, 0.1))] == [1, 2, 4, 1]
     cfg = NBVConfig(motion="heading")
     assert motion_args(cfg, 5, pitch_deg=10.0) == ((60.0, -30.0), (2.0, 0.0, 0.0))
@@ -181,7 +181,7 @@ def test_heading_motion_turns_sets_pitch_and_strides_in_bounded_moves():
 def test_scan_is_an_egocentric_free_space_profile_of_nearby_captures():
     """``depth_rays`` turns a depth image into (angle, free distance) rays; ``ViewHistory.scan``
     bins the rays of captures within 1 m by egocentric heading and forgets far captures."""
-    from spatialscout_gym.wrappers.nbv import ViewHistory, depth_rays
+    from spatialscout_gym.nbv.wrapper import ViewHistory, depth_rays
     depth = np.full((32, 32), 4.0, np.float32)
     depth[:, :16] = 2.0                                    # nearer on the left half of the image
     depth[:, 30:] = 0.0                                    # nothing hit at the right edge
@@ -200,14 +200,14 @@ def test_scan_is_an_egocentric_free_space_profile_of_nearby_captures():
     turned = h.scan([0.0, 0.0, 1.0], 90.0, cfg)            # facing left, the view is now to the right
     assert turned[9] == pytest.approx(s[0]) and turned[0] == 0
     assert not h.scan([3.0, 0.0, 1.0], 0.0, cfg).any()     # farther than scan_radius_m: not used
-    from spatialscout_gym.wrappers.nbv import nbv_observation_space
+    from spatialscout_gym.nbv.wrapper import nbv_observation_space
     assert "scan" not in nbv_observation_space(NBVConfig(scan_bins=0)).spaces   # policies trained before it
 
 
 def test_depth_rays_one_sort_medians_equal_per_strip_medians():
     """The equal-strip fast path of ``depth_rays`` gives exactly ``np.median`` of each strip's hits
     (odd and even hit counts, strips with no hit)."""
-    from spatialscout_gym.wrappers.nbv import depth_rays
+    from spatialscout_gym.nbv.wrapper import depth_rays
     rng = np.random.default_rng(0)
     for size in (16, 48, 64):
         depth = rng.uniform(0.2, 8.0, (size, size)).astype(np.float32)
@@ -226,7 +226,7 @@ def test_inner_time_limit_is_reported_as_truncation_not_termination():
     terminated=False`` so that PPO bootstraps the value of the last state."""
     import gymnasium as gym
 
-    from spatialscout_gym.wrappers.nbv import NextBestViewWrapper
+    from spatialscout_gym.nbv.wrapper import NextBestViewWrapper
     spec = small_scene(64, 64)
     inner = gym.make("SpatialScout/Procedural-v0", scene=spec, resolution=64, image_budget=20,
                      tool_call_budget=None, renderer=FakeRenderer(spec), disable_env_checker=True,

@@ -14,7 +14,7 @@ from browser import headless_chrome, needs_browser
 from spatialscout_gym.envs.session import EpisodeSession
 from spatialscout_gym.episode.trace import read_jsonl
 from spatialscout_gym.scenes.catalog import scene_by_name
-from spatialscout_gym.viewer.play import PlayGame, serve_play
+from spatialscout_gym.servers.viewer.play import PlayGame, serve_play
 
 pytest.importorskip("selenium.webdriver", reason="selenium is not installed (test extra)")
 pytestmark = [pytest.mark.render, pytest.mark.slow, needs_browser]

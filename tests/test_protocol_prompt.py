@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from fakes import small_scene
-from spatialscout_gym.wrappers.prompt import (DEFAULT_PROMPT_STYLE, first_message_text, prompt_role,
+from spatialscout_gym.conversation.prompt import (DEFAULT_PROMPT_STYLE, first_message_text, prompt_role,
                                               reminder_text, task_prompt)
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "protocol.md"

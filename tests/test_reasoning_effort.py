@@ -13,7 +13,7 @@ import pytest
 
 from fakes import FakeRenderer, small_scene
 from vlm_scripted import ScriptedServer
-from spatialscout_gym.baselines.providers import (DEFAULT_REASONING_EFFORT, MIN_THINKING_BUDGET_TOKENS,
+from spatialscout_gym.conversation.providers import (DEFAULT_REASONING_EFFORT, MIN_THINKING_BUDGET_TOKENS,
                                                   THINKING_BUDGET_TOKENS, THINKING_REPLY_TOKENS)
 from spatialscout_gym.baselines.registry import make_agent
 from spatialscout_gym.cli import run as run_cli

@@ -14,7 +14,7 @@ import pytest
 from spatialscout_gym.cli.main import COMMANDS, SUMMARIES, build_parser
 from spatialscout_gym.envs import registration
 from spatialscout_gym.scenes import catalog, maniskill
-from spatialscout_gym.wrappers.nbv_registration import register_nbv_envs
+from spatialscout_gym.nbv.registration import register_nbv_envs
 
 
 def _python(code: str, *args: str) -> str:

@@ -19,9 +19,11 @@ import pytest
 
 from fakes import FakeRenderer, small_scene
 from reply_fuzz_cases import GENERATORS, OVERSIZE, sdk_reply
-from spatialscout_gym.wrappers.codecs import anthropic_messages, chat_completions, responses
-from spatialscout_gym.wrappers.codecs import parse_reply
-from spatialscout_gym.wrappers.conversation import Message, bound_reply
+from spatialscout_gym.conversation.codecs import anthropic_messages
+from spatialscout_gym.conversation.codecs import chat_completions
+from spatialscout_gym.conversation.codecs import responses
+from spatialscout_gym.conversation.codecs import parse_reply
+from spatialscout_gym.conversation.messages import Message, bound_reply
 from spatialscout_gym.wrappers.tool_call import ToolCallWrapper
 
 CODECS = {"chat_completions": chat_completions, "responses": responses, "messages": anthropic_messages}

@@ -16,12 +16,12 @@ pytest.importorskip("ray.rllib", reason="needs the ray extra with RLlib")
 from fakes import FakeRenderer, small_scene
 from spatialscout_gym.baselines.nbv_agents import save_nbv_config
 from spatialscout_gym.baselines.registry import is_nbv_agent, make_agent
-from spatialscout_gym.wrappers.nbv_config import NBVConfig, layout_observation
+from spatialscout_gym.nbv.config import NBVConfig, layout_observation
 
 
 def write_policy(root, obs_size: int = 36, said_obs_size: int | None = None, deterministic: bool = False):
     """An untrained NBVConvModule saved where a run directory keeps it, with its nbv_config.json."""
-    from spatialscout_gym.baselines.rllib_nbv import module_spec
+    from spatialscout_gym.nbv.rllib_train import module_spec
     module = module_spec(NBVConfig(motion="heading", obs_size=obs_size)).build()
     run = root / "run"
     module.save_to_path(str(run / "checkpoint" / "learner_group" / "learner" / "rl_module" / "default_policy"))

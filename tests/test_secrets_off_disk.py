@@ -72,7 +72,7 @@ def _assert_clean(out_dir, text: str, port: int) -> None:
 
 @pytest.mark.parametrize("fmt,suffix", [("openai", "/v1"), ("anthropic", "")])
 def test_evaluate_with_an_echoing_server_keeps_key_and_endpoint_off_disk(tmp_path, capfd, monkeypatch, fmt, suffix):
-    import spatialscout_gym.baselines.providers as providers
+    import spatialscout_gym.conversation.providers as providers
     monkeypatch.setattr(providers.time, "sleep", lambda s: None)
     out = tmp_path / "ev"
     with EchoingServer() as server:
@@ -89,7 +89,7 @@ def test_evaluate_with_an_echoing_server_keeps_key_and_endpoint_off_disk(tmp_pat
 
 
 def test_run_with_an_echoing_server_keeps_key_and_endpoint_off_disk(tmp_path, capfd, monkeypatch):
-    import spatialscout_gym.baselines.providers as providers
+    import spatialscout_gym.conversation.providers as providers
     monkeypatch.setattr(providers.time, "sleep", lambda s: None)
     out = tmp_path / "run"
     with EchoingServer() as server:

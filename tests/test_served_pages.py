@@ -22,9 +22,9 @@ from browser import headless_chrome, needs_browser
 
 from fakes import FakeRenderer, small_scene
 from spatialscout_gym.envs.session import EpisodeSession
-from spatialscout_gym.viewer.play import PlayGame, serve_play
-from spatialscout_gym.viewer.server import TOKEN_HEADER, serve_directory
-from spatialscout_gym.viewer.site import write_site
+from spatialscout_gym.servers.viewer.play import PlayGame, serve_play
+from spatialscout_gym.servers.viewer.server import TOKEN_HEADER, serve_directory
+from spatialscout_gym.servers.viewer.site import write_site
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -233,7 +233,7 @@ def test_vector_env_equals_single_envs_for_the_same_seeds():
 
 @pytest.mark.render
 def test_sb3_adapter_reports_episodes_and_terminal_observations():
-    from spatialscout_gym.baselines.sb3_vec import SB3VecEnv
+    from spatialscout_gym.nbv.sb3_vec import SB3VecEnv
     from spatialscout_gym.wrappers import NBVVectorEnv
     venv = SB3VecEnv(NBVVectorEnv(2, autoreset_mode="SameStep", resolution=32, obs_size=32, image_budget=3))
     obs = venv.reset()

@@ -15,7 +15,7 @@ from fakes import FakeRenderer, small_scene
 from spatialscout_gym.envs.spatialscout_env import MAX_MARKS, MAX_TARGETS, SpatialScoutEnv
 from spatialscout_gym.episode import TOOL_NAMES
 from spatialscout_gym.wrappers.encode import encode_call
-from spatialscout_gym.wrappers.replies import MAX_ERROR_CHARS
+from spatialscout_gym.conversation.replies import MAX_ERROR_CHARS
 from spatialscout_gym.wrappers.tool_call import ToolCallWrapper
 
 
@@ -153,7 +153,7 @@ def test_step_reads_replies_in_every_form():
 def test_mcp_server_and_wrapper_send_the_same_text(tmp_path):
     """One formatter: the same calls give the same text over MCP and through the wrapper, long
     errors clipped in both, and the same frame caption."""
-    from spatialscout_gym.eval.mcp_server import McpEpisode
+    from spatialscout_gym.servers.mcp_server import McpEpisode
     spec = small_scene(32, 32)
     session = McpEpisode(spec, tmp_path / "mcp", renderer=FakeRenderer(spec), resolution=32, image_budget=10,
                          tool_call_budget=None)
@@ -207,7 +207,7 @@ def test_spaces_contain_what_the_wrapper_returns_and_takes_and_gymnasiums_checke
 
     from gymnasium.utils.env_checker import check_env
 
-    from spatialscout_gym.wrappers.conversation import Message
+    from spatialscout_gym.conversation.messages import Message
     env = ToolCallWrapper(_env())
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -14,8 +14,8 @@ from browser import headless_chrome, needs_browser
 from spatialscout_gym.envs.session import EpisodeSession
 from spatialscout_gym.episode.trace import read_jsonl
 from spatialscout_gym.scenes.catalog import scene_by_name
-from spatialscout_gym.viewer.server import serve_directory
-from spatialscout_gym.viewer.site import write_site
+from spatialscout_gym.servers.viewer.server import serve_directory
+from spatialscout_gym.servers.viewer.site import write_site
 
 pytest.importorskip("selenium.webdriver", reason="selenium is not installed (test extra)")
 pytestmark = [pytest.mark.render, pytest.mark.slow, needs_browser]

@@ -83,7 +83,7 @@ def test_run_cli_with_a_responses_agent(tmp_path, capsys):
 
 def test_responses_input_without_provider_items():
     """A conversation built elsewhere (no replayed output items) still pairs calls with outputs."""
-    from spatialscout_gym.wrappers.conversation import Message, ToolCall
+    from spatialscout_gym.conversation.messages import Message, ToolCall
     msgs = [Message("system", ["sys"]), Message("user", ["hi"]),
             Message("assistant", ["ok"], tool_calls=[ToolCall("c1", "get_camera_pose", {})]),
             Message("tool", ['{"ok": true}'], tool_call_id="c1", tool_name="get_camera_pose")]

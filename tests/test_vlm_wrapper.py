@@ -181,7 +181,7 @@ def test_huge_integers_are_tool_errors_not_exceptions(name, args):
 
 
 def test_mcp_session_refuses_huge_integers():
-    from spatialscout_gym.eval.mcp_server import McpEpisode
+    from spatialscout_gym.servers.mcp_server import McpEpisode
     import tempfile
     spec = small_scene(32, 32)
     with tempfile.TemporaryDirectory() as d:
@@ -193,7 +193,7 @@ def test_mcp_session_refuses_huge_integers():
 
 
 def test_prompt_names_what_the_call_budget_counts():
-    from spatialscout_gym.wrappers.prompt import task_prompt
+    from spatialscout_gym.conversation.prompt import task_prompt
     spec = small_scene()
     K = spec.public.intrinsics
     budget = lambda **kw: next(l for l in task_prompt(spec.public, K, model_call_budget=7,  # noqa: E731

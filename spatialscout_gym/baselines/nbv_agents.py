@@ -1,7 +1,7 @@
 """Next-best-view policies as agents: ``random-nbv``, ``frontier-nbv``, ``ppo:PATH``, ``rllib:PATH``.
 
 Each agent drives the episode through the NBV core
-(:class:`~spatialscout_gym.wrappers.nbv_core.NBVController`, the core over an ``Episode``): the
+(:class:`~spatialscout_gym.nbv.core.NBVController`, the core over an ``Episode``): the
 same motion/capture/mapping step, observation and end rule as :class:`NextBestViewWrapper`, so a
 policy trained on the wrapper runs unchanged here. Steps repeat until the core's end rule holds
 (the image budget is used, the inventory is fully mapped, a step captured nothing, or the episode
@@ -37,13 +37,13 @@ from typing import Any
 import numpy as np
 
 from spatialscout_gym.baselines.base import PrivilegedAccess
-from spatialscout_gym.wrappers.nbv_mappers import make_mapper
+from spatialscout_gym.nbv.mappers import make_mapper
 from spatialscout_gym.core.frames import wrap_degrees
 from spatialscout_gym.episode.episode import Episode
-from spatialscout_gym.wrappers.nbv_config import (DISCRETE_MOTIONS, N_SECTORS, NBVConfig, nbv_action_space,
+from spatialscout_gym.nbv.config import (DISCRETE_MOTIONS, N_SECTORS, NBVConfig, nbv_action_space,
                                                   nbv_observation_space)
-from spatialscout_gym.wrappers.nbv_core import NBVController
-from spatialscout_gym.wrappers.nbv_policy_files import (CONFIG_FILE, load_nbv_config, load_policy_config, policy_path,
+from spatialscout_gym.nbv.core import NBVController
+from spatialscout_gym.nbv.policy_files import (CONFIG_FILE, load_nbv_config, load_policy_config, policy_path,
                                                         save_nbv_config)
 
 __all__ = ["NBVAgent", "RandomNBVAgent", "FrontierNBVAgent", "PPONBVAgent", "load_nbv_config",
@@ -59,7 +59,7 @@ class NBVAgent:
     ----------
     config : NBVConfig
     mapper : str
-        Mapper name (see :mod:`spatialscout_gym.wrappers.nbv_mappers`).
+        Mapper name (see :mod:`spatialscout_gym.nbv.mappers`).
     """
 
     name = "nbv"

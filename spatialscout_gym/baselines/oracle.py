@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from spatialscout_gym.baselines.base import PrivilegedAccess
-from spatialscout_gym.wrappers.nbv_mappers import make_mapper
+from spatialscout_gym.nbv.mappers import make_mapper
 from spatialscout_gym.core.camera import pixel_to_ray_camera, project_world_to_pixel
 from spatialscout_gym.core.frames import CameraPose, wrap_degrees
 from spatialscout_gym.core.spec import SceneSpec
@@ -158,7 +158,7 @@ class OracleExplorerAgent:
     min_pixels : int
         Mask pixels needed to count a target as seen.
     mapper : str
-        What a seen target's submission is (:mod:`spatialscout_gym.wrappers.nbv_mappers`):
+        What a seen target's submission is (:mod:`spatialscout_gym.nbv.mappers`):
         ``"oracle"`` its reference centre (default), ``"oracle-surface"`` the mean of its seen
         surface points.
     """

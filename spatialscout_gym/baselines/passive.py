@@ -3,7 +3,7 @@
 A report can then separate perception from exploration: in passive mode the model receives these
 frames up front and the camera tools are refused (:class:`~spatialscout_gym.wrappers.tool_call.ToolCallWrapper`
 with ``passive_views`` and ``passive_path=scripted_path()``, which captures these views as env steps),
-with a prompt of its own (:mod:`spatialscout_gym.wrappers.prompt`).
+with a prompt of its own (:mod:`spatialscout_gym.conversation.prompt`).
 
 The path is built so that every prefix of two or more views can be triangulated: the views come in
 stereo groups. Headings (degrees, relative to the initial heading, positive = left) are taken in the
@@ -67,7 +67,7 @@ def scripted_path() -> list[tuple[list[float], float, float]]:
 
 def views_baseline_m(episode: Episode, frame_ids) -> float:
     """The largest distance between the camera centres of ``frame_ids`` (metres)."""
-    from spatialscout_gym.wrappers.prompt import passive_baseline_m
+    from spatialscout_gym.conversation.prompt import passive_baseline_m
     return passive_baseline_m([episode.frames[f].position_task for f in frame_ids])
 
 

@@ -1,14 +1,14 @@
 """``rllib:PATH``: a next-best-view policy trained with RLlib, run from its RLModule checkpoint
-(:mod:`spatialscout_gym.baselines.rllib_nbv` trains it and finds its checkpoint and settings)."""
+(:mod:`spatialscout_gym.nbv.rllib_train` trains it and finds its checkpoint and settings)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from spatialscout_gym.baselines.nbv_agents import NBVAgent
-from spatialscout_gym.baselines.rllib_nbv import module_checkpoint, rllib_policy_config
-from spatialscout_gym.wrappers.nbv_config import layout_observation, layout_observation_space, nbv_action_space
-from spatialscout_gym.wrappers.nbv_policy_files import CONFIG_FILE
+from spatialscout_gym.nbv.rllib_train import module_checkpoint, rllib_policy_config
+from spatialscout_gym.nbv.config import layout_observation, layout_observation_space, nbv_action_space
+from spatialscout_gym.nbv.policy_files import CONFIG_FILE
 
 __all__ = ["RLlibNBVAgent", "rllib_agent"]
 

@@ -3,10 +3,10 @@
 
 The agent loop is provider-neutral: a :class:`~spatialscout_gym.wrappers.tool_call.ToolCallWrapper`
 around the scene's registered Gymnasium env keeps the conversation and turns each tool call into
-one env step, a :class:`~spatialscout_gym.baselines.providers.ModelProvider` sends the
+one env step, a :class:`~spatialscout_gym.conversation.providers.ModelProvider` sends the
 conversation to the model. The loop ends
 when the wrapper ends the episode (docs/protocol.md section 5). A service failure raises
-:class:`~spatialscout_gym.baselines.providers.ModelServiceError`; the runner records the episode as
+:class:`~spatialscout_gym.conversation.providers.ModelServiceError`; the runner records the episode as
 failed and leaves it out of aggregates.
 
 Output caps (docs/protocol.md section 5): a reply the service cut off at an output-token limit
@@ -40,14 +40,14 @@ import warnings
 from typing import Any, Mapping
 
 from spatialscout_gym.baselines.passive import PASSIVE_VIEWS, check_views_baseline, scripted_path
-from spatialscout_gym.baselines.providers import DEFAULT_REASONING_EFFORT
+from spatialscout_gym.conversation.providers import DEFAULT_REASONING_EFFORT
 from spatialscout_gym.core.errors import ConfigError, ResourceMissingError
 from spatialscout_gym.core.redact import redact
 from spatialscout_gym.envs.run_dir import DELIVERED_FILE, HARNESS_FILE, PROMPT_FILE
-from spatialscout_gym.wrappers.conversation import WIRE_FORMATS, ModelReply, limit_image_history
-from spatialscout_gym.wrappers.images import JPEG_QUALITY, MAX_SIDE_PX, delivered_size
-from spatialscout_gym.wrappers.prompt import DEFAULT_PROMPT_STYLE, REMINDER_AT, check_prompt_style
-from spatialscout_gym.wrappers.schemas import tool_schemas
+from spatialscout_gym.conversation.messages import WIRE_FORMATS, ModelReply, limit_image_history
+from spatialscout_gym.conversation.images import JPEG_QUALITY, MAX_SIDE_PX, delivered_size
+from spatialscout_gym.conversation.prompt import DEFAULT_PROMPT_STYLE, REMINDER_AT, check_prompt_style
+from spatialscout_gym.conversation.schemas import tool_schemas
 from spatialscout_gym.wrappers.tool_call import ToolCallWrapper
 
 __all__ = ["VLMAgent", "make_vlm_agent", "openai_agent", "openai_responses_agent", "anthropic_agent",
@@ -116,7 +116,7 @@ class VLMAgent:
     price_table : dict, optional
         See :func:`load_price_table`.
     prompt_style : {"appendix-a", "content-list", "detailed", "legacy"}
-        Wording of prompt, first message and reminders (:mod:`spatialscout_gym.wrappers.prompt`);
+        Wording of prompt, first message and reminders (:mod:`spatialscout_gym.conversation.prompt`);
         ``legacy`` only when asked for by name. Recorded in every result.
     image_max_side : int
         Longest side of a delivered image, pixels (docs/protocol.md section 3: 384). Recorded.
@@ -124,7 +124,7 @@ class VLMAgent:
         Entered around each model request (the evaluation's ``--max-concurrency``).
     image_history : int, optional
         Send only the last ``image_history`` images with each request, older ones replaced by a
-        note after their captions (:func:`~spatialscout_gym.wrappers.conversation.limit_image_history`);
+        note after their captions (:func:`~spatialscout_gym.conversation.messages.limit_image_history`);
         None (default) sends every image, as the paper does. Recorded in ``result.json``.
     """
 
@@ -192,7 +192,7 @@ class VLMAgent:
                                            if getattr(self.provider, "api_mode", None) in WIRE_FORMATS else None)
         self.provider.tool_names = w.tool_names   # passive mode: only the enabled tools are sent
         if getattr(self, "request_cache_dir", None):
-            from spatialscout_gym.baselines.request_cache import RequestCache
+            from spatialscout_gym.conversation.request_cache import RequestCache
             self.request_cache = RequestCache(self.request_cache_dir, seed).install(self.provider)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -359,7 +359,7 @@ def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, ap
     go to the provider (``reasoning_effort_source``, ``timeout_s``, ``attempts``, ``backoff_s``,
     ``sleep``).
     """
-    from spatialscout_gym.baselines.providers import AnthropicProvider, OpenAIProvider, OpenAIResponsesProvider
+    from spatialscout_gym.conversation.providers import AnthropicProvider, OpenAIProvider, OpenAIResponsesProvider
     classes = {"openai": OpenAIProvider, "openai-responses": OpenAIResponsesProvider,
                "anthropic": AnthropicProvider}
     if provider not in classes:
@@ -376,7 +376,7 @@ def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, ap
                      model_call_budget=model_call_budget, passive_views=passive_views,
                      price_table=price_table, prompt_style=prompt_style, image_max_side=image_max_side,
                      image_history=image_history)
-    agent.request_cache_dir = request_cache   # baselines/request_cache.py; off by default
+    agent.request_cache_dir = request_cache   # conversation/request_cache.py; off by default
     return agent
 
 

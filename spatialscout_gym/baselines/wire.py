@@ -1,10 +1,12 @@
 """The model services' wire formats under their earlier names (kept for callers of this module):
-each is one function of its codec in :mod:`spatialscout_gym.wrappers.codecs`, where the formats
+each is one function of its codec in :mod:`spatialscout_gym.conversation.codecs`, where the formats
 live (Chat Completions, Responses, Anthropic Messages)."""
 
 from __future__ import annotations
 
-from spatialscout_gym.wrappers.codecs import anthropic_messages, chat_completions, responses
+from spatialscout_gym.conversation.codecs import anthropic_messages
+from spatialscout_gym.conversation.codecs import chat_completions
+from spatialscout_gym.conversation.codecs import responses
 
 __all__ = ["openai_tools", "anthropic_tools", "responses_tools", "to_openai_messages", "to_anthropic_messages",
            "to_responses_input"]

@@ -127,7 +127,7 @@ def check_vlm_extra(transport: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from spatialscout_gym.eval.mcp_server import McpEpisode, serve_http, serve_stdio, stdout_to_stderr
+    from spatialscout_gym.servers.mcp_server import McpEpisode, serve_http, serve_stdio, stdout_to_stderr
     check_vlm_extra(args.transport)
     check_episode_options(args)
     if not 1 <= args.port <= 65535:

@@ -52,7 +52,7 @@ def adopt_agent_settings(args: argparse.Namespace) -> None:
             trained = {k: v for k, v in load_policy_config(path).items()
                        if k in EPISODE_DEFAULTS and v is not None}
     elif agent.startswith("rllib:"):
-        from spatialscout_gym.baselines.rllib_nbv import rllib_policy_config
+        from spatialscout_gym.nbv.rllib_train import rllib_policy_config
         from spatialscout_gym.core.errors import ResourceMissingError
         try:
             trained = {k: v for k, v in rllib_policy_config(agent[6:]).items()
@@ -112,7 +112,7 @@ def reasoning_effort_option(args: argparse.Namespace) -> dict:
     """``make_agent`` options for the effort: ``--reasoning-effort`` as given, none with
     ``--no-reasoning-effort``, else the paper's default (docs/protocol.md section 10); who chose it
     goes to the records."""
-    from spatialscout_gym.baselines.providers import DEFAULT_REASONING_EFFORT
+    from spatialscout_gym.conversation.providers import DEFAULT_REASONING_EFFORT
     given = getattr(args, "reasoning_effort", None)
     if getattr(args, "no_reasoning_effort", False):
         if given is not None:

@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     check_out_dir(Path(args.out), overwrite=args.overwrite)  # --overwrite replaces only a run directory
     spec = scene_from_arg(args.scene)
     from spatialscout_gym.envs.session import EpisodeSession
-    from spatialscout_gym.viewer.play import PlayGame, serve_play
+    from spatialscout_gym.servers.viewer.play import PlayGame, serve_play
     t0 = time.perf_counter()
     print(f"loading {spec.scene_id}: the page's port opens in about {STARTUP_S} s (the renderer starts and "
           "the scene loads); its URL follows", flush=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 from spatialscout_gym.cli.errors import CliError
 from spatialscout_gym.cli.options import (CALL_BUDGET_HELP, add_catalog_option, agent_help, apply_catalog_option,
                                            call_budget_arg, check_episode_options, reasoning_effort_option)
-from spatialscout_gym.wrappers.prompt import DEFAULT_PROMPT_STYLE, PROMPT_STYLE_ALIASES, PROMPT_STYLES
+from spatialscout_gym.conversation.prompt import DEFAULT_PROMPT_STYLE, PROMPT_STYLE_ALIASES, PROMPT_STYLES
 
 
 def register(subparsers) -> None:

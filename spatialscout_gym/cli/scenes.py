@@ -194,7 +194,7 @@ def _provenance() -> dict:
     ``scenes.catalog.check_provenance``): the delivered-image encoding and the backends."""
     import platform
 
-    from spatialscout_gym.wrappers.images import JPEG_QUALITY, MAX_SIDE_PX
+    from spatialscout_gym.conversation.images import JPEG_QUALITY, MAX_SIDE_PX
     return {"image_encoding": {"format": "jpeg", "quality": JPEG_QUALITY, "max_side_px": MAX_SIDE_PX},
             "backends": {"renderer": "sapien", "device": "cpu (lavapipe) or cuda, chosen at run time",
                          "platform": platform.platform(terse=True)}}

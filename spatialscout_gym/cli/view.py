@@ -26,8 +26,8 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from spatialscout_gym.viewer.server import serve_directory
-    from spatialscout_gym.viewer.site import write_site
+    from spatialscout_gym.servers.viewer.server import serve_directory
+    from spatialscout_gym.servers.viewer.site import write_site
     src = Path(args.dir)
     if not src.is_dir():
         raise CliError(f"{src}: no such directory")

@@ -3,7 +3,7 @@
 :class:`Message` (system, user, assistant and tool turns with text and image parts),
 :class:`ToolCall` and :class:`ModelReply` are what :class:`~spatialscout_gym.wrappers.tool_call.ToolCallWrapper`
 keeps and returns; the wire formats of the model services render them
-(:mod:`spatialscout_gym.wrappers.codecs`, one module per format), whose :func:`parse_reply` reads one
+(:mod:`spatialscout_gym.conversation.codecs`, one module per format), whose :func:`parse_reply` reads one
 model reply in any of the forms a user holds: an OpenAI chat-completions message or completion, a
 Responses response, an Anthropic message (SDK objects or their JSON dicts), a plain list of
 ``{"name", "arguments"}`` or a :class:`ModelReply`.
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Union
 
 from spatialscout_gym.episode.tools import to_jsonable
-from spatialscout_gym.wrappers.images import DeliveredImage
+from spatialscout_gym.conversation.images import DeliveredImage
 
 __all__ = ["ToolCall", "Message", "ModelReply", "Part", "EpisodeOverError", "parse_arguments",
            "short_repr", "limit_image_history", "MAX_ARGUMENT_CHARS", "bound_reply", "clean_reply", "clean_text",

@@ -50,7 +50,7 @@ from spatialscout_gym.core.spec import PublicScene
 from spatialscout_gym.core.triangulation import MAX_OBSERVATIONS, MIN_BASELINE_M
 from spatialscout_gym.episode.tools import (MAX_ROTATION_DEG, MAX_TRANSLATION_M, PITCH_LIMIT_DEG,
                                             SUBMIT_MARGIN_M, TOOL_NAMES, WORLD_BOX_M)
-from spatialscout_gym.wrappers.images import MAX_SIDE_PX, delivered_size
+from spatialscout_gym.conversation.images import MAX_SIDE_PX, delivered_size
 
 __all__ = ["task_prompt", "reminder_text", "first_message_text", "passive_baseline_m", "REMINDER_AT",
            "PASSIVE_NOTE", "PROMPT_STYLES", "DEFAULT_PROMPT_STYLE", "CAMERA_TOOLS", "PASSIVE_TOOLS",

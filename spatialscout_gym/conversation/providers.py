@@ -1,9 +1,9 @@
 """Model services behind the VLM agent: OpenAI chat-completions, OpenAI Responses and Anthropic
 messages clients (``api_mode``: ``chat_completions``, ``responses``, ``messages``).
 
-Each provider turns the neutral conversation of :mod:`spatialscout_gym.wrappers.conversation` into
-one request (wire formats: :mod:`spatialscout_gym.wrappers.codecs`, one module per format) with the real SDK client, and its response into a
-:class:`~spatialscout_gym.wrappers.conversation.ModelReply`.
+Each provider turns the neutral conversation of :mod:`spatialscout_gym.conversation.messages` into
+one request (wire formats: :mod:`spatialscout_gym.conversation.codecs`, one module per format) with the real SDK client, and its response into a
+:class:`~spatialscout_gym.conversation.messages.ModelReply`.
 
 Requests follow docs/protocol.md section 5: a 180 s timeout per HTTP request and up to 3 attempts with
 1 s and 2 s backoff on network failure (connection errors, timeouts, HTTP 5xx and 429). The SDKs'
@@ -42,8 +42,10 @@ from typing import Any, Callable, Sequence
 
 from spatialscout_gym.core.errors import ConfigError, SpatialScoutError
 from spatialscout_gym.core.redact import display_url, redact, register_endpoint, register_secret
-from spatialscout_gym.wrappers.codecs import anthropic_messages, chat_completions, responses
-from spatialscout_gym.wrappers.conversation import Message, ModelReply
+from spatialscout_gym.conversation.codecs import anthropic_messages
+from spatialscout_gym.conversation.codecs import chat_completions
+from spatialscout_gym.conversation.codecs import responses
+from spatialscout_gym.conversation.messages import Message, ModelReply
 
 __all__ = ["ModelProvider", "OpenAIProvider", "OpenAIResponsesProvider", "AnthropicProvider", "ModelServiceError",
            "PreflightError", "TIMEOUT_S", "ATTEMPTS", "BACKOFF_S", "ANTHROPIC_FALLBACK_MAX_TOKENS", "DEFAULT_REASONING_EFFORT",
@@ -173,7 +175,7 @@ class ModelProvider:
     def tool_schema(self) -> list[dict]:
         """The tool list exactly as this provider sends it (its wire format); subclasses override
         this, the default is the neutral form ``{"name", "description", "parameters"}``."""
-        from spatialscout_gym.wrappers.schemas import tool_schemas
+        from spatialscout_gym.conversation.schemas import tool_schemas
         return tool_schemas(self.tool_names)
 
     @property
@@ -385,7 +387,7 @@ class OpenAIResponsesProvider(OpenAIProvider):
 
     Each request replays the previous turns' output items (reasoning items, function calls,
     messages) and answers every function call with a ``function_call_output``
-    (:func:`~spatialscout_gym.wrappers.codecs.responses.input_items`); ``reasoning_effort`` is sent as
+    (:func:`~spatialscout_gym.conversation.codecs.responses.input_items`); ``reasoning_effort`` is sent as
     ``reasoning={"effort": ...}`` and ``max_tokens`` as ``max_output_tokens``.
     """
 

@@ -1,7 +1,7 @@
 """The one reply formatter: what a model reads for a tool result, whatever carries it.
 
 Used by :class:`~spatialscout_gym.wrappers.tool_call.ToolCallWrapper` and the MCP server
-(:mod:`spatialscout_gym.eval.mcp_server`), so both send the same text for the same tool result:
+(:mod:`spatialscout_gym.servers.mcp_server`), so both send the same text for the same tool result:
 
 * :func:`result_text`: the JSON text ``{"ok": true, "result": ...}`` or ``{"ok": false, "error":
   ..., ["result": ...]}`` of a tool result, written by :func:`~spatialscout_gym.episode.tools.model_json`
@@ -21,8 +21,8 @@ import json
 from typing import Any, Mapping
 
 from spatialscout_gym.episode.tools import TOOL_NAMES, model_json
-from spatialscout_gym.wrappers.conversation import short_repr
-from spatialscout_gym.wrappers.images import (JPEG_QUALITY, MAX_SIDE_PX, DeliveredImage, conversion_text,
+from spatialscout_gym.conversation.messages import short_repr
+from spatialscout_gym.conversation.images import (JPEG_QUALITY, MAX_SIDE_PX, DeliveredImage, conversion_text,
                                               encode_for_model)
 
 __all__ = ["MAX_ERROR_CHARS", "MAX_ECHO_CHARS", "MAX_VALUE_CHARS", "MAX_REFUSED_ENTRIES", "clip_error", "result_text", "refusal_text", "unknown_tool_error",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from spatialscout_gym.episode.tools import TOOL_SPECS, ArgSpec
-from spatialscout_gym.wrappers.prompt import CAMERA_TOOLS, PASSIVE_TOOLS
+from spatialscout_gym.conversation.prompt import CAMERA_TOOLS, PASSIVE_TOOLS
 
 __all__ = ["tool_schemas", "CAMERA_TOOLS", "PASSIVE_TOOLS"]
 

@@ -1,6 +1,6 @@
 """Gymnasium spaces of the tool-calling conversation: what :class:`~spatialscout_gym.wrappers.tool_call.ToolCallWrapper`
-observes (a list of :class:`~spatialscout_gym.wrappers.conversation.Message`) and takes (one model
-reply in any form :func:`~spatialscout_gym.wrappers.codecs.parse_reply` reads).
+observes (a list of :class:`~spatialscout_gym.conversation.messages.Message`) and takes (one model
+reply in any form :func:`~spatialscout_gym.conversation.codecs.parse_reply` reads).
 
 Neither is a fixed-shape space, so neither flattens for a neural policy; they exist so that
 ``observation_space.contains(obs)`` and ``action_space.contains(reply)`` hold for what the wrapper
@@ -15,8 +15,8 @@ import numpy as np
 from gymnasium import spaces
 
 from spatialscout_gym.episode.tools import TOOL_NAMES
-from spatialscout_gym.wrappers.codecs import parse_reply
-from spatialscout_gym.wrappers.conversation import DeliveredImage, Message
+from spatialscout_gym.conversation.codecs import parse_reply
+from spatialscout_gym.conversation.messages import DeliveredImage, Message
 
 __all__ = ["MessagesSpace", "ReplySpace", "ROLES"]
 
@@ -52,7 +52,7 @@ class MessagesSpace(spaces.Space):
 
 class ReplySpace(spaces.Space):
     """One model reply: anything :func:`parse_reply` reads (an OpenAI or Anthropic message, SDK
-    object or dict, a :class:`~spatialscout_gym.wrappers.conversation.ModelReply`, or a list of
+    object or dict, a :class:`~spatialscout_gym.conversation.messages.ModelReply`, or a list of
     ``{"name", "arguments"}``). ``sample`` gives a list of one call of a random tool with empty
     arguments (which the episode may refuse with its reason, as it would a model's)."""
 

@@ -6,7 +6,7 @@ Light on purpose (it runs on ``import spatialscout_gym``): entry points are stri
 scene ids are read from its manifest JSON without importing the scene generator, and the importer
 of ManiSkill scenes is loaded only when ``$SPATIALSCOUT_SCENE_DIRS`` is set; no scene is built and
 SAPIEN is not imported. The next-best-view ids (:data:`NBV_ID`, :data:`NBV_V1_ID`) are named here
-and registered by the NBV layer above (:mod:`spatialscout_gym.wrappers.nbv_registration`), so that
+and registered by the NBV layer above (:mod:`spatialscout_gym.nbv.registration`), so that
 this layer names no module above it; ``import spatialscout_gym`` registers both.
 """
 

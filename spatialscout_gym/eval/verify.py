@@ -175,7 +175,7 @@ class ImageChecker:
         delivered = run_dir / DELIVERED_FILE
         if not delivered.is_file():
             return "match"
-        from spatialscout_gym.wrappers.images import encode_for_model
+        from spatialscout_gym.conversation.images import encode_for_model
         rec = read_json_object(delivered)
         for fid, want in sorted((rec.get("jpeg_sha256") or {}).items(), key=lambda kv: int(kv[0])):
             jpeg = encode_for_model(images[fid], int(fid), max_side=int(rec["max_side_px"]),

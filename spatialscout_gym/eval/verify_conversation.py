@@ -79,7 +79,7 @@ def replay_model_run(spec: Any, start: dict, harness: dict, replies: list[dict],
     """
     from spatialscout_gym.baselines.passive import scripted_path
     from spatialscout_gym.eval.runner import make_scene_env
-    from spatialscout_gym.wrappers.conversation import ModelReply, ToolCall
+    from spatialscout_gym.conversation.messages import ModelReply, ToolCall
     from spatialscout_gym.wrappers.tool_call import ToolCallWrapper
 
     K = Intrinsics.from_dict(start["intrinsics"])
@@ -130,7 +130,9 @@ def _arguments(recorded: Any) -> Any:
 def harness_expected(w: Any, harness: dict) -> dict:
     """What ``harness.json`` must say of the prompt and tools, re-derived by the replay's wrapper
     and the wire format's codec."""
-    from spatialscout_gym.wrappers.codecs import anthropic_messages, chat_completions, responses
+    from spatialscout_gym.conversation.codecs import anthropic_messages
+    from spatialscout_gym.conversation.codecs import chat_completions
+    from spatialscout_gym.conversation.codecs import responses
     role = w.prompt_role
     opening = [m for m in w.messages if m.role in ("system", "user")][:2]
     prompt = opening[0].text if role == "system" else opening[0].content[0]

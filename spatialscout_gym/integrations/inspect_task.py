@@ -48,12 +48,12 @@ from spatialscout_gym.baselines.vlm import VLMAgent
 from spatialscout_gym.core.errors import ConfigError
 from spatialscout_gym.core.files import load_ground_truth, load_predictions
 from spatialscout_gym.core.scoring import THRESHOLD_KEYS, SceneScore, aggregate, score_scene
-from spatialscout_gym.wrappers.codecs.common import data_uri
-from spatialscout_gym.wrappers.conversation import Message, ModelReply, ToolCall
-from spatialscout_gym.wrappers.images import MAX_SIDE_PX, DeliveredImage
-from spatialscout_gym.baselines.providers import DEFAULT_REASONING_EFFORT
-from spatialscout_gym.wrappers.prompt import DEFAULT_PROMPT_STYLE, check_prompt_style
-from spatialscout_gym.wrappers.schemas import tool_schemas
+from spatialscout_gym.conversation.codecs.common import data_uri
+from spatialscout_gym.conversation.messages import Message, ModelReply, ToolCall
+from spatialscout_gym.conversation.images import MAX_SIDE_PX, DeliveredImage
+from spatialscout_gym.conversation.providers import DEFAULT_REASONING_EFFORT
+from spatialscout_gym.conversation.prompt import DEFAULT_PROMPT_STYLE, check_prompt_style
+from spatialscout_gym.conversation.schemas import tool_schemas
 
 __all__ = ["spatialscout", "spatialscout_agent", "groupwise_iou", "object_micro", "scene_macro",
            "tool_infos", "to_chat_messages", "to_model_reply", "HARNESS_NAME", "DEFAULT_OUT"]
@@ -231,7 +231,7 @@ def to_model_reply(output: ModelOutput) -> ModelReply:
 
 # ---- the agent ---------------------------------------------------------------------------------------
 class _InspectModel:
-    """Stands where a :class:`~spatialscout_gym.baselines.providers.ModelProvider` stands in a
+    """Stands where a :class:`~spatialscout_gym.conversation.providers.ModelProvider` stands in a
     :class:`VLMAgent`, for the records only: the model calls go through Inspect."""
 
     provider = "inspect"

@@ -1,13 +1,13 @@
 """The one NBV core: an NBV step is motion -> capture -> map -> observe -> reward -> end rule.
 
-:class:`NBVCore` owns that sequence, the episode's :class:`~spatialscout_gym.wrappers.nbv_features.ViewHistory`
+:class:`NBVCore` owns that sequence, the episode's :class:`~spatialscout_gym.nbv.features.ViewHistory`
 and the score; it reaches the episode through a port (:class:`NBVPort`, implemented in
-:mod:`spatialscout_gym.wrappers.nbv_ports`):
+:mod:`spatialscout_gym.nbv.ports`):
 
-* :class:`~spatialscout_gym.wrappers.nbv_ports.ToolEnvPort` sends every tool call through a tool
-  env's ``step`` (so wrappers inside see each call): :class:`~spatialscout_gym.wrappers.nbv.NextBestViewWrapper`,
+* :class:`~spatialscout_gym.nbv.ports.ToolEnvPort` sends every tool call through a tool
+  env's ``step`` (so wrappers inside see each call): :class:`~spatialscout_gym.nbv.wrapper.NextBestViewWrapper`,
   ``SpatialScout/NBV-v1`` and the vector envs;
-* :class:`~spatialscout_gym.wrappers.nbv_ports.EpisodePort` calls an
+* :class:`~spatialscout_gym.nbv.ports.EpisodePort` calls an
   :class:`~spatialscout_gym.episode.episode.Episode` directly: the NBV agents of
   ``spatialscout run/evaluate`` (:class:`NBVController`).
 
@@ -26,10 +26,10 @@ import numpy as np
 
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.episode.episode import Episode
-from spatialscout_gym.wrappers.nbv_config import NBVConfig
-from spatialscout_gym.wrappers.nbv_features import ViewHistory, depth_rays, nbv_observation, yaw_sector
-from spatialscout_gym.wrappers.nbv_motion import motion_args, move_parts
-from spatialscout_gym.wrappers.nbv_ports import EpisodePort
+from spatialscout_gym.nbv.config import NBVConfig
+from spatialscout_gym.nbv.features import ViewHistory, depth_rays, nbv_observation, yaw_sector
+from spatialscout_gym.nbv.motion import motion_args, move_parts
+from spatialscout_gym.nbv.ports import EpisodePort
 
 __all__ = ["NBVCore", "NBVPort", "NBVStep", "NBVController"]
 
@@ -154,9 +154,9 @@ class NBVCore:
     Parameters
     ----------
     port : NBVPort
-        The episode (see :mod:`spatialscout_gym.wrappers.nbv_ports`).
+        The episode (see :mod:`spatialscout_gym.nbv.ports`).
     mapper : Mapper
-        See :mod:`spatialscout_gym.wrappers.nbv_mappers`.
+        See :mod:`spatialscout_gym.nbv.mappers`.
     config : NBVConfig
     """
 
@@ -233,7 +233,7 @@ class NBVCore:
         motion_args(self.config, action)
 
     def observation(self) -> dict[str, np.ndarray]:
-        """The observation of :func:`~spatialscout_gym.wrappers.nbv_config.nbv_observation_space`."""
+        """The observation of :func:`~spatialscout_gym.nbv.config.nbv_observation_space`."""
         p = self.port
         position, yaw, pitch = p.camera()
         return nbv_observation(self.config, p.latest_image(), position, yaw, pitch, self.radius_m,

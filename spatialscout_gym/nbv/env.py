@@ -1,9 +1,9 @@
 """``SpatialScout/NBV-v1``: the next-best-view task as its own ``gymnasium.Env`` (:class:`NBVEnv`),
 with the shipped policy's recipe as its defaults.
 
-It holds a :class:`~spatialscout_gym.wrappers.nbv.NextBestViewWrapper` over the tool env and
+It holds a :class:`~spatialscout_gym.nbv.wrapper.NextBestViewWrapper` over the tool env and
 delegates every step to it, so NBV-v0, NBV-v1, the vector envs and the NBV agents run one step
-logic, the NBV core (:class:`~spatialscout_gym.wrappers.nbv_core.NBVCore`); what NBV-v1 adds is
+logic, the NBV core (:class:`~spatialscout_gym.nbv.core.NBVCore`); what NBV-v1 adds is
 that ``env.unwrapped`` is the NBV task itself (its spaces, its spec sheet), not the inner tool env.
 """
 
@@ -14,15 +14,15 @@ from typing import Any
 import gymnasium as gym
 
 from spatialscout_gym.core.spec import SceneSpec
-from spatialscout_gym.wrappers.nbv import NextBestViewWrapper, make_nbv_env
-from spatialscout_gym.wrappers.nbv_config import check_obs_layout, layout_observation, layout_observation_space
+from spatialscout_gym.nbv.wrapper import NextBestViewWrapper, make_nbv_env
+from spatialscout_gym.nbv.config import check_obs_layout, layout_observation, layout_observation_space
 
 __all__ = ["NBVEnv", "NBV_V1_DEFAULTS", "make_nbv_v1_vector_env"]
 
 NBV_V1_DEFAULTS: dict[str, Any] = {"scene": "procedural", "image_budget": 20, "resolution": 64,
                                    "mapper": "oracle", "motion": "heading", "obs_size": 64}
 """The recipe the shipped policy was trained with (its ``nbv_config.json``); the other
-:class:`~spatialscout_gym.wrappers.nbv.NBVConfig` fields keep their defaults, which are that recipe's."""
+:class:`~spatialscout_gym.nbv.wrapper.NBVConfig` fields keep their defaults, which are that recipe's."""
 
 
 class NBVEnv(gym.Env):
@@ -40,8 +40,8 @@ class NBVEnv(gym.Env):
     shipped PPO policy (``models/nbv_ppo``), so that policy runs in ``gym.make("SpatialScout/NBV-v1")``
     with no arguments.
 
-    The step logic is the NBV core's (:class:`~spatialscout_gym.wrappers.nbv_core.NBVCore`, as
-    :attr:`core`), driven by :class:`~spatialscout_gym.wrappers.nbv.NextBestViewWrapper` (held as
+    The step logic is the NBV core's (:class:`~spatialscout_gym.nbv.core.NBVCore`, as
+    :attr:`core`), driven by :class:`~spatialscout_gym.nbv.wrapper.NextBestViewWrapper` (held as
     :attr:`nbv`, over the tool env ``nbv.env``); every tool call it sends goes through the tool
     env's ``step``. Tool calls per step: 1 rotation, 0-4 moves of at most 0.577 m per axis, 1
     capture, 1 submission when the mapper adds entries; the tool-call budget is unlimited.
@@ -87,7 +87,7 @@ class NBVEnv(gym.Env):
     |---|---|---|
     | ``"dict"`` (default) | the Dict above | SB3 ``MultiInputPolicy``, the shipped policy, the NBV agents |
     | ``"image"`` | Box(0, 255, (3, 64, 64), uint8) | the ``image`` key alone, channel-first (RGB): CNN-only policies |
-    | ``"image+vector"`` | Dict(image=Box(0, 255, (3, 64, 64), uint8), vector=Box(low, high, (796,), float32)) | a CNN on the image and an MLP on the vector (RLlib: ``spatialscout_gym.baselines.rllib_module.NBVConvModule``) |
+    | ``"image+vector"`` | Dict(image=Box(0, 255, (3, 64, 64), uint8), vector=Box(low, high, (796,), float32)) | a CNN on the image and an MLP on the vector (RLlib: ``spatialscout_gym.nbv.rllib_module.NBVConvModule``) |
     | ``"flat"`` | Box(low, high, (12288 + 796,), float32) | the channel-first image / 255 (in [0, 1]) flattened, then the ``vector``: MLP-only libraries |
 
     ## Rewards
@@ -146,12 +146,12 @@ class NBVEnv(gym.Env):
 
     @property
     def config(self) -> Any:
-        """The :class:`~spatialscout_gym.wrappers.nbv_config.NBVConfig` of the motion and observation."""
+        """The :class:`~spatialscout_gym.nbv.config.NBVConfig` of the motion and observation."""
         return self.nbv.config
 
     @property
     def core(self) -> Any:
-        """The :class:`~spatialscout_gym.wrappers.nbv_core.NBVCore` that runs the steps."""
+        """The :class:`~spatialscout_gym.nbv.core.NBVCore` that runs the steps."""
         return self.nbv.core
 
     @property
@@ -166,7 +166,7 @@ class NBVEnv(gym.Env):
         return layout_observation(obs, self.obs_layout), info
 
     def prepare_step(self, action) -> Any:
-        """:meth:`~spatialscout_gym.wrappers.nbv_core.NBVCore.prepare` (the vector env's batched-render
+        """:meth:`~spatialscout_gym.nbv.core.NBVCore.prepare` (the vector env's batched-render
         phase 1)."""
         return self.nbv.prepare_step(action)
 
@@ -185,5 +185,5 @@ class NBVEnv(gym.Env):
 def make_nbv_v1_vector_env(num_envs: int = 1, **kwargs: Any) -> gym.vector.VectorEnv:
     """The vector entry point of ``SpatialScout/NBV-v1``: NBV-v0's (one process, or ``num_workers``
     processes) with :data:`NBV_V1_DEFAULTS` for the arguments not given."""
-    from spatialscout_gym.wrappers.nbv_workers import make_nbv_vector_env
+    from spatialscout_gym.nbv.workers import make_nbv_vector_env
     return make_nbv_vector_env(num_envs, **{**NBV_V1_DEFAULTS, **kwargs})

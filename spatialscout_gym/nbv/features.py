@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from spatialscout_gym.episode.tools import PITCH_LIMIT_DEG, SUBMIT_MARGIN_M
-from spatialscout_gym.wrappers.nbv_config import MAP_CHANNELS, N_SECTORS, NBVConfig
+from spatialscout_gym.nbv.config import MAP_CHANNELS, N_SECTORS, NBVConfig
 
 __all__ = ["ViewHistory", "depth_rays", "nbv_observation", "resize_image", "yaw_sector"]
 

@@ -1,7 +1,7 @@
 """Mappers: turn captured frames into ``submit_positions`` batches for next-best-view agents.
 
 A mapper is the "perception" half of an NBV agent: the policy chooses views, the mapper decides
-what each capture adds to the accepted map. The NBV wrapper (:mod:`spatialscout_gym.wrappers.nbv`)
+what each capture adds to the accepted map. The NBV wrapper (:mod:`spatialscout_gym.nbv.wrapper`)
 and the NBV agents (:mod:`spatialscout_gym.baselines.nbv_agents`) call
 
 * ``mapper.reset(spec)`` at the start of an episode, and
@@ -48,7 +48,7 @@ class Mapper(Protocol):
     def observe(self, frame, privileged_frame: PrivilegedFrame | None,
                 task_frame: TaskFrame) -> dict[str, np.ndarray]:
         """Entries to submit after ``frame`` (an :class:`~spatialscout_gym.episode.EpisodeFrame`,
-        or None from :class:`~spatialscout_gym.wrappers.nbv.NextBestViewWrapper`, which sees only
+        or None from :class:`~spatialscout_gym.nbv.wrapper.NextBestViewWrapper`, which sees only
         the env's observation): target id -> centre estimate, task frame, metres, shape (3,)."""
         ...
 

@@ -1,4 +1,4 @@
-"""NBV motions: an action of :func:`~spatialscout_gym.wrappers.nbv_config.nbv_action_space` as a
+"""NBV motions: an action of :func:`~spatialscout_gym.nbv.config.nbv_action_space` as a
 relative rotation and a translation (:func:`motion_args`), and how many ``move_camera`` calls
 carry the translation within the per-call bound of docs/protocol.md section 4 (:func:`move_parts`)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from spatialscout_gym.episode.tools import MAX_TRANSLATION_M
-from spatialscout_gym.wrappers.nbv_config import DISCRETE_MOTIONS, NBVConfig
+from spatialscout_gym.nbv.config import DISCRETE_MOTIONS, NBVConfig
 
 __all__ = ["TRANSLATION_AXIS_M", "motion_args", "move_parts"]
 

@@ -8,7 +8,7 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from spatialscout_gym.wrappers.nbv_config import NBVConfig
+from spatialscout_gym.nbv.config import NBVConfig
 
 __all__ = ["CONFIG_FILE", "policy_path", "load_policy_config", "load_nbv_config", "save_nbv_config"]
 

@@ -1,5 +1,5 @@
-"""The two ways the NBV core (:class:`~spatialscout_gym.wrappers.nbv_core.NBVCore`) reaches an
-episode (its :class:`~spatialscout_gym.wrappers.nbv_core.NBVPort`):
+"""The two ways the NBV core (:class:`~spatialscout_gym.nbv.core.NBVCore`) reaches an
+episode (its :class:`~spatialscout_gym.nbv.core.NBVPort`):
 
 * :class:`ToolEnvPort`: every tool call is an action of a tool env's ``step`` (a
   :class:`~spatialscout_gym.envs.spatialscout_env.SpatialScoutEnv`, possibly wrapped), so wrappers

@@ -1,7 +1,7 @@
 """Register ``SpatialScout/NBV-v0`` (next-best-view; ``gym.make_vec(..., vectorization_mode="vector_entry_point")``
-gives :class:`~spatialscout_gym.wrappers.nbv_vector.NBVVectorEnv`, or with ``num_workers=W``
-:class:`~spatialscout_gym.wrappers.nbv_workers.NBVWorkerVectorEnv`) and ``SpatialScout/NBV-v1`` (the same
-task as its own env, :class:`~spatialscout_gym.wrappers.nbv_env.NBVEnv`, with the shipped policy's recipe
+gives :class:`~spatialscout_gym.nbv.vector.NBVVectorEnv`, or with ``num_workers=W``
+:class:`~spatialscout_gym.nbv.workers.NBVWorkerVectorEnv`) and ``SpatialScout/NBV-v1`` (the same
+task as its own env, :class:`~spatialscout_gym.nbv.env.NBVEnv`, with the shipped policy's recipe
 as defaults; ``make_vec`` as for NBV-v0).
 
 ``import spatialscout_gym`` calls :func:`register_nbv_envs` after the tool-level ids
@@ -15,10 +15,10 @@ from spatialscout_gym.envs.registration import NBV_ID, NBV_V1_ID
 
 __all__ = ["register_nbv_envs", "NBV_ID", "NBV_V1_ID"]
 
-NBV_ENTRY_POINT = "spatialscout_gym.wrappers.nbv:make_nbv_env"
-NBV_VECTOR_ENTRY_POINT = "spatialscout_gym.wrappers.nbv_workers:make_nbv_vector_env"
-NBV_V1_ENTRY_POINT = "spatialscout_gym.wrappers.nbv_env:NBVEnv"
-NBV_V1_VECTOR_ENTRY_POINT = "spatialscout_gym.wrappers.nbv_env:make_nbv_v1_vector_env"
+NBV_ENTRY_POINT = "spatialscout_gym.nbv.wrapper:make_nbv_env"
+NBV_VECTOR_ENTRY_POINT = "spatialscout_gym.nbv.workers:make_nbv_vector_env"
+NBV_V1_ENTRY_POINT = "spatialscout_gym.nbv.env:NBVEnv"
+NBV_V1_VECTOR_ENTRY_POINT = "spatialscout_gym.nbv.env:make_nbv_v1_vector_env"
 
 
 def register_nbv_envs() -> list[str]:

@@ -4,8 +4,8 @@ env runners build, ``spatialscout train-nbv --backend rllib`` and the ``rllib:PA
 RLlib has no default encoder for a ``Dict`` observation, and flattening the NBV dict would feed the
 image to an MLP. So the env runners build ``SpatialScout/NBV-v1`` with ``obs_layout="image+vector"``
 (the channel-first image and one flat float vector of the other keys; spaces in
-:class:`~spatialscout_gym.wrappers.nbv_env.NBVEnv`'s spec sheet) and the policy is
-:class:`~spatialscout_gym.baselines.rllib_module.NBVConvModule`: a NatureCNN on the image,
+:class:`~spatialscout_gym.nbv.env.NBVEnv`'s spec sheet) and the policy is
+:class:`~spatialscout_gym.nbv.rllib_module.NBVConvModule`: a NatureCNN on the image,
 concatenated with the vector, then separate 64-64 policy and value MLPs, the architecture SB3's
 ``MultiInputPolicy`` gives the ``dict`` layout.
 
@@ -18,7 +18,7 @@ checkpoints (``<run>/checkpoint`` at the end, ``<run>/checkpoints/<steps>`` ever
 one, and ``rllib:PATH`` (:class:`RLlibNBVAgent`) acts with its RLModule alone.
 
 Ray and torch are imported inside the functions (the RLModule lives in
-:mod:`~spatialscout_gym.baselines.rllib_module`): importing this module is light.
+:mod:`~spatialscout_gym.nbv.rllib_module`): importing this module is light.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from spatialscout_gym.wrappers.nbv_policy_files import CONFIG_FILE, load_policy_config, save_nbv_config
-from spatialscout_gym.wrappers.nbv_config import (NBVConfig, layout_observation_space,
+from spatialscout_gym.nbv.policy_files import CONFIG_FILE, load_policy_config, save_nbv_config
+from spatialscout_gym.nbv.config import (NBVConfig, layout_observation_space,
                                                   nbv_action_space)
 
 __all__ = ["RLLIB_ENV", "RLLIB_OBS_LAYOUT", "RUNNERS_FILE", "nbv_env_creator", "module_spec", "ppo_config", "train_rllib",
@@ -48,22 +48,22 @@ PROGRESS_COLUMNS = ("time/iterations", "time/total_timesteps", "time/time_elapse
                     "charts/episodic_length", "charts/coverage", "charts/all_mean_iou", "charts/SPS",
                     "losses/policy_loss", "losses/value_loss", "losses/entropy", "losses/explained_variance")
 """Columns of the RLlib run's ``progress.csv``: the SB3 trainer's names, so
-:func:`~spatialscout_gym.baselines.train_nbv.plot_learning_curve` draws it as it draws theirs."""
+:func:`~spatialscout_gym.nbv.train.plot_learning_curve` draws it as it draws theirs."""
 
 
 def nbv_env_creator(env_config: dict) -> Any:
     """The env an RLlib env runner builds: ``SpatialScout/NBV-v1`` (:class:`NBVEnv`) with
     ``env_config`` as its arguments and ``obs_layout="image+vector"`` unless given."""
-    from spatialscout_gym.wrappers.nbv_env import NBVEnv
+    from spatialscout_gym.nbv.env import NBVEnv
     return NBVEnv(**{"obs_layout": RLLIB_OBS_LAYOUT, **dict(env_config)})
 
 
 def module_spec(config: NBVConfig | None = None) -> Any:
-    """The ``RLModuleSpec`` of :class:`~spatialscout_gym.baselines.rllib_module.NBVConvModule` for
+    """The ``RLModuleSpec`` of :class:`~spatialscout_gym.nbv.rllib_module.NBVConvModule` for
     the NBV env of ``config`` (default: NBV-v1's) in the ``image+vector`` layout."""
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from spatialscout_gym.baselines.rllib_module import NBVConvModule
+    from spatialscout_gym.nbv.rllib_module import NBVConvModule
     config = config or NBVConfig(motion="heading")
     return RLModuleSpec(module_class=NBVConvModule,
                         observation_space=layout_observation_space(config, RLLIB_OBS_LAYOUT),
@@ -207,7 +207,7 @@ def train_rllib(args: Any, config: NBVConfig, env_kwargs: dict) -> Path:
     checkpoint directory (``rllib:<it>`` and ``rllib:<run dir>`` both load it)."""
     import ray
 
-    from spatialscout_gym.baselines.train_record import plot_learning_curve, summary_line
+    from spatialscout_gym.nbv.train_record import plot_learning_curve, summary_line
 
     runners = int(args.num_env_runners)
     run_name = args.run_name or f"{args.exp_name}__{args.seed}__{int(time.time())}"

@@ -8,16 +8,16 @@ scalars ``charts/...`` and ``losses/...`` -> ``<out>/<run name>/model.zip`` plus
 training episodes).
 
     spatialscout train-nbv --total-timesteps 200000 --num-envs 8 --time-limit-s 1800
-    python -m spatialscout_gym.baselines.train_nbv --help
+    python -m spatialscout_gym.nbv.train --help
 
 Every env is ``SpatialScout/NBV-v0`` on procedural training scenes (a new scene every
 ``--reconfigure-every`` resets, never a catalog scene): ``SpatialScout/Procedural-v0`` wrapped in
-:class:`~spatialscout_gym.wrappers.nbv.NextBestViewWrapper` with the oracle mapper (``--mapper``;
+:class:`~spatialscout_gym.nbv.wrapper.NextBestViewWrapper` with the oracle mapper (``--mapper``;
 ``oracle-surface`` rewards localization: its IoU grows when a target is seen from more sides).
 ``--vectorization vector`` (default) steps all envs in one process through
-:class:`~spatialscout_gym.wrappers.nbv_vector.NBVVectorEnv` (or in ``--num-workers`` processes,
-:class:`~spatialscout_gym.wrappers.nbv_workers.NBVWorkerVectorEnv`) and the
-:class:`~spatialscout_gym.baselines.sb3_vec.SB3VecEnv` adapter; ``sync``/``async`` use SB3's
+:class:`~spatialscout_gym.nbv.vector.NBVVectorEnv` (or in ``--num-workers`` processes,
+:class:`~spatialscout_gym.nbv.workers.NBVWorkerVectorEnv`) and the
+:class:`~spatialscout_gym.nbv.sb3_vec.SB3VecEnv` adapter; ``sync``/``async`` use SB3's
 ``DummyVecEnv``/``SubprocVecEnv`` over single envs. The return of an episode is its final all-target mean IoU minus that of
 frame 0's map (part of the starting state), so with the oracle mapper ``charts/episodic_return``
 is at most ``charts/coverage``. The reward is that IoU change, plus ``--reward-submitted-weight``
@@ -28,7 +28,7 @@ times the change in submitted mean IoU (default 0: nothing else, no shaping).
 ``--backend rllib`` trains the same task with RLlib's PPO instead, its env runners spread over a Ray
 cluster (``--ray-address``, ``--num-env-runners``), writing the same ``args.json``, ``progress.csv``
 columns, tensorboard scalars and ``learning_curve.png``, and RLlib checkpoints that the
-``rllib:PATH`` agent loads (:mod:`~spatialscout_gym.baselines.rllib_nbv`, docs/rllib.md).
+``rllib:PATH`` agent loads (:mod:`~spatialscout_gym.nbv.rllib_train`, docs/rllib.md).
 
 The observation (``NextBestViewWrapper``'s ``image``, ``pose``, ``coverage``, ``sectors`` and the
 egocentric top-down ``map`` of where captures were taken and what they viewed) is read by SB3's
@@ -49,7 +49,7 @@ from typing import Callable
 import gymnasium as gym
 import numpy as np
 
-from spatialscout_gym.baselines.train_record import (CURVE_COLUMNS, INIT_PROGRESS, curve_points,
+from spatialscout_gym.nbv.train_record import (CURVE_COLUMNS, INIT_PROGRESS, curve_points,
                                                     plot_learning_curve, summary_line, write_init_progress)
 
 __all__ = ["Args", "make_env", "make_vec_env", "train", "main", "VECTORIZATIONS", "BACKENDS", "plot_learning_curve", "curve_points",
@@ -187,8 +187,8 @@ def make_vec_env(args: Args):
     """The SB3 ``VecEnv`` of ``args.vectorization``."""
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
     if args.vectorization == "vector":
-        from spatialscout_gym.baselines.sb3_vec import SB3VecEnv
-        from spatialscout_gym.wrappers.nbv_workers import make_nbv_vector_env
+        from spatialscout_gym.nbv.sb3_vec import SB3VecEnv
+        from spatialscout_gym.nbv.workers import make_nbv_vector_env
         return SB3VecEnv(make_nbv_vector_env(args.num_envs, num_workers=args.num_workers, autoreset_mode="SameStep",
                                              **_env_kwargs(args)))
     thunks = [make_env(args, i) for i in range(args.num_envs)]
@@ -206,7 +206,7 @@ def planned_steps(args: Args) -> int:
 def save_policy(model, config, directory: Path, args: Args) -> Path:
     """Write ``model.zip`` and its ``nbv_config.json`` (the agent's mapper, ``reward_mapper``, V and
     resolution) into ``directory``; returns the ``model.zip`` path."""
-    from spatialscout_gym.wrappers.nbv_policy_files import save_nbv_config
+    from spatialscout_gym.nbv.policy_files import save_nbv_config
     directory.mkdir(parents=True, exist_ok=True)
     model.save(str(directory / "model.zip"))
     config_path = save_nbv_config(config, directory, mapper=args.agent_mapper or args.mapper,
@@ -285,13 +285,13 @@ def _in_main_thread() -> bool:
 
 def train(args: Args) -> Path:
     """Train and save; returns the path of ``model.zip`` (``--backend rllib``: of the final checkpoint
-    directory, :func:`~spatialscout_gym.baselines.rllib_nbv.train_rllib`)."""
+    directory, :func:`~spatialscout_gym.nbv.rllib_train.train_rllib`)."""
     import torch
     from stable_baselines3 import PPO
     from stable_baselines3.common.logger import configure
 
     from spatialscout_gym.core.errors import ConfigError
-    from spatialscout_gym.wrappers.nbv import NBVConfig
+    from spatialscout_gym.nbv.wrapper import NBVConfig
 
     if args.backend not in BACKENDS:
         raise ConfigError(f"--backend must be one of {', '.join(BACKENDS)}, got {args.backend!r}")
@@ -323,7 +323,7 @@ def train(args: Args) -> Path:
         raise ConfigError(f"--obs-size must be >= {_MIN_CNN_SIDE} pixels (the smallest image SB3's "
                          f"NatureCNN encoder accepts), got {args.obs_size}")
     if args.init_model:
-        from spatialscout_gym.wrappers.nbv_policy_files import load_policy_config, policy_path
+        from spatialscout_gym.nbv.policy_files import load_policy_config, policy_path
         init = policy_path(args.init_model)
         if not init.exists():
             raise ConfigError(f"--init-model {args.init_model}: no model.zip there")
@@ -339,7 +339,7 @@ def train(args: Args) -> Path:
             raise ConfigError("--init-model was trained with other settings: " + ", ".join(
                 f"{k} {a!r} there, {b!r} here" for k, (a, b) in differs.items()))
         args.init_model = str(init)
-    from spatialscout_gym.wrappers.nbv_mappers import MAPPERS
+    from spatialscout_gym.nbv.mappers import MAPPERS
     for name in ("mapper", "agent_mapper"):
         if getattr(args, name) not in MAPPERS and (name == "mapper" or getattr(args, name)):
             raise ConfigError(f"--{name.replace('_', '-')} must be one of {', '.join(MAPPERS)}, got {getattr(args, name)!r}")
@@ -361,7 +361,7 @@ def train(args: Args) -> Path:
 
     if args.backend == "rllib":
         try:
-            from spatialscout_gym.baselines.rllib_nbv import train_rllib
+            from spatialscout_gym.nbv.rllib_train import train_rllib
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise ConfigError(f"--backend rllib needs RLlib ({exc}): pip install -e \".[rl,ray]\"") from None
         return train_rllib(args, config, _env_kwargs(args))

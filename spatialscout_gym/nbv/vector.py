@@ -1,21 +1,21 @@
 """``NBVVectorEnv``: N next-best-view envs in one process, as one ``gymnasium.vector.VectorEnv``.
 
 ``gym.make_vec("SpatialScout/NBV-v0", num_envs=N, vectorization_mode="vector_entry_point", **kwargs)`` builds
-it (``kwargs`` as for :func:`~spatialscout_gym.wrappers.nbv.make_nbv_env`; with ``num_workers=W``
-it is :class:`~spatialscout_gym.wrappers.nbv_workers.NBVWorkerVectorEnv`, the envs spread over W
+it (``kwargs`` as for :func:`~spatialscout_gym.nbv.wrapper.make_nbv_env`; with ``num_workers=W``
+it is :class:`~spatialscout_gym.nbv.workers.NBVWorkerVectorEnv`, the envs spread over W
 processes, one of these per process). Each sub-env is a
-:class:`~spatialscout_gym.wrappers.nbv.NextBestViewWrapper` over its own
+:class:`~spatialscout_gym.nbv.wrapper.NextBestViewWrapper` over its own
 :class:`~spatialscout_gym.envs.session.EpisodeSession`, stepped with Gymnasium's autoreset
 semantics (``autoreset_mode``: next step by default, or same step with the final observation in
 ``info["final_obs"]``, which the Stable-Baselines3 adapter
-:class:`~spatialscout_gym.baselines.sb3_vec.SB3VecEnv` uses). Sub-env ``i`` of ``reset(seed=s)`` is
+:class:`~spatialscout_gym.nbv.sb3_vec.SB3VecEnv` uses). Sub-env ``i`` of ``reset(seed=s)`` is
 seeded with ``s + i``, so the results equal those of N single envs made with the same arguments and
 reset with the same seeds.
 
 A step has three phases when ``batched_render`` is on:
 
 1. every sub-env applies its motion (rotation, moves; no rendering:
-   :meth:`~spatialscout_gym.wrappers.nbv_core.NBVCore.prepare`);
+   :meth:`~spatialscout_gym.nbv.core.NBVCore.prepare`);
 2. one :class:`~spatialscout_gym.render.camera_group.CameraGroup` call renders all sub-envs'
    capture poses and hands each renderer its picture;
 3. every sub-env captures (reading the prepared picture: one render per sub-env per step), maps
@@ -31,7 +31,7 @@ does). **The CUDA path is untested on a GPU in this repository**: it follows the
 docs/architecture.md "Sessions and fast NBV", verified on an NVIDIA H200 with SAPIEN 3.0.3.
 
 ``obs_layout`` (``"dict"``, ``"image"``, ``"flat"``, ``"image+vector"``) is every sub-env's
-(:func:`~spatialscout_gym.wrappers.nbv.make_nbv_env`), batched by Gymnasium.
+(:func:`~spatialscout_gym.nbv.wrapper.make_nbv_env`), batched by Gymnasium.
 
 ``torch_device="cpu"|"cuda"|...`` returns observations as torch tensors on that device (one
 upload per step for the whole batch; the image still passes through host memory).
@@ -50,7 +50,7 @@ __all__ = ["NBVVectorEnv"]
 
 
 class NBVVectorEnv(SyncVectorEnv):
-    """N :func:`~spatialscout_gym.wrappers.nbv.make_nbv_env` envs stepped in one process.
+    """N :func:`~spatialscout_gym.nbv.wrapper.make_nbv_env` envs stepped in one process.
 
     Parameters
     ----------
@@ -67,7 +67,7 @@ class NBVVectorEnv(SyncVectorEnv):
     render_device : str, optional
         SAPIEN render device of every sub-env's renderer, e.g. ``"cuda"``; None: SAPIEN's default.
     **kwargs
-        Passed to every sub-env (:func:`~spatialscout_gym.wrappers.nbv.make_nbv_env`).
+        Passed to every sub-env (:func:`~spatialscout_gym.nbv.wrapper.make_nbv_env`).
     """
 
     def __init__(self, num_envs: int = 1, *, autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
@@ -78,7 +78,7 @@ class NBVVectorEnv(SyncVectorEnv):
         if batched_render not in (True, False, "auto"):
             raise ValueError(f"batched_render must be True, False or 'auto', got {batched_render!r}")
         max_steps = kwargs.pop("max_episode_steps", None)
-        from spatialscout_gym.wrappers.nbv import NextBestViewWrapper, make_nbv_env
+        from spatialscout_gym.nbv.wrapper import NextBestViewWrapper, make_nbv_env
         if render_device is not None:
             kwargs["render_device"] = render_device
 
@@ -116,7 +116,7 @@ class NBVVectorEnv(SyncVectorEnv):
 
     @property
     def config(self) -> Any:
-        """The sub-envs' :class:`~spatialscout_gym.wrappers.nbv_config.NBVConfig` (all alike)."""
+        """The sub-envs' :class:`~spatialscout_gym.nbv.config.NBVConfig` (all alike)."""
         return self._nbv[0].config
 
     @property

@@ -1,5 +1,5 @@
 """``NBVWorkerVectorEnv``: the NBV vector env spread over worker processes, one
-:class:`~spatialscout_gym.wrappers.nbv_vector.NBVVectorEnv` chunk per process.
+:class:`~spatialscout_gym.nbv.vector.NBVVectorEnv` chunk per process.
 
 On a CPU machine one process renders with software Vulkan and runs the Python of its sub-envs on
 one core; ``num_workers`` processes use that many cores. Unlike one process per env
@@ -39,7 +39,7 @@ def make_nbv_vector_env(num_envs: int = 1, *, num_workers: int = 1, **kwargs: An
     if isinstance(num_workers, bool) or not isinstance(num_workers, (int, np.integer)) or int(num_workers) < 1:
         raise ValueError(f"num_workers must be an integer >= 1 (1: one process), got {num_workers!r}")
     if int(num_workers) == 1:
-        from spatialscout_gym.wrappers.nbv_vector import NBVVectorEnv
+        from spatialscout_gym.nbv.vector import NBVVectorEnv
         return NBVVectorEnv(num_envs, **kwargs)
     return NBVWorkerVectorEnv(num_envs, num_workers=num_workers, **kwargs)
 
@@ -56,7 +56,7 @@ def _worker(conn: Any, num_envs: int, kwargs: dict, parent_pid: int | None = Non
     # set LP_NUM_THREADS; no effect on a GPU's Vulkan driver
     os.environ.setdefault("LP_NUM_THREADS", "0")
     try:
-        from spatialscout_gym.wrappers.nbv_vector import NBVVectorEnv
+        from spatialscout_gym.nbv.vector import NBVVectorEnv
         venv = NBVVectorEnv(num_envs, **kwargs)
         # the parent asks for the spaces instead of restating how they are built
         conn.send(("ok", {"observation_space": venv.single_observation_space,
@@ -134,14 +134,14 @@ class NBVWorkerVectorEnv(VectorEnv):
     num_workers : int
         Worker processes (at most ``num_envs``); one per CPU core is the usual choice.
     autoreset_mode : AutoresetMode or str
-        As :class:`~spatialscout_gym.wrappers.nbv_vector.NBVVectorEnv` (``"NextStep"`` or
+        As :class:`~spatialscout_gym.nbv.vector.NBVVectorEnv` (``"NextStep"`` or
         ``"SameStep"``).
     context : str, optional
         ``multiprocessing`` start method. None (default): ``"fork"`` while this process has not
         imported SAPIEN (nothing of a Vulkan device to copy; works from any script), else
         ``"spawn"`` (then the calling script needs the usual ``if __name__ == "__main__":`` guard).
     **kwargs
-        Passed to every worker's ``NBVVectorEnv`` (:func:`~spatialscout_gym.wrappers.nbv.make_nbv_env`
+        Passed to every worker's ``NBVVectorEnv`` (:func:`~spatialscout_gym.nbv.wrapper.make_nbv_env`
         arguments).
     """
 
@@ -236,7 +236,7 @@ class NBVWorkerVectorEnv(VectorEnv):
         return obs, _merge_infos([p[1] for p in parts], self.sizes)
 
     def step(self, actions):
-        from spatialscout_gym.wrappers.nbv_motion import motion_args
+        from spatialscout_gym.nbv.motion import motion_args
         actions = np.asarray(actions)
         if len(actions) != self.num_envs:
             raise ValueError(f"step needs {self.num_envs} actions, got {len(actions)}")

@@ -2,17 +2,17 @@
 and :func:`make_nbv_env`.
 
 Each step is a camera motion followed by a capture, and a mapper turns captures into submissions;
-that step is the one NBV core (:class:`~spatialscout_gym.wrappers.nbv_core.NBVCore`), which the
+that step is the one NBV core (:class:`~spatialscout_gym.nbv.core.NBVCore`), which the
 wrapper drives through the inner tool env's ``step`` (so wrappers placed inside it see each call),
 and the NBV agents of :mod:`spatialscout_gym.baselines.nbv_agents` drive on an
 :class:`~spatialscout_gym.episode.episode.Episode` directly
-(:class:`~spatialscout_gym.wrappers.nbv_core.NBVController`). A policy sees the same observations
+(:class:`~spatialscout_gym.nbv.core.NBVController`). A policy sees the same observations
 and actions in both.
 
 The parts live in small modules, re-exported here: settings and spaces
-(:mod:`~spatialscout_gym.wrappers.nbv_config`), motions (:mod:`~spatialscout_gym.wrappers.nbv_motion`),
-observation features (:mod:`~spatialscout_gym.wrappers.nbv_features`), the core
-(:mod:`~spatialscout_gym.wrappers.nbv_core`) and its ports (:mod:`~spatialscout_gym.wrappers.nbv_ports`).
+(:mod:`~spatialscout_gym.nbv.config`), motions (:mod:`~spatialscout_gym.nbv.motion`),
+observation features (:mod:`~spatialscout_gym.nbv.features`), the core
+(:mod:`~spatialscout_gym.nbv.core`) and its ports (:mod:`~spatialscout_gym.nbv.ports`).
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ import gymnasium as gym
 from gymnasium import spaces
 
 from spatialscout_gym.core.spec import SceneSpec
-from spatialscout_gym.wrappers.nbv_config import (DISCRETE_MOTIONS, MAP_CHANNELS, MOTIONS, N_SECTORS, NBVConfig,
+from spatialscout_gym.nbv.config import (DISCRETE_MOTIONS, MAP_CHANNELS, MOTIONS, N_SECTORS, NBVConfig,
                                                   check_obs_layout, layout_observation, layout_observation_space,
                                                   nbv_action_space, nbv_observation_space)
-from spatialscout_gym.wrappers.nbv_core import NBVController, NBVCore, NBVStep
-from spatialscout_gym.wrappers.nbv_features import ViewHistory, depth_rays, nbv_observation
-from spatialscout_gym.wrappers.nbv_motion import TRANSLATION_AXIS_M, motion_args, move_parts
-from spatialscout_gym.wrappers.nbv_ports import ToolEnvPort
+from spatialscout_gym.nbv.core import NBVController, NBVCore, NBVStep
+from spatialscout_gym.nbv.features import ViewHistory, depth_rays, nbv_observation
+from spatialscout_gym.nbv.motion import TRANSLATION_AXIS_M, motion_args, move_parts
+from spatialscout_gym.nbv.ports import ToolEnvPort
 
 __all__ = ["NextBestViewWrapper", "NBVController", "NBVCore", "NBVStep", "NBVConfig", "DISCRETE_MOTIONS",
            "N_SECTORS", "MOTIONS", "make_nbv_env", "nbv_observation_space", "nbv_action_space", "motion_args",
@@ -57,7 +57,7 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     ``make_nbv_env`` and ``SpatialScout/NBV-v0`` make the inner tool-call budget unlimited, so the
     image budget alone ends the episode.
     The default mapper, ``"oracle"``
-    (:class:`~spatialscout_gym.wrappers.nbv_mappers.OraclePerceptionMapper`), submits the reference
+    (:class:`~spatialscout_gym.nbv.mappers.OraclePerceptionMapper`), submits the reference
     centre of every target seen in the capture's privileged segmentation, so the task reduces to
     view planning: the all-target mean IoU equals the fraction of the inventory seen.
 
@@ -123,7 +123,7 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     ## Arguments
     ``NextBestViewWrapper(env, mapper="oracle", motion="discrete", obs_size=64, **NBVConfig fields)``;
     ``mapper`` is a name (``"oracle"``, ``"oracle-surface"``) or an object with the
-    :class:`~spatialscout_gym.wrappers.nbv_mappers.Mapper` interface.
+    :class:`~spatialscout_gym.nbv.mappers.Mapper` interface.
     ``gym.make("SpatialScout/NBV-v0", scene="procedural", image_budget=20, resolution=64,
     mapper="oracle", motion="discrete", obs_size=64, reconfigure_every=16, random_start_yaw=True)``
     (= :func:`make_nbv_env`) builds the inner env too; ``scene`` is ``"procedural"`` or a catalog id;
@@ -137,7 +137,7 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
       motion added (``scan_bins=0`` gives the observation space without ``scan``);
       ``single_room_share`` and ``reward_submitted_weight`` added (defaults unchanged); ``obs_layout``
       added (default ``"dict"``, unchanged).
-    - ``SpatialScout/NBV-v1`` (:class:`~spatialscout_gym.wrappers.nbv_env.NBVEnv`) is this task as its
+    - ``SpatialScout/NBV-v1`` (:class:`~spatialscout_gym.nbv.env.NBVEnv`) is this task as its
       own env with the shipped policy's recipe as defaults; it holds this wrapper and delegates to it.
     """
 
@@ -154,7 +154,7 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
                             f"directly inside it (no action wrapper in between); got {env.action_space}")
         self.config = NBVConfig(motion=motion, obs_size=int(obs_size), **config)
         if isinstance(mapper, str):
-            from spatialscout_gym.wrappers.nbv_mappers import make_mapper
+            from spatialscout_gym.nbv.mappers import make_mapper
             mapper = make_mapper(mapper)
         self.mapper = mapper
         self.action_space = nbv_action_space(self.config)
@@ -177,7 +177,7 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         :class:`~spatialscout_gym.core.frames.CameraPose`), or None when the step captures nothing.
 
         The next :meth:`step` must get the same action; it then only captures, maps and observes,
-        with the results ``step`` alone gives. :class:`~spatialscout_gym.wrappers.nbv_vector.NBVVectorEnv`
+        with the results ``step`` alone gives. :class:`~spatialscout_gym.nbv.vector.NBVVectorEnv`
         uses this to render all sub-envs' captures in one batched call between the two phases."""
         return self.core.prepare(action)
 
@@ -198,7 +198,7 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
 class NBVObservationLayout(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
     """The NBV observation in another layout (``obs_layout``: ``"image"``, ``"flat"`` or
-    ``"image+vector"``; spaces in :func:`~spatialscout_gym.wrappers.nbv_config.layout_observation_space`)
+    ``"image+vector"``; spaces in :func:`~spatialscout_gym.nbv.config.layout_observation_space`)
     over an env whose observation is the NBV ``dict``; the numbers are the dict's."""
 
     def __init__(self, env: gym.Env, obs_layout: str) -> None:
@@ -244,7 +244,7 @@ def make_nbv_env(scene: str | SceneSpec = "procedural", *, image_budget: int = 2
     obs_layout : str
         ``"dict"`` (default: the :class:`NextBestViewWrapper` itself), or ``"image"``, ``"flat"``
         or ``"image+vector"``: that wrapper inside :class:`NBVObservationLayout`
-        (:func:`~spatialscout_gym.wrappers.nbv_config.layout_observation_space`).
+        (:func:`~spatialscout_gym.nbv.config.layout_observation_space`).
     """
     check_obs_layout(obs_layout)   # before any scene is built
     from spatialscout_gym.envs.registration import NAMESPACE, env_id_for_scene, register_envs

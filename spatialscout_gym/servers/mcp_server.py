@@ -3,13 +3,13 @@
 ``spatialscout mcp --scene SCENE --out DIR [--transport stdio|http] [--port P]`` serves one
 :class:`~spatialscout_gym.episode.Episode` (docs/protocol.md section 4) over stdio or streamable HTTP bound
 to 127.0.0.1 (path ``/mcp``). Tool input schemas are those of
-:func:`spatialscout_gym.wrappers.schemas.tool_schemas`; results are a JSON text
+:func:`spatialscout_gym.conversation.schemas.tool_schemas`; results are a JSON text
 ``{"ok": ..., "result" | "error": ...}`` (``is_error`` set on refusals), and ``capture_image``
 adds the frame as MCP image content (JPEG, at most 384 px) with the pixel conversion stated
 (docs/protocol.md section 3). The texts come from the same formatter as the VLM wrapper's
-(:mod:`spatialscout_gym.wrappers.replies`), so a tool result reads the same over MCP and there
+(:mod:`spatialscout_gym.conversation.replies`), so a tool result reads the same over MCP and there
 (numbers rounded to 3 decimals by ``model_json``). The first tool result of the session opens with
-the initial image (frame 0), before the call's own result. The task prompt of :mod:`spatialscout_gym.wrappers.prompt`,
+the initial image (frame 0), before the call's own result. The task prompt of :mod:`spatialscout_gym.conversation.prompt`,
 worded for a tool server (the episode ends at ``finish_mapping`` or the budget, not at a reply
 without a tool call), is served twice: as the server's ``instructions`` and as the MCP prompt
 :data:`PROMPT_NAME` (many clients ignore ``instructions`` but let the user pick a prompt).
@@ -42,11 +42,11 @@ from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.core.types import UNLIMITED
 from spatialscout_gym.envs.session import EpisodeSession
 from spatialscout_gym.episode.tools import TOOL_NAMES
-from spatialscout_gym.wrappers.conversation import parse_arguments
-from spatialscout_gym.wrappers.prompt import DEFAULT_PROMPT_STYLE, check_prompt_style, task_prompt
-from spatialscout_gym.wrappers.replies import (clip_error, frame_parts, refusal_text, result_text,
+from spatialscout_gym.conversation.messages import parse_arguments
+from spatialscout_gym.conversation.prompt import DEFAULT_PROMPT_STYLE, check_prompt_style, task_prompt
+from spatialscout_gym.conversation.replies import (clip_error, frame_parts, refusal_text, result_text,
                                                unknown_tool_error)
-from spatialscout_gym.wrappers.schemas import tool_schemas
+from spatialscout_gym.conversation.schemas import tool_schemas
 
 __all__ = ["McpEpisode", "build_server", "serve_stdio", "serve_http", "HOST", "stdout_to_stderr",
            "PROMPT_NAME", "BearerAuth"]
@@ -126,7 +126,7 @@ class McpEpisode:
         """``harness.json`` and ``prompt.txt`` for the run directory, as every run has: the task
         prompt as served (instructions and the MCP prompt), the tool schema, budgets and images."""
         from spatialscout_gym.envs.run_dir import HARNESS_FILE, PROMPT_FILE
-        from spatialscout_gym.wrappers.images import JPEG_QUALITY, MAX_SIDE_PX, delivered_size
+        from spatialscout_gym.conversation.images import JPEG_QUALITY, MAX_SIDE_PX, delivered_size
         K = self.episode.intrinsics
         harness = {
             "agent": self.name, "prompt_style": self.prompt_style,

@@ -5,11 +5,11 @@ the vector NBV env and the tool-calling model wrapper (``ToolCallWrapper``). Imp
 __all__ = ["NextBestViewWrapper", "make_nbv_env", "NBVConfig", "NBVEnv", "NBVVectorEnv", "NBVWorkerVectorEnv",
            "make_nbv_vector_env", "ToolCallWrapper"]
 
-_WHERE = {"NextBestViewWrapper": "spatialscout_gym.wrappers.nbv", "make_nbv_env": "spatialscout_gym.wrappers.nbv",
-          "NBVConfig": "spatialscout_gym.wrappers.nbv", "NBVEnv": "spatialscout_gym.wrappers.nbv_env",
-          "NBVVectorEnv": "spatialscout_gym.wrappers.nbv_vector",
-          "NBVWorkerVectorEnv": "spatialscout_gym.wrappers.nbv_workers",
-          "make_nbv_vector_env": "spatialscout_gym.wrappers.nbv_workers",
+_WHERE = {"NextBestViewWrapper": "spatialscout_gym.nbv.wrapper", "make_nbv_env": "spatialscout_gym.nbv.wrapper",
+          "NBVConfig": "spatialscout_gym.nbv.wrapper", "NBVEnv": "spatialscout_gym.nbv.env",
+          "NBVVectorEnv": "spatialscout_gym.nbv.vector",
+          "NBVWorkerVectorEnv": "spatialscout_gym.nbv.workers",
+          "make_nbv_vector_env": "spatialscout_gym.nbv.workers",
           "ToolCallWrapper": "spatialscout_gym.wrappers.tool_call"}
 """Name -> the module that defines it (full paths, so that a move of a module finds them)."""
 

@@ -7,7 +7,7 @@ wrapped further) and the env speaks to a tool-calling model (docs/protocol.md se
   the sourced ``appendix-a`` sentences, as the first user message; or a system message in the ``detailed``/``legacy``
   wordings) and frame 0 (or, in passive mode, the fixed views) as JPEG with its caption;
 * ``step(reply)`` takes one model reply (an OpenAI or Anthropic message, SDK object or dict, a
-  plain list of ``{"name", "arguments"}`` or a :class:`~spatialscout_gym.wrappers.conversation.ModelReply`),
+  plain list of ``{"name", "arguments"}`` or a :class:`~spatialscout_gym.conversation.messages.ModelReply`),
   encodes each tool call into the env's action (:mod:`spatialscout_gym.wrappers.encode`) and calls
   ``self.env.step(action)`` for it, in order; it returns the next messages to send (tool results,
   frame captions and JPEGs, a reminder when 10 or 3 model calls remain), the reward the inner steps
@@ -26,7 +26,7 @@ Refusals: a call to an unknown tool, arguments that are not a JSON object (or ho
 beyond the float range) and, in passive mode, the camera tools are refused here without an env
 step; every other call is one env step, so the episode refuses malformed arguments with its own
 reason and counts them. Texts come from one formatter shared with the MCP server
-(:mod:`spatialscout_gym.wrappers.replies`).
+(:mod:`spatialscout_gym.conversation.replies`).
 
 Trace (docs/protocol.md section 7): :meth:`ToolCallWrapper.trace` is the episode's trace with this
 wrapper's events in place: ``model_request`` (model-call index, calls left, the messages added since
@@ -55,19 +55,19 @@ import gymnasium as gym
 
 from spatialscout_gym.episode import trace as tr
 from spatialscout_gym.episode.tools import TOOL_NAMES
-from spatialscout_gym.wrappers.codecs import parse_reply, wire_format_of
-from spatialscout_gym.wrappers.conversation import (MAX_ARGUMENT_CHARS, WIRE_FORMATS, EpisodeOverError, Message,
+from spatialscout_gym.conversation.codecs import parse_reply, wire_format_of
+from spatialscout_gym.conversation.messages import (MAX_ARGUMENT_CHARS, WIRE_FORMATS, EpisodeOverError, Message,
                                                     ModelReply, Part, ToolCall, bound_reply, clean_reply,
                                                     clean_usage, malformed_note, parse_arguments)
-from spatialscout_gym.wrappers.conversation_spaces import MessagesSpace, ReplySpace
+from spatialscout_gym.conversation.spaces import MessagesSpace, ReplySpace
 from spatialscout_gym.wrappers.encode import encode_call
-from spatialscout_gym.wrappers.images import JPEG_QUALITY, MAX_SIDE_PX
-from spatialscout_gym.wrappers.prompt import (CAMERA_TOOLS, DEFAULT_PROMPT_STYLE, PASSIVE_TOOLS, REMINDER_AT,
+from spatialscout_gym.conversation.images import JPEG_QUALITY, MAX_SIDE_PX
+from spatialscout_gym.conversation.prompt import (CAMERA_TOOLS, DEFAULT_PROMPT_STYLE, PASSIVE_TOOLS, REMINDER_AT,
                                               check_prompt_style, first_message_text, prompt_role, reminder_text,
                                               task_prompt)
-from spatialscout_gym.wrappers.replies import (clip_error, frame_parts, refusal_text, result_text,
+from spatialscout_gym.conversation.replies import (clip_error, frame_parts, refusal_text, result_text,
                                                unknown_tool_error)
-from spatialscout_gym.wrappers.schemas import tool_schemas
+from spatialscout_gym.conversation.schemas import tool_schemas
 
 __all__ = ["ToolCallWrapper", "ToolCall", "Message", "ModelReply", "EpisodeOverError", "tool_schemas",
            "CAMERA_TOOLS", "PASSIVE_TOOLS", "parse_arguments", "parse_reply"]
@@ -94,7 +94,7 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     max_side, jpeg_quality : int
         Delivered image size bound (pixels) and JPEG quality.
     prompt_style : {"appendix-a", "content-list", "detailed", "legacy"}
-        Wording of the prompt, first message and reminders (:mod:`spatialscout_gym.wrappers.prompt`);
+        Wording of the prompt, first message and reminders (:mod:`spatialscout_gym.conversation.prompt`);
         ``"appendix-a"`` (the default) and ``"content-list"`` send the task prompt as the first user
         message, the others as a system message (``prompt_role``).
     clock : callable, optional
@@ -104,16 +104,16 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     wire_format : {"chat_completions", "responses", "messages"}, optional
         The wire format of the provider in use: every reply is decoded with its codec, whatever
         its shape. None: the first reply's declared format
-        (:func:`~spatialscout_gym.wrappers.codecs.wire_format_of`) is kept for the episode.
+        (:func:`~spatialscout_gym.conversation.codecs.wire_format_of`) is kept for the episode.
 
     A reply of the wrong shape (a text that is not a string, tool calls that are not a list, an
     item that is not an object, ...) is read as far as it goes; the model is told what could not
     be read (a user message after the tool results) and the episode goes on, even when no tool
     call could be read (the reply still counts against B).
 
-    ``observation_space`` is a :class:`~spatialscout_gym.wrappers.conversation_spaces.MessagesSpace`
+    ``observation_space`` is a :class:`~spatialscout_gym.conversation.spaces.MessagesSpace`
     (lists of :class:`Message`) and ``action_space`` a
-    :class:`~spatialscout_gym.wrappers.conversation_spaces.ReplySpace` (model replies): they contain
+    :class:`~spatialscout_gym.conversation.spaces.ReplySpace` (model replies): they contain
     what this wrapper returns and takes, but have no fixed shape (no neural policy flattens them);
     ``env.unwrapped``'s spaces describe what each tool call becomes.
 
@@ -325,7 +325,7 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         EpisodeOverError
             The episode has ended (call ``reset``).
         TypeError
-            ``reply`` is not a model reply (see :func:`~spatialscout_gym.wrappers.codecs.parse_reply`).
+            ``reply`` is not a model reply (see :func:`~spatialscout_gym.conversation.codecs.parse_reply`).
         """
         if self._episode is None:
             raise RuntimeError("call reset() before step()")
@@ -409,7 +409,7 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     def _read(self, reply: Any) -> ModelReply:
         """``reply`` in neutral form, decoded with the episode's wire format (kept from the first
         reply when none was given) and made safe to keep and send back
-        (:func:`~spatialscout_gym.wrappers.conversation.clean_reply`)."""
+        (:func:`~spatialscout_gym.conversation.messages.clean_reply`)."""
         if isinstance(reply, (ModelReply, list, tuple)):   # neutral forms: no wire format to decode
             return clean_reply(parse_reply(reply))
         if self.wire_format is None:

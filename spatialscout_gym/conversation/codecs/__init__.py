@@ -1,6 +1,6 @@
 """One codec per model-service wire format (docs/protocol.md section 5): the neutral conversation
-(:mod:`spatialscout_gym.wrappers.conversation`) to a request, and a response back to a
-:class:`~spatialscout_gym.wrappers.conversation.ModelReply`.
+(:mod:`spatialscout_gym.conversation.messages`) to a request, and a response back to a
+:class:`~spatialscout_gym.conversation.messages.ModelReply`.
 
 * :mod:`.chat_completions`: OpenAI chat completions (and compatible servers);
 * :mod:`.responses`: OpenAI Responses;
@@ -16,8 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from spatialscout_gym.wrappers.codecs import anthropic_messages, chat_completions, responses
-from spatialscout_gym.wrappers.conversation import WIRE_FORMATS, ModelReply, ToolCall, short_repr
+from spatialscout_gym.conversation.codecs import anthropic_messages
+from spatialscout_gym.conversation.codecs import chat_completions
+from spatialscout_gym.conversation.codecs import responses
+from spatialscout_gym.conversation.messages import WIRE_FORMATS, ModelReply, ToolCall, short_repr
 
 __all__ = ["chat_completions", "responses", "anthropic_messages", "parse_reply", "wire_format_of"]
 

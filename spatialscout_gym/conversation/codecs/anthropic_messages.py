@@ -14,9 +14,9 @@ import base64
 from typing import Any, Iterable
 
 from spatialscout_gym.episode.tools import to_jsonable
-from spatialscout_gym.wrappers.codecs.common import Reading, as_json, call_name, get, usage_counts
-from spatialscout_gym.wrappers.conversation import Message, ModelReply, Part, ToolCall, parse_arguments
-from spatialscout_gym.wrappers.schemas import tool_schemas
+from spatialscout_gym.conversation.codecs.common import Reading, as_json, call_name, get, usage_counts
+from spatialscout_gym.conversation.messages import Message, ModelReply, Part, ToolCall, parse_arguments
+from spatialscout_gym.conversation.schemas import tool_schemas
 
 __all__ = ["tools", "messages", "to_request", "parse_response"]
 
@@ -82,7 +82,7 @@ def parse_response(reply: Any) -> ModelReply:
     """Text, tool calls, usage and stop reason; with thinking blocks, the whole content is kept as
     ``provider_content`` (it must be sent back verbatim). Parts of the wrong kind (``content``
     that is not a list, a block that is not an object, a text that is not a string) are listed in
-    :attr:`~spatialscout_gym.wrappers.conversation.ModelReply.malformed`; nothing raises."""
+    :attr:`~spatialscout_gym.conversation.messages.ModelReply.malformed`; nothing raises."""
     r = Reading()
     content = r.items(get(reply, "content") if r.obj(reply, "the message") else None, "the message content")
     texts, calls, kept, replay = [], [], [], False

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from spatialscout_gym.wrappers.codecs.common import (ImageDeferral, Reading, call_name, data_uri, get, json_args,
+from spatialscout_gym.conversation.codecs.common import (ImageDeferral, Reading, call_name, data_uri, get, json_args,
                                                      usage_counts)
-from spatialscout_gym.wrappers.conversation import Message, ModelReply, Part, ToolCall, short_repr
-from spatialscout_gym.wrappers.schemas import tool_schemas
+from spatialscout_gym.conversation.messages import Message, ModelReply, Part, ToolCall, short_repr
+from spatialscout_gym.conversation.schemas import tool_schemas
 
 __all__ = ["tools", "messages", "to_request", "parse_response"]
 
@@ -62,7 +62,7 @@ def parse_response(reply: Any) -> ModelReply:
     """A completion (first choice, finish reason, usage) or an assistant message, in neutral form.
     Parts of the wrong kind (``choices`` that is not a non-empty list, ``tool_calls`` that is not a
     list, a call that is not an object, a text that is not a string) are listed in
-    :attr:`~spatialscout_gym.wrappers.conversation.ModelReply.malformed`; nothing raises."""
+    :attr:`~spatialscout_gym.conversation.messages.ModelReply.malformed`; nothing raises."""
     r = Reading()
     if get(reply, "choices") is not None or get(reply, "object") == "chat.completion":
         choices = r.items(get(reply, "choices"), "the completion's choices")

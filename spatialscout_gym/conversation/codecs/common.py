@@ -9,8 +9,8 @@ import json
 from typing import Any, Callable
 
 from spatialscout_gym.episode.tools import to_jsonable
-from spatialscout_gym.wrappers.conversation import token_count
-from spatialscout_gym.wrappers.images import DeliveredImage
+from spatialscout_gym.conversation.messages import token_count
+from spatialscout_gym.conversation.images import DeliveredImage
 
 __all__ = ["get", "usage_counts", "json_args", "call_name", "data_uri", "as_json", "ImageDeferral", "is_object",
            "Reading"]
@@ -69,7 +69,7 @@ def as_json(obj: Any) -> Any:
 
 class Reading:
     """Reads the fields of one reply, listing what is not of the expected kind in :attr:`bad`
-    (the reply's :attr:`~spatialscout_gym.wrappers.conversation.ModelReply.malformed`) instead
+    (the reply's :attr:`~spatialscout_gym.conversation.messages.ModelReply.malformed`) instead
     of raising."""
 
     def __init__(self) -> None:

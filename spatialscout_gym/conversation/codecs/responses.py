@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from spatialscout_gym.wrappers.codecs.common import (ImageDeferral, Reading, as_json, call_name, data_uri, get,
+from spatialscout_gym.conversation.codecs.common import (ImageDeferral, Reading, as_json, call_name, data_uri, get,
                                                      json_args, usage_counts)
-from spatialscout_gym.wrappers.conversation import Message, ModelReply, Part, ToolCall
-from spatialscout_gym.wrappers.schemas import tool_schemas
+from spatialscout_gym.conversation.messages import Message, ModelReply, Part, ToolCall
+from spatialscout_gym.conversation.schemas import tool_schemas
 
 __all__ = ["tools", "input_items", "to_request", "parse_response"]
 
@@ -74,7 +74,7 @@ def parse_response(reply: Any) -> ModelReply:
     """Function calls, output text, usage and the stop reason; the output items are kept as
     ``provider_content`` for replay. Parts of the wrong kind (``output`` that is not a list, an item
     that is not an object, a text that is not a string) are listed in
-    :attr:`~spatialscout_gym.wrappers.conversation.ModelReply.malformed` (and not replayed);
+    :attr:`~spatialscout_gym.conversation.messages.ModelReply.malformed` (and not replayed);
     nothing raises."""
     r = Reading()
     output = get(reply, "output") if r.obj(reply, "the response") else None

@@ -7,7 +7,7 @@ directory is written (docs/protocol.md section 7) with agent ``human:NAME``.
 Routes (127.0.0.1 only): ``GET /`` the page, ``GET /static/...`` its files, ``GET /frames/N.png`` a
 captured frame, ``GET /api/state`` budgets and frame ids (and the score once the run is written),
 ``POST /api/call`` ``{"tool", "args"}`` -> the tool's result dict plus the state. Every request
-passes :class:`~spatialscout_gym.viewer.server.GuardedHandler`'s Host and Origin checks; a call
+passes :class:`~spatialscout_gym.servers.viewer.server.GuardedHandler`'s Host and Origin checks; a call
 needs the per-run token (the ``token`` query parameter of the URL the command prints, sent back
 by the page in the ``X-SpatialScout-Token`` header) and a body of at most 64 kB.
 """
@@ -23,7 +23,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from spatialscout_gym.viewer.server import BodyRefused, GuardedHandler, start_server
+from spatialscout_gym.servers.viewer.server import BodyRefused, GuardedHandler, start_server
 
 __all__ = ["HumanAgent", "PlayGame", "serve_play"]
 
@@ -100,7 +100,7 @@ def _handler(game: PlayGame):
             if not self.guard():
                 return
             path = self.path.split("?")[0]
-            static = resources.files("spatialscout_gym.viewer").joinpath("static")
+            static = resources.files("spatialscout_gym.servers.viewer").joinpath("static")
             if path in ("/", "/index.html"):
                 return self._send(static.joinpath("play.html").read_bytes(), "text/html; charset=utf-8")
             name = path.removeprefix("/static/")

@@ -123,5 +123,5 @@ def start_server(handler: type[GuardedHandler], port: int = 0, token: str | None
 
 def serve_directory(root: str | Path, port: int = 0) -> http.server.ThreadingHTTPServer:
     """A started server for the static site ``root`` (written by
-    :func:`~spatialscout_gym.viewer.site.write_site`, which copies no symbolic link) on 127.0.0.1."""
+    :func:`~spatialscout_gym.servers.viewer.site.write_site`, which copies no symbolic link) on 127.0.0.1."""
     return start_server(_SiteHandler, port, directory=str(root))

@@ -18,7 +18,7 @@ import shutil
 from importlib import resources
 from pathlib import Path
 
-from spatialscout_gym.viewer.data import eval_payload, frame_files, is_run_dir, run_dirs, run_payload
+from spatialscout_gym.servers.viewer.data import eval_payload, frame_files, is_run_dir, run_dirs, run_payload
 
 __all__ = ["write_site", "STATIC_FILES"]
 
@@ -26,7 +26,7 @@ STATIC_FILES = ("common.js", "view.js", "style.css")
 
 
 def _static(name: str) -> str:
-    return resources.files("spatialscout_gym.viewer").joinpath("static", name).read_text(encoding="utf-8")
+    return resources.files("spatialscout_gym.servers.viewer").joinpath("static", name).read_text(encoding="utf-8")
 
 
 def _page(out: Path, payload: dict, assets: str) -> None:
