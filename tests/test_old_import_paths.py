@@ -1,6 +1,6 @@
 """Every module that moved keeps its old import path for one release: importing it warns
 (``DeprecationWarning``) and gives the new module itself, so ``from old import X`` and
-``mock.patch("old.X")`` reach the code that runs. Written by scripts/relayout.py."""
+``mock.patch("old.X")`` reach the code that runs."""
 
 from __future__ import annotations
 
