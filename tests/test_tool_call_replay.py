@@ -21,7 +21,7 @@ import pytest
 
 from fakes import FakeRenderer, small_scene
 from tool_call_replay_cases import CASES, OLD_PASSIVE_PATH
-from spatialscout_gym.baselines.wire import to_anthropic_messages, to_openai_messages
+from spatialscout_gym.conversation.codecs import anthropic_messages, chat_completions
 from spatialscout_gym.core.scoring import GroundTruth, score_scene
 from spatialscout_gym.episode.tools import model_json
 from spatialscout_gym.wrappers.tool_call import ModelReply, ToolCall, ToolCallWrapper
@@ -110,8 +110,8 @@ def test_replay_matches_the_old_path(name):
     # the wire bodies: with the recorded (unrounded) tool texts put back, byte for byte the recording's
     recorded = [dataclasses.replace(m, content=[want["messages"][i]["content"][0], *m.content[1:]])
                 if m.role == "tool" else m for i, m in enumerate(w.messages)]
-    assert _sha(to_openai_messages(recorded)) == want["openai_wire_sha256"]
-    system, anthropic = to_anthropic_messages(recorded)
+    assert _sha(chat_completions.messages(recorded)) == want["openai_wire_sha256"]
+    system, anthropic = anthropic_messages.messages(recorded)
     assert _sha([system, anthropic]) == want["anthropic_wire_sha256"]
 
 

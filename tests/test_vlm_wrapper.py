@@ -16,8 +16,7 @@ from fakes import FakeRenderer, small_scene
 from vlm_scripted import ScriptedServer
 from spatialscout_gym.baselines.passive import capture_scripted_views, scripted_path
 from spatialscout_gym.baselines.registry import make_agent
-from spatialscout_gym.baselines.wire import (anthropic_tools, openai_tools, to_anthropic_messages,
-                                             to_openai_messages)
+from spatialscout_gym.conversation.codecs import anthropic_messages, chat_completions
 from spatialscout_gym.episode import TOOL_NAMES, Episode
 from spatialscout_gym.eval.runner import run_episode
 from spatialscout_gym.wrappers.tool_call import (CAMERA_TOOLS, PASSIVE_TOOLS, EpisodeOverError, ModelReply, ToolCall,
@@ -40,7 +39,7 @@ def _wrapper(res=32, image_budget=100, model_call_budget=5, **kw) -> ToolCallWra
 
 
 def test_tool_schemas_two_renderings_of_one_source():
-    oa, an = openai_tools(), anthropic_tools()
+    oa, an = chat_completions.tools(), anthropic_messages.tools()
     assert [t["function"]["name"] for t in oa] == [t["name"] for t in an] == list(TOOL_NAMES)
     for o, a in zip(oa, an):
         assert o["type"] == "function" and o["function"]["parameters"] == a["input_schema"]
@@ -115,10 +114,10 @@ def test_passive_views_same_for_every_run_and_camera_tools_refused():
 def test_adapters_keep_provider_rules():
     w = _wrapper(prompt_style="detailed")
     w.step(ModelReply(tool_calls=[ToolCall("x", "capture_image", "{}"), ToolCall("y", "get_camera_pose", "")]))
-    oa = to_openai_messages(w.messages)
+    oa = chat_completions.messages(w.messages)
     assert [m["role"] for m in oa] == ["system", "user", "assistant", "tool", "tool", "user"]
     assert oa[-1]["content"][-1]["type"] == "image_url"
-    system, an = to_anthropic_messages(w.messages)
+    system, an = anthropic_messages.messages(w.messages)
     assert system.startswith("You are mapping") and [m["role"] for m in an] == ["user", "assistant", "user"]
     types = [b["type"] for b in an[-1]["content"]]
     assert types == ["tool_result", "tool_result"]

@@ -70,16 +70,25 @@ def register_agent_prefix(prefix: str, factory: Factory | str, *, kind: str = "m
     _PREFIXES[prefix] = factory
 
 
+def _model_services() -> dict:
+    """The registered model services (their agents are ``name:MODEL``, of kind ``model``): read at
+    each call, so a service registered later with ``model_api`` is an agent prefix at once."""
+    from spatialscout_gym.conversation.providers import PROVIDERS
+    return PROVIDERS
+
+
 def known_agents() -> list[str]:
-    """Registered names, then prefixes as ``"prefix:ARG"``."""
-    return sorted(_AGENTS) + sorted(f"{p}:ARG" for p in _PREFIXES)
+    """Registered names, then prefixes as ``"prefix:ARG"`` (the model services' among them)."""
+    return sorted(_AGENTS) + sorted(f"{p}:ARG" for p in {*_PREFIXES, *_model_services()})
 
 
 def agent_kind(name: str) -> str | None:
     """The declared kind (:data:`AGENT_KINDS`) of the agent ``name`` (``"prefix:ARG"`` names: their
-    prefix's); None for a name the registry does not know. Nothing is imported."""
+    prefix's); None for a name the registry does not know. No agent module is imported."""
     prefix, sep, _ = name.partition(":")
-    return _KINDS.get(name) if not sep else _KINDS.get(prefix + ":")
+    if not sep:
+        return _KINDS.get(name)
+    return _KINDS.get(prefix + ":") or ("model" if prefix in _model_services() else None)
 
 
 def is_nbv_agent(name: str) -> bool:
@@ -105,10 +114,12 @@ def make_agent(name: str, **options: Any) -> Agent:
     if name in _AGENTS:
         return _resolve(_AGENTS[name])(**options)
     prefix, sep, arg = name.partition(":")
-    if sep and prefix in _PREFIXES:
+    if sep and (prefix in _PREFIXES or prefix in _model_services()):
         if not arg:
             raise UnknownAgentError(f"agent {name!r} needs an argument after {prefix + ':'!r}, e.g. {prefix}:MODEL")
-        return _resolve(_PREFIXES[prefix])(arg, **options)
+        if prefix in _PREFIXES:
+            return _resolve(_PREFIXES[prefix])(arg, **options)
+        return _resolve("spatialscout_gym.baselines.vlm:model_agent")(prefix, arg, **options)
     raise UnknownAgentError(f"unknown agent {name!r}; known agents: {', '.join(known_agents())}")
 
 
@@ -123,8 +134,3 @@ def build_agent(name: str, **options: Any) -> Agent:
         raise
     except SpatialScoutError as exc:
         raise ConfigError(f"cannot build agent {name!r}: {message_of(exc)}") from exc
-
-# VLM agents: ``openai:MODEL`` and ``anthropic:MODEL``; options from ``spatialscout run``.
-register_agent_prefix("openai", "spatialscout_gym.baselines.vlm:openai_agent", kind="model")
-register_agent_prefix("openai-responses", "spatialscout_gym.baselines.vlm:openai_responses_agent", kind="model")
-register_agent_prefix("anthropic", "spatialscout_gym.baselines.vlm:anthropic_agent", kind="model")

@@ -50,7 +50,7 @@ from spatialscout_gym.conversation.prompt import DEFAULT_PROMPT_STYLE, REMINDER_
 from spatialscout_gym.conversation.schemas import tool_schemas
 from spatialscout_gym.wrappers.tool_call import ToolCallWrapper
 
-__all__ = ["VLMAgent", "make_vlm_agent", "openai_agent", "openai_responses_agent", "anthropic_agent",
+__all__ = ["VLMAgent", "make_vlm_agent", "model_agent",
            "load_price_table", "episode_cost", "MODES", "OutputCapError", "TRUNCATED_STOP_REASONS",
            "HARNESS_FILE", "PROMPT_FILE"]
 
@@ -351,26 +351,24 @@ def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, ap
                    prompt_style: str = DEFAULT_PROMPT_STYLE, image_max_side: int = MAX_SIDE_PX,
                    image_history: int | None = None, request_cache: str | os.PathLike | None = None,
                    **provider_options: Any) -> VLMAgent:
-    """Build a :class:`VLMAgent` for ``provider`` (``"openai"``, ``"openai-responses"`` or
-    ``"anthropic"``) and ``model``.
+    """Build a :class:`VLMAgent` for the model service ``provider`` (a name of
+    :data:`~spatialscout_gym.conversation.providers.PROVIDERS`: ``"openai"``, ``"openai-responses"``,
+    ``"anthropic"``, or one registered with ``model_api``) and ``model``.
 
     ``reasoning_effort`` defaults to the paper's ``xhigh``; None sends none (docs/protocol.md
     section 10). ``price_table`` may be a path (see :func:`load_price_table`). ``provider_options``
     go to the provider (``reasoning_effort_source``, ``timeout_s``, ``attempts``, ``backoff_s``,
     ``sleep``).
     """
-    from spatialscout_gym.conversation.providers import AnthropicProvider, OpenAIProvider, OpenAIResponsesProvider
-    classes = {"openai": OpenAIProvider, "openai-responses": OpenAIResponsesProvider,
-               "anthropic": AnthropicProvider}
-    if provider not in classes:
-        raise ConfigError(f"unknown provider {provider!r}; expected one of {sorted(classes)}")
+    from spatialscout_gym.conversation.providers import provider_entry
+    entry = provider_entry(provider)
     if isinstance(price_table, (str, os.PathLike)):
         price_table = load_price_table(price_table)
     if "reasoning_effort_source" not in provider_options:
         provider_options["reasoning_effort_source"] = (
             "default: the paper's (Table 3)" if reasoning_effort == DEFAULT_REASONING_EFFORT else
             "set by the caller" if reasoning_effort else "none sent (set by the caller)")
-    client = classes[provider](model, api_key=api_key, base_url=base_url, max_tokens=max_tokens,
+    client = entry.client(model, api_key=api_key, base_url=base_url, max_tokens=max_tokens,
                                reasoning_effort=reasoning_effort, **provider_options)
     agent = VLMAgent(client, name=f"{provider}:{model}", mode=mode,
                      model_call_budget=model_call_budget, passive_views=passive_views,
@@ -380,16 +378,6 @@ def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, ap
     return agent
 
 
-def openai_agent(model: str, **options: Any) -> VLMAgent:
-    """Registry factory for ``openai:MODEL``."""
-    return make_vlm_agent("openai", model, **options)
-
-
-def openai_responses_agent(model: str, **options: Any) -> VLMAgent:
-    """Registry factory for ``openai-responses:MODEL`` (the OpenAI Responses API)."""
-    return make_vlm_agent("openai-responses", model, **options)
-
-
-def anthropic_agent(model: str, **options: Any) -> VLMAgent:
-    """Registry factory for ``anthropic:MODEL``."""
-    return make_vlm_agent("anthropic", model, **options)
+def model_agent(provider: str, model: str, **options: Any) -> VLMAgent:
+    """Registry factory for ``PROVIDER:MODEL`` (every registered model service)."""
+    return make_vlm_agent(provider, model, **options)

@@ -10,7 +10,8 @@ class CliError(Exception):
 
 
 EXTRA_OF_MODULE: dict[str, str] = {
-    "openai": "vlm", "anthropic": "vlm", "mcp": "vlm", "uvicorn": "vlm",
+    "openai": "vlm", "anthropic": "vlm",   # the model services' SDKs (conversation/providers.PROVIDERS: sdk, extra)
+    "mcp": "vlm", "uvicorn": "vlm",
     # what the vlm extra's clients bring (an environment without the extra lacks these first)
     "anyio": "vlm", "httpx": "vlm", "starlette": "vlm", "sse_starlette": "vlm", "httpx_sse": "vlm",
     "stable_baselines3": "rl", "torch": "rl", "tensorboard": "rl", "tyro": "rl",

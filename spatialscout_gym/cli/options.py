@@ -21,7 +21,7 @@ CALL_BUDGET_DEFAULT = 100
 NO_CAP = "none"
 """``--call-budget none``: no tool-call cap."""
 
-CALL_BUDGET_HELP = ("B, calls per episode: model calls for openai:/openai-responses:/anthropic: agents, "
+CALL_BUDGET_HELP = ("B, calls per episode: model calls for model agents (openai:, anthropic:, ...), "
                     "tool calls for every other agent; 'none': no tool-call cap (not for model agents). "
                     "Default 100; none for the NBV agents (random-nbv, frontier-nbv, ppo:PATH, rllib:PATH), the "
                     "protocol of the README's NBV tables")
@@ -94,13 +94,13 @@ def resolve_call_budget(args: argparse.Namespace) -> None:
     """Turn ``--call-budget`` into an int or None (no cap): unset is 100, or None for the NBV
     agents (the NBV tables' protocol); ``none`` is refused for model agents, whose B counts model
     calls and must be finite."""
-    from spatialscout_gym.baselines.registry import is_nbv_agent
+    from spatialscout_gym.baselines.registry import agent_kind, is_nbv_agent
     agent = getattr(args, "agent", None) or ""
     given = args.call_budget
     if given is None:
         args.call_budget = None if is_nbv_agent(agent) else CALL_BUDGET_DEFAULT
     elif given == NO_CAP:
-        if agent.partition(":")[0] in ("openai", "openai-responses", "anthropic") and ":" in agent:
+        if agent_kind(agent) == "model":
             raise CliError(f"--call-budget none is not allowed for model agents ({agent}): B counts model "
                            f"calls and must be a number")
         args.call_budget = None
@@ -129,9 +129,8 @@ def reasoning_effort_option(args: argparse.Namespace) -> dict:
 
 def agent_help() -> str:
     """``--agent`` help listing the registered agents (the registry imports nothing heavy)."""
-    from spatialscout_gym.baselines.registry import known_agents
-    names = [n.replace(":ARG", ":MODEL" if n.split(":")[0] in ("openai", "openai-responses", "anthropic") else ":PATH")
-             for n in known_agents()]
+    from spatialscout_gym.baselines.registry import agent_kind, known_agents
+    names = [n.replace(":ARG", ":MODEL" if agent_kind(n) == "model" else ":PATH") for n in known_agents()]
     return "one of: " + ", ".join(names)
 
 

@@ -39,13 +39,11 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-VLM_PREFIXES = ("openai", "openai-responses", "anthropic")
-
-
 def add_vlm_arguments(p: argparse.ArgumentParser) -> None:
-    """Options of the ``openai:MODEL`` / ``anthropic:MODEL`` agents (with them ``--call-budget``
+    """Options of the model agents (``SERVICE:MODEL``, e.g. ``openai:MODEL``) (with them ``--call-budget``
     is B, the model-call budget of docs/protocol.md section 5)."""
-    g = p.add_argument_group("model agents (--agent openai:MODEL, openai-responses:MODEL or anthropic:MODEL)")
+    g = p.add_argument_group("model agents (--agent SERVICE:MODEL: openai:, openai-responses:, anthropic: or "
+                             "any registered model service)")
     g.add_argument("--base-url", help="an OpenAI- or Anthropic-compatible endpoint, e.g. a local vLLM "
                                       "or Ollama server (http://127.0.0.1:8000/v1)")
     g.add_argument("--api-key", help="API key (default: OPENAI_API_KEY / ANTHROPIC_API_KEY; any "
@@ -94,7 +92,8 @@ def add_vlm_arguments(p: argparse.ArgumentParser) -> None:
 def vlm_options(args: argparse.Namespace) -> dict:
     """``make_agent`` options for a model agent; a :class:`CliError` when they are given to
     another agent or are out of range."""
-    is_vlm = args.agent.partition(":")[0] in VLM_PREFIXES
+    from spatialscout_gym.baselines.registry import agent_kind
+    is_vlm = agent_kind(args.agent) == "model"
     given = [f"--{n.replace('_', '-')}" for n in ("base_url", "api_key", "reasoning_effort",
                                                    "max_tokens", "price_table", "image_history",
                                                    "request_cache")
@@ -109,8 +108,9 @@ def vlm_options(args: argparse.Namespace) -> dict:
         given.append("--image-max-side")
     if not is_vlm:
         if given:
-            raise CliError(f"{', '.join(given)} apply only to model agents (openai:MODEL, "
-                           f"openai-responses:MODEL, anthropic:MODEL), not to {args.agent!r}")
+            from spatialscout_gym.conversation.providers import PROVIDERS
+            raise CliError(f"{', '.join(given)} apply only to model agents "
+                           f"({', '.join(f'{n}:MODEL' for n in PROVIDERS)}), not to {args.agent!r}")
         return {}
     if args.image_history is not None and args.image_history < 0:
         raise CliError(f"--image-history must be >= 0 images, got {args.image_history}")

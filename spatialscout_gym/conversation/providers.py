@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from spatialscout_gym.core.errors import ConfigError, SpatialScoutError
@@ -45,9 +46,9 @@ from spatialscout_gym.core.redact import display_url, redact, register_endpoint,
 from spatialscout_gym.conversation.codecs import anthropic_messages
 from spatialscout_gym.conversation.codecs import chat_completions
 from spatialscout_gym.conversation.codecs import responses
-from spatialscout_gym.conversation.messages import Message, ModelReply
+from spatialscout_gym.conversation.messages import WIRE_FORMATS, Message, ModelReply
 
-__all__ = ["ModelProvider", "OpenAIProvider", "OpenAIResponsesProvider", "AnthropicProvider", "ModelServiceError",
+__all__ = ["PROVIDERS", "ProviderEntry", "model_api", "provider_entry", "ModelProvider", "OpenAIProvider", "OpenAIResponsesProvider", "AnthropicProvider", "ModelServiceError",
            "PreflightError", "TIMEOUT_S", "ATTEMPTS", "BACKOFF_S", "ANTHROPIC_FALLBACK_MAX_TOKENS", "DEFAULT_REASONING_EFFORT",
            "THINKING_BUDGET_TOKENS", "MIN_THINKING_BUDGET_TOKENS", "THINKING_REPLY_TOKENS"]
 
@@ -341,6 +342,53 @@ def _status(exc: Exception) -> int | None:
     return int(code) if isinstance(code, int) else None
 
 
+@dataclass(frozen=True)
+class ProviderEntry:
+    """One model service as the package knows it: the agent prefix (``openai`` in ``openai:MODEL``),
+    its client class, the wire format its replies are decoded with (one codec of
+    :mod:`spatialscout_gym.conversation.codecs`), the SDK module it imports and the extra that
+    installs that SDK."""
+
+    name: str
+    client: type
+    wire_format: str
+    sdk: str
+    extra: str = "vlm"
+
+
+PROVIDERS: dict[str, ProviderEntry] = {}
+"""Every model service by agent prefix: the one place that knows them (the agent registry, the CLI
+and the wrapper read it), filled by :func:`model_api`."""
+
+
+def model_api(name: str, *, sdk: str, extra: str = "vlm") -> Callable[[type], type]:
+    """Class decorator registering a :class:`ModelProvider` subclass as the model service ``name``
+    (its agents are ``name:MODEL``). The class's ``api_mode`` names its wire format.
+
+    Examples
+    --------
+    >>> @model_api("my-service", sdk="openai")            # doctest: +SKIP
+    ... class MyProvider(OpenAIProvider): ...
+    """
+    def register(cls: type) -> type:
+        if cls.api_mode not in WIRE_FORMATS:
+            raise ValueError(f"{cls.__name__}.api_mode must be one of {WIRE_FORMATS}, got {cls.api_mode!r}")
+        if name in PROVIDERS and PROVIDERS[name].client is not cls:
+            raise ValueError(f"model service {name!r} is already registered ({PROVIDERS[name].client.__name__})")
+        cls.provider = name
+        PROVIDERS[name] = ProviderEntry(name, cls, cls.api_mode, sdk, extra)
+        return cls
+    return register
+
+
+def provider_entry(name: str) -> ProviderEntry:
+    """The registered model service ``name``; :class:`ConfigError` listing the known ones otherwise."""
+    if name not in PROVIDERS:
+        raise ConfigError(f"unknown model service {name!r}; expected one of {', '.join(PROVIDERS)}")
+    return PROVIDERS[name]
+
+
+@model_api("openai", sdk="openai")
 class OpenAIProvider(ModelProvider):
     """The OpenAI chat-completions API (or any compatible server via ``base_url``).
 
@@ -348,7 +396,6 @@ class OpenAIProvider(ModelProvider):
     to a custom ``base_url`` (what local servers read).
     """
 
-    provider = "openai"
     env_var = "OPENAI_API_KEY"
     api_mode = "chat_completions"
 
@@ -382,6 +429,7 @@ class OpenAIProvider(ModelProvider):
             raise ModelServiceError(f"openai {exc}") from exc
 
 
+@model_api("openai-responses", sdk="openai")
 class OpenAIResponsesProvider(OpenAIProvider):
     """The OpenAI Responses API (``client.responses.create``), the same loop, prompt and tools.
 
@@ -391,7 +439,6 @@ class OpenAIResponsesProvider(OpenAIProvider):
     ``reasoning={"effort": ...}`` and ``max_tokens`` as ``max_output_tokens``.
     """
 
-    provider = "openai-responses"
     api_mode = "responses"
 
     def _send(self, messages: list[Message]) -> Any:
@@ -419,11 +466,11 @@ class OpenAIResponsesProvider(OpenAIProvider):
             raise ModelServiceError(f"openai {exc}") from exc
 
 
+@model_api("anthropic", sdk="anthropic")
 class AnthropicProvider(ModelProvider):
     """The Anthropic messages API. It requires ``max_tokens``: without a user value the model's
     maximum is sent (module docstring)."""
 
-    provider = "anthropic"
     env_var = "ANTHROPIC_API_KEY"
     api_mode = "messages"
     _resolved_max_tokens: int | None = None

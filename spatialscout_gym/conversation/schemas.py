@@ -1,7 +1,7 @@
 """The ten tools as JSON Schema, from one source (:data:`spatialscout_gym.episode.tools.TOOL_SPECS`).
 
 :func:`tool_schemas` gives ``{"name", "description", "parameters"}``; the model services' wire
-formats (:mod:`spatialscout_gym.baselines.wire`) and the MCP server render these.
+formats (one codec each, :mod:`spatialscout_gym.conversation.codecs`) and the MCP server render these.
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@
 
 Each module has ``to_request(messages, tool_names)`` (the request body's conversation and tool
 fields, as keyword arguments of the SDK call) and ``parse_response(response)`` (an SDK object or its
-JSON dict). The wrapper's :func:`parse_reply`, the VLM
-agents' providers and the MCP path all read replies through these modules.
+JSON dict). The wrapper's :func:`parse_reply` and the VLM agents' providers read replies through
+these modules (an MCP client calls the tools itself: no reply reaches the server).
 """
 
 from __future__ import annotations
