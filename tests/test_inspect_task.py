@@ -110,7 +110,7 @@ def test_mockllm_two_scenes_write_verified_run_directories_and_our_metrics(tmp_p
 
     out = tmp_path / "runs"
     from spatialscout_gym.integrations.inspect_task import spatialscout
-    logs = inspect_eval(spatialscout(scenes=",".join(SCENES), seeds=1, image_budget=V, call_budget=B,
+    logs = inspect_eval(spatialscout(scenes=",".join(SCENES), repeats=1, image_budget=V, call_budget=B,
                                      resolution=RES, out=str(out)),
                         model=get_model("mockllm/model", custom_outputs=model_script),
                         log_dir=str(tmp_path / "logs"), display="none")
@@ -213,7 +213,7 @@ def test_inspect_eval_and_evaluate_make_the_same_calls_and_scores(tmp_path, trut
                "SCRIPTED_BASE_URL": server.openai_url, "SCRIPTED_API_KEY": "local"}
         p = subprocess.run([sys.executable, "-m", "inspect_ai", "eval", "spatialscout_gym/spatialscout",
                             "--model", "openai-api/scripted/scripted", "-T", f"scenes={','.join(SCENES)}",
-                            "-T", "seeds=1", "-T", f"image_budget={V}", "-T", f"call_budget={B}",
+                            "-T", "repeats=1", "-T", f"image_budget={V}", "-T", f"call_budget={B}",
                             "-T", f"resolution={RES}", "-T", f"out={inspect_out}", "--log-dir", str(tmp_path / "logs"),
                             "--display", "plain", "--max-samples", "1"],
                            env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path)

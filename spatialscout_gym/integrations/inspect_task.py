@@ -81,19 +81,24 @@ def _as_list(value: Any) -> list[str]:
     return [s for s in re.split(r"[,\s]+", str(value)) if s]
 
 
-def _seeds(value: Any) -> int | list[int]:
-    """``seeds`` as ``evaluate --seeds`` reads it: one number K (seeds 0..K-1), several seeds
-    (``0,1,2``) or a range ``A:B``."""
+def _seeds(seeds: Any, repeats: Any) -> list[int]:
+    """The seeds to run, as ``evaluate`` reads ``--seeds`` (seed ids ``0,1,2`` or a range ``A:B``)
+    and ``--repeats N`` (seeds 0..N-1); seed 0 when neither is given."""
     from spatialscout_gym.cli.errors import CliError
     from spatialscout_gym.cli.evaluate import parse_seeds
-    if isinstance(value, int) and not isinstance(value, bool):
-        tokens = [str(value)]
-    else:
-        tokens = _as_list(value)
+    if repeats is not None:
+        if seeds is not None:
+            raise ConfigError("-T seeds and -T repeats choose the same thing; give one of them")
+        if isinstance(repeats, bool) or not str(repeats).isdigit() or int(repeats) < 1:
+            raise ConfigError(f"-T repeats must be an integer >= 1 (seeds 0..N-1 per scene), got {repeats!r}")
+        return list(range(int(repeats)))
+    if seeds is None:
+        return [0]
+    tokens = [str(seeds)] if isinstance(seeds, int) and not isinstance(seeds, bool) else _as_list(seeds)
     try:
         return parse_seeds(tokens)
     except CliError as exc:
-        raise ConfigError(str(exc).replace("--seeds", "-T seeds")) from None
+        raise ConfigError(re.sub(r"--(seeds|repeats) ", r"-T \1=", str(exc)).replace("--seeds", "-T seeds")) from None
 
 
 NO_EFFORT = ("off", "")
@@ -103,7 +108,8 @@ INSPECT_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 
 
 @task
-def spatialscout(scenes: str | list[str] = "catalog", seeds: int | str | list[int] = 1,
+def spatialscout(scenes: str | list[str] = "catalog", seeds: int | str | list[int] | None = None,
+                 repeats: int | None = None,
                  catalog: str | None = None, image_budget: int = 100, call_budget: int = 100,
                  resolution: int = 512, prompt: str = DEFAULT_PROMPT_STYLE,
                  reasoning_effort: str | None = DEFAULT_REASONING_EFFORT, image_max_side: int = MAX_SIDE_PX,
@@ -114,7 +120,8 @@ def spatialscout(scenes: str | list[str] = "catalog", seeds: int | str | list[in
 
     scenes : catalog ids, ``procedural:<seed>``, spec JSON paths or ``catalog`` (all scenes),
         comma-separated (``--scenes``).
-    seeds : K (seeds 0..K-1), ``0,1,2`` or ``A:B`` (``--seeds``).
+    seeds : seed ids ``0,1,2`` or a range ``A:B`` (``--seeds``); default seed 0.
+    repeats : N, seeds 0..N-1 (``--repeats``).
     catalog : catalog version of the catalog ids, e.g. ``3.0`` (``--catalog``).
     image_budget : V (``--image-budget``). call_budget : B, model calls (``--call-budget``).
     resolution : render grid, pixels (``--resolution``).
@@ -152,8 +159,7 @@ def spatialscout(scenes: str | list[str] = "catalog", seeds: int | str | list[in
     problems = [p for p in map(scene_name_problem, names) if p]
     if problems:
         raise ConfigError(problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
-    seed_list = _seeds(seeds)
-    seed_list = list(range(seed_list)) if isinstance(seed_list, int) else seed_list
+    seed_list = _seeds(seeds, repeats)
     samples = [Sample(id=f"{scene_dir_name(s)}/seed_{k}",
                       input=f"SpatialScout episode: scene {s}, seed {k}",
                       metadata={"scene": s, "seed": k}) for s in names for k in seed_list]
