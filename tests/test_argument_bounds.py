@@ -15,7 +15,7 @@ from spatialscout_gym.episode import Episode
 from spatialscout_gym.episode.tools import (MAX_ARG_DEPTH, MAX_ARG_VALUES, argument_size_problem, model_json,
                                             to_jsonable)
 from spatialscout_gym.episode.trace import write_jsonl
-from spatialscout_gym.baselines.wire import openai_tools, to_anthropic_messages, to_openai_messages
+from spatialscout_gym.conversation.codecs import anthropic_messages, chat_completions
 from spatialscout_gym.wrappers.tool_call import ModelReply, ToolCall, ToolCallWrapper
 
 
@@ -58,8 +58,8 @@ def test_deep_argument_through_the_wrapper_and_both_wire_formats():
     w.step(ModelReply("", [ToolCall("c1", "submit_positions", deep)]))
     assert not w.done and ep.tool_calls == 1
     messages = w.request()
-    to_openai_messages(messages)                          # neither raises RecursionError
-    system, msgs = to_anthropic_messages(messages)
+    chat_completions.messages(messages)                          # neither raises RecursionError
+    system, msgs = anthropic_messages.messages(messages)
     assert "nested more than" in json.dumps(msgs)
 
 
@@ -105,7 +105,7 @@ def test_observation_cap_just_above_and_at_the_limit():
 
 
 def test_schema_states_the_observation_cap():
-    tri = next(t["function"] for t in openai_tools() if t["function"]["name"] == "triangulate_observations")
+    tri = next(t["function"] for t in chat_completions.tools() if t["function"]["name"] == "triangulate_observations")
     obs = tri["parameters"]["properties"]["observations"]
     assert obs["maxItems"] == MAX_OBSERVATIONS
     assert f"2 to {MAX_OBSERVATIONS}" in tri["description"]

@@ -12,7 +12,7 @@ import pytest
 from fakes import FakeRenderer, small_scene
 from vlm_scripted import ScriptedServer
 from spatialscout_gym.baselines.registry import make_agent
-from spatialscout_gym.baselines.wire import to_responses_input
+from spatialscout_gym.conversation.codecs import responses
 from spatialscout_gym.eval.runner import run_episode
 
 
@@ -87,7 +87,7 @@ def test_responses_input_without_provider_items():
     msgs = [Message("system", ["sys"]), Message("user", ["hi"]),
             Message("assistant", ["ok"], tool_calls=[ToolCall("c1", "get_camera_pose", {})]),
             Message("tool", ['{"ok": true}'], tool_call_id="c1", tool_name="get_camera_pose")]
-    instructions, items = to_responses_input(msgs)
+    instructions, items = responses.input_items(msgs)
     assert instructions == "sys"
     assert [i.get("type", i.get("role")) for i in items] == ["user", "assistant", "function_call",
                                                               "function_call_output"]
