@@ -6,8 +6,8 @@ through the package's readers (``trace.jsonl``, ``result.json``, ``ground_truth.
 is not what it should be, or a symbolic link leading out of the run directory, is a one-line
 :class:`~spatialscout_gym.eval.layout.EvalDirError` naming it), the scorer
 (:func:`~spatialscout_gym.core.scoring.score_scene`) for per-target IoU and the paper's Table-4
-factors (:mod:`spatialscout_gym.eval.failures`). Which run directories an evaluation holds is
-:class:`~spatialscout_gym.eval.layout.EvalDir`'s answer, as for every other reader.
+factors (:mod:`spatialscout_gym.eval.failures`). Kept small and isolated so that a future owner of
+the evaluation-directory layout can replace the directory walk in one place.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from spatialscout_gym.eval.layout import RESULT_FILE, TRACE_FILE, EvalDir, EvalDirError, read_json_object, read_result, read_trace
+from spatialscout_gym.eval.layout import EvalDirError, read_json_object, read_result, read_trace
 
 __all__ = ["is_run_dir", "run_dirs", "run_payload", "eval_payload", "inside", "frame_files"]
 
@@ -32,14 +32,17 @@ def inside(root: Path, path: Path) -> bool:
 def is_run_dir(path: Path) -> bool:
     """A run directory has ``trace.jsonl`` and ``result.json`` (present, in any form: a file that is
     not readable is reported when read, not silently skipped)."""
-    return (path / TRACE_FILE).exists() and (path / RESULT_FILE).exists()
+    return (path / "trace.jsonl").exists() and (path / "result.json").exists()
 
 
 def run_dirs(root: Path) -> list[Path]:
-    """The run directories of ``root`` (a run directory, or an evaluation directory's latest attempt
-    of every episode, as :meth:`EvalDir.run_dirs` lists them), without any that a symbolic link
-    leads to outside ``root``."""
-    return [d for d in EvalDir(root).run_dirs() if is_run_dir(d) and inside(root, d)]
+    """The run directories at or under ``root`` (``attempts/`` of ``evaluate`` left out, and any
+    directory that a symbolic link leads to outside ``root``)."""
+    if is_run_dir(root):
+        return [root]
+    return sorted(p.parent for p in root.rglob("result.json")
+                  if is_run_dir(p.parent) and "attempts" not in p.relative_to(root).parts
+                  and inside(root, p.parent))
 
 
 def _file(run: Path, name: str) -> Path | None:
