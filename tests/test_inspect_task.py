@@ -190,11 +190,29 @@ def _comparable(e: dict) -> dict:
     return e
 
 
-def _entry_point_dir(tmp_path: Path) -> Path:
-    """A directory holding a distribution whose only content is the pyproject's ``inspect_ai``
-    entry point, so ``inspect eval spatialscout_gym/spatialscout`` finds the task as it does after
-    ``pip install`` (the shared test environment may hold an older install of the package)."""
+def _entry_point_dirs(tmp_path: Path) -> list[str]:
+    """What ``PYTHONPATH`` needs so that ``inspect eval spatialscout_gym/spatialscout`` finds the
+    task through the pyproject's ``inspect_ai`` entry point, as after ``pip install``: nothing when
+    the installed package declares exactly that entry point (a second distribution declaring it too
+    makes Inspect find no task), else a directory holding a distribution whose only content is it."""
+    from importlib.metadata import entry_points
     eps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["entry-points"]["inspect_ai"]
+    installed = {e.name: e.value for e in entry_points(group="inspect_ai") if e.name in eps}
+    if installed == eps:
+        return []
+    return [str(_entry_point_dir(tmp_path, eps))]
+
+
+def _inspect_path(tmp_path: Path) -> list[str]:
+    """``PYTHONPATH`` for ``inspect eval``: empty when the package is installed with its entry point
+    (as after ``pip install -e``; putting the checkout first would also put its ``*.egg-info`` first,
+    a distribution that lists none of the package's modules, and Inspect would then register the
+    task without its ``spatialscout_gym/`` namespace), else the checkout and the entry point."""
+    extra = _entry_point_dirs(tmp_path)
+    return [str(REPO), *extra] if extra else []
+
+
+def _entry_point_dir(tmp_path: Path, eps: dict) -> Path:
     info = tmp_path / "eps" / "spatialscout_gym_inspect_entry-0.0.dist-info"
     info.mkdir(parents=True)
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: spatialscout-gym-inspect-entry\nVersion: 0.0\n")
@@ -209,7 +227,7 @@ def test_inspect_eval_and_evaluate_make_the_same_calls_and_scores(tmp_path, trut
 
     inspect_out, evaluate_out = tmp_path / "inspect_runs", tmp_path / "evaluate_runs"
     with ScriptedServer(policy) as server:
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(_entry_point_dir(tmp_path))]),
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(_inspect_path(tmp_path)),
                "SCRIPTED_BASE_URL": server.openai_url, "SCRIPTED_API_KEY": "local"}
         p = subprocess.run([sys.executable, "-m", "inspect_ai", "eval", "spatialscout_gym/spatialscout",
                             "--model", "openai-api/scripted/scripted", "-T", f"scenes={','.join(SCENES)}",

@@ -268,7 +268,8 @@ def test_pareto_frontier_and_unpriced_models():
 # ---- episode collection in both attempt layouts --------------------------------------------------
 def _result(path, status="ok", **extra):
     path.mkdir(parents=True, exist_ok=True)
-    (path / "result.json").write_text(json.dumps({"status": status, "seed": 0, **extra}))
+    scene = path.parts[path.parts.index("seed_0") - 1]   # a scored result names its scene
+    (path / "result.json").write_text(json.dumps({"status": status, "seed": 0, "scene_id": scene, **extra}))
 
 
 def test_collect_episodes_tolerates_both_attempt_layouts(tmp_path):

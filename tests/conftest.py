@@ -1,0 +1,9 @@
+"""Shared test-session setup."""
+
+try:
+    # mcp's stdio client binds ``sys.stderr`` as its default error log when first imported; imported
+    # here, at collection, it binds the session's stream, not a stream one test's ``capsys`` owns
+    # (a later stdio test would fail with ``fileno``).
+    import mcp.client.stdio  # noqa: F401
+except ImportError:   # the vlm extra is not installed: the MCP tests skip themselves
+    pass
