@@ -14,11 +14,8 @@ import pytest
 MOVED = [
     ('spatialscout_gym.baselines.providers', 'spatialscout_gym.conversation.providers'),
     ('spatialscout_gym.baselines.request_cache', 'spatialscout_gym.conversation.request_cache'),
-    ('spatialscout_gym.baselines.rllib_module', 'spatialscout_gym.nbv.rllib_module'),
-    ('spatialscout_gym.baselines.rllib_nbv', 'spatialscout_gym.nbv.rllib_train'),
     ('spatialscout_gym.baselines.sb3_vec', 'spatialscout_gym.nbv.sb3_vec'),
     ('spatialscout_gym.baselines.train_nbv', 'spatialscout_gym.nbv.train'),
-    ('spatialscout_gym.baselines.train_record', 'spatialscout_gym.nbv.train_record'),
     ('spatialscout_gym.eval.mcp_server', 'spatialscout_gym.servers.mcp_server'),
     ('spatialscout_gym.viewer', 'spatialscout_gym.servers.viewer'),
     ('spatialscout_gym.viewer.data', 'spatialscout_gym.servers.viewer.data'),

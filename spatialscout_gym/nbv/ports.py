@@ -47,7 +47,27 @@ def _coverage(episode: Episode) -> float:
     return len(episode.accepted_map) / max(1, len(episode.inventory_ids))
 
 
-class ToolEnvPort:
+class _EpisodeReads:
+    """What both ports read from the episode itself, so the NBV core gets the same numbers over
+    either (the float64 task pose: docs/protocol.md section 2)."""
+
+    episode: Episode
+
+    @property
+    def pose_world(self) -> Any:
+        return self.episode.pose
+
+    def camera(self) -> tuple[np.ndarray, float, float]:
+        return camera_task(self.episode)
+
+    def pitch_deg(self) -> float:
+        return float(self.episode.pose.pitch_deg)
+
+    def capture_pose_task(self) -> tuple[np.ndarray, float]:
+        return capture_pose_task(self.episode)
+
+
+class ToolEnvPort(_EpisodeReads):
     """The NBV core's port over a tool env (``env``'s action space is the tool-call ``Dict``).
 
     A ``TimeLimit`` inside ends the episode as truncation (:attr:`truncated`)."""
@@ -126,18 +146,6 @@ class ToolEnvPort:
     def task_frame(self) -> Any:
         return self.env.unwrapped.task_frame
 
-    @property
-    def pose_world(self) -> Any:
-        return self.episode.pose
-
-    def camera(self) -> tuple[np.ndarray, float, float]:
-        return camera_task(self.episode)
-
-    def pitch_deg(self) -> float:
-        return float(self.episode.pose.pitch_deg)
-
-    def capture_pose_task(self) -> tuple[np.ndarray, float]:
-        return capture_pose_task(self.episode)
 
     def latest_image(self) -> np.ndarray:
         return self.last_obs["image"]   # a wrapper inside may change what the policy sees
@@ -183,7 +191,7 @@ class ToolEnvPort:
         return self.env.unwrapped.metrics()
 
 
-class EpisodePort:
+class EpisodePort(_EpisodeReads):
     """The NBV core's port over an :class:`Episode` (``renderer`` renders the privileged frames).
 
     ``metrics``, when given, returns the scorer's metrics dict of the episode's accepted map
@@ -224,18 +232,6 @@ class EpisodePort:
     def task_frame(self) -> Any:
         return self.episode.task_frame
 
-    @property
-    def pose_world(self) -> Any:
-        return self.episode.pose
-
-    def camera(self) -> tuple[np.ndarray, float, float]:
-        return camera_task(self.episode)
-
-    def pitch_deg(self) -> float:
-        return float(self.episode.pose.pitch_deg)
-
-    def capture_pose_task(self) -> tuple[np.ndarray, float]:
-        return capture_pose_task(self.episode)
 
     def latest_image(self) -> np.ndarray:
         return self.episode.latest_image
