@@ -21,7 +21,7 @@ STYLE = (
     "pre{background:#f6f6f6;padding:8px;overflow-x:auto}.wide{overflow-x:auto;max-width:100%}"
     "table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ccc;padding:2px 5px;text-align:right}"
     "th{max-width:6em;white-space:normal;background:#eef}"
-    "td:first-child,th:first-child{text-align:left;position:sticky;left:0;background:#fff;max-width:14em;"
+    "td:first-child,th:first-child{text-align:left;position:sticky;left:0;background:#fff;min-width:8em;max-width:14em;"
     "overflow-wrap:anywhere}th:first-child{background:#eef}"
     "table.sortable th{cursor:pointer}td .iv{display:block;color:#666;font-size:11px;white-space:nowrap}"
     "tr.ref td{color:#555;background:#f7f7f7}img{max-width:100%}.note{color:#555;font-size:13px}")
