@@ -106,6 +106,21 @@ def test_close_sets_closed_and_a_silent_worker_times_out():
     assert env.closed is True
 
 
+def test_a_reset_connection_reads_as_a_dead_worker(monkeypatch):
+    """A killed worker's pipe can read as a reset connection rather than as end-of-file (which
+    one the parent sees depends on timing); both close the env with the one-line error."""
+    from spatialscout_gym.nbv.workers import NBVWorkerVectorEnv
+    env = NBVWorkerVectorEnv(2, num_workers=2, **KW)
+
+    def reset_by_peer():
+        raise ConnectionResetError(104, "Connection reset by peer")
+    monkeypatch.setattr(env._conns[1], "recv", reset_by_peer)
+    with pytest.raises(RuntimeError, match="worker 1 exited"):
+        env.reset(seed=0)
+    assert env.closed is True
+    assert not any(p.is_alive() for p in env._procs)
+
+
 def test_the_spaces_come_from_the_workers_not_from_the_parent(monkeypatch):
     """The parent takes the spaces (and its action check's settings) from the workers' first
     reply: here it cannot build them itself, and still gets NBV-v1's heading spaces."""

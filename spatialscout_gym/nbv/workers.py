@@ -192,7 +192,7 @@ class NBVWorkerVectorEnv(VectorEnv):
                 status, out = conn.recv()
             except TimeoutError:
                 status, out = "error", f"worker {i} sent nothing for {self.receive_timeout_s:g} s (receive_timeout_s)"
-            except EOFError:
+            except (EOFError, OSError):     # a killed worker's pipe reads as EOF or as a reset connection
                 status, out = "error", (f"worker {i} exited (exit code {self._procs[i].exitcode}); workers are "
                                         f"spawned, so a script that builds this env must do so under "
                                         f"`if __name__ == \"__main__\":`")
@@ -259,7 +259,10 @@ class NBVWorkerVectorEnv(VectorEnv):
                     conn.recv()
                 except (EOFError, BrokenPipeError, OSError):
                     pass
+            if terminate:          # a failed env does not wait on workers that may be stuck
+                proc.terminate()
             proc.join(timeout=5)
             if proc.is_alive():
-                proc.terminate()
+                proc.kill()
+                proc.join(timeout=5)
             conn.close()
