@@ -59,6 +59,32 @@ def test_same_spec_same_image_across_instances(room):
     assert h1 == h2
 
 
+def test_a_renderer_built_after_the_last_one_closed_draws_the_same_bits():
+    """SAPIEN's context outlives the last renderer (so the next starts without a warm-up); the
+    next renderer's pictures are the same bits as the closed one's. In a fresh process, so that
+    no other renderer of this module is alive."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    code = (
+        "import gc, hashlib, sys\n"
+        "sys.path.insert(0, sys.argv[1])\n"
+        "from render_fixtures import INITIAL_POSE, make_room_spec\n"
+        "from spatialscout_gym.render.sapien_renderer import SapienRenderer\n"
+        "def picture():\n"
+        "    r = SapienRenderer(make_room_spec(), 96, 96)\n"
+        "    h = hashlib.sha256(r.capture_rgb(INITIAL_POSE).tobytes()).hexdigest()\n"
+        "    r.close()\n"
+        "    return h\n"
+        "a = picture(); gc.collect(); b = picture()\n"
+        "print(a, b)\n")
+    out = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent)], capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    a, b = out.stdout.split()[-2:]
+    assert a == b
+
+
 def _target_views(spec):
     """A pose 1.3 m from each target, at 1.4 m height, looking at its box centre."""
     room_centre = np.array([3.0, 2.5, 0.0])

@@ -38,6 +38,13 @@ NEAR_M = 0.01
 FAR_M = 100.0
 SHADERS = ("minimal", "default")
 
+_CONTEXT_ANCHORS: dict[str | None, Any] = {}
+"""Render device -> an empty SAPIEN render system held for the life of the process. SAPIEN tears its
+Vulkan context down when the last render system goes and rebuilds it (pipelines, default lighting
+maps) for the next one; on software Vulkan that is about 3.5 s of the next renderer's first
+picture. Holding one empty system keeps the context, so a renderer built after another was closed
+starts at once; the pictures are the same bits."""
+
 
 def _import_sapien():
     try:
@@ -87,6 +94,9 @@ class SapienRenderer:
             system = sapien.render.RenderSystem() if device is None else \
                 sapien.render.RenderSystem(_sapien_device(sapien, self.device))
             self._scene = sapien.Scene([system])
+            if self.device not in _CONTEXT_ANCHORS:
+                _CONTEXT_ANCHORS[self.device] = sapien.render.RenderSystem() if device is None else \
+                    sapien.render.RenderSystem(_sapien_device(sapien, self.device))
         except RuntimeError as exc:
             if is_no_device_error(str(exc)):
                 raise RenderDeviceError(fix_message(str(exc))) from exc
