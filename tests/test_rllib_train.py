@@ -91,12 +91,19 @@ def ray_cluster():
         note_children()
         os.killpg(head.pid, signal.SIGTERM)   # `ray start --block` stops the node's processes on SIGTERM
         try:
-            head.wait(timeout=60)
+            head.wait(timeout=10)             # its own shutdown waits about 30 s; ours ends it sooner
         except subprocess.TimeoutExpired:
             os.killpg(head.pid, signal.SIGKILL)
             head.wait(timeout=10)
-        gone, alive = psutil.wait_procs(list(started.values()), timeout=30)
-        for p in alive:                       # only processes this cluster started, by pid
+        # what the head left behind is asked to stop, then killed: only processes this cluster
+        # started, by pid (waiting on them unasked took half a minute)
+        for p in started.values():
+            try:
+                p.terminate()
+            except psutil.NoSuchProcess:
+                pass
+        gone, alive = psutil.wait_procs(list(started.values()), timeout=10)
+        for p in alive:
             p.kill()
         gone, alive = psutil.wait_procs(alive, timeout=10)
         shutil.rmtree(temp, ignore_errors=True)
