@@ -163,6 +163,24 @@ def test_evaldir_reads_attempts_completion_and_failures(evals, tmp_path):
     assert ev.settings()["agent"] == "origin"
 
 
+def test_run_directories_are_found_at_any_depth_without_earlier_attempts(evals, tmp_path):
+    """One walk finds the runs of an evaluation, of a folder of folders (as ``play`` or Inspect
+    leave them) and a run directory itself; an earlier attempt is not a run of its own."""
+    from spatialscout_gym.eval.layout import find_run_dirs
+    d = tmp_path / "mine"
+    shutil.copytree(evals / "origin", d / "evaluations" / "origin")
+    ep = d / "evaluations" / "origin" / "fake-0" / "seed_0"
+    shutil.copytree(ep, ep / "attempts" / "01", ignore=shutil.ignore_patterns("attempts"))
+    shutil.copytree(ep, d / "played" / "me" / "run_1", ignore=shutil.ignore_patterns("attempts"))
+    (d / "played" / "half").mkdir()
+    (d / "played" / "half" / "result.json").write_text("{}")       # no trace: not a run directory
+    found = [p.relative_to(d).as_posix() for p in find_run_dirs(d)]
+    assert found == sorted([f"evaluations/origin/fake-{k}/seed_{s}" for k in range(3) for s in range(2)]
+                           + ["played/me/run_1"])
+    assert find_run_dirs(ep) == [ep]
+    assert sorted(find_run_dirs(d / "evaluations" / "origin")) == sorted(EvalDir(d / "evaluations" / "origin").run_dirs())
+
+
 def test_plan_prints_scenes_per_seed_count_and_its_assumption(evals, capsys):
     assert main(["plan", str(evals / "oracle-explorer"), "--detect", "5"]) == 0
     out = capsys.readouterr().out

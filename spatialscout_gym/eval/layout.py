@@ -37,7 +37,7 @@ from spatialscout_gym.envs.run_dir import (ATTEMPTS_DIR, DELIVERED_FILE, ENTITY_
 
 __all__ = ["EvalDir", "EvalDirError", "EpisodeDir", "Attempt", "seed_spread", "publish_json", "publish_text",
            "read_json_object", "read_trace", "read_result", "check_result", "read_run_result", "attempt_dirs", "archive_failed_attempt",
-           "read_scene_args", "record_scene_args",
+           "read_scene_args", "record_scene_args", "is_run_dir", "find_run_dirs",
            "SETTINGS_FILE", "SCENES_FILE", "RESULT_FILE", "TRACE_FILE", "GROUND_TRUTH_FILE", "PREDICTIONS_FILE",
            "ENTITY_LIBRARY_FILE", "DELIVERED_FILE", "HARNESS_FILE", "PROMPT_FILE",
            "FAILED_SUFFIX", "ATTEMPTS_SUFFIX", "ATTEMPTS_DIR", "VERIFY_FILE", "PLANNED_FILE", "record_planned"]
@@ -154,6 +154,24 @@ def read_trace(path: Path) -> list[dict]:
         raise EvalDirError(f"{path}: line {n} is not a valid trace event ({exc}); the trace is corrupted "
                            "or was edited") from None
     return events
+
+
+def is_run_dir(path: str | os.PathLike) -> bool:
+    """A run directory holds ``trace.jsonl`` and ``result.json`` (present, in any form: a file that
+    cannot be read is reported by whoever reads it, never skipped here)."""
+    path = Path(path)
+    return (path / TRACE_FILE).exists() and (path / RESULT_FILE).exists()
+
+
+def find_run_dirs(root: str | os.PathLike) -> list[Path]:
+    """Every run directory at or under ``root``, at any depth and sorted: an evaluation's episodes,
+    a folder of ``run``, ``play`` or Inspect runs, or ``root`` itself. Earlier attempts
+    (``attempts/``) are left out; :class:`EvalDir` reads them as attempts of their episode."""
+    root = Path(root)
+    if is_run_dir(root):
+        return [root]
+    return sorted(p.parent for p in root.rglob(RESULT_FILE)
+                  if is_run_dir(p.parent) and ATTEMPTS_DIR not in p.relative_to(root).parts)
 
 
 def read_run_result(run_dir: str | os.PathLike) -> dict | None:

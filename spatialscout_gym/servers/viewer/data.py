@@ -6,8 +6,9 @@ through the package's readers (``trace.jsonl``, ``result.json``, ``ground_truth.
 is not what it should be, or a symbolic link leading out of the run directory, is a one-line
 :class:`~spatialscout_gym.eval.layout.EvalDirError` naming it), the scorer
 (:func:`~spatialscout_gym.core.scoring.score_scene`) for per-target IoU and the paper's Table-4
-factors (:mod:`spatialscout_gym.eval.failures`). Kept small and isolated so that a future owner of
-the evaluation-directory layout can replace the directory walk in one place.
+factors (:mod:`spatialscout_gym.eval.failures`). Which directories are runs, and the names of their
+files, belong to :mod:`spatialscout_gym.eval.layout`; this module adds only the viewer's rule that
+nothing a symbolic link leads to outside the run directory is read.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from spatialscout_gym.eval.layout import EvalDirError, read_json_object, read_result, read_trace
+from spatialscout_gym.eval.layout import (GROUND_TRUTH_FILE, PREDICTIONS_FILE, RESULT_FILE, TRACE_FILE, EvalDirError,
+                                          find_run_dirs, is_run_dir, read_json_object, read_result, read_trace)
 
 __all__ = ["is_run_dir", "run_dirs", "run_payload", "eval_payload", "inside", "frame_files"]
 
@@ -29,20 +31,10 @@ def inside(root: Path, path: Path) -> bool:
         return False
 
 
-def is_run_dir(path: Path) -> bool:
-    """A run directory has ``trace.jsonl`` and ``result.json`` (present, in any form: a file that is
-    not readable is reported when read, not silently skipped)."""
-    return (path / "trace.jsonl").exists() and (path / "result.json").exists()
-
-
 def run_dirs(root: Path) -> list[Path]:
-    """The run directories at or under ``root`` (``attempts/`` of ``evaluate`` left out, and any
-    directory that a symbolic link leads to outside ``root``)."""
-    if is_run_dir(root):
-        return [root]
-    return sorted(p.parent for p in root.rglob("result.json")
-                  if is_run_dir(p.parent) and "attempts" not in p.relative_to(root).parts
-                  and inside(root, p.parent))
+    """The run directories at or under ``root`` (:func:`~spatialscout_gym.eval.layout.find_run_dirs`)
+    less any that a symbolic link leads to outside ``root``."""
+    return [p for p in find_run_dirs(root) if inside(root, p)]
 
 
 def _file(run: Path, name: str) -> Path | None:
@@ -78,7 +70,7 @@ def _scoring(run: Path, result: dict) -> tuple[list[dict], dict | None]:
     from spatialscout_gym.eval.failures import submitted_errors, trajectory_factors
     from spatialscout_gym.eval.trajectory import parse_trajectory
     from spatialscout_gym.core.files import load_ground_truth, load_predictions
-    gt_path, pred_path = _file(run, "ground_truth.json"), _file(run, "predictions.json")
+    gt_path, pred_path = _file(run, GROUND_TRUTH_FILE), _file(run, PREDICTIONS_FILE)
     if gt_path is None or pred_path is None:
         return [], None
     gt_dict = read_json_object(gt_path)
@@ -89,7 +81,7 @@ def _scoring(run: Path, result: dict) -> tuple[list[dict], dict | None]:
         size = [float(b - a) for a, b in zip(t["box_min"], t["box_max"])]  # world-aligned box, m
         rows.append({"id": t["id"], "group": t.get("group"), "center": t["center"], "size": size,
                      "iou": float(score.iou[i]), "matched": score.matched_id[i]})
-    trace = run / "trace.jsonl"
+    trace = run / TRACE_FILE
     try:
         traj = parse_trajectory(read_trace(trace), result)
         errors = submitted_errors(score)
@@ -128,8 +120,8 @@ def _call_flags(traj: Any, errors: dict[str, float]) -> dict[str, list[str]]:
 def run_payload(run: Path, frame_url: str = "frames") -> dict:
     """Everything the page shows of one run: result, the trace events, frame URLs, targets and
     factors. Frame URLs are ``{frame_url}/frame_NNN.png``."""
-    result = read_result(_file(run, "result.json") or run / "result.json")
-    trace = _file(run, "trace.jsonl") or run / "trace.jsonl"
+    result = read_result(_file(run, RESULT_FILE) or run / RESULT_FILE)
+    trace = _file(run, TRACE_FILE) or run / TRACE_FILE
     events = read_trace(trace)
     targets, factors = _scoring(run, result)
     frames = {}
@@ -148,7 +140,7 @@ def eval_payload(root: Path, runs: list[Path]) -> dict:
     """The episode list of an evaluation directory: path, scene, agent, status, mean IoU."""
     rows = []
     for run in runs:
-        r = read_result(_file(run, "result.json") or run / "result.json")
+        r = read_result(_file(run, RESULT_FILE) or run / RESULT_FILE)
         rows.append({"path": run.relative_to(root).as_posix(), "scene": r.get("scene_id"),
                      "agent": r.get("agent"), "status": r.get("status"),
                      "mean_iou": (r.get("all") or {}).get("mean_iou"),
