@@ -85,6 +85,50 @@ def test_a_renderer_built_after_the_last_one_closed_draws_the_same_bits():
     assert a == b
 
 
+def test_a_fork_after_the_last_renderer_closed_renders_in_the_child():
+    """The held context is let go before a fork when no renderer is open: a child forked from a
+    process holding a Vulkan context hangs in the driver (as Gymnasium's ``AsyncVectorEnv`` does
+    by default on Linux). The child's picture is the parent's."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    code = (
+        "import hashlib, multiprocessing as mp, sys\n"
+        "sys.path.insert(0, sys.argv[1])\n"
+        "from render_fixtures import INITIAL_POSE, make_room_spec\n"
+        "from spatialscout_gym.render.sapien_renderer import SapienRenderer\n"
+        "def picture(q=None):\n"
+        "    r = SapienRenderer(make_room_spec(), 64, 64)\n"
+        "    h = hashlib.sha256(r.capture_rgb(INITIAL_POSE).tobytes()).hexdigest()\n"
+        "    r.close()\n"
+        "    if q is None:\n"
+        "        return h\n"
+        "    q.put(h)\n"
+        "if __name__ == '__main__':\n"
+        "    a = picture()\n"
+        "    ctx = mp.get_context('fork')\n"
+        "    q = ctx.Queue()\n"
+        "    p = ctx.Process(target=picture, args=(q,), daemon=True)\n"
+        "    p.start()\n"
+        "    b = q.get(timeout=90)\n"
+        "    p.join(30)\n"
+        "    print(a, b)\n")
+    import os
+    import signal
+    proc = subprocess.Popen([sys.executable, "-c", code, str(Path(__file__).parent)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=180)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)      # a hung child goes with its parent
+        except ProcessLookupError:
+            pass
+    assert proc.returncode == 0, "the forked child did not render:\n" + stderr[-2000:]
+    a, b = stdout.split()[-2:]
+    assert a == b
+
+
 def _target_views(spec):
     """A pose 1.3 m from each target, at 1.4 m height, looking at its box centre."""
     room_centre = np.array([3.0, 2.5, 0.0])

@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import os
+import weakref
 from typing import Any, Callable
 
 import numpy as np
@@ -39,11 +40,27 @@ FAR_M = 100.0
 SHADERS = ("minimal", "default")
 
 _CONTEXT_ANCHORS: dict[str | None, Any] = {}
-"""Render device -> an empty SAPIEN render system held for the life of the process. SAPIEN tears its
-Vulkan context down when the last render system goes and rebuilds it (pipelines, default lighting
-maps) for the next one; on software Vulkan that is about 3.5 s of the next renderer's first
-picture. Holding one empty system keeps the context, so a renderer built after another was closed
-starts at once; the pictures are the same bits."""
+"""Render device -> an empty SAPIEN render system held while the process has no reason to let it go.
+SAPIEN tears its Vulkan context down when the last render system goes and rebuilds it (pipelines,
+default lighting maps) for the next one; on software Vulkan that is about 3.5 s of the next
+renderer's first picture. Holding one empty system keeps the context, so a renderer built after
+another was closed starts at once; the pictures are the same bits."""
+
+_OPEN: "weakref.WeakSet[SapienRenderer]" = weakref.WeakSet()
+"""Renderers built in this process (open while their scene is not None)."""
+
+
+def _release_idle_context() -> None:
+    """Before a fork: let the held context go when no renderer is open. A child forked from a
+    process that holds a Vulkan context hangs in the driver (software Vulkan's threads do not
+    survive a fork), so a fork with no renderer open stays as safe as it was before the context
+    was held; the next renderer then pays the warm-up once more."""
+    if not any(r._scene is not None for r in list(_OPEN)):
+        _CONTEXT_ANCHORS.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_release_idle_context)
 
 
 def _import_sapien():
@@ -94,6 +111,7 @@ class SapienRenderer:
             system = sapien.render.RenderSystem() if device is None else \
                 sapien.render.RenderSystem(_sapien_device(sapien, self.device))
             self._scene = sapien.Scene([system])
+            _OPEN.add(self)
             if self.device not in _CONTEXT_ANCHORS:
                 _CONTEXT_ANCHORS[self.device] = sapien.render.RenderSystem() if device is None else \
                     sapien.render.RenderSystem(_sapien_device(sapien, self.device))
