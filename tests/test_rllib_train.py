@@ -173,3 +173,17 @@ def test_train_nbv_rllib_on_a_cluster_then_evaluate(ray_cluster, tmp_path):
     assert report["episodes"]["completed"] == 1 and report["episodes"]["end_reasons"] == {"finish_mapping": 1}
     episode = json.loads(next((ev / "Kitchen_01").rglob("result.json")).read_text())
     assert episode["counters"]["images_used"] == 4 or episode["coverage"] == 1.0
+
+    # and on the cluster: the same policy as the agent of `evaluate --backend ray`, in the cluster's
+    # workers, gives the same episode as the local run
+    ev_ray = tmp_path / "eval_ray"
+    done = subprocess.run([sys.executable, "-m", "spatialscout_gym.cli.main", "evaluate", "--agent", f"rllib:{run}",
+                           "--scenes", "Kitchen_01", "--backend", "ray", "--ray-address", address, "--workers", "2",
+                           "--out", str(ev_ray), "--no-progress"], cwd=REPO, env=env_with_repo(),
+                          capture_output=True, text=True, timeout=600)
+    note_children()
+    assert done.returncode == 0, done.stderr[-3000:]
+    local, on_cluster = ev / "Kitchen_01" / "seed_0", ev_ray / "Kitchen_01" / "seed_0"
+    assert (on_cluster / "predictions.json").read_bytes() == (local / "predictions.json").read_bytes()
+    a, b = (json.loads((d / "result.json").read_text()) for d in (local, on_cluster))
+    assert a["all"] == b["all"] and a["counters"] == b["counters"]
