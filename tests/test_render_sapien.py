@@ -1,7 +1,13 @@
 """SapienRenderer on the software Vulkan driver: determinism, projection, segmentation vs boxes,
-hidden candidates, non-blank images, privileged depth/positions."""
+hidden candidates, non-blank images, privileged depth/positions, a renderer after the last one
+closed (same bits, also in a forked child)."""
 
 import hashlib
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -63,9 +69,6 @@ def test_a_renderer_built_after_the_last_one_closed_draws_the_same_bits():
     """SAPIEN's context outlives the last renderer (so the next starts without a warm-up); the
     next renderer's pictures are the same bits as the closed one's. In a fresh process, so that
     no other renderer of this module is alive."""
-    import subprocess
-    import sys
-    from pathlib import Path
     code = (
         "import gc, hashlib, sys\n"
         "sys.path.insert(0, sys.argv[1])\n"
@@ -89,9 +92,6 @@ def test_a_fork_after_the_last_renderer_closed_renders_in_the_child():
     """The held context is let go before a fork when no renderer is open: a child forked from a
     process holding a Vulkan context hangs in the driver (as Gymnasium's ``AsyncVectorEnv`` does
     by default on Linux). The child's picture is the parent's."""
-    import subprocess
-    import sys
-    from pathlib import Path
     code = (
         "import hashlib, multiprocessing as mp, sys\n"
         "sys.path.insert(0, sys.argv[1])\n"
@@ -113,8 +113,6 @@ def test_a_fork_after_the_last_renderer_closed_renders_in_the_child():
         "    b = q.get(timeout=90)\n"
         "    p.join(30)\n"
         "    print(a, b)\n")
-    import os
-    import signal
     proc = subprocess.Popen([sys.executable, "-c", code, str(Path(__file__).parent)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
