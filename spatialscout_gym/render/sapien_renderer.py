@@ -13,6 +13,9 @@
 * The "minimal" shader gives RGB plus the depth buffer and a per-pixel entity id
   ("PositionSegmentation"), so privileged captures cost one extra read, not a second camera.
   Depth comes from the depth buffer (linearised, float64) for sub-millimetre precision nearby.
+* SAPIEN's Vulkan context is held for the process once a renderer was built (one empty render system
+  per device), so later renderers skip its warm-up; it is let go before a fork while no renderer is
+  open, since a forked child of a process holding it hangs in the driver.
 """
 
 from __future__ import annotations
