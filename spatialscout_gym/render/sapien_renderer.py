@@ -111,13 +111,10 @@ class SapienRenderer:
         self.width, self.height, self.shader = int(width), int(height), shader
         self.device = None if device is None else str(device)
         try:
-            system = sapien.render.RenderSystem() if device is None else \
-                sapien.render.RenderSystem(_sapien_device(sapien, self.device))
-            self._scene = sapien.Scene([system])
+            self._scene = sapien.Scene([_render_system(sapien, self.device)])
             _OPEN.add(self)
             if self.device not in _CONTEXT_ANCHORS:
-                _CONTEXT_ANCHORS[self.device] = sapien.render.RenderSystem() if device is None else \
-                    sapien.render.RenderSystem(_sapien_device(sapien, self.device))
+                _CONTEXT_ANCHORS[self.device] = _render_system(sapien, self.device)
         except RuntimeError as exc:
             if is_no_device_error(str(exc)):
                 raise RenderDeviceError(fix_message(str(exc))) from exc
@@ -413,6 +410,11 @@ class SapienRenderer:
         self._camera.take_picture()
         self.render_count += 1
         self._taken, self._taken_pose, self._prepared = self.pose_key(pose), pose, None
+
+
+def _render_system(sapien: Any, device: str | None) -> Any:
+    """A SAPIEN render system on ``device`` (None: SAPIEN's default Vulkan device)."""
+    return sapien.render.RenderSystem() if device is None else sapien.render.RenderSystem(_sapien_device(sapien, device))
 
 
 def _sapien_device(sapien: Any, device: str) -> Any:
