@@ -23,7 +23,7 @@ from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
 
 import spatialscout_gym  # noqa: F401  (registers SpatialScout/NBV-v1 here; env runners import it by the id's prefix)
-from spatialscout_gym.nbv.rllib_module import NBVConvModule
+from spatialscout_gym.nbv import NBVConvModule
 
 ENV_ID = "spatialscout_gym:SpatialScout/NBV-v1"   # "module:id": Gymnasium imports the module in every env runner
 

@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     import spatialscout_gym  # noqa: F401  (registers the ids)
-    from spatialscout_gym.wrappers import NBVVectorEnv
+    from spatialscout_gym.nbv import NBVVectorEnv
 
     kw = dict(resolution=args.resolution, obs_size=args.resolution, image_budget=8, reconfigure_every=2)
     if args.render_device:

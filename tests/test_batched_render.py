@@ -60,7 +60,7 @@ def _count_cameras(venv) -> list[CountingCamera]:
 @pytest.mark.parametrize("mode", ["NextStep", "SameStep"])
 def test_batched_equals_unbatched_and_renders_once_per_step(mode, monkeypatch):
     from spatialscout_gym.render.camera_group import CameraGroup
-    from spatialscout_gym.wrappers import NBVVectorEnv
+    from spatialscout_gym.nbv import NBVVectorEnv
     n = 3
     batched = NBVVectorEnv(n, autoreset_mode=mode, batched_render=True, **KW)
     plain = NBVVectorEnv(n, autoreset_mode=mode, batched_render=False, **KW)
@@ -111,7 +111,7 @@ def test_batched_equals_unbatched_and_renders_once_per_step(mode, monkeypatch):
 
 
 def test_batched_equals_single_envs_for_the_same_seeds():
-    from spatialscout_gym.wrappers import NBVVectorEnv
+    from spatialscout_gym.nbv import NBVVectorEnv
     venv = gym.make_vec("SpatialScout/NBV-v0", num_envs=2, vectorization_mode="vector_entry_point",
                         batched_render=True, **KW)
     assert isinstance(venv, NBVVectorEnv) and venv.batched_render
@@ -200,7 +200,7 @@ def test_cuda_requested_without_cuda_fails_clearly():
     from spatialscout_gym.render.device import RenderDeviceError
     from spatialscout_gym.render.sapien_renderer import SapienRenderer
     from spatialscout_gym.scenes import catalog
-    from spatialscout_gym.wrappers import NBVVectorEnv
+    from spatialscout_gym.nbv import NBVVectorEnv
     with pytest.raises(RenderDeviceError, match="'cuda' was requested"):
         venv = NBVVectorEnv(1, render_device="cuda", **KW)
         venv.reset(seed=0)
@@ -235,7 +235,7 @@ def test_autoreset_bookkeeping_follows_reset_and_reset_mask():
     """``autoreset_due`` (kept by the env, not read from Gymnasium's private state) is the ended
     sub-envs after a step, and clears for the sub-envs a ``reset`` (``reset_mask`` too) resets:
     the next batched step then steps them, rendered in the group call."""
-    from spatialscout_gym.wrappers import NBVVectorEnv
+    from spatialscout_gym.nbv import NBVVectorEnv
     venv = NBVVectorEnv(2, autoreset_mode="NextStep", batched_render=True, **KW)
     venv.reset(seed=8)
     assert not venv.autoreset_due.any()

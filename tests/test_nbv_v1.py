@@ -108,7 +108,7 @@ def test_shipped_policy_runs_a_whole_episode_with_no_arguments():
 
 @pytest.mark.render
 def test_make_vec_works_like_nbv_v0():
-    from spatialscout_gym.wrappers import NBVVectorEnv
+    from spatialscout_gym.nbv import NBVVectorEnv
     kw = dict(resolution=32, obs_size=32, image_budget=3)
     venv = gym.make_vec("SpatialScout/NBV-v1", num_envs=2, vectorization_mode="vector_entry_point", **kw)
     single = gym.make("SpatialScout/NBV-v1", **kw)

@@ -29,7 +29,7 @@ def _same(a, b) -> bool:
 
 @pytest.mark.parametrize("mode", ["NextStep", "SameStep"])
 def test_workers_equal_one_process_for_the_same_seeds(mode):
-    from spatialscout_gym.wrappers import NBVVectorEnv
+    from spatialscout_gym.nbv import NBVVectorEnv
     from spatialscout_gym.nbv.workers import NBVWorkerVectorEnv
     workers = gym.make_vec("SpatialScout/NBV-v0", num_envs=3, vectorization_mode="vector_entry_point",
                            num_workers=2, autoreset_mode=mode, **KW)

@@ -174,7 +174,7 @@ class CountSteps(gym.Wrapper, gym.utils.RecordConstructorArgs):
 def test_nbv_env_passes_both_checkers_and_steps_through_inner_wrappers():
     from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
-    from spatialscout_gym.wrappers import NextBestViewWrapper
+    from spatialscout_gym.nbv import NextBestViewWrapper
     env = gym.make("SpatialScout/NBV-v0", resolution=32, obs_size=32, image_budget=4)
     check_env(env, skip_render_check=True)
     sb3_check_env(env, warn=False)
@@ -204,7 +204,7 @@ def test_nbv_env_passes_both_checkers_and_steps_through_inner_wrappers():
 
 @pytest.mark.render
 def test_vector_env_equals_single_envs_for_the_same_seeds():
-    from spatialscout_gym.wrappers import NBVVectorEnv
+    from spatialscout_gym.nbv import NBVVectorEnv
     kw = dict(resolution=32, obs_size=32, image_budget=4, reconfigure_every=2)
     venv = gym.make_vec("SpatialScout/NBV-v0", num_envs=2, vectorization_mode="vector_entry_point", **kw)
     assert isinstance(venv, NBVVectorEnv)
@@ -234,7 +234,7 @@ def test_vector_env_equals_single_envs_for_the_same_seeds():
 @pytest.mark.render
 def test_sb3_adapter_reports_episodes_and_terminal_observations():
     from spatialscout_gym.nbv.sb3_vec import SB3VecEnv
-    from spatialscout_gym.wrappers import NBVVectorEnv
+    from spatialscout_gym.nbv import NBVVectorEnv
     venv = SB3VecEnv(NBVVectorEnv(2, autoreset_mode="SameStep", resolution=32, obs_size=32, image_budget=3))
     obs = venv.reset()
     assert obs["image"].shape == (2, 32, 32, 3)

@@ -174,7 +174,8 @@ def make_env(args: Args, index: int) -> Callable[[], "object"]:
     statistics (the ``sync``/``async`` vectorizations)."""
 
     def thunk():
-        import spatialscout_gym  # noqa: F401  (registers the ids in a subprocess too)
+        from spatialscout_gym.nbv.registration import register_nbv_envs
+        register_nbv_envs()   # the ids in a subprocess too (NBV-v0's entry point registers the scene ids it needs)
         env = gym.make("SpatialScout/NBV-v0", disable_env_checker=True, **_env_kwargs(args))
         env = gym.wrappers.RecordEpisodeStatistics(env)
         env.action_space.seed(args.seed + index)

@@ -24,3 +24,7 @@ def __getattr__(name: str) -> Any:
         import importlib
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'spatialscout_gym.render' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

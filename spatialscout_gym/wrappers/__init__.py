@@ -1,21 +1,27 @@
-"""Wrappers over the SpatialScout envs (docs/architecture.md "wrappers"): next-best-view control for RL,
-the vector NBV env and the tool-calling model wrapper (``ToolCallWrapper``). Imported lazily so that
-``import spatialscout_gym`` stays light."""
+"""Gymnasium wrappers over the SpatialScout envs (docs/architecture.md "wrappers"): the tool-calling
+model wrapper (:class:`~spatialscout_gym.wrappers.tool_call.ToolCallWrapper`) and the encoding of a
+tool call as an env action. The next-best-view stack is :mod:`spatialscout_gym.nbv`. Imported lazily
+so that ``import spatialscout_gym`` stays light."""
 
-__all__ = ["NextBestViewWrapper", "make_nbv_env", "NBVConfig", "NBVEnv", "NBVVectorEnv", "NBVWorkerVectorEnv",
-           "make_nbv_vector_env", "ToolCallWrapper"]
+from __future__ import annotations
 
-_WHERE = {"NextBestViewWrapper": "spatialscout_gym.nbv.wrapper", "make_nbv_env": "spatialscout_gym.nbv.wrapper",
-          "NBVConfig": "spatialscout_gym.nbv.wrapper", "NBVEnv": "spatialscout_gym.nbv.env",
-          "NBVVectorEnv": "spatialscout_gym.nbv.vector",
-          "NBVWorkerVectorEnv": "spatialscout_gym.nbv.workers",
-          "make_nbv_vector_env": "spatialscout_gym.nbv.workers",
-          "ToolCallWrapper": "spatialscout_gym.wrappers.tool_call"}
-"""Name -> the module that defines it (full paths, so that a move of a module finds them)."""
+from typing import Any
+
+__all__ = ["ToolCallWrapper", "encode_call"]
+
+_WHERE = {"ToolCallWrapper": "spatialscout_gym.wrappers.tool_call",
+          "encode_call": "spatialscout_gym.wrappers.encode"}
+"""Public name -> the module that defines it."""
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name in _WHERE:
         import importlib
-        return getattr(importlib.import_module(_WHERE[name]), name)
+        value = getattr(importlib.import_module(_WHERE[name]), name)
+        globals()[name] = value   # looked up once
+        return value
     raise AttributeError(f"module 'spatialscout_gym.wrappers' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
