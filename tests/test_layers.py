@@ -4,9 +4,7 @@ modules import each other in a circle.
 Every ``spatialscout_gym`` import in every module counts, function-level imports included, and so do
 entry points written as strings (``"spatialscout_gym.envs.spatialscout_env:SpatialScoutEnv"`` in
 registration, agent factories in the registry): a string names the module it will import as surely
-as an import statement. Only imports under ``if TYPE_CHECKING:`` are left out (never run). A module
-left at an old import path for one release (it sets ``_MOVED_TO``) is a pointer, not a layer member,
-and is skipped."""
+as an import statement. Only imports under ``if TYPE_CHECKING:`` are left out (never run)."""
 
 from __future__ import annotations
 
@@ -35,13 +33,6 @@ def layer_table() -> dict[str, set[str]]:
 def module_name(path: Path) -> str:
     parts = path.relative_to(ROOT).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def is_pointer(path: Path) -> bool:
-    """A module left at an old import path (it sets ``_MOVED_TO``)."""
-    return "_MOVED_TO" in path.read_text(encoding="utf-8") and any(
-        isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "_MOVED_TO" for t in n.targets)
-        for n in ast.parse(path.read_text(encoding="utf-8")).body)
 
 
 def _type_checking_nodes(tree: ast.AST) -> set[int]:
@@ -81,12 +72,12 @@ def _is_module(name: str) -> bool:
 
 
 def _modules() -> list[Path]:
-    return [p for p in sorted(PACKAGE.rglob("*.py")) if not is_pointer(p)]
+    return sorted(PACKAGE.rglob("*.py"))
 
 
 def test_every_subpackage_has_a_row_in_the_layer_table():
     table = layer_table()
-    packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file() and not is_pointer(p / "__init__.py")}
+    packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
     assert packages == set(table), f"docs/architecture.md's layer table vs the package: {packages ^ set(table)}"
     assert all(may <= set(table) for may in table.values()), table
 
