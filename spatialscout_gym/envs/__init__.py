@@ -13,3 +13,7 @@ def __getattr__(name: str):
         from spatialscout_gym.envs.spatialscout_env import SpatialScoutEnv
         return SpatialScoutEnv
     raise AttributeError(f"module 'spatialscout_gym.envs' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
