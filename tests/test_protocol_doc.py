@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "protocol.md"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 SCANNED = [ROOT / "spatialscout_gym", ROOT / "tests", ROOT / "benchmarks", ROOT / "scripts", ROOT / "docs",
-           ROOT / "models", ROOT / "README.md", ROOT / "pyproject.toml"]
+           ROOT / "models", ROOT / "README.md", ROOT / "CHANGELOG.md", ROOT / "pyproject.toml"]
 SUFFIXES = {".py", ".md", ".toml", ".txt", ".json", ".cfg", ".yaml", ".yml", ".sh", ".csv", ".html"}
 # Citations a reader of the repository cannot follow. Written so that this file does not match itself
 # (no file is exempt): the design notes and specs outside the repository, the shared folder and the
