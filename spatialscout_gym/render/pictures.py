@@ -32,7 +32,7 @@ def panorama(renderer: Renderer, initial: CameraPose, n_views: int = 8, columns:
     tiles = []
     for k, pose in enumerate(panorama_poses(initial, n_views)):
         img = Image.fromarray(renderer.capture_rgb(pose))
-        img = img.resize((tile_px, round(tile_px * img.height / img.width)), Image.BILINEAR)
+        img = img.resize((tile_px, round(tile_px * img.height / img.width)), Image.Resampling.BILINEAR)
         draw = ImageDraw.Draw(img)
         label = f"yaw {k * 360.0 / n_views:+.0f} deg"
         draw.rectangle([0, 0, 8 + 7 * len(label), 16], fill=(0, 0, 0))
@@ -77,7 +77,7 @@ def topdown_map(spec: SceneSpec, path: str | Path, dpi: int = 110) -> dict:
         if obj.role != "static":
             continue
         lo, hi = obj.aabb_world
-        ax.add_patch(Rectangle(lo[:2], *(hi - lo)[:2], fill=True, facecolor=(0.9, 0.9, 0.9),
+        ax.add_patch(Rectangle((float(lo[0]), float(lo[1])), *(hi - lo)[:2], fill=True, facecolor=(0.9, 0.9, 0.9),
                                edgecolor=(0.55, 0.55, 0.55), lw=0.8, zorder=1))
     cmap = plt.get_cmap("tab20")
     for k, t in enumerate(spec.targets):

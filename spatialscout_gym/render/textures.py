@@ -234,7 +234,7 @@ def _fields(kind: str, variant: int) -> tuple[np.ndarray, np.ndarray, np.ndarray
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
             arrays = {"A": got[0], "B": got[1]} | ({"C": got[2]} if got[2] is not None else {})
-            np.savez(tmp, **arrays)
+            np.savez(tmp, allow_pickle=False, **arrays)
             os.replace(tmp, path)
         except OSError:  # a read-only home: the library still works from memory
             pass
