@@ -253,8 +253,9 @@ def _make_fields(kind: str, variant: int) -> tuple[np.ndarray, np.ndarray, np.nd
     A = probe[..., 0] - const[..., 0]
     B = probe[..., 1] - const[..., 1]
     C = const if np.any(const) else None
-    f16 = lambda x: None if x is None else np.ascontiguousarray(x, dtype=np.float16)  # noqa: E731
-    return f16(A), f16(B), f16(C)
+    def f16(x: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(x, dtype=np.float16)
+    return f16(A), f16(B), None if C is None else f16(C)
 
 
 def cache_stats() -> dict:
