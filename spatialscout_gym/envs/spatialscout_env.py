@@ -293,10 +293,10 @@ class SpatialScoutEnv(gym.Env):
         self._score = 0.0
         self._metrics = None
         self._privileged_cache = None
-        spec = self.scene_spec
-        assert spec is not None   # loaded above or by an earlier reset
-        info = {"scene_id": spec.scene_id, "inventory": self.inventory,
-                "radius_m": float(spec.public.radius_m), "counters": self._live_episode().counters()}
+        loaded = self.scene_spec
+        assert loaded is not None   # loaded above or by an earlier reset
+        info = {"scene_id": loaded.scene_id, "inventory": self.inventory,
+                "radius_m": float(loaded.public.radius_m), "counters": self._live_episode().counters()}
         return self._observation(), info
 
     def step(self, action: dict):
