@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run the whole test suite on a fresh Debian machine: installs what it needs first
-# (software Vulkan, a virtual environment with every extra the tests exercise), then ruff and pytest.
+# (software Vulkan, a virtual environment with every extra the tests exercise), then ruff, mypy and pytest.
 # Rendering tests run on Mesa's software Vulkan driver (lavapipe); nothing is skipped for lack of a GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +15,7 @@ if ! { command -v chromium && command -v chromedriver; } >/dev/null 2>&1 && comm
     || echo "test.sh: could not install chromium; the browser tests will skip"
 fi
 ruff check .    # the lint rules are in pyproject.toml ([tool.ruff.lint])
+mypy            # types of the whole package; the strictness is stated in pyproject.toml ([tool.mypy])
 python -m pytest -q -p no:cacheprovider "$@"
 # the declared dependency floors are true: their own venv at the floors, a fast subset (SKIP_FLOORS=1 skips)
 [ "${SKIP_FLOORS:-0}" = 1 ] || bash scripts/test_floors.sh

@@ -144,6 +144,7 @@ class VLMAgent:
         self.provider = provider
         self.name = name
         self.mode = mode
+        self.request_cache_dir: str | os.PathLike | None = None   # conversation/request_cache.py; off by default
         self.model_call_budget = int(model_call_budget)
         self.passive_views = int(passive_views)
         self.price_table = dict(price_table) if price_table else None
@@ -191,7 +192,7 @@ class VLMAgent:
                                            wire_format=getattr(self.provider, "api_mode", None)
                                            if getattr(self.provider, "api_mode", None) in WIRE_FORMATS else None)
         self.provider.tool_names = w.tool_names   # passive mode: only the enabled tools are sent
-        if getattr(self, "request_cache_dir", None):
+        if self.request_cache_dir:
             from spatialscout_gym.conversation.request_cache import RequestCache
             self.request_cache = RequestCache(self.request_cache_dir, seed).install(self.provider)
         with warnings.catch_warnings(record=True) as caught:
@@ -208,9 +209,11 @@ class VLMAgent:
     def take_reply(self, reply: ModelReply) -> None:
         """Run one model reply's tool calls on the episode; a reply cut off at an output-token
         limit is recorded and raises :class:`OutputCapError` instead."""
+        wrapper = self.wrapper
+        assert wrapper is not None, "take_reply runs inside an episode (start_episode first)"
         if reply.stop_reason in TRUNCATED_STOP_REASONS:
-            self._fail_truncated(self.wrapper, reply)
-        self.wrapper.step(reply)
+            self._fail_truncated(wrapper, reply)
+        wrapper.step(reply)
 
     @property
     def end_reason(self) -> str | None:
@@ -278,7 +281,7 @@ class VLMAgent:
                               if first else None),
             "tool_names": list(w.tool_names) if w else None,
             "tool_schema": schema,
-            "request_cache": getattr(self, "request_cache_dir", None) is not None,
+            "request_cache": self.request_cache_dir is not None,
         }
 
     def run_records(self) -> dict[str, Any]:

@@ -19,7 +19,7 @@ import numpy as np
 from spatialscout_gym.cli.errors import CliError
 from spatialscout_gym.core.files import SceneFileError, find_scene_dirs, load_ground_truth, load_predictions
 from spatialscout_gym.core.references import origin_predictions, uniform_ball_predictions
-from spatialscout_gym.core.scoring import COMPAT_MODES, DEFAULT_LAMBDA_M, SceneScore, aggregate, score_scene
+from spatialscout_gym.core.scoring import COMPAT_MODES, DEFAULT_LAMBDA_M, Compat, SceneScore, aggregate, score_scene
 from spatialscout_gym.core.table import format_table
 
 REFERENCES = ("origin", "uniform-ball")
@@ -53,7 +53,7 @@ def reference_positions(kind: str, gt, seed: int) -> dict[str, list[float]]:
     return uniform_ball_predictions(gt.ids, gt.radius_m, rng)
 
 
-def score_paths(paths: list[str], *, compat: str = "paper", lam: float = DEFAULT_LAMBDA_M,
+def score_paths(paths: list[str], *, compat: Compat = "paper", lam: float = DEFAULT_LAMBDA_M,
                 reference: str | None = None, seed: int = 0) -> list[SceneScore]:
     """Score every scene directory under ``paths``; :class:`CliError` for any bad input."""
     if not np.isfinite(lam) or lam < 0:

@@ -43,6 +43,8 @@ from __future__ import annotations
 import json
 from typing import Mapping, Sequence
 
+from spatialscout_gym.core.types import ArrayLike3
+
 import numpy as np
 
 from spatialscout_gym.core.camera import Intrinsics
@@ -104,7 +106,7 @@ def prompt_role(style: str, *, passive: bool = False) -> str:
     return "system" if passive else PROMPT_ROLES[check_prompt_style(style)]
 
 
-def passive_baseline_m(positions: Sequence[Sequence[float]]) -> float:
+def passive_baseline_m(positions: Sequence[ArrayLike3]) -> float:
     """The largest distance between two camera centres (metres): 0 for one view or views taken
     from one point. Triangulation needs more than ``MIN_BASELINE_M`` (5 cm)."""
     pts = np.asarray([np.asarray(p, dtype=float) for p in positions]).reshape(-1, 3)

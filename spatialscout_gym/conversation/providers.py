@@ -39,7 +39,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 from spatialscout_gym.core.errors import ConfigError, SpatialScoutError
 from spatialscout_gym.core.redact import display_url, redact, register_endpoint, register_secret
@@ -131,6 +131,8 @@ class ModelProvider:
 
     provider = "base"
     env_var = ""
+    _sdk: Any = None
+    """The SDK module (``openai``, ``anthropic``), set by each client when it is built."""
     api_mode = "base"
     """The wire API: ``"chat_completions"``, ``"responses"`` or ``"messages"`` (recorded in every result)."""
 
@@ -318,7 +320,7 @@ class ModelProvider:
             return
         try:
             listing = self._client.models.list(timeout=min(self.timeout_s, 15.0))
-            served = [getattr(m, "id", None) for m in getattr(listing, "data", None) or []]
+            listed = [getattr(m, "id", None) for m in getattr(listing, "data", None) or []]
         except Exception as exc:
             if not self._is_sdk_error(exc):
                 raise
@@ -330,7 +332,7 @@ class ModelProvider:
                 raise PreflightError(f"{where} refused the API key (HTTP {code}); check --api-key or "
                                         f"${self.env_var}") from None
             return   # no model list here (404, 405, 501, ...): the first model call checks the rest
-        served = [m for m in served if isinstance(m, str)]
+        served = [m for m in listed if isinstance(m, str)]
         if served and self.model not in served:
             shown = ", ".join(served[:8]) + (f" and {len(served) - 8} more" if len(served) > 8 else "")
             raise PreflightError(f"{where} does not serve model {self.model!r} (it serves {redact(shown)}); "
@@ -361,7 +363,10 @@ PROVIDERS: dict[str, ProviderEntry] = {}
 and the wrapper read it), filled by :func:`model_api`."""
 
 
-def model_api(name: str, *, sdk: str, extra: str = "vlm") -> Callable[[type], type]:
+_Provider = TypeVar("_Provider", bound="type[ModelProvider]")
+
+
+def model_api(name: str, *, sdk: str, extra: str = "vlm") -> Callable[[_Provider], _Provider]:
     """Class decorator registering a :class:`ModelProvider` subclass as the model service ``name``
     (its agents are ``name:MODEL``). The class's ``api_mode`` names its wire format.
 
@@ -370,7 +375,7 @@ def model_api(name: str, *, sdk: str, extra: str = "vlm") -> Callable[[type], ty
     >>> @model_api("my-service", sdk="openai")            # doctest: +SKIP
     ... class MyProvider(OpenAIProvider): ...
     """
-    def register(cls: type) -> type:
+    def register(cls: _Provider) -> _Provider:
         if cls.api_mode not in WIRE_FORMATS:
             raise ValueError(f"{cls.__name__}.api_mode must be one of {WIRE_FORMATS}, got {cls.api_mode!r}")
         if name in PROVIDERS and PROVIDERS[name].client is not cls:

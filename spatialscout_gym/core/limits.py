@@ -7,6 +7,7 @@ same values with the same words, before anything is rendered or allocated.
 from __future__ import annotations
 
 import numbers
+from typing import TypeGuard
 
 from spatialscout_gym.core.errors import ConfigError
 
@@ -21,7 +22,7 @@ MAX_IMAGE_BUDGET = 1000
 """Largest image budget V, the initial image included (the paper uses 100)."""
 
 
-def _is_int(x: object) -> bool:
+def _is_int(x: object) -> TypeGuard[numbers.Integral]:
     return isinstance(x, numbers.Integral) and not isinstance(x, bool)
 
 

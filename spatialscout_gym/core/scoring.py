@@ -60,7 +60,7 @@ from typing import Any, Literal, Mapping, Sequence
 import numpy as np
 
 from spatialscout_gym.core.spec import TargetBox
-from spatialscout_gym.core.types import is_finite_number, is_finite_vec3
+from spatialscout_gym.core.types import ArrayLike3, is_finite_number, is_finite_vec3
 
 __all__ = ["GroundTruth", "SceneScore", "score_scene", "aggregate", "box_iou", "assign",
            "THRESHOLDS", "THRESHOLD_KEYS", "MIN_SIDE_M", "DEFAULT_LAMBDA_M", "COMPAT_MODES", "METRIC_VERSION"]
@@ -378,7 +378,7 @@ def _metrics(n: int, m: int, q: float, hits: np.ndarray, errors: np.ndarray, lam
             "center_error_m": err, "full_scene_loss_m": float(loss)}
 
 
-def _parse_positions(gt: GroundTruth, positions: Mapping[str, Sequence[float]]) -> tuple[list[str], np.ndarray]:
+def _parse_positions(gt: GroundTruth, positions: Mapping[str, ArrayLike3]) -> tuple[list[str], np.ndarray]:
     ids, rows = [], []
     for key, value in positions.items():
         if key not in gt.index:
@@ -473,7 +473,7 @@ def _hit_weights(iou: np.ndarray, tau: float) -> np.ndarray:
     return (iou > tau) * (min(iou.shape) + 1.0) + iou
 
 
-def score_scene(gt: GroundTruth, positions: Mapping[str, Sequence[float]], *,
+def score_scene(gt: GroundTruth, positions: Mapping[str, ArrayLike3], *,
                 compat: Compat = "paper", lam: float = DEFAULT_LAMBDA_M,
                 group_cache: dict | None = None) -> SceneScore:
     """Score one accepted map (docs/protocol.md section 6).

@@ -177,9 +177,11 @@ def part_world_aabb(part: Part) -> tuple[np.ndarray, np.ndarray]:
     if part.shape == "box":
         ext = exact.matvec(np.abs(R), part.half_size)
     elif part.shape == "sphere":
+        assert part.radius is not None
         ext = np.full(3, float(part.radius))
     elif part.shape in ("cylinder", "capsule"):
         axis = R[:, 0]
+        assert part.radius is not None and part.half_length is not None
         r, h = float(part.radius), float(part.half_length)
         if part.shape == "capsule":
             ext = np.abs(axis) * h + r
@@ -369,7 +371,7 @@ class SceneSpec:
         ids = [o.id for o in objects]
         if len(set(ids)) != len(ids):
             raise ValueError(f"scene {scene_id!r} has duplicate object ids")
-        centers = np.array([frame.to_task(sum(o.aabb_world) / 2) for o in targets])
+        centers = np.array([frame.to_task((o.aabb_world[0] + o.aabb_world[1]) / 2) for o in targets])
         radius = float(np.max(np.linalg.norm(centers, axis=1)))
         public = PublicScene(scene_id, [InventoryEntry(o.id, o.category, o.group) for o in targets],
                              initial_camera, intrinsics, radius, description or {})

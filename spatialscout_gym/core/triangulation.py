@@ -141,7 +141,7 @@ class TriangulationResult:
         """The JSON a model reads: rounded numbers (0.1 mm, 0.01 degree), nothing private."""
         if not self.ok:
             return {"ok": False, "reason": self.reason, "num_observations": self.num_observations}
-        assert self.point_task is not None
+        assert self.point_task is not None and self.residual_m is not None and self.max_angle_deg is not None
         return {"ok": True, "point": [round(float(x), 4) for x in self.point_task],
                 "residual_m": round(float(self.residual_m), 4),
                 "max_angle_deg": round(float(self.max_angle_deg), 2),

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any, Callable, Hashable
+from typing import TYPE_CHECKING, Any, Callable, Hashable
 
 import numpy as np
 
@@ -39,6 +39,9 @@ from spatialscout_gym.core.limits import MAX_RESOLUTION_PX, check_episode_settin
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.envs.run_dir import write_run
 from spatialscout_gym.episode.episode import Episode
+
+if TYPE_CHECKING:
+    from spatialscout_gym.core.scoring import GroundTruth
 
 __all__ = ["EpisodeSession", "RendererFactory", "SapienFactory", "sapien_factory", "shared_renderer_count",
            "shared_renderer", "MAX_RESOLUTION"]
@@ -182,8 +185,8 @@ class EpisodeSession:
         """The loaded scene."""
         self.episode_spec: SceneSpec | None = None
         """The current episode's scene: :attr:`spec`, or its turned-start variant."""
-        self.ground_truth = None
-        self._episode_gt = None
+        self.ground_truth: GroundTruth | None = None
+        self._episode_gt: GroundTruth | None = None
         self._score_cache: tuple[Any, dict] = (None, {})
         """(ground truth, score_scene's group cache for it); emptied per episode."""
         self._closed = False
@@ -244,6 +247,7 @@ class EpisodeSession:
             spec = SceneSpec(dataclasses.replace(spec.public, initial_camera=turned), spec.private)
         if spec is not self.episode_spec:
             # the scene's boxes seen from the turned start (no geometry pass per episode)
+            assert self.ground_truth is not None   # load() set it
             self._episode_gt = self.ground_truth if spec is self.spec else \
                 self.ground_truth.reframed(spec.task_frame)
         self.episode_spec = spec
@@ -270,6 +274,7 @@ class EpisodeSession:
         from spatialscout_gym.core.scoring import score_scene
         if self.episode is None:
             raise RuntimeError("no episode: call new_episode() first")
+        assert self._episode_gt is not None   # new_episode() set it with the episode
         if self._score_cache[0] is not self._episode_gt:   # group results hold for one ground truth
             self._score_cache = (self._episode_gt, {})
         return score_scene(self._episode_gt, self.episode.accepted_map, group_cache=self._score_cache[1]).metrics()
@@ -286,6 +291,7 @@ class EpisodeSession:
         :func:`spatialscout_gym.eval.runner.run_episode`."""
         if self.episode is None:
             raise RuntimeError("no episode: call new_episode() first")
+        assert self.episode_spec is not None   # set with the episode
         return write_run(out_dir, self.episode_spec, self.episode, agent, seed=seed, resolution=self.resolution,
                          image_budget=self.image_budget, tool_call_budget=self.tool_call_budget,
                          failure=failure, attempt=attempt, keep_attempts=keep_attempts)

@@ -250,6 +250,13 @@ class SpatialScoutEnv(gym.Env):
     def episode(self) -> Episode | None:
         return self.session.episode
 
+    def _live_episode(self) -> Episode:
+        """The current episode; a clear error before the first ``reset()``."""
+        ep = self.session.episode
+        if ep is None:
+            raise RuntimeError("no episode yet: call reset() first")
+        return ep
+
     @property
     def renderer(self):
         return self.session.renderer
@@ -277,17 +284,19 @@ class SpatialScoutEnv(gym.Env):
         elif self.procedural and (seed is not None or self.session.spec is None
                                   or self._resets_on_scene >= self.reconfigure_every):
             from spatialscout_gym.scenes.catalog import procedural_scene
-            share = {} if self.single_room_share is None else {"single_room_share": self.single_room_share}
-            self._load_scene(procedural_scene(int(self.np_random.integers(0, 2**31 - 1)), **share))
+            scene_seed = int(self.np_random.integers(0, 2**31 - 1))
+            self._load_scene(procedural_scene(scene_seed) if self.single_room_share is None else
+                             procedural_scene(scene_seed, single_room_share=self.single_room_share))
         yaw = float(self.np_random.uniform(-180.0, 180.0)) if self.random_start_yaw else None
         self.session.new_episode(start_yaw_deg=yaw)
         self._resets_on_scene += 1
         self._score = 0.0
         self._metrics = None
         self._privileged_cache = None
-        spec = self.scene_spec
-        info = {"scene_id": spec.scene_id, "inventory": self.inventory,
-                "radius_m": float(spec.public.radius_m), "counters": self.episode.counters()}
+        loaded = self.scene_spec
+        assert loaded is not None   # loaded above or by an earlier reset
+        info = {"scene_id": loaded.scene_id, "inventory": self.inventory,
+                "radius_m": float(loaded.public.radius_m), "counters": self._live_episode().counters()}
         return self._observation(), info
 
     def step(self, action: dict):
@@ -460,7 +469,7 @@ class SpatialScoutEnv(gym.Env):
         return tool, {}
 
     def _observation(self) -> dict:
-        ep = self.episode
+        ep = self._live_episode()
         pose = ep.pose_task()
         parts = self._obs_parts
         if parts is None or parts[0] is not ep:   # per episode: intrinsics and inventory rows

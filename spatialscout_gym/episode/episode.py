@@ -230,8 +230,8 @@ class Episode:
             # A JSON null for an optional argument means "not given" (validate_args agrees).
             given = {k: v for k, v in args.items() if v is not None}
             res = getattr(self, f"_tool_{tool}")(index=index, **given)
-        times = {} if started is None else {"started_unix_s": started,
-                                            "execution_s": self.clock() - started}
+        times = {} if started is None or self.clock is None else \
+            {"started_unix_s": started, "execution_s": self.clock() - started}
         if too_big:
             logged: Any = {"omitted": "arguments over the size bounds (docs/protocol.md section 4)"}
         else:

@@ -153,7 +153,7 @@ def trajectory_factors(traj: Trajectory, errors_m: Mapping[str, float], num_targ
         return TrajectoryFactors(True, tuple(found), coverage, mean_err)
 
     inaccurate = [k for k in ids if errors_m.get(k, 0.0) > INACCURATE_M]
-    linked = [support[k].linked for k in inaccurate if support[k].linked is not None]
+    linked = [t for t in (support[k].linked for k in inaccurate) if t is not None]
     if coverage < SUCCESS_COVERAGE:
         found.append("incomplete_coverage")
     if any(t.residual_m is not None and t.residual_m <= LOW_RESIDUAL_M for t in linked):

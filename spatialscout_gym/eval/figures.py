@@ -30,7 +30,7 @@ import dataclasses
 import html
 import os
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping
 
 import numpy as np
 from PIL import Image, ImageDraw
@@ -38,6 +38,7 @@ from PIL import Image, ImageDraw
 from spatialscout_gym.core.camera import Intrinsics, project_world_to_pixel
 from spatialscout_gym.core.files import load_ground_truth, load_predictions
 from spatialscout_gym.core.frames import CameraPose, wrap_degrees
+from spatialscout_gym.core.types import ArrayLike3
 from spatialscout_gym.core.scoring import MIN_SIDE_M, GroundTruth
 from spatialscout_gym.core.spec import Light, Material, Part, PrivateScene, PublicScene, SceneObject, SceneSpec
 from spatialscout_gym.eval.layout import (ENTITY_LIBRARY_FILE, RESULT_FILE, EvalDir, EvalDirError, read_json_object,
@@ -105,7 +106,7 @@ def box_scene(public: PublicScene, gt: GroundTruth, centers_world: dict[str, np.
         rgb = tuple(float(x) for x in colors[tid])
         objects.append(SceneObject(f"box::{tid}", "Box", "box", "static",
                                    [Part("box", np.asarray(c, float), half_size=sizes[tid] / 2,
-                                         material=Material((*rgb, 1.0), 0.6))]))
+                                         material=Material((float(rgb[0]), float(rgb[1]), float(rgb[2]), 1.0), 0.6))]))
     pub = dataclasses.replace(public)
     return SceneSpec(pub, PrivateScene(objects, list(lights), (0.55, 0.55, 0.55), {}))
 
@@ -188,7 +189,7 @@ def _outline_by_iou(img: Image.Image, segmentation: np.ndarray, index: dict[int,
             d.text((float(u), float(v) - 6), f"{iou[tid]:.2f}", fill=iou_color(iou[tid]))
 
 
-def scene_figure(public: PublicScene, gt: GroundTruth, positions_task: dict[str, Sequence[float]],
+def scene_figure(public: PublicScene, gt: GroundTruth, positions_task: Mapping[str, ArrayLike3],
                  static: SceneSpec | None = None, renderer: Any = None, tile_px: int = 320,
                  style: str = "meshes") -> Image.Image:
     """The two-row, three-column Figure-4 picture of one scene (see the module docstring).

@@ -289,7 +289,7 @@ def write_replay(out_dir: str | os.PathLike, *, plots: bool = True,
     out = Path(out_dir)
     curves = replay_runs(out)
     kinds = {c.x_calls for c in curves}
-    data = {"name": out.resolve().name, "x_calls": "model_calls" if kinds == {"model_calls"} else "tool_calls",
+    data: dict[str, Any] = {"name": out.resolve().name, "x_calls": "model_calls" if kinds == {"model_calls"} else "tool_calls",
             "lambdas_m": list(lams), "episodes": [c.to_dict(lams) for c in curves],
             "pooled": {axis: pooled_curve(curves, axis, lams) for axis in AXES}}
     p = data["pooled"]["calls"]

@@ -159,7 +159,7 @@ def parse_trajectory(events: Sequence[dict], result: dict | None = None) -> Traj
         the trace does not, its ``tool_call_budget`` the tool-call budget.
     """
     result = result or {}
-    model = result.get("model") if isinstance(result.get("model"), dict) else {}
+    model: dict = result["model"] if isinstance(result.get("model"), dict) else {}
     is_model = any(e.get("event") == "model_request" for e in events)
     start = next((e for e in events if e.get("event") == "start"), {})
     current_call = -1

@@ -27,13 +27,15 @@ def _pack(v, t, n, uv) -> MeshArrays:
 def _box_faces() -> tuple[np.ndarray, ...]:
     """Per face (+x, -x, +y, -y, +z, -z): normal, up, right, and |right|, |up| as rows (6, 3)."""
     ex = np.eye(3)
-    n, up, right = [], [], []
+    rows_n: list[np.ndarray] = []
+    rows_up: list[np.ndarray] = []
+    rows_right: list[np.ndarray] = []
     for axis in range(3):
         for sign in (1.0, -1.0):
-            n.append(sign * ex[axis])
-            up.append(ex[2] if axis != 2 else ex[1])
-            right.append(np.cross(up[-1], n[-1]))
-    n, up, right = np.array(n), np.array(up), np.array(right)
+            rows_n.append(sign * ex[axis])
+            rows_up.append(ex[2] if axis != 2 else ex[1])
+            rows_right.append(np.cross(rows_up[-1], rows_n[-1]))
+    n, up, right = np.array(rows_n), np.array(rows_up), np.array(rows_right)
     return n, up, right, np.abs(right), np.abs(up), np.repeat(np.arange(3), 2)
 
 
@@ -82,10 +84,10 @@ def cylinder_mesh(radius: float, half_length: float, tile_m: float | None, segme
     else:
         us, v0, v1 = ang / (2 * np.pi) * circ / tile_m, 0.0, 2 * hl / tile_m
     verts, norms, uvs, tris = [], [], [], []
-    for x, v in ((-hl, v1), (hl, v0)):
+    for x, v_ring in ((-hl, v1), (hl, v0)):
         verts += list(ring + [x, 0, 0])
         norms += list(radial)
-        uvs += [(u, v) for u in us]
+        uvs += [(u, v_ring) for u in us]
     m = segments + 1
     for i in range(segments):
         a, b = i, i + 1  # bottom ring (x = -hl) indices; top ring offset by m

@@ -32,7 +32,7 @@ def panorama(renderer: Renderer, initial: CameraPose, n_views: int = 8, columns:
     tiles = []
     for k, pose in enumerate(panorama_poses(initial, n_views)):
         img = Image.fromarray(renderer.capture_rgb(pose))
-        img = img.resize((tile_px, round(tile_px * img.height / img.width)), Image.BILINEAR)
+        img = img.resize((tile_px, round(tile_px * img.height / img.width)), Image.Resampling.BILINEAR)
         draw = ImageDraw.Draw(img)
         label = f"yaw {k * 360.0 / n_views:+.0f} deg"
         draw.rectangle([0, 0, 8 + 7 * len(label), 16], fill=(0, 0, 0))
@@ -77,12 +77,12 @@ def topdown_map(spec: SceneSpec, path: str | Path, dpi: int = 110) -> dict:
         if obj.role != "static":
             continue
         lo, hi = obj.aabb_world
-        ax.add_patch(Rectangle(lo[:2], *(hi - lo)[:2], fill=True, facecolor=(0.9, 0.9, 0.9),
+        ax.add_patch(Rectangle((float(lo[0]), float(lo[1])), *(hi - lo)[:2], fill=True, facecolor=(0.9, 0.9, 0.9),
                                edgecolor=(0.55, 0.55, 0.55), lw=0.8, zorder=1))
     cmap = plt.get_cmap("tab20")
     for k, t in enumerate(spec.targets):
         color = cmap(k % 20)
-        ax.add_patch(Rectangle(t.box_min[:2], *t.size[:2], fill=False, edgecolor=color, lw=1.5, zorder=3))
+        ax.add_patch(Rectangle((float(t.box_min[0]), float(t.box_min[1])), *t.size[:2], fill=False, edgecolor=color, lw=1.5, zorder=3))
         ax.text(t.box_max[0], t.box_max[1], t.id, fontsize=6, color=color, zorder=4)
     cam = spec.public.initial_camera
     p, f = cam.position_world, cam.horizontal_forward_world
@@ -93,15 +93,15 @@ def topdown_map(spec: SceneSpec, path: str | Path, dpi: int = 110) -> dict:
     axes = task_axes_xy(spec)
     o = axes["origin"]
     reach = max(1.0, float(spec.public.radius_m))
-    for name, color in (("x", (0.8, 0.1, 0.1)), ("y", (0.1, 0.5, 0.1))):
+    for name, axis_color in (("x", (0.8, 0.1, 0.1)), ("y", (0.1, 0.5, 0.1))):
         d = axes[name]
         ax.plot([o[0] - reach * d[0], o[0] + reach * d[0]], [o[1] - reach * d[1], o[1] + reach * d[1]],
-                ls="--", lw=1.2, color=color, zorder=2)
+                ls="--", lw=1.2, color=axis_color, zorder=2)
         for m in range(-int(reach), int(reach) + 1):
             if m:
-                ax.text(o[0] + m * d[0], o[1] + m * d[1], f"{m:+d}", fontsize=5, color=color,
+                ax.text(o[0] + m * d[0], o[1] + m * d[1], f"{m:+d}", fontsize=5, color=axis_color,
                         ha="center", va="center", zorder=2)
-        ax.text(o[0] + reach * d[0], o[1] + reach * d[1], f"task +{name}", fontsize=7, color=color,
+        ax.text(o[0] + reach * d[0], o[1] + reach * d[1], f"task +{name}", fontsize=7, color=axis_color,
                 fontweight="bold", zorder=4)
     ax.set_aspect("equal")
     ax.autoscale_view()

@@ -276,8 +276,10 @@ class SapienRenderer:
         for light in spec.private.lights:
             color = [float(c) for c in light.color]
             if light.kind == "point":
+                assert light.position_world is not None   # SceneSpec checks each light's fields
                 e = self._scene.add_point_light(list(map(float, light.position_world)), color, shadow=False)
             elif light.kind == "directional":
+                assert light.direction_world is not None
                 e = self._scene.add_directional_light(list(map(float, light.direction_world)), color,
                                                       shadow=False)
             else:
@@ -331,22 +333,27 @@ class SapienRenderer:
         tex = part.material.texture
         tile = None if tex is None or texture_mode(tex["kind"]) == "fit" else tile_size_m(tex)
         if part.shape == "box":
+            assert part.half_size is not None   # SceneSpec checks each shape's fields
             if tex is None:
                 shape = R.RenderShapeBox(np.asarray(part.half_size, np.float32), mat)
             else:
                 shape = R.RenderShapeTriangleMesh(*box_mesh(part.half_size, tile), mat)
         elif part.shape == "cylinder":
+            assert part.radius is not None and part.half_length is not None
             if tex is None:
                 shape = R.RenderShapeCylinder(float(part.radius), float(part.half_length), mat)
             else:
                 shape = R.RenderShapeTriangleMesh(*cylinder_mesh(part.radius, part.half_length, tile), mat)
         elif part.shape == "capsule":
+            assert part.radius is not None and part.half_length is not None
             shape = R.RenderShapeCapsule(float(part.radius), float(part.half_length), mat)
         elif part.shape == "sphere":
+            assert part.radius is not None
             shape = R.RenderShapeSphere(float(part.radius), mat)
         elif part.shape == "mesh":
             scale = np.ones(3) if part.scale is None else np.asarray(part.scale, dtype=float)
             if part.vertices is not None:
+                assert part.faces is not None
                 shape = R.RenderShapeTriangleMesh(
                     *flat_mesh(np.asarray(part.vertices, dtype=float) * scale, part.faces, tile), mat)
             elif part.path is not None:
@@ -394,6 +401,7 @@ class SapienRenderer:
         if self._prepared is not None:
             if name in self._prepared:
                 return self._prepared[name]
+            assert self._taken_pose is not None
             self._render(self._taken_pose)  # a target the batch did not carry: render it here
         return self._camera.get_picture(name)
 
@@ -470,19 +478,19 @@ class _LazyPrivilegedFrame(PrivilegedFrame):
         return r
 
     @property
-    def segmentation(self) -> np.ndarray:
+    def segmentation(self) -> np.ndarray:  # type: ignore[override]  # the dataclass field, read lazily
         if "seg" not in self._cache:
             self._cache["seg"] = self._picture()._read_segmentation()
         return self._cache["seg"]
 
     @property
-    def depth_m(self) -> np.ndarray:
+    def depth_m(self) -> np.ndarray:  # type: ignore[override]  # the dataclass field, read lazily
         if "depth" not in self._cache:
             self._cache["depth"] = self._picture()._read_depth()
         return self._cache["depth"].astype(np.float32)
 
     @property
-    def position_world(self) -> np.ndarray:
+    def position_world(self) -> np.ndarray:  # type: ignore[override]  # the dataclass field, read lazily
         if "pos" not in self._cache:
             depth = self._cache.get("depth")
             if depth is None:

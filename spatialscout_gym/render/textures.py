@@ -234,7 +234,7 @@ def _fields(kind: str, variant: int) -> tuple[np.ndarray, np.ndarray, np.ndarray
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
             arrays = {"A": got[0], "B": got[1]} | ({"C": got[2]} if got[2] is not None else {})
-            np.savez(tmp, **arrays)
+            np.savez(tmp, allow_pickle=False, **arrays)
             os.replace(tmp, path)
         except OSError:  # a read-only home: the library still works from memory
             pass
@@ -253,8 +253,9 @@ def _make_fields(kind: str, variant: int) -> tuple[np.ndarray, np.ndarray, np.nd
     A = probe[..., 0] - const[..., 0]
     B = probe[..., 1] - const[..., 1]
     C = const if np.any(const) else None
-    f16 = lambda x: None if x is None else np.ascontiguousarray(x, dtype=np.float16)  # noqa: E731
-    return f16(A), f16(B), f16(C)
+    def f16(x: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(x, dtype=np.float16)
+    return f16(A), f16(B), None if C is None else f16(C)
 
 
 def cache_stats() -> dict:

@@ -167,7 +167,7 @@ def _manifest(version: str) -> dict:
                                 f"run `spatialscout scenes freeze --catalog {version}`") from None
 
 
-manifest.cache_clear = _manifest.cache_clear   # callers (tests, freeze) clear the cache by this name
+manifest.cache_clear = _manifest.cache_clear  # type: ignore[attr-defined]  # callers (tests, freeze) clear the cache by this name
 
 
 def catalog_scene_ids(version: str | None = None) -> list[str]:
@@ -363,7 +363,7 @@ def _read_spec(path: Path) -> SceneSpec:
     try:
         return SceneSpec.from_json(path.read_text())
     except (ValueError, KeyError, TypeError) as exc:
-        raise SceneFileError(f"{path}: not a valid scene spec ({message_of(exc)})") from exc
+        raise SceneFileError(path, f"not a valid scene spec ({message_of(exc)})") from exc
 
 
 def load_scene(scene_id: str, version: str | None = None) -> SceneSpec:
@@ -464,5 +464,5 @@ def freeze_manifest(path: Path | None = None, progress: bool = False, version: s
     out = Path(path) if path is not None else manifest_path(version)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=1) + "\n")
-    manifest.cache_clear()
+    _manifest.cache_clear()
     return data

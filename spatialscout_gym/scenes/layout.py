@@ -149,6 +149,7 @@ class RoomLayout:
         self.ix0, self.iy0, self.ix1, self.iy1 = room.interior
         self.blocks: list[tuple[np.ndarray, np.ndarray, int]] = []   # (lo, hi, placed index or -1)
         self.surfaces: list[Surface] = []
+        self.item_weights: dict[str, float] | None = None   # per-room draw weights (scenes/procedural.py)
         for side, t, w in doors:
             lo, hi = self._wall_box(side, t, w + 0.2, 0.9, 0.0, DOOR_H + 0.1)
             self.blocks.append((lo, hi, -1))
@@ -300,7 +301,7 @@ class RoomLayout:
         cx, cy = (tb.lo[:2] + tb.hi[:2]) / 2
         hx, hy = (tb.hi[:2] - tb.lo[:2]) / 2
         size = self.size(chair)
-        out = []
+        out: list[int] = []
         slots = []
         for axis, h_along, h_across in (("x", hx, hy), ("y", hy, hx)):
             n = max(1, int((2 * h_along + 0.1) // 0.62))
@@ -442,7 +443,7 @@ class RoomLayout:
 
     def book_row(self, s: Surface, n: int) -> list[int]:
         """A row of ``n`` upright books on a shelf board, spines facing out."""
-        out = []
+        out: list[int] = []
         yaw = s.yaw
         along = np.array([-np.sin(np.deg2rad(yaw)), np.cos(np.deg2rad(yaw))])   # local +y in world
         fwd = np.array([np.cos(np.deg2rad(yaw)), np.sin(np.deg2rad(yaw))])

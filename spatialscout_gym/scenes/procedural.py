@@ -400,9 +400,9 @@ def _kitchen(L: RoomLayout) -> None:
         if rng.random() < 0.5:
             L.on_surface(cat, ("counter",))
     if rng.random() < 0.9:
-        t = L.free_standing("DiningTable", margin=0.75)
-        if t is not None:
-            L.chairs_around(t, max_chairs=int(rng.integers(2, 7)))
+        table = L.free_standing("DiningTable", margin=0.75)
+        if table is not None:
+            L.chairs_around(table, max_chairs=int(rng.integers(2, 7)))
     if rng.random() < 0.4:
         L.against_wall("Stool")
     if rng.random() < 0.4:
@@ -677,14 +677,15 @@ FURNISH = {"Kitchen": _kitchen, "LivingRoom": _living, "Bedroom": _bedroom, "Bat
 def _fill(L: RoomLayout, count: int) -> int:
     """Put about ``count`` small items of the room's kind on its surfaces; returns how many."""
     rng = L.rng
-    if not hasattr(L, "item_weights"):   # per-room draw weights; repeats decay (variety)
+    if L.item_weights is None:   # per-room draw weights; repeats decay (variety)
         w = {k: 0.35 for k in GENERIC_ITEMS}
         w.update(SMALL_ITEMS_BY_ROOM[L.room.kind])
         if L.rules.placement == "procthor":
             w = _procthor_item_weights(L.room.kind, w)
         L.item_weights = w
-    names = list(L.item_weights)
-    p = np.array([L.item_weights[n] for n in names], float)
+    weights = L.item_weights
+    names = list(weights)
+    p = np.array([weights[n] for n in names], dtype=float)
     done = 0
     for _ in range(3 * count):
         if done >= count or p.sum() <= 0:
@@ -695,7 +696,7 @@ def _fill(L: RoomLayout, count: int) -> int:
             p[k] = 0.0
             continue
         p[k] *= L.rules.repeat_decay   # favour variety: repeats get rarer within one room
-        L.item_weights[cat] = float(p[k])
+        weights[cat] = float(p[k])
         if cat == "Book" and rng.random() < 0.5:
             idx = L.on_surface("Book", ("table", "desk", "bed", "shelf", "counter"), lying_book=True)
         elif cat in _FLOOR_ITEMS and (rng.random() < 0.5 or cat in _FLOOR_ONLY):

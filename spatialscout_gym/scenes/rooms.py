@@ -224,20 +224,20 @@ def build_shell(plan: FloorPlan, rng: np.random.Generator) -> tuple[list[SceneOb
     k = 0
     for (axis, coord), segs in sorted(lines.items()):
         lo, hi = min(s[0] for s in segs), max(s[1] for s in segs)
-        doors = [d for d in plan.doors if d.axis == axis and abs(d.coord - coord) < 1e-6]
-        cuts = [(d.t - d.width / 2, d.t + d.width / 2) for d in doors]
+        doors = [door for door in plan.doors if door.axis == axis and abs(door.coord - coord) < 1e-6]
+        cuts = [(door.t - door.width / 2, door.t + door.width / 2) for door in doors]
         parts = []
         for s, e in _intervals_minus(lo - WALL_T / 2, hi + WALL_T / 2, cuts):
             parts.append(_wall_box(axis, coord, s, e, 0.0, H, wall_m))
-        for d in doors:
-            parts.append(_wall_box(axis, coord, d.t - d.width / 2, d.t + d.width / 2, DOOR_H, H, wall_m))
+        for door in doors:
+            parts.append(_wall_box(axis, coord, door.t - door.width / 2, door.t + door.width / 2, DOOR_H, H, wall_m))
         k += 1
         objs.append(SceneObject(f"Wall_{k}", "Wall", "Wall", "static", parts, movable=False))
-        for d in doors:   # door frame trim
+        for door in doors:   # door frame trim
             trim = mat((0.95, 0.95, 0.93), 0.5)
-            fparts = [_wall_box(axis, coord, d.t - d.width / 2 - 0.05, d.t - d.width / 2, 0.0, DOOR_H + 0.05, trim, WALL_T + 0.03),
-                      _wall_box(axis, coord, d.t + d.width / 2, d.t + d.width / 2 + 0.05, 0.0, DOOR_H + 0.05, trim, WALL_T + 0.03),
-                      _wall_box(axis, coord, d.t - d.width / 2, d.t + d.width / 2, DOOR_H, DOOR_H + 0.05, trim, WALL_T + 0.03)]
+            fparts = [_wall_box(axis, coord, door.t - door.width / 2 - 0.05, door.t - door.width / 2, 0.0, DOOR_H + 0.05, trim, WALL_T + 0.03),
+                      _wall_box(axis, coord, door.t + door.width / 2, door.t + door.width / 2 + 0.05, 0.0, DOOR_H + 0.05, trim, WALL_T + 0.03),
+                      _wall_box(axis, coord, door.t - door.width / 2, door.t + door.width / 2, DOOR_H, DOOR_H + 0.05, trim, WALL_T + 0.03)]
             objs.append(SceneObject(f"Doorway_{len([o for o in objs if o.category == 'Doorway']) + 1}",
                                     "Doorway", "Doorway", "static", fparts, movable=False))
     return objs, lights

@@ -69,7 +69,7 @@ def catalog_stats(specs: list[SceneSpec], top: int = 10) -> dict:
     shortest: list[float] = []
     cats: Counter = Counter()
     radii = []
-    counts = Counter()
+    counts: Counter = Counter()
     layouts: Counter = Counter()
     for spec in specs:
         targets = spec.targets
@@ -116,13 +116,14 @@ def own_box_size(obj) -> np.ndarray:
             a = R[:, col]
             if abs(a[2]) < 0.99:
                 yaws.add(round(float(np.degrees(np.arctan2(a[1], a[0]))) % 90.0, 3))
-    best = None
+    best: np.ndarray | None = None
     for yaw in sorted(yaws)[:12]:
         parts = place(obj.parts, np.zeros(3), -yaw) if yaw else obj.parts
         boxes = [part_world_aabb(p) for p in parts]
         ext = np.max([b[1] for b in boxes], axis=0) - np.min([b[0] for b in boxes], axis=0)
         if best is None or np.prod(ext) < np.prod(best) - 1e-12:
             best = ext
+    assert best is not None
     return -np.sort(-best)
 
 
@@ -175,7 +176,7 @@ def reference_losses(specs: list[SceneSpec], seed: int = 0) -> dict:
 
     from spatialscout_gym.core.references import origin_predictions, uniform_ball_predictions
     from spatialscout_gym.core.scoring import GroundTruth, score_scene
-    out = {"origin": [], "uniform_ball": []}
+    out: dict[str, list] = {"origin": [], "uniform_ball": []}
     for spec in specs:
         gt = GroundTruth.from_dict(spec.ground_truth_dict())
         out["origin"].append(score_scene(gt, origin_predictions(gt)).metrics()["full_scene_loss_m"])

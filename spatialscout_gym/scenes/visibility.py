@@ -61,14 +61,10 @@ def unseen_targets(objects: list[SceneObject], camera_position: np.ndarray, radi
     "hidden"`` are not rendered, so they occlude nothing."""
     rendered = [o for o in objects if o.role != "hidden"]
     targets = target_ids if target_ids is not None else {o.id for o in rendered if o.role == "target"}
-    boxes, owner = [], []
-    for k, o in enumerate(rendered):
-        for p in o.parts:
-            boxes.append(part_world_aabb(p))
-            owner.append(k)
-    lo = np.array([b[0] for b in boxes])
-    hi = np.array([b[1] for b in boxes])
-    owner = np.array(owner)
+    boxes = [(part_world_aabb(p), k) for k, o in enumerate(rendered) for p in o.parts]
+    lo = np.array([b[0][0] for b in boxes])
+    hi = np.array([b[0][1] for b in boxes])
+    owner = np.array([b[1] for b in boxes])
     cam = np.asarray(camera_position, float)
     r = float(radius_m) + 1e-6
     grid = np.stack(np.meshgrid(np.arange(lo[:, 0].min() + 0.15, hi[:, 0].max(), _STEP),

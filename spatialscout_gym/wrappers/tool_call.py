@@ -49,9 +49,10 @@ from __future__ import annotations
 
 import time
 import warnings
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence, cast
 
 import gymnasium as gym
+from gymnasium import spaces
 
 from spatialscout_gym.episode import trace as tr
 from spatialscout_gym.episode.tools import TOOL_NAMES
@@ -68,6 +69,9 @@ from spatialscout_gym.conversation.prompt import (CAMERA_TOOLS, DEFAULT_PROMPT_S
 from spatialscout_gym.conversation.replies import (clip_error, frame_parts, refusal_text, result_text,
                                                unknown_tool_error)
 from spatialscout_gym.conversation.schemas import tool_schemas
+
+if TYPE_CHECKING:
+    from spatialscout_gym.envs.spatialscout_env import SpatialScoutEnv
 
 __all__ = ["ToolCallWrapper", "ToolCall", "Message", "ModelReply", "EpisodeOverError", "tool_schemas",
            "CAMERA_TOOLS", "PASSIVE_TOOLS", "parse_arguments", "parse_reply"]
@@ -164,13 +168,18 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._episode: Any = None
         self._clear()
 
+    @property
+    def _scout(self) -> SpatialScoutEnv:
+        """The SpatialScout env inside (``env.unwrapped``)."""
+        return cast("SpatialScoutEnv", self.env.unwrapped)
+
     def _lift_inner_cap(self) -> int | None:
         """This wrapper owns B (model calls); the env's own tool-call cap is lifted unless the user
         set one. ``gym.make`` records the keyword arguments a user passed (``env.spec.kwargs``): a
         cap given there is kept; the env's default cap (100 tool calls) is lifted. An env built
         without ``gym.make`` cannot say, so its cap is kept with a warning. Returns the cap kept
         (None: unlimited)."""
-        inner = self.env.unwrapped
+        inner = self._scout
         cap = getattr(inner, "tool_call_budget", None)
         if cap is None:
             return None
@@ -261,7 +270,8 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         _, info = self.env.reset(seed=seed, options=options)
         self._clear()
         self.wire_format = self._given_wire_format
-        self._episode = ep = self.env.unwrapped.episode
+        self._episode = ep = self._scout.episode
+        assert ep is not None   # reset() built it
         if self.clock is not None:
             ep.clock = self.clock
         frames = self._capture_passive_views() if self.passive else [0]
@@ -419,8 +429,8 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     # ---- tool calls -------------------------------------------------------------------------------
     def _env_step(self, name: str, args: dict):
         """One tool call as one env step; returns the step's five values."""
-        unwrapped = self.env.unwrapped
-        action = encode_call(name, args, unwrapped.action_space, self._episode.inventory_ids,
+        unwrapped = self._scout
+        action = encode_call(name, args, cast(spaces.Dict, unwrapped.action_space), self._episode.inventory_ids,
                              unwrapped.decode_action)
         return self.env.step(action)
 
@@ -436,6 +446,7 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         args, reason = parse_arguments(call.arguments)
         if reason is not None:
             return self._refused(call, index, f"{name}: {reason}", "malformed", tool_results), 0.0, False, False, {}
+        assert args is not None   # parse_arguments gives arguments or a reason
         start = len(self._episode.trace)
         _, reward, terminated, truncated, info = self._env_step(name, args)
         for i in range(start, len(self._episode.trace)):
@@ -476,6 +487,7 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         """Capture the passive views with env steps (the evaluator's tool calls); returns frame ids."""
         ep = self._episode
         n = self.passive_views
+        assert n is not None and self.passive_path is not None   # passive mode only
         if not 1 <= n <= ep.image_budget:
             raise ValueError(f"passive_views must be between 1 and the image budget {ep.image_budget}, got {n}")
         for position, yaw, pitch in self.passive_path:

@@ -85,7 +85,10 @@ def parse_response(reply: Any) -> ModelReply:
     :attr:`~spatialscout_gym.conversation.messages.ModelReply.malformed`; nothing raises."""
     r = Reading()
     content = r.items(get(reply, "content") if r.obj(reply, "the message") else None, "the message content")
-    texts, calls, kept, replay = [], [], [], False
+    texts: list[str] = []
+    calls: list = []
+    kept: list = []
+    replay = False
     for i, block in enumerate(content):
         if not r.obj(block, f"content block {i}"):
             continue

@@ -80,7 +80,7 @@ def parse_response(reply: Any) -> ModelReply:
 def _message(message: Any, r: Reading) -> ModelReply:
     if not r.obj(message, "the message"):
         return ModelReply(malformed=r.bad)
-    calls = []
+    calls: list = []
     for i, tc in enumerate(r.items(get(message, "tool_calls"), "tool_calls")):
         if not r.obj(tc, f"tool call {i}"):
             continue

@@ -121,7 +121,8 @@ class ImageDeferral:
     """
 
     def __init__(self, out: list[dict], user_parts: Callable[[list], list[dict]]) -> None:
-        self._out, self._user_parts, self._pending = out, user_parts, []
+        self._out, self._user_parts = out, user_parts
+        self._pending: list[dict] = []
 
     def tool_text(self, m: Any) -> str:
         """The tool result's text; its images (after the text part) are kept for the next flush."""

@@ -80,7 +80,9 @@ def parse_response(reply: Any) -> ModelReply:
     output = get(reply, "output") if r.obj(reply, "the response") else None
     if output is None and not r.bad:
         r.bad.append("the response has no output")
-    texts, calls, replay = [], [], []
+    texts: list[str] = []
+    calls: list = []
+    replay: list = []
     for i, item in enumerate(r.items(output, "the response's output")):
         if not r.obj(item, f"output item {i}"):
             continue

@@ -57,7 +57,8 @@ def frame_files(run: Path) -> tuple[list[Path], list[Path]]:
     frames = run / "frames"
     if frames.is_symlink() or not frames.is_dir():
         return [], ([frames] if frames.is_symlink() or frames.exists() else [])
-    keep, skip = [], []
+    keep: list[Path] = []
+    skip: list[Path] = []
     for p in sorted(frames.iterdir()):
         (keep if p.is_file() and not p.is_symlink() else skip).append(p)
     return keep, skip

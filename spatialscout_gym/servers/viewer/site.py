@@ -26,7 +26,7 @@ STATIC_FILES = ("common.js", "view.js", "style.css")
 
 
 def _static(name: str) -> str:
-    return resources.files("spatialscout_gym.servers.viewer").joinpath("static", name).read_text(encoding="utf-8")
+    return resources.files("spatialscout_gym.servers.viewer").joinpath("static").joinpath(name).read_text(encoding="utf-8")
 
 
 def _page(out: Path, payload: dict, assets: str) -> None:
