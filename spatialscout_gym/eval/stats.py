@@ -297,7 +297,8 @@ def iqm_method_note(n_resamples: int = N_RESAMPLES) -> str:
     return (f"IQM: mean of the middle half of the episodes' all-target mean IoU (scipy.stats.trim_mean, "
             f"25% cut at each end). 95% interval: percentile bootstrap stratified by scene, each scene's "
             f"seeds resampled within the scene, a scene run on one seed kept as it is "
-            f"(scipy.stats.bootstrap, {n_resamples} resamples, seed {SEED}); none when every scene ran on one seed.")
+            f"(scipy.stats.bootstrap, {n_resamples} resamples, seed {SEED}); none when every scene ran on one seed, "
+            "zero width when every scene's seeds agree (a deterministic agent).")
 
 
 def iqm(x: np.ndarray, axis: int = -1) -> np.ndarray:
