@@ -518,7 +518,7 @@ def compare_reports(dirs: Sequence[str | os.PathLike], *, force: bool = False,
     lines += iqm_lines({n: reports[n]["iqm"] for n in reports})
     first = base_name if base_name is not None else names[0]
     for a, b in compare_pairs(names, base_name):
-        pair = {"paired": paired_comparison(runs[a], runs[b]), "iqm": paired_iqm(runs[a], runs[b]),
+        pair: dict[str, Any] = {"paired": paired_comparison(runs[a], runs[b]), "iqm": paired_iqm(runs[a], runs[b]),
                 "per_scene": per_scene_differences(runs[a], runs[b])}
         reports[b].setdefault("pairs", {})[a] = pair
         if a == first:

@@ -87,7 +87,7 @@ KNOWN_AGENT_OPTIONS = frozenset({
 
 def checked_settings_text() -> str:
     """One sentence listing what ``compare`` and ``leaderboard`` check (for their help)."""
-    per_kind = {"model": [], "reference": [], "all": []}
+    per_kind: dict[str, list[str]] = {"model": [], "reference": [], "all": []}
     for s in SETTINGS:
         per_kind["all" if set(s.kinds) == set(KINDS) else s.kinds[0]].append(s.name)
     return ("Checked for every pair, from each run's result.json and evaluate.json (never a cached "
