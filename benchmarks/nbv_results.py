@@ -239,46 +239,29 @@ def episode_matrix(results: list[dict]) -> np.ndarray:
                       for r in results] for s in scenes])
 
 
-def _stratified(scores: np.ndarray, statistic, n_resamples: int):
-    """Percentile interval of ``statistic`` (of the pooled episodes) over stratified bootstrap
-    resamples (rliable's convention: each scene's seeds resampled with replacement within the
-    scene; :func:`scipy.stats.bootstrap` with one sample per scene), or None with one seed."""
-    from scipy.stats import bootstrap
-
-    from spatialscout_gym.eval.stats import CONFIDENCE, SEED
-    if scores.shape[1] < 2:
-        return None
-    res = bootstrap(tuple(scores), lambda *per_scene, axis=-1: statistic(np.concatenate(per_scene, axis=axis), axis),
-                    vectorized=True, n_resamples=n_resamples, confidence_level=CONFIDENCE, method="percentile",
-                    rng=np.random.default_rng(SEED))
-    return res.confidence_interval
-
-
 def rliable_summary(scores: np.ndarray, n_resamples: int | None = None) -> dict:
     """The rliable figures of one agent's (scenes, seeds) episode scores: the interquartile mean
-    (:func:`scipy.stats.trim_mean`, 25% cut at each end) and the performance profile (fraction of
-    episodes above each of :data:`PROFILE_TAUS`), each with its 95% stratified bootstrap interval
-    (None with one seed: no run to resample within a scene)."""
-    from scipy.stats import trim_mean
-
-    from spatialscout_gym.eval.stats import N_RESAMPLES
+    (:func:`spatialscout_gym.eval.stats.iqm`) and the performance profile (fraction of episodes
+    above each of :data:`PROFILE_TAUS`), each with its 95% interval from
+    :func:`spatialscout_gym.eval.stats.stratified_bootstrap` (each scene's seeds resampled within
+    the scene; None with one seed: no run to resample within a scene)."""
+    from spatialscout_gym.eval.stats import N_RESAMPLES, iqm, stratified_bootstrap
     n = n_resamples or N_RESAMPLES
     taus = np.asarray(PROFILE_TAUS)
-
-    def iqm(x, axis=-1):
-        return trim_mean(x, 0.25, axis=axis)
+    flat = scores.ravel()   # row-major: the scenes' seeds one scene after another, as the strata
 
     def profile(x, axis=-1):
         return np.stack([(x > t).mean(axis=axis) for t in taus], axis=0)
 
-    flat = scores.ravel()
-    ci_iqm, ci_prof = _stratified(scores, iqm, n), _stratified(scores, profile, n)
+    strata = [scores.shape[1]] * scores.shape[0]
+    ci_iqm = stratified_bootstrap(strata, lambda idx: iqm(flat[idx], axis=-1), n) if scores.shape[1] > 1 else None
+    ci_prof = stratified_bootstrap(strata, lambda idx: profile(flat[idx]), n) if scores.shape[1] > 1 else None
     return {"episodes": int(flat.size), "scenes": int(scores.shape[0]), "seeds": int(scores.shape[1]),
-            "iqm": float(iqm(flat)), "iqm_low": None if ci_iqm is None else float(ci_iqm.low),
-            "iqm_high": None if ci_iqm is None else float(ci_iqm.high),
+            "iqm": float(iqm(flat)), "iqm_low": None if ci_iqm is None else float(ci_iqm[0]),
+            "iqm_high": None if ci_iqm is None else float(ci_iqm[1]),
             "profile": {"tau": list(PROFILE_TAUS), "fraction": [float(v) for v in profile(flat)],
-                        "low": None if ci_prof is None else [float(v) for v in ci_prof.low],
-                        "high": None if ci_prof is None else [float(v) for v in ci_prof.high]},
+                        "low": None if ci_prof is None else [float(v) for v in ci_prof[0]],
+                        "high": None if ci_prof is None else [float(v) for v in ci_prof[1]]},
             "method": "interquartile mean and performance profile (rliable conventions); 95% percentile "
                       "intervals from a stratified bootstrap over seeds within scenes (scipy.stats.bootstrap)",
             "n_resamples": n}

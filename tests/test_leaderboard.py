@@ -68,7 +68,7 @@ def evaluations(tmp_path_factory):
             result = run_episode(agent, spec, model_dir / "procedural_11" / "seed_0", image_budget=3,
                                  resolution=RES, renderer=renderer)
         assert result["status"] == "ok" and result["model"]["model_calls"] == 4
-        run_episode(make_agent("origin"), spec, ref_dir / "procedural_11" / "seed_0", image_budget=2,
+        run_episode(make_agent("origin"), spec, ref_dir / "procedural_11" / "seed_0", image_budget=3,
                     resolution=RES, renderer=renderer)
     finally:
         renderer.close()

@@ -154,7 +154,7 @@ def test_compare_and_leaderboard_refuse_other_protocol_settings_naming_them(ball
     assert main(["compare", str(out), str(other)]) == 2
     assert "V (image budget) differs" in capsys.readouterr().err
     assert "Forced comparison" in compare_reports([out, other], force=True)[0]
-    # the leaderboard compares these settings among model rows: a model row at V = 3 is refused
+    # the leaderboard checks them too (here two model rows: the model settings are compared)
     for p in other.glob("*/seed_*/result.json"):
         r = json.loads(p.read_text())
         r["model"] = {"prompt_style": "detailed", "model_call_budget": 100}
@@ -168,7 +168,7 @@ def test_compare_and_leaderboard_refuse_other_protocol_settings_naming_them(ball
                                                r"prompt style differs: uniform-ball: paper, origin: detailed"):
         build_leaderboard([out, other])
     assert protocol_settings([json.loads(p.read_text()) for p in other.glob("*/seed_*/result.json")]) == {
-        "V (image budget)": 3, "tool-call budget": 20, "resolution": 32,
+        "V (image budget)": 3, "resolution": 32,      # a model run has no tool-call budget: B caps it
         "B (model-call budget)": 100, "prompt style": "detailed"}
 
 

@@ -17,19 +17,22 @@ from spatialscout_gym.cli.options import check_evaluation_dirs, check_output_dir
 
 
 def register(subparsers) -> None:
+    from spatialscout_gym.eval.settings_check import checked_settings_text
     p = subparsers.add_parser(
         "leaderboard", help="one static page (plus JSON and markdown) over many evaluation directories",
         description="Table-3 rows (object-micro and scene-macro, seed spread), coverage, centre error, "
                     "full-scene loss, cost, tokens, model calls and images per task, completed and "
                     "failed episodes; tool use over the episode (paper Figures 5-6), accuracy vs. cost "
                     "with the Pareto frontier (Figure 7), success and failure factors (Table 4) and "
-                    "geometric grounding (Table 5), all computed from the traces. Evaluations on "
-                    "different catalog versions or scene contents are refused unless --force.")
+                    "geometric grounding (Table 5), all computed from the traces. Rows that are not "
+                    "comparable are refused unless --force (the page then names each difference). "
+                    + checked_settings_text())
     p.add_argument("dirs", nargs="+", type=Path, metavar="DIR",
                    help="evaluation directories (from `spatialscout evaluate --out DIR`), one row each")
     p.add_argument("--out", type=Path, required=True, metavar="SITE",
                    help="folder for index.html, leaderboard.json, leaderboard.md and plots/")
-    p.add_argument("--force", action="store_true", help="allow mixed catalog versions / scene hashes")
+    p.add_argument("--force", action="store_true", help="rank rows that differ in catalog version, scene hashes or "
+                   "protocol settings (the page names each difference)")
     p.add_argument("--lambda", dest="lam", type=float, default=5.0, metavar="M",
                    help="omission penalty of the full-scene loss, metres (default 5)")
     p.add_argument("--figure-scene", default=None, metavar="SCENE_DIR",

@@ -18,8 +18,13 @@
 A row is a **reference** row when its episodes made no model calls (``origin``, ``oracle-*``,
 NBV agents: their ``result.json`` has no ``model`` block).
 
-Rows made on different catalog versions, or on a scene whose content hash differs between rows,
-are refused unless ``force`` (as ``spatialscout compare``).
+Every pair of rows is checked as ``spatialscout compare`` checks it, from the run directories
+(never a cached report): the catalog version, each scene's content hash and the protocol
+settings of :data:`~spatialscout_gym.eval.settings_check.SETTINGS` (V, resolution; the tool-call
+budget for agents without a model; B, prompt style, reasoning effort, mode, image history and
+image max side for model agents). A setting that does not apply to a row's kind is not compared;
+one recorded on one side only, or an ``evaluate.json`` key this code does not know, refuses.
+Rows that differ are refused unless ``force``; the page then says which settings differ.
 
 :func:`write_leaderboard` writes ``SITE/leaderboard.json``, ``SITE/leaderboard.md``,
 ``SITE/index.html`` (a sortable table and the plots, relative links only) and the PNG plots.
@@ -44,7 +49,8 @@ from spatialscout_gym.eval.failures import (FACTOR_LABELS, FAILURE_FACTORS, SUCC
 from spatialscout_gym.eval.grounding import grounding_summary
 from spatialscout_gym.eval.layout import EvalDir, publish_json, publish_text, seed_spread
 from spatialscout_gym.eval.page import render_page
-from spatialscout_gym.eval.report import comparability_problems, md, protocol_settings
+from spatialscout_gym.eval.report import md
+from spatialscout_gym.eval.settings_check import comparability_problems, identity_of, protocol_settings
 from spatialscout_gym.eval.verify import verification_status
 from spatialscout_gym.eval.stats import (bootstrap_intervals, method_note, paired_comparison, rank_intervals,
                                          separated)
@@ -182,6 +188,7 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> dic
         **{k: v for k, v in verification_status(d).items() if k in ("planned", "missing")},
         "verified": verification_status(d)["status"],
         "_cells": cells,
+        "_identity": identity_of(d, results),
         "catalog_version": versions[0] if len(versions) == 1 else versions,
         "scene_hashes": {ep.result.get("scene_id"): ep.result.get("scene_content_hash") for ep in eps.completed},
         "protocol_settings": protocol_settings(results),
@@ -228,7 +235,7 @@ def build_leaderboard(dirs: Sequence[str | os.PathLike], *, force: bool = False,
         if name in rows:
             name = f"{name} [{row['dir']}]"
         rows[name] = row
-    problems = comparability_problems(rows, model_settings_only=True)
+    problems = comparability_problems({n: r.pop("_identity") for n, r in rows.items()})
     if problems and not force:
         raise LeaderboardError("refusing to rank runs made on different scenes or under different protocol "
                                "settings on one leaderboard (" + "; ".join(problems)

@@ -27,8 +27,9 @@ or runtime failure), and every attempt including the failed ones kept under
 is the standard deviation across seeds (``ddof=1``; 0 for one seed) of the object-micro
 all-target mean IoU of each seed's scenes.
 
-:func:`compare_reports` puts several evaluations side by side and refuses ones made on different
-catalog versions or scene contents unless forced.
+:func:`compare_reports` puts several evaluations side by side, every pair (or every run against a
+baseline) paired, and refuses ones that are not comparable (catalog version, scene contents,
+protocol settings: :mod:`~spatialscout_gym.eval.settings_check`) unless forced.
 """
 
 from __future__ import annotations
@@ -48,9 +49,11 @@ from spatialscout_gym.core.files import load_ground_truth, load_predictions
 from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, aggregate, score_scene
 from spatialscout_gym.core.table import format_table
 from spatialscout_gym.eval.verify import verification_status
-from spatialscout_gym.eval.stats import (FIGURES, bootstrap_intervals, method_note, min_p_value, min_scenes_to_separate,
+from spatialscout_gym.eval.settings_check import comparability_problems, identity_of, protocol_settings
+from spatialscout_gym.eval.stats import (FIGURES, bootstrap_intervals, iqm_method_note, iqm_summary, method_note,
+                                          min_p_value, min_scenes_to_separate, paired_iqm, per_scene_differences,
                                           paired_comparison, separated)
-from spatialscout_gym.eval.layout import EvalDir, publish_json, publish_text, read_json_object, seed_spread
+from spatialscout_gym.eval.layout import EvalDir, publish_json, publish_text, seed_spread
 
 __all__ = ["RunRecord", "find_runs", "find_failures", "failed_attempt_results", "episode_counts", "build_report", "write_report", "format_report_md",
            "compare_reports", "CompareError", "REPORT_JSON", "REPORT_MD"]
@@ -336,75 +339,6 @@ def write_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> d
     return report
 
 
-def _load_report(d: Path) -> dict:
-    path = d / REPORT_JSON
-    if path.is_file():
-        return read_json_object(path)
-    return build_report(d)
-
-
-PROTOCOL_SETTINGS: tuple[tuple[str, str, str], ...] = (
-    # (name in messages, where in result.json: "" top level or "model" for the model block, key)
-    ("V (image budget)", "", "image_budget"),
-    ("tool-call budget", "", "tool_call_budget"),
-    ("resolution", "", "resolution"),
-    ("B (model-call budget)", "model", "model_call_budget"),
-    ("prompt style", "model", "prompt_style"),
-    ("reasoning effort", "model", "reasoning_effort"),
-    ("mode", "model", "mode"),
-    ("image history", "model", "image_history"),
-    ("image max side", "model", "image_max_side_px"),
-)
-"""The settings of the protocol that change what an agent can do; runs that differ in one are not
-paired or ranked together without ``--force``. Model-block settings are absent for agents without a
-model (their value is not compared)."""
-
-
-def protocol_settings(results: Sequence[dict]) -> dict[str, Any]:
-    """The protocol settings of an evaluation's ``result.json`` contents: ``{name: value}``, the
-    value a sorted list when episodes differ; a model-block setting only when a model recorded it."""
-    settings: dict[str, Any] = {}
-    for name, block, key in PROTOCOL_SETTINGS:
-        found = set()
-        for r in results:
-            holder = r.get(block) if block else r
-            if isinstance(holder, dict) and (block == "" or key in holder):
-                found.add(json.dumps(holder.get(key), sort_keys=True))
-        if found:
-            values = sorted(json.loads(v) for v in found) if len(found) > 1 else [json.loads(found.pop())]
-            settings[name] = values[0] if len(values) == 1 else values
-    return settings
-
-
-def comparability_problems(reports: dict[str, dict], *, model_settings_only: bool = False) -> list[str]:
-    """Why runs (name -> report or leaderboard row, each with ``catalog_version``,
-    ``scene_hashes`` and ``protocol_settings``) are not comparable: differing catalog versions,
-    scenes whose content hashes differ, protocol settings that differ (named with each run's
-    value); empty when they are comparable (``compare`` and ``leaderboard`` refuse otherwise).
-    With ``model_settings_only`` (the leaderboard) protocol settings are compared among runs with
-    a model only: reference rows are context, not ranked against the models' settings."""
-    problems = []
-    versions = {n: r.get("catalog_version") for n, r in reports.items()}
-    if len({json.dumps(v) for v in versions.values()}) > 1:
-        problems.append("catalog versions differ: " + ", ".join(f"{n}: {v}" for n, v in versions.items()))
-    model_keys = {name for name, block, _ in PROTOCOL_SETTINGS if block == "model"}
-    for name, _block, _key in PROTOCOL_SETTINGS:
-        values = {n: r["protocol_settings"][name] for n, r in reports.items()
-                  if name in (r.get("protocol_settings") or {})
-                  and (not model_settings_only or (r.get("protocol_settings") or {}).keys() & model_keys)}
-        if len({json.dumps(v, sort_keys=True) for v in values.values()}) > 1:
-            problems.append(f"{name} differs: " + ", ".join(f"{n}: {v}" for n, v in values.items()))
-    hashes: dict[str, dict[str, str]] = defaultdict(dict)
-    for n, r in reports.items():
-        for sid, h in r.get("scene_hashes", {}).items():
-            hashes[sid][n] = h
-    differing = sorted(sid for sid, hs in hashes.items() if len(set(hs.values())) > 1)
-    if differing:
-        problems.append(f"{len(differing)} scene(s) have different content hashes, e.g. {differing[0]}: "
-                        + ", ".join(f"{n}: {str(h)[:12]}" for n, h in hashes[differing[0]].items()))
-    return problems
-
-
 _MD_LINK = re.compile(r"(\]|!)([(\[])")
 
 
@@ -464,48 +398,96 @@ def paired_lines(name_a: str, name_b: str, paired: dict) -> list[str]:
     return lines
 
 
-def compare_reports(dirs: Sequence[str | os.PathLike], *, force: bool = False) -> tuple[str, dict]:
-    """Several evaluations side by side, each later run paired with the first.
+def iqm_lines(iqms: dict[str, dict]) -> list[str]:
+    """Markdown: each run's interquartile mean (%) with its stratified interval."""
+    lines = ["## Interquartile mean per run (%)", "", iqm_method_note(), "",
+             "| run | episodes | scenes | IQM [95% CI] |", "|---|---|---|---|"]
+    for n, q in iqms.items():
+        cell = "-" if q["iqm"] is None else fmt_interval({"estimate": q["iqm"], "low": q["low"], "high": q["high"]})
+        lines.append(f"| {md(n)} | {q['episodes']} | {q['scenes']} | {cell} |")
+    return lines + [""]
+
+
+def per_scene_lines(name_a: str, name_b: str, q: dict, rows: list[dict]) -> list[str]:
+    """Markdown: the IQM difference of a pair and its per-scene differences (points)."""
+    lines = []
+    if q["difference"] is not None:
+        ci = "[-]" if q["low"] is None else f"[{_points(q['low'])}, {_points(q['high'])}]"
+        lines += [f"IQM (stratified by scene): {md(name_a)} {_pct(q['a'])}%, {md(name_b)} {_pct(q['b'])}%, "
+                  f"difference {_points(q['difference'])} points {ci}.", ""]
+    lines += [f"Per scene (mean over shared seeds of the episodes' all-target mean IoU, %; {md(name_b)} - "
+              f"{md(name_a)} in points):", "", f"| scene | seeds | mean {md(name_a)} | mean {md(name_b)} | difference |",
+              "|---|---|---|---|---|"]
+    lines += [f"| {md(r['scene'])} | {r['seeds']} | {_pct(r['a'])} | {_pct(r['b'])} | {_points(r['difference'])} |"
+              for r in rows]
+    return lines + [""]
+
+
+def compare_pairs(names: Sequence[str], baseline: str | None = None) -> list[tuple[str, str]]:
+    """The (A, B) pairs ``compare`` shows: every run against ``baseline`` when one is named, else
+    every pair in the order given (two runs: the one pair)."""
+    if baseline is not None:
+        return [(baseline, n) for n in names if n != baseline]
+    return [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+
+
+def compare_reports(dirs: Sequence[str | os.PathLike], *, force: bool = False,
+                    baseline: str | os.PathLike | None = None) -> tuple[str, dict]:
+    """Several evaluations side by side, every pair (or every run against a baseline) paired.
 
     Parameters
     ----------
     dirs : sequence of path
-        Evaluation directories (their ``report.json``, built when missing; the paired comparison
-        re-scores their run directories).
+        Evaluation directories. Everything is computed from their run directories (a
+        ``report.json`` they carry is not read: it could be stale or edited).
     force : bool
-        Compare even across catalog versions or differing scene hashes.
+        Compare even across catalog versions, differing scene hashes or protocol settings
+        (:func:`~spatialscout_gym.eval.settings_check.comparability_problems`); the text says so.
+    baseline : path, optional
+        Pair every other run with this one (added first when not among ``dirs``); without it,
+        every pair of runs is compared.
 
     Returns
     -------
     text : str
         Markdown: the completed and failed episode counts per run (paper Appendix A: comparisons
         report the completed count for each model), object-micro and scene-macro Table-3 rows per
-        run with 95% intervals, the paired difference of each later run against the first on the
-        (scene, seed) cells both scored (interval, permutation p-value, the cells named), a
-        per-category mean-IoU table, and a note when the runs cover different scenes.
+        run with 95% intervals, each run's interquartile mean with a 95% interval stratified by
+        scene, then for every pair the difference B - A of each headline figure on the (scene,
+        seed) cells both scored (interval, permutation p-value, the cells named), the IQM
+        difference and a per-scene table (scene, mean A, mean B, difference); a per-category
+        mean-IoU table, and a note when the runs cover different scenes.
     reports : dict
-        ``{name: report}``, each with ``"paired"`` (against the first run) from the second on.
+        ``{name: report}``; a run that is B of a pair has ``"pairs": {A: {"paired", "iqm",
+        "per_scene"}}`` and ``"paired"`` (against the first run or the baseline); each run has
+        ``"iqm"``.
 
     Raises
     ------
     CompareError
-        Different catalog versions or a scene with different content hashes (without ``force``).
+        Fewer than two runs, or runs that are not comparable (without ``force``).
     """
     paths = [Path(d) for d in dirs]
+    if baseline is not None and not any(Path(baseline).resolve() == p.resolve() for p in paths):
+        paths = [Path(baseline)] + paths
     if len(paths) < 2:
         raise CompareError(f"compare needs at least two evaluation directories, got {len(paths)}")
     names = [p.name for p in paths]
     if len(set(names)) != len(names):
         names = [str(p) for p in paths]
-    reports = {n: _load_report(p) for n, p in zip(names, paths)}
-    problems = comparability_problems(reports)
+    base_name = None if baseline is None else next(n for n, p in zip(names, paths)
+                                                    if p.resolve() == Path(baseline).resolve())
+    records = {n: find_runs(p) for n, p in zip(names, paths)}
+    problems = comparability_problems({n: identity_of(p, [r.result for r in records[n]])
+                                       for n, p in zip(names, paths)})
     if problems and not force:
         raise CompareError("refusing to compare runs made on different scenes or under different protocol "
                            "settings (" + "; ".join(problems) + "); rerun them alike or pass --force")
-    runs = {n: cells(find_runs(p)) for n, p in zip(names, paths)}
+    reports = {n: build_report(p) for n, p in zip(names, paths)}
+    runs = {n: cells(records[n]) for n in names}
     lines = ["# Comparison", ""]
     if problems:
-        lines += ["**Forced comparison:** " + md("; ".join(problems)), ""]
+        lines += ["**Forced comparison (--force):** " + md("; ".join(problems)), ""]
     cell_sets = {n: set(c) for n, c in runs.items()}
     if len({frozenset(s) for s in cell_sets.values()}) > 1:
         lines += ["Note: the runs cover different (scene, seed) cells: " + ", ".join(
@@ -531,10 +513,19 @@ def compare_reports(dirs: Sequence[str | os.PathLike], *, force: bool = False) -
     for n, iv in intervals.items():
         lines.append(f"| {md(n)} | " + " | ".join(fmt_interval(iv["figures"][k]) for _, k in HEADLINE) + " |")
     lines.append("")
-    first = names[0]
-    for n in names[1:]:
-        reports[n] = {**reports[n], "paired": paired_comparison(runs[first], runs[n])}
-        lines += paired_lines(first, n, reports[n]["paired"])
+    for n in reports:
+        reports[n] = {**reports[n], "iqm": iqm_summary(runs[n])}
+    lines += iqm_lines({n: reports[n]["iqm"] for n in reports})
+    first = base_name if base_name is not None else names[0]
+    for a, b in compare_pairs(names, base_name):
+        pair: dict[str, Any] = {"paired": paired_comparison(runs[a], runs[b]), "iqm": paired_iqm(runs[a], runs[b]),
+                "per_scene": per_scene_differences(runs[a], runs[b])}
+        reports[b].setdefault("pairs", {})[a] = pair
+        if a == first:
+            reports[b]["paired"] = pair["paired"]
+        lines += paired_lines(a, b, pair["paired"])
+        if pair["paired"]["cells"]:
+            lines += per_scene_lines(a, b, pair["iqm"], pair["per_scene"])
     cats = sorted({c for r in reports.values() for c in r.get("categories", {})},
                   key=lambda c: -max(r.get("categories", {}).get(c, {}).get("num_targets", 0)
                                      for r in reports.values()))

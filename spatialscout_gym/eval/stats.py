@@ -13,6 +13,16 @@ and all its seeds stay together (docs/protocol.md section 6.6 defines the figure
   runs' results are swapped; exact when ``2**scenes <= N_RESAMPLES``).
 * :func:`rank_intervals`: each run's rank by object-micro all-target mean IoU over bootstrap
   resamples of the shared scenes (the same resamples for every run).
+
+The figures RL papers report (rliable's conventions) take the **episode** as the unit: each
+(scene, seed) cell's all-target mean IoU (:func:`episode_scores`).
+
+* :func:`iqm`: the interquartile mean, :func:`scipy.stats.trim_mean` with 25% cut at each end.
+* :func:`stratified_bootstrap`: percentile interval of a statistic of the pooled episodes over
+  resamples stratified by scene (each scene's seeds resampled within the scene;
+  :func:`scipy.stats.bootstrap` with one sample per scene).
+* :func:`iqm_summary` (one run) and :func:`paired_iqm` (B - A on shared cells, a scene's seeds
+  resampled together for both runs), each with that interval; :func:`per_scene_differences`.
 """
 
 from __future__ import annotations
@@ -28,7 +38,8 @@ from spatialscout_gym.core.scoring import THRESHOLD_KEYS
 
 __all__ = ["FIGURES", "N_RESAMPLES", "SEED", "CONFIDENCE", "METHOD", "Cell", "figure_sums",
            "bootstrap_intervals", "paired_comparison", "separated", "rank_intervals", "method_note",
-           "min_p_value", "min_scenes_to_separate"]
+           "min_p_value", "min_scenes_to_separate", "iqm", "stratified_bootstrap", "episode_scores",
+           "iqm_summary", "paired_iqm", "per_scene_differences", "IQM_METHOD", "iqm_method_note"]
 
 N_RESAMPLES = 9999
 SEED = 20260101
@@ -274,3 +285,114 @@ def scenes_needed(components: dict, detect_points: float, seeds: int, power: flo
     delta = detect_points / 100.0
     z = norm.ppf(1 - alpha / 2) + norm.ppf(power)
     return max(min_scenes_to_separate(alpha), int(np.ceil(z ** 2 * 2 * var / delta ** 2)))
+
+
+# ---- rliable's figures: the interquartile mean, stratified by scene ----------------------------
+IQM_METHOD = ("interquartile mean of the per-episode all-target mean IoU (scipy.stats.trim_mean, 25% cut "
+              "at each end); 95% percentile interval from a bootstrap stratified by scene (scipy.stats.bootstrap)")
+
+
+def iqm_method_note(n_resamples: int = N_RESAMPLES) -> str:
+    """One sentence naming the IQM method, for every output that shows one."""
+    return (f"IQM: mean of the middle half of the episodes' all-target mean IoU (scipy.stats.trim_mean, "
+            f"25% cut at each end). 95% interval: percentile bootstrap stratified by scene, each scene's "
+            f"seeds resampled within the scene, a scene run on one seed kept as it is "
+            f"(scipy.stats.bootstrap, {n_resamples} resamples, seed {SEED}); none when every scene ran on one seed, "
+            "zero width when every scene's seeds agree (a deterministic agent).")
+
+
+def iqm(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Interquartile mean along ``axis``: the mean of the middle 50% (rliable's IQM,
+    :func:`scipy.stats.trim_mean` with 25% cut from each end)."""
+    from scipy.stats import trim_mean
+    return trim_mean(x, 0.25, axis=axis)
+
+
+def stratified_bootstrap(strata: Sequence[int], statistic: Callable[[np.ndarray], np.ndarray],
+                         n_resamples: int = N_RESAMPLES) -> tuple[np.ndarray, np.ndarray] | None:
+    """Percentile interval of ``statistic`` over resamples stratified by scene.
+
+    Parameters
+    ----------
+    strata : sequence of int
+        Sizes of the strata (scenes) of the pooled data, in order: stratum ``k`` holds the
+        positions ``sum(strata[:k]) ... sum(strata[:k + 1]) - 1``.
+    statistic : callable
+        Maps positions, an int array of shape ``(..., sum(strata))``, to the statistic along the
+        last axis (a scalar per row, or a vector stacked on axis 0).
+
+    Returns
+    -------
+    (low, high) or None
+        Each resample draws every stratum's positions with replacement from that stratum alone
+        (:func:`scipy.stats.bootstrap`, one sample per stratum; rliable's stratified bootstrap); a
+        stratum of one position is kept as it is. None when no stratum has two positions.
+    """
+    from scipy.stats import bootstrap
+    offsets = np.cumsum([0, *strata])
+    blocks = [np.arange(o, o + k, dtype=float) for o, k in zip(offsets[:-1], strata)]
+    free = tuple(b for b in blocks if len(b) >= 2)
+    fixed = np.concatenate([b for b in blocks if len(b) < 2] or [np.zeros(0)])
+    if not free:
+        return None
+
+    def stat(*samples: np.ndarray, axis: int = -1) -> np.ndarray:
+        held = np.broadcast_to(fixed, samples[0].shape[:-1] + fixed.shape)
+        return statistic(np.concatenate([*samples, held], axis=-1).astype(int))
+
+    res = bootstrap(free, stat, vectorized=True, n_resamples=n_resamples, confidence_level=CONFIDENCE,
+                    method="percentile", rng=np.random.default_rng(SEED))
+    return res.confidence_interval.low, res.confidence_interval.high
+
+
+def episode_scores(cells: dict[Cell, Any]) -> dict[str, np.ndarray]:
+    """``{scene: per-episode all-target mean IoU by seed}`` (the seeds in increasing order; an
+    episode of a scene without targets scores 0)."""
+    out: dict[str, list[float]] = defaultdict(list)
+    for (scene, _), score in sorted(cells.items()):
+        out[scene].append(float(score.iou.mean()) if score.num_targets else 0.0)
+    return {s: np.asarray(v) for s, v in sorted(out.items())}
+
+
+def iqm_summary(cells: dict[Cell, Any], n_resamples: int = N_RESAMPLES) -> dict:
+    """The IQM of one run's episodes with its stratified interval: ``{"iqm", "low", "high",
+    "episodes", "scenes", "method", "n_resamples", "seed"}`` (bounds None when every scene ran on
+    one seed)."""
+    by_scene = episode_scores(cells)
+    flat = np.concatenate(list(by_scene.values()) or [np.zeros(0)])
+    ci = stratified_bootstrap([len(v) for v in by_scene.values()], lambda idx: iqm(flat[idx], axis=-1),
+                              n_resamples)
+    return {"iqm": float(iqm(flat)) if flat.size else None,
+            "low": None if ci is None else float(ci[0]), "high": None if ci is None else float(ci[1]),
+            "episodes": int(flat.size), "scenes": len(by_scene), "method": IQM_METHOD,
+            "n_resamples": n_resamples, "seed": SEED}
+
+
+def paired_iqm(a: dict[Cell, Any], b: dict[Cell, Any], n_resamples: int = N_RESAMPLES) -> dict:
+    """IQM of B minus IQM of A on the (scene, seed) cells both scored, with its interval: each
+    resample draws a scene's shared seeds with replacement and takes the same cells from both runs.
+    ``{"a", "b", "difference", "low", "high", "cells", "scenes"}`` (None without shared cells;
+    bounds None when every shared scene has one shared seed)."""
+    shared = sorted(set(a) & set(b))
+    sa, sb = episode_scores({c: a[c] for c in shared}), episode_scores({c: b[c] for c in shared})
+    out: dict[str, Any] = {"cells": len(shared), "scenes": len(sa), "a": None, "b": None, "difference": None,
+                           "low": None, "high": None}
+    if not shared:
+        return out
+    va, vb = np.concatenate(list(sa.values())), np.concatenate(list(sb.values()))
+    out["a"], out["b"] = float(iqm(va)), float(iqm(vb))
+    out["difference"] = out["b"] - out["a"]
+    ci = stratified_bootstrap([len(v) for v in sa.values()],
+                              lambda idx: iqm(vb[idx], axis=-1) - iqm(va[idx], axis=-1), n_resamples)
+    if ci is not None:
+        out["low"], out["high"] = float(ci[0]), float(ci[1])
+    return out
+
+
+def per_scene_differences(a: dict[Cell, Any], b: dict[Cell, Any]) -> list[dict]:
+    """Per shared scene: the mean over its shared seeds of each run's episode all-target mean IoU
+    and B - A: ``[{"scene", "seeds", "a", "b", "difference"}]``, sorted by scene."""
+    shared = sorted(set(a) & set(b))
+    sa, sb = episode_scores({c: a[c] for c in shared}), episode_scores({c: b[c] for c in shared})
+    return [{"scene": s, "seeds": len(sa[s]), "a": float(sa[s].mean()), "b": float(sb[s].mean()),
+             "difference": float(sb[s].mean() - sa[s].mean())} for s in sa]

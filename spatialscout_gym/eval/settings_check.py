@@ -1,0 +1,205 @@
+"""Whether evaluations may be compared or ranked together (docs/protocol.md sections 5 and 9).
+
+Two evaluations are comparable when they ran on the same catalog version and scene contents and
+under the same **protocol settings**: the settings that change what an agent can do. Everything is
+read from the run directories each time (every completed episode's ``result.json`` and the
+directory's ``evaluate.json``), never from a ``report.json`` a directory carries: a cache can be
+stale or edited.
+
+The settings (:data:`SETTINGS`), each with the agent kinds it applies to:
+
+==========================  =================================  ==========================
+setting                     where (``result.json``)            applies to
+==========================  =================================  ==========================
+V (image budget)            ``image_budget``                   every agent
+resolution                  ``resolution``                     every agent
+tool-call budget            ``tool_call_budget``               agents without a model
+B (model-call budget)       ``model.model_call_budget``        model agents
+prompt style                ``model.prompt_style``             model agents
+reasoning effort            ``model.reasoning_effort``         model agents
+mode                        ``model.mode``                     model agents
+image history               ``model.image_history``            model agents
+image max side              ``model.image_max_side_px``        model agents
+==========================  =================================  ==========================
+
+An agent's **kind** is ``model`` when its episodes carry a ``model`` block (VLM agents: their
+budget is B; the episode has no tool-call budget) and ``reference`` otherwise (``origin``,
+``oracle-*``, NBV and policy agents: no model calls, a tool-call budget). A setting that does not
+apply to a kind is not a difference: a model run and a reference run at the same V and resolution
+are comparable. A setting that applies to both sides but is recorded on one side only, or a key of
+``evaluate.json`` this code does not know (:data:`KNOWN_EVALUATE_KEYS`,
+:data:`KNOWN_AGENT_OPTIONS`), refuses: an unknown setting cannot be shown to agree.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from spatialscout_gym.eval.layout import EvalDir
+
+__all__ = ["Setting", "SETTINGS", "KINDS", "KNOWN_EVALUATE_KEYS", "KNOWN_AGENT_OPTIONS", "Identity",
+           "identity_of", "protocol_settings", "comparability_problems", "checked_settings_text"]
+
+KINDS = ("model", "reference")
+"""Agent kinds: with a model block (VLM agents) or without (reference, oracle, NBV, policies)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Setting:
+    """One protocol setting: its name in messages, where ``result.json`` holds it (``block`` ""
+    for the top level, ``"model"`` for the model block) and the agent kinds it applies to."""
+
+    name: str
+    block: str
+    key: str
+    kinds: tuple[str, ...]
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("V (image budget)", "", "image_budget", KINDS),
+    Setting("resolution", "", "resolution", KINDS),
+    Setting("tool-call budget", "", "tool_call_budget", ("reference",)),
+    Setting("B (model-call budget)", "model", "model_call_budget", ("model",)),
+    Setting("prompt style", "model", "prompt_style", ("model",)),
+    Setting("reasoning effort", "model", "reasoning_effort", ("model",)),
+    Setting("mode", "model", "mode", ("model",)),
+    Setting("image history", "model", "image_history", ("model",)),
+    Setting("image max side", "model", "image_max_side_px", ("model",)),
+)
+"""The protocol settings checked for every pair of evaluations (see the module docstring)."""
+
+KNOWN_EVALUATE_KEYS = frozenset({"agent", "image_budget", "tool_call_budget", "resolution", "agent_options"})
+"""Keys of ``evaluate.json`` this code knows (``EvalSettings``); any other refuses a comparison."""
+
+KNOWN_AGENT_OPTIONS = frozenset({
+    # checked through result.json's model block (SETTINGS)
+    "model_call_budget", "prompt_style", "reasoning_effort", "mode", "image_history", "image_max_side",
+    # recorded, not compared: the output-token cap (providers' defaults differ; a cut-off reply
+    # fails the attempt), passive views (only with mode "passive", which is compared), the price
+    # table and request cache (spend and replay, not what the agent can do), the harness's name
+    "max_tokens", "passive_views", "price_table", "request_cache", "harness"})
+"""Keys of ``evaluate.json``'s ``agent_options`` this code knows; any other refuses a comparison."""
+
+
+def checked_settings_text() -> str:
+    """One sentence listing what ``compare`` and ``leaderboard`` check (for their help)."""
+    per_kind: dict[str, list[str]] = {"model": [], "reference": [], "all": []}
+    for s in SETTINGS:
+        per_kind["all" if set(s.kinds) == set(KINDS) else s.kinds[0]].append(s.name)
+    return ("Checked for every pair, from each run's result.json and evaluate.json (never a cached "
+            "report.json): the catalog version; each scene's content hash; "
+            + ", ".join(per_kind["all"]) + " (every agent); "
+            + ", ".join(per_kind["reference"]) + " (agents without a model); "
+            + ", ".join(per_kind["model"]) + " (model agents). A setting that does not apply to an "
+            "agent's kind is not compared; one recorded on one side only, or an evaluate.json key "
+            "this version does not know, refuses.")
+
+
+@dataclasses.dataclass
+class Identity:
+    """What decides whether an evaluation may be compared: catalog version, scene content hashes,
+    agent kinds, the recorded protocol settings (a sorted list when episodes differ), the
+    applicable settings no episode recorded, and unknown ``evaluate.json`` keys."""
+
+    catalog_version: str | list[str] | None
+    scene_hashes: dict[str, str | None]
+    kinds: tuple[str, ...]
+    settings: dict[str, object]
+    unrecorded: list[str]
+    unknown: list[str]
+
+
+def _kind(result: Mapping) -> str:
+    return "model" if isinstance(result.get("model"), dict) else "reference"
+
+
+def _value(result: Mapping, s: Setting) -> tuple[bool, object]:
+    """(recorded, value) of setting ``s`` in one ``result.json``."""
+    holder = result.get(s.block) if s.block else result
+    if not isinstance(holder, dict) or s.key not in holder:
+        return False, None
+    return True, holder[s.key]
+
+
+def protocol_settings(results: Sequence[Mapping]) -> dict[str, object]:
+    """``{name: value}`` of every setting recorded by the episodes it applies to (``result.json``
+    contents); the value a sorted list when episodes differ."""
+    return _settings(results)[0]
+
+
+def _settings(results: Sequence[Mapping]) -> tuple[dict[str, object], list[str]]:
+    found: dict[str, set[str]] = defaultdict(set)
+    unrecorded = []
+    for s in SETTINGS:
+        for r in results:
+            if _kind(r) not in s.kinds:
+                continue
+            recorded, value = _value(r, s)
+            if not recorded:
+                unrecorded.append(s.name)
+                break
+            found[s.name].add(json.dumps(value, sort_keys=True))
+    settings: dict[str, object] = {}
+    for s in SETTINGS:
+        if s.name in found:
+            values = sorted((json.loads(v) for v in found[s.name]), key=lambda v: json.dumps(v, sort_keys=True))
+            settings[s.name] = values[0] if len(values) == 1 else values
+    return settings, unrecorded
+
+
+def identity_of(eval_dir: str | Path, results: Sequence[Mapping]) -> Identity:
+    """The :class:`Identity` of an evaluation directory from its completed episodes'
+    ``result.json`` contents and its ``evaluate.json`` (read here, not from any cache)."""
+    versions = sorted({str(r.get("catalog_version")) for r in results})
+    version: str | list[str] | None = versions[0] if len(versions) == 1 else versions
+    settings, unrecorded = _settings(results)
+    unknown = []
+    recorded = EvalDir(eval_dir).settings() or {}
+    unknown += [f"evaluate.json key {k!r}" for k in sorted(set(recorded) - KNOWN_EVALUATE_KEYS)]
+    options = recorded.get("agent_options") or {}
+    if isinstance(options, dict):
+        unknown += [f"evaluate.json agent option {k!r}" for k in sorted(set(options) - KNOWN_AGENT_OPTIONS)]
+    return Identity(None if version == "None" else version,
+                    {str(r.get("scene_id")): r.get("scene_content_hash") for r in results},
+                    tuple(sorted({_kind(r) for r in results})), settings, unrecorded, unknown)
+
+
+def comparability_problems(runs: Mapping[str, Identity]) -> list[str]:
+    """Why the runs (name -> :class:`Identity`) must not be compared or ranked together, each
+    problem naming the differing setting and every run's value; empty when they are comparable.
+
+    A setting is compared between every two runs whose kinds it applies to; unknown settings
+    (recorded on one side only, or an ``evaluate.json`` key this code does not know) refuse."""
+    problems = []
+    versions = {n: r.catalog_version for n, r in runs.items()}
+    if len({json.dumps(v) for v in versions.values()}) > 1:
+        problems.append("catalog versions differ: " + ", ".join(f"{n}: {v}" for n, v in versions.items()))
+    for n, r in runs.items():
+        problems += [f"{n}: unknown setting ({k}), so it cannot be shown to agree" for k in r.unknown]
+    for s in SETTINGS:
+        applies = {n: r for n, r in runs.items() if set(r.kinds) & set(s.kinds)}
+        if len(applies) < 2:
+            continue
+        missing = [n for n, r in applies.items() if s.name in r.unrecorded]
+        if missing:
+            problems.append(f"{s.name} is unknown for {', '.join(missing)} (not recorded in every result.json), "
+                            "so it cannot be shown to agree: " + ", ".join(
+                                f"{n}: {'not recorded' if n in missing else str(r.settings.get(s.name))}"
+                                for n, r in applies.items()))
+            continue
+        values = {n: r.settings.get(s.name) for n, r in applies.items()}
+        if len({json.dumps(v, sort_keys=True) for v in values.values()}) > 1:
+            problems.append(f"{s.name} differs: " + ", ".join(f"{n}: {str(v)}" for n, v in values.items()))
+    hashes: dict[str, dict[str, str | None]] = defaultdict(dict)
+    for n, r in runs.items():
+        for sid, h in r.scene_hashes.items():
+            hashes[sid][n] = h
+    differing = sorted(sid for sid, hs in hashes.items() if len(set(hs.values())) > 1)
+    if differing:
+        problems.append(f"{len(differing)} scene(s) have different content hashes, e.g. {differing[0]}: "
+                        + ", ".join(f"{n}: {str(h)[:12]}" for n, h in hashes[differing[0]].items()))
+    return problems
