@@ -190,7 +190,10 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         s = self.core.step(action)
         # the last inner step's info (counters; metrics and wrappers' keys such as "episode" at the end)
         info: dict[str, Any] = {k: v for k, v in self.port.last_info.items() if k != "tool_result"}
-        info.update(refused=s.refused, submitted=s.submitted, coverage=s.coverage, all_mean_iou=s.score)
+        info.update(refused=s.refused, submitted=s.submitted, coverage=s.coverage, all_mean_iou=s.score,
+                    blocked=s.blocked)
+        if self.core.research.occupancy is not None:
+            info["occupancy_gain"] = s.occupancy_gain
         if s.terminated or s.truncated:
             info["metrics"] = self.port.metrics()
         return self.core.observation(), float(s.reward), s.terminated, s.truncated, info
