@@ -133,12 +133,12 @@ def test_research_keys_match_sapiens_buffers(sapien_env):
     # occupancy: the voxel at a measured depth is occupied, the voxels along its ray free
     grid = u.core.research.occupancy
     origin = np.asarray(u.tool_env.task_frame.to_task(pose.position_world))
-    i, j = divmod(int(pick[128]), SIZE)
-    end = obs["points"][128].astype(np.float64)
-    assert obs["occupancy"][tuple(grid.voxel_of(end))] == OCCUPANCY_OCCUPIED
-    ray = (end - origin) / np.linalg.norm(end - origin)
-    for t in np.arange(0.3, np.linalg.norm(end - origin) - 0.5, 0.25):
-        assert obs["occupancy"][tuple(grid.voxel_of(origin + t * ray))] == OCCUPANCY_FREE
+    for m in (0, 77, 128, 200, 255):        # the ray grid (occupancy_rays = 32) reads these pixels too
+        end = obs["points"][m].astype(np.float64)
+        assert obs["occupancy"][tuple(grid.voxel_of(end))] == OCCUPANCY_OCCUPIED
+        ray = (end - origin) / np.linalg.norm(end - origin)
+        for t in np.arange(0.3, np.linalg.norm(end - origin) - 0.5, 0.25):
+            assert obs["occupancy"][tuple(grid.voxel_of(origin + t * ray))] == OCCUPANCY_FREE, (m, t)
     assert info["occupancy_gain"] > 0
     sb3_check_env(env.unwrapped, warn=True)
     gym_check_env(env.unwrapped, skip_render_check=True)

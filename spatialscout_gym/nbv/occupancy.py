@@ -7,9 +7,11 @@ forward, left, up) and centred on its origin: voxel ``(i, j, k)`` spans
 ``x in [-nx v / 2 + i v, -nx v / 2 + (i + 1) v)`` and likewise in y and z. Each voxel is
 unknown (0), free (1) or occupied (2) (:data:`~spatialscout_gym.nbv.config.OCCUPANCY_FREE` ...).
 
-An update casts one ray per depth sample from the camera centre to the surface point it saw:
-the voxels the ray crosses before the point become free (sampled every half voxel, all rays at
-once: no per-ray loop), the voxel holding the point becomes occupied. Occupied is final (a later
+An update casts rays from the camera centre to the surface points of the depth samples: the voxel
+holding each point becomes occupied, and the voxels a ray crosses before its point become free
+(sampled every half voxel, all rays at once: no per-ray loop). Samples whose points lie in one
+voxel share one free-space ray, the first of them (neighbours ending in one voxel cross the same
+voxels), so the work grows with the surface voxels seen, not with the pixels. Occupied is final (a later
 ray grazing an occupied voxel does not clear it). Rays are cut at ``range_m``: a farther hit marks
 free space up to the range and nothing occupied; a ray that hit nothing (depth 0) marks nothing.
 """
@@ -90,13 +92,22 @@ class OccupancyGrid:
         keep = dist > 1e-9
         ray, dist, p = ray[keep] / dist[keep, None], dist[keep], p[keep]
         hit = dist <= self.range_m
-        reach = np.minimum(dist, self.range_m)
+        end = np.where(hit[:, None], p, o + ray * self.range_m)
+        # one free-space ray per distinct end voxel (the first sample ending there): neighbouring
+        # samples ending in one voxel cross the same voxels on their way, up to the last one
+        key = np.clip(self.voxel_of(end), -1024, 1023) + 1024
+        _, first = np.unique((key[:, 0] * 2048 + key[:, 1]) * 2048 + key[:, 2], return_index=True)
+        ray_f, reach = ray[first], np.minimum(dist[first], self.range_m)
         step = self.voxel_m / 2.0
         # free samples every half voxel, up to half a voxel short of the surface point (or the range)
-        t = np.arange(int(np.ceil(float(reach.max()) / step)), dtype=float) * step          # (K,)
-        along = t[None, :] < (reach - np.where(hit, step, 0.0))[:, None]                    # (R, K)
-        r, k = np.nonzero(along)
-        free = self._linear(o + ray[r] * t[k, None])
+        t = (np.arange(int(np.ceil(float(reach.max()) / step)), dtype=np.float32) * step)         # (K,)
+        stop = (reach - np.where(hit[first], step, 0.0)).astype(np.float32)
+        # voxel coordinates (in voxels from the grid corner) of every sample, in float32
+        g0 = ((o - self.lower_m) / self.voxel_m).astype(np.float32)
+        g = g0 + (ray_f / self.voxel_m).astype(np.float32)[:, None, :] * t[None, :, None]          # (R', K, 3)
+        ok = (t[None, :] < stop[:, None]) & np.all((g >= 0) & (g < np.asarray(self.cells, np.float32)), axis=2)
+        ijk = g[ok].astype(np.int64)
+        free = (ijk[:, 0] * self.cells[1] + ijk[:, 1]) * self.cells[2] + ijk[:, 2]
         occupied = self._linear(p[hit])
         before = self._known
         flat = self._flat

@@ -20,7 +20,8 @@ the resolution; nearest sampling, never an average across an edge):
   every valid point repeats (padding by repetition, no made-up points); all zeros when V = 0.
   Clipped to +-256 m.
 * ``occupancy`` (nx, ny, nz) uint8: the episode's :class:`~spatialscout_gym.nbv.occupancy.OccupancyGrid`
-  after the capture (0 unknown, 1 free, 2 occupied), updated from the ``s x s`` depth samples.
+  after the capture (0 unknown, 1 free, 2 occupied), updated along the rays to the surface points
+  of an ``R x R`` grid of depth samples (R = ``occupancy_rays``, 32; sampled as above with R for s).
 """
 
 from __future__ import annotations
@@ -99,20 +100,20 @@ class ResearchObservations:
         if "segmentation" in self.keys:
             seg = np.asarray(privileged.segmentation)[rows[:, None], cols[None, :]]
             self._seg = self._lut.take(seg, mode="wrap")   # -1 wraps to the last entry (-1)
-        if "points" not in self.keys and self.occupancy is None:
-            return
-        world = np.asarray(privileged.position_world)[rows[:, None], cols[None, :]]    # (s, s, 3), NaN: no hit
-        valid = d > 0
-        task = task_frame.to_task(world[valid].astype(np.float64))                     # (V, 3)
         if "points" in self.keys:
+            world = np.asarray(privileged.position_world)[rows[:, None], cols[None, :]]    # (s, s, 3)
+            valid = d > 0
             pick = point_pixels(valid, int(self.config.points))
             if pick.size:
-                order = np.cumsum(valid.ravel()) - 1         # flat pixel -> its row among the valid ones
-                self._points = np.clip(task[order[pick]], -POINTS_BOUND_M, POINTS_BOUND_M).astype(np.float32)
+                task = task_frame.to_task(world.reshape(-1, 3)[pick].astype(np.float64))
+                self._points = np.clip(task, -POINTS_BOUND_M, POINTS_BOUND_M).astype(np.float32)
             else:
                 self._points = np.zeros((int(self.config.points), 3), np.float32)
         if self.occupancy is not None:
-            self.gain = self.occupancy.update(np.asarray(camera_task, float), task)
+            r_rows, r_cols = sample_pixels(depth.shape[0], depth.shape[1], int(self.config.occupancy_rays))
+            hit = depth[r_rows[:, None], r_cols[None, :]] > 0
+            world = np.asarray(privileged.position_world)[r_rows[:, None], r_cols[None, :]][hit]
+            self.gain = self.occupancy.update(np.asarray(camera_task, float), task_frame.to_task(world.astype(np.float64)))
 
     def no_capture(self) -> None:
         """A step that captured nothing: no gain."""
