@@ -105,7 +105,8 @@ def test_research_keys_match_sapiens_buffers(sapien_env):
     assert renderer.render_count - before == 1            # colour, depth and segmentation: one render
     priv = u.tool_env.privileged_frame()
     assert renderer.render_count - before == 1
-    rows, cols = sample_pixels(RES, RES, SIZE)
+    rows = cols = 2 * np.arange(SIZE) + 1               # floor((i + 1/2) 64 / 32), as documented
+    assert [r.tolist() for r in sample_pixels(RES, RES, SIZE)] == [rows.tolist(), cols.tolist()]
     # depth: the privileged frame's at every sampled pixel, metres
     assert obs["depth"].dtype == np.float32
     np.testing.assert_array_equal(obs["depth"], priv.depth_m[rows[:, None], cols[None, :]])
@@ -123,7 +124,8 @@ def test_research_keys_match_sapiens_buffers(sapien_env):
     pose = u.tool_env.episode.frames[max(u.tool_env.episode.frames)].pose
     valid = obs["depth"] > 0
     pick = point_pixels(valid, 256)
-    assert len(pick) == 256 and valid.sum() >= 256
+    flat = np.flatnonzero(valid)                        # row m: valid pixel floor(m V / N), row-major
+    assert pick.tolist() == [int(flat[(m * flat.size) // 256]) for m in range(256)] and flat.size >= 256
     world = u.tool_env.task_frame.to_world(obs["points"].astype(np.float64))
     uv, z = project_world_to_pixel(renderer.intrinsics, pose, world)
     for m in (0, 77, 255):

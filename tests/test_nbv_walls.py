@@ -75,6 +75,18 @@ def test_a_doorway_lets_the_camera_through():
         assert walls.blocks(CameraPose(start, yaw, -20.0), np.array([2.0, 0.0, 0.0])) == blocked
 
 
+def test_a_move_off_the_floor_is_blocked_where_no_wall_stands():
+    """The floor rule alone (the walls taken away): ending past the floor's edge is blocked."""
+    spec = load_scene("Kitchen_01")
+    floor = WallMap.from_spec(spec, MARGIN).floors
+    walls = WallMap(np.zeros((0, 2, 3)), floor, MARGIN)
+    (x0, y0, _), (x1, y1, _) = floor[0]
+    start = np.array([x1 - 1.0, (y0 + y1) / 2, 1.5])
+    assert not walls.blocks(CameraPose(start, 0.0, -20.0), np.array([0.5, 0.0, 0.0]))
+    assert walls.blocks(CameraPose(start, 0.0, -20.0), np.array([2.0, 0.0, 0.0]))
+    assert not walls.blocks(CameraPose(start, 180.0, -20.0), np.array([2.0, 0.0, 0.0]))
+
+
 def room_interior(spec) -> tuple[np.ndarray, np.ndarray]:
     """The one room's free x-y rectangle: the floor box (wall line to wall line) shrunk by half a
     wall and the margin."""

@@ -97,7 +97,7 @@ class NBVEnv(gym.Env):
     | ``depth`` | Box(0, 100, (s, s), float32) | distance along the optical axis, metres; 0 where nothing was hit (the privileged frame's ``depth_m`` at the sampled pixels) |
     | ``segmentation`` | Box(-1, 39, (s, s), int32) | index of the target seen at the pixel in the inventory (``list_entities`` order: row i of the tool env's ``positions``); -1 for walls, other objects and nothing |
     | ``points`` | Box(-256, 256, (N, 3), float32) | task-frame surface points, metres, N = ``points`` (1024): row m is the point of valid pixel floor(m V / N) of the V pixels with depth > 0 in row-major order (repeated when V < N; all 0 when V = 0) |
-    | ``occupancy`` | Box(0, 2, (64, 64, 16), uint8) | voxels of ``occupancy_voxel_m`` = 0.25 m in the task frame, centred on its origin (x, y in [-8, 8) m, z in [-2, 2) m; ``occupancy_cells``): 0 unknown, 1 free, 2 occupied, ray cast from every ``depth`` sample of every capture so far (free before the hit, occupied at it, occupied final, rays cut at ``occupancy_range_m`` = 8 m) |
+    | ``occupancy`` | Box(0, 2, (64, 64, 16), uint8) | voxels of ``occupancy_voxel_m`` = 0.25 m in the task frame, centred on its origin (x, y in [-8, 8) m, z in [-2, 2) m; ``occupancy_cells``): 0 unknown, 1 free, 2 occupied, ray cast from the depth of every capture so far along a 32 x 32 grid of rays (``occupancy_rays``; free before the hit, occupied at it, occupied final, rays cut at ``occupancy_range_m`` = 8 m) |
 
     ``obs_layout`` gives the same numbers in the layouts other RL libraries expect (``n`` = 796 =
     6 + 2 + 8 + 3 x 16 x 16 + 12 with the defaults; the ``vector`` is ``pose``, ``coverage``,
@@ -141,7 +141,8 @@ class NBVEnv(gym.Env):
     ``obs_layout`` one of ``"dict"``, ``"image"``, ``"image+vector"``, ``"flat"`` (Observation Space;
     the research keys need ``"dict"`` or ``"image+vector"``); ``privileged_obs`` True, False or names
     among ``"depth"``, ``"segmentation"``, ``"points"``, ``"occupancy"``, with ``points``,
-    ``occupancy_cells``, ``occupancy_voxel_m``, ``occupancy_range_m``, ``reward_occupancy_weight``;
+    ``occupancy_cells``, ``occupancy_voxel_m``, ``occupancy_range_m``, ``occupancy_rays``,
+    ``reward_occupancy_weight``;
     ``walls`` (NBV-v1: False, NBV-v2: True) and ``wall_margin_m`` (metres).
     ``gym.make_vec("SpatialScout/NBV-v1", num_envs=N, vectorization_mode="vector_entry_point",
     num_workers=W)`` gives the vector env with the same defaults.

@@ -136,7 +136,9 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     - v0: initial version; the ``map`` observation, the ``scan`` observation and the ``heading``
       motion added (``scan_bins=0`` gives the observation space without ``scan``);
       ``single_room_share`` and ``reward_submitted_weight`` added (defaults unchanged); ``obs_layout``
-      added (default ``"dict"``, unchanged).
+      added (default ``"dict"``, unchanged); the research observations (``privileged_obs``),
+      ``reward_occupancy_weight`` and ``walls`` added, all off (dynamics unchanged), and
+      ``info["blocked"]`` (NBVConfig fields; spaces and rules in ``SpatialScout/NBV-v1``'s spec sheet).
     - ``SpatialScout/NBV-v1`` (:class:`~spatialscout_gym.nbv.env.NBVEnv`) is this task as its
       own env with the shipped policy's recipe as defaults; it holds this wrapper and delegates to it.
     """
