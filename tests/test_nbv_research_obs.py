@@ -144,3 +144,24 @@ def test_research_keys_match_sapiens_buffers(sapien_env):
     assert info["occupancy_gain"] > 0
     sb3_check_env(env.unwrapped, warn=True)
     gym_check_env(env.unwrapped, skip_render_check=True)
+
+
+def test_the_vector_env_carries_the_keys_and_nbv_v2s_walls():
+    """``make_vec("SpatialScout/NBV-v2", vectorization_mode="vector_entry_point")``: walls on, the
+    research keys batched, each sub-env's equal to a single env's for the same seed and actions."""
+    spec = small_scene(64, 64)
+    kw = dict(scene=spec, image_budget=5, privileged_obs=True, points=32, occupancy_cells=(16, 16, 8))
+    venv = gym.make_vec("SpatialScout/NBV-v2", num_envs=2, vectorization_mode="vector_entry_point",
+                        renderer=FakeRenderer(spec), **kw)
+    single = gym.make("SpatialScout/NBV-v2", renderer=FakeRenderer(spec), **kw)
+    assert venv.config.walls and single.unwrapped.config.walls
+    assert venv.single_observation_space == single.observation_space
+    batch, one = venv.reset(seed=5)[0], single.reset(seed=6)[0]     # sub-env 1 is seeded 5 + 1
+    for _ in range(3):
+        batch = venv.step(np.array([7, 2]))[0]
+        one = single.step(2)[0]
+    for k in RESEARCH_KEYS:
+        assert batch[k].shape == (2, *single.observation_space[k].shape)
+        np.testing.assert_array_equal(batch[k][1], one[k])
+    venv.close()
+    single.close()
