@@ -177,6 +177,8 @@ def test_nbv_v2_passes_both_checkers():
     env = gym.make("SpatialScout/NBV-v2", scene=spec, renderer=FakeRenderer(spec), image_budget=4,
                    privileged_obs=["depth", "segmentation"])
     assert env.unwrapped.config.walls is True and env.spec.id == "SpatialScout/NBV-v2"
+    doc = env.unwrapped.__doc__
+    assert "- v2: walls stop the camera" in doc and 'info["blocked"]' in doc
     for e in (env, env.unwrapped):
         gym_check_env(e, skip_render_check=True)
         sb3_check_env(e, warn=True)

@@ -125,9 +125,6 @@ class NBVStep:
     ----------
     refused : list of str
         Refusal messages of the step's tool calls (a refused motion leaves the camera in place).
-    blocked : bool
-        ``config.walls``: the move entered a wall or left the floor, so it was not sent (the
-        camera stayed; :mod:`spatialscout_gym.nbv.walls`).
     captured : bool
         Whether the step captured an image.
     submitted : list of str
@@ -135,15 +132,18 @@ class NBVStep:
     reward : float
         Change of the all-target mean IoU, plus ``config.reward_submitted_weight`` times the change
         of the submitted mean IoU, plus ``config.reward_occupancy_weight`` times the occupancy gain
-        (0 where the port does not score).
-    occupancy_gain : int
-        Voxels of the occupancy grid the step's capture made known (0 without a grid).
+        as a fraction of the grid's voxels (0 where the port does not score).
     score : float or None
         The all-target mean IoU after the step (None where the port does not score).
     coverage : float
         Fraction of the inventory in the accepted map.
     terminated, truncated : bool
         The end rule's verdict (see the module docstring).
+    blocked : bool
+        ``config.walls``: the move entered a wall or left the floor, so it was not sent (the
+        camera stayed; :mod:`spatialscout_gym.nbv.walls`).
+    occupancy_gain : int
+        Voxels of the occupancy grid the step's capture made known (0 without a grid).
     """
 
     refused: list[str] = field(default_factory=list)
