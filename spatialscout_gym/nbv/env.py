@@ -64,6 +64,7 @@ class NBVEnv(gym.Env):
 
     A move the episode refuses (leaving the +-15 m world box) leaves the camera in place; the
     capture still happens and ``info["refused"]`` holds the refusal.
+    ``motion="discrete"`` or ``"continuous"`` give NBV-v0's other action spaces.
 
     Walls (``walls=True``, NBV-v2's default; off in NBV-v1): a move whose straight world segment
     enters one of the scene's walls (their boxes inflated by ``wall_margin_m`` = 0.1 m; door
@@ -71,7 +72,6 @@ class NBVEnv(gym.Env):
     blocked: it is not sent, the camera stays where it was (the turn and pitch still happen, then
     the capture), and ``info["blocked"]`` is True (False for every other step; the key is there
     in NBV-v1 too, always False) (:mod:`spatialscout_gym.nbv.walls`).
-    ``motion="discrete"`` or ``"continuous"`` give NBV-v0's other action spaces.
 
     ## Observation Space
     A flat ``Dict`` (task frame of docs/protocol.md section 2: origin at the scene's search centre,
