@@ -28,8 +28,8 @@ def fake_v1(**kw):
     return gym.make("SpatialScout/NBV-v1", scene=spec, renderer=FakeRenderer(spec), **kw)
 
 
-@pytest.mark.parametrize("keys", [[k] for k in RESEARCH_KEYS] + [True])
-@pytest.mark.parametrize("layout", ["dict", "image+vector"])
+@pytest.mark.parametrize("keys,layout", [([k], "dict") for k in RESEARCH_KEYS] + [(True, "dict"),
+                                                                                     (True, "image+vector")])
 def test_both_checkers_pass_with_each_key(keys, layout):
     from stable_baselines3.common.env_checker import check_env as sb3_check_env
     env = fake_v1(image_budget=4, privileged_obs=keys, obs_layout=layout, points=64, occupancy_cells=(16, 16, 8))
