@@ -15,7 +15,8 @@ from spatialscout_gym.episode.tools import MAX_TRANSLATION_M, PITCH_LIMIT_DEG
 
 __all__ = ["NBVConfig", "N_SECTORS", "DISCRETE_MOTIONS", "MAP_CHANNELS", "MOTIONS", "nbv_action_space",
            "nbv_observation_space", "OBS_LAYOUTS", "VECTOR_KEYS", "check_obs_layout", "layout_observation_space",
-           "layout_observation"]
+           "layout_observation", "RESEARCH_KEYS", "DEPTH_MAX_M", "POINTS_BOUND_M", "MAX_INVENTORY",
+           "OCCUPANCY_UNKNOWN", "OCCUPANCY_FREE", "OCCUPANCY_OCCUPIED", "research_observation_space"]
 
 N_SECTORS = 8
 """Yaw sectors (45 degrees each) of the ``sectors`` observation."""
@@ -31,6 +32,22 @@ MAP_CHANNELS: tuple[str, ...] = ("visited", "viewed", "inside")
 
 MOTIONS: tuple[str, ...] = ("discrete", "continuous", "heading")
 """The NBV action-space kinds (see :class:`NextBestViewWrapper`'s Action Space)."""
+
+RESEARCH_KEYS: tuple[str, ...] = ("depth", "segmentation", "points", "occupancy")
+"""The research observations ``privileged_obs`` turns on (``True``: all of them), in this order:
+built from SAPIEN's privileged buffers of each capture (:mod:`spatialscout_gym.nbv.research`)."""
+
+DEPTH_MAX_M = 100.0
+"""Upper bound of the ``depth`` observation, metres: the renderer's far plane (nothing is hit beyond it)."""
+
+POINTS_BOUND_M = 256.0
+"""Bound of the ``points`` observation on each task-frame axis, metres (points are clipped to it)."""
+
+MAX_INVENTORY = 40
+"""Inventory entries a ``segmentation`` id can name (docs/protocol.md section 8: 35 or 40 targets)."""
+
+OCCUPANCY_UNKNOWN, OCCUPANCY_FREE, OCCUPANCY_OCCUPIED = 0, 1, 2
+"""Voxel states of the ``occupancy`` observation."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +100,36 @@ class NBVConfig:
         all-target only. A positive weight values placing mapped targets better against
         mapping more of them (with the surface mapper: second views over first sightings). It
         changes training only: agents are scored by the runner, never by this reward.
+    privileged_obs : tuple of str
+        Research observations to add (:data:`RESEARCH_KEYS`: ``"depth"``, ``"segmentation"``,
+        ``"points"``, ``"occupancy"``); ``True`` gives all four, ``False`` or ``()`` none (default),
+        a name or a list of names those. Only the ``"dict"`` and ``"image+vector"`` layouts carry them.
+    points : int
+        N, rows of the ``points`` observation (task-frame surface points of the latest capture).
+    occupancy_cells : tuple of int
+        ``(nx, ny, nz)``: voxels of the ``occupancy`` grid along the task frame's x, y, z.
+    occupancy_voxel_m : float
+        Side of one voxel, metres; the grid is centred on the task-frame origin (the initial
+        camera position), so it spans ``[-n v / 2, n v / 2)`` on each axis.
+    occupancy_range_m : float
+        Rays mark voxels up to this distance from the camera, metres (a hit farther away marks
+        free space up to it and nothing occupied).
+    occupancy_rays : int
+        R: each capture updates the grid along R x R rays, the depth samples of an R x R grid over
+        the capture (sampled as the observation grid is; at the 65-degree field of view, 32 rays
+        are 16 cm apart 4 m away, closer than the 25 cm voxels).
+    reward_occupancy_weight : float
+        The reward adds this weight times the occupancy gain of the step: the newly known voxels
+        (unknown before, free or occupied after) as a fraction of the grid's voxels, in [0, 1].
+        0 (default): no occupancy term. A positive weight keeps the occupancy grid even without
+        the ``occupancy`` observation.
+    walls : bool
+        Walls stop the camera (``SpatialScout/NBV-v2``'s default; NBV-v0/v1: False): a move whose
+        straight segment enters a wall of the scene (inflated by ``wall_margin_m``) or ends off
+        the floor is blocked, the camera stays where it was (the rotation still happens) and
+        ``info["blocked"]`` is True (:mod:`spatialscout_gym.nbv.walls`).
+    wall_margin_m : float
+        How close to a wall face a move may bring the camera centre, metres.
     """
 
     motion: str = "discrete"
@@ -105,8 +152,30 @@ class NBVConfig:
     scan_range_m: float = 6.0
     scan_radius_m: float = 1.0
     reward_submitted_weight: float = 0.0
+    privileged_obs: tuple[str, ...] = ()
+    points: int = 1024
+    occupancy_cells: tuple[int, int, int] = (64, 64, 16)
+    occupancy_voxel_m: float = 0.25
+    occupancy_range_m: float = 8.0
+    occupancy_rays: int = 32
+    reward_occupancy_weight: float = 0.0
+    walls: bool = False
+    wall_margin_m: float = 0.1
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "privileged_obs", _research_keys(self.privileged_obs))
+        object.__setattr__(self, "occupancy_cells", tuple(int(n) for n in np.atleast_1d(self.occupancy_cells)))
+        object.__setattr__(self, "walls", bool(self.walls))
+        if int(self.points) < 1 or int(self.occupancy_rays) < 1:
+            raise ValueError(f"points and occupancy_rays must be >= 1, got {self.points} and {self.occupancy_rays}")
+        if len(self.occupancy_cells) != 3 or min(self.occupancy_cells) < 1 or not self.occupancy_voxel_m > 0 \
+                or not self.occupancy_range_m > 0:
+            raise ValueError(f"occupancy_cells must be 3 counts >= 1 and occupancy_voxel_m, occupancy_range_m "
+                             f"> 0 metres; got {list(self.occupancy_cells)}, {self.occupancy_voxel_m}, "
+                             f"{self.occupancy_range_m}")
+        if not 0.0 <= float(self.reward_occupancy_weight) < float("inf") or not 0.0 <= float(self.wall_margin_m) < 1.0:
+            raise ValueError(f"reward_occupancy_weight must be a finite number >= 0 and wall_margin_m in [0, 1) "
+                             f"metres; got {self.reward_occupancy_weight} and {self.wall_margin_m}")
         if self.motion not in MOTIONS:
             raise ValueError(f"motion must be one of {', '.join(map(repr, MOTIONS))}, got {self.motion!r}")
         object.__setattr__(self, "strides_m", tuple(float(x) for x in np.atleast_1d(self.strides_m)))
@@ -150,7 +219,41 @@ def nbv_observation_space(config: NBVConfig) -> spaces.Dict:
     }
     if int(config.scan_bins) > 0:
         keys["scan"] = spaces.Box(0.0, 1.0, (int(config.scan_bins),), np.float32)
+    keys.update(research_observation_space(config))
     return spaces.Dict(keys)
+
+
+def _research_keys(value: Any) -> tuple[str, ...]:
+    """``privileged_obs`` as a tuple of :data:`RESEARCH_KEYS` (in that order), or a one-line ``ValueError``."""
+    if value is True:
+        return RESEARCH_KEYS
+    if value is False or value is None:
+        return ()
+    names = [value] if isinstance(value, str) else list(value)
+    bad = [n for n in names if n not in RESEARCH_KEYS]
+    if bad:
+        raise ValueError(f"privileged_obs must be True, False or names among {', '.join(map(repr, RESEARCH_KEYS))}; "
+                         f"got {bad[0]!r}")
+    return tuple(k for k in RESEARCH_KEYS if k in names)
+
+
+def research_observation_space(config: NBVConfig) -> dict[str, spaces.Box]:
+    """The research keys ``config.privileged_obs`` turns on (``s`` = ``obs_size``, ``N`` =
+    ``points``, ``(nx, ny, nz)`` = ``occupancy_cells``): ``depth`` Box(0, 100, (s, s), float32)
+    metres; ``segmentation`` Box(-1, 39, (s, s), int32) inventory index; ``points`` Box(-256, 256,
+    (N, 3), float32) task-frame metres; ``occupancy`` Box(0, 2, (nx, ny, nz), uint8) unknown / free
+    / occupied (meanings in :mod:`spatialscout_gym.nbv.research`)."""
+    s, keys = int(config.obs_size), config.privileged_obs
+    out: dict[str, spaces.Box] = {}
+    if "depth" in keys:
+        out["depth"] = spaces.Box(0.0, DEPTH_MAX_M, (s, s), np.float32)
+    if "segmentation" in keys:
+        out["segmentation"] = spaces.Box(-1, MAX_INVENTORY - 1, (s, s), np.int32)
+    if "points" in keys:
+        out["points"] = spaces.Box(-POINTS_BOUND_M, POINTS_BOUND_M, (int(config.points), 3), np.float32)
+    if "occupancy" in keys:
+        out["occupancy"] = spaces.Box(OCCUPANCY_UNKNOWN, OCCUPANCY_OCCUPIED, config.occupancy_cells, np.uint8)
+    return out
 
 
 
@@ -187,20 +290,24 @@ def layout_observation_space(config: NBVConfig, layout: str = "dict") -> spaces.
     * ``"image"``: ``Box(0, 255, (3, s, s), uint8)``, the ``image`` key alone, channel-first (RGB).
     * ``"image+vector"``: ``Dict(image=Box(0, 255, (3, s, s), uint8), vector=Box(low, high, (n,),
       float32))``: the channel-first image, and the other keys flattened in :data:`VECTOR_KEYS`
-      order, each with its own bounds and units.
+      order, each with its own bounds and units; the research keys of ``privileged_obs``
+      (:func:`research_observation_space`) beside them, unchanged.
     * ``"flat"``: ``Box(low, high, (3 s s + n,), float32)``: the channel-first image scaled to
       [0, 1] (pixel value / 255) and flattened C-order, then the ``vector``.
     """
     keys = nbv_observation_space(config)
     if check_obs_layout(layout) == "dict":
         return keys
+    if config.privileged_obs and layout in ("image", "flat"):
+        raise ValueError(f"privileged_obs {list(config.privileged_obs)} needs a Dict layout: obs_layout 'dict' or "
+                         f"'image+vector', got {layout!r}")
     s = int(config.obs_size)
     image = spaces.Box(0, 255, (3, s, s), np.uint8)
     if layout == "image":
         return image
     vector = _vector_box(keys)
     if layout == "image+vector":
-        return spaces.Dict({"image": image, "vector": vector})
+        return spaces.Dict({"image": image, "vector": vector, **research_observation_space(config)})
     n = 3 * s * s
     return spaces.Box(np.concatenate([np.zeros(n, np.float32), vector.low]),
                       np.concatenate([np.ones(n, np.float32), vector.high]), dtype=np.float32)
@@ -219,6 +326,7 @@ def layout_observation(obs: dict[str, Any], layout: str = "dict") -> Any:
     vector = np.concatenate([np.asarray(obs[k], np.float32).reshape(*lead, -1)
                              for k in VECTOR_KEYS if k in obs], axis=-1)
     if layout == "image+vector":
-        return {"image": np.ascontiguousarray(image), "vector": vector}
+        return {"image": np.ascontiguousarray(image), "vector": vector,
+                **{k: obs[k] for k in RESEARCH_KEYS if k in obs}}
     pixels = image.reshape(*lead, -1).astype(np.float32) / np.float32(255.0)
     return np.concatenate([pixels, vector], axis=-1)

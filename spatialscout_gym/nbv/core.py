@@ -30,6 +30,8 @@ from spatialscout_gym.nbv.config import NBVConfig
 from spatialscout_gym.nbv.features import ViewHistory, depth_rays, nbv_observation, yaw_sector
 from spatialscout_gym.nbv.motion import motion_args, move_parts
 from spatialscout_gym.nbv.ports import EpisodePort
+from spatialscout_gym.nbv.research import ResearchObservations
+from spatialscout_gym.nbv.walls import WallMap
 
 __all__ = ["NBVCore", "NBVPort", "NBVStep", "NBVController"]
 
@@ -129,13 +131,19 @@ class NBVStep:
         Target ids the mapper added to the accepted map in this step.
     reward : float
         Change of the all-target mean IoU, plus ``config.reward_submitted_weight`` times the change
-        of the submitted mean IoU (0 where the port does not score).
+        of the submitted mean IoU, plus ``config.reward_occupancy_weight`` times the occupancy gain
+        as a fraction of the grid's voxels (0 where the port does not score).
     score : float or None
         The all-target mean IoU after the step (None where the port does not score).
     coverage : float
         Fraction of the inventory in the accepted map.
     terminated, truncated : bool
         The end rule's verdict (see the module docstring).
+    blocked : bool
+        ``config.walls``: the move entered a wall or left the floor, so it was not sent (the
+        camera stayed; :mod:`spatialscout_gym.nbv.walls`).
+    occupancy_gain : int
+        Voxels of the occupancy grid the step's capture made known (0 without a grid).
     """
 
     refused: list[str] = field(default_factory=list)
@@ -146,6 +154,8 @@ class NBVStep:
     coverage: float = 0.0
     terminated: bool = False
     truncated: bool = False
+    blocked: bool = False
+    occupancy_gain: int = 0
 
 
 class NBVCore:
@@ -172,8 +182,13 @@ class NBVCore:
         """The all-target mean IoU of the accepted map (None where the port does not score)."""
         self._objective: float | None = None   # what the reward is the change of
         self._last_privileged: Any = None
-        self._pending: tuple[np.ndarray, list[str]] | None = None   # (action, refused) after prepare
+        self._pending: tuple[np.ndarray, list[str], bool] | None = None   # (action, refused, blocked)
         self._over = False
+        self.research = ResearchObservations(config)
+        """The research observations (``config.privileged_obs``) and the occupancy grid."""
+        self.walls: WallMap | None = None
+        """The episode's walls and floor (``config.walls``; None otherwise)."""
+        self._walls_of: Any = None   # the spec self.walls was built from
 
     # ---- episode start ---------------------------------------------------------------------
     def begin(self) -> None:
@@ -185,6 +200,10 @@ class NBVCore:
         self._pending = None
         self._over = False
         self.mapper.reset(self.port.spec)
+        self.research.begin(self.port.spec)
+        if self.config.walls and self._walls_of is not self.port.spec:
+            self.walls = WallMap.from_spec(self.port.spec, self.config.wall_margin_m)
+            self._walls_of = self.port.spec
         self._after_capture()
         self.score = self.port.mean_iou()
         self._objective = self._objective_now()
@@ -236,8 +255,11 @@ class NBVCore:
         """The observation of :func:`~spatialscout_gym.nbv.config.nbv_observation_space`."""
         p = self.port
         position, yaw, pitch = p.camera()
-        return nbv_observation(self.config, p.latest_image(), position, yaw, pitch, self.radius_m,
-                               self.coverage(), p.images_left / p.image_budget, self.history)
+        obs = nbv_observation(self.config, p.latest_image(), position, yaw, pitch, self.radius_m,
+                              self.coverage(), p.images_left / p.image_budget, self.history)
+        if self.research.keys:
+            obs.update(self.research.observation())
+        return obs
 
     def capture_pose(self) -> Any:
         """The world pose this step's capture renders at, or None when it captures nothing (the
@@ -264,12 +286,13 @@ class NBVCore:
         if yaw or pitch:
             self._note(refused, p.rotate(yaw, pitch))
         move = np.asarray(move, float)
-        if np.any(move) and not p.done:
+        blocked = bool(np.any(move) and not p.done and self.walls is not None and self.walls.blocks(p.pose_world, move))
+        if np.any(move) and not p.done and not blocked:
             parts = move_parts(move)
             for _ in range(parts):
                 if not p.done:
                     self._note(refused, p.move(move / parts))
-        self._pending = (np.array(action, copy=True), refused)
+        self._pending = (np.array(action, copy=True), refused, blocked)
         return self.capture_pose()
 
     def step(self, action: Any) -> NBVStep:
@@ -280,10 +303,11 @@ class NBVCore:
         elif not np.array_equal(self._pending[0], np.asarray(action)):
             raise ValueError(f"step() got action {np.asarray(action).tolist()!r} but prepare_step() applied "
                              f"{self._pending[0].tolist()!r}; pass the same action")
-        refused = self._pending[1]
+        refused, blocked = self._pending[1], self._pending[2]
         self._pending = None
         p = self.port
         captured, submitted = False, []
+        self.research.no_capture()
         if not p.done and p.images_left > 0:
             error = p.capture()
             self._note(refused, error)
@@ -302,7 +326,11 @@ class NBVCore:
             p.finish()
         self._over = terminated or truncated
         reward = 0.0 if before is None else self._objective - before
-        return NBVStep(refused, captured, submitted, reward, self.score, coverage, terminated, truncated)
+        gain = self.research.gain
+        if before is not None and gain and self.config.reward_occupancy_weight:
+            reward += float(self.config.reward_occupancy_weight) * gain / self.research.occupancy.size
+        return NBVStep(refused, captured, submitted, reward, self.score, coverage, terminated, truncated,
+                       blocked=blocked, occupancy_gain=gain)
 
     def finish(self) -> None:
         """``finish_mapping`` unless the episode has ended already (after the last step, or when
@@ -330,10 +358,13 @@ class NBVCore:
         returns the accepted ids."""
         p = self.port
         scan = self.config.scan_bins > 0
-        priv = p.privileged() if getattr(self.mapper, "needs_privileged", False) or scan else None
+        research = self.research.needed
+        priv = p.privileged() if getattr(self.mapper, "needs_privileged", False) or scan or research else None
         rays = depth_rays(priv.depth_m, self.config.view_fov_deg) if scan else None
         position, yaw = p.capture_pose_task()
         self.history.record(position, yaw, rays)
+        if research:
+            self.research.record(priv, p.task_frame, position)
         self._last_privileged = priv
         new = self.mapper.observe(p.latest_frame(), priv, p.task_frame)
         if not new or p.done:

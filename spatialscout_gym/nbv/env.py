@@ -1,5 +1,6 @@
 """``SpatialScout/NBV-v1``: the next-best-view task as its own ``gymnasium.Env`` (:class:`NBVEnv`),
-with the shipped policy's recipe as its defaults.
+with the shipped policy's recipe as its defaults; ``SpatialScout/NBV-v2``: the same with walls
+that stop the camera (``walls=True``).
 
 It holds a :class:`~spatialscout_gym.nbv.wrapper.NextBestViewWrapper` over the tool env and
 delegates every step to it, so NBV-v0, NBV-v1, the vector envs and the NBV agents run one step
@@ -17,7 +18,7 @@ from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.nbv.wrapper import NextBestViewWrapper, make_nbv_env
 from spatialscout_gym.nbv.config import check_obs_layout, layout_observation, layout_observation_space
 
-__all__ = ["NBVEnv", "NBV_V1_DEFAULTS", "make_nbv_v1_vector_env"]
+__all__ = ["NBVEnv", "NBV_V1_DEFAULTS", "make_nbv_v1_vector_env", "make_nbv_v2_vector_env"]
 
 NBV_V1_DEFAULTS: dict[str, Any] = {"scene": "procedural", "image_budget": 20, "resolution": 64,
                                    "mapper": "oracle", "motion": "heading", "obs_size": 64}
@@ -65,6 +66,13 @@ class NBVEnv(gym.Env):
     capture still happens and ``info["refused"]`` holds the refusal.
     ``motion="discrete"`` or ``"continuous"`` give NBV-v0's other action spaces.
 
+    Walls (``walls=True``, NBV-v2's default; off in NBV-v1): a move whose straight world segment
+    enters one of the scene's walls (their boxes inflated by ``wall_margin_m`` = 0.1 m; door
+    openings are gaps, so doorways pass) or ends off the floor of the room or apartment is
+    blocked: it is not sent, the camera stays where it was (the turn and pitch still happen, then
+    the capture), and ``info["blocked"]`` is True (False for every other step; the key is there
+    in NBV-v1 too, always False) (:mod:`spatialscout_gym.nbv.walls`).
+
     ## Observation Space
     A flat ``Dict`` (task frame of docs/protocol.md section 2: origin at the scene's search centre,
     x along the initial heading, z up; metres and degrees):
@@ -78,6 +86,19 @@ class NBVEnv(gym.Env):
     | ``map`` | Box(0, 1, (3, 16, 16), float32) | egocentric top-down map of 0.75 m cells, heading up: captures per cell / 3, captures whose 65-deg, 4 m view wedge covered the cell / 4, inside the search radius |
     | ``scan`` | Box(0, 1, (12,), float32) | free distance / 6 m per egocentric 30-deg bin, from the privileged depth of captures taken within 1 m (0: not seen yet) |
 
+    Research observations (``privileged_obs=True`` for all, or a list of names; off by default),
+    read from SAPIEN's own buffers of the capture's single render (colour, depth and segmentation
+    of one picture; :mod:`spatialscout_gym.nbv.research`). The ``s x s`` grid (s = ``obs_size``)
+    samples capture pixel ``(floor((i + 1/2) H / s), floor((j + 1/2) W / s))`` of the ``H x W``
+    render (the same pixel when ``resolution`` = ``obs_size``):
+
+    | key | space | meaning |
+    |---|---|---|
+    | ``depth`` | Box(0, 100, (s, s), float32) | distance along the optical axis, metres; 0 where nothing was hit (the privileged frame's ``depth_m`` at the sampled pixels) |
+    | ``segmentation`` | Box(-1, 39, (s, s), int32) | index of the target seen at the pixel in the inventory (``list_entities`` order: row i of the tool env's ``positions``); -1 for walls, other objects and nothing |
+    | ``points`` | Box(-256, 256, (N, 3), float32) | task-frame surface points, metres, N = ``points`` (1024): row m is the point of valid pixel floor(m V / N) of the V pixels with depth > 0 in row-major order (repeated when V < N; all 0 when V = 0) |
+    | ``occupancy`` | Box(0, 2, (64, 64, 16), uint8) | voxels of ``occupancy_voxel_m`` = 0.25 m in the task frame, centred on its origin (x, y in [-8, 8) m, z in [-2, 2) m; ``occupancy_cells``): 0 unknown, 1 free, 2 occupied, ray cast from the depth of every capture so far along a 32 x 32 grid of rays (``occupancy_rays``; free before the hit, occupied at it, occupied final, rays cut at ``occupancy_range_m`` = 8 m) |
+
     ``obs_layout`` gives the same numbers in the layouts other RL libraries expect (``n`` = 796 =
     6 + 2 + 8 + 3 x 16 x 16 + 12 with the defaults; the ``vector`` is ``pose``, ``coverage``,
     ``sectors``, ``map``, ``scan`` flattened C-order in that order, each in its own units and bounds
@@ -87,7 +108,7 @@ class NBVEnv(gym.Env):
     |---|---|---|
     | ``"dict"`` (default) | the Dict above | SB3 ``MultiInputPolicy``, the shipped policy, the NBV agents |
     | ``"image"`` | Box(0, 255, (3, 64, 64), uint8) | the ``image`` key alone, channel-first (RGB): CNN-only policies |
-    | ``"image+vector"`` | Dict(image=Box(0, 255, (3, 64, 64), uint8), vector=Box(low, high, (796,), float32)) | a CNN on the image and an MLP on the vector (RLlib: ``spatialscout_gym.nbv.rllib_module.NBVConvModule``) |
+    | ``"image+vector"`` | Dict(image=Box(0, 255, (3, 64, 64), uint8), vector=Box(low, high, (796,), float32)) | a CNN on the image and an MLP on the vector (RLlib: ``spatialscout_gym.nbv.rllib_module.NBVConvModule``); the research keys beside them, unchanged |
     | ``"flat"`` | Box(low, high, (12288 + 796,), float32) | the channel-first image / 255 (in [0, 1]) flattened, then the ``vector``: MLP-only libraries |
 
     ## Rewards
@@ -95,6 +116,10 @@ class NBVEnv(gym.Env):
     episode's return is its final score minus that of the starting state (frame 0 is mapped at
     reset; ``reset``'s ``info["all_mean_iou"]``).
     ``reward_submitted_weight=w`` (default 0) adds w times the change in submitted mean IoU.
+    ``reward_occupancy_weight=w`` (default 0) adds w times the occupancy gain: the voxels of the
+    occupancy grid the step's capture made known (unknown before, free or occupied after), as a
+    fraction of the grid's voxels (``info["occupancy_gain"]`` counts them; frame 0's are part of
+    the starting state).
 
     ## Starting State
     A new scene per reset seed (procedural; every ``reconfigure_every`` = 16 resets a new layout),
@@ -113,14 +138,23 @@ class NBVEnv(gym.Env):
     catalog id or a :class:`~spatialscout_gym.core.spec.SceneSpec`; ``image_budget`` V images per
     episode including frame 0; ``resolution`` the render grid in pixels; ``render_device`` the SAPIEN
     render device (e.g. ``"cuda"``); ``renderer`` a renderer object (tests pass a fake one);
-    ``obs_layout`` one of ``"dict"``, ``"image"``, ``"image+vector"``, ``"flat"`` (Observation Space).
+    ``obs_layout`` one of ``"dict"``, ``"image"``, ``"image+vector"``, ``"flat"`` (Observation Space;
+    the research keys need ``"dict"`` or ``"image+vector"``); ``privileged_obs`` True, False or names
+    among ``"depth"``, ``"segmentation"``, ``"points"``, ``"occupancy"``, with ``points``,
+    ``occupancy_cells``, ``occupancy_voxel_m``, ``occupancy_range_m``, ``occupancy_rays``,
+    ``reward_occupancy_weight``;
+    ``walls`` (NBV-v1: False, NBV-v2: True) and ``wall_margin_m`` (metres).
     ``gym.make_vec("SpatialScout/NBV-v1", num_envs=N, vectorization_mode="vector_entry_point",
     num_workers=W)`` gives the vector env with the same defaults.
 
     ## Version History
+    - v2: walls stop the camera (``walls=True``: a move into a wall or off the floor is blocked,
+      ``info["blocked"]``); otherwise v1. The shipped policy is an NBV-v1 policy, not retrained.
     - v1: its own env (``env.unwrapped`` is this task); defaults are the shipped policy's recipe
       (``motion="heading"``, the ``scan`` observation, V = 20, 64 px); same step logic as v0;
-      ``obs_layout`` added (default ``"dict"``, unchanged).
+      ``obs_layout`` added (default ``"dict"``, unchanged); the research observations
+      (``privileged_obs``), the occupancy reward term and the ``walls`` argument added, all off by
+      default (dynamics unchanged); ``info["blocked"]`` added (always False unless ``walls=True``).
     - v0: ``NextBestViewWrapper`` over the tool env (``env.unwrapped`` is the tool env), with
       ``motion="discrete"`` (``Discrete(10)``) by default; unchanged.
     """
@@ -187,3 +221,8 @@ def make_nbv_v1_vector_env(num_envs: int = 1, **kwargs: Any) -> gym.vector.Vecto
     processes) with :data:`NBV_V1_DEFAULTS` for the arguments not given."""
     from spatialscout_gym.nbv.workers import make_nbv_vector_env
     return make_nbv_vector_env(num_envs, **{**NBV_V1_DEFAULTS, **kwargs})
+
+
+def make_nbv_v2_vector_env(num_envs: int = 1, **kwargs: Any) -> gym.vector.VectorEnv:
+    """The vector entry point of ``SpatialScout/NBV-v2``: NBV-v1's with ``walls=True`` unless given."""
+    return make_nbv_v1_vector_env(num_envs, **{"walls": True, **kwargs})

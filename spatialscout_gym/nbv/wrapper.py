@@ -136,7 +136,9 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     - v0: initial version; the ``map`` observation, the ``scan`` observation and the ``heading``
       motion added (``scan_bins=0`` gives the observation space without ``scan``);
       ``single_room_share`` and ``reward_submitted_weight`` added (defaults unchanged); ``obs_layout``
-      added (default ``"dict"``, unchanged).
+      added (default ``"dict"``, unchanged); the research observations (``privileged_obs``),
+      ``reward_occupancy_weight`` and ``walls`` added, all off (dynamics unchanged), and
+      ``info["blocked"]`` (NBVConfig fields; spaces and rules in ``SpatialScout/NBV-v1``'s spec sheet).
     - ``SpatialScout/NBV-v1`` (:class:`~spatialscout_gym.nbv.env.NBVEnv`) is this task as its
       own env with the shipped policy's recipe as defaults; it holds this wrapper and delegates to it.
     """
@@ -190,7 +192,10 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         s = self.core.step(action)
         # the last inner step's info (counters; metrics and wrappers' keys such as "episode" at the end)
         info: dict[str, Any] = {k: v for k, v in self.port.last_info.items() if k != "tool_result"}
-        info.update(refused=s.refused, submitted=s.submitted, coverage=s.coverage, all_mean_iou=s.score)
+        info.update(refused=s.refused, submitted=s.submitted, coverage=s.coverage, all_mean_iou=s.score,
+                    blocked=s.blocked)
+        if self.core.research.occupancy is not None:
+            info["occupancy_gain"] = s.occupancy_gain
         if s.terminated or s.truncated:
             info["metrics"] = self.port.metrics()
         return self.core.observation(), float(s.reward), s.terminated, s.truncated, info
