@@ -51,8 +51,7 @@ from spatialscout_gym.conversation.schemas import tool_schemas
 from spatialscout_gym.wrappers.tool_call import ToolCallWrapper
 
 __all__ = ["VLMAgent", "make_vlm_agent", "model_agent",
-           "load_price_table", "episode_cost", "MODES", "OutputCapError", "TRUNCATED_STOP_REASONS",
-           "HARNESS_FILE", "PROMPT_FILE"]
+           "load_price_table", "episode_cost", "MODES", "OutputCapError", "TRUNCATED_STOP_REASONS"]
 
 MODES = ("active", "passive")
 TRUNCATED_STOP_REASONS = frozenset({"length", "max_tokens", "max_output_tokens", "model_context_window_exceeded"})

@@ -46,10 +46,10 @@ def register(subparsers) -> None:
                        help="N repeats per scene, with seeds 0..N-1 (the same as --seeds 0:N)")
     p.add_argument("--image-budget", type=int, default=None,
                    help="images per episode, initial one included (default 100; 20 for NBV agents, or what a "
-                        "ppo: policy was trained with)")
+                        "policy agent (ppo:PATH, rllib:PATH) was trained with)")
     p.add_argument("--call-budget", type=call_budget_arg, default=None, metavar="B", help=CALL_BUDGET_HELP)
     p.add_argument("--resolution", type=int, default=None,
-                   help="square render size in pixels (default 512; 64 for NBV agents, or what a ppo: policy "
+                   help="square render size in pixels (default 512; 64 for NBV agents, or what a policy agent "
                         "was trained with)")
     p.add_argument("--max-concurrency", type=int, default=None,
                    help="cap on simultaneous model requests of the agent's provider across workers")

@@ -29,13 +29,14 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=int, default=0, help="agent random seed (default 0)")
     p.add_argument("--image-budget", type=int, default=None,
                    help="images per episode, initial one included (default 100; 20 for NBV agents, or what a "
-                        "ppo: policy was trained with)")
+                        "policy agent (ppo:PATH, rllib:PATH) was trained with)")
     p.add_argument("--call-budget", type=call_budget_arg, default=None, metavar="B", help=CALL_BUDGET_HELP)
     p.add_argument("--resolution", type=int, default=None,
-                   help="square render size in pixels (default 512; 64 for NBV agents, or what a ppo: policy "
+                   help="square render size in pixels (default 512; 64 for NBV agents, or what a policy agent "
                         "was trained with)")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing --out that is a run directory (holds result.json and trace.jsonl); any other "
-                        "directory is refused")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace an existing --out that is a run directory (holds result.json and trace.jsonl); "
+                        "any other directory is refused")
     add_vlm_arguments(p)
     p.set_defaults(func=run)
 

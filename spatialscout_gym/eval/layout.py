@@ -37,6 +37,7 @@ from spatialscout_gym.core.types import natural_number
 __all__ = ["EvalDir", "EvalDirError", "EpisodeDir", "Attempt", "seed_spread", "publish_json", "publish_text",
            "read_json_object", "read_trace", "read_result", "check_result", "read_run_result", "attempt_dirs", "archive_failed_attempt",
            "read_scene_args", "record_scene_args", "is_run_dir", "find_run_dirs", "seed_dir_name", "seed_of_dir",
+           "split_episode_key",
            "SETTINGS_FILE", "SCENES_FILE", "SEED_DIR_PREFIX", "FAILED_SUFFIX", "ATTEMPTS_SUFFIX", "VERIFY_FILE", "PLANNED_FILE",
            "record_planned"]
 
@@ -65,6 +66,14 @@ def seed_of_dir(name: str) -> int | None:
         return None
     k = natural_number(name[len(SEED_DIR_PREFIX):])
     return k if k is not None and name == seed_dir_name(k) else None
+
+
+def split_episode_key(key: str) -> tuple[str, int | None]:
+    """``(scene, k)`` of an episode key ``<scene>/seed_<k>``; ``(key, None)`` for a key without a
+    seed (a plain run directory's name, a report row of a scene run once)."""
+    scene, sep, last = key.rpartition("/")
+    seed = seed_of_dir(last) if sep else None
+    return (scene, seed) if seed is not None else (key, None)
 
 
 class EvalDirError(SpatialScoutError, ValueError):

@@ -51,7 +51,7 @@ from spatialscout_gym.eval.verify import verification_status
 from spatialscout_gym.eval.stats import (FIGURES, bootstrap_intervals, method_note, min_p_value, min_scenes_to_separate,
                                           paired_comparison, separated)
 from spatialscout_gym.eval.layout import (EvalDir, publish_json, publish_text, read_json_object, seed_dir_name,
-                                          seed_spread)
+                                          seed_spread, split_episode_key)
 
 __all__ = ["RunRecord", "find_runs", "find_failures", "failed_attempt_results", "episode_counts", "build_report", "write_report", "format_report_md",
            "compare_reports", "CompareError", "REPORT_JSON", "REPORT_MD"]
@@ -420,7 +420,7 @@ def md(text: Any) -> str:
 
 def _scene_count(keys: Sequence[str]) -> int:
     """Distinct scenes among report keys (``scene`` or ``scene/seed_<k>``)."""
-    return len({str(k).rsplit("/seed_", 1)[0] for k in keys})
+    return len({split_episode_key(str(k))[0] for k in keys})
 
 
 HEADLINE: tuple[tuple[str, str], ...] = (
