@@ -9,6 +9,7 @@ spelling of the concept (so one that is added fails even before it drifts)."""
 from __future__ import annotations
 
 import ast
+import functools
 import types
 from pathlib import Path
 
@@ -33,10 +34,16 @@ def _rel(path: Path) -> str:
     return path.relative_to(PACKAGE).as_posix()
 
 
+@functools.lru_cache(maxsize=None)
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+@functools.lru_cache(maxsize=None)
 def _strings(path: Path) -> list[tuple[int, str]]:
     """``(line, text)`` of every string constant of ``path`` that is not a docstring (f-string
     parts included, each on its own)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = _tree(path)
     docs = {id(n.body[0].value) for n in ast.walk(tree)
             if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.body
             and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
@@ -103,7 +110,7 @@ def test_only_the_layout_tests_for_a_run_directory():
     for p in _modules():
         if _rel(p) == "eval/layout.py":
             continue
-        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+        for node in ast.walk(_tree(p)):
             if isinstance(node, ast.BoolOp):
                 names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
                 if {"RESULT_FILE", "TRACE_FILE"} <= names:
@@ -177,7 +184,7 @@ def test_run_file_constants_are_defined_and_exported_once():
     for p in _modules():
         if _rel(p) == "core/run_files.py":
             continue
-        for node in ast.parse(p.read_text(encoding="utf-8")).body:
+        for node in _tree(p).body:
             if isinstance(node, ast.Assign):
                 targets = {t.id for t in node.targets if isinstance(t, ast.Name)}
                 defined += [f"{_rel(p)}: {n}" for n in targets & names]
@@ -217,7 +224,7 @@ def test_no_second_codec_map():
     for p in _modules():
         if _rel(p).startswith("conversation/codecs/"):
             continue
-        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+        for node in ast.walk(_tree(p)):
             if isinstance(node, ast.Dict):
                 keys = {k.value for k in node.keys if isinstance(k, ast.Constant)}
                 if len(keys & set(WIRE_FORMATS)) >= 2:
@@ -334,6 +341,6 @@ def test_natural_number_is_the_one_reader_of_typed_integers():
     assert [natural_number(t) for t in ("²", "٣", " 7", "-1", "+1", "", "1.0", "1_000")] == [None] * 8
     assert sorted(["Mug_10", "Mug_2", "Mug_1²"], key=natural_key) == ["Mug_1²", "Mug_2", "Mug_10"]
     found = {_rel(p) for p in _modules() if _rel(p) != "core/types.py"
-             for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+             for n in ast.walk(_tree(p))
              if isinstance(n, ast.Attribute) and n.attr in ("isdigit", "isnumeric", "isdecimal")}
     assert found <= {"servers/viewer/server.py"}, found
