@@ -11,17 +11,16 @@ from __future__ import annotations
 import numpy as np
 
 from spatialscout_gym.baselines.base import PrivilegedAccess
+from spatialscout_gym.baselines.registry import register_agent
 from spatialscout_gym.core.references import origin_predictions, uniform_ball_predictions
 from spatialscout_gym.episode.episode import Episode
 
 __all__ = ["OriginAgent", "UniformBallAgent"]
 
 
+@register_agent("origin", kind="reference")
 class OriginAgent:
     """Submits ``[0, 0, 0]`` for every inventory id, then finishes."""
-
-    name = "origin"
-    privileged = False
 
     def run(self, episode: Episode, *, rng: np.random.Generator,
             privileged: PrivilegedAccess | None = None) -> None:
@@ -30,11 +29,9 @@ class OriginAgent:
         episode.finish_mapping()
 
 
+@register_agent("uniform-ball", kind="reference")
 class UniformBallAgent:
     """Submits a uniform draw of the ball of radius ``r`` (public) per id, then finishes."""
-
-    name = "uniform-ball"
-    privileged = False
 
     def run(self, episode: Episode, *, rng: np.random.Generator,
             privileged: PrivilegedAccess | None = None) -> None:

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from spatialscout_gym.baselines.base import PrivilegedAccess
+from spatialscout_gym.baselines.registry import register_agent
 from spatialscout_gym.nbv.mappers import make_mapper
 from spatialscout_gym.core.frames import wrap_degrees
 from spatialscout_gym.episode.episode import Episode
@@ -63,7 +64,7 @@ class NBVAgent:
     """
 
     name = "nbv"
-    privileged = True
+    privileged = True   # maps with privileged segmentation: kind "nbv" (registry.PRIVILEGED_KINDS)
 
     def __init__(self, config: NBVConfig | None = None, mapper: str = "oracle") -> None:
         self.config = config or NBVConfig()
@@ -89,10 +90,9 @@ class NBVAgent:
         ctl.finish()           # a starting state that already meets the rule
 
 
+@register_agent("random-nbv", kind="nbv")
 class RandomNBVAgent(NBVAgent):
     """A uniformly random discrete motion per step."""
-
-    name = "random-nbv"
 
     def __init__(self, mapper: str = "oracle", **config: Any) -> None:
         super().__init__(NBVConfig(motion="discrete", **config), mapper=mapper)
@@ -101,6 +101,7 @@ class RandomNBVAgent(NBVAgent):
         return int(rng.integers(len(DISCRETE_MOTIONS)))
 
 
+@register_agent("frontier-nbv", kind="nbv")
 class FrontierNBVAgent(NBVAgent):
     """Coverage-driven heuristic with continuous motions (see the module docstring).
 
@@ -111,8 +112,6 @@ class FrontierNBVAgent(NBVAgent):
     mapper : str
         Mapper name (``"oracle"`` or ``"oracle-surface"``).
     """
-
-    name = "frontier-nbv"
 
     def __init__(self, pitch_deg: float = -20.0, mapper: str = "oracle", **config: Any) -> None:
         super().__init__(NBVConfig(motion="continuous", **config), mapper=mapper)
@@ -197,6 +196,12 @@ def space_mismatch(policy_obs: Any, policy_act: Any, env_obs: Any, env_act: Any)
     return "; ".join(problems) or None
 
 
+def trained_episode_settings(trained: dict) -> dict[str, int]:
+    """``image_budget`` and ``resolution`` of a policy's saved settings (those it records)."""
+    return {k: int(trained[k]) for k in ("image_budget", "resolution") if trained.get(k) is not None}
+
+
+@register_agent("ppo:PATH", kind="nbv")
 class PPONBVAgent(NBVAgent):
     """A trained SB3 PPO policy (``ppo:PATH``).
 
@@ -217,8 +222,7 @@ class PPONBVAgent(NBVAgent):
                                     f"(it writes <out>/<run>/model.zip)")
         trained = load_policy_config(p)
         super().__init__(trained["config"], mapper=trained["mapper"])
-        self.episode_settings = {k: int(trained[k]) for k in ("image_budget", "resolution")
-                                 if trained[k] is not None}
+        self.episode_settings = trained_episode_settings(trained)
         """The image budget and resolution the policy was trained with (the CLI adopts them)."""
         try:
             from stable_baselines3 import PPO
@@ -237,6 +241,13 @@ class PPONBVAgent(NBVAgent):
                               f"{CONFIG_FILE} it was trained with beside it")
         self.name = f"ppo:{path}"
         self.deterministic = bool(trained["deterministic"] if deterministic is None else deterministic)
+
+    @staticmethod
+    def trained_settings(path: str) -> dict[str, int]:
+        """The image budget and resolution the policy at ``path`` was trained with, which ``run`` and
+        ``evaluate`` adopt; {} when no policy is there (reported when the agent is built)."""
+        p = policy_path(path)
+        return trained_episode_settings(load_policy_config(p)) if p.exists() else {}
 
     def begin(self, controller, rng):
         import torch

@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from spatialscout_gym.baselines.base import PrivilegedAccess
+from spatialscout_gym.baselines.registry import register_agent
 from spatialscout_gym.nbv.mappers import make_mapper
 from spatialscout_gym.core.camera import pixel_to_ray_camera, project_world_to_pixel
 from spatialscout_gym.core.frames import CameraPose, wrap_degrees
@@ -146,6 +147,7 @@ def _images_affordable(episode: Episode, calls_per_image: int, reserve_calls: in
     return n
 
 
+@register_agent("oracle-explorer", kind="privileged")
 class OracleExplorerAgent:
     """Sees with privileged segmentation and submits the reference centre of every seen target.
 
@@ -162,9 +164,6 @@ class OracleExplorerAgent:
         ``"oracle"`` its reference centre (default), ``"oracle-surface"`` the mean of its seen
         surface points.
     """
-
-    name = "oracle-explorer"
-    privileged = True
 
     def __init__(self, sweep: int = 6, pitch_deg: float = -20.0, min_pixels: int = 1,
                  mapper: str = "oracle") -> None:
@@ -197,6 +196,7 @@ class OracleExplorerAgent:
         episode.finish_mapping()
 
 
+@register_agent("oracle-click", kind="privileged")
 class OracleClickAgent:
     """Marks the same surface point of each target in several views and triangulates it.
 
@@ -213,9 +213,6 @@ class OracleClickAgent:
         A projected surface point counts as visible in another view when that view's depth at the
         pixel agrees within this tolerance.
     """
-
-    name = "oracle-click"
-    privileged = True
 
     def __init__(self, sweep: int = 6, pitch_deg: float = -20.0, min_pixels: int = 4,
                  max_views: int = 4, min_baseline_m: float = 0.3, depth_tol_m: float = 0.03,

@@ -28,11 +28,13 @@ from __future__ import annotations
 import numpy as np
 
 from spatialscout_gym.baselines.oracle import OracleClickAgent
+from spatialscout_gym.baselines.registry import register_agent
 from spatialscout_gym.core.camera import pixel_to_ray_world
 
 __all__ = ["OracleSilhouetteAgent"]
 
 
+@register_agent("oracle-silhouette", kind="privileged")
 class OracleSilhouetteAgent(OracleClickAgent):
     """Triangulates the centre of each target's visible silhouette across wide-baseline views.
 
@@ -47,9 +49,6 @@ class OracleSilhouetteAgent(OracleClickAgent):
         A further view is added only when its centre ray is at least this many degrees from every
         chosen view's.
     """
-
-    name = "oracle-silhouette"
-    privileged = True
 
     def __init__(self, sweep: int = 6, pitch_deg: float = -20.0, min_pixels: int = 4, max_views: int = 4,
                  min_baseline_m: float = 0.3, min_angle_deg: float = 5.0) -> None:

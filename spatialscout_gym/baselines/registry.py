@@ -1,45 +1,75 @@
 """Agents by name: ``make_agent("origin")``, ``make_agent("openai:gpt-x", ...)``.
 
-Other modules extend the registry with :func:`register_agent` (exact names) and
-:func:`register_agent_prefix` (``"prefix:ARG"`` names, e.g. ``openai:MODEL``); factories are
-imported lazily by dotted path so that listing agents imports nothing heavy. Each agent declares its
-kind (:data:`AGENT_KINDS`), which the CLI reads for its defaults (:func:`agent_kind`).
+Each agent declares its name and kind where it is defined, as the model services do with
+``model_api`` (:mod:`spatialscout_gym.conversation.providers`)::
+
+    @register_agent("origin", kind="reference")
+    class OriginAgent: ...
+
+    @register_agent("ppo:PATH", kind="nbv")          # a name with an argument: ppo:<path>
+    class PPONBVAgent(NBVAgent): ...
+
+The kind (:data:`AGENT_KINDS`) is required; the CLI reads it for its defaults (:func:`agent_kind`)
+and the runner's ``agent.privileged`` follows from it (:data:`PRIVILEGED_KINDS`). A policy agent
+says what it was trained with through a ``trained_settings(arg)`` class method
+(:func:`agent_settings`). The package's own agents are registered when their modules
+(:data:`AGENT_MODULES`) are imported, on the first lookup; the model services' agents
+(``name:MODEL``, kind ``model``) come from the provider registry.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from spatialscout_gym.baselines.base import Agent
 from spatialscout_gym.core.errors import SpatialScoutError
 
-__all__ = ["make_agent", "build_agent", "register_agent", "register_agent_prefix", "known_agents", "UnknownAgentError",
-           "is_nbv_agent", "agent_kind", "AGENT_KINDS"]
+__all__ = ["make_agent", "build_agent", "register_agent", "known_agents", "UnknownAgentError", "AgentEntry",
+           "agent_entry", "is_nbv_agent", "agent_kind", "agent_settings", "AGENT_KINDS", "PRIVILEGED_KINDS",
+           "AGENT_MODULES"]
 
 AGENT_KINDS = ("reference", "privileged", "nbv", "model")
 """What an agent is: ``reference`` (inventory only, no image), ``privileged`` (reads the private half of
 the scene: the oracles), ``nbv`` (next-best-view control: heuristics and PPO policies, run under the NBV
 tables' protocol) or ``model`` (a vision-language model behind a provider)."""
 
+PRIVILEGED_KINDS = ("privileged", "nbv")
+"""The kinds that read the private half of a scene (the NBV agents map with privileged segmentation):
+their agents have ``privileged = True`` and the runner hands them
+:class:`~spatialscout_gym.baselines.base.PrivilegedAccess`."""
+
+AGENT_MODULES = ("spatialscout_gym.baselines.inventory", "spatialscout_gym.baselines.oracle",
+                 "spatialscout_gym.baselines.oracle_silhouette", "spatialscout_gym.baselines.nbv_agents",
+                 "spatialscout_gym.baselines.rllib_agent")
+"""The modules that define the package's agents (each registers its own); imported on the first lookup."""
+
 Factory = Callable[..., Agent]
-_AGENTS: dict[str, Factory | str] = {
-    "origin": "spatialscout_gym.baselines.inventory:OriginAgent",
-    "uniform-ball": "spatialscout_gym.baselines.inventory:UniformBallAgent",
-    "oracle-explorer": "spatialscout_gym.baselines.oracle:OracleExplorerAgent",
-    "oracle-click": "spatialscout_gym.baselines.oracle:OracleClickAgent",
-    "oracle-silhouette": "spatialscout_gym.baselines.oracle_silhouette:OracleSilhouetteAgent",
-    "random-nbv": "spatialscout_gym.baselines.nbv_agents:RandomNBVAgent",
-    "frontier-nbv": "spatialscout_gym.baselines.nbv_agents:FrontierNBVAgent",
-}
-_PREFIXES: dict[str, Factory | str] = {
-    "ppo": "spatialscout_gym.baselines.nbv_agents:PPONBVAgent",
-    "rllib": "spatialscout_gym.baselines.rllib_agent:rllib_agent",
-}
-_KINDS: dict[str, str] = {"origin": "reference", "uniform-ball": "reference", "oracle-explorer": "privileged",
-                          "oracle-click": "privileged", "oracle-silhouette": "privileged", "random-nbv": "nbv",
-                          "frontier-nbv": "nbv", "ppo:": "nbv", "rllib:": "nbv"}
-"""Name (``"prefix:"`` for a prefix) -> its kind in :data:`AGENT_KINDS`."""
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclasses.dataclass(frozen=True)
+class AgentEntry:
+    """One registered agent: ``name`` (``origin``), or a prefix (``ppo``) whose agents are
+    ``ppo:<argument>`` with ``argument`` saying what the argument is (``PATH``); its factory (a
+    class or function, or ``"module:attr"``) and kind."""
+
+    name: str
+    factory: Factory | str
+    kind: str
+    argument: str | None = None
+
+    @property
+    def privileged(self) -> bool:
+        """Whether agents of this entry read the private half of a scene (:data:`PRIVILEGED_KINDS`)."""
+        return self.kind in PRIVILEGED_KINDS
+
+
+_AGENTS: dict[str, AgentEntry] = {}
+"""Exact names -> entry."""
+_PREFIXES: dict[str, AgentEntry] = {}
+"""Prefixes (``ppo`` of ``ppo:PATH``) -> entry."""
 
 
 class UnknownAgentError(SpatialScoutError, ValueError):
@@ -52,22 +82,77 @@ def _check_kind(kind: str) -> str:
     return kind
 
 
-def register_agent(name: str, factory: Factory | str, *, kind: str = "reference", replace: bool = False) -> None:
-    """Register ``factory(**options) -> Agent`` (or a ``"module:attr"`` path) under ``name``, of
-    ``kind`` (:data:`AGENT_KINDS`)."""
-    if name in _AGENTS and not replace:
-        raise ValueError(f"agent {name!r} is already registered; pass replace=True to override it")
-    _KINDS[name] = _check_kind(kind)
-    _AGENTS[name] = factory
+def _factory_path(f: Factory | str) -> str:
+    return f if isinstance(f, str) else f"{f.__module__}:{f.__qualname__}"
 
 
-def register_agent_prefix(prefix: str, factory: Factory | str, *, kind: str = "model", replace: bool = False) -> None:
-    """Register ``factory(arg, **options) -> Agent`` for names ``"<prefix>:<arg>"``, of ``kind``
-    (:data:`AGENT_KINDS`)."""
-    if prefix in _PREFIXES and not replace:
-        raise ValueError(f"agent prefix {prefix!r} is already registered; pass replace=True to override it")
-    _KINDS[prefix + ":"] = _check_kind(kind)
-    _PREFIXES[prefix] = factory
+def _same_factory(a: Factory | str, b: Factory | str) -> bool:
+    """One factory seen twice (its module imported again), not two agents claiming one name."""
+    return _factory_path(a) == _factory_path(b)
+
+
+def _declare(factory: Any, entry: AgentEntry) -> None:
+    """Give a registered class the name and ``privileged`` its registration says; refuse a class
+    whose own (or inherited) ``privileged`` contradicts its kind."""
+    if not isinstance(factory, type):
+        return   # a function or "module:attr": checked on the agent it builds (make_agent)
+    own = getattr(factory, "privileged", None)
+    if own is not None and bool(own) != entry.privileged:
+        raise ValueError(f"{factory.__name__}.privileged is {own} but kind {entry.kind!r} "
+                         f"{'reads' if entry.privileged else 'does not read'} the private half of a scene")
+    factory.privileged = entry.privileged
+    if entry.argument is None:
+        factory.name = entry.name
+
+
+def register_agent(name: str, factory: Factory | str | None = None, *, kind: str,
+                   replace: bool = False) -> Any:
+    """Register an agent ``name`` of ``kind`` (:data:`AGENT_KINDS`; required).
+
+    ``name`` is exact (``"origin"``: ``factory(**options)``) or takes an argument
+    (``"ppo:PATH"``: agents ``ppo:<arg>`` are ``factory(arg, **options)``). Without ``factory`` it
+    is a decorator of the agent's class (or factory function), which it returns unchanged but for
+    ``privileged`` (from the kind) and, for an exact name, ``name``. ``factory`` may be a
+    ``"module:attr"`` path, imported when an agent is built.
+
+    Raises
+    ------
+    ValueError
+        An unknown kind, a name already registered (``replace=True`` overrides), or a class whose
+        ``privileged`` contradicts the kind.
+    """
+    prefix, sep, argument = name.partition(":")
+    if sep and not (prefix and argument):
+        raise ValueError(f"agent name {name!r}: expected 'name' or 'prefix:ARGUMENT' (e.g. 'ppo:PATH')")
+    entry = AgentEntry(prefix, factory, _check_kind(kind), argument or None) if factory is not None else None
+
+    def register(f: F) -> F:
+        e = entry if entry is not None else AgentEntry(prefix, f, kind, argument or None)
+        table = _PREFIXES if sep else _AGENTS
+        old = table.get(prefix)
+        if old is not None and not replace and not _same_factory(old.factory, f):
+            raise ValueError(f"agent {name!r} is already registered; pass replace=True to override it")
+        _declare(f, e)
+        table[prefix] = e
+        return f
+
+    if factory is not None:
+        register(factory)   # type: ignore[arg-type]
+        return None
+    _check_kind(kind)
+    return register
+
+
+_loaded = False
+
+
+def _load_agents() -> None:
+    """Import :data:`AGENT_MODULES` once, so that every built-in agent is registered."""
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for module in AGENT_MODULES:
+            importlib.import_module(module)
 
 
 def _model_services() -> dict:
@@ -79,21 +164,45 @@ def _model_services() -> dict:
 
 def known_agents() -> list[str]:
     """Registered names, then prefixes as ``"prefix:ARG"`` (the model services' among them)."""
+    _load_agents()
     return sorted(_AGENTS) + sorted(f"{p}:ARG" for p in {*_PREFIXES, *_model_services()})
+
+
+def agent_entry(name: str) -> AgentEntry | None:
+    """The registration of agent ``name`` (``"prefix:anything"``: its prefix's; a model service's
+    as an entry of kind ``model`` and argument ``MODEL``); None for a name no one registered."""
+    _load_agents()
+    prefix, sep, _ = name.partition(":")
+    if not sep:
+        return _AGENTS.get(name)
+    if prefix in _PREFIXES:
+        return _PREFIXES[prefix]
+    if prefix in _model_services():
+        return AgentEntry(prefix, "spatialscout_gym.baselines.vlm:model_agent", "model", "MODEL")
+    return None
 
 
 def agent_kind(name: str) -> str | None:
     """The declared kind (:data:`AGENT_KINDS`) of the agent ``name`` (``"prefix:ARG"`` names: their
-    prefix's); None for a name the registry does not know. No agent module is imported."""
-    prefix, sep, _ = name.partition(":")
-    if not sep:
-        return _KINDS.get(name)
-    return _KINDS.get(prefix + ":") or ("model" if prefix in _model_services() else None)
+    prefix's); None for a name the registry does not know."""
+    entry = agent_entry(name)
+    return entry.kind if entry is not None else None
 
 
 def is_nbv_agent(name: str) -> bool:
     """Whether ``name`` is a next-best-view agent, which the CLI runs under the NBV tables' protocol."""
     return agent_kind(name) == "nbv"
+
+
+def agent_settings(name: str) -> dict[str, int]:
+    """The episode settings (``image_budget``, ``resolution``) the agent ``name`` was trained with,
+    from its factory's ``trained_settings(arg)`` (the policy agents: ``ppo:PATH``, ``rllib:PATH``);
+    {} for any other agent, and for a policy that is not there (reported when it is built)."""
+    entry = agent_entry(name)
+    if entry is None or entry.argument is None:
+        return {}
+    settings = getattr(_resolve(entry.factory), "trained_settings", None)
+    return dict(settings(name.partition(":")[2])) if settings is not None else {}
 
 
 def _resolve(factory: Factory | str) -> Factory:
@@ -111,16 +220,23 @@ def make_agent(name: str, **options: Any) -> Agent:
     UnknownAgentError
         ``name`` is neither a registered name nor ``prefix:ARG`` of a registered prefix.
     """
-    if name in _AGENTS:
-        return _resolve(_AGENTS[name])(**options)
-    prefix, sep, arg = name.partition(":")
-    if sep and (prefix in _PREFIXES or prefix in _model_services()):
+    entry = agent_entry(name)
+    if entry is None:
+        raise UnknownAgentError(f"unknown agent {name!r}; known agents: {', '.join(known_agents())}")
+    if entry.argument is None:
+        agent = _resolve(entry.factory)(**options)
+    else:
+        arg = name.partition(":")[2]
         if not arg:
-            raise UnknownAgentError(f"agent {name!r} needs an argument after {prefix + ':'!r}, e.g. {prefix}:MODEL")
-        if prefix in _PREFIXES:
-            return _resolve(_PREFIXES[prefix])(arg, **options)
-        return _resolve("spatialscout_gym.baselines.vlm:model_agent")(prefix, arg, **options)
-    raise UnknownAgentError(f"unknown agent {name!r}; known agents: {', '.join(known_agents())}")
+            raise UnknownAgentError(f"agent {name!r} needs an argument after {entry.name + ':'!r}, e.g. "
+                                    f"{entry.name}:{entry.argument}")
+        if entry.kind == "model" and entry.name not in _PREFIXES:
+            agent = _resolve(entry.factory)(entry.name, arg, **options)
+        else:
+            agent = _resolve(entry.factory)(arg, **options)
+    if bool(agent.privileged) != entry.privileged:   # a factory function's agent, or a "module:attr" class
+        raise ValueError(f"agent {name!r} is registered as {entry.kind!r} but its privileged is {agent.privileged}")
+    return agent
 
 
 def build_agent(name: str, **options: Any) -> Agent:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from spatialscout_gym.baselines.nbv_agents import NBVAgent
+from spatialscout_gym.baselines.nbv_agents import NBVAgent, trained_episode_settings
+from spatialscout_gym.baselines.registry import register_agent
 from spatialscout_gym.nbv.rllib_train import module_checkpoint, rllib_policy_config
 from spatialscout_gym.nbv.config import layout_observation, layout_observation_space, nbv_action_space
 from spatialscout_gym.nbv.policy_files import CONFIG_FILE
@@ -13,6 +14,7 @@ from spatialscout_gym.nbv.policy_files import CONFIG_FILE
 __all__ = ["RLlibNBVAgent", "rllib_agent"]
 
 
+@register_agent("rllib:PATH", kind="nbv")
 class RLlibNBVAgent(NBVAgent):
     """A PPO policy trained with RLlib (``rllib:PATH``), run from its RLModule checkpoint alone
     (``RLModule.from_checkpoint``: no Ray cluster, no algorithm).
@@ -30,8 +32,7 @@ class RLlibNBVAgent(NBVAgent):
         module_dir = module_checkpoint(path)
         trained = rllib_policy_config(path)
         super().__init__(trained["config"], mapper=trained["mapper"])
-        self.episode_settings = {k: int(trained[k]) for k in ("image_budget", "resolution")
-                                 if trained[k] is not None}
+        self.episode_settings = trained_episode_settings(trained)
         """The image budget and resolution the policy was trained with (the CLI adopts them)."""
         self.obs_layout = trained["obs_layout"]
         try:
@@ -51,6 +52,16 @@ class RLlibNBVAgent(NBVAgent):
                               f"{want_obs} / {want_act} (env); put the {CONFIG_FILE} it was trained with beside it")
         self.name = f"rllib:{path}"
         self.deterministic = bool(trained["deterministic"] if deterministic is None else deterministic)
+
+    @staticmethod
+    def trained_settings(path: str) -> dict[str, int]:
+        """The image budget and resolution the policy at ``path`` was trained with, which ``run`` and
+        ``evaluate`` adopt; {} when no policy is there (reported when the agent is built)."""
+        from spatialscout_gym.core.errors import ResourceMissingError
+        try:
+            return trained_episode_settings(rllib_policy_config(path))
+        except ResourceMissingError:
+            return {}
 
     def begin(self, controller, rng):
         import torch
@@ -75,5 +86,5 @@ class RLlibNBVAgent(NBVAgent):
 
 
 def rllib_agent(path: str, deterministic: bool | None = None) -> NBVAgent:
-    """``rllib:PATH``: an :class:`RLlibNBVAgent` (RLlib is imported only when one is built)."""
+    """An :class:`RLlibNBVAgent` (``rllib:PATH``; RLlib is imported only when one is built)."""
     return RLlibNBVAgent(path, deterministic=deterministic)

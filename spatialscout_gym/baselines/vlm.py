@@ -43,7 +43,7 @@ from spatialscout_gym.baselines.passive import PASSIVE_VIEWS, check_views_baseli
 from spatialscout_gym.conversation.providers import DEFAULT_REASONING_EFFORT
 from spatialscout_gym.core.errors import ConfigError, ResourceMissingError
 from spatialscout_gym.core.redact import redact
-from spatialscout_gym.envs.run_dir import DELIVERED_FILE, HARNESS_FILE, PROMPT_FILE
+from spatialscout_gym.core.run_files import DELIVERED_FILE, HARNESS_FILE, PROMPT_FILE
 from spatialscout_gym.conversation.messages import WIRE_FORMATS, ModelReply, limit_image_history
 from spatialscout_gym.conversation.images import JPEG_QUALITY, MAX_SIDE_PX, delivered_size
 from spatialscout_gym.conversation.prompt import DEFAULT_PROMPT_STYLE, REMINDER_AT, check_prompt_style
@@ -51,8 +51,7 @@ from spatialscout_gym.conversation.schemas import tool_schemas
 from spatialscout_gym.wrappers.tool_call import ToolCallWrapper
 
 __all__ = ["VLMAgent", "make_vlm_agent", "model_agent",
-           "load_price_table", "episode_cost", "MODES", "OutputCapError", "TRUNCATED_STOP_REASONS",
-           "HARNESS_FILE", "PROMPT_FILE"]
+           "load_price_table", "episode_cost", "MODES", "OutputCapError", "TRUNCATED_STOP_REASONS"]
 
 MODES = ("active", "passive")
 TRUNCATED_STOP_REASONS = frozenset({"length", "max_tokens", "max_output_tokens", "model_context_window_exceeded"})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["CliError", "EXTRA_OF_MODULE", "missing_extra_message"]
+__all__ = ["CliError", "EXTRA_OF_MODULE", "extra_of_module", "missing_extra_message"]
 
 
 class CliError(Exception):
@@ -10,7 +10,6 @@ class CliError(Exception):
 
 
 EXTRA_OF_MODULE: dict[str, str] = {
-    "openai": "vlm", "anthropic": "vlm",   # the model services' SDKs (conversation/providers.PROVIDERS: sdk, extra)
     "mcp": "vlm", "uvicorn": "vlm",
     # what the vlm extra's clients bring (an environment without the extra lacks these first)
     "anyio": "vlm", "httpx": "vlm", "starlette": "vlm", "sse_starlette": "vlm", "httpx_sse": "vlm",
@@ -18,7 +17,17 @@ EXTRA_OF_MODULE: dict[str, str] = {
     "ray": "ray", "mani_skill": "maniskill", "trimesh": "maniskill",
     "sapien": "render", "matplotlib": "plots",
 }
-"""Top-level module -> the ``pyproject.toml`` extra that installs it."""
+"""Top-level module -> the ``pyproject.toml`` extra that installs it. The model services' SDKs are
+not here: each service names its SDK and extra where it registers (``model_api(name, sdk=, extra=)``
+in :mod:`spatialscout_gym.conversation.providers`), and :func:`extra_of_module` reads them there."""
+
+
+def extra_of_module(module: str) -> str | None:
+    """The extra that installs top-level ``module``: a model service's SDK (from the provider
+    registry), else :data:`EXTRA_OF_MODULE`; None for a module of no extra."""
+    from spatialscout_gym.conversation.providers import PROVIDERS
+    sdk_extras = {p.sdk: p.extra for p in PROVIDERS.values()}
+    return sdk_extras.get(module) or EXTRA_OF_MODULE.get(module)
 
 
 def missing_extra_message(exc: BaseException) -> str | None:
@@ -27,7 +36,7 @@ def missing_extra_message(exc: BaseException) -> str | None:
     if not isinstance(exc, ModuleNotFoundError) or not exc.name:
         return None
     module = exc.name.split(".")[0]
-    extra = EXTRA_OF_MODULE.get(module)
+    extra = extra_of_module(module)
     if extra is None:
         return None
     from spatialscout_gym.core.errors import install_command

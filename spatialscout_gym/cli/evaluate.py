@@ -19,6 +19,7 @@ from spatialscout_gym.cli.errors import CliError
 from spatialscout_gym.cli.options import (CALL_BUDGET_HELP, add_catalog_option, agent_help, apply_catalog_option,
                                            call_budget_arg, check_episode_options, check_output_dir)
 from spatialscout_gym.cli.run import add_vlm_arguments, vlm_options
+from spatialscout_gym.core.types import natural_number
 
 
 def register(subparsers) -> None:
@@ -45,10 +46,10 @@ def register(subparsers) -> None:
                        help="N repeats per scene, with seeds 0..N-1 (the same as --seeds 0:N)")
     p.add_argument("--image-budget", type=int, default=None,
                    help="images per episode, initial one included (default 100; 20 for NBV agents, or what a "
-                        "ppo: policy was trained with)")
+                        "policy agent (ppo:PATH, rllib:PATH) was trained with)")
     p.add_argument("--call-budget", type=call_budget_arg, default=None, metavar="B", help=CALL_BUDGET_HELP)
     p.add_argument("--resolution", type=int, default=None,
-                   help="square render size in pixels (default 512; 64 for NBV agents, or what a ppo: policy "
+                   help="square render size in pixels (default 512; 64 for NBV agents, or what a policy agent "
                         "was trained with)")
     p.add_argument("--max-concurrency", type=int, default=None,
                    help="cap on simultaneous model requests of the agent's provider across workers")
@@ -69,7 +70,7 @@ def parse_seeds(tokens: list[str]) -> list[int]:
     of repeats, so it is refused with the flag that says that now (``--repeats``)."""
     def bad(tok: str) -> CliError:
         return CliError(f"--seeds takes seed ids (0 1 2) or ranges A:B of non-negative integers; got {tok!r}")
-    if len(tokens) == 1 and tokens[0].isdigit() and int(tokens[0]) > 0:
+    if len(tokens) == 1 and (natural_number(tokens[0]) or 0) > 0:
         k = int(tokens[0])
         raise CliError(f"--seeds {k}: one number no longer counts repeats; write --repeats {k} for seeds "
                        f"0..{k - 1}, or --seeds {k}:{k + 1} for seed {k} alone")
@@ -77,10 +78,11 @@ def parse_seeds(tokens: list[str]) -> list[int]:
     for tok in tokens:
         lo, sep, hi = tok.partition(":")
         if sep:
-            if not (lo.isdigit() and hi.isdigit()) or int(hi) <= int(lo):
+            a, b = natural_number(lo), natural_number(hi)
+            if a is None or b is None or b <= a:
                 raise bad(tok)
-            seeds.extend(range(int(lo), int(hi)))
-        elif tok.isdigit():
+            seeds.extend(range(a, b))
+        elif natural_number(tok) is not None:
             seeds.append(int(tok))
         else:
             raise bad(tok)

@@ -38,27 +38,14 @@ def call_budget_arg(text: str) -> int | str:
 
 
 def adopt_agent_settings(args: argparse.Namespace) -> None:
-    """Fill ``--image-budget``/``--resolution`` left unset: a ``ppo:PATH`` or ``rllib:PATH`` policy's training
-    settings, else the NBV tables' V = 20 and 64 px for NBV agents, else the protocol's defaults. A value given that differs from the policy's
-    training setting is kept, with a loud warning on stderr."""
-    trained: dict = {}
+    """Fill ``--image-budget``/``--resolution`` left unset: a policy agent's training settings (its
+    ``trained_settings``, :func:`~spatialscout_gym.baselines.registry.agent_settings`), else the NBV
+    tables' V = 20 and 64 px for NBV agents, else the protocol's defaults. A value given that differs
+    from the policy's training setting is kept, with a loud warning on stderr."""
     agent = getattr(args, "agent", None) or ""
-    from spatialscout_gym.baselines.registry import is_nbv_agent
+    from spatialscout_gym.baselines.registry import agent_settings, is_nbv_agent
     defaults = NBV_EPISODE_DEFAULTS if is_nbv_agent(agent) else EPISODE_DEFAULTS
-    if agent.startswith("ppo:"):
-        from spatialscout_gym.baselines.nbv_agents import load_policy_config, policy_path
-        path = policy_path(agent[4:])
-        if path.exists():  # a missing policy is reported when the agent is built
-            trained = {k: v for k, v in load_policy_config(path).items()
-                       if k in EPISODE_DEFAULTS and v is not None}
-    elif agent.startswith("rllib:"):
-        from spatialscout_gym.nbv.rllib_train import rllib_policy_config
-        from spatialscout_gym.core.errors import ResourceMissingError
-        try:
-            trained = {k: v for k, v in rllib_policy_config(agent[6:]).items()
-                       if k in EPISODE_DEFAULTS and v is not None}
-        except ResourceMissingError:
-            pass   # reported when the agent is built
+    trained = {k: v for k, v in agent_settings(agent).items() if k in EPISODE_DEFAULTS}   # a policy agent's
     for name, default in defaults.items():
         given = getattr(args, name, None)
         if given is None:
@@ -129,8 +116,8 @@ def reasoning_effort_option(args: argparse.Namespace) -> dict:
 
 def agent_help() -> str:
     """``--agent`` help listing the registered agents (the registry imports nothing heavy)."""
-    from spatialscout_gym.baselines.registry import agent_kind, known_agents
-    names = [n.replace(":ARG", ":MODEL" if agent_kind(n) == "model" else ":PATH") for n in known_agents()]
+    from spatialscout_gym.baselines.registry import agent_entry, known_agents
+    names = [n.replace(":ARG", f":{agent_entry(n).argument}") for n in known_agents()]
     return "one of: " + ", ".join(names)
 
 

@@ -29,12 +29,14 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=int, default=0, help="agent random seed (default 0)")
     p.add_argument("--image-budget", type=int, default=None,
                    help="images per episode, initial one included (default 100; 20 for NBV agents, or what a "
-                        "ppo: policy was trained with)")
+                        "policy agent (ppo:PATH, rllib:PATH) was trained with)")
     p.add_argument("--call-budget", type=call_budget_arg, default=None, metavar="B", help=CALL_BUDGET_HELP)
     p.add_argument("--resolution", type=int, default=None,
-                   help="square render size in pixels (default 512; 64 for NBV agents, or what a ppo: policy "
+                   help="square render size in pixels (default 512; 64 for NBV agents, or what a policy agent "
                         "was trained with)")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing --out that is a run directory (holds result.json or trace.jsonl); any other directory is refused")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace an existing --out that is a run directory (holds result.json and trace.jsonl); "
+                        "any other directory is refused")
     add_vlm_arguments(p)
     p.set_defaults(func=run)
 
@@ -129,17 +131,16 @@ def vlm_options(args: argparse.Namespace) -> dict:
             **({"request_cache": str(args.request_cache)} if getattr(args, "request_cache", None) else {})}
 
 
-RUN_DIR_MARKERS: tuple[str, ...] = ("result.json", "trace.jsonl")
-"""Files that make a directory a run directory (``--overwrite`` replaces only such a directory)."""
-
-
 def check_out_dir(out: Path, *, overwrite: bool) -> None:
     """A one-line error, before any work, for an ``--out`` that is a file, or that ``--overwrite``
-    would delete although it is not a run directory."""
+    would delete although it is not a run directory
+    (:func:`~spatialscout_gym.eval.layout.is_run_dir`, the rule every reader uses)."""
+    from spatialscout_gym.core.run_files import RESULT_FILE, TRACE_FILE
+    from spatialscout_gym.eval.layout import is_run_dir
     if out.exists() and not out.is_dir():
         raise CliError(f"--out {out} is a file; give a directory path for the run")
-    if overwrite and out.is_dir() and any(out.iterdir()) and not any((out / m).is_file() for m in RUN_DIR_MARKERS):
-        raise CliError(f"--out {out} is not a run directory (no {' or '.join(RUN_DIR_MARKERS)}); --overwrite "
+    if overwrite and out.is_dir() and any(out.iterdir()) and not is_run_dir(out):
+        raise CliError(f"--out {out} is not a run directory (it lacks {RESULT_FILE} or {TRACE_FILE}); --overwrite "
                        f"replaces only run directories: choose another --out")
 
 

@@ -19,6 +19,7 @@ import numpy as np
 from spatialscout_gym.cli.errors import CliError
 from spatialscout_gym.core.files import SceneFileError, find_scene_dirs, load_ground_truth, load_predictions
 from spatialscout_gym.core.references import origin_predictions, uniform_ball_predictions
+from spatialscout_gym.core.run_files import GROUND_TRUTH_FILE, PREDICTIONS_FILE
 from spatialscout_gym.core.scoring import COMPAT_MODES, DEFAULT_LAMBDA_M, Compat, SceneScore, aggregate, score_scene
 from spatialscout_gym.core.table import format_table
 
@@ -73,8 +74,8 @@ def score_paths(paths: list[str], *, compat: Compat = "paper", lam: float = DEFA
         for d in dirs:
             gt = load_ground_truth(d)
             if gt.scene_id in seen:
-                raise CliError(f"{d / 'ground_truth.json'}: scene id {gt.scene_id!r} is also used by "
-                               f"{seen[gt.scene_id] / 'ground_truth.json'}; score them separately")
+                raise CliError(f"{d / GROUND_TRUTH_FILE}: scene id {gt.scene_id!r} is also used by "
+                               f"{seen[gt.scene_id] / GROUND_TRUTH_FILE}; score them separately")
             seen[gt.scene_id] = d
             positions = (reference_positions(reference, gt, seed) if reference
                          else load_predictions(d, gt))
@@ -95,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         rows = dict(summary["scenes"])
         rows["object-micro"] = summary["object_micro"]
         rows["scene-macro"] = summary["scene_macro"]
-        what = f"reference '{args.reference}'" if args.reference else "predictions.json"
+        what = f"reference '{args.reference}'" if args.reference else PREDICTIONS_FILE
         print(f"{len(scores)} scene(s), {what}, compat={args.compat}, lambda={args.lam:g} m")
         print(format_table(rows))
     return 0

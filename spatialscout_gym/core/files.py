@@ -20,14 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from spatialscout_gym.core.errors import SpatialScoutError
+from spatialscout_gym.core.run_files import GROUND_TRUTH_FILE, PREDICTIONS_FILE
 from spatialscout_gym.core.scoring import GroundTruth
 from spatialscout_gym.core.types import is_finite_vec3
 
-__all__ = ["SceneFileError", "GROUND_TRUTH_FILE", "PREDICTIONS_FILE", "read_json", "load_ground_truth",
+__all__ = ["SceneFileError", "read_json", "load_ground_truth",
            "load_predictions", "find_scene_dirs", "write_json_atomic", "write_text_atomic"]
 
-GROUND_TRUTH_FILE = "ground_truth.json"
-PREDICTIONS_FILE = "predictions.json"
 
 
 class SceneFileError(SpatialScoutError, ValueError):

@@ -40,6 +40,7 @@ import numpy as np
 from spatialscout_gym.core import exact
 from spatialscout_gym.core.camera import Intrinsics
 from spatialscout_gym.core.frames import CameraPose, TaskFrame
+from spatialscout_gym.core.types import natural_number
 
 __all__ = ["InventoryEntry", "Material", "Part", "SceneObject", "Light", "TargetBox",
            "PublicScene", "PrivateScene", "SceneSpec", "canonical_json", "part_world_aabb"]
@@ -52,8 +53,8 @@ Role = Literal["target", "hidden", "static"]
 
 def natural_key(text: str) -> tuple:
     """Sort key that orders digit runs by value: ``natural_key("Mug_2") < natural_key("Mug_10")``."""
-    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part)
-                 for part in re.split(r"(\d+)", text) if part)
+    return tuple((0, n, "") if (n := natural_number(part)) is not None else (1, 0, part)
+                 for part in re.split(r"([0-9]+)", text) if part)
 
 
 def canonical_json(obj: Any) -> str:

@@ -35,3 +35,11 @@ def is_finite_vec3(value: object) -> bool:
 UNLIMITED = 1_000_000
 """The one spelling of "unlimited" where a number must stand for it: calls left in an observation
 when the tool-call budget is None, and the budget a prompt states for an episode without one."""
+
+
+def natural_number(text: str) -> int | None:
+    """The non-negative integer ``text`` writes in the ASCII digits 0-9 (leading zeros allowed),
+    else None. The one reader of integers a user types (``--seeds``, ``procedural:<seed>``,
+    ``-T seeds``, ``-T repeats``) and of numbered directory names: ``str.isdigit`` also accepts
+    ``'²'``, which ``int`` refuses, and ``int`` reads other scripts' digits and ``' 7'``."""
+    return int(text) if isinstance(text, str) and text.isascii() and text.isdigit() else None

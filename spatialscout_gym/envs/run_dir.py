@@ -41,34 +41,17 @@ from typing import Any
 
 import numpy as np
 
-from spatialscout_gym.core.files import GROUND_TRUTH_FILE, PREDICTIONS_FILE, write_json_atomic
+from spatialscout_gym.core.files import write_json_atomic
 from spatialscout_gym.core.redact import redact
+from spatialscout_gym.core.run_files import (ATTEMPTS_DIR, ENTITY_LIBRARY_FILE, FRAME_HASHES_FILE, FRAMES_DIR,
+                                             GROUND_TRUTH_FILE, PREDICTIONS_FILE, RESULT_FILE, TRACE_FILE)
 from spatialscout_gym.core.scoring import GroundTruth, score_scene
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.episode.episode import Episode
 from spatialscout_gym.episode.trace import write_jsonl
 from spatialscout_gym.scenes.catalog import scene_catalog_version, scene_content_hash
 
-__all__ = ["write_run", "RESULT_FILE", "TRACE_FILE", "GROUND_TRUTH_FILE", "PREDICTIONS_FILE",
-           "ENTITY_LIBRARY_FILE", "ATTEMPTS_DIR", "FRAME_HASHES_FILE", "DELIVERED_FILE", "HARNESS_FILE",
-           "PROMPT_FILE"]
-
-# The one definition of a run directory's file names; readers (eval/layout.py and every command
-# through it) import them from here.
-RESULT_FILE = "result.json"
-TRACE_FILE = "trace.jsonl"
-ENTITY_LIBRARY_FILE = "entity_library.json"
-ATTEMPTS_DIR = "attempts"
-DELIVERED_FILE = "delivered_sha256.json"
-"""SHA-256 of each image as the model received it (written by model agents, checked by ``verify``)."""
-HARNESS_FILE = "harness.json"
-"""What a model agent was sent and how: prompt and role, tool schema, budgets, request settings."""
-PROMPT_FILE = "prompt.txt"
-
-
-FRAME_HASHES_FILE = "frames/sha256.json"
-"""SHA-256 of every raw RGB frame (``image.tobytes()``, H x W x 3 uint8) and the renderer that drew
-them, for ``spatialscout verify --images``."""
+__all__ = ["write_run"]
 
 
 def renderer_identity(renderer: Any) -> dict:
@@ -141,10 +124,10 @@ def write_run(out_dir: str | os.PathLike, spec: SceneSpec, episode: Episode, age
             else:
                 write_json_atomic(tmp / name, content)
         write_json_atomic(tmp / RESULT_FILE, result)
-        (tmp / "frames").mkdir()
+        (tmp / FRAMES_DIR).mkdir()
         from PIL import Image
         for fid, frame in sorted(episode.frames.items()):
-            Image.fromarray(frame.image).save(tmp / "frames" / f"frame_{fid:03d}.png")
+            Image.fromarray(frame.image).save(tmp / FRAMES_DIR / f"frame_{fid:03d}.png")
         write_json_atomic(tmp / FRAME_HASHES_FILE, frame_hashes(episode))
         if out.exists():
             # earlier attempts move into the new directory first; a crash between the two renames

@@ -58,8 +58,10 @@ from typing import Any, Callable, Iterable, Sequence
 
 from spatialscout_gym.core.errors import ConfigError, SpatialScoutError
 from spatialscout_gym.core.files import write_json_atomic
-from spatialscout_gym.eval.layout import (ATTEMPTS_DIR, FAILED_SUFFIX, SETTINGS_FILE, archive_failed_attempt,
-                                          read_json_object, read_run_result, record_planned, record_scene_args)
+from spatialscout_gym.core.run_files import ATTEMPTS_DIR
+from spatialscout_gym.eval.layout import (FAILED_SUFFIX, SETTINGS_FILE, archive_failed_attempt,
+                                          read_json_object, read_run_result, record_planned, record_scene_args,
+                                          seed_dir_name)
 
 __all__ = ["is_finished", "EvalSettings", "EpisodeTask", "Outcome", "EvalSummary", "plan_tasks", "scene_dir_name",
            "expand_scenes", "evaluate", "execute_task", "WorkerState", "SETTINGS_FILE", "check_settings",
@@ -247,7 +249,7 @@ def plan_tasks(out_dir: str | os.PathLike, scenes: Sequence[str], seeds: int | S
     if not seed_list:
         raise ConfigError(f"need at least one seed, got {seeds!r}")
     root = Path(out_dir).resolve()
-    return [EpisodeTask(s, k, str(root / scene_dir_name(s) / f"seed_{k}")) for s in expand_scenes(scenes)
+    return [EpisodeTask(s, k, str(root / scene_dir_name(s) / seed_dir_name(k))) for s in expand_scenes(scenes)
             for k in seed_list]
 
 

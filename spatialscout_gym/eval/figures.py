@@ -41,7 +41,8 @@ from spatialscout_gym.core.frames import CameraPose, wrap_degrees
 from spatialscout_gym.core.types import ArrayLike3
 from spatialscout_gym.core.scoring import MIN_SIDE_M, GroundTruth
 from spatialscout_gym.core.spec import Light, Material, Part, PrivateScene, PublicScene, SceneObject, SceneSpec
-from spatialscout_gym.eval.layout import (ENTITY_LIBRARY_FILE, RESULT_FILE, EvalDir, EvalDirError, read_json_object,
+from spatialscout_gym.core.run_files import ENTITY_LIBRARY_FILE, RESULT_FILE
+from spatialscout_gym.eval.layout import (EvalDir, EvalDirError, read_json_object,
                                           read_result, read_scene_args)
 
 __all__ = ["VIEW_YAWS_DEG", "box_scene", "mesh_scene", "scene_figure", "write_run_figures", "write_run_figure",
@@ -281,8 +282,7 @@ def _resolve_run_scene(run_dir: Path, result: dict, scene_args: dict[str, str]) 
         return None
 
 
-def _run_key(d: Path) -> str:
-    return f"{d.parent.name}/{d.name}" if d.name.startswith("seed_") else d.name
+_run_key = EvalDir.key_of
 
 
 def _figure_of_run(d: Path, result: dict, scene_args: dict[str, str], renderer: Any, tile_px: int,

@@ -23,7 +23,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterable
@@ -31,26 +30,50 @@ from typing import Any, Iterable
 import numpy as np
 
 from spatialscout_gym.core.errors import SpatialScoutError
-from spatialscout_gym.core.files import GROUND_TRUTH_FILE, PREDICTIONS_FILE, write_json_atomic, write_text_atomic
-from spatialscout_gym.envs.run_dir import (ATTEMPTS_DIR, DELIVERED_FILE, ENTITY_LIBRARY_FILE, HARNESS_FILE,
-                                           PROMPT_FILE, RESULT_FILE, TRACE_FILE)
+from spatialscout_gym.core.files import write_json_atomic, write_text_atomic
+from spatialscout_gym.core.run_files import ATTEMPTS_DIR, RESULT_FILE, TRACE_FILE
+from spatialscout_gym.core.types import natural_number
 
 __all__ = ["EvalDir", "EvalDirError", "EpisodeDir", "Attempt", "seed_spread", "publish_json", "publish_text",
            "read_json_object", "read_trace", "read_result", "check_result", "read_run_result", "attempt_dirs", "archive_failed_attempt",
-           "read_scene_args", "record_scene_args", "is_run_dir", "find_run_dirs",
-           "SETTINGS_FILE", "SCENES_FILE", "RESULT_FILE", "TRACE_FILE", "GROUND_TRUTH_FILE", "PREDICTIONS_FILE",
-           "ENTITY_LIBRARY_FILE", "DELIVERED_FILE", "HARNESS_FILE", "PROMPT_FILE",
-           "FAILED_SUFFIX", "ATTEMPTS_SUFFIX", "ATTEMPTS_DIR", "VERIFY_FILE", "PLANNED_FILE", "record_planned"]
+           "read_scene_args", "record_scene_args", "is_run_dir", "find_run_dirs", "seed_dir_name", "seed_of_dir",
+           "split_episode_key",
+           "SETTINGS_FILE", "SCENES_FILE", "SEED_DIR_PREFIX", "FAILED_SUFFIX", "ATTEMPTS_SUFFIX", "VERIFY_FILE", "PLANNED_FILE",
+           "record_planned"]
 
-# An evaluation directory's own files; a run directory's file names belong to their writer
-# (envs/run_dir.py) and are re-exported here for readers.
+# An evaluation directory's own files (a run directory's are in core/run_files.py).
 SETTINGS_FILE = "evaluate.json"
 SCENES_FILE = "scenes.json"
 VERIFY_FILE = "verify.json"
 PLANNED_FILE = "planned.json"
 FAILED_SUFFIX = ".failed.json"
 ATTEMPTS_SUFFIX = ".attempts"
-_SEED_DIR = re.compile(r"seed_(\d+)$")
+SEED_DIR_PREFIX = "seed_"
+
+
+def seed_dir_name(seed: int) -> str:
+    """``seed_<k>``: the directory of agent seed ``k`` (a non-negative integer, written in decimal
+    without leading zeros) in an evaluation directory; :func:`seed_of_dir` reads it back."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"an agent seed must be a non-negative integer, got {seed!r}")
+    return f"{SEED_DIR_PREFIX}{int(seed)}"
+
+
+def seed_of_dir(name: str) -> int | None:
+    """The seed ``k`` of a directory named exactly as :func:`seed_dir_name` writes it, else None
+    (``seed_01``, ``seed_-1``, ``seed_²``, ``seed_0.failed.json`` are not seed directories)."""
+    if not name.startswith(SEED_DIR_PREFIX):
+        return None
+    k = natural_number(name[len(SEED_DIR_PREFIX):])
+    return k if k is not None and name == seed_dir_name(k) else None
+
+
+def split_episode_key(key: str) -> tuple[str, int | None]:
+    """``(scene, k)`` of an episode key ``<scene>/seed_<k>``; ``(key, None)`` for a key without a
+    seed (a plain run directory's name, a report row of a scene run once)."""
+    scene, sep, last = key.rpartition("/")
+    seed = seed_of_dir(last) if sep else None
+    return (scene, seed) if seed is not None else (key, None)
 
 
 class EvalDirError(SpatialScoutError, ValueError):
@@ -158,7 +181,13 @@ def read_trace(path: Path) -> list[dict]:
 
 def is_run_dir(path: str | os.PathLike) -> bool:
     """A run directory holds ``trace.jsonl`` and ``result.json`` (present, in any form: a file that
-    cannot be read is reported by whoever reads it, never skipped here)."""
+    cannot be read is reported by whoever reads it, never skipped here).
+
+    The one rule of every command: the readers list such directories, ``run``/``play --overwrite``
+    replace only such a directory. Both files, not either: the writer
+    (:func:`~spatialscout_gym.envs.run_dir.write_run`) always writes both at once, so a folder with
+    one of them is not a run this package wrote (another tool's ``result.json``) and is neither
+    read as a run nor deleted."""
     path = Path(path)
     return (path / TRACE_FILE).exists() and (path / RESULT_FILE).exists()
 
@@ -187,7 +216,8 @@ def attempt_dirs(run_dir: str | os.PathLike) -> list[Path]:
     root = Path(run_dir) / ATTEMPTS_DIR
     if not root.is_dir():
         return []
-    return sorted((p for p in root.iterdir() if p.is_dir() and p.name.isdigit()), key=lambda p: int(p.name))
+    return sorted((p for p in root.iterdir() if p.is_dir() and natural_number(p.name) is not None),
+                  key=lambda p: int(p.name))
 
 
 def archive_failed_attempt(run_dir: Path) -> int:
@@ -340,8 +370,8 @@ class EvalDir:
 
     @property
     def is_run_dir(self) -> bool:
-        """True when ``root`` is itself one run directory (``root/result.json``)."""
-        return (self.root / RESULT_FILE).is_file()
+        """True when ``root`` is itself one run directory (:func:`is_run_dir`)."""
+        return is_run_dir(self.root)
 
     def settings(self) -> dict | None:
         """``evaluate.json`` (None when absent)."""
@@ -351,17 +381,18 @@ class EvalDir:
     @staticmethod
     def key_of(run_dir: Path) -> str:
         """``<scene dir>/seed_<k>`` of a run directory (its own name when not in that layout)."""
-        return f"{run_dir.parent.name}/{run_dir.name}" if _SEED_DIR.search(run_dir.name) else run_dir.name
+        return f"{run_dir.parent.name}/{run_dir.name}" if seed_of_dir(run_dir.name) is not None else run_dir.name
 
     def _episode_paths(self) -> list[Path]:
         if self.is_run_dir:
             return [self.root]
         r = self.root
-        found = {p.parent for p in r.glob(f"*/seed_*/{RESULT_FILE}")}
-        found |= {p.parent.parent.parent for p in r.glob(f"*/seed_*/{ATTEMPTS_DIR}/[0-9]*/{RESULT_FILE}")}
-        found |= {p.with_name(p.name[: -len(FAILED_SUFFIX)]) for p in r.glob(f"*/seed_*{FAILED_SUFFIX}")}
-        found |= {p.with_name(p.name[: -len(ATTEMPTS_SUFFIX)]) for p in r.glob(f"*/seed_*{ATTEMPTS_SUFFIX}")}
-        return sorted(d for d in found if _SEED_DIR.search(d.name))
+        seed = f"*/{SEED_DIR_PREFIX}*"
+        found = {p.parent for p in r.glob(f"{seed}/{RESULT_FILE}")}
+        found |= {p.parent.parent.parent for p in r.glob(f"{seed}/{ATTEMPTS_DIR}/[0-9]*/{RESULT_FILE}")}
+        found |= {p.with_name(p.name[: -len(FAILED_SUFFIX)]) for p in r.glob(f"{seed}{FAILED_SUFFIX}")}
+        found |= {p.with_name(p.name[: -len(ATTEMPTS_SUFFIX)]) for p in r.glob(f"{seed}{ATTEMPTS_SUFFIX}")}
+        return sorted(d for d in found if seed_of_dir(d.name) is not None)
 
     def episodes(self) -> list[EpisodeDir]:
         """Every episode, sorted by key (cached)."""
@@ -395,8 +426,8 @@ class EvalDir:
                 return []
         except EvalDirError:
             return []
-        seeds = {int(m.group(1)) for d in self._episode_paths() if (m := _SEED_DIR.search(d.name))} or {0}
-        return sorted(f"{s}/seed_{k}" for s in scenes for k in seeds)
+        seeds = {seed_of_dir(d.name) for d in self._episode_paths()} or {0}
+        return sorted(f"{s}/{seed_dir_name(k)}" for s in scenes for k in seeds)
 
     def check_identities(self) -> None:
         """Raise :class:`EvalDirError` (one line) when two completed episodes name the same scene
@@ -436,7 +467,8 @@ class EvalDir:
         """Run directories holding a trace: ``root`` itself, or the latest attempt of every episode."""
         if (self.root / TRACE_FILE).is_file():
             return [self.root]
-        return sorted(p.parent for p in self.root.glob(f"*/seed_*/{TRACE_FILE}"))
+        return sorted(p.parent for p in self.root.glob(f"*/{SEED_DIR_PREFIX}*/{TRACE_FILE}")
+                      if seed_of_dir(p.parent.name) is not None)
 
 
 def seed_spread(scores: Iterable[tuple[int, Any]], lam: float) -> dict:

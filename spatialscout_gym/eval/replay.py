@@ -28,7 +28,8 @@ from typing import Any, Sequence
 
 from spatialscout_gym.core.files import load_ground_truth, write_json_atomic
 from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, GroundTruth, SceneScore, aggregate, score_scene
-from spatialscout_gym.eval.layout import RESULT_FILE, TRACE_FILE, EvalDir, read_result, read_trace
+from spatialscout_gym.core.run_files import RESULT_FILE, TRACE_FILE
+from spatialscout_gym.eval.layout import EvalDir, read_result, read_trace
 
 __all__ = ["LAMBDAS_M", "Snapshot", "EpisodeCurve", "replay_episode", "replay_runs", "pooled_curve",
            "write_replay", "plot_replay", "REPLAY_DIR"]

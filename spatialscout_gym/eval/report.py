@@ -53,7 +53,8 @@ from spatialscout_gym.eval.settings_check import comparability_problems, identit
 from spatialscout_gym.eval.stats import (FIGURES, bootstrap_intervals, iqm_method_note, iqm_summary, method_note,
                                           min_p_value, min_scenes_to_separate, paired_iqm, per_scene_differences,
                                           paired_comparison, separated)
-from spatialscout_gym.eval.layout import EvalDir, publish_json, publish_text, seed_spread
+from spatialscout_gym.eval.layout import (EvalDir, publish_json, publish_text, seed_dir_name,
+                                          seed_spread, split_episode_key)
 
 __all__ = ["RunRecord", "find_runs", "find_failures", "failed_attempt_results", "episode_counts", "build_report", "write_report", "format_report_md",
            "compare_reports", "CompareError", "REPORT_JSON", "REPORT_MD"]
@@ -221,7 +222,7 @@ def build_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> d
         raise FileNotFoundError(f"{out} holds no finished run directory (<scene>/seed_<k>/result.json); "
                                 f"run `spatialscout evaluate --out {out} ...` first")
     once = len({r.scene_id for r in records}) == len(records)
-    scores = [dataclasses.replace(r.score, scene_id=r.scene_id if once else f"{r.scene_id}/seed_{r.seed}")
+    scores = [dataclasses.replace(r.score, scene_id=r.scene_id if once else f"{r.scene_id}/{seed_dir_name(r.seed)}")
               for r in records]
     report = aggregate(scores, lam)
     versions = sorted({str(r.result.get("catalog_version")) for r in records})
@@ -353,7 +354,7 @@ def md(text: Any) -> str:
 
 def _scene_count(keys: Sequence[str]) -> int:
     """Distinct scenes among report keys (``scene`` or ``scene/seed_<k>``)."""
-    return len({str(k).rsplit("/seed_", 1)[0] for k in keys})
+    return len({split_episode_key(str(k))[0] for k in keys})
 
 
 HEADLINE: tuple[tuple[str, str], ...] = (
@@ -394,7 +395,7 @@ def paired_lines(name_a: str, name_b: str, paired: dict) -> list[str]:
         p = "-" if f["p_value"] is None else f"{f['p_value']:.3g}"
         sep = "-" if f["low"] is None else ("yes" if separated(f) else "no")
         lines.append(f"| {label} | {_pct(f['a'])} | {_pct(f['b'])} | {_points(f['difference'])} {ci} | {p} | {sep} |")
-    lines += ["", "Cells used: " + ", ".join(f"{md(sc)}/seed_{k}" for sc, k in paired["cells"]), ""]
+    lines += ["", "Cells used: " + ", ".join(f"{md(sc)}/{seed_dir_name(k)}" for sc, k in paired["cells"]), ""]
     return lines
 
 

@@ -4,21 +4,22 @@ directory's layout and its atomic writer, :func:`write_run`, live in
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
 from spatialscout_gym.baselines.base import Agent, EnvAgent, PrivilegedAccess
 from spatialscout_gym.core.errors import SpatialScoutError
 from spatialscout_gym.core.spec import SceneSpec
-from spatialscout_gym.envs.run_dir import ATTEMPTS_DIR, RESULT_FILE, TRACE_FILE, write_run
+from spatialscout_gym.envs.run_dir import write_run
 from spatialscout_gym.envs.session import EpisodeSession
 from spatialscout_gym.scenes.catalog import scene_by_name
 
-__all__ = ["run_episode", "write_run", "resolve_scene", "make_scene_env", "RESULT_FILE", "TRACE_FILE",
-           "ATTEMPTS_DIR"]
+__all__ = ["run_episode", "write_run", "resolve_scene", "make_scene_env", "env_episode", "EnvEpisode"]
 
 
 
@@ -167,22 +168,55 @@ def _run_env_agent(agent: EnvAgent, spec: SceneSpec, out: Path, *, renderer: Any
                    keep_attempts: bool = False) -> dict:
     """Run an env-driving agent on the scene's registered env and write its run directory with
     the agent's trace (model events in place)."""
-    env = make_scene_env(spec, renderer=renderer, resolution=resolution, image_budget=image_budget,
-                         tool_call_budget=tool_call_budget)
+    with env_episode(agent, spec, out, seed=seed, resolution=resolution, image_budget=image_budget,
+                     tool_call_budget=tool_call_budget, attempt=attempt, keep_attempts=keep_attempts,
+                     renderer=renderer) as run:
+        agent.run_env(run.env, seed=seed)
+    return run.result
+
+
+@dataclasses.dataclass
+class EnvEpisode:
+    """The env :func:`env_episode` gives the agent, and what came of the episode once it closed."""
+
+    env: Any
+    """The scene's Gymnasium env (``SpatialScoutEnv``, wrapped as ``gym.make`` wraps it)."""
+    result: dict = dataclasses.field(default_factory=dict)
+    """The ``result.json`` written (set when the ``with`` block ends)."""
     failure: Exception | None = None
+    """What the agent raised (a model-service or runtime failure), recorded in the run; None when it
+    ran to the end."""
+
+
+@contextlib.contextmanager
+def env_episode(agent: EnvAgent, spec: SceneSpec, out: str | os.PathLike, *, seed: int, resolution: int,
+                image_budget: int, tool_call_budget: int | None, attempt: int | None = None,
+                keep_attempts: bool = False, **env_options: Any) -> Iterator[EnvEpisode]:
+    """One episode of an env-driving agent: the one loop of the runner and the Inspect task.
+
+    Makes the scene's env (:func:`make_scene_env` with ``env_options``: a renderer or
+    ``shared_renderer``), yields it for the agent to drive (synchronously, or with ``await``s
+    inside an Inspect solver), then ends the episode (``failed`` when the block raised, else the
+    agent's end reason or ``agent_stopped``), writes the run directory ``out`` with the agent's
+    trace and closes the env. An exception in the block is recorded as the run's failure
+    (``EnvEpisode.failure``), not raised, unless the env never reset (nothing to record).
+    """
+    env = make_scene_env(spec, resolution=resolution, image_budget=image_budget, tool_call_budget=tool_call_budget,
+                         **env_options)
+    run = EnvEpisode(env)
     try:
         try:
-            agent.run_env(env, seed=seed)
+            yield run
         except Exception as exc:  # service or runtime failure: recorded, left out of aggregates
-            failure = exc
+            run.failure = exc
         episode = env.unwrapped.episode
         if episode is None:  # the env never reset: nothing to record
-            raise failure if failure is not None else RuntimeError("the agent did not reset the env")
+            raise run.failure if run.failure is not None else RuntimeError("the agent did not reset the env")
         if not episode.done:
-            episode.end("failed" if failure is not None else agent.end_reason or "agent_stopped")
-        return write_run(out, env.unwrapped.scene_spec, episode, agent, seed=seed, resolution=resolution,
-                         image_budget=image_budget, tool_call_budget=tool_call_budget, failure=failure,
-                         attempt=attempt, keep_attempts=keep_attempts, trace=agent.trace())
+            episode.end("failed" if run.failure is not None else agent.end_reason or "agent_stopped")
+        run.result = write_run(out, env.unwrapped.scene_spec, episode, agent, seed=seed, resolution=resolution,
+                               image_budget=image_budget, tool_call_budget=tool_call_budget, failure=run.failure,
+                               attempt=attempt, keep_attempts=keep_attempts, trace=agent.trace())
     finally:
         env.close()   # the env's session closes a renderer only if it built it
 

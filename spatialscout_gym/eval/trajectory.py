@@ -230,7 +230,8 @@ def parse_trajectory(events: Sequence[dict], result: dict | None = None) -> Traj
 
 def load_trajectory(run_dir: str | Path) -> Trajectory:
     """:func:`parse_trajectory` of ``run_dir/trace.jsonl`` with ``run_dir/result.json``."""
-    from spatialscout_gym.eval.layout import RESULT_FILE, TRACE_FILE, EvalDirError, read_result, read_trace
+    from spatialscout_gym.core.run_files import RESULT_FILE, TRACE_FILE
+    from spatialscout_gym.eval.layout import EvalDirError, read_result, read_trace
     d = Path(run_dir)
     result = read_result(d / RESULT_FILE) if (d / RESULT_FILE).exists() else None
     events = read_trace(d / TRACE_FILE)

@@ -54,9 +54,10 @@ from spatialscout_gym.core.camera import Intrinsics
 from spatialscout_gym.core.files import load_predictions
 from spatialscout_gym.core.scoring import GroundTruth, score_scene
 from spatialscout_gym.episode.episode import Episode
-from spatialscout_gym.eval.layout import (DELIVERED_FILE, GROUND_TRUTH_FILE, HARNESS_FILE, PREDICTIONS_FILE,
-                                          PROMPT_FILE, RESULT_FILE, TRACE_FILE, VERIFY_FILE, EvalDir, EvalDirError,
-                                          publish_json, read_json_object, read_scene_args, read_trace)
+from spatialscout_gym.core.run_files import (DELIVERED_FILE, GROUND_TRUTH_FILE, HARNESS_FILE, PREDICTIONS_FILE,
+                                             PROMPT_FILE, RESULT_FILE, TRACE_FILE)
+from spatialscout_gym.eval.layout import (SETTINGS_FILE, VERIFY_FILE, EvalDir, EvalDirError,
+                                          publish_json, read_json_object, read_scene_args, read_trace, seed_of_dir)
 from spatialscout_gym.eval.verify_compare import ABS_TOLERANCE, REL_TOLERANCE, Comparison
 
 __all__ = ["EpisodeCheck", "verify_episode", "verify_dir", "write_verification", "verification_status",
@@ -147,7 +148,8 @@ class ImageChecker:
     def check(self, run_dir: Path, spec: Any, events: list[dict]) -> str:
         """``match``, ``not recorded ...``, ``not comparable: ...`` or raise :class:`_Diverged`."""
         from spatialscout_gym.core.frames import CameraPose
-        from spatialscout_gym.envs.run_dir import FRAME_HASHES_FILE, renderer_identity
+        from spatialscout_gym.core.run_files import FRAME_HASHES_FILE
+        from spatialscout_gym.envs.run_dir import renderer_identity
         p = run_dir / FRAME_HASHES_FILE
         if not p.is_file():
             return "not recorded (a run made before frame hashes were written)"
@@ -195,11 +197,11 @@ class ImageChecker:
 def _identity(d: Path, result: dict, scene_args: dict[str, str]) -> None:
     """The scene and seed a run's path names must be the ones its records name (a run directory
     of the evaluation layout, ``<scene dir>/seed_<k>``); raise :class:`_Diverged` when not."""
-    m = re.search(r"seed_(\d+)$", d.name)
-    if not m:
+    seed = seed_of_dir(d.name)
+    if seed is None:
         return
-    if result.get("seed") != int(m.group(1)):
-        raise _Diverged(f"in its path: the path says seed {m.group(1)}, result.json says seed "
+    if result.get("seed") != seed:
+        raise _Diverged(f"in its path: the path says seed {seed}, result.json says seed "
                         f"{_short(result.get('seed'))} (files moved or copied from another episode)")
     sid, scene_dir = str(result.get("scene_id")), d.parent.name
     arg = scene_args.get(scene_dir)
@@ -287,7 +289,7 @@ def _check_model_records(cmp: Comparison, d: Path, result: dict, harness: dict, 
     if diff:
         raise _Diverged(f"in harness.json: {diff[0]}, recorded {_short(diff[1])} vs the harness's "
                         f"{_short(diff[2])}")
-    p = d / "prompt.txt"
+    p = d / PROMPT_FILE
     if p.is_file() and str(harness.get("task_prompt")) not in p.read_text(encoding="utf-8"):
         raise _Diverged("in prompt.txt: the task prompt is not the one harness.json and every request carry")
 
@@ -295,7 +297,7 @@ def _check_model_records(cmp: Comparison, d: Path, result: dict, harness: dict, 
 def _price_table(d: Path) -> dict | None:
     """The price table an evaluation was run with, when ``evaluate.json`` names a readable one."""
     for root in (d.parent.parent, d):
-        p = root / "evaluate.json"
+        p = root / SETTINGS_FILE
         if not p.is_file():
             continue
         try:
@@ -352,7 +354,7 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
         harness = None
         wrapper = None
         if is_model_run(events):
-            hp = d / "harness.json"
+            hp = d / HARNESS_FILE
             harness = read_json_object(hp) if hp.is_file() else None
             why = not_checkable(harness)
             conversation = f"not checkable: {why}" if why else "re-derived"

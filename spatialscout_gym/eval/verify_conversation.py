@@ -130,9 +130,7 @@ def _arguments(recorded: Any) -> Any:
 def harness_expected(w: Any, harness: dict) -> dict:
     """What ``harness.json`` must say of the prompt and tools, re-derived by the replay's wrapper
     and the wire format's codec."""
-    from spatialscout_gym.conversation.codecs import anthropic_messages
-    from spatialscout_gym.conversation.codecs import chat_completions
-    from spatialscout_gym.conversation.codecs import responses
+    from spatialscout_gym.conversation.codecs import CODECS
     role = w.prompt_role
     opening = [m for m in w.messages if m.role in ("system", "user")][:2]
     prompt = opening[0].text if role == "system" else opening[0].content[0]
@@ -140,8 +138,7 @@ def harness_expected(w: Any, harness: dict) -> dict:
     out = {"prompt_role": role, "task_prompt": prompt, "system_prompt": prompt if role == "system" else None,
            "first_message": [p if isinstance(p, str) else p.reference() for p in first.content],
            "tool_names": list(w.tool_names)}
-    codec = {"chat_completions": chat_completions, "responses": responses,
-             "messages": anthropic_messages}.get(str((harness.get("model") or {}).get("api_mode")))
+    codec = CODECS.get(str((harness.get("model") or {}).get("api_mode")))
     if codec is not None:
         out["tool_schema"] = codec.tools(w.tool_names)
     return out

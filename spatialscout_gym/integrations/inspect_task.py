@@ -48,6 +48,7 @@ from spatialscout_gym.baselines.vlm import VLMAgent
 from spatialscout_gym.core.errors import ConfigError
 from spatialscout_gym.core.files import load_ground_truth, load_predictions
 from spatialscout_gym.core.scoring import THRESHOLD_KEYS, SceneScore, aggregate, score_scene
+from spatialscout_gym.core.types import natural_number
 from spatialscout_gym.conversation.codecs.common import data_uri
 from spatialscout_gym.conversation.messages import Message, ModelReply, ToolCall
 from spatialscout_gym.conversation.images import MAX_SIDE_PX, DeliveredImage
@@ -89,7 +90,7 @@ def _seeds(seeds: Any, repeats: Any) -> list[int]:
     if repeats is not None:
         if seeds is not None:
             raise ConfigError("-T seeds and -T repeats choose the same thing; give one of them")
-        if isinstance(repeats, bool) or not str(repeats).isdigit() or int(repeats) < 1:
+        if isinstance(repeats, bool) or not natural_number(str(repeats)) or int(repeats) < 1:
             raise ConfigError(f"-T repeats must be an integer >= 1 (seeds 0..N-1 per scene), got {repeats!r}")
         return list(range(int(repeats)))
     if seeds is None:
@@ -136,6 +137,7 @@ def spatialscout(scenes: str | list[str] = "catalog", seeds: int | str | list[in
 
     from spatialscout_gym.core.limits import image_budget_problem, resolution_problem
     from spatialscout_gym.eval.evaluate import expand_scenes, scene_dir_name
+    from spatialscout_gym.eval.layout import seed_dir_name
     from spatialscout_gym.scenes.catalog import CATALOG_ENV, default_catalog_version, scene_name_problem
 
     if catalog is not None:   # as evaluate --catalog: the default version of this process
@@ -160,7 +162,7 @@ def spatialscout(scenes: str | list[str] = "catalog", seeds: int | str | list[in
     if problems:
         raise ConfigError(problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
     seed_list = _seeds(seeds, repeats)
-    samples = [Sample(id=f"{scene_dir_name(s)}/seed_{k}",
+    samples = [Sample(id=f"{scene_dir_name(s)}/{seed_dir_name(k)}",
                       input=f"SpatialScout episode: scene {s}, seed {k}",
                       metadata={"scene": s, "seed": k}) for s in names for k in seed_list]
     return Task(dataset=MemoryDataset(samples, name="spatialscout"),
@@ -294,14 +296,14 @@ def spatialscout_agent(image_budget: int = 100, call_budget: int = 100, resoluti
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         from spatialscout_gym.eval.evaluate import EpisodeTask, EvalSettings, check_settings, scene_dir_name
-        from spatialscout_gym.eval.layout import archive_failed_attempt, record_scene_args
-        from spatialscout_gym.eval.runner import make_scene_env, resolve_scene, write_run
+        from spatialscout_gym.eval.layout import archive_failed_attempt, record_scene_args, seed_dir_name
+        from spatialscout_gym.eval.runner import env_episode, resolve_scene
 
         model = get_model()
         scene, seed = str(state.metadata["scene"]), int(state.metadata["seed"])
         root = Path(out if out else Path(DEFAULT_OUT) / _safe(str(model))).resolve()
         root.mkdir(parents=True, exist_ok=True)
-        ep_task = EpisodeTask(scene, seed, str(root / scene_dir_name(scene) / f"seed_{seed}"))
+        ep_task = EpisodeTask(scene, seed, str(root / scene_dir_name(scene) / seed_dir_name(seed)))
         options = {"mode": "active", "model_call_budget": call_budget, "prompt_style": prompt,
                    "image_max_side": image_max_side,
                    **({"reasoning_effort": reasoning_effort} if reasoning_effort else {})}
@@ -313,31 +315,18 @@ def spatialscout_agent(image_budget: int = 100, call_budget: int = 100, resoluti
         agent = InspectAgent(model, sample_id=state.sample_id, reasoning_effort=reasoning_effort,
                              model_call_budget=call_budget, prompt_style=prompt, image_max_side=image_max_side)
         config = GenerateConfig(reasoning_effort=reasoning_effort) if reasoning_effort else GenerateConfig()
-        env = make_scene_env(spec, shared_renderer=True, resolution=resolution, image_budget=image_budget,
-                             tool_call_budget=None)
-        failure: Exception | None = None
         t0 = time.perf_counter()
-        try:
-            try:
-                w = agent.begin_episode(env, seed=seed)
-                tools = tool_infos(w.tool_names)
-                while not w.done:
-                    output = await model.generate(to_chat_messages(w.request()), tools=tools, config=config)
-                    agent.provider.http_attempts += 1
-                    state.output = output
-                    agent.take_reply(to_model_reply(output))
-            except Exception as exc:  # service or runtime failure: a failed attempt, as evaluate records it
-                failure = exc
-            episode = env.unwrapped.episode
-            if episode is None:
-                raise failure if failure is not None else RuntimeError("the episode did not start")
-            if not episode.done:
-                episode.end("failed" if failure is not None else agent.end_reason or "agent_stopped")
-            result = write_run(ep_task.run_dir, spec, episode, agent, seed=seed, resolution=resolution,
-                               image_budget=image_budget, tool_call_budget=None, failure=failure,
-                               attempt=attempt, keep_attempts=True, trace=agent.trace())
-        finally:
-            env.close()
+        # the runner's episode loop; a service or runtime failure is a failed attempt, as evaluate records it
+        with env_episode(agent, spec, ep_task.run_dir, seed=seed, resolution=resolution, image_budget=image_budget,
+                         tool_call_budget=None, attempt=attempt, keep_attempts=True, shared_renderer=True) as run:
+            w = agent.begin_episode(run.env, seed=seed)
+            tools = tool_infos(w.tool_names)
+            while not w.done:
+                output = await model.generate(to_chat_messages(w.request()), tools=tools, config=config)
+                agent.provider.http_attempts += 1
+                state.output = output
+                agent.take_reply(to_model_reply(output))
+        result, failure = run.result, run.failure
         if agent.wrapper is not None:
             state.messages = to_chat_messages(agent.wrapper.messages)
         state.metadata["spatialscout"] = {"run_dir": ep_task.run_dir, "status": result["status"],

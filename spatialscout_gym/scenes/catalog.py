@@ -33,7 +33,9 @@ from pathlib import Path
 import numpy as np
 
 from spatialscout_gym.core.errors import SpatialScoutError
+from spatialscout_gym.core.run_files import SCENE_SPEC_FILE
 from spatialscout_gym.core.spec import SceneSpec
+from spatialscout_gym.core.types import natural_number
 from spatialscout_gym.scenes.procedural import (FOV_Y_DEG, IMAGE_SIZE, TRAIN_NAMESPACE, generate_scene,
                                                 procedural_scene)
 from spatialscout_gym.scenes.placement import PROCTHOR_PLACEMENT_PATH
@@ -340,10 +342,10 @@ def scene_name_problem(name: str) -> str | None:
     """Why ``name`` cannot be resolved by :func:`scene_by_name`, or None; cheap (builds nothing)."""
     if name.startswith(PROCEDURAL_PREFIX):
         seed = name[len(PROCEDURAL_PREFIX):]
-        return None if seed.isdigit() else \
+        return None if natural_number(seed) is not None else \
             f"expected 'procedural:<non-negative integer seed>', got {name!r}"
     path = Path(name)
-    if (path.suffix == ".json" and path.is_file()) or (path / "scene_spec.json").is_file():
+    if (path.suffix == ".json" and path.is_file()) or (path / SCENE_SPEC_FILE).is_file():
         return None
     try:
         base, ver = _split_version(name)
@@ -409,16 +411,16 @@ def scene_by_name(name: str, catalog_version: str | None = None) -> SceneSpec:
     path to a scene-spec JSON file (``scene_spec.json`` as ``scenes export`` writes it), or the id
     of a scene imported into ``$SPATIALSCOUT_SCENE_DIRS`` (``scenes import-maniskill``)."""
     if name.startswith(PROCEDURAL_PREFIX):
-        seed = name[len(PROCEDURAL_PREFIX):]
-        if not seed.isdigit():
+        seed = natural_number(name[len(PROCEDURAL_PREFIX):])
+        if seed is None:
             from spatialscout_gym.core.errors import ConfigError
             raise ConfigError(f"expected 'procedural:<non-negative integer seed>', got {name!r}")
-        return procedural_scene(int(seed), catalog_version=catalog_version or default_catalog_version())
+        return procedural_scene(seed, catalog_version=catalog_version or default_catalog_version())
     path = Path(name)
     if path.suffix == ".json" and path.is_file():
         return _read_spec(path)
-    if path.is_dir() and (path / "scene_spec.json").is_file():
-        return _read_spec(path / "scene_spec.json")
+    if path.is_dir() and (path / SCENE_SPEC_FILE).is_file():
+        return _read_spec(path / SCENE_SPEC_FILE)
     base, named = _split_version(name)
     if base not in catalog_scene_ids(named or catalog_version):  # an imported scene id
         from spatialscout_gym.scenes.maniskill import imported_scene_paths

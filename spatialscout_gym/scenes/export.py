@@ -12,17 +12,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from spatialscout_gym.core.files import write_json_atomic, write_text_atomic
+from spatialscout_gym.core.run_files import ENTITY_LIBRARY_FILE, GROUND_TRUTH_FILE, SCENE_SPEC_FILE
 from spatialscout_gym.core.spec import SceneSpec
 
 __all__ = ["export_scene", "SCENE_FILES"]
 
-SCENE_FILES = ("entity_library.json", "ground_truth.json", "scene_spec.json")
+SCENE_FILES = (ENTITY_LIBRARY_FILE, GROUND_TRUTH_FILE, SCENE_SPEC_FILE)
 
 
 def export_scene(spec: SceneSpec, out_dir: Path) -> Path:
     """Write ``spec``'s three files into ``out_dir / spec.scene_id``; returns that directory."""
     d = Path(out_dir) / spec.scene_id
-    write_json_atomic(d / "entity_library.json", spec.entity_library_dict(), indent=1)
-    write_json_atomic(d / "ground_truth.json", spec.ground_truth_dict(), indent=1)
-    write_text_atomic(d / "scene_spec.json", spec.to_json() + "\n")
+    write_json_atomic(d / ENTITY_LIBRARY_FILE, spec.entity_library_dict(), indent=1)
+    write_json_atomic(d / GROUND_TRUTH_FILE, spec.ground_truth_dict(), indent=1)
+    write_text_atomic(d / SCENE_SPEC_FILE, spec.to_json() + "\n")
     return d

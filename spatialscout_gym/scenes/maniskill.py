@@ -68,6 +68,7 @@ import numpy as np
 from spatialscout_gym.core.camera import Intrinsics
 from spatialscout_gym.core.errors import SpatialScoutError, install_command
 from spatialscout_gym.core.frames import CameraPose, quat_mul as _qmul
+from spatialscout_gym.core.run_files import SCENE_SPEC_FILE
 from spatialscout_gym.core.spec import Light, Material, Part, SceneObject, SceneSpec
 
 __all__ = ["missing_scene_dirs",
@@ -983,7 +984,7 @@ def imported_scene_paths() -> dict[str, Path]:
         if not root.is_dir():
             continue
         for sub in sorted(root.iterdir()):
-            path = sub / "scene_spec.json"
+            path = sub / SCENE_SPEC_FILE
             if path.is_file() and re.fullmatch(r"[A-Za-z0-9_]+", sub.name):
                 found.setdefault(sub.name, path)
     return found

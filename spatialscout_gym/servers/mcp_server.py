@@ -125,7 +125,7 @@ class McpEpisode:
     def run_records(self) -> dict[str, Any]:
         """``harness.json`` and ``prompt.txt`` for the run directory, as every run has: the task
         prompt as served (instructions and the MCP prompt), the tool schema, budgets and images."""
-        from spatialscout_gym.envs.run_dir import HARNESS_FILE, PROMPT_FILE
+        from spatialscout_gym.core.run_files import HARNESS_FILE, PROMPT_FILE
         from spatialscout_gym.conversation.images import JPEG_QUALITY, MAX_SIDE_PX, delivered_size
         K = self.episode.intrinsics
         harness = {

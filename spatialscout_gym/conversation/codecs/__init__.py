@@ -14,6 +14,7 @@ these modules (an MCP client calls the tools itself: no reply reaches the server
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import Any
 
 from spatialscout_gym.conversation.codecs import anthropic_messages
@@ -21,7 +22,19 @@ from spatialscout_gym.conversation.codecs import chat_completions
 from spatialscout_gym.conversation.codecs import responses
 from spatialscout_gym.conversation.messages import WIRE_FORMATS, ModelReply, ToolCall, short_repr
 
-__all__ = ["chat_completions", "responses", "anthropic_messages", "parse_reply", "wire_format_of"]
+__all__ = ["chat_completions", "responses", "anthropic_messages", "CODECS", "codec_of", "parse_reply",
+           "wire_format_of"]
+
+CODECS: dict[str, ModuleType] = {"chat_completions": chat_completions, "responses": responses,
+                                 "messages": anthropic_messages}
+"""Wire format (:data:`WIRE_FORMATS`) -> its codec module: the one map from a format to its codec."""
+
+
+def codec_of(wire_format: str) -> ModuleType:
+    """The codec module of ``wire_format``; ``ValueError`` naming the known formats otherwise."""
+    if wire_format not in CODECS:
+        raise ValueError(f"unknown wire format {wire_format!r}; expected one of {', '.join(WIRE_FORMATS)}")
+    return CODECS[wire_format]
 
 
 def _sdk_format(reply: Any) -> str | None:
@@ -96,7 +109,4 @@ def parse_reply(reply: Any, wire_format: str | None = None) -> ModelReply:
             raise TypeError(f"cannot read a model reply from {type(reply).__name__}: expected an OpenAI message "
                             f"or completion, a Responses response, an Anthropic message, a list of "
                             f"{{'name', 'arguments'}} or a ModelReply")
-    if wire_format not in WIRE_FORMATS:
-        raise ValueError(f"unknown wire format {wire_format!r}; expected one of {', '.join(WIRE_FORMATS)}")
-    codec = {"chat_completions": chat_completions, "responses": responses, "messages": anthropic_messages}
-    return codec[wire_format].parse_response(reply)
+    return codec_of(wire_format).parse_response(reply)

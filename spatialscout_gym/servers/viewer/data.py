@@ -16,7 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from spatialscout_gym.eval.layout import (GROUND_TRUTH_FILE, PREDICTIONS_FILE, RESULT_FILE, TRACE_FILE, EvalDirError,
+from spatialscout_gym.core.run_files import FRAMES_DIR, GROUND_TRUTH_FILE, PREDICTIONS_FILE, RESULT_FILE, TRACE_FILE
+from spatialscout_gym.eval.layout import (EvalDirError,
                                           find_run_dirs, is_run_dir, read_json_object, read_result, read_trace)
 
 __all__ = ["is_run_dir", "run_dirs", "run_payload", "eval_payload", "inside", "frame_files"]
@@ -54,7 +55,7 @@ def _file(run: Path, name: str) -> Path | None:
 def frame_files(run: Path) -> tuple[list[Path], list[Path]]:
     """The files of ``run/frames/`` that the viewer copies, and the entries it skips: symbolic links
     (wherever they lead), directories and anything that is not a regular file."""
-    frames = run / "frames"
+    frames = run / FRAMES_DIR
     if frames.is_symlink() or not frames.is_dir():
         return [], ([frames] if frames.is_symlink() or frames.exists() else [])
     keep: list[Path] = []

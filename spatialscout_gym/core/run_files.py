@@ -1,0 +1,43 @@
+"""The names of the files a run directory and a scene directory hold (docs/protocol.md section 7).
+
+The one definition of these names: every writer and reader imports them from here, and no other
+module of the package spells one as a string (``tests/test_one_home.py`` reads the source for
+that). An evaluation directory's own files (``evaluate.json``, ``scenes.json``, ...) belong to its
+reader, :mod:`spatialscout_gym.eval.layout`.
+"""
+
+from __future__ import annotations
+
+__all__ = ["RESULT_FILE", "TRACE_FILE", "PREDICTIONS_FILE", "GROUND_TRUTH_FILE", "ENTITY_LIBRARY_FILE",
+           "SCENE_SPEC_FILE", "HARNESS_FILE", "PROMPT_FILE", "DELIVERED_FILE", "FRAMES_DIR", "FRAME_HASHES_FILE",
+           "ATTEMPTS_DIR", "RUN_FILES"]
+
+RESULT_FILE = "result.json"
+"""Status, the scorer's metrics, scene id, agent, seed, counters (docs/protocol.md section 7)."""
+TRACE_FILE = "trace.jsonl"
+"""Every trace event of the episode, one JSON object a line."""
+PREDICTIONS_FILE = "predictions.json"
+"""``{"positions": {id: [x, y, z]}}``: the final accepted map (task frame, m)."""
+GROUND_TRUTH_FILE = "ground_truth.json"
+"""The scene's target table, so a directory re-scores on its own (docs/protocol.md section 6)."""
+ENTITY_LIBRARY_FILE = "entity_library.json"
+"""The public half of the scene (what an agent could know)."""
+SCENE_SPEC_FILE = "scene_spec.json"
+"""A whole scene spec (``scenes export``, imported scenes)."""
+HARNESS_FILE = "harness.json"
+"""What a model agent was sent and how: prompt and role, tool schema, budgets, request settings."""
+PROMPT_FILE = "prompt.txt"
+"""A model agent's prompt as plain text."""
+DELIVERED_FILE = "delivered_sha256.json"
+"""SHA-256 of each image as the model received it (written by model agents, checked by ``verify``)."""
+FRAMES_DIR = "frames"
+"""Every captured RGB frame, ``frame_000.png``, ..."""
+FRAME_HASHES_FILE = f"{FRAMES_DIR}/sha256.json"
+"""SHA-256 of every raw RGB frame (``image.tobytes()``, H x W x 3 uint8) and the renderer that drew
+them, for ``spatialscout verify --images``."""
+ATTEMPTS_DIR = "attempts"
+"""``evaluate`` only: earlier failed attempts of the episode, ``attempts/NN/``."""
+
+RUN_FILES = (RESULT_FILE, TRACE_FILE, PREDICTIONS_FILE, GROUND_TRUTH_FILE, ENTITY_LIBRARY_FILE, SCENE_SPEC_FILE,
+             HARNESS_FILE, PROMPT_FILE, DELIVERED_FILE, FRAME_HASHES_FILE)
+"""Every file name above (the directories aside)."""
