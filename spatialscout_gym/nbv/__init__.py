@@ -14,7 +14,7 @@ from typing import Any
 
 __all__ = ["NBVConfig", "NextBestViewWrapper", "NBVObservationLayout", "make_nbv_env", "NBVEnv", "NBVVectorEnv",
            "NBVWorkerVectorEnv", "make_nbv_vector_env", "make_mapper", "SB3VecEnv", "NBVConvModule",
-           "load_nbv_config", "save_nbv_config", "register_nbv_envs", "NBV_ID", "NBV_V1_ID"]
+           "load_nbv_config", "save_nbv_config", "register_nbv_envs", "NBV_ID", "NBV_V1_ID", "NBV_V2_ID"]
 
 _WHERE = {
     "NBVConfig": "spatialscout_gym.nbv.config",
@@ -33,6 +33,7 @@ _WHERE = {
     "register_nbv_envs": "spatialscout_gym.nbv.registration",
     "NBV_ID": "spatialscout_gym.envs.registration",
     "NBV_V1_ID": "spatialscout_gym.envs.registration",
+    "NBV_V2_ID": "spatialscout_gym.envs.registration",
 }
 """Public name -> the module that defines it."""
 
