@@ -124,3 +124,34 @@ def test_the_evaluation_report_says_the_effort_was_refused(tmp_path):
     assert report["counters"]["reasoning_effort"] == "xhigh"
     assert report["counters"]["reasoning_effort_refused_episodes"] == 1
     assert "refused the effort parameter in 1 episode" in (out / "report.md").read_text()
+
+
+def _per_episode_policy(step: int, body: dict, fmt: str):
+    """``_policy`` by the episode's own step (its assistant turns), so concurrent episodes interleave."""
+    return _policy(sum(1 for m in body.get("messages", []) if m.get("role") == "assistant"), body, fmt)
+
+
+def test_a_refused_effort_reaches_the_service_once_per_evaluation_across_workers(tmp_path):
+    from spatialscout_gym.eval.evaluate import EvalSettings, evaluate
+    from spatialscout_gym.eval.leaderboard import build_leaderboard
+    scenes = []
+    for i in range(3):
+        path = tmp_path / f"room_{i}.json"
+        path.write_text(small_scene(32, 32, scene_id=f"room-{i}").to_json())
+        scenes.append(str(path))
+    out = tmp_path / "ev"
+    with ScriptedServer(_per_episode_policy, refuse_params={"reasoning_effort"}) as server:
+        settings = EvalSettings("openai:scripted", 4, None, 32, agent_options={"model_call_budget": 6},
+                                runtime_options={"base_url": server.openai_url, "api_key": "x"})
+        summary = evaluate(out, settings, scenes, workers=2, progress=False, renderer_factory=FakeRenderer)
+        refused, answered = list(server.refused_requests), list(server.requests)
+    assert summary.ran == 3 and not summary.failed
+    assert len(refused) == 1                                   # once in the run, not once per episode
+    assert len(answered) == 9 and not any("reasoning_effort" in r for r in answered)
+    assert "reasoning_effort" in json.loads((out / "reasoning_effort.json").read_text())["refused"]
+    for k in range(3):   # every episode records the refusal and that nothing was sent
+        model = json.loads((out / f"room_{k}" / "seed_0" / "result.json").read_text())["model"]
+        assert model["reasoning_effort_refused"] == ["reasoning_effort"] and model["reasoning_effort_sent"] == {}
+    board = build_leaderboard([out])
+    assert list(board["rows"]) == ["openai:scripted (xhigh refused, none sent)"]
+    assert "| reasoning_effort_sent | xhigh refused, none sent |" in (out / "report.md").read_text()

@@ -46,6 +46,7 @@ from spatialscout_gym.core.redact import display_url, redact, register_endpoint,
 from spatialscout_gym.conversation.codecs import anthropic_messages
 from spatialscout_gym.conversation.codecs import chat_completions
 from spatialscout_gym.conversation.codecs import responses
+from spatialscout_gym.conversation.effort_record import EffortRecord
 from spatialscout_gym.conversation.messages import WIRE_FORMATS, Message, ModelReply
 
 __all__ = ["PROVIDERS", "ProviderEntry", "model_api", "provider_entry", "ModelProvider", "OpenAIProvider", "OpenAIResponsesProvider", "AnthropicProvider", "ModelServiceError",
@@ -127,6 +128,9 @@ class ModelProvider:
         Where the output cap sent comes from ("not sent", "--max-tokens", the Models API, ...).
     effort_refused : dict of str to str
         Effort parameters the service refused (wire name -> the refusal, redacted); never sent again.
+    effort_record : EffortRecord or None
+        The run's shared answer about effort parameters (``evaluate`` sets one per evaluation
+        directory); None: this provider finds out alone.
     """
 
     provider = "base"
@@ -161,6 +165,8 @@ class ModelProvider:
         self.reasoning_effort_source = reasoning_effort_source or ("set by the caller" if reasoning_effort
                                                                    else "none sent")
         self.effort_refused: dict[str, str] = {}
+        self.effort_record: EffortRecord | None = None
+        self._effort_settled = False
         self.timeout_s = float(timeout_s)
         self.attempts = int(attempts)
         self.backoff_s = tuple(float(b) for b in backoff_s)
@@ -260,12 +266,39 @@ class ModelProvider:
     def complete(self, messages: list[Message]) -> ModelReply:
         """One logical model call: up to ``attempts`` HTTP requests.
 
+        With a shared :attr:`effort_record` (one per run, all workers), the first request that
+        would carry an effort parameter whose fate the run does not know yet is sent while holding
+        the record, and its answer is written there; every other provider of the run reads it first,
+        so a refused parameter reaches the service once per run.
+
         Raises
         ------
         ModelServiceError
             A non-retryable error, or the last attempt failed.
         """
         self.calls += 1
+        record = self.effort_record
+        if record is None or self._effort_settled or not self._effort_kwargs():
+            return self._attempt(messages)
+        known = record.known()
+        if known is None:
+            with record.probing() as (known, settle):
+                if known is None:   # this request asks the service for the run
+                    try:
+                        reply = self._attempt(messages)
+                    except ModelServiceError:
+                        if self.effort_refused:   # what was refused is known even if the call failed
+                            settle(dict(self.effort_refused))
+                        raise
+                    settle(dict(self.effort_refused))   # answered: {} when every parameter was taken
+                    self._effort_settled = True
+                    return reply
+        self.effort_refused.update(known)
+        self._effort_settled = True
+        return self._attempt(messages)
+
+    def _attempt(self, messages: list[Message]) -> ModelReply:
+        """The attempts of one logical model call (:meth:`complete`)."""
         attempt = 0
         while attempt < self.attempts:
             attempt += 1

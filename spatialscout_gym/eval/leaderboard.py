@@ -44,7 +44,7 @@ from spatialscout_gym.eval.failures import (FACTOR_LABELS, FAILURE_FACTORS, SUCC
 from spatialscout_gym.eval.grounding import grounding_summary
 from spatialscout_gym.eval.layout import EvalDir, publish_json, publish_text, seed_spread
 from spatialscout_gym.eval.page import render_page
-from spatialscout_gym.eval.report import comparability_problems, md, protocol_settings
+from spatialscout_gym.eval.report import comparability_problems, effort_label, md, protocol_settings
 from spatialscout_gym.eval.verify import verification_status
 from spatialscout_gym.eval.stats import (bootstrap_intervals, method_note, paired_comparison, rank_intervals,
                                          separated)
@@ -144,9 +144,8 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> dic
     models = [_model_block(r) for r in results]
     is_model = any(m for m in models)
     settings = EvalDir(d).settings() or {}
-    efforts = sorted({str(m.get("reasoning_effort")) for m in models if m.get("reasoning_effort")})
-    effort = efforts[0] if len(efforts) == 1 else (", ".join(efforts) or
-                                                   (settings.get("agent_options") or {}).get("reasoning_effort"))
+    # what reached the service, refusals included ("xhigh refused, none sent")
+    effort = effort_label(models) or (settings.get("agent_options") or {}).get("reasoning_effort")
     agents = sorted({str(r.get("agent")) for r in results})
     # the harness that ran the episodes: "spatialscout" (evaluate, run) unless result.json names
     # another (an Inspect AI run: "inspect_ai 0.3.x")
