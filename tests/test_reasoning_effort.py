@@ -154,4 +154,7 @@ def test_a_refused_effort_reaches_the_service_once_per_evaluation_across_workers
         assert model["reasoning_effort_refused"] == ["reasoning_effort"] and model["reasoning_effort_sent"] == {}
     board = build_leaderboard([out])
     assert list(board["rows"]) == ["openai:scripted (xhigh refused, none sent)"]
-    assert "| reasoning_effort_sent | xhigh refused, none sent |" in (out / "report.md").read_text()
+    md = (out / "report.md").read_text()
+    assert "| reasoning_effort_sent | xhigh refused, none sent |" in md
+    # settings recorded as None are known values, not unknown ones
+    assert "| image_history | all images |" in md and "| max_output_tokens | none sent |" in md
