@@ -84,10 +84,8 @@ class ModelServiceError(SpatialScoutError, RuntimeError):
 
 
 class PreflightError(ModelServiceError):
-    """The endpoint, key or model check before a batch failed. Its message names the URL the user
-    typed, credentials removed, so the CLI prints it without hiding the endpoint."""
-
-    shows_endpoint = True
+    """The endpoint, key or model check before a batch failed. Printed like every error text:
+    keys and the endpoint removed (docs/models.md); the message names the flag to fix."""
 
 
 class ModelProvider:
@@ -345,8 +343,8 @@ class ModelProvider:
         ModelServiceError
             The endpoint does not answer, refuses the key, or does not serve the model.
         """
-        # the URL as typed, credentials removed (redact() would hide the endpoint the user must fix)
-        where = display_url(self.base_url) if self.base_url else f"the {self.provider} service"
+        # printed errors never name the endpoint (docs/models.md): the message is redacted here too
+        where = redact(display_url(self.base_url)) if self.base_url else f"the {self.provider} service"
         if getattr(self._client, "models", None) is None:
             return
         try:
