@@ -14,7 +14,7 @@ import pytest
 from fakes import FakeRenderer, small_scene
 from vlm_scripted import ScriptedServer
 from spatialscout_gym.conversation.providers import (DEFAULT_REASONING_EFFORT, MIN_THINKING_BUDGET_TOKENS,
-                                                  THINKING_BUDGET_TOKENS, THINKING_REPLY_TOKENS)
+                                                  THINKING_BUDGET_TOKENS)
 from spatialscout_gym.baselines.registry import make_agent
 from spatialscout_gym.cli import run as run_cli
 from spatialscout_gym.cli.errors import CliError
@@ -65,19 +65,23 @@ def test_anthropic_effort_turns_on_thinking_and_a_refused_output_config_keeps_th
     with ScriptedServer(_policy, models={"scripted": 20_000}, refuse_params={"output_config"}) as server:
         result, h = _run(tmp_path, server, fmt="anthropic")
         refused, answered = list(server.refused_requests), list(server.requests)
-    # xhigh's 49,152 does not fit a 20,000 cap: the budget leaves THINKING_REPLY_TOKENS for the reply
-    budget = 20_000 - THINKING_REPLY_TOKENS
-    assert THINKING_BUDGET_TOKENS["xhigh"] > budget
+    # the paper's xhigh, "no explicit limit": the largest budget the API accepts, max_tokens - 1
+    budget = 20_000 - 1
     assert len(refused) == 1 and refused[0]["output_config"] == {"effort": "xhigh"}
     assert [r["thinking"] for r in answered] == [{"type": "enabled", "budget_tokens": budget}] * 3
     assert not any("output_config" in r for r in answered) and result["status"] == "ok"
     assert list(h["reasoning"]["refused"]) == ["output_config"]
     assert h["reasoning"]["sent_as"] == {"thinking": {"type": "enabled", "budget_tokens": budget}}
+    assert h["reasoning"]["thinking_budget_rule"].startswith("max_tokens - 1")
+    assert [r["max_tokens"] for r in answered] == [20_000] * 3   # the model's own maximum (Models API)
+    with ScriptedServer(_policy, models={"scripted": 20_000}) as server:   # a lower effort keeps its table budget
+        _run(tmp_path, server, fmt="anthropic", name="medium", reasoning_effort="medium")
+        assert {r["thinking"]["budget_tokens"] for r in server.requests} == {THINKING_BUDGET_TOKENS["medium"]}
 
 
 def test_anthropic_without_room_for_thinking_and_with_an_unknown_effort(tmp_path):
     with ScriptedServer(_policy) as server:
-        _, h = _run(tmp_path, server, fmt="anthropic", max_tokens=MIN_THINKING_BUDGET_TOKENS + THINKING_REPLY_TOKENS - 1)
+        _, h = _run(tmp_path, server, fmt="anthropic", max_tokens=MIN_THINKING_BUDGET_TOKENS)   # room for 1,023
         assert not any("thinking" in r for r in server.requests)
     assert "extended thinking not sent" in h["reasoning"]["note"]
     with pytest.raises(ConfigError, match="no Anthropic thinking budget"):
