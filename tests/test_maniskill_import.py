@@ -240,3 +240,40 @@ def test_cli_import_writes_scene_dirs_that_register(tmp_path, monkeypatch, capsy
     assert "SpatialScout/iTHOR_FloorPlan1-v0" in register_envs()
     assert gym.spec("SpatialScout/iTHOR_FloorPlan1-v0").kwargs["scene"] == str(d / "scene_spec.json")
     assert scene_by_name("iTHOR_FloorPlan1").content_hash() == spec.content_hash()
+
+
+def test_a_start_pose_in_the_import_configuration_fixes_the_initial_camera(ai2thor, tmp_path, capsys):
+    """A catalog entry fixes its start (position, yaw, pitch); given one, the importer starts there
+    and the target rule (nearest candidates first) runs from that pose, not from its own choice."""
+    from spatialscout_gym.core.frames import CameraPose
+    asset_dir, _, chosen = ai2thor
+    cam = chosen.public.initial_camera
+    assert chosen.private.source["initial_camera"].startswith("chosen by this package")
+    # a start 1.5 m to the side, turned and pitched otherwise
+    start = CameraPose(cam.position_world + np.array([1.5, -1.0, 0.0]), cam.yaw_deg + 90.0, -30.0)
+    spec = ms.import_scene("iTHOR", SCENE, 35, asset_dir=asset_dir, start_pose=start)
+    got = spec.public.initial_camera
+    assert np.allclose(got.position_world, start.position_world) and got.pitch_deg == -30.0
+    assert got.yaw_deg == pytest.approx(start.yaw_deg) and spec.private.source["initial_camera"] == "import configuration"
+    targets = {o.id for o in spec.private.objects if o.role == "target"}
+    hidden = [o for o in spec.private.objects if o.role == "hidden"]
+    dist = lambda o: float(np.linalg.norm(sum(o.aabb_world) / 2 - start.position_world))  # noqa: E731
+    farthest_target = max(dist(o) for o in spec.private.objects if o.id in targets)
+    assert hidden and all(dist(h) >= farthest_target for h in hidden)   # nearest to the given start
+    assert targets != {o.id for o in chosen.private.objects if o.role == "target"}   # not the importer's pick
+
+    # the same through the CLI's import configuration; a bad entry is one line, exit 2
+    poses = tmp_path / "start_poses.json"
+    poses.write_text(json.dumps({SCENE: {"position": list(map(float, start.position_world)),
+                                         "yaw_deg": start.yaw_deg, "pitch_deg": -30.0}}))
+    out = tmp_path / "imported"
+    assert main(["scenes", "import-maniskill", "--dataset", "iTHOR", "--targets", "35", "--asset-dir",
+                 str(asset_dir), "--out", str(out), "--start-poses", str(poses)]) == 0
+    written = SceneSpec.from_json((out / "iTHOR_FloorPlan1" / "scene_spec.json").read_text())
+    assert written.content_hash() == spec.content_hash()
+    poses.write_text(json.dumps({SCENE: {"position": [0, 0], "yaw_deg": 0, "pitch_deg": 0}}))
+    capsys.readouterr()
+    assert main(["scenes", "import-maniskill", "--dataset", "iTHOR", "--asset-dir", str(asset_dir),
+                 "--out", str(out), "--start-poses", str(poses)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "position must be three finite numbers" in err

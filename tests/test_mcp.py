@@ -42,6 +42,8 @@ async def _session(client, scene_id: str) -> dict:
     assert json.loads(cap.content[3].text)["result"]["frame_id"] == 1
     bad = await client.call_tool("move_camera", {"forward": 5})
     assert bad.is_error and "<= 1 m" in bad.content[0].text
+    unknown = await client.call_tool("fly_to_target", {"id": "x"})   # counted and traced like any refusal
+    assert unknown.is_error and "unknown tool 'fly_to_target'" in unknown.content[0].text
     gt = GroundTruth.from_spec(scene_by_name(scene_id))
     positions = {tid: [float(x) + 0.02 for x in gt.centers_task[i]] for i, tid in enumerate(gt.ids)}
     sub = await client.call_tool("submit_positions", {"positions": positions})
@@ -60,26 +62,50 @@ def _check_run_dir(out) -> dict:
     events = [json.loads(x)["event"] for x in (out / "trace.jsonl").read_text().splitlines()]
     assert events[0] == "start" and events[-1] == "end" and "map" in events
     assert (out / "frames" / "frame_001.png").exists()
+    calls = [json.loads(x) for x in (out / "trace.jsonl").read_text().splitlines()]
+    calls = [e for e in calls if e["event"] == "tool_call"]
+    assert [e["tool"] for e in calls] == ["capture_image", "move_camera", "fly_to_target", "submit_positions",
+                                          "finish_mapping"]
+    assert not calls[2]["result"]["ok"] and result["counters"]["tool_calls"] == 5   # B counts it
     return result
 
 
 def test_mcp_stdio_subprocess(tmp_path):
+    """The handshake is answered at once (the renderer warms up behind it, the first tool call
+    waits); ``--prompt`` chooses the wording served, as for ``run``."""
     from mcp import Client, StdioServerParameters
+    from spatialscout_gym.conversation.prompt import task_prompt
+    from spatialscout_gym.scenes.catalog import scene_by_name
     out = tmp_path / "stdio"
     params = StdioServerParameters(command=sys.executable, args=[
         "-m", "spatialscout_gym.cli.main", "mcp", "--scene", _scene_id(), "--out", str(out),
-        "--resolution", "256"], env=dict(os.environ))
+        "--resolution", "256", "--prompt", "detailed"], env=dict(os.environ))
+    spec = scene_by_name(_scene_id())
+    detailed = task_prompt(spec.public, spec.public.intrinsics.scaled(256, 256), model_call_budget=100,
+                           image_budget=100, budget_counts_tool_calls=True, style="detailed")
+    handshake: list[float] = []
 
     async def main():
         from mcp.client.stdio import stdio_client
         # the server's stderr goes to this process's real stderr, whatever stream a test's capture
         # left in sys.stderr when mcp's stdio client was first imported (its default is bound then)
+        t0 = time.perf_counter()
         async with Client(stdio_client(params, errlog=sys.__stderr__), mode="legacy") as client:
-            assert "Task axes" in (client.instructions or "")
+            handshake.append(time.perf_counter() - t0)
+            assert client.instructions == detailed
             await _session(client, _scene_id())
             assert (out / "result.json").exists()  # written at finish_mapping, before the server stops
     anyio.run(main)
+    # Under 5 s on an idle 2-core machine; on a loaded one, no more than starting the interpreter and
+    # importing the server's modules (measured here, now) plus 2 s: the renderer's warm-up (tens of
+    # seconds on lavapipe) is not on the handshake's path either way.
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import spatialscout_gym.cli.main, mcp.server.stdio, "
+                    "spatialscout_gym.servers.mcp_server"], check=True)
+    startup = time.perf_counter() - t0
+    assert handshake[0] < max(5.0, startup + 2.0), f"the MCP handshake took {handshake[0]:.1f} s ({startup:.1f} s to start)"
     _check_run_dir(out)
+    assert json.loads((out / "harness.json").read_text())["prompt_style"] == "detailed"
 
 
 def _free_port() -> int:

@@ -14,7 +14,7 @@ import pytest
 from fakes import FakeRenderer, small_scene
 from vlm_scripted import ScriptedServer
 from spatialscout_gym.conversation.providers import (DEFAULT_REASONING_EFFORT, MIN_THINKING_BUDGET_TOKENS,
-                                                  THINKING_BUDGET_TOKENS, THINKING_REPLY_TOKENS)
+                                                  THINKING_BUDGET_TOKENS)
 from spatialscout_gym.baselines.registry import make_agent
 from spatialscout_gym.cli import run as run_cli
 from spatialscout_gym.cli.errors import CliError
@@ -65,19 +65,23 @@ def test_anthropic_effort_turns_on_thinking_and_a_refused_output_config_keeps_th
     with ScriptedServer(_policy, models={"scripted": 20_000}, refuse_params={"output_config"}) as server:
         result, h = _run(tmp_path, server, fmt="anthropic")
         refused, answered = list(server.refused_requests), list(server.requests)
-    # xhigh's 49,152 does not fit a 20,000 cap: the budget leaves THINKING_REPLY_TOKENS for the reply
-    budget = 20_000 - THINKING_REPLY_TOKENS
-    assert THINKING_BUDGET_TOKENS["xhigh"] > budget
+    # the paper's xhigh, "no explicit limit": the largest budget the API accepts, max_tokens - 1
+    budget = 20_000 - 1
     assert len(refused) == 1 and refused[0]["output_config"] == {"effort": "xhigh"}
     assert [r["thinking"] for r in answered] == [{"type": "enabled", "budget_tokens": budget}] * 3
     assert not any("output_config" in r for r in answered) and result["status"] == "ok"
     assert list(h["reasoning"]["refused"]) == ["output_config"]
     assert h["reasoning"]["sent_as"] == {"thinking": {"type": "enabled", "budget_tokens": budget}}
+    assert h["reasoning"]["thinking_budget_rule"].startswith("max_tokens - 1")
+    assert [r["max_tokens"] for r in answered] == [20_000] * 3   # the model's own maximum (Models API)
+    with ScriptedServer(_policy, models={"scripted": 20_000}) as server:   # a lower effort keeps its table budget
+        _run(tmp_path, server, fmt="anthropic", name="medium", reasoning_effort="medium")
+        assert {r["thinking"]["budget_tokens"] for r in server.requests} == {THINKING_BUDGET_TOKENS["medium"]}
 
 
 def test_anthropic_without_room_for_thinking_and_with_an_unknown_effort(tmp_path):
     with ScriptedServer(_policy) as server:
-        _, h = _run(tmp_path, server, fmt="anthropic", max_tokens=MIN_THINKING_BUDGET_TOKENS + THINKING_REPLY_TOKENS - 1)
+        _, h = _run(tmp_path, server, fmt="anthropic", max_tokens=MIN_THINKING_BUDGET_TOKENS)   # room for 1,023
         assert not any("thinking" in r for r in server.requests)
     assert "extended thinking not sent" in h["reasoning"]["note"]
     with pytest.raises(ConfigError, match="no Anthropic thinking budget"):
@@ -124,3 +128,37 @@ def test_the_evaluation_report_says_the_effort_was_refused(tmp_path):
     assert report["counters"]["reasoning_effort"] == "xhigh"
     assert report["counters"]["reasoning_effort_refused_episodes"] == 1
     assert "refused the effort parameter in 1 episode" in (out / "report.md").read_text()
+
+
+def _per_episode_policy(step: int, body: dict, fmt: str):
+    """``_policy`` by the episode's own step (its assistant turns), so concurrent episodes interleave."""
+    return _policy(sum(1 for m in body.get("messages", []) if m.get("role") == "assistant"), body, fmt)
+
+
+def test_a_refused_effort_reaches_the_service_once_per_evaluation_across_workers(tmp_path):
+    from spatialscout_gym.eval.evaluate import EvalSettings, evaluate
+    from spatialscout_gym.eval.leaderboard import build_leaderboard
+    scenes = []
+    for i in range(3):
+        path = tmp_path / f"room_{i}.json"
+        path.write_text(small_scene(32, 32, scene_id=f"room-{i}").to_json())
+        scenes.append(str(path))
+    out = tmp_path / "ev"
+    with ScriptedServer(_per_episode_policy, refuse_params={"reasoning_effort"}) as server:
+        settings = EvalSettings("openai:scripted", 4, None, 32, agent_options={"model_call_budget": 6},
+                                runtime_options={"base_url": server.openai_url, "api_key": "x"})
+        summary = evaluate(out, settings, scenes, workers=2, progress=False, renderer_factory=FakeRenderer)
+        refused, answered = list(server.refused_requests), list(server.requests)
+    assert summary.ran == 3 and not summary.failed
+    assert len(refused) == 1                                   # once in the run, not once per episode
+    assert len(answered) == 9 and not any("reasoning_effort" in r for r in answered)
+    assert "reasoning_effort" in json.loads((out / "reasoning_effort.json").read_text())["refused"]
+    for k in range(3):   # every episode records the refusal and that nothing was sent
+        model = json.loads((out / f"room_{k}" / "seed_0" / "result.json").read_text())["model"]
+        assert model["reasoning_effort_refused"] == ["reasoning_effort"] and model["reasoning_effort_sent"] == {}
+    board = build_leaderboard([out])
+    assert list(board["rows"]) == ["openai:scripted (xhigh refused, none sent)"]
+    md = (out / "report.md").read_text()
+    assert "| reasoning_effort_sent | xhigh refused, none sent |" in md
+    # settings recorded as None are known values, not unknown ones
+    assert "| image_history | all images |" in md and "| max_output_tokens | none sent |" in md

@@ -70,3 +70,32 @@ def test_corrupted_or_foreign_entries_are_refused(tmp_path, damage):
         again = _episode(server, cache, tmp_path / "b")
     assert again["status"] == "failed" and "RequestCacheError" in again["error"]
     assert str(victim.name) in again["error"] and victim.read_text() == damaged     # refused, not replaced
+
+
+
+def test_a_fully_cached_rerun_needs_no_live_endpoint(tmp_path, capsys):
+    """With the server gone, the CLI's endpoint check is skipped for a cache that holds responses
+    (and says so; an empty cache is still checked, and the printed error names no endpoint), and
+    the rerun answers every request from the cache: 0 live requests, the same scores."""
+    from spatialscout_gym.cli.options import preflight
+    from spatialscout_gym.conversation.providers import PreflightError
+    cache = tmp_path / "cache"
+    with ScriptedServer(lambda step, body, fmt: STEPS[step] if step < len(STEPS) else []) as server:
+        first = _episode(server, cache, tmp_path / "live")
+        url, live = server.openai_url, len(server.requests)
+    assert live == len(STEPS) and first["end_reason"] == "finish_mapping"
+
+    def agent(cache_dir):
+        return make_agent("openai:scripted", base_url=url, api_key="local", model_call_budget=10, attempts=1,
+                          request_cache=str(cache_dir))
+
+    preflight(agent(cache), str(cache))                       # the server is down: no error
+    assert f"endpoint check skipped: the request cache holds {live} responses" in capsys.readouterr().out
+    with pytest.raises(PreflightError, match="cannot reach") as refused:
+        preflight(agent(tmp_path / "empty"), str(tmp_path / "empty"))
+    assert url.split("//")[1].split("/")[0] not in str(refused.value)   # host:port redacted
+    spec = small_scene(32, 32)
+    result = run_episode(agent(cache), spec, tmp_path / "replayed", resolution=32, renderer=FakeRenderer(spec),
+                         image_budget=4)
+    assert result["status"] == "ok" and result["model"]["request_cache"] == {"cached_calls": live, "live_calls": 0}
+    assert result["all"] == first["all"] and result["end_reason"] == "finish_mapping"

@@ -82,6 +82,11 @@ def test_stats_text_names_each_columns_source(capsys, monkeypatch):
     assert rows["multi_instance_targets"][-2:] == ["1489", "1393"]
     assert "paper scene sources: iTHOR 32" in out and "(sum 90)" in out and "(sum 80)" in out
     assert "outside reader" in out and "3,410" in out
+    # the release column where the audit measured it; section 2.2's small-object figures as the paper's
+    assert rows["n_targets"][-1] == "3140" and rows["scenes_35"][-1] == "12" and rows["scenes_40"][-1] == "68"
+    assert rows["radius_min_m"][-1] == "1.954" and rows["radius_max_m"][-1] == "9.231"
+    assert rows["under_1cm_fraction"][-2:] == ["0.067", "0.067"] and rows["median_shortest_side_m"][-2] == "0.117"
+    assert "(other paper version: 3.113)" in out and "(other paper version: 4.701)" in out
 
 
 def test_export_writes_files_the_scorer_reads(tmp_path, capsys):

@@ -306,6 +306,10 @@ class VLMAgent:
                     seen[str(part.frame_id)] = hashlib.sha256(part.jpeg).hexdigest()
         return {"max_side_px": self.image_max_side, "jpeg_quality": JPEG_QUALITY, "jpeg_sha256": seen}
 
+    def _effort_sent(self) -> dict:
+        record = getattr(self.provider, "reasoning_record", None)
+        return dict(record().get("sent_as") or {}) if callable(record) else {}
+
     def extra_result(self) -> dict:
         """Model-side figures for ``result.json``: calls, HTTP attempts, tokens, cost, mode."""
         w = self.wrapper
@@ -319,6 +323,8 @@ class VLMAgent:
             "reasoning_effort": getattr(self.provider, "reasoning_effort", None),
             # parameters the service refused: the run went on without them (harness.json has the words)
             "reasoning_effort_refused": sorted(getattr(self.provider, "effort_refused", {}) or {}),
+            # the effort parameters still sent after any refusal ({}: none)
+            "reasoning_effort_sent": self._effort_sent(),
             "max_output_tokens": getattr(self.provider, "max_output_tokens", None),
             "max_output_tokens_source": getattr(self.provider, "max_tokens_source", None),
             "prompt_style": self.prompt_style, "image_max_side_px": self.image_max_side,

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
 from spatialscout_gym.cli.options import (CALL_BUDGET_HELP, add_catalog_option, agent_help, apply_catalog_option,
-                                           call_budget_arg, check_episode_options, check_output_dir)
+                                           call_budget_arg, check_episode_options, check_output_dir,
+                                           preflight)
 from spatialscout_gym.cli.run import add_vlm_arguments, vlm_options
 from spatialscout_gym.core.types import natural_number
 
@@ -130,9 +131,7 @@ def run(args: argparse.Namespace) -> int:
     options = {k: v for k, v in options.items()
                if (v is not None or k == "reasoning_effort") and k not in ("api_key", "base_url")}
     agent = build_agent(args.agent, **options, **runtime)   # fail here, in one line, not in every worker
-    provider = getattr(agent, "provider", None)
-    if provider is not None and hasattr(provider, "preflight"):
-        provider.preflight()   # endpoint, key and model checked once, before any scene is built
+    preflight(agent, options.get("request_cache"))   # endpoint, key and model once, before any scene is built
     settings = EvalSettings(args.agent, args.image_budget, args.call_budget, args.resolution,
                             agent_options=options, runtime_options=runtime)
     try:

@@ -6,8 +6,9 @@
     spatialscout mcp --scene procedural:7 --out runs/mcp-p7 --transport http --generate-token
                                # prints a random token; clients send "Authorization: Bearer <token>"
 
-The task prompt is the server's instructions and also the MCP prompt "spatialscout_task" (for
-clients that ignore instructions). Over HTTP, a bearer token (SPATIALSCOUT_MCP_TOKEN, --token-file
+The task prompt (--prompt STYLE, as for `run`) is the server's instructions and also the MCP
+prompt "spatialscout_task" (for clients that ignore instructions). The server answers the
+client's handshake at once; the renderer warms up meanwhile and the first tool call waits for it. Over HTTP, a bearer token (SPATIALSCOUT_MCP_TOKEN, --token-file
 or --generate-token) keeps other local clients out of the episode.
 
 The run directory (trace.jsonl, result.json, predictions.json, ground_truth.json, frames/) is
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
 from spatialscout_gym.cli.options import check_episode_options, scene_from_arg
+from spatialscout_gym.conversation.prompt import DEFAULT_PROMPT_STYLE, PROMPT_STYLE_ALIASES, PROMPT_STYLES
 
 
 def register(subparsers) -> None:
@@ -35,6 +37,11 @@ def register(subparsers) -> None:
     p.add_argument("--image-budget", type=int, default=100, help="images, the initial one included (default 100)")
     p.add_argument("--call-budget", type=int, default=100, help="tool calls per episode (default 100)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing non-empty --out")
+    p.add_argument("--prompt", dest="prompt_style", choices=PROMPT_STYLES + tuple(PROMPT_STYLE_ALIASES),
+                   default=DEFAULT_PROMPT_STYLE, metavar="STYLE",
+                   help="the task prompt's wording, served as the instructions and the MCP prompt: "
+                        f"{', '.join(PROMPT_STYLES)} (default {DEFAULT_PROMPT_STYLE}), as `run --prompt` "
+                        "(docs/protocol.md section 10.1)")
     p.add_argument("--token-file", type=Path, default=None,
                    help="HTTP only: require 'Authorization: Bearer <token>' with the token in this file "
                         "(default: $SPATIALSCOUT_MCP_TOKEN if set; else no token)")
@@ -135,11 +142,14 @@ def run(args: argparse.Namespace) -> int:
     token = http_token(args)
     from spatialscout_gym.core.errors import SpatialScoutError, message_of
     try:
-        with stdout_to_stderr():  # keep the stdio wire clean while the scene loads and renders frame 0
+        with stdout_to_stderr():  # keep the stdio wire clean while the scene is built
             try:
                 spec = scene_from_arg(args.scene)
+                # the renderer warms up in the background: the client's handshake is answered at once,
+                # the first tool call waits for frame 0
                 session = McpEpisode(spec, args.out, resolution=args.resolution, image_budget=args.image_budget,
-                                     tool_call_budget=args.call_budget, overwrite=args.overwrite)
+                                     tool_call_budget=args.call_budget, overwrite=args.overwrite,
+                                     prompt_style=args.prompt_style, background=True)
             except FileExistsError as exc:
                 raise CliError(f"{exc}; choose another --out or pass --overwrite") from None
     except (CliError, SpatialScoutError) as exc:

@@ -165,3 +165,21 @@ def check_output_dir(path, flag: str = "--out") -> None:
     leaderboard): one line instead of a traceback from ``mkdir``."""
     if path.exists() and not path.is_dir():
         raise CliError(f"{flag} {path} is a file, not a directory; name a new or existing directory")
+
+
+def preflight(agent: object, request_cache: str | None) -> None:
+    """Check a model agent's endpoint, key and model once before anything is built
+    (docs/models.md), unless ``request_cache`` already holds responses: a rerun answered from the
+    cache needs no live endpoint, so the check is skipped and the run says so (a request the cache
+    cannot answer still goes to the endpoint, and fails there as any model call does)."""
+    provider = getattr(agent, "provider", None)
+    if provider is None or not hasattr(provider, "preflight"):
+        return
+    if request_cache:
+        from pathlib import Path
+        held = sum(1 for _ in Path(request_cache).glob("*.json")) if Path(request_cache).is_dir() else 0
+        if held:
+            print(f"endpoint check skipped: the request cache holds {held} responses; requests it answers "
+                  f"need no endpoint, any other goes to the endpoint as usual")
+            return
+    provider.preflight()

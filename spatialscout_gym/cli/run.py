@@ -12,7 +12,8 @@ from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
 from spatialscout_gym.cli.options import (CALL_BUDGET_HELP, add_catalog_option, agent_help, apply_catalog_option,
-                                           call_budget_arg, check_episode_options, reasoning_effort_option)
+                                           call_budget_arg, check_episode_options, preflight,
+                                          reasoning_effort_option)
 from spatialscout_gym.conversation.prompt import DEFAULT_PROMPT_STYLE, PROMPT_STYLE_ALIASES, PROMPT_STYLES
 
 
@@ -155,10 +156,9 @@ def run(args: argparse.Namespace) -> int:
     apply_catalog_option(args)
     check_episode_options(args)
     check_out_dir(Path(args.out), overwrite=args.overwrite)
-    agent = build_agent(args.agent, **vlm_options(args))   # a one-line error names the agent
-    provider = getattr(agent, "provider", None)
-    if provider is not None and hasattr(provider, "preflight"):
-        provider.preflight()   # endpoint, key and model checked in about a second, before any scene is built
+    options = vlm_options(args)
+    agent = build_agent(args.agent, **options)   # a one-line error names the agent
+    preflight(agent, options.get("request_cache"))   # endpoint, key and model, before any scene is built
     try:
         result = run_episode(agent, args.scene, args.out, seed=args.seed, image_budget=args.image_budget,
                              tool_call_budget=args.call_budget, resolution=args.resolution,

@@ -101,20 +101,24 @@ def _fmt(v) -> str:
 
 
 STATS_SOURCES = {
-    "paper": "paper: the paper's own text (section 2.2, appendix losses)",
-    "release": "release: the authors' released annotation files as counted by an outside reader",
+    "paper": ("paper: the paper's own text (section 2.2, Appendix B.2 losses; the 11.7 cm median shortest "
+              "side and 6.7% under 1 cm are section 2.2's as the primer and the outside audit give them)"),
+    "release": "release: the authors' released annotation files as an outside reader (the audit) measured them",
     "ours": "this catalog",
     "notes": ("the paper's targets are 12 x 35 + 68 x 40 = 3,140 (its text says 3,410); its 1,489 "
               "multi-instance targets (43.3%) fit neither count; its scene sources add up to 90 for 80 "
-              "scenes (docs/protocol.md section 8)"),
+              "scenes; the paper's versions disagree on the reference losses (Appendix B.2: 2.984 m and "
+              "4.487 m in one, 3.113 m and 4.701 m in another, as the audit and the primer give them) "
+              "(docs/protocol.md section 8)"),
 }
 """What each column of ``scenes stats`` is (docs/protocol.md section 8)."""
 
 
 def run_stats(args: argparse.Namespace) -> int:
     from spatialscout_gym.scenes.catalog import catalog_entries, default_catalog_version, generate_catalog_scene
-    from spatialscout_gym.scenes.stats import (PAPER_REFERENCE_LOSSES_M, PAPER_STATS, RELEASE_STATS, SCENE_SOURCES,
-                                               catalog_stats, reference_losses, room_plausibility, size_comparison)
+    from spatialscout_gym.scenes.stats import (PAPER_REFERENCE_LOSSES_M, PAPER_REFERENCE_LOSSES_OTHER_VERSION_M,
+                                               PAPER_STATS, RELEASE_STATS, SCENE_SOURCES, catalog_stats,
+                                               reference_losses, room_plausibility, size_comparison)
     from tqdm import tqdm
     version = default_catalog_version()
     entries = catalog_entries()
@@ -131,15 +135,18 @@ def run_stats(args: argparse.Namespace) -> int:
         print(json.dumps({"catalog_version": version, "sources": STATS_SOURCES, "ours": ours, "paper": PAPER_STATS,
                           "release": RELEASE_STATS, "scene_sources": SCENE_SOURCES,
                           "sizes_vs_ai2thor": sizes, "room_plausibility": rooms,
-                          "reference_losses_m": {"ours": losses, "paper": PAPER_REFERENCE_LOSSES_M}}, indent=1))
+                          "reference_losses_m": {"ours": losses, "paper": PAPER_REFERENCE_LOSSES_M,
+                                                 "paper_other_version": PAPER_REFERENCE_LOSSES_OTHER_VERSION_M}},
+                         indent=1))
         return 0
     print(f"catalog v{version}; {STATS_SOURCES['paper']}; {STATS_SOURCES['release']}")
     print(f"{'statistic':<28} {'this catalog':<52} {'paper':<12} release")
     for k, v in ours.items():
         print(f"{k:<28} {_fmt(v):<52} {_fmt(PAPER_STATS[k]) if k in PAPER_STATS else '-':<12} "
               f"{_fmt(RELEASE_STATS[k]) if k in RELEASE_STATS else '-'}")
-    for k, v in losses.items():
-        print(f"{'loss_' + k + '_m':<28} {v:<52.3f} {PAPER_REFERENCE_LOSSES_M[k]:<12.3f} -")
+    for k, v in losses.items():   # the paper's two versions: this page's, then the other (primer, audit)
+        print(f"{'loss_' + k + '_m':<28} {v:<52.3f} {PAPER_REFERENCE_LOSSES_M[k]:<12.3f} - "
+              f"(other paper version: {PAPER_REFERENCE_LOSSES_OTHER_VERSION_M[k]:.3f})")
     for who, counts in SCENE_SOURCES.items():
         print(f"{who} scene sources: {_fmt(counts)} (sum {sum(counts.values())})")
     print(f"note: {STATS_SOURCES['notes']}")

@@ -40,6 +40,11 @@ def add_import_parser(scenes_subparsers) -> argparse.ArgumentParser:
     p.add_argument("--targets", type=int, choices=(35, 40), default=40,
                    help="targets per scene (the paper's catalog uses 35 or 40; default 40)")
     p.add_argument("--out", required=True, type=Path, help="output directory (created if missing)")
+    p.add_argument("--start-poses", type=Path, default=None, metavar="JSON",
+                   help="fixed start poses, {scene name: {\"position\": [x, y, z], \"yaw_deg\": .., "
+                        "\"pitch_deg\": ..}} in the imported scene's world frame (metres, degrees); the "
+                        "target rule then runs from that pose. Scenes not named get a camera this package "
+                        "chooses (docs/scenes.md)")
     p.add_argument("--asset-dir", type=Path, default=None,
                    help="ManiSkill data directory (default: $MS_ASSET_DIR/data or ~/.maniskill/data)")
     p.set_defaults(func=run_import)
@@ -57,6 +62,13 @@ def run_import(args: argparse.Namespace) -> int:
     except ms.ManiSkillAssetsMissing as exc:
         raise CliError(str(exc)) from exc
     names = list(args.scenes or available)
+    try:
+        start_poses = ms.read_start_poses(args.start_poses) if args.start_poses is not None else {}
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    lacking = [n for n in start_poses if n not in available]
+    if lacking:
+        raise CliError(f"--start-poses {args.start_poses} names scene(s) {args.dataset} lacks: {', '.join(lacking)}")
     unknown = [n for n in names if n not in available]
     if unknown:
         shown = ", ".join(list(available)[:10]) + (" ..." if len(available) > 10 else "")
@@ -72,7 +84,7 @@ def run_import(args: argparse.Namespace) -> int:
                 warnings.simplefilter("always", ms.ManiSkillDataWarning)
                 try:
                     spec = ms.import_scene(args.dataset, name, args.targets, asset_dir=args.asset_dir,
-                                           mesh_cache=cache, scenes=available)
+                                           mesh_cache=cache, scenes=available, start_pose=start_poses.get(name))
                 finally:
                     for w in caught:  # one line per distinct warning, not one per scene
                         if str(w.message) not in warned:

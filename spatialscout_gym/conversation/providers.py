@@ -24,7 +24,8 @@ to the run. A reply cut off at a cap is a failed attempt (:mod:`spatialscout_gym
 Reasoning effort (docs/protocol.md section 10): the paper ran every model at ``xhigh`` but one row
 (GPT-6 Astra also at ``medium``), so :data:`DEFAULT_REASONING_EFFORT` is ``xhigh``; ``None`` sends
 none. Chat Completions sends it as ``reasoning_effort``, Responses as ``reasoning={"effort": ...}``,
-Anthropic as extended thinking (``thinking={"type": "enabled", "budget_tokens": N}``, N from
+Anthropic as extended thinking (``thinking={"type": "enabled", "budget_tokens": N}``: for the
+paper's ``xhigh`` N = ``max_tokens - 1``, the largest the API accepts; other efforts from
 :data:`THINKING_BUDGET_TOKENS`) plus ``output_config={"effort": ...}``. A service that refuses one of
 these parameters (HTTP 400 or 422 naming it) is detected on the first request that carries it: the
 request is sent again at once without that parameter, the parameter is never sent again by this
@@ -46,11 +47,12 @@ from spatialscout_gym.core.redact import display_url, redact, register_endpoint,
 from spatialscout_gym.conversation.codecs import anthropic_messages
 from spatialscout_gym.conversation.codecs import chat_completions
 from spatialscout_gym.conversation.codecs import responses
+from spatialscout_gym.conversation.effort_record import EffortRecord
 from spatialscout_gym.conversation.messages import WIRE_FORMATS, Message, ModelReply
 
 __all__ = ["PROVIDERS", "ProviderEntry", "model_api", "provider_entry", "ModelProvider", "OpenAIProvider", "OpenAIResponsesProvider", "AnthropicProvider", "ModelServiceError",
            "PreflightError", "TIMEOUT_S", "ATTEMPTS", "BACKOFF_S", "ANTHROPIC_FALLBACK_MAX_TOKENS", "DEFAULT_REASONING_EFFORT",
-           "THINKING_BUDGET_TOKENS", "MIN_THINKING_BUDGET_TOKENS", "THINKING_REPLY_TOKENS"]
+           "THINKING_BUDGET_TOKENS", "UNCAPPED_EFFORT", "MIN_THINKING_BUDGET_TOKENS", "THINKING_REPLY_TOKENS"]
 
 TIMEOUT_S = 180.0
 """Per-HTTP-request timeout, seconds."""
@@ -66,10 +68,14 @@ overview). A model with a lower limit refuses it; pass ``--max-tokens`` then."""
 
 DEFAULT_REASONING_EFFORT = "xhigh"
 """The effort of the paper's runs (Table 3: every model at xhigh; GPT-6 Astra also at medium)."""
-THINKING_BUDGET_TOKENS: dict[str, int] = {"minimal": 1_024, "low": 4_096, "medium": 16_384,
-                                          "high": 32_768, "xhigh": 49_152}
-"""Anthropic extended thinking: ``budget_tokens`` sent for each effort (``none`` turns thinking
-off). The step doubles from medium up; xhigh leaves 14,848 tokens of a 64,000 cap for the reply."""
+THINKING_BUDGET_TOKENS: dict[str, int] = {"minimal": 1_024, "low": 4_096, "medium": 16_384, "high": 32_768}
+"""Anthropic extended thinking: ``budget_tokens`` sent for the efforts below the paper's (``none``
+turns thinking off); the step doubles from medium up. The paper's effort, :data:`UNCAPPED_EFFORT`,
+has no entry: it gets the largest budget the API accepts (docs/protocol.md section 10.2)."""
+UNCAPPED_EFFORT = "xhigh"
+"""The effort whose thinking budget is ``max_tokens - 1``, the largest ``budget_tokens`` Anthropic
+accepts (it must be below ``max_tokens``): the paper set "no explicit limit on output or reasoning
+tokens", and with ``max_tokens`` at the model's own maximum this adds no limit of its own."""
 MIN_THINKING_BUDGET_TOKENS = 1_024
 """The smallest ``budget_tokens`` Anthropic accepts; below it thinking is not sent (and recorded)."""
 THINKING_REPLY_TOKENS = 1_024
@@ -83,10 +89,8 @@ class ModelServiceError(SpatialScoutError, RuntimeError):
 
 
 class PreflightError(ModelServiceError):
-    """The endpoint, key or model check before a batch failed. Its message names the URL the user
-    typed, credentials removed, so the CLI prints it without hiding the endpoint."""
-
-    shows_endpoint = True
+    """The endpoint, key or model check before a batch failed. Printed like every error text:
+    keys and the endpoint removed (docs/models.md); the message names the flag to fix."""
 
 
 class ModelProvider:
@@ -127,6 +131,9 @@ class ModelProvider:
         Where the output cap sent comes from ("not sent", "--max-tokens", the Models API, ...).
     effort_refused : dict of str to str
         Effort parameters the service refused (wire name -> the refusal, redacted); never sent again.
+    effort_record : EffortRecord or None
+        The run's shared answer about effort parameters (``evaluate`` sets one per evaluation
+        directory); None: this provider finds out alone.
     """
 
     provider = "base"
@@ -163,6 +170,8 @@ class ModelProvider:
         self.reasoning_effort_source = reasoning_effort_source or ("set by the caller" if reasoning_effort
                                                                    else "none sent")
         self.effort_refused: dict[str, str] = {}
+        self.effort_record: EffortRecord | None = None
+        self._effort_settled = False
         self.timeout_s = float(timeout_s)
         self.attempts = int(attempts)
         self.backoff_s = tuple(float(b) for b in backoff_s)
@@ -262,12 +271,39 @@ class ModelProvider:
     def complete(self, messages: list[Message]) -> ModelReply:
         """One logical model call: up to ``attempts`` HTTP requests.
 
+        With a shared :attr:`effort_record` (one per run, all workers), the first request that
+        would carry an effort parameter whose fate the run does not know yet is sent while holding
+        the record, and its answer is written there; every other provider of the run reads it first,
+        so a refused parameter reaches the service once per run.
+
         Raises
         ------
         ModelServiceError
             A non-retryable error, or the last attempt failed.
         """
         self.calls += 1
+        record = self.effort_record
+        if record is None or self._effort_settled or not self._effort_kwargs():
+            return self._attempt(messages)
+        known = record.known()
+        if known is None:
+            with record.probing() as (known, settle):
+                if known is None:   # this request asks the service for the run
+                    try:
+                        reply = self._attempt(messages)
+                    except ModelServiceError:
+                        if self.effort_refused:   # what was refused is known even if the call failed
+                            settle(dict(self.effort_refused))
+                        raise
+                    settle(dict(self.effort_refused))   # answered: {} when every parameter was taken
+                    self._effort_settled = True
+                    return reply
+        self.effort_refused.update(known)
+        self._effort_settled = True
+        return self._attempt(messages)
+
+    def _attempt(self, messages: list[Message]) -> ModelReply:
+        """The attempts of one logical model call (:meth:`complete`)."""
         attempt = 0
         while attempt < self.attempts:
             attempt += 1
@@ -314,8 +350,8 @@ class ModelProvider:
         ModelServiceError
             The endpoint does not answer, refuses the key, or does not serve the model.
         """
-        # the URL as typed, credentials removed (redact() would hide the endpoint the user must fix)
-        where = display_url(self.base_url) if self.base_url else f"the {self.provider} service"
+        # printed errors never name the endpoint (docs/models.md): the message is redacted here too
+        where = redact(display_url(self.base_url)) if self.base_url else f"the {self.provider} service"
         if getattr(self._client, "models", None) is None:
             return
         try:
@@ -483,9 +519,9 @@ class AnthropicProvider(ModelProvider):
 
     def __init__(self, model: str, **options: Any) -> None:
         effort = options.get("reasoning_effort")
-        if effort and effort != "none" and effort not in THINKING_BUDGET_TOKENS:
+        if effort and effort != "none" and effort not in THINKING_BUDGET_TOKENS and effort != UNCAPPED_EFFORT:
             raise ConfigError(f"reasoning effort {effort!r} has no Anthropic thinking budget; expected one of "
-                              f"none, {', '.join(THINKING_BUDGET_TOKENS)} (or --no-reasoning-effort)")
+                              f"none, {', '.join(THINKING_BUDGET_TOKENS)}, {UNCAPPED_EFFORT} (or --no-reasoning-effort)")
         super().__init__(model, **options)
 
     @property
@@ -528,18 +564,32 @@ class AnthropicProvider(ModelProvider):
             **anthropic_messages.to_request(messages, self.tool_names), **self._effort_kwargs())
 
     def thinking_budget(self) -> int | None:
-        """``budget_tokens`` for the effort: :data:`THINKING_BUDGET_TOKENS`, at most ``max_tokens -
-        THINKING_REPLY_TOKENS``; None when the effort is unset or ``none``, or when that leaves less
-        than :data:`MIN_THINKING_BUDGET_TOKENS`."""
+        """``budget_tokens`` for the effort: ``max_tokens - 1`` for :data:`UNCAPPED_EFFORT` (the
+        largest the API accepts), else :data:`THINKING_BUDGET_TOKENS`, at most ``max_tokens -
+        THINKING_REPLY_TOKENS``; None when the effort is unset or ``none``, when that is less than
+        :data:`MIN_THINKING_BUDGET_TOKENS`, or (for a record written before any request) when the
+        uncapped budget's ``max_tokens`` is not known yet."""
         if not self.reasoning_effort or self.reasoning_effort == "none":
             return None
         cap = self.max_output_tokens
         if cap is None:
             if not self._resolve_cap:   # a record written before any request: the table's value
-                return THINKING_BUDGET_TOKENS[self.reasoning_effort]
+                return THINKING_BUDGET_TOKENS.get(self.reasoning_effort)
             cap = self._model_max_tokens()
-        budget = min(THINKING_BUDGET_TOKENS[self.reasoning_effort], cap - THINKING_REPLY_TOKENS)
+        if self.reasoning_effort == UNCAPPED_EFFORT:
+            budget = cap - 1
+        else:
+            budget = min(THINKING_BUDGET_TOKENS[self.reasoning_effort], cap - THINKING_REPLY_TOKENS)
         return budget if budget >= MIN_THINKING_BUDGET_TOKENS else None
+
+    def reasoning_record(self) -> dict:
+        record = super().reasoning_record()
+        if self.reasoning_effort and self.reasoning_effort != "none":
+            record["thinking_budget_rule"] = (
+                "max_tokens - 1, the largest budget_tokens the API accepts (the paper set no explicit limit "
+                "on reasoning tokens)" if self.reasoning_effort == UNCAPPED_EFFORT else
+                f"{THINKING_BUDGET_TOKENS[self.reasoning_effort]} tokens, at most max_tokens - {THINKING_REPLY_TOKENS}")
+        return record
 
     def _effort_params(self) -> dict[str, Any]:
         if not self.reasoning_effort or self.reasoning_effort == "none":

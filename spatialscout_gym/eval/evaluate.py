@@ -65,7 +65,7 @@ from spatialscout_gym.eval.layout import (FAILED_SUFFIX, SETTINGS_FILE, archive_
 
 __all__ = ["is_finished", "EvalSettings", "EpisodeTask", "Outcome", "EvalSummary", "plan_tasks", "scene_dir_name",
            "expand_scenes", "evaluate", "execute_task", "WorkerState", "SETTINGS_FILE", "check_settings",
-           "SettingsMismatchError", "provider_of", "attach_request_limiter"]
+           "SettingsMismatchError", "provider_of", "attach_request_limiter", "attach_effort_record"]
 
 # the layout's names live in eval/layout.py (EvalDir reads what this module writes)
 _LOCK_FILE = ".evaluate.lock"
@@ -312,6 +312,17 @@ def attach_request_limiter(agent: Any, limiter: Any) -> None:
         agent.request_limiter = limiter
 
 
+def attach_effort_record(agent: Any, eval_dir: Path) -> None:
+    """Give a model agent's provider the evaluation's shared reasoning-effort record
+    (``DIR/reasoning_effort.json``, :mod:`spatialscout_gym.conversation.effort_record`), so that a
+    parameter the service refuses is sent once in the whole evaluation, whatever the workers.
+    Agents without a provider that takes one are left alone."""
+    from spatialscout_gym.conversation.effort_record import EFFORT_RECORD_FILE, EffortRecord
+    provider = getattr(agent, "provider", None)
+    if provider is not None and hasattr(provider, "effort_record"):
+        provider.effort_record = EffortRecord(eval_dir / EFFORT_RECORD_FILE)
+
+
 class WorkerState:
     """Per-worker state: one renderer kept warm across episodes (switched with ``set_scene``).
 
@@ -367,6 +378,7 @@ def execute_task(task: EpisodeTask, state: WorkerState) -> Outcome:
         attempt = archive_failed_attempt(Path(task.run_dir))
         agent = make_agent(s.agent, **s.agent_options, **s.runtime_options)
         attach_request_limiter(agent, state.limiter)
+        attach_effort_record(agent, Path(task.run_dir).parent.parent)
         renderer = state.renderer_for(spec)
         result = run_episode(agent, spec, task.run_dir, seed=task.seed, image_budget=s.image_budget,
                              tool_call_budget=s.tool_call_budget, resolution=s.resolution, renderer=renderer,

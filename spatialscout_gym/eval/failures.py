@@ -56,7 +56,7 @@ from spatialscout_gym.core.triangulation import MAX_RESIDUAL_M
 __all__ = ["SUCCESS_FACTORS", "FAILURE_FACTORS", "FACTOR_LABELS", "TrajectoryFactors", "trajectory_factors",
            "count_factors", "submitted_errors", "SUCCESS_COVERAGE", "SUCCESS_ERROR_M", "INACCURATE_M",
            "EARLY_CALLS_LEFT", "UNSUPPORTED_SHARE", "GROUNDED_SHARE", "MANY_IMAGES_SHARE",
-           "PROGRESS_SHARE", "LATE_WINDOW"]
+           "PROGRESS_SHARE", "LATE_WINDOW", "table4_thresholds"]
 
 SUCCESS_COVERAGE = 0.9
 """Coverage needed for success (and below which coverage is incomplete)."""
@@ -78,6 +78,18 @@ PROGRESS_SHARE = 0.25
 """Share of targets localized within ``SUCCESS_ERROR_M`` below which progress is limited."""
 LATE_WINDOW = 0.25
 """The last share of the calls used that counts as late."""
+
+def table4_thresholds() -> str:
+    """This project's thresholds behind the factors, in words, for every page that shows them."""
+    from spatialscout_gym.eval.grounding import SUPPORT_RADIUS_M
+    return (f"success: coverage >= {SUCCESS_COVERAGE:.0%} and mean error <= {SUCCESS_ERROR_M:g} m; "
+            f"sufficient grounding: >= {GROUNDED_SHARE:.0%} of submitted objects supported (within "
+            f"{SUPPORT_RADIUS_M:g} m of an earlier successful triangulation); unsupported positions: "
+            f"> {UNSUPPORTED_SHARE:.0%} unsupported; inaccurate: error > {INACCURATE_M:g} m; low residual: "
+            f"<= {LOW_RESIDUAL_M:g} m; early stop: >= {EARLY_CALLS_LEFT} calls left; extensive observation: "
+            f">= {MANY_IMAGES_SHARE:.0%} of the capturable images; limited progress: < {PROGRESS_SHARE:.0%} of "
+            f"targets within {SUCCESS_ERROR_M:g} m; late: the last {LATE_WINDOW:.0%} of the calls used")
+
 
 SUCCESS_FACTORS: tuple[str, ...] = ("multi_view_grounding", "incremental_submission", "continued_refinement")
 FAILURE_FACTORS: tuple[str, ...] = ("incomplete_coverage", "inaccurate_despite_low_residual",

@@ -12,8 +12,10 @@
 * the harness that ran the episodes (``spatialscout`` for ``evaluate``; ``inspect_ai <version>``
   for the Inspect AI task, docs/inspect.md), from ``result.json``'s ``"harness"``;
 * the analyses of :mod:`~spatialscout_gym.eval.behaviour` (Figures 5-6),
-  :mod:`~spatialscout_gym.eval.grounding` (Table 5) and :mod:`~spatialscout_gym.eval.failures`
-  (Table 4), and the cost picture of :mod:`~spatialscout_gym.eval.cost` (Figure 7).
+  :mod:`~spatialscout_gym.eval.grounding` (after the paper's Table 5) and
+  :mod:`~spatialscout_gym.eval.failures` (after the paper's Table 4), both by this project's rules
+  and thresholds, which the page lists, and the cost picture of :mod:`~spatialscout_gym.eval.cost`
+  (Figure 7).
 
 A row is a **reference** row when its episodes made no model calls (``origin``, ``oracle-*``,
 NBV agents: their ``result.json`` has no ``model`` block).
@@ -45,11 +47,11 @@ from spatialscout_gym.core.files import load_ground_truth, load_predictions
 from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, SceneScore, aggregate, score_scene
 from spatialscout_gym.eval.behaviour import tool_behaviour
 from spatialscout_gym.eval.failures import (FACTOR_LABELS, FAILURE_FACTORS, SUCCESS_FACTORS, count_factors,
-                                            submitted_errors, trajectory_factors)
+                                            submitted_errors, table4_thresholds, trajectory_factors)
 from spatialscout_gym.eval.grounding import grounding_summary
 from spatialscout_gym.eval.layout import EvalDir, publish_json, publish_text, seed_spread
 from spatialscout_gym.eval.page import render_page
-from spatialscout_gym.eval.report import md
+from spatialscout_gym.eval.report import effort_label, md
 from spatialscout_gym.eval.settings_check import comparability_problems, identity_of, protocol_settings
 from spatialscout_gym.eval.verify import verification_status
 from spatialscout_gym.eval.stats import (bootstrap_intervals, method_note, paired_comparison, rank_intervals,
@@ -150,9 +152,8 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> dic
     models = [_model_block(r) for r in results]
     is_model = any(m for m in models)
     settings = EvalDir(d).settings() or {}
-    efforts = sorted({str(m.get("reasoning_effort")) for m in models if m.get("reasoning_effort")})
-    effort = efforts[0] if len(efforts) == 1 else (", ".join(efforts) or
-                                                   (settings.get("agent_options") or {}).get("reasoning_effort"))
+    # what reached the service, refusals included ("xhigh refused, none sent")
+    effort = effort_label(models) or (settings.get("agent_options") or {}).get("reasoning_effort")
     agents = sorted({str(r.get("agent")) for r in results})
     # the harness that ran the episodes: "spatialscout" (evaluate, run) unless result.json names
     # another (an Inspect AI run: "inspect_ai 0.3.x")
@@ -358,9 +359,10 @@ def tables(board: dict) -> dict[str, Table]:
         med = g["median_center_error_m"]
         t5_rows.append([n, _pct(g["supported_share"]), _pct(g["warning_share"]), _num(g["captures_per_task"], ".2f"),
                         "-" if med is None else f"{100 * med:.2f}"])
-    t5 = Table("table5", "Geometric grounding (Table 5)",
-               f"Supported: the submitted position lies within {radius:g} m of a successful triangulation made "
-               "before the submission that set it.",
+    t5 = Table("table5", "Geometric grounding, after the paper's Table 5",
+               "The paper's table came from its own analysis of two models; this one is computed from every "
+               f"trace by this project's rule. Supported: the submitted position lies within {radius:g} m of a "
+               "successful triangulation made before the submission that set it.",
                ["model", "submitted objects with prior successful triangulation %", "triangulations with warnings %",
                 "captures per task", "median centre error cm"], t5_rows, [None] * len(t5_rows))
     t4_rows = [["", "trajectories", *(str(r["failure_analysis"]["trajectories"]) for r in rows.values())],
@@ -369,10 +371,12 @@ def tables(board: dict) -> dict[str, Table]:
     for outcome, factors in (("Success", SUCCESS_FACTORS), ("Failure", FAILURE_FACTORS)):
         t4_rows += [[outcome, FACTOR_LABELS[f], *(str(r["failure_analysis"]["factors"][f]) for r in rows.values())]
                     for f in factors]
-    t4 = Table("table4", "Success and failure factors (Table 4)",
-               "Trajectories per factor; a trajectory may show several (factors not exclusive). Rules: see "
-               "spatialscout_gym/eval/failures.py.", ["outcome", "factor", *rows], t4_rows, [None] * len(t4_rows),
-               sortable=False)
+    t4 = Table("table4", "Success and failure factors, after the paper's Table 4",
+               "The paper's factors came from a case study of 40 trajectories and a model-assisted analysis; "
+               "these are counted on every trajectory by this project's rules and thresholds: "
+               + table4_thresholds() + ". Trajectories per factor; a trajectory may show several (factors "
+               "not exclusive); the rules are in spatialscout_gym/eval/failures.py.",
+               ["outcome", "factor", *rows], t4_rows, [None] * len(t4_rows), sortable=False)
     return {t.key: t for t in (t3, t5, t4)}
 
 
@@ -418,7 +422,8 @@ def _split_table3(t: Table) -> tuple[Table, Table]:
 
 
 def format_leaderboard_md(board: dict) -> str:
-    """Markdown of the leaderboard: Table 3 with spend, Table 5, Table 4, the cost frontier."""
+    """Markdown of the leaderboard: Table 3 with spend, the analyses after the paper's Tables 5 and 4
+    (this project's rules, listed on the page), the cost frontier."""
     rows = board["rows"]
     lines = ["# SpatialScout leaderboard", "",
              "Object-micro (pooled over targets) unless marked macro (mean of per-scene ratios); "

@@ -71,10 +71,38 @@ SETTINGS_KEYS = ("image_max_side_px", "image_history", "max_output_tokens", "mod
 """Numbers of a ``result.json`` model block that are settings, not counts: never summed."""
 
 
+def effort_label(models: Sequence[dict]) -> str | None:
+    """What reached the service as reasoning effort over the ``model`` blocks of an evaluation's
+    ``result.json`` files: the effort asked for (``xhigh``), followed by what the service refused
+    (docs/protocol.md section 10.2): ``xhigh refused, none sent`` when no effort parameter was sent
+    after the refusal, ``xhigh, output_config refused`` when part of it was, with ``in k of n
+    episodes`` when not every episode was refused. None when no effort was asked for."""
+    models = [m for m in models if m]
+    efforts = sorted({str(m["reasoning_effort"]) for m in models if m.get("reasoning_effort")})
+    if not efforts:
+        return None
+    asked = ", ".join(efforts)
+    refused = [m for m in models if m.get("reasoning_effort_refused")]
+    if not refused:
+        return asked
+    params = sorted({str(p) for m in refused for p in m["reasoning_effort_refused"]})
+    # "reasoning_effort_sent": the parameters still sent after the refusals (runs before this key: none)
+    none_sent = not any(m.get("reasoning_effort_sent") for m in refused)
+    label = f"{asked} refused, none sent" if none_sent else f"{asked}, {', '.join(params)} refused"
+    return label if len(refused) == len(models) else f"{label} in {len(refused)} of {len(models)} episodes"
+
+
+_NONE_MEANS = {"image_history": "all images", "max_output_tokens": "none sent", "reasoning_effort": "none sent"}
+"""What a recorded None means for a setting of the model block: a known value, not an unknown one
+(every image kept in the conversation, no output cap sent, no effort sent)."""
+
+
 def shown_counters(counters: dict) -> dict:
-    """``counters`` without the aliases, for display (each figure once; an unknown value, such as
-    the cost of an unpriced model, as ``"unknown"``)."""
-    return {k: ("unknown" if v is None else v) for k, v in counters.items() if k not in _COUNTER_ALIASES}
+    """``counters`` without the aliases, for display (each figure once). A setting recorded as None
+    is shown as what None means for it (:data:`_NONE_MEANS`); any other None, such as the cost of
+    an unpriced model, as ``"unknown"``."""
+    return {k: (_NONE_MEANS.get(k, "unknown") if v is None else v) for k, v in counters.items()
+            if k not in _COUNTER_ALIASES}
 
 
 class CompareError(SpatialScoutError, ValueError):
@@ -186,6 +214,9 @@ def _counters(results: Sequence[dict]) -> dict:
         out["cost_usd"] = None
     for k, vals in sorted(settings.items()):
         out[k] = json.loads(next(iter(vals))) if len(vals) == 1 else "mixed"
+    if out.get("reasoning_effort_refused_episodes"):   # beside the setting: what reached the service
+        out["reasoning_effort_sent"] = effort_label([r.get("model") for r in results
+                                                if isinstance(r.get("model"), dict)])
     return out
 
 

@@ -26,6 +26,7 @@ imports it.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import re
@@ -102,10 +103,19 @@ def _seeds(seeds: Any, repeats: Any) -> list[int]:
         raise ConfigError(re.sub(r"--(seeds|repeats) ", r"-T \1=", str(exc)).replace("--seeds", "-T seeds")) from None
 
 
-NO_EFFORT = ("off", "")
-"""``-T reasoning_effort`` values that send no effort (as ``--no-reasoning-effort``)."""
-INSPECT_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+NO_EFFORT = ("off", "", "false", "none")
+"""``-T reasoning_effort`` values that send no effort (as ``--no-reasoning-effort``). ``-T`` values
+are read as YAML, so ``off`` arrives as False; ``none`` and False mean the same."""
+INSPECT_EFFORTS = ("minimal", "low", "medium", "high", "xhigh", "max")
 """The efforts Inspect's ``GenerateConfig.reasoning_effort`` accepts (it maps them per provider)."""
+
+
+def _effort_argument(value: Any) -> str | None:
+    """``-T reasoning_effort`` as the effort to send, None for none: YAML gives ``off`` and ``no`` as
+    False, ``null`` as None; the words ``off``, ``none`` and ``false`` mean none too."""
+    if value is None or value is False or str(value).strip().lower() in NO_EFFORT:
+        return None
+    return str(value).strip()
 
 
 @task
@@ -128,7 +138,9 @@ def spatialscout(scenes: str | list[str] = "catalog", seeds: int | str | list[in
     resolution : render grid, pixels (``--resolution``).
     prompt : ``appendix-a`` (default), ``content-list``, ``detailed`` or ``legacy`` (``--prompt``).
     reasoning_effort : sent through Inspect's ``reasoning_effort`` (``--reasoning-effort``); the
-        paper's ``xhigh`` by default, ``off`` sends none (``--no-reasoning-effort``).
+        paper's ``xhigh`` by default; ``off`` (or ``none``, ``false``) sends none
+        (``--no-reasoning-effort``). A model that refuses it gets it once per Inspect run: the
+        request is sent again without it, and no later request of the run carries it.
     image_max_side : longest side of a delivered image (``--image-max-side``).
     out : the directory that receives the run directories (``--out``); default
         ``logs/spatialscout/<model>``.
@@ -150,8 +162,7 @@ def spatialscout(scenes: str | list[str] = "catalog", seeds: int | str | list[in
     if int(call_budget) < 1:
         raise ConfigError(f"-T call_budget (B, model calls) must be >= 1, got {call_budget}")
     check_prompt_style(str(prompt))
-    if reasoning_effort is not None and str(reasoning_effort).lower() in NO_EFFORT:
-        reasoning_effort = None
+    reasoning_effort = _effort_argument(reasoning_effort)
     if reasoning_effort is not None and str(reasoning_effort) not in INSPECT_EFFORTS:
         raise ConfigError(f"-T reasoning_effort must be one of {', '.join(INSPECT_EFFORTS)} or off, "
                           f"got {reasoning_effort!r}")
@@ -172,6 +183,68 @@ def spatialscout(scenes: str | list[str] = "catalog", seeds: int | str | list[in
                                           image_max_side=int(image_max_side), out=out),
                 scorer=groupwise_iou(),
                 metadata={"benchmark": "SpatialScout", "catalog": catalog})
+
+
+# ---- reasoning effort, once per run -----------------------------------------------------------------
+class EffortFallback:
+    """The Inspect run's answer about the reasoning effort (docs/protocol.md section 10.2), shared by
+    every sample of one task: the first request with the effort is sent alone (an ``asyncio`` lock;
+    the samples of one run share an event loop); if the service refuses it (HTTP 400 or 422 naming
+    reasoning), that request is sent again without it and no later request of the run carries it.
+
+    Attributes
+    ----------
+    effort : str or None
+        The effort asked for (None: none sent).
+    refused : str or None
+        The service's words when it refused the effort (redacted); None otherwise.
+    """
+
+    def __init__(self, effort: str | None) -> None:
+        self.effort = effort
+        self.refused: str | None = None
+        self._settled = effort is None
+        self._lock: asyncio.Lock | None = None
+
+    def config(self) -> GenerateConfig:
+        """The generate options of the next request: the effort unless it was refused."""
+        return GenerateConfig(reasoning_effort=self.effort) if self.effort and not self.refused else GenerateConfig()
+
+    async def generate(self, model: Model, messages: list[ChatMessage], tools: list[ToolInfo]) -> ModelOutput:
+        """``model.generate`` with the run's effort; the first request of the run finds out whether
+        the service takes it."""
+        if self._settled:
+            return await model.generate(messages, tools=tools, config=self.config())
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if self._settled:
+                return await model.generate(messages, tools=tools, config=self.config())
+            try:
+                output = await model.generate(messages, tools=tools, config=self.config())
+            except Exception as exc:   # Inspect wraps the SDK's error; only a refusal of the effort is ours
+                words = _effort_refusal(exc)
+                if words is None:
+                    raise
+                self.refused, self._settled = words, True
+                return await model.generate(messages, tools=tools, config=self.config())
+            self._settled = True
+            return output
+
+
+def _effort_refusal(exc: BaseException) -> str | None:
+    """The service's words when ``exc`` (or an exception it was raised from) is an HTTP 400/422
+    naming the reasoning effort; None otherwise. Inspect's own message quotes the whole request,
+    effort included, so only the service's error is read."""
+    from spatialscout_gym.core.redact import redact
+    seen: BaseException | None = exc
+    while seen is not None:
+        if getattr(seen, "status_code", None) in (400, 422) and not str(seen).lstrip().startswith("Request:"):
+            text = f"{seen} {getattr(seen, 'body', '')}"
+            if "reasoning" in text.lower():
+                return redact(f"{type(seen).__name__}: {seen}")[:600]
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 # ---- the conversation in Inspect's form ------------------------------------------------------------
@@ -246,19 +319,34 @@ class _InspectModel:
     api_mode = "inspect"
     max_tokens_source = "Inspect's --max-tokens"
 
-    def __init__(self, model: Model, reasoning_effort: str | None) -> None:
+    def __init__(self, model: Model, reasoning_effort: str | None, effort: EffortFallback | None = None) -> None:
         self.model = str(model)
         self.base_url = model.api.base_url
         self.reasoning_effort = reasoning_effort
+        self._effort = effort
         self.max_output_tokens = model.config.max_tokens
         self.http_attempts = 0          # Inspect's own retries are in its log, not counted here
         self.failures: list[str] = []
         self.tool_names: tuple[str, ...] | None = None
 
+    @property
+    def effort_refused(self) -> dict[str, str]:
+        """``{"reasoning_effort": the service's words}`` once the run's service refused it."""
+        refused = self._effort.refused if self._effort is not None else None
+        return {"reasoning_effort": refused} if refused else {}
+
+    def reasoning_record(self) -> dict:
+        """The effort, what was sent and what the service refused (``harness.json``)."""
+        sent = {} if self.effort_refused or not self.reasoning_effort else {"reasoning_effort": self.reasoning_effort}
+        note = ("no reasoning effort sent" if not self.reasoning_effort else
+                "the service refused the effort; the run continued without it after the first request"
+                if self.effort_refused else "sent with every request through Inspect's reasoning_effort")
+        return {"effort": self.reasoning_effort, "sent_as": sent, "refused": dict(self.effort_refused), "note": note}
+
     def settings(self) -> dict:
         return {"provider": self.provider, "name": self.model, "api_mode": self.api_mode,
                 "reasoning_effort": self.reasoning_effort, "max_output_tokens": self.max_output_tokens,
-                "inspect_ai": _inspect_version()}
+                "inspect_ai": _inspect_version(), "reasoning": self.reasoning_record()}
 
     def tool_schema(self) -> list[dict]:
         return [t.model_dump(exclude_none=True) for t in tool_infos(self.tool_names)]
@@ -267,8 +355,9 @@ class _InspectModel:
 class InspectAgent(VLMAgent):
     """A :class:`VLMAgent` whose model calls Inspect makes; its records say so."""
 
-    def __init__(self, model: Model, *, sample_id: Any, reasoning_effort: str | None, **options: Any) -> None:
-        super().__init__(_InspectModel(model, reasoning_effort), name=f"inspect:{model}", **options)
+    def __init__(self, model: Model, *, sample_id: Any, reasoning_effort: str | None,
+                 effort: EffortFallback | None = None, **options: Any) -> None:
+        super().__init__(_InspectModel(model, reasoning_effort, effort), name=f"inspect:{model}", **options)
         self.sample_id = sample_id
 
     def _harness(self) -> dict:
@@ -292,7 +381,9 @@ def spatialscout_agent(image_budget: int = 100, call_budget: int = 100, resoluti
     """Run the sample's episode with Inspect's active model and write its run directory
     (``state.metadata["spatialscout"]`` names it). A model-service or runtime failure writes a
     failed attempt (as ``evaluate`` does) and is raised again, so Inspect records the sample as an
-    error."""
+    error. The solver is built once per task, so its :class:`EffortFallback` is the run's: a refused
+    effort reaches the service once per Inspect run."""
+    effort = EffortFallback(reasoning_effort)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         from spatialscout_gym.eval.evaluate import EpisodeTask, EvalSettings, check_settings, scene_dir_name
@@ -312,9 +403,8 @@ def spatialscout_agent(image_budget: int = 100, call_budget: int = 100, resoluti
         record_scene_args(root, {Path(ep_task.run_dir).parent.name: ep_task.scene})
         spec = resolve_scene(scene)
         attempt = archive_failed_attempt(Path(ep_task.run_dir))
-        agent = InspectAgent(model, sample_id=state.sample_id, reasoning_effort=reasoning_effort,
+        agent = InspectAgent(model, sample_id=state.sample_id, reasoning_effort=reasoning_effort, effort=effort,
                              model_call_budget=call_budget, prompt_style=prompt, image_max_side=image_max_side)
-        config = GenerateConfig(reasoning_effort=reasoning_effort) if reasoning_effort else GenerateConfig()
         t0 = time.perf_counter()
         # the runner's episode loop; a service or runtime failure is a failed attempt, as evaluate records it
         with env_episode(agent, spec, ep_task.run_dir, seed=seed, resolution=resolution, image_budget=image_budget,
@@ -322,7 +412,7 @@ def spatialscout_agent(image_budget: int = 100, call_budget: int = 100, resoluti
             w = agent.begin_episode(run.env, seed=seed)
             tools = tool_infos(w.tool_names)
             while not w.done:
-                output = await model.generate(to_chat_messages(w.request()), tools=tools, config=config)
+                output = await effort.generate(model, to_chat_messages(w.request()), tools)
                 agent.provider.http_attempts += 1
                 state.output = output
                 agent.take_reply(to_model_reply(output))
@@ -366,28 +456,56 @@ def _table3(view: dict, prefix: str = "") -> dict[str, float]:
     return {prefix + k: float(v) for k, v in out.items()}
 
 
-def _aggregate(scores: list) -> dict | None:
-    cells = [_scene_score(s.score.metadata["scene_score"], str(s.sample_id)) for s in scores
-             if s.score.metadata and "scene_score" in s.score.metadata]
-    return aggregate(cells) if cells else None
+def _cells(scores: list) -> dict[tuple[str, int], SceneScore]:
+    """The scored episodes as ``{(scene dir, seed): SceneScore}`` (sample ids are ``<scene>/seed_<k>``)."""
+    cells = {}
+    for s in scores:
+        if s.score.metadata and "scene_score" in s.score.metadata:
+            sample = str(s.sample_id)
+            scene, _, seed = sample.rpartition("/seed_")
+            cell = (scene, int(seed)) if scene and seed.isdigit() else (sample, 0)
+            cells[cell] = _scene_score(s.score.metadata["scene_score"], sample)
+    return cells
+
+
+INTERVAL_FIGURES = {"all.mean_iou": "all_miou", "submitted.mean_iou": "sub_miou"}
+"""The means reported with a 95% bootstrap interval beside them (``<name>_ci_low``, ``_ci_high``)."""
+
+
+def _with_intervals(view: str, prefix: str, cells: dict[tuple[str, int], SceneScore]) -> dict[str, float]:
+    """One view's Table-3 columns and, beside each mean IoU, its 95% percentile-bootstrap interval
+    over scenes (:func:`~spatialscout_gym.eval.stats.bootstrap_intervals`: a scene's targets and
+    seeds are resampled together, as in ``spatialscout report``); no interval with one scene."""
+    from spatialscout_gym.eval.stats import bootstrap_intervals
+    agg = aggregate(list(cells.values()))   # each episode's scene id is its sample id: all distinct
+    out = _table3(agg[view], prefix)
+    figures = bootstrap_intervals(cells)["figures"]
+    for path, name in INTERVAL_FIGURES.items():
+        ci = figures[f"{view}.{path}"]
+        if ci["low"] is not None:
+            out[f"{prefix}{name}_ci_low"], out[f"{prefix}{name}_ci_high"] = float(ci["low"]), float(ci["high"])
+    return out
 
 
 @metric(scores="unreduced")
 def object_micro():
     """Table-3 columns pooled over every target of every episode (object-micro): ``all_miou``,
-    ``all_gt_0``, ``all_gt_50``, ``all_gt_90``, ``sub_miou``, ``sub_gt_...``, ``coverage``."""
+    ``all_gt_0``, ``all_gt_50``, ``all_gt_90``, ``sub_miou``, ``sub_gt_...``, ``coverage``, and a 95%
+    bootstrap interval over scenes beside each mean IoU (``all_miou_ci_low``, ``all_miou_ci_high``,
+    ``sub_miou_ci_low``, ``sub_miou_ci_high``; two scenes or more)."""
     def compute(scores: list) -> dict[str, float]:
-        agg = _aggregate(scores)
-        return {} if agg is None else _table3(agg["object_micro"])
+        cells = _cells(scores)
+        return _with_intervals("object_micro", "", cells) if cells else {}
     return compute
 
 
 @metric(scores="unreduced")
 def scene_macro():
-    """Table-3 columns averaged over episodes (scene-macro), named ``macro_...``."""
+    """Table-3 columns averaged over episodes (scene-macro), named ``macro_...``, with the same
+    intervals (``macro_all_miou_ci_low``, ...)."""
     def compute(scores: list) -> dict[str, float]:
-        agg = _aggregate(scores)
-        return {} if agg is None else _table3(agg["scene_macro"], "macro_")
+        cells = _cells(scores)
+        return _with_intervals("scene_macro", "macro_", cells) if cells else {}
     return compute
 
 

@@ -75,7 +75,7 @@ __all__ = ["missing_scene_dirs",
     "DATASETS", "DatasetLayout", "ManiSkillAssetsMissing", "SourceObject", "SourceScene",
     "SourceStructure", "PrimitiveMesh", "ManiSkillDataWarning", "STRUCTURAL_CATEGORIES",
     "maniskill_asset_dir", "download_command", "list_scenes", "load_source_scene",
-    "choose_initial_camera", "select_targets", "spec_from_source", "import_scene", "scene_id_for",
+    "choose_initial_camera", "select_targets", "spec_from_source", "import_scene", "read_start_poses", "scene_id_for",
     "imported_scene_dirs", "imported_scene_paths", "FILE_MATERIAL",
     "EYE_HEIGHT_M", "INITIAL_PITCH_DEG", "SCENE_DIRS_ENV", "default_intrinsics",
 ]
@@ -916,13 +916,16 @@ def default_intrinsics() -> Intrinsics:
 def spec_from_source(source: SourceScene, n_targets: int = 40, *, intrinsics: Intrinsics | None = None,
                      camera: CameraPose | None = None) -> SceneSpec:
     """Assemble the SceneSpec: stage, structural and uncategorised objects static, targets and hidden
-    candidates by :func:`select_targets`, the camera by :func:`choose_initial_camera` unless given.
+    candidates by :func:`select_targets` from the initial camera: ``camera`` when given (a start
+    pose fixed by the import configuration, e.g. a catalog entry's), else the one
+    :func:`choose_initial_camera` picks. The spec's ``source`` records which.
 
     Groups are categories (docs/protocol.md section 1: instances of a category are interchangeable).
     """
     if n_targets <= 0:
         raise ValueError(f"n_targets must be positive, got {n_targets}")
     intrinsics = intrinsics or default_intrinsics()
+    start = "import configuration" if camera is not None else "chosen by this package (choose_initial_camera)"
     camera = camera or choose_initial_camera(source, intrinsics)
     targets, hidden = select_targets(source, camera, n_targets)
     role_of = {i: "target" for i in targets} | {i: "hidden" for i in hidden}
@@ -950,17 +953,55 @@ def spec_from_source(source: SourceScene, n_targets: int = 40, *, intrinsics: In
         source={"generator": "maniskill", "dataset": source.dataset, "scene": source.name,
                 "config": str(source.config_path), "config_sha256": _sha256(source.config_path),
                 "asset_dir": str(source.asset_dir), "n_targets": n_targets,
-                "skipped": source.skipped},
+                "skipped": source.skipped, "initial_camera": start},
         description={"layout": layout.layout, "source": f"ManiSkill3 {source.dataset}",
                      "source_scene": source.name})
 
 
 def import_scene(dataset: str, scene: str, n_targets: int = 40, *,
                  asset_dir: str | os.PathLike | None = None, mesh_cache: dict | None = None,
-                 scenes: dict[str, str] | None = None) -> SceneSpec:
-    """:func:`load_source_scene` then :func:`spec_from_source`."""
+                 scenes: dict[str, str] | None = None, start_pose: CameraPose | None = None) -> SceneSpec:
+    """:func:`load_source_scene` then :func:`spec_from_source`; ``start_pose`` (world frame of the
+    imported scene) fixes the initial camera, and the target rule then runs from it."""
     return spec_from_source(load_source_scene(dataset, scene, asset_dir, mesh_cache, scenes=scenes),
-                            n_targets)
+                            n_targets, camera=start_pose)
+
+
+def read_start_poses(path: str | os.PathLike) -> dict[str, CameraPose]:
+    """Per-scene start poses of an import configuration: a JSON object ``{scene name: {"position":
+    [x, y, z], "yaw_deg": yaw, "pitch_deg": pitch}}``: the camera position in the imported scene's
+    world frame (metres, z up, as the importer poses the dataset), the heading (degrees,
+    counter-clockwise from +x seen from above) and the pitch (degrees, negative looks down; within
+    +-85). A scene the file does not name gets the camera this package chooses.
+
+    Raises
+    ------
+    ValueError
+        A file that is not such an object, naming the entry and what is wrong (one line).
+    """
+    import math
+    try:
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"start poses {path}: cannot read it as JSON ({exc})") from None
+    if not isinstance(raw, dict):
+        raise ValueError(f"start poses {path}: expected an object {{scene name: pose}}, got {type(raw).__name__}")
+    poses: dict[str, CameraPose] = {}
+    for name, pose in raw.items():
+        where = f"start poses {path}, scene {name!r}"
+        if not isinstance(pose, dict) or set(pose) != {"position", "yaw_deg", "pitch_deg"}:
+            raise ValueError(f"{where}: expected exactly the keys position, yaw_deg, pitch_deg")
+        pos, yaw, pitch = pose["position"], pose["yaw_deg"], pose["pitch_deg"]
+        numbers = [*(pos if isinstance(pos, list) else []), yaw, pitch]
+        if (not isinstance(pos, list) or len(pos) != 3
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                           for v in numbers)):
+            raise ValueError(f"{where}: position must be three finite numbers (metres) and yaw_deg, pitch_deg "
+                             "finite numbers (degrees)")
+        if abs(pitch) > 85.0:
+            raise ValueError(f"{where}: pitch_deg {pitch} is outside [-85, 85] (docs/protocol.md section 4)")
+        poses[str(name)] = CameraPose(np.asarray(pos, float), float(yaw), float(pitch))
+    return poses
 
 
 # ---- imported scene directories (registration and scene_by_name read these) ----------------------

@@ -11,7 +11,7 @@ import numpy as np
 from spatialscout_gym.core.spec import SceneSpec
 
 __all__ = ["catalog_stats", "PAPER_STATS", "RELEASE_STATS", "SCENE_SOURCES", "SIZE_TOL_M", "size_comparison", "own_box_size", "reference_losses",
-           "PAPER_REFERENCE_LOSSES_M", "plot_size_comparison"]
+           "PAPER_REFERENCE_LOSSES_M", "PAPER_REFERENCE_LOSSES_OTHER_VERSION_M", "plot_size_comparison"]
 
 SIZE_TOL_M = 1e-3
 """Two instances have *different sizes* when some side differs by more than this (metres)."""
@@ -20,19 +20,26 @@ PAPER_STATS: dict = {
     "n_scenes": 80, "n_targets": 12 * 35 + 68 * 40, "scenes_35": 12, "scenes_40": 68,
     "radius_min_m": 1.95, "radius_max_m": 9.23,
     "multi_instance_targets": 1489, "multi_instance_fraction": 0.433,
+    "median_shortest_side_m": 0.117, "under_1cm_fraction": 0.067,
 }
 """The paper's own figures (its section 2.2), as it states them. ``n_targets`` is 12 x 35 + 68 x 40
 (the text says "totaling 3,410"); its 1,489 multi-instance targets are not 43.3% of either count
-(docs/protocol.md section 8)."""
+(docs/protocol.md section 8). The median shortest side (11.7 cm) and the share of targets with a
+side under 1 cm (6.7%) are the paper's section 2.2 figures as the primer and the outside audit give
+them; the version of the paper docs/protocol.md restates does not print them (the paper's versions
+differ)."""
 
 RELEASE_STATS: dict = {
-    "n_scenes": 80, "n_categories": 209,
+    "n_scenes": 80, "n_targets": 3140, "scenes_35": 12, "scenes_40": 68,
+    "radius_min_m": 1.954, "radius_max_m": 9.231, "n_categories": 209,
     "multi_instance_targets": 1393, "multi_instance_fraction": 1393 / 3140, "multi_instance_groups": 470,
     "groups_with_different_sizes": 402, "median_shortest_side_m": 0.117,
     "under_1cm_fraction": 210 / 3140,
     "top_categories": [["Chair", 192], ["Painting", 170], ["Window", 94], ["Book", 90]],
 }
-"""The authors' released annotation files as an outside reader counted them (not in the paper)."""
+"""The authors' released annotation files as an outside audit measured them (3,140 targets in 12
+scenes of 35 and 68 of 40, radius 1.954-9.231 m, ...); the paper does not give the release's
+counts."""
 
 SCENE_SOURCES: dict = {
     "paper": {"iTHOR": 32, "RoboTHOR": 12, "ArchitecTHOR": 10, "ReplicaCAD": 6, "ProcTHOR": 30},
@@ -42,7 +49,12 @@ SCENE_SOURCES: dict = {
 the release's count (80)."""
 
 PAPER_REFERENCE_LOSSES_M: dict = {"origin": 2.984, "uniform_ball": 4.487}
-"""The paper's appendix: scene-macro full-scene losses of the inventory-only references, metres."""
+"""The paper's Appendix B.2, in the version docs/protocol.md restates: scene-macro full-scene losses
+of the inventory-only references, metres."""
+PAPER_REFERENCE_LOSSES_OTHER_VERSION_M: dict = {"origin": 3.113, "uniform_ball": 4.701}
+"""The same two losses as another version of the paper gives them: the outside audit reports 3.113 m
+as the paper's Appendix B.2 figure, and the primer gives 3.113 m and 4.701 m. The paper's versions
+disagree; neither is this package's."""
 
 
 def catalog_stats(specs: list[SceneSpec], top: int = 10) -> dict:

@@ -60,6 +60,11 @@ PROMPT_NAME = "spatialscout_task"
 class McpEpisode:
     """One episode behind the MCP tools, and its run directory.
 
+    Everything that touches the renderer (building it, frame 0, every tool call, writing the run
+    directory, closing) runs on one worker thread of this object, so a server can answer the
+    client's handshake at once while the renderer warms up (``background=True``): the first tool
+    call waits for the warm-up instead.
+
     Parameters
     ----------
     spec : SceneSpec
@@ -69,55 +74,85 @@ class McpEpisode:
         Default: a SAPIEN renderer at ``resolution`` (closed by :meth:`close`).
     resolution, image_budget, tool_call_budget, seed :
         As for :func:`spatialscout_gym.eval.runner.run_episode`; ``tool_call_budget`` counts tool calls.
+    prompt_style : str
+        The task prompt's wording (``--prompt``; docs/protocol.md section 10.1).
+    background : bool
+        Return before the scene is loaded and frame 0 rendered (a failure then surfaces at the first
+        tool call); default False: the constructor waits and raises any failure itself.
     """
 
     name = "mcp"
 
     def __init__(self, spec: SceneSpec, out_dir: str | os.PathLike, *, renderer: Any = None,
                  resolution: int = 512, image_budget: int = 100, tool_call_budget: int | None = 100,
-                 seed: int = 0, overwrite: bool = False, prompt_style: str = DEFAULT_PROMPT_STYLE) -> None:
+                 seed: int = 0, overwrite: bool = False, prompt_style: str = DEFAULT_PROMPT_STYLE,
+                 background: bool = False) -> None:
+        from concurrent.futures import ThreadPoolExecutor
         out = Path(out_dir)
         if out.exists() and (not out.is_dir() or any(out.iterdir())) and not overwrite:
             raise FileExistsError(f"run directory {out} already exists and is not empty")
         self.spec, self.out_dir = spec, out
         self.session = EpisodeSession(resolution=resolution, image_budget=image_budget,
-                                      tool_call_budget=tool_call_budget, renderer=renderer)
-        self.session.load(spec)
-        self.episode = self.session.new_episode()
+                                      tool_call_budget=tool_call_budget, renderer=renderer)   # no render yet
         self.resolution, self.image_budget, self.tool_call_budget, self.seed = (
             self.session.resolution, self.session.image_budget, self.session.tool_call_budget, int(seed))
         self.result: dict | None = None
         self._sent_initial = False
         self.prompt_style = check_prompt_style(prompt_style)
-        self.instructions = task_prompt(spec.public, self.episode.intrinsics,
-                                        model_call_budget=tool_call_budget or UNLIMITED, image_budget=image_budget,
-                                        budget_counts_tool_calls=True, style=prompt_style)
+        # the prompt needs the calibration, not a render: the spec's intrinsics on the render grid
+        K = spec.public.intrinsics.scaled(self.resolution, self.resolution)
+        self.instructions = task_prompt(spec.public, K, model_call_budget=tool_call_budget or UNLIMITED,
+                                        image_budget=image_budget, budget_counts_tool_calls=True, style=prompt_style)
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spatialscout-mcp-episode")
+        self._episode: Any = None
+        self._ready = self._thread.submit(self._start)
+        if not background:
+            self._ready.result()
+
+    def _start(self) -> None:
+        self.session.load(self.spec)
+        self._episode = self.session.new_episode()
+
+    @property
+    def episode(self) -> Any:
+        """The :class:`~spatialscout_gym.episode.Episode` (waits for the warm-up)."""
+        self._ready.result()
+        return self._episode
 
     # ---- one tool call ---------------------------------------------------------------------------
     def call(self, name: str, arguments: Any) -> tuple[list[dict], bool]:
         """Run one tool; returns MCP content blocks (``{"type": "text"|"image", ...}``) and
-        whether it is an error. Never raises for bad input."""
-        ep = self.episode
-        if name not in TOOL_NAMES:
-            blocks, err = [_text(refusal_text(clip_error(unknown_tool_error(name))))], True
+        whether it is an error. Never raises for bad input. Every call reaches the episode, so an
+        unknown tool or unreadable arguments are counted against B and traced like any refusal
+        (docs/protocol.md section 4)."""
+        try:
+            self._ready.result()
+        except Exception as exc:   # the scene or renderer could not start: the client hears why
+            return [_text(refusal_text(clip_error(f"the episode could not start: {type(exc).__name__}: {exc}")))], True
+        return self._thread.submit(self._call, name, arguments).result()
+
+    def _call(self, name: str, arguments: Any) -> tuple[list[dict], bool]:
+        ep = self._episode
+        ended = ep.done
+        args, reason = parse_arguments(arguments)
+        # the episode counts and traces every call, an unknown tool or unreadable arguments included
+        res = ep.call(str(name), args if args is not None else arguments)
+        if not ended and (reason is not None or name not in TOOL_NAMES):   # the reply says why, as the wrapper's
+            why = f"{name}: {reason}" if name in TOOL_NAMES else unknown_tool_error(name)
+            blocks, err = [_text(refusal_text(clip_error(why)))], True
         else:
-            args, reason = parse_arguments(arguments)
-            if reason is not None:
-                blocks, err = [_text(refusal_text(clip_error(f"{name}: {reason}")))], True
-            else:
-                res = ep.call(name, args)
-                blocks, err = [_text(result_text(res.to_dict()))], not res.ok
-                if res.ok and name == "capture_image" and res.frame_id is not None:
-                    blocks += self._image_blocks(res.frame_id)
+            blocks, err = [_text(result_text(res.to_dict()))], not res.ok
+            if res.ok and name == "capture_image" and res.frame_id is not None:
+                blocks += self._image_blocks(res.frame_id)
         if not self._sent_initial:   # the initial image comes first, before this call's own result
             self._sent_initial = True
             blocks = [{"type": "text", "text": "Initial image of this episode:"}, *self._image_blocks(0), *blocks]
         if ep.done and self.result is None:
-            self.write()
+            self._write()
         return blocks, err
 
     def _image_blocks(self, fid: int) -> list[dict]:
-        caption, img = frame_parts(self.episode, fid)
+        caption, img = frame_parts(self._episode, fid)
         return [{"type": "text", "text": caption},
                 {"type": "image", "data": base64.b64encode(img.jpeg).decode("ascii"), "mime_type": "image/jpeg"}]
 
@@ -127,7 +162,7 @@ class McpEpisode:
         prompt as served (instructions and the MCP prompt), the tool schema, budgets and images."""
         from spatialscout_gym.core.run_files import HARNESS_FILE, PROMPT_FILE
         from spatialscout_gym.conversation.images import JPEG_QUALITY, MAX_SIDE_PX, delivered_size
-        K = self.episode.intrinsics
+        K = self.spec.public.intrinsics.scaled(self.resolution, self.resolution)
         harness = {
             "agent": self.name, "prompt_style": self.prompt_style,
             "prompt_role": "MCP server instructions and the MCP prompt " + PROMPT_NAME,
@@ -149,19 +184,31 @@ class McpEpisode:
     def write(self) -> dict:
         """Score and write the run directory once (ending the episode as ``server_stopped`` if it
         is still running); returns ``result.json``'s contents."""
+        self._ready.result()
+        return self._thread.submit(self._write).result()
+
+    def _write(self) -> dict:
         if self.result is not None:
             return self.result
-        if not self.episode.done:
-            self.episode.end("server_stopped")
+        if not self._episode.done:
+            self._episode.end("server_stopped")
         self.result = self.session.write_run(self.out_dir, self, seed=self.seed)
         return self.result
 
-    def close(self) -> dict:
-        """Write the run directory if needed and release the renderer (the session's rule)."""
+    def close(self) -> dict | None:
+        """Write the run directory if needed and release the renderer (the session's rule); None
+        when the episode never started (nothing to write)."""
         try:
-            return self.write()
+            try:
+                self._ready.result()
+            except Exception:   # never started: nothing to write
+                return None
+            return self._thread.submit(self._write).result()
         finally:
-            self.session.close()
+            try:
+                self._thread.submit(self.session.close).result()
+            finally:
+                self._thread.shutdown(wait=True)
 
 
 def _text(text: str) -> dict:
