@@ -56,6 +56,7 @@ from spatialscout_gym.conversation.images import MAX_SIDE_PX, DeliveredImage
 from spatialscout_gym.conversation.providers import DEFAULT_REASONING_EFFORT
 from spatialscout_gym.conversation.prompt import DEFAULT_PROMPT_STYLE, check_prompt_style
 from spatialscout_gym.conversation.schemas import tool_schemas
+from spatialscout_gym.eval.layout import split_episode_key
 
 __all__ = ["spatialscout", "spatialscout_agent", "groupwise_iou", "object_micro", "scene_macro",
            "tool_infos", "to_chat_messages", "to_model_reply", "HARNESS_NAME", "DEFAULT_OUT"]
@@ -462,8 +463,8 @@ def _cells(scores: list) -> dict[tuple[str, int], SceneScore]:
     for s in scores:
         if s.score.metadata and "scene_score" in s.score.metadata:
             sample = str(s.sample_id)
-            scene, _, seed = sample.rpartition("/seed_")
-            cell = (scene, int(seed)) if scene and seed.isdigit() else (sample, 0)
+            scene, seed = split_episode_key(sample)
+            cell = (scene, seed) if seed is not None else (sample, 0)
             cells[cell] = _scene_score(s.score.metadata["scene_score"], sample)
     return cells
 
