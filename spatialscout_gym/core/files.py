@@ -31,7 +31,7 @@ from spatialscout_gym.core.types import is_finite_vec3
 
 __all__ = ["SceneFileError", "GROUND_TRUTH_FILE", "PREDICTIONS_FILE", "read_json", "load_ground_truth",
            "load_predictions", "find_scene_dirs", "write_json_atomic", "write_text_atomic", "open_regular",
-           "read_text_bounded", "NotRegularFileError", "FileTooLargeError", "MAX_JSON_BYTES", "MAX_TRACE_BYTES"]
+           "read_text_bounded", "loads_finite", "NotRegularFileError", "FileTooLargeError", "MAX_JSON_BYTES", "MAX_TRACE_BYTES"]
 
 GROUND_TRUTH_FILE = "ground_truth.json"
 PREDICTIONS_FILE = "predictions.json"
@@ -59,6 +59,13 @@ def _finite_float(text: str) -> float:
     if value in (float("inf"), float("-inf")):
         raise ValueError(f"number {text} is too large (not finite)")
     return value
+
+
+def loads_finite(text: str) -> Any:
+    """``json.loads`` that refuses ``NaN``, ``Infinity`` and numbers that overflow to infinity
+    (``1e999``) with a ``ValueError``: no file the package writes holds one, and a reader that took
+    one would fail later, when it writes a figure of it."""
+    return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:

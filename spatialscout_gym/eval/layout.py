@@ -33,7 +33,7 @@ import numpy as np
 
 from spatialscout_gym.core.errors import SpatialScoutError
 from spatialscout_gym.core.files import (GROUND_TRUTH_FILE, MAX_TRACE_BYTES, PREDICTIONS_FILE, FileTooLargeError,
-                                         NotRegularFileError, open_regular, read_text_bounded, write_json_atomic,
+                                         NotRegularFileError, loads_finite, open_regular, read_text_bounded, write_json_atomic,
                                          write_text_atomic)
 from spatialscout_gym.envs.run_dir import (ATTEMPTS_DIR, DELIVERED_FILE, ENTITY_LIBRARY_FILE, HARNESS_FILE,
                                            PROMPT_FILE, RESULT_FILE, TRACE_FILE)
@@ -81,7 +81,7 @@ def read_json_object(path: Path) -> dict:
     (or :func:`read_result`, :func:`read_trace`), which open regular files only, of a bounded size
     (:func:`~spatialscout_gym.core.files.open_regular`: a FIFO in a file's place never blocks)."""
     try:
-        d = json.loads(read_text_bounded(path))
+        d = loads_finite(read_text_bounded(path))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise _json_error(path, exc) from None
     if not isinstance(d, dict):
