@@ -25,6 +25,7 @@ import hmac
 import http.server
 import os
 import stat
+import sys
 import threading
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -57,7 +58,6 @@ class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
 
     def handle_error(self, request, client_address) -> None:
-        import sys
         if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
             return
         super().handle_error(request, client_address)
