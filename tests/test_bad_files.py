@@ -3,8 +3,8 @@
 
 The evaluation is one ``uniform-ball`` episode on a small hand-built scene (Vulkan-free renderer);
 each case copies it, spoils one file (empty, ``[]``, a number, undecodable bytes, truncated JSON,
-nesting 100,000 deep, a directory in its place, missing, a trace line that is not an object, a
-``result.json`` field of the wrong type) and runs ``report``, ``compare``, ``replay``,
+nesting 100,000 deep, a directory in its place, a FIFO in its place (no reader may block on it),
+missing, a trace line that is not an object, a ``result.json`` field of the wrong type) and runs ``report``, ``compare``, ``replay``,
 ``leaderboard``, ``verify``, ``view --out`` and ``score`` through the CLI's ``main``."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import io
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -27,6 +28,15 @@ from spatialscout_gym.eval.evaluate import EvalSettings, evaluate
 RUN = "fake-0/seed_0"
 DEEP = "[" * 100_000 + "]" * 100_000
 COMMANDS = ("report", "compare", "replay", "leaderboard", "verify", "view", "score")
+FIFO = ("a FIFO",)
+"""What a spoiled file becomes: a named pipe with no writer (a reader that opens it blocks forever)."""
+HANG_S = 30
+"""A command still running after this many seconds is blocked (a case takes well under a second)."""
+
+
+class Blocked(BaseException):
+    """Raised in a command blocked past :data:`HANG_S` (not an ``OSError``, which a reader would
+    turn into a one-line error and so hide the hang)."""
 
 
 @pytest.fixture(scope="module")
@@ -41,10 +51,10 @@ def base(tmp_path_factory) -> Path:
 
 
 def _cases(base: Path) -> list[tuple[str, str, str | bytes | None | bool]]:
-    """``(file under the evaluation, label, what it becomes)``: text, bytes, None (a directory) or
-    False (removed)."""
+    """``(file under the evaluation, label, what it becomes)``: text, bytes, None (a directory),
+    :data:`FIFO` or False (removed)."""
     common = {"empty": "", "list": "[]", "number": "5", "null": "null", "garbled": b"\xff\xfe\x00{",
-              "truncated": '{"a": ', "deep": DEEP, "directory": None, "missing": False}
+              "truncated": '{"a": ', "deep": DEEP, "directory": None, "fifo": FIFO, "missing": False}
     out = []
     for name in ("result.json", "trace.jsonl", "ground_truth.json", "predictions.json"):
         out += [(f"{RUN}/{name}", label, v) for label, v in common.items()]
@@ -59,7 +69,7 @@ def _cases(base: Path) -> list[tuple[str, str, str | bytes | None | bool]]:
                        ("coverage", "x"), ("status", 5)):
         out.append((f"{RUN}/result.json", f"{key}={json.dumps(value)}", json.dumps({**good, key: value})))
     for name in ("evaluate.json", "scenes.json"):
-        out += [(name, label, common[label]) for label in ("list", "garbled", "deep", "directory")]
+        out += [(name, label, common[label]) for label in ("list", "garbled", "deep", "directory", "fifo")]
     out += [(f"{RUN}/frames/frame_000.png", "directory", None), (f"{RUN}/frames", "file", "x")]
     return out
 
@@ -72,6 +82,8 @@ def _spoil(root: Path, rel: str, what) -> None:
         p.unlink()
     if what is None:
         p.mkdir()
+    elif what is FIFO:
+        os.mkfifo(p)
     elif isinstance(what, bytes):
         p.write_bytes(what)
     elif isinstance(what, str):
@@ -91,7 +103,8 @@ def _run(argv: list[str]) -> tuple[object, str]:
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
         try:
-            rc: object = main(argv)
+            with _no_hang():
+                rc: object = main(argv)
         except SystemExit as exc:
             rc = exc.code
         except BaseException as exc:   # what the user would see as a traceback
@@ -100,13 +113,28 @@ def _run(argv: list[str]) -> tuple[object, str]:
     return rc, out.getvalue()
 
 
+@contextlib.contextmanager
+def _no_hang():
+    """Raise :class:`Blocked` in the block when it runs past :data:`HANG_S` (a blocked read)."""
+    def blocked(*_):
+        raise Blocked(f"still running after {HANG_S} s (blocked on a file?)")
+
+    previous = signal.signal(signal.SIGALRM, blocked)
+    signal.alarm(HANG_S)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 # (file, case) pairs every command but score must refuse, naming the file
 MUST_REFUSE = {("result.json", "deep"), ("result.json", "garbled"), ("result.json", "truncated"),
                ("result.json", "list"), ("result.json", 'seed="zero"'), ("result.json", "counters=[]"),
                ("trace.jsonl", "deep"), ("trace.jsonl", "garbled"), ("trace.jsonl", "line_list"),
-               ("trace.jsonl", "line_number"), ("trace.jsonl", "directory")}
+               ("trace.jsonl", "line_number"), ("trace.jsonl", "directory"), ("trace.jsonl", "fifo")}
 SCORE_MUST_REFUSE = {("ground_truth.json", "deep"), ("ground_truth.json", "garbled"), ("predictions.json", "deep"),
-                     ("predictions.json", "list")}
+                     ("predictions.json", "list"), ("ground_truth.json", "fifo"), ("predictions.json", "fifo")}
 
 
 @pytest.mark.parametrize("cmd", COMMANDS)
@@ -159,8 +187,8 @@ def test_the_cli_prints_no_traceback_for_the_reported_cases(base, tmp_path):
 
 @pytest.mark.parametrize("rel, label", [(f"{RUN}/result.json", "deep"), (f"{RUN}/result.json", "garbled"),
                                         (f"{RUN}/result.json", "list"), (f"{RUN}/result.json", 'seed="zero"'),
-                                        ("evaluate.json", "deep"), ("evaluate.json", "list"),
-                                        ("scenes.json", "garbled")])
+                                        (f"{RUN}/result.json", "fifo"), ("evaluate.json", "deep"),
+                                        ("evaluate.json", "list"), ("scenes.json", "garbled")])
 def test_evaluate_resuming_over_a_bad_file_names_it(rel, label, base, tmp_path):
     """``evaluate`` reads its own directory when it resumes: a spoiled file is one line naming it."""
     from spatialscout_gym.core.errors import SpatialScoutError
@@ -170,7 +198,7 @@ def test_evaluate_resuming_over_a_bad_file_names_it(rel, label, base, tmp_path):
     _spoil(d, rel, what)
     spec = tmp_path / "fake-0.json"
     spec.write_text(small_scene(32, 32, scene_id="fake-0").to_json())
-    with pytest.raises(SpatialScoutError) as err:
+    with pytest.raises(SpatialScoutError) as err, _no_hang():
         evaluate(d, EvalSettings("uniform-ball", 5, 20, 32), [str(spec)], seeds=1, workers=1,
                  progress=False, renderer_factory=FakeRenderer)
     assert str(d / rel) in str(err.value) and "\n" not in str(err.value)

@@ -114,3 +114,50 @@ def test_evaluate_prints_neither_the_endpoint_nor_credentials(tmp_path, capsys):
                  "--no-progress"])
     err = capsys.readouterr().err
     assert code == 2 and "cannot reach [endpoint]" in err and f"127.0.0.1:{port}" not in err and KEY not in err
+
+
+MALFORMED = ["http://u:s3cr3t/part@127.0.0.1:1/v1", "http://127.0.0.1:notaport/v1", "http://[::1/v1",
+             "http://u:s3cr3t@127.0.0.1:99999/v1"]
+QUERY_KEY = "qk-9f8e7d6c5b4a"
+
+
+def _cli(command: str, agent: str, url: str, tmp_path) -> list[str]:
+    out = ["--out", str(tmp_path / command)]
+    where = ["--scene", "procedural:1"] if command == "run" else ["--scenes", "procedural:1", "--no-progress"]
+    return [command, "--agent", agent, "--base-url", url, "--api-key", "placeholder", *where, *out]
+
+
+@pytest.mark.parametrize("url", MALFORMED)
+@pytest.mark.parametrize("command,agent", [("run", "openai:m1"), ("evaluate", "anthropic:m1"),
+                                           ("run", "openai-responses:m1")])
+def test_a_malformed_base_url_is_one_line_without_the_password(tmp_path, capsys, command, agent, url):
+    code = main(_cli(command, agent, url, tmp_path))
+    out = capsys.readouterr()
+    lines = (out.out + out.err).strip().splitlines()
+    assert code == 2 and len(lines) == 1 and "--base-url is not a usable URL" in lines[0], lines
+    assert "s3cr3t" not in lines[0] and "Traceback" not in lines[0]
+
+
+@pytest.mark.parametrize("command,agent", [("run", "openai:m1"), ("evaluate", "anthropic:m1"),
+                                           ("evaluate", "openai-responses:m1")])
+def test_a_key_in_the_query_string_is_never_printed_in_the_cannot_reach_line(tmp_path, capsys, command, agent):
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}/v1?api-version=2024&key={QUERY_KEY}"
+    code = main(_cli(command, agent, url, tmp_path))
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert code == 2 and "cannot reach" in text and QUERY_KEY not in text
+    assert "cannot reach [endpoint]" in text and f"127.0.0.1:{port}" not in text   # errors name --base-url
+
+
+def test_display_url_and_redact_share_one_rule_for_every_form():
+    from spatialscout_gym.core.redact import display_url, redact, register_endpoint, url_problem
+    url = f"https://{USER}:{KEY}@example.test:8443/v1?api-version=2024&key={QUERY_KEY}&sig=a%2Bb%3D"
+    register_endpoint(url)
+    assert display_url(url) == "https://example.test:8443/v1?api-version=2024&key=[redacted]&sig=[redacted]"
+    echoed = f"404 for {url}; key={QUERY_KEY} sig a+b= user {USER}:{KEY}"
+    assert not any(s in redact(echoed) for s in (QUERY_KEY, KEY, "a+b=", "a%2Bb%3D"))
+    assert all(url_problem(u) is not None for u in MALFORMED) and url_problem(url) is None
+    for u in MALFORMED:
+        register_endpoint(u)   # never raises, whatever the text
+        assert "s3cr3t" not in display_url(u)

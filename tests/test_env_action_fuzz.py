@@ -1,6 +1,7 @@
 """Env actions of every kind never raise anything but the documented ``ValueError`` ("action
-outside the action space") and never run a call past the budget: complex numbers are refused like
-other non-real numbers (tool index, translation, ...), and an argument whose ``repr`` (or ``str``,
+outside the action space") and never run a call past the budget: complex numbers, timedeltas and
+flags other than 0 and 1 are refused like other values the space does not hold (tool index,
+translation, ``given``, ``submit_mask``, ...), and an argument whose ``repr`` (or ``str``,
 hash, comparison, float conversion) raises is refused inside ``Episode.call`` with the call counted
 and the budget's end applied. A seeded fuzz, bounded in size."""
 
@@ -83,13 +84,33 @@ def _args(rng: random.Random, tool: str) -> dict:
 def _action(rng: random.Random, env: SpatialScoutEnv) -> dict:
     k = rng.randrange(len(TOOL_NAMES))
     a = {key: np.zeros(sp.shape, sp.dtype) for key, sp in env.action_space.spaces.items()}
-    a["tool"] = rng.choice([k, k, np.complex128(k), complex(k, 1), np.float64(k), _Raises()])
+    a["tool"] = rng.choice([k, k, np.complex128(k), complex(k, 1), np.float64(k), _Raises(), np.timedelta64(k)])
     if rng.random() < 0.5:
         a["arguments"] = _args(rng, TOOL_NAMES[k])
     else:
-        key = rng.choice(["translation", "rotation", "position", "yaw_pitch", "given"])
-        a[key] = rng.choice([a[key].astype(complex) + 1j, a[key] + 0.1, a[key].astype(object)])
+        key = rng.choice(["translation", "rotation", "position", "yaw_pitch", "given", "submit_mask"])
+        a[key] = rng.choice([a[key].astype(complex) + 1j, a[key] + 0.1, a[key].astype(object),
+                             a[key].astype("m8[s]") + np.timedelta64(1, "s"), a[key] + rng.choice([2, -1, 0.5, np.nan])])
     return a
+
+
+def _misread(action: dict) -> bool:
+    """Whether a field the chosen tool reads holds what the space does not: a timedelta, or
+    ``given``/``submit_mask`` flags other than 0 and 1 (so an accepted action was misread)."""
+    tool = action["tool"]
+    if isinstance(tool, np.timedelta64):
+        return True
+    if "arguments" in action or not isinstance(tool, (int, np.floating)):
+        return False
+    name = TOOL_NAMES[int(tool)]
+    used = ["given"] + {"move_camera": ["translation"], "rotate_camera": ["rotation"],
+                        "submit_positions": ["positions", "submit_mask"]}.get(name, [])
+    for key in used:
+        v = np.asarray(action[key])
+        if v.dtype.kind == "m" or (key in ("given", "submit_mask") and v.dtype.kind in "biuf"
+                                    and not np.all(np.isin(v, (0, 1)))):
+            return True
+    return False
 
 
 def test_env_action_fuzz_has_no_internal_exception_and_no_call_past_the_budget():
@@ -102,8 +123,11 @@ def test_env_action_fuzz_has_no_internal_exception_and_no_call_past_the_budget()
             if env.episode.done:
                 env.reset(seed=0)
             ep = env.episode
+            action = _action(rng, env)
             try:
-                env.step(_action(rng, env))
+                env.step(action)
+                if _misread(action):
+                    errors.append(f"action {i}: accepted although outside the space: {action['tool']!r}")
             except ValueError as exc:
                 if "action outside the action space" not in str(exc):
                     errors.append(f"action {i}: ValueError: {exc}"[:300])
@@ -113,7 +137,7 @@ def test_env_action_fuzz_has_no_internal_exception_and_no_call_past_the_budget()
                 errors.append(f"action {i}: {type(exc).__name__} at {where.name}:{where.lineno}: "
                               + "<".join(f"{f.name}:{f.lineno}" for f in traceback.extract_tb(exc.__traceback__)[-5:]))
             past_budget += ep.tool_calls > BUDGET or (ep.tool_calls >= BUDGET and not ep.done)
-    assert errors == [], f"{len(errors)} internal exceptions over {ACTIONS} actions, e.g. {errors[:4]}"
+    assert errors == [], f"{len(errors)} internal exceptions or misread actions over {ACTIONS} actions, e.g. {errors[:4]}"
     assert past_budget == 0
     assert 0 < refused_actions < ACTIONS
 

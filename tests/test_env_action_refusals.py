@@ -56,3 +56,46 @@ def test_huge_numpy_array_and_bytes_arguments_are_refused_by_size(env):
                                  "arguments": {"positions": np.zeros(10**7)}})
     assert not info["tool_result"]["ok"] and "more than" in str(info["tool_result"])
     assert env.episode.tool_calls == calls + 1
+
+
+@pytest.mark.parametrize("flag", [2, -1, 0.5, np.nan])
+def test_submit_mask_values_other_than_0_and_1_are_refused_and_nothing_is_submitted(env, flag):
+    mask = np.zeros(40)
+    mask[0] = flag
+    calls = env.episode.tool_calls
+    with pytest.raises(ValueError, match="action outside the action space: 'submit_mask' flags must each be 0 or 1"):
+        env.step(_action(env, "submit_positions", submit_mask=mask))
+    assert env.episode.tool_calls == calls
+
+
+class _HashesLikeAField:
+    """A key that hashes like 'translation' and compares equal to it: a dict lookup of
+    'translation' finds it."""
+
+    def __hash__(self):
+        return hash("translation")
+
+    def __eq__(self, other):
+        return other == "translation"
+
+
+@pytest.mark.parametrize("field,value", [
+    ("tool", np.timedelta64(4)), ("tool", np.datetime64(4, "s")),
+    ("translation", np.zeros(3, "m8[s]")), ("translation", np.zeros(3, "M8[s]")),
+    ("translation", np.zeros(3, object)), ("translation", np.zeros(3, complex)),
+    ("given", np.zeros(7, "m8[s]")), ("yaw_pitch", np.zeros(2, "m8[s]")),
+])
+def test_timedelta_datetime_complex_and_object_values_are_refused(env, field, value):
+    a = _action(env, "set_camera_position" if field == "yaw_pitch" else "move_camera", set_orientation=1)
+    a[field] = value
+    pose, calls = env.episode.pose_task(), env.episode.tool_calls
+    with pytest.raises(ValueError, match=f"action outside the action space: '{field}' must be numbers"):
+        env.step(a)
+    assert env.episode.pose_task() == pose and env.episode.tool_calls == calls
+
+
+def test_a_key_that_is_not_a_str_is_refused_with_the_documented_message(env):
+    pose = env.episode.pose_task()
+    with pytest.raises(ValueError, match="action outside the action space: every key must be a str"):
+        env.step({"tool": TOOL_NAMES.index("move_camera"), _HashesLikeAField(): np.array([0.5, 0, 0])})
+    assert env.episode.pose_task() == pose

@@ -23,6 +23,7 @@ from spatialscout_gym.conversation.codecs import anthropic_messages
 from spatialscout_gym.conversation.codecs import chat_completions
 from spatialscout_gym.conversation.codecs import responses
 from spatialscout_gym.conversation.codecs import parse_reply
+from spatialscout_gym.conversation.codecs.common import call_name
 from spatialscout_gym.conversation.messages import Message, bound_reply
 from spatialscout_gym.wrappers.tool_call import ToolCallWrapper
 
@@ -52,9 +53,11 @@ def _read_and_send(w: ToolCallWrapper, reply, wire_format: str) -> int:
     """The reading half of ``step`` for one reply (decode with the wire format's codec, make safe,
     bound the arguments) and the request that would carry it back; returns 1 when malformed."""
     parsed = bound_reply(w._read(reply))
+    ids = [c.id for c in parsed.tool_calls]
+    assert len(set(ids)) == len(ids), f"tool-call ids sent back twice: {ids}"
     turn = [Message("assistant", [parsed.text] if parsed.text else [], tool_calls=parsed.tool_calls,
                     provider_content=parsed.provider_content)]
-    turn += [Message("tool", ['{"ok": true}'], tool_call_id=c.id, tool_name=str(c.name)) for c in parsed.tool_calls]
+    turn += [Message("tool", ['{"ok": true}'], tool_call_id=c.id, tool_name=call_name(c)) for c in parsed.tool_calls]
     json.dumps(CODECS[wire_format].to_request(turn), ensure_ascii=False).encode("utf-8")
     json.dumps([c.to_trace() for c in parsed.tool_calls] + parsed.malformed, ensure_ascii=False).encode("utf-8")
     return int(bool(parsed.malformed))
@@ -253,3 +256,62 @@ def test_a_malformed_reply_from_a_real_server_is_told_and_the_episode_completes(
     assert len(bodies) == 3
     last_user = [m for m in bodies[1]["messages"] if m["role"] == "user"][-1]
     assert "malformed" in json.dumps(last_user) and "choices" in json.dumps(last_user)
+
+
+# ---- ids repeated, nesting too deep, numbers too long ---------------------------------------------
+def _dup_reply(wire_format: str, n: int) -> dict:
+    """``n`` capture_image calls that all carry the id ``same``."""
+    if wire_format == "chat_completions":
+        return {"role": "assistant", "tool_calls": [
+            {"id": "same", "type": "function", "function": {"name": "get_budget", "arguments": "{}"}}] * n}
+    if wire_format == "responses":
+        return {"object": "response", "output": [
+            {"type": "function_call", "call_id": "same", "name": "get_budget", "arguments": "{}"}] * n}
+    return {"type": "message", "role": "assistant", "content": [
+        {"type": "thinking", "thinking": "t", "signature": "s"}] + [
+        {"type": "tool_use", "id": "same", "name": "get_budget", "input": {}}] * n}
+
+
+@pytest.mark.parametrize("n", [2, 1000])
+@pytest.mark.parametrize("wire_format", sorted(CODECS))
+def test_calls_sharing_an_id_are_answered_under_unique_ids(wire_format, n):
+    """The next request answers each call once under its own id (the Anthropic API refuses a turn
+    answering one id twice), the replayed provider content carries the same ids, and the trace
+    records them."""
+    w = _wrapper(wire_format)
+    w.step(_dup_reply(wire_format, n))
+    request = json.dumps(CODECS[wire_format].to_request(w.messages))
+    body = json.loads(request)
+    if wire_format == "chat_completions":
+        asked = [c["id"] for m in body["messages"] if m.get("tool_calls") for c in m["tool_calls"]]
+        answered = [m["tool_call_id"] for m in body["messages"] if m["role"] == "tool"]
+    elif wire_format == "responses":
+        asked = [i["call_id"] for i in body["input"] if i.get("type") == "function_call"]
+        answered = [i["call_id"] for i in body["input"] if i.get("type") == "function_call_output"]
+    else:
+        blocks = [b for m in body["messages"] if isinstance(m["content"], list) for b in m["content"]]
+        asked = [b["id"] for b in blocks if b["type"] == "tool_use"]
+        answered = [b["tool_use_id"] for b in blocks if b["type"] == "tool_result"]
+    assert len(asked) == n and len(set(asked)) == n and asked[0] == "same" and "same_2" in asked
+    assert answered == asked
+    traced = [c["id"] for e in w.trace() if e["event"] == "model_response" for c in e.get("tool_calls", [])]
+    assert traced == asked
+
+
+def test_a_content_block_nested_100000_deep_is_refused_not_a_recursion_error():
+    block: dict = {"type": "text", "text": "a"}
+    for _ in range(100_000):
+        block = {"type": "text", "text": block}
+    _, note = _told(_wrapper(None), {"type": "message", "role": "assistant", "content": [block]}, "messages")
+    assert "content block 0 is dict <dict that cannot be shown>, not a string" in note
+
+
+def test_an_anthropic_input_with_a_5000_digit_number_is_a_refused_call():
+    w = _wrapper("messages")
+    _, _, _, _, info = w.step({"type": "message", "role": "assistant", "content": [
+        {"type": "tool_use", "id": "a", "name": "move_camera", "input": {"forward": 10 ** 5000}}]})
+    (res,) = info["tool_results"]
+    assert not res["ok"] and "the arguments exceed" in res["error"]
+    traced = [c for e in w.trace() if e["event"] == "model_response" for c in e["tool_calls"]]
+    assert "cannot be written as JSON" in traced[0]["arguments"]
+    _sent(w, "messages")

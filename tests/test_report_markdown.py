@@ -43,3 +43,30 @@ def test_a_category_written_as_a_link_is_text_in_report_md(tmp_path):
     evaluate(other, EvalSettings("origin", 3, 10, 32), [scene], progress=False, renderer_factory=FakeRenderer)
     compared, _ = compare_reports([out, other])
     assert "<a " not in _render(compared)
+
+
+def test_recorded_strings_cannot_close_a_code_block_or_render_html(tmp_path):
+    """A scene id with a newline and a code fence, and markup in catalog_version and end_reason
+    (fields of result.json, which anyone may edit): report.md rendered by a CommonMark renderer
+    with raw HTML on holds no live <script> or <img>, and the per-scene table stays one code block."""
+    from spatialscout_gym.eval.report import write_report
+    spec = tmp_path / "fake-0.json"
+    spec.write_text(small_scene(32, 32, scene_id="fake-0").to_json())
+    out = tmp_path / "ev"
+    evaluate(out, EvalSettings("origin", 3, 10, 32), [str(spec)], progress=False, renderer_factory=FakeRenderer)
+    path = out / "fake-0" / "seed_0" / "result.json"
+    result = json.loads(path.read_text())
+    result["scene_id"] = "fake-0\n```\n<script>alert(1)</script><img src=x onerror=alert(2)>\n````\n"
+    result["catalog_version"] = "<script>alert(3)</script>"
+    result["end_reason"] = "<img src=y onerror=alert(4)>"
+    path.write_text(json.dumps(result))
+    write_report(out)
+    renderer = MarkdownIt("commonmark")       # raw HTML rendered as HTML, as CommonMark says
+    renderer.validateLink = lambda url: True
+    html = renderer.render((out / "report.md").read_text())
+    assert "<script" not in html and "<img" not in html
+    assert "&lt;script&gt;alert(3)" in html and "&lt;img src=y onerror=alert(4)&gt;" in html
+    blocks = html.split("<pre><code>")
+    per_scene = [b for b in blocks if "fake-0\\n```\\n&lt;script&gt;" in b]
+    assert len(per_scene) == 1 and "</code></pre>" in per_scene[0]
+    assert "100.00" in per_scene[0].split("</code></pre>")[0]   # the row's figures are in the same block

@@ -202,7 +202,7 @@ def test_a_page_on_another_origin_cannot_drive_play(game, tmp_path):
         f"fetch('http://127.0.0.1:{port}/api/call',{{method:'POST',headers:{{'Content-Type':'application/json',"
         "'X-SpatialScout-Token':'guess'},body:JSON.stringify({tool:'capture_image'})})"
         ".then(()=>results.push('sent'),()=>results.push('err'));</script>")
-    other = serve_directory(evil)
+    other = _attacker_server(evil)   # the attacker's own server: none of our headers
     browser_gen = headless_chrome()
     browser = next(browser_gen)
     try:
@@ -219,6 +219,16 @@ def test_a_page_on_another_origin_cannot_drive_play(game, tmp_path):
     finally:
         other.shutdown()
         browser_gen.close()
+
+
+def _attacker_server(root: Path):
+    import functools
+    import http.server
+    import threading
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
 
 
 def test_an_mcp_client_hears_why_the_server_cannot_start(tmp_path):

@@ -133,7 +133,7 @@ def test_verified_rows_in_report_and_leaderboard(evals, tmp_path, capsys):
     assert main(["verify", str(bad), "--no-progress"]) == 1
     capsys.readouterr()
     assert main(["leaderboard", str(good), str(bad), str(fresh), "--out", str(site), "--no-progress",
-                 "--verified-only"]) == 0
+                 "--verified-only", "--overwrite"]) == 0
     board = json.loads((site / "leaderboard.json").read_text())
     assert [r["agent"] for r in board["rows"].values()] == ["oracle-explorer"]
     assert board["dropped_unverified"] == [str(bad), str(fresh)]

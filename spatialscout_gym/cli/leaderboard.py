@@ -44,6 +44,7 @@ def register(subparsers) -> None:
                    help="keep only rows whose every completed episode `spatialscout verify` checked and "
                         "found matching (files unchanged since)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--overwrite", action="store_true", help="let --out replace an existing site (index.html)")
     p.set_defaults(func=run)
 
 
@@ -53,6 +54,8 @@ def run(args: argparse.Namespace) -> int:
     from spatialscout_gym.eval.leaderboard import LeaderboardError, write_leaderboard
     check_evaluation_dirs(args.dirs)
     check_output_dir(args.out)
+    if (args.out / "index.html").exists() and not args.overwrite:
+        raise CliError(f"--out {args.out} already holds index.html; pass --overwrite to replace it")
     try:
         board = write_leaderboard(args.dirs, args.out, force=args.force, lam=args.lam,
                                   figure_scene=args.figure_scene, figure_px=args.figure_px,

@@ -22,6 +22,7 @@ def register(sub) -> None:
     p.add_argument("dir", metavar="DIR", help="a run directory, or a directory holding run directories")
     p.add_argument("--out", metavar="SITE", help="write the page as static files here and exit")
     p.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    p.add_argument("--overwrite", action="store_true", help="let --out replace an existing site (index.html)")
     p.set_defaults(func=run)
 
 
@@ -31,6 +32,8 @@ def run(args: argparse.Namespace) -> int:
     src = Path(args.dir)
     if not src.is_dir():
         raise CliError(f"{src}: no such directory")
+    if args.out and (Path(args.out) / "index.html").exists() and not args.overwrite:
+        raise CliError(f"--out {args.out} already holds index.html; pass --overwrite to replace it")
     skipped: list[Path] = []
     try:
         if args.out:
@@ -43,8 +46,8 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"{exc.filename or args.out}: cannot be read or written ({exc.__class__.__name__}: "
                        f"{exc.strerror or exc})") from None
     for p in skipped[:5]:
-        print(f"skipped {p}: a symbolic link or a directory (the viewer copies only the run's own frame files)",
-              file=sys.stderr)
+        print(f"skipped {p}: a symbolic or hard link, a directory or not a regular file (the viewer copies "
+              "only the run's own frame files)", file=sys.stderr)
     if len(skipped) > 5:
         print(f"skipped {len(skipped) - 5} more such entries", file=sys.stderr)
     if args.out:

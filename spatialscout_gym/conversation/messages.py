@@ -23,7 +23,7 @@ from spatialscout_gym.conversation.images import DeliveredImage
 
 __all__ = ["ToolCall", "Message", "ModelReply", "Part", "EpisodeOverError", "parse_arguments",
            "short_repr", "limit_image_history", "MAX_ARGUMENT_CHARS", "bound_reply", "clean_reply", "clean_text",
-           "token_count", "clean_usage", "WIRE_FORMATS", "malformed_note"]
+           "token_count", "clean_usage", "WIRE_FORMATS", "malformed_note", "safe_repr", "unique_id"]
 
 Part = Union[str, DeliveredImage]
 MAX_ARGUMENT_CHARS = 20_000
@@ -31,6 +31,8 @@ MAX_ARGUMENT_CHARS = 20_000
 without an env step and kept in the conversation and trace only as a note of their length (a valid
 call of the ten tools is a few thousand characters at most)."""
 _FLOAT_MAX = sys.float_info.max
+UNWRITABLE = sys.maxsize
+"""What :meth:`ToolCall.argument_chars` counts for arguments that no writer can turn into text."""
 
 
 class EpisodeOverError(RuntimeError):
@@ -55,20 +57,25 @@ class ToolCall:
         try:
             return len(json.dumps(to_jsonable(self.arguments)))
         except (TypeError, ValueError, RecursionError):
-            return len(repr(self.arguments))
+            try:
+                return len(repr(self.arguments))
+            except Exception:   # an integer of > 4300 digits, nesting too deep: no text at all
+                return UNWRITABLE
 
     def bounded(self, limit: int = MAX_ARGUMENT_CHARS) -> "ToolCall":
-        """This call, or, when its arguments exceed ``limit`` characters, a copy whose arguments are a
-        JSON text that says so (kept in the conversation and the trace instead of the whole text)."""
+        """This call, or, when its arguments exceed ``limit`` characters (or cannot be written as
+        text at all), a copy whose arguments are a JSON text that says so (kept in the conversation
+        and the trace instead of the whole text)."""
         n = self.argument_chars()
         if n <= limit:
             return self
-        return replace(self, arguments=json.dumps({"not_kept": f"{n} characters of arguments (more than "
-                                                              f"{limit}); refused"}))
+        what = ("arguments that cannot be written as JSON (a number with too many digits or nesting "
+                "too deep)" if n == UNWRITABLE else f"{n} characters of arguments (more than {limit})")
+        return replace(self, arguments=json.dumps({"not_kept": f"{what}; refused"}))
 
     def to_trace(self) -> dict:
         args = self.arguments if isinstance(self.arguments, str) else to_jsonable(self.arguments)
-        name = self.name if isinstance(self.name, str) else repr(self.name)
+        name = self.name if isinstance(self.name, str) else safe_repr(self.name)
         if len(name) > 200:   # a made-up tool name is kept in part, its length stated
             name = name[:200] + f"... ({len(name)} chars)"
         return {"id": self.id, "name": name, "arguments": args}
@@ -251,13 +258,19 @@ def clean_reply(reply: ModelReply) -> ModelReply:
     if not isinstance(text, str):
         bad.append(f"the reply text is {type(text).__name__}, not a string")
         text = ""
-    calls = []
+    calls, seen = [], {}
     for k, c in enumerate(reply.tool_calls if isinstance(reply.tool_calls, list) else []):
         cid = c.id if isinstance(c.id, str) and c.id else f"call_{k}"
-        calls.append(ToolCall(clean_text(cid), _clean(c.name), _clean(c.arguments)))
+        calls.append(ToolCall(unique_id(clean_text(cid), seen), _clean(c.name), _clean(c.arguments)))
     content = reply.provider_content
     if content is not None:
-        content = _clean(to_jsonable(content))
+        try:
+            content = _clean(to_jsonable(content))
+            json.dumps(content)   # what the next request sends: an integer of > 4300 digits cannot go
+        except (RecursionError, ValueError):   # nested too deep or a huge integer: nothing to replay
+            bad.append("the provider content cannot be written as JSON (nested too deeply or a number "
+                       "with too many digits); it is not replayed")
+            content = None
     stop = reply.stop_reason if isinstance(reply.stop_reason, str) else None
     return replace(reply, text=clean_text(text), tool_calls=calls, provider_content=content,
                    stop_reason=None if stop is None else clean_text(stop), malformed=[clean_text(r) for r in bad])
@@ -308,9 +321,35 @@ def _refuse_huge_ints(args: dict) -> tuple[dict | None, str | None]:
     return args, None
 
 
+def safe_repr(x: Any) -> str:
+    """``repr(x)``, or ``<TYPE that cannot be shown>`` when the repr itself fails (nesting too deep,
+    an integer of more than 4300 digits, a ``__repr__`` that raises): a reply's text never raises."""
+    try:
+        return repr(x)
+    except Exception:
+        return f"<{type(x).__name__} that cannot be shown>"
+
+
+def unique_id(cid: str, seen: dict[str, int]) -> str:
+    """``cid``, or ``cid_2``, ``cid_3``, ... when an earlier call of the same reply already has it
+    (``seen`` holds the ids given so far and is updated): the Anthropic API refuses a turn whose
+    tool results answer one id twice, and a result must name the call it answers."""
+    if cid not in seen:
+        seen[cid] = 1
+        return cid
+    k = seen[cid]
+    while True:
+        k += 1
+        new = f"{cid}_{k}"
+        if new not in seen:
+            seen[cid] = k
+            seen[new] = 1
+            return new
+
+
 def short_repr(x: Any, n: int = 120) -> str:
     """``repr`` of ``x`` (a string as itself), cut to ``n`` characters with the length stated."""
-    s = x if isinstance(x, str) else repr(x)
+    s = x if isinstance(x, str) else safe_repr(x)
     return repr(s) if len(s) <= n else repr(s[:n]) + f"... ({len(s)} chars)"
 
 

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence, TypeVar
 
 from spatialscout_gym.core.errors import ConfigError, SpatialScoutError
-from spatialscout_gym.core.redact import display_url, redact, register_endpoint, register_secret
+from spatialscout_gym.core.redact import display_url, redact, register_endpoint, register_secret, url_problem
 from spatialscout_gym.conversation.codecs import anthropic_messages
 from spatialscout_gym.conversation.codecs import chat_completions
 from spatialscout_gym.conversation.codecs import responses
@@ -162,6 +162,9 @@ class ModelProvider:
         # Error texts are redacted of the key and the endpoint before they are kept or raised
         # (a server may echo the Authorization header or its own URL).
         register_secret(key)
+        problem = url_problem(base_url) if base_url else None
+        if problem is not None:   # before any parser sees it: its traceback would print the password
+            raise ConfigError(f"--base-url is not a usable URL: {problem}")
         register_endpoint(base_url)
         self.model = model
         self.base_url = base_url

@@ -9,12 +9,18 @@
 Every problem raises :class:`SceneFileError`, a ``ValueError`` whose message names the file and
 the problem on one line (the CLI prints it as is). JSON ``NaN``/``Infinity`` and numbers that
 overflow to infinity are rejected, and so are duplicate keys.
+
+Every reader of a JSON or JSONL file the package did not just write opens it through
+:func:`open_regular` (or :func:`read_text_bounded`): a regular file only (a FIFO put in a file's
+place would block a reader forever; a device never ends) and at most a bounded number of bytes.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -25,7 +31,8 @@ from spatialscout_gym.core.scoring import GroundTruth
 from spatialscout_gym.core.types import is_finite_vec3
 
 __all__ = ["SceneFileError", "read_json", "load_ground_truth",
-           "load_predictions", "find_scene_dirs", "write_json_atomic", "write_text_atomic"]
+           "load_predictions", "find_scene_dirs", "write_json_atomic", "write_text_atomic", "open_regular",
+           "read_text_bounded", "loads_finite", "NotRegularFileError", "FileTooLargeError", "MAX_JSON_BYTES", "MAX_TRACE_BYTES"]
 
 
 
@@ -53,6 +60,13 @@ def _finite_float(text: str) -> float:
     return value
 
 
+def loads_finite(text: str) -> Any:
+    """``json.loads`` that refuses ``NaN``, ``Infinity`` and numbers that overflow to infinity
+    (``1e999``) with a ``ValueError``: no file the package writes holds one, and a reader that took
+    one would fail later, when it writes a figure of it."""
+    return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+
+
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:
     out: dict = {}
     for key, value in pairs:
@@ -62,13 +76,69 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:
     return out
 
 
+MAX_JSON_BYTES = 64 << 20
+"""Largest JSON file read, bytes (a result, ground truth or settings file is a few kB to a few MB)."""
+MAX_TRACE_BYTES = 1 << 30
+"""Largest JSONL trace read, bytes (a 100-call episode writes well under 10 MB)."""
+
+
+class NotRegularFileError(OSError):
+    """A path that is a FIFO, socket, device or directory where a file is read."""
+
+
+class FileTooLargeError(OSError):
+    """A file above the size a reader takes."""
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def open_regular(path: str | os.PathLike, limit: int = MAX_JSON_BYTES) -> io.BufferedReader:
+    """``path`` opened for reading in binary mode when it is a regular file of at most ``limit``
+    bytes. The open itself never blocks (``O_NONBLOCK``: a FIFO with no writer would wait
+    forever); :class:`NotRegularFileError` (``IsADirectoryError`` for a directory) or
+    :class:`FileTooLargeError` otherwise, both ``OSError`` with the reason as ``strerror``."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(21, "is a directory, expected a file", str(path))
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFileError(22, f"{_kind(st.st_mode)}, expected a regular file", str(path))
+        if st.st_size > limit:
+            raise FileTooLargeError(27, f"{st.st_size} bytes, more than the {limit} read", str(path))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_text_bounded(path: str | os.PathLike, limit: int = MAX_JSON_BYTES) -> str:
+    """The UTF-8 text of ``path`` through :func:`open_regular`; a file that grew past ``limit``
+    since it was opened is refused too (:class:`FileTooLargeError`)."""
+    with open_regular(path, limit) as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise FileTooLargeError(27, f"more than the {limit} bytes read", str(path))
+    return data.decode("utf-8")
+
+
 def read_json(path: str | os.PathLike) -> Any:
     """Parse a JSON file strictly; :class:`SceneFileError` for a missing file or bad JSON."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_text_bounded(p)
     except FileNotFoundError:
         raise SceneFileError(p, "file not found") from None
+    except (NotRegularFileError, FileTooLargeError, IsADirectoryError) as exc:
+        raise SceneFileError(p, f"{exc.strerror}; it is not read") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise SceneFileError(p, f"cannot read file ({exc.__class__.__name__}: {exc})") from None
     try:

@@ -9,6 +9,11 @@ in ``<run dir>.failed.json`` and on the terminal. :func:`redact` removes
 * every value registered with :func:`register_secret` (the API key in use and the model
   endpoint's ``scheme://host:port``; providers register theirs when they are built).
 
+A URL the user typed is shown only through :func:`display_url`: credentials (``user:KEY@``) removed
+and the value of every query parameter but ``api-version`` replaced by ``[redacted]`` (a key may
+travel as ``?key=...``); :func:`url_problem` says in one line, without echoing any part of it, why a
+URL cannot be used, so no parser's traceback ever prints a password.
+
 >>> redact("401: bad header Authorization: Bearer abc.DEF-123 from client")
 '401: bad header Authorization: [redacted] from client'
 """
@@ -20,7 +25,7 @@ import re
 from typing import Iterable
 from urllib.parse import quote, quote_plus, unquote, urlsplit, urlunsplit
 
-__all__ = ["redact", "register_secret", "register_endpoint", "display_url", "REDACTED"]
+__all__ = ["redact", "register_secret", "register_endpoint", "display_url", "url_problem", "REDACTED"]
 
 REDACTED = "[redacted]"
 _ENDPOINT = "[endpoint]"
@@ -48,15 +53,51 @@ def register_secret(value: str | None) -> None:
         _SECRETS.update({value, quote(value, safe=""), quote_plus(value), quote(value)})
 
 
+_QUERY_SHOWN = frozenset({"api-version", "api_version"})
+"""Query parameters whose values :func:`display_url` shows (a version, never a key)."""
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a model endpoint (one sentence that quotes no part of it, since a
+    malformed URL may hold a password where the parser expects a port), or None when it can."""
+    try:
+        parts = urlsplit(url)
+        parts.port   # parsed on access: a port that is not a number raises here
+    except ValueError:
+        return ("it cannot be parsed: its port must be a number from 0 to 65535, an IPv6 host needs both "
+                "[ and ], and a '/', '?', '#' or '@' inside a user name or password must be percent-encoded "
+                "(e.g. %2F)")
+    if parts.scheme not in ("http", "https"):
+        return "it must start with http:// or https://"
+    if not parts.hostname:
+        return "it names no host"
+    return None
+
+
+def _query_secrets(query: str) -> list[str]:
+    """The values of ``query``'s parameters that :func:`display_url` hides, raw and decoded."""
+    out = []
+    for item in query.split("&"):
+        name, _, value = item.partition("=")
+        if value and unquote(name).lower() not in _QUERY_SHOWN:
+            out += [value, unquote(value), unquote(value.replace("+", " "))]
+    return out
+
+
 def register_endpoint(url: str | None) -> None:
     """Remember an endpoint URL: :func:`redact` replaces it, and its ``host:port``, by ``[endpoint]``.
     Credentials in it (``http://user:KEY@host/v1``) are registered as secrets in every form a
     server may echo: ``KEY``, ``user:KEY`` and ``base64(user:KEY)`` (the ``Basic`` header the
-    client sends), percent-encoded or not."""
+    client sends), percent-encoded or not; so are the query values :func:`display_url` hides."""
     if not url:
         return
     _ENDPOINTS.add(url.rstrip("/"))
-    parts = urlsplit(url if "//" in url else "//" + url)
+    try:
+        parts = urlsplit(url if "//" in url else "//" + url)
+    except ValueError:   # not a URL (url_problem says why): only the text as given is known
+        return
+    for value in _query_secrets(parts.query):
+        register_secret(value)
     if parts.netloc:
         hostport = parts.netloc.rpartition("@")[2]
         for netloc in {parts.netloc, hostport}:
@@ -73,13 +114,18 @@ def register_endpoint(url: str | None) -> None:
 
 
 def display_url(url: str | None) -> str:
-    """``url`` as the user typed it, with credentials (``user:KEY@``) removed: what messages show."""
+    """``url`` as the user typed it, with credentials (``user:KEY@``) removed and every query value
+    but ``api-version``'s replaced by ``[redacted]``: what messages show. A URL that
+    :func:`url_problem` refuses is shown as ``[a URL that cannot be parsed]``."""
     if not url:
         return ""
+    if url_problem(url) is not None:   # where its password ends is anyone's guess
+        return "[a URL that cannot be parsed]"
     parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+    query = "&".join(item if not item.partition("=")[2] or unquote(item.partition("=")[0]).lower() in _QUERY_SHOWN
+                     else f"{item.partition('=')[0]}={REDACTED}" for item in parts.query.split("&")) \
+        if parts.query else ""
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2], query=query))
 
 
 def redact(text: object, secrets: Iterable[str] = (), *, endpoints: bool = True) -> str:

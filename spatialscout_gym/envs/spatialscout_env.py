@@ -371,8 +371,9 @@ class SpatialScoutEnv(gym.Env):
         except Exception as e:   # ragged lists, objects numpy refuses or whose conversions raise
             raise self._bad_action(f"{key!r} is not an array of numbers ({type(e).__name__})") from None
         shape = space.shape if space.shape else ()
-        real = (np.issubdtype(value.dtype, np.number) and not np.issubdtype(value.dtype, np.complexfloating)
-                or value.dtype == bool)   # a complex number is no coordinate, index or flag
+        # booleans, integers and floats only: a complex number, a timedelta (numpy counts it an
+        # integer), a datetime or an object is no coordinate, index or flag
+        real = value.dtype.kind in "biuf"
         if value.shape != shape or not real:
             raise self._bad_action(f"{key!r} must be numbers of shape {shape}, got {value.dtype} of shape "
                                    f"{value.shape}")
@@ -407,12 +408,18 @@ class SpatialScoutEnv(gym.Env):
         ------
         ValueError
             The action is not in the action space's structure (not a dict, a missing key, a wrong
-            shape, a tool index that is not an integer from 0 to 9, ``arguments`` that is not a
-            dict); the message lists what is expected. Values outside a Box's bounds are passed on
-            and refused by the episode.
+            shape, a tool index that is not an integer from 0 to 9, a value that is not booleans,
+            integers or floats (complex, timedelta, datetime, objects), ``given`` or
+            ``submit_mask`` flags other than 0 and 1, a key that is not a ``str``, ``arguments``
+            that is not a dict); the message lists what is expected. Values outside a Box's bounds
+            are passed on and refused by the episode.
         """
         if not isinstance(action, Mapping):
             raise self._bad_action(f"got {type(action).__name__}, not a dict")
+        # a key of another type may hash like a field name and compare as anything (or raise)
+        odd = next((k for k in action if type(k) is not str), None)
+        if odd is not None:
+            raise self._bad_action(f"every key must be a str, got a key of type {type(odd).__name__}")
         tool = TOOL_NAMES[self._action_int(action, "tool", len(TOOL_NAMES) - 1)]
         passed = action.get("arguments")
         if passed is not None:
@@ -462,7 +469,11 @@ class SpatialScoutEnv(gym.Env):
             return tool, {"observations": obs}
         if tool == "submit_positions":
             ids = self.episode.inventory_ids
-            mask = np.asarray(action["submit_mask"]).astype(bool)
+            mask = self._action_part(action, "submit_mask")
+            if not np.all(np.isin(mask, (0, 1))):   # 2, -1, 0.5 and NaN are no flag (not "submit")
+                raise self._bad_action(f"'submit_mask' flags must each be 0 or 1, got "
+                                       f"{sorted({float(x) for x in mask.reshape(-1) if x not in (0, 1)}, key=str)!r}")
+            mask = mask.astype(bool)
             pos = np.asarray(action["positions"], dtype=float)
             return tool, {"positions": {ids[i]: pos[i].tolist() for i in range(min(len(ids), len(mask)))
                                         if mask[i]}}

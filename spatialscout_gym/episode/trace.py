@@ -19,9 +19,11 @@ No event carries private scene data.
 
 from __future__ import annotations
 
+import io
 import json
 from typing import Iterable
 
+from spatialscout_gym.core.files import MAX_TRACE_BYTES, open_regular
 from spatialscout_gym.episode.tools import to_jsonable
 
 __all__ = ["event", "write_jsonl", "read_jsonl"]
@@ -40,5 +42,6 @@ def write_jsonl(events: Iterable[dict], path) -> None:
 
 
 def read_jsonl(path) -> list[dict]:
-    with open(path, encoding="utf-8") as f:
+    """The JSON lines of ``path``, a regular file of a bounded size (never a FIFO that blocks)."""
+    with io.TextIOWrapper(open_regular(path, MAX_TRACE_BYTES), encoding="utf-8") as f:
         return [json.loads(line) for line in f if line.strip()]

@@ -47,14 +47,16 @@ worker keeps one renderer warm and switches it with ``set_scene``) or on a Ray c
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import re
 import shutil
+import stat
 import traceback
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from spatialscout_gym.core.errors import ConfigError, SpatialScoutError
 from spatialscout_gym.core.files import write_json_atomic
@@ -65,10 +67,54 @@ from spatialscout_gym.eval.layout import (FAILED_SUFFIX, SETTINGS_FILE, archive_
 
 __all__ = ["is_finished", "EvalSettings", "EpisodeTask", "Outcome", "EvalSummary", "plan_tasks", "scene_dir_name",
            "expand_scenes", "evaluate", "execute_task", "WorkerState", "SETTINGS_FILE", "check_settings",
-           "SettingsMismatchError", "provider_of", "attach_request_limiter", "attach_effort_record"]
+           "SettingsMismatchError", "provider_of", "attach_request_limiter", "attach_effort_record",
+           "evaluation_lock"]
 
 # the layout's names live in eval/layout.py (EvalDir reads what this module writes)
 _LOCK_FILE = ".evaluate.lock"
+
+
+@contextlib.contextmanager
+def evaluation_lock(out: Path) -> Iterator[None]:
+    """Hold ``DIR/.evaluate.lock`` (an exclusive ``flock`` on a file holding the holder's pid) while
+    the block runs; the file is removed when it ends. The kernel lets go of a killed run's lock,
+    so the next run takes a stale one over (whatever pid it names). A lock removed between this
+    run's open and its lock (the holder finished) is opened again, so two runs never hold two
+    files. :class:`SpatialScoutError` (one line) when another live run holds it or the path is
+    not a file."""
+    path = out / _LOCK_FILE
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                os.close(fd)
+                raise IsADirectoryError(21, "not a regular file")
+        except OSError as exc:   # a directory, a link, a FIFO in its place
+            raise SpatialScoutError(f"{path}: is not a lock file ({exc.strerror}); it is not a running "
+                                    "evaluation's: remove it and rerun") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            os.close(fd)
+            raise SpatialScoutError(f"another `spatialscout evaluate` (pid {holder or '?'}) is writing to {out}; "
+                                    "wait for it or choose another --out") from None
+        try:
+            same = os.stat(path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+    try:
+        yield
+    finally:
+        try:
+            os.unlink(path)   # still locked: a run that opens it now sees another inode and retries
+        finally:
+            os.close(fd)
 
 
 STOP_AFTER_IDENTICAL_FAILURES = 3
@@ -473,12 +519,7 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
     out = Path(out_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
     tasks = plan_tasks(out, scenes, seeds)
-    with open(out / _LOCK_FILE, "w") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise SpatialScoutError(f"another `spatialscout evaluate` is writing to {out}; wait for it "
-                               f"or choose another --out") from None
+    with evaluation_lock(out):
         check_settings(out, settings)
         record_scene_args(out, {Path(t.run_dir).parent.name: t.scene for t in tasks})
         record_planned(out, [t.key for t in tasks])

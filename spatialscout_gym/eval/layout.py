@@ -21,6 +21,7 @@ A file that exists but cannot be read as a JSON object raises :class:`EvalDirErr
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import os
 from collections import defaultdict
@@ -30,8 +31,9 @@ from typing import Any, Iterable
 import numpy as np
 
 from spatialscout_gym.core.errors import SpatialScoutError
-from spatialscout_gym.core.files import write_json_atomic, write_text_atomic
-from spatialscout_gym.core.run_files import ATTEMPTS_DIR, RESULT_FILE, TRACE_FILE
+from spatialscout_gym.core.files import (MAX_TRACE_BYTES, FileTooLargeError, NotRegularFileError, loads_finite,
+                                         open_regular, read_text_bounded, write_json_atomic, write_text_atomic)
+from spatialscout_gym.core.run_files import (ATTEMPTS_DIR, RESULT_FILE, TRACE_FILE)
 from spatialscout_gym.core.types import natural_number
 
 __all__ = ["EvalDir", "EvalDirError", "EpisodeDir", "Attempt", "seed_spread", "publish_json", "publish_text",
@@ -84,6 +86,8 @@ def _json_error(path: Path, exc: BaseException) -> EvalDirError:
     """The one-line error of a file that cannot be read or parsed as JSON."""
     if isinstance(exc, IsADirectoryError):
         return EvalDirError(f"{path}: is a directory, expected a file; remove it or rerun the episode")
+    if isinstance(exc, (NotRegularFileError, FileTooLargeError)):
+        return EvalDirError(f"{path}: {exc.strerror}; it is not read (replace it with the file written)")
     if isinstance(exc, (OSError, UnicodeDecodeError)):
         return EvalDirError(f"{path}: cannot be read ({exc.__class__.__name__}: {exc})")
     if isinstance(exc, RecursionError):
@@ -96,9 +100,10 @@ def read_json_object(path: Path) -> dict:
     """``path`` parsed as a JSON object; :class:`EvalDirError` (one line naming the file) when it
     cannot be read (a directory, undecodable bytes), is not JSON (including nesting too deep for
     the parser) or is not an object. Every reader of an evaluation directory's JSON goes through it
-    (or :func:`read_result`, :func:`read_trace`)."""
+    (or :func:`read_result`, :func:`read_trace`), which open regular files only, of a bounded size
+    (:func:`~spatialscout_gym.core.files.open_regular`: a FIFO in a file's place never blocks)."""
     try:
-        d = json.loads(Path(path).read_text(encoding="utf-8"))
+        d = loads_finite(read_text_bounded(path))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise _json_error(path, exc) from None
     if not isinstance(d, dict):
@@ -161,7 +166,7 @@ def read_trace(path: Path) -> list[dict]:
     events: list[dict] = []
     n = 0
     try:
-        with open(path, encoding="utf-8") as f:
+        with io.TextIOWrapper(open_regular(path, MAX_TRACE_BYTES), encoding="utf-8") as f:
             for n, line in enumerate(f, 1):
                 if not line.strip():
                     continue

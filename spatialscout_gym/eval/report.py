@@ -308,7 +308,7 @@ def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> st
     s = report["seeds"]
     e = report.get("episodes") or {"completed": c["episodes"], "failed": len(report["failures"])}
     lines = [f"# {md(title)}", "",
-             f"agent: {md(', '.join(report['agent']))}; catalog version: {report['catalog_version']}; "
+             f"agent: {md(', '.join(report['agent']))}; catalog version: {md(report['catalog_version'])}; "
              f"episodes: {e['completed']} completed, {e['failed']} failed "
              f"(failures are left out of every aggregate)", ""]
     v = report.get("verified") or {}
@@ -320,13 +320,13 @@ def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> st
     if report.get("verified"):
         v = report["verified"]
         n_ok = sum(x == "verified" for x in v["episodes"].values())
-        lines += [f"Verified: **{v['status']}** ({n_ok} of {len(v['episodes'])} completed episodes re-executed "
+        lines += [f"Verified: **{md(v['status'])}** ({n_ok} of {len(v['episodes'])} completed episodes re-executed "
                   "and matching their records; `spatialscout verify DIR`).", ""]
     if "failure_rate" in e:
         lines += [f"Completed {e['completed']} of {e['total']} episodes ({_pct(e['completed_rate'])}%), failed "
                   f"{e['failed']} ({_pct(e['failure_rate'])}%); attempts {e['attempts']}, of which "
                   f"{e['failed_attempts']} failed ({_pct(e['attempt_failure_rate'])}%). Completed episodes "
-                  "ended by: " + (", ".join(f"{k} {v}" for k, v in e["end_reasons"].items()) or "-") + ".", ""]
+                  "ended by: " + (", ".join(f"{md(k)} {v}" for k, v in e["end_reasons"].items()) or "-") + ".", ""]
     lines += [
              "## Table 3 (%, object-micro is the headline)", "", "```",
              format_table({"object-micro": report["object_micro"], "scene-macro": report["scene_macro"]}),
@@ -338,7 +338,7 @@ def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> st
                   f"+- {_pct(s['std'])}% (std across seeds); per seed "
                   + ", ".join(f"{k}: {_pct(v)}%" for k, v in s["per_seed"].items()), ""]
     lines += ["## Counters", "", "| counter | total |", "|---|---|"]
-    lines += [f"| {k} | {v:.4g} |" if isinstance(v, float) else f"| {k} | {md(v)} |"
+    lines += [f"| {md(k)} | {v:.4g} |" if isinstance(v, float) else f"| {md(k)} | {md(v)} |"
               for k, v in shown_counters(c).items()]
     lines.append("")
     if c.get("reasoning_effort_refused_episodes"):
@@ -358,7 +358,7 @@ def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> st
               "| category | targets | submitted | mean IoU (%) | IoU > 0.5 (%) |", "|---|---|---|---|---|"]
     lines += [f"| {md(k)} | {v['num_targets']} | {v['num_submitted']} | {_pct(v['mean_iou'])} | {_pct(v['gt_50'])} |"
               for k, v in report["categories"].items()]
-    lines += ["", "## Per scene", "", "```", format_table(report["scenes"]), "```", ""]
+    lines += ["", "## Per scene", "", *code_block(format_table({one_line(k): v for k, v in report["scenes"].items()})), ""]
     return "\n".join(lines)
 
 
@@ -381,6 +381,21 @@ def md(text: Any) -> str:
     ``[x](javascript:...)`` stays text, never a link; pipes and newlines neutralised."""
     s = html.escape(str(text)).replace("\\", "\\\\").replace("`", "\\`")
     return _MD_LINK.sub(r"\1\\\2", s).replace("|", "&#124;").replace("\n", " ")
+
+
+def one_line(text: Any) -> str:
+    """``text`` on one line for a code block: every character that is not printable (newlines,
+    tabs, line and paragraph separators, controls) written as its escape (``\\n``), so a scene id
+    cannot start a line of its own, and so cannot close the block."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(text))
+
+
+def code_block(text: str) -> list[str]:
+    """``text`` fenced as a Markdown code block whose fence is longer than any run of backquotes in
+    it (CommonMark closes a block only with a fence at least as long): nothing inside renders."""
+    runs = [len(m) for m in re.findall(r"`+", text)]
+    fence = "`" * max(3, max(runs, default=0) + 1)
+    return [fence, text, fence]
 
 
 def _scene_count(keys: Sequence[str]) -> int:

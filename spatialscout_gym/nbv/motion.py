@@ -16,46 +16,72 @@ TRANSLATION_AXIS_M = MAX_TRANSLATION_M / np.sqrt(3.0)
 metres: a longer motion is sent as :func:`move_parts` equal calls (by the NBV core, whatever its port)."""
 
 
+def _shown(action) -> str:
+    """``action`` for an error message, whatever it is (its ``tolist``/``repr`` may raise)."""
+    try:
+        return repr(np.asarray(action).tolist())[:200]
+    except Exception:
+        try:
+            return repr(action)[:200]
+        except Exception:
+            return f"a {type(action).__name__} that cannot be shown"
+
+
+def _real_array(action, expected: str) -> np.ndarray:
+    """``action`` as an array of booleans, integers or floats, or the one-line ``ValueError`` that
+    says ``expected``: a complex number, a timedelta (numpy counts it an integer), a datetime, an
+    object or something whose conversion raises is no motion."""
+    try:
+        arr = np.asarray(action)
+    except Exception:
+        arr = None
+    if arr is None or arr.dtype.kind not in "biuf":
+        raise ValueError(f"{expected}, got {_shown(action)}")
+    return arr
+
+
+def _one_integer(action, n: int, expected: str) -> int:
+    """The one integer in ``[0, n)`` that ``action`` holds, or the ``ValueError`` of :func:`_real_array`."""
+    arr = _real_array(action, expected)
+    if arr.size != 1 or arr.dtype.kind == "b" or not np.isfinite(arr).all():
+        raise ValueError(f"{expected}, got {_shown(action)}")
+    x = arr.item()
+    if float(x) != int(x) or not 0 <= int(x) < n:
+        raise ValueError(f"{expected}, got {_shown(action)}")
+    return int(x)
+
+
 def motion_args(config: NBVConfig, action, pitch_deg: float = 0.0
                 ) -> tuple[tuple[float, float], tuple[float, float, float]]:
     """``((yaw_deg, pitch_deg), (forward_m, right_m, up_m))`` for ``action``; the rotation is
     applied first, so forward/right refer to the new heading. ``pitch_deg`` is the camera's pitch
     now (the heading motion turns it to ``hold_pitch_deg``). Raises ``ValueError`` for an action
-    outside the action space (saying what was expected)."""
+    outside the action space (saying what was expected): also a complex number, a timedelta, a
+    datetime, a boolean where an index goes, and an object whose ``__array__`` or ``__repr__``
+    raises."""
     c = config
     if c.motion == "heading":
         n = int(c.headings) * len(c.strides_m)
-        arr = np.asarray(action)
-        if arr.size != 1 or not np.issubdtype(arr.dtype, np.number) or not np.isfinite(arr).all() \
-                or float(arr.item()) != int(arr.item()) or not 0 <= int(arr.item()) < n:
-            raise ValueError(f"heading NBV action must be one integer in [0, {n - 1}] (heading index x "
-                             f"{len(c.strides_m)} + stride index), got {np.asarray(action).tolist()!r}")
-        k, d = divmod(int(arr.item()), len(c.strides_m))
+        k, d = divmod(_one_integer(action, n, f"heading NBV action must be one integer in [0, {n - 1}] (heading "
+                                              f"index x {len(c.strides_m)} + stride index)"), len(c.strides_m))
         yaw = (360.0 / int(c.headings)) * k
         yaw = yaw - 360.0 if yaw > 180.0 else yaw
         pitch = float(c.hold_pitch_deg) - float(pitch_deg)
         return (float(yaw), pitch if abs(pitch) > 1e-9 else 0.0), (float(c.strides_m[d]), 0.0, 0.0)
     if c.motion == "discrete":
-        arr = np.asarray(action)
-        if arr.size != 1 or not np.issubdtype(arr.dtype, np.number) or not np.isfinite(arr).all() \
-                or float(arr.item()) != int(arr.item()):
-            raise ValueError(f"discrete NBV action must be one integer in [0, {len(DISCRETE_MOTIONS) - 1}] "
-                             f"({', '.join(DISCRETE_MOTIONS)}), got {np.asarray(action).tolist()!r}")
-        a = int(arr.item())
-        if not 0 <= a < len(DISCRETE_MOTIONS):
-            raise ValueError(f"discrete NBV action must be in [0, {len(DISCRETE_MOTIONS) - 1}] "
-                             f"({', '.join(DISCRETE_MOTIONS)}), got {a}")
-        name = DISCRETE_MOTIONS[a]
+        name = DISCRETE_MOTIONS[_one_integer(action, len(DISCRETE_MOTIONS),
+                                             f"discrete NBV action must be one integer in "
+                                             f"[0, {len(DISCRETE_MOTIONS) - 1}] ({', '.join(DISCRETE_MOTIONS)})")]
         rot = {"turn_left": (c.turn_deg, 0.0), "turn_right": (-c.turn_deg, 0.0),
                "look_up": (0.0, c.tilt_deg), "look_down": (0.0, -c.tilt_deg)}.get(name, (0.0, 0.0))
         move = {"forward": (c.move_m, 0, 0), "back": (-c.move_m, 0, 0), "left": (0, -c.move_m, 0),
                 "right": (0, c.move_m, 0), "up": (0, 0, c.lift_m),
                 "down": (0, 0, -c.lift_m)}.get(name, (0.0, 0.0, 0.0))
         return rot, tuple(float(x) for x in move)
-    a = np.asarray(action, dtype=float).reshape(-1)
+    expected = "continuous NBV action must be 5 finite numbers in [-1, 1] (forward, right, up, yaw, pitch)"
+    a = _real_array(action, expected).astype(float).reshape(-1)
     if a.shape != (5,) or not np.all(np.isfinite(a)):
-        raise ValueError(f"continuous NBV action must be 5 finite numbers in [-1, 1] (forward, "
-                         f"right, up, yaw, pitch), got {np.asarray(action).tolist()}")
+        raise ValueError(f"{expected}, got {_shown(action)}")
     a = np.clip(a, -1.0, 1.0)
     t = a[:3] * MAX_TRANSLATION_M
     norm = float(np.linalg.norm(t))

@@ -59,7 +59,7 @@ from spatialscout_gym.episode.tools import TOOL_NAMES
 from spatialscout_gym.conversation.codecs import parse_reply, wire_format_of
 from spatialscout_gym.conversation.messages import (MAX_ARGUMENT_CHARS, WIRE_FORMATS, EpisodeOverError, Message,
                                                     ModelReply, Part, ToolCall, bound_reply, clean_reply,
-                                                    clean_usage, malformed_note, parse_arguments)
+                                                    clean_usage, malformed_note, parse_arguments, safe_repr)
 from spatialscout_gym.conversation.spaces import MessagesSpace, ReplySpace
 from spatialscout_gym.wrappers.encode import encode_call
 from spatialscout_gym.conversation.images import JPEG_QUALITY, MAX_SIDE_PX
@@ -463,7 +463,7 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     def _refused(self, call: ToolCall, index: int, error: str, kind: str, out: list[dict]) -> Message:
         error = clip_error(error)
         self._emit("tool_call_refused", model_call_index=index, refusal=kind, call=call.to_trace(), error=error)
-        name = call.name if isinstance(call.name, str) else repr(call.name)
+        name = call.name if isinstance(call.name, str) else safe_repr(call.name)
         out.append({"tool": name, "ok": False, "error": error, "result": {}, "frame_id": -1})
         return Message("tool", [refusal_text(error)], tool_call_id=call.id, tool_name=name, is_error=True)
 

@@ -20,7 +20,7 @@ from typing import Any
 from spatialscout_gym.conversation.codecs import anthropic_messages
 from spatialscout_gym.conversation.codecs import chat_completions
 from spatialscout_gym.conversation.codecs import responses
-from spatialscout_gym.conversation.messages import WIRE_FORMATS, ModelReply, ToolCall, short_repr
+from spatialscout_gym.conversation.messages import WIRE_FORMATS, ModelReply, ToolCall, short_repr, unique_id
 
 __all__ = ["chat_completions", "responses", "anthropic_messages", "CODECS", "codec_of", "parse_reply",
            "wire_format_of"]
@@ -95,13 +95,14 @@ def parse_reply(reply: Any, wire_format: str | None = None) -> ModelReply:
     if isinstance(reply, ModelReply):
         return reply
     if isinstance(reply, (list, tuple)) and wire_format is None:
-        calls, bad = [], []
+        calls, bad, seen = [], [], {}
         for i, c in enumerate(reply):
             if not isinstance(c, dict) or "name" not in c:
                 bad.append(f"item {i} is {short_repr(c, 60)}, not {{'name': str, 'arguments': object}}")
                 continue
             cid = c.get("id")
-            calls.append(ToolCall(cid if isinstance(cid, str) and cid else f"call_{i}", c["name"], c.get("arguments")))
+            calls.append(ToolCall(unique_id(cid if isinstance(cid, str) and cid else f"call_{i}", seen), c["name"],
+                                  c.get("arguments")))
         return ModelReply(tool_calls=calls, malformed=bad)
     if wire_format is None:
         wire_format = wire_format_of(reply)

@@ -9,7 +9,7 @@ import json
 from typing import Any, Callable
 
 from spatialscout_gym.episode.tools import to_jsonable
-from spatialscout_gym.conversation.messages import token_count
+from spatialscout_gym.conversation.messages import safe_repr, token_count, unique_id
 from spatialscout_gym.conversation.images import DeliveredImage
 
 __all__ = ["get", "usage_counts", "json_args", "call_name", "data_uri", "as_json", "ImageDeferral", "is_object",
@@ -47,7 +47,7 @@ def json_args(raw: Any) -> str:
 
 
 def call_name(c: Any) -> str:
-    return c.name if isinstance(c.name, str) else repr(c.name)
+    return c.name if isinstance(c.name, str) else safe_repr(c.name)
 
 
 def data_uri(img: DeliveredImage) -> str:
@@ -74,11 +74,12 @@ class Reading:
 
     def __init__(self) -> None:
         self.bad: list[str] = []
+        self._ids: dict[str, int] = {}
 
     def _kind(self, x: Any) -> str:
         if x is None:
             return "missing"
-        shown = repr(x)
+        shown = safe_repr(x)
         return f"{type(x).__name__} {shown if len(shown) <= 40 else shown[:40] + '...'}"
 
     def items(self, x: Any, what: str) -> list:
@@ -105,8 +106,11 @@ class Reading:
         return False
 
     def call_id(self, x: Any, k: int) -> str:
-        """A tool call's id, or ``call_<k>`` when the service sent none (or not a string)."""
-        return x if isinstance(x, str) and x else f"call_{k}"
+        """A tool call's id, or ``call_<k>`` when the service sent none (or not a string); an id an
+        earlier call of the reply already has becomes ``<id>_2``, ``<id>_3``, ...
+        (:func:`~spatialscout_gym.conversation.messages.unique_id`), in the calls and in the
+        provider content replayed, so every tool result answers one call."""
+        return unique_id(x if isinstance(x, str) and x else f"call_{k}", self._ids)
 
     def stop(self, x: Any) -> str | None:
         return x if isinstance(x, str) else None

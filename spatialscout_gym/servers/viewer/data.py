@@ -8,11 +8,15 @@ is not what it should be, or a symbolic link leading out of the run directory, i
 (:func:`~spatialscout_gym.core.scoring.score_scene`) for per-target IoU and the paper's Table-4
 factors (:mod:`spatialscout_gym.eval.failures`). Which directories are runs, and the names of their
 files, belong to :mod:`spatialscout_gym.eval.layout`; this module adds only the viewer's rule that
-nothing a symbolic link leads to outside the run directory is read.
+nothing a symbolic link leads to outside the run directory is read, and no file with more than
+one link (:func:`own_file`: a hard link is another name of a file anywhere on the same disk, so
+``ln /etc/passwd RUN/frames/frame_002.png`` would otherwise be copied and served).
 """
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +24,7 @@ from spatialscout_gym.core.run_files import FRAMES_DIR, GROUND_TRUTH_FILE, PREDI
 from spatialscout_gym.eval.layout import (EvalDirError,
                                           find_run_dirs, is_run_dir, read_json_object, read_result, read_trace)
 
-__all__ = ["is_run_dir", "run_dirs", "run_payload", "eval_payload", "inside", "frame_files"]
+__all__ = ["is_run_dir", "run_dirs", "run_payload", "eval_payload", "inside", "frame_files", "own_file"]
 
 
 def inside(root: Path, path: Path) -> bool:
@@ -30,6 +34,16 @@ def inside(root: Path, path: Path) -> bool:
         return path.exists() and path.resolve().is_relative_to(root.resolve())
     except (OSError, RuntimeError):   # a link loop
         return False
+
+
+def own_file(path: Path) -> bool:
+    """``path`` itself (not followed) is a regular file with exactly one link: no symbolic link,
+    no hard link (which could be any file of the machine under a run's name), no FIFO or device."""
+    try:
+        st = os.lstat(path)
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_nlink == 1
 
 
 def run_dirs(root: Path) -> list[Path]:
@@ -49,19 +63,23 @@ def _file(run: Path, name: str) -> Path | None:
                            "the run's own files (replace the link with the file)")
     if not p.is_file():
         raise EvalDirError(f"{p}: expected a file, found a directory or another kind of entry")
+    if not p.is_symlink() and not own_file(p):
+        raise EvalDirError(f"{p}: a file with more than one (hard) link; the viewer reads only the run's own "
+                           "files (replace the link with a copy)")
     return p
 
 
 def frame_files(run: Path) -> tuple[list[Path], list[Path]]:
     """The files of ``run/frames/`` that the viewer copies, and the entries it skips: symbolic links
-    (wherever they lead), directories and anything that is not a regular file."""
+    (wherever they lead), hard links (a file with more than one link), directories and anything
+    that is not a regular file (:func:`own_file`)."""
     frames = run / FRAMES_DIR
     if frames.is_symlink() or not frames.is_dir():
         return [], ([frames] if frames.is_symlink() or frames.exists() else [])
     keep: list[Path] = []
     skip: list[Path] = []
     for p in sorted(frames.iterdir()):
-        (keep if p.is_file() and not p.is_symlink() else skip).append(p)
+        (keep if own_file(p) else skip).append(p)
     return keep, skip
 
 

@@ -23,6 +23,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from spatialscout_gym.conversation.messages import parse_arguments
+from spatialscout_gym.episode.tools import ToolResult
 from spatialscout_gym.servers.viewer.server import BodyRefused, GuardedHandler, start_server
 
 __all__ = ["HumanAgent", "PlayGame", "serve_play"]
@@ -53,9 +55,15 @@ class PlayGame:
                 "agent": self.agent.name, "run_dir": str(self.out) if self.written else None,
                 "score": _score_of(self.written)}
 
-    def call(self, tool: str, args: dict | None) -> dict:
+    def call(self, tool: str, args: object) -> dict:
+        """Run one call; ``args`` that are not an object (a list, a number) are refused without a
+        step and not counted, with the text the model's wrapper sends
+        (:func:`~spatialscout_gym.conversation.messages.parse_arguments`)."""
         with self.lock:
-            res = self.episode.call(tool, args if isinstance(args, dict) else {})
+            parsed, reason = parse_arguments(args)
+            if reason is not None:
+                return {"result": ToolResult(tool, False, error=f"{tool}: {reason}").to_dict(), "state": self.state()}
+            res = self.episode.call(tool, parsed)
             if self.episode.done and self.written is None:
                 self.written = self.session.write_run(self.out, self.agent, seed=self.seed)
             return {"result": res.to_dict(), "state": self.state()}
@@ -124,7 +132,7 @@ def _handler(game: PlayGame):
                 return self._send(b"not found", "text/plain", 404)
             try:
                 body = json.loads(self.read_body(MAX_CALL_BYTES) or b"{}")
-                tool, args = str(body.get("tool", "")), body.get("args") or {}
+                tool, args = str(body.get("tool", "")), body.get("args")
             except BodyRefused:
                 return
             except (ValueError, AttributeError, RecursionError):

@@ -8,6 +8,14 @@ site sent it); with a token, every
 state-changing request must carry it in the ``X-SpatialScout-Token`` header (401 otherwise); and a
 request body is refused by its ``Content-Length`` before a byte is read (411 when absent, 400 when
 not a non-negative integer, 413 above the limit). A socket that stops sending times out.
+
+A request must carry exactly one ``Host`` header (400 otherwise) and a path without a NUL byte
+(``/%00/...``: 400). Every response carries the headers a static site should send
+(:data:`SECURITY_HEADERS`: no MIME sniffing, a Content-Security-Policy that lets the pages load
+only their own scripts, styles, images and API, no framing, no referrer). The static site
+server lists no directory and serves only regular files with one link (no symbolic or hard link:
+a hard link made inside the site could name any file of the machine). A client that hangs up
+early is no error: nothing is printed.
 """
 
 from __future__ import annotations
@@ -15,15 +23,44 @@ from __future__ import annotations
 import functools
 import hmac
 import http.server
+import os
+import stat
+import sys
 import threading
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
-__all__ = ["GuardedHandler", "serve_directory", "start_server", "TOKEN_HEADER", "MAX_BODY_BYTES"]
+__all__ = ["GuardedHandler", "serve_directory", "start_server", "TOKEN_HEADER", "MAX_BODY_BYTES", "SECURITY_HEADERS"]
 
 TOKEN_HEADER = "X-SpatialScout-Token"
 """The request header that carries a server's per-run token."""
 MAX_BODY_BYTES = 1 << 20
 """The largest request body read (a tool call's JSON is a few kB)."""
+
+
+SECURITY_HEADERS: dict[str, str] = {
+    "X-Content-Type-Options": "nosniff",
+    # the pages load their own scripts, style sheets, frames and API only; style="" attributes
+    # (legend swatches, layout) are the one inline thing they use
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+                               "img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; "
+                               "frame-ancestors 'none'",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+}
+"""Headers of every response of both servers."""
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    """A threading server that says nothing when a client hangs up early (a closed tab, a
+    cancelled image load): those are not errors of the server."""
+
+    daemon_threads = True
+
+    def handle_error(self, request, client_address) -> None:
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
 
 
 class BodyRefused(Exception):
@@ -43,6 +80,17 @@ class GuardedHandler(http.server.BaseHTTPRequestHandler):
     def log_message(self, *args) -> None:   # the CLI prints the URL; no per-request noise
         pass
 
+    def end_headers(self) -> None:
+        for name, value in SECURITY_HEADERS.items():
+            self.send_header(name, value)
+        super().end_headers()
+
+    def handle_one_request(self) -> None:
+        try:
+            super().handle_one_request()
+        except (ConnectionError, TimeoutError):   # the client hung up: nothing to answer
+            self.close_connection = True
+
     def _refuse(self, code: int, text: str) -> bool:
         body = (text + "\n").encode()
         self.send_response(code)
@@ -61,6 +109,12 @@ class GuardedHandler(http.server.BaseHTTPRequestHandler):
     def guard(self, *, changes_state: bool = False) -> bool:
         """True when the request may proceed; else the refusal is sent and False returned."""
         hosts = self._origins()
+        if len(self.headers.get_all("Host") or []) != 1:
+            self._refuse(400, "refused: a request must carry exactly one Host header")
+            return False
+        if "\x00" in unquote(urlsplit(self.path).path):
+            self._refuse(400, "refused: a NUL byte in the path")
+            return False
         if self.headers.get("Host", "") not in hosts:
             return self._refuse(403, f"refused: Host must be one of {', '.join(hosts)} (this server "
                                      "answers local pages only)")
@@ -97,7 +151,27 @@ class GuardedHandler(http.server.BaseHTTPRequestHandler):
 
 
 class _SiteHandler(GuardedHandler, http.server.SimpleHTTPRequestHandler):
-    """Static files of a written site (read-only: GET and HEAD only)."""
+    """Static files of a written site (read-only: GET and HEAD only): regular files with one link
+    only, no directory listing."""
+
+    def list_directory(self, path):
+        self.send_error(404, "not found")
+        return None
+
+    def send_head(self):
+        path = self.translate_path(self.path)
+        if os.path.isdir(path):
+            if not urlsplit(self.path).path.endswith("/"):
+                return super().send_head()   # the redirect to "dir/"
+            path = os.path.join(path, "index.html")
+        try:
+            st = os.lstat(path)
+        except (OSError, ValueError):
+            st = None
+        if st is None or not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+            self.send_error(404, "not found")
+            return None
+        return super().send_head()
 
     def do_GET(self) -> None:
         if self.guard():
@@ -114,9 +188,7 @@ def start_server(handler: type[GuardedHandler], port: int = 0, token: str | None
     ``handler`` (given ``token`` and ``kwargs``), serving on a daemon thread; ``server_address[1]`` is
     the port, ``server.shutdown()`` stops it."""
     cls = type(handler.__name__, (handler,), {"token": token})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(cls, **kwargs)
-                                             if kwargs else cls)
-    server.daemon_threads = True
+    server = _Server(("127.0.0.1", port), functools.partial(cls, **kwargs) if kwargs else cls)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 

@@ -7,14 +7,16 @@ directory's site lists its episodes on ``index.html`` and holds one run site per
 ``ep/NNN/``.
 
 Only the run's own regular files are copied: an entry of ``frames/`` that is a symbolic link (to a
-file or a directory, wherever it leads) or a directory is skipped and listed, so a site never
-carries a file from outside the run directory.
+file or a directory, wherever it leads), a hard link (a file with more than one link) or a
+directory is skipped and listed, so a site never carries a file from outside the run directory.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import stat
 from importlib import resources
 from pathlib import Path
 
@@ -47,7 +49,24 @@ def _run_site(run: Path, out: Path, assets: str, back: str | None, skipped: list
     if keep:
         (out / "frames").mkdir(parents=True, exist_ok=True)
     for f in keep:
-        shutil.copyfile(f, out / "frames" / f.name, follow_symlinks=False)
+        if not _copy_own(f, out / "frames" / f.name):
+            skipped.append(f)
+
+
+def _copy_own(src: Path, dst: Path) -> bool:
+    """Copy ``src`` when the file opened (no link followed) is regular with one link; False, and
+    nothing written, otherwise (it changed since it was listed)."""
+    try:
+        fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+            return False
+        with open(dst, "wb") as g:
+            shutil.copyfileobj(f, g)
+    return True
 
 
 def write_site(src: str | Path, out: str | Path, skipped: list[Path] | None = None) -> Path:
