@@ -280,18 +280,26 @@ def test_other_modes_and_wire_formats_are_re_derived(tmp_path, agent, mode, caps
 
 
 def test_small_geometry_without_blas_agrees_with_lapack():
-    """The closed-form 3 x 3 solve and condition number (used by triangulation) agree with LAPACK."""
+    """The closed-form 3 x 3 solve and condition number (used by triangulation) agree with LAPACK, and
+    the products agree with ``@``. The matrices of the products and the solve are not symmetric (a
+    symmetric one hides a helper that transposes its matrix)."""
     import numpy as np
-    from spatialscout_gym.core.exact import cond3_symmetric, matmul, rows_times, solve3
+    from spatialscout_gym.core.exact import cond3_symmetric, matmul, matvec, rows_times, solve3
     rng = np.random.default_rng(7)
     for _ in range(200):
         d = rng.normal(size=(3, 3))
         d /= np.linalg.norm(d, axis=1, keepdims=True)
         A = 3 * np.eye(3) - np.einsum("ki,kj->ij", d, d)          # sum of I - d d^T over three rays
+        M = rng.normal(size=(3, 3)) + 2 * np.eye(3)               # not symmetric, well conditioned
+        W = rng.normal(size=(3, 4))                               # not even square
         b = rng.normal(size=3)
+        assert not np.allclose(M, M.T)
+        assert np.allclose(solve3(M, b), np.linalg.solve(M, b), rtol=1e-9, atol=1e-12)
         assert np.allclose(solve3(A, b), np.linalg.solve(A, b), rtol=1e-9, atol=1e-12)
         assert cond3_symmetric(A) == pytest.approx(np.linalg.cond(A), rel=1e-6)
-        assert np.allclose(matmul(A, d), A @ d, rtol=1e-12) and np.allclose(rows_times(d, A), d @ A, rtol=1e-12)
+        assert np.allclose(matmul(M, W), M @ W, rtol=1e-12) and np.allclose(rows_times(d, M), d @ M, rtol=1e-12)
+        assert np.allclose(rows_times(d[:, None, :], W), d[:, None, :] @ W, rtol=1e-12)
+        assert np.allclose(matvec(M, b), M @ b, rtol=1e-12)
     assert cond3_symmetric(2 * (np.eye(3) - np.outer([1.0, 0, 0], [1.0, 0, 0]))) == float("inf")   # parallel rays
 
 
