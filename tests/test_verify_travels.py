@@ -162,14 +162,15 @@ def test_edited_prompt_is_caught_in_harness_and_in_a_request(model_eval, tmp_pat
         f"at event {i}: model_request, new_messages[0].content[0], recorded")
 
 
-def test_old_run_without_harness_record_verifies_the_tool_side(model_eval, tmp_path, capsys):
+def test_run_without_harness_record_is_tool_side_only_not_verified(model_eval, tmp_path, capsys):
     d = _copy(model_eval, tmp_path)
     (d / "procedural_2" / "seed_0" / "harness.json").unlink()
     code, eps = _verify_json(d, capsys)
-    assert code == 0 and eps["procedural_2/seed_0"]["status"] == "verified"
+    assert code == 1 and eps["procedural_2/seed_0"]["status"] == "tool-side only"
     assert eps["procedural_2/seed_0"]["conversation"].startswith("not checkable: no harness.json")
-    assert main(["verify", str(d), "--no-progress"]) == 0
-    assert "procedural_2/seed_0: verified (conversation not checkable: no harness.json" in capsys.readouterr().out
+    assert main(["verify", str(d), "--no-progress", "--allow-tool-side-only"]) == 0
+    assert "procedural_2/seed_0: tool-side only (the conversation is not checkable: no harness.json" in (
+        capsys.readouterr().out)
 
 
 def test_another_episodes_files_copied_in_are_caught_and_report_does_not_crash(model_eval, tmp_path, capsys):
@@ -304,6 +305,8 @@ def test_small_geometry_without_blas_agrees_with_lapack():
 
 
 def test_a_verdict_lapses_when_the_harness_record_changes(model_eval, tmp_path, capsys):
+    """``verification_status`` verifies the files as they are now: a verify.json written before an
+    edit earns nothing."""
     from spatialscout_gym.eval.verify import verification_status
     d = _copy(model_eval, tmp_path)
     assert main(["verify", str(d), "--no-progress"]) == 0
@@ -311,5 +314,6 @@ def test_a_verdict_lapses_when_the_harness_record_changes(model_eval, tmp_path, 
     p = d / "procedural_1" / "seed_0" / "harness.json"
     p.write_text(p.read_text().replace("Estimate", "Guess"))
     v = verification_status(d)
-    assert v["episodes"]["procedural_1/seed_0"] == "not checked" and v["status"] == "not checked"
+    assert v["episodes"]["procedural_1/seed_0"] == "diverged" and v["status"] == "diverged"
+    assert v["self_reported"]["procedural_1/seed_0"] == "verified"
     assert (v["planned"], v["completed"], v["missing"]) == (2, 2, [])
