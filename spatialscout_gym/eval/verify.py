@@ -12,18 +12,25 @@ model and no pixels:
   the harness built, every tool call parsed from a reply, every reminder and the end rule are
   re-derived and compared event by event, and the usage, call and cost totals of ``result.json``
   and the prompt and tools of ``harness.json`` are checked against the replay. A run written
-  without those records verifies on the tool side and says "conversation not checkable";
+  without those records is ``tool-side only``: its tool calls alone are replayed;
 * any other run replays every recorded ``tool_call`` in order on a fresh episode.
 
-Then every event of ``trace.jsonl`` must equal the recomputed one (fields the recomputed event
-lacks, such as wall-clock timings, are not checked), ``predictions.json`` the replayed accepted
-map, ``ground_truth.json`` the scene's, ``result.json``'s metrics, counters and end reason the
-recomputed ones. Numbers agree within a relative 1e-9, texts after their numbers are compared
-the same way (:mod:`spatialscout_gym.eval.verify_compare`: the rule that lets a run verify on
-any machine); the largest deviation seen is reported per episode.
+Then every event of ``trace.jsonl`` must equal the recomputed one (a recorded field or event kind
+the replay does not produce is a divergence; wall-clock timings are not compared),
+``predictions.json`` the replayed accepted map **exactly** (what the agent submitted is copied,
+never computed), ``ground_truth.json`` the scene's, ``result.json``'s metrics, counters and end
+reason the recomputed ones, and every recorded setting (budgets, resolution, catalog version,
+scene hash) must agree across ``result.json``, ``evaluate.json``, ``harness.json``, the trace and
+the scene; each frame must decode to the hash written with it. Other numbers agree within a
+relative 1e-9, texts after their numbers are compared the same way
+(:mod:`spatialscout_gym.eval.verify_compare`: the rule that lets a run verify on any machine); the
+largest deviation seen is reported per episode.
 
-An episode planned in the evaluation (``scenes.json`` and the planned seeds) without a completed
-run directory is reported ``missing`` (a failed one ``failed``), so nothing disappears silently.
+A model run without a complete ``harness.json`` is ``tool-side only``, never ``verified``. An
+episode planned in the evaluation (``planned.json``, else ``scenes.json`` and the seeds seen)
+without a completed run directory is reported ``missing`` (a failed one ``failed``), one the plan
+does not name ``unplanned``, so nothing disappears or is added silently. A broken file gives its
+episode a verdict naming it; the others get theirs.
 
 No tool result depends on pixels (marks are pixel coordinates, poses are deterministic), so the
 replay renders nothing. With ``images`` (``verify --images``) the captures are re-rendered with
@@ -33,9 +40,10 @@ by another renderer (class, device, driver or SAPIEN version, named on both side
 ``diverged at event N: tool, field, recorded vs recomputed`` (N: 0-based line of
 ``trace.jsonl``; files other than the trace are named instead).
 
-:func:`write_verification` writes ``DIR/verify.json``: per episode its status and the SHA-256 of
-the files checked, so ``report`` and ``leaderboard`` show an episode as verified only while its
-files are unchanged (:func:`verification_status`).
+:func:`write_verification` writes ``DIR/verify.json`` (a record for the submitter).
+:func:`verification_status`, which ``report`` and ``leaderboard`` call, never trusts it: it
+verifies the files itself, reusing only verdicts kept outside the directory for files with the
+same digest (:func:`verify_dir` with ``use_cache``). The threat model is in docs/verify.md.
 """
 
 from __future__ import annotations
