@@ -172,6 +172,13 @@ def _result_score(d):
     _edit_json(_run(d) / "result.json", lambda r: r["all"].update(mean_iou=0.5))
 
 
+def _result_coverage_one_unit(d):     # a computed number one unit of its last decimal away (0.05 -> 0.06)
+    def fn(r):
+        assert r["coverage"] == 0.05
+        r["coverage"] = 0.06
+    _edit_json(_run(d) / "result.json", fn)
+
+
 def _result_usage(d):
     _edit_json(_run(d) / "result.json", lambda r: r["model"]["usage"].update(input_tokens=10))
 
@@ -324,6 +331,8 @@ TAMPERS: list[tuple[str, Callable, str, str, str]] = [
     ("result-tool-call-budget", _result("tool_call_budget", 50), EP1, "in result.json: tool_call_budget", "diverged"),
     ("result-field-dropped", _result_field_dropped, EP1, "field 'catalog_version' is missing", "diverged"),
     ("result-score", _result_score, EP1, "in result.json: all.mean_iou", "diverged"),
+    ("result-coverage-one-unit", _result_coverage_one_unit, EP1, "in result.json: coverage, recorded 0.06",
+     "diverged"),
     ("result-usage", _result_usage, EP1, "in result.json: model.usage.input_tokens", "diverged"),
     ("result-scene-hash", _result("scene_content_hash", "f" * 64), EP1, "they differ from character 1 ('ffffffff' vs", "refused"),
     ("evaluate-resolution", _evaluate_json("resolution", 64), EP1, "in evaluate.json: resolution, recorded 64",
@@ -376,15 +385,21 @@ def test_each_edit_is_caught_at_its_episode(honest, tmp_path, capsys, name, edit
     others = {k: e["status"] for k, e in eps.items() if k != key}
     if name.startswith(("evaluate-", "scenes-")):       # an evaluation-wide file: every episode names it
         return
-    assert all(s == "verified" for k, s in others.items() if k != "procedural_1/seed_0" or key == EP2), others
+    # a copy of procedural_1/seed_0 filed as another seed takes its original down with it
+    untouched = {k: s for k, s in others.items() if not (key.startswith("procedural_1/") and k == EP1)}
+    assert untouched and all(s == "verified" for s in untouched.values()), others
 
 
-def test_the_matrix_has_thirty_kinds_and_every_trace_event_kind():
-    """At least 30 kinds of edit, and one per kind of trace event the honest run records."""
-    assert len(TAMPERS) >= 30
-    names = " ".join(t[0] for t in TAMPERS)
-    for kind in ("start", "capture", "tool-call", "map", "end", "model-request", "model-response", "tool-call-refused"):
-        assert kind.replace("-", "") in names.replace("-", "").replace("arguments", "toolcall")
+EVENT_KIND_EDITS = {"start": "start-edited", "capture": "capture-edited", "tool_call": "tool-arguments-one-unit",
+                    "map": "map-snapshot", "end": "end-edited", "model_request": "model-request-edited",
+                    "model_response": "appended-model-response", "tool_call_refused": "tool-call-refused-edited"}
+"""One edit per kind of trace event (every kind the honest run records is compared)."""
+
+
+def test_the_matrix_has_thirty_kinds_and_every_trace_event_kind(honest):
+    assert len(TAMPERS) >= 30 and len({t[0] for t in TAMPERS}) == len(TAMPERS)
+    kinds = {json.loads(x)["event"] for x in (honest / EP1 / "trace.jsonl").read_text().splitlines()}
+    assert kinds == set(EVENT_KIND_EDITS) and set(EVENT_KIND_EDITS.values()) <= {t[0] for t in TAMPERS}
 
 
 def test_the_honest_evaluation_verifies(honest, capsys):
