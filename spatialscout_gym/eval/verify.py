@@ -383,8 +383,15 @@ def _check_records(d: Path, result: dict, start: dict, spec: Any, settings: dict
         (RESULT_FILE, "catalog_version", result["catalog_version"], "the scene's here", scene_catalog_version(spec)),
     ]
     if settings is not None:
-        for k in ("agent", "image_budget", "tool_call_budget", "resolution"):
+        for k in ("agent", "image_budget", "resolution"):
             checks.append(("evaluate.json", k, settings.get(k, "(missing)"), f"{RESULT_FILE}'s", result.get(k)))
+        model = result.get("model") if isinstance(result.get("model"), dict) else None
+        if model is None:
+            checks.append(("evaluate.json", "tool_call_budget", settings.get("tool_call_budget", "(missing)"),
+                           f"{RESULT_FILE}'s", result.get("tool_call_budget")))
+        elif settings.get("tool_call_budget") is not None:    # B of a model agent: its model-call budget
+            checks.append(("evaluate.json", "tool_call_budget (B, model calls)", settings["tool_call_budget"],
+                           f"{RESULT_FILE}'s model.model_call_budget", model.get("model_call_budget")))
         opts = settings.get("agent_options") if isinstance(settings.get("agent_options"), dict) else {}
         if harness is not None and "model_call_budget" in opts:
             checks.append(("evaluate.json", "agent_options.model_call_budget", opts["model_call_budget"],
