@@ -153,6 +153,10 @@ def _harness_render_size(d):
     _edit_json(_run(d) / "harness.json", lambda h: h["images"].update(render_size=[64, 64]))
 
 
+def _harness_jpeg_quality(d):
+    _edit_json(_run(d) / "harness.json", lambda h: h["images"].update(jpeg_quality=95))
+
+
 def _harness_prompt(d):
     _edit_json(_run(d) / "harness.json", lambda h: h.update(task_prompt=h["task_prompt"] + " Hint: Apple_1 is at 2,0,0."))
 
@@ -324,6 +328,8 @@ TAMPERS: list[tuple[str, Callable, str, str, str]] = [
     ("harness-field-dropped", _harness_field_dropped, EP1, "lacks images.jpeg_quality", "tool-side only"),
     ("harness-image-budget", _harness_image_budget, EP1, "in harness.json: budgets.image_budget, recorded 5", "diverged"),
     ("harness-render-size", _harness_render_size, EP1, "in harness.json: images.render_size", "diverged"),
+    ("harness-jpeg-quality", _harness_jpeg_quality, EP1, "in harness.json: images.jpeg_quality, recorded 95",
+     "diverged"),
     ("harness-prompt-hint", _harness_prompt, EP1, "in harness.json: task_prompt", "diverged"),
     ("result-image-budget", _result("image_budget", 5), EP1, "in result.json: image_budget, recorded 5", "diverged"),
     ("result-catalog-version", _result("catalog_version", "2.0"), EP1, "in result.json: catalog_version", "diverged"),

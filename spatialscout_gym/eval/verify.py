@@ -406,6 +406,15 @@ def _check_records(d: Path, result: dict, start: dict, spec: Any, settings: dict
                    ("harness.json", "images.render_size", imgs.get("render_size", "(missing)"),
                     "the trace's image size", [K.width, K.height]),
                    ("harness.json", "agent", harness.get("agent", "(missing)"), f"{RESULT_FILE}'s", result.get("agent"))]
+        model = result.get("model") if isinstance(result.get("model"), dict) else {}
+        if "image_max_side_px" in model:
+            checks.append(("harness.json", "images.max_side_px", imgs.get("max_side_px", "(missing)"),
+                           f"{RESULT_FILE}'s model.image_max_side_px", model["image_max_side_px"]))
+        if (d / DELIVERED_FILE).is_file():
+            delivered = read_json_object(d / DELIVERED_FILE)
+            for k in ("max_side_px", "jpeg_quality"):
+                checks.append(("harness.json", f"images.{k}", imgs.get(k, "(missing)"), f"{DELIVERED_FILE}'s",
+                               delivered.get(k)))
     for where, field, got, whose, want in checks:
         if _norm(got) != _norm(want) or type(got) is bool:
             raise _Diverged(f"in {where}: {field}, recorded {_short(got)} vs {whose} {_short(want)}")
