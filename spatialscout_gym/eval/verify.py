@@ -115,7 +115,8 @@ class EpisodeCheck:
         return {"episode": self.key, "status": self.status, "detail": self.detail, "images": self.images,
                 "conversation": self.conversation, "max_relative_deviation": self.numbers.get("max_relative_deviation"),
                 "deviation_at": self.numbers.get("where"),
-                "rounding_boundaries": self.numbers.get("rounding_boundaries", [])}
+                "rounding_boundaries": self.numbers.get("rounding_boundaries", []),
+                "cached": self.cached, "seconds": self.seconds}
 
 
 class _Diverged(Exception):
