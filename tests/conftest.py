@@ -1,5 +1,8 @@
 """Shared test-session setup."""
 
+import os
+import tempfile
+
 try:
     # mcp's stdio client binds ``sys.stderr`` as its default error log when first imported; imported
     # here, at collection, it binds the session's stream, not a stream one test's ``capsys`` owns
@@ -7,3 +10,7 @@ try:
     import mcp.client.stdio  # noqa: F401
 except ImportError:   # the vlm extra is not installed: the MCP tests skip themselves
     pass
+
+# ``verify``, ``report`` and ``leaderboard`` keep verdicts in a cache outside the verified directory;
+# the tests use one of their own (a fresh folder per session, never the user's ``~/.cache``).
+os.environ.setdefault("SPATIALSCOUT_VERIFY_CACHE", tempfile.mkdtemp(prefix="spatialscout-verify-cache-"))

@@ -114,11 +114,13 @@ def test_run_from_another_catalog_version_is_refused(evals, tmp_path, capsys):
 
 
 def test_verified_rows_in_report_and_leaderboard(evals, tmp_path, capsys):
+    """``report`` and ``leaderboard`` verify for themselves: a run never checked by ``verify`` is
+    verified on the page, one edited after ``verify`` wrote its verify.json is not."""
     good, _ = _run(evals, tmp_path, "oracle-explorer")
     bad, run = _run(evals, tmp_path, "origin")
     fresh = tmp_path / "uniform-ball"
     shutil.copytree(evals / "uniform-ball", fresh)
-    (fresh / "verify.json").unlink(missing_ok=True)      # never checked
+    (fresh / "verify.json").unlink(missing_ok=True)      # never checked by `verify`
     assert main(["verify", str(good), str(bad), "--no-progress"]) == 0
     res = json.loads((run / "result.json").read_text())
     res["all"]["mean_iou"] = 0.5                       # edited after verification: no longer verified
@@ -129,14 +131,14 @@ def test_verified_rows_in_report_and_leaderboard(evals, tmp_path, capsys):
     assert main(["leaderboard", str(good), str(bad), str(fresh), "--out", str(site), "--no-progress"]) == 0
     rows = json.loads((site / "leaderboard.json").read_text())["rows"]
     assert {r["agent"]: r["verified"] for r in rows.values()} == {
-        "oracle-explorer": "verified", "origin": "not checked", "uniform-ball": "not checked"}
+        "oracle-explorer": "verified", "origin": "diverged", "uniform-ball": "verified"}
     assert main(["verify", str(bad), "--no-progress"]) == 1
     capsys.readouterr()
     assert main(["leaderboard", str(good), str(bad), str(fresh), "--out", str(site), "--no-progress",
                  "--verified-only", "--overwrite"]) == 0
     board = json.loads((site / "leaderboard.json").read_text())
-    assert [r["agent"] for r in board["rows"].values()] == ["oracle-explorer"]
-    assert board["dropped_unverified"] == [str(bad), str(fresh)]
+    assert [r["agent"] for r in board["rows"].values()] == ["oracle-explorer", "uniform-ball"]
+    assert board["dropped_unverified"] == [str(bad)]
     assert verification_status(bad)["status"] == "diverged"
 
 
@@ -181,19 +183,26 @@ def test_images_are_re_rendered_and_compared_or_declared_not_comparable(evals, t
     hashes = d / "procedural_1" / "seed_0" / "frames" / "sha256.json"
     h = json.loads(hashes.read_text())
     assert h["renderer"]["renderer"] == "SapienRenderer" and h["renderer"]["sapien"] and len(h["rgb_sha256"]) == 3
-    h["rgb_sha256"]["2"] = "0" * 64
+    import hashlib
+    import numpy as np
+    from PIL import Image
+    png = d / "procedural_1" / "seed_0" / "frames" / "frame_002.png"
+    pixels = np.asarray(Image.open(png).convert("RGB")).copy()
+    pixels[0, 0] ^= 1                      # a forged frame with its hash forged to match
+    Image.fromarray(pixels).save(png)
+    h["rgb_sha256"]["2"] = forged = hashlib.sha256(pixels.tobytes()).hexdigest()
     hashes.write_text(json.dumps(h))
-    assert main(["verify", str(d), "--no-progress"]) == 0             # pixels are not needed by default
+    assert main(["verify", str(d), "--no-progress"]) == 0        # the files agree with each other
     assert main(["verify", str(d), "--images", "--no-progress"]) == 1
-    assert "diverged in frames/sha256.json: frame 2, recorded 000000000000 vs re-rendered" in capsys.readouterr().out
+    assert f"diverged in frames/sha256.json: frame 2, recorded {forged[:12]} vs re-rendered" in capsys.readouterr().out
     fake, _ = _run(evals, tmp_path, "origin")                        # drawn by the test's FakeRenderer
     assert main(["verify", str(fake), "--images", "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "verified (images: not comparable: recorded with {\"renderer\": \"FakeRenderer\"}" in out
     for p in fake.glob("*/seed_*/frames/sha256.json"):
         p.unlink()
-    assert main(["verify", str(fake), "--images", "--no-progress"]) == 0
-    assert "images: not recorded (a run made before frame hashes were written)" in capsys.readouterr().out
+    assert main(["verify", str(fake), "--images", "--no-progress"]) == 1      # frames no longer checkable
+    assert "diverged in frames/sha256.json: missing" in capsys.readouterr().out
 
 
 def test_images_a_model_received_are_re_encoded_and_compared(tmp_path, capsys):

@@ -162,14 +162,15 @@ def test_edited_prompt_is_caught_in_harness_and_in_a_request(model_eval, tmp_pat
         f"at event {i}: model_request, new_messages[0].content[0], recorded")
 
 
-def test_old_run_without_harness_record_verifies_the_tool_side(model_eval, tmp_path, capsys):
+def test_run_without_harness_record_is_tool_side_only_not_verified(model_eval, tmp_path, capsys):
     d = _copy(model_eval, tmp_path)
     (d / "procedural_2" / "seed_0" / "harness.json").unlink()
     code, eps = _verify_json(d, capsys)
-    assert code == 0 and eps["procedural_2/seed_0"]["status"] == "verified"
+    assert code == 1 and eps["procedural_2/seed_0"]["status"] == "tool-side only"
     assert eps["procedural_2/seed_0"]["conversation"].startswith("not checkable: no harness.json")
-    assert main(["verify", str(d), "--no-progress"]) == 0
-    assert "procedural_2/seed_0: verified (conversation not checkable: no harness.json" in capsys.readouterr().out
+    assert main(["verify", str(d), "--no-progress", "--allow-tool-side-only"]) == 0
+    assert "procedural_2/seed_0: tool-side only (the conversation is not checkable: no harness.json" in (
+        capsys.readouterr().out)
 
 
 def test_another_episodes_files_copied_in_are_caught_and_report_does_not_crash(model_eval, tmp_path, capsys):
@@ -280,22 +281,32 @@ def test_other_modes_and_wire_formats_are_re_derived(tmp_path, agent, mode, caps
 
 
 def test_small_geometry_without_blas_agrees_with_lapack():
-    """The closed-form 3 x 3 solve and condition number (used by triangulation) agree with LAPACK."""
+    """The closed-form 3 x 3 solve and condition number (used by triangulation) agree with LAPACK, and
+    the products agree with ``@``. The matrices of the products and the solve are not symmetric (a
+    symmetric one hides a helper that transposes its matrix)."""
     import numpy as np
-    from spatialscout_gym.core.exact import cond3_symmetric, matmul, rows_times, solve3
+    from spatialscout_gym.core.exact import cond3_symmetric, matmul, matvec, rows_times, solve3
     rng = np.random.default_rng(7)
     for _ in range(200):
         d = rng.normal(size=(3, 3))
         d /= np.linalg.norm(d, axis=1, keepdims=True)
         A = 3 * np.eye(3) - np.einsum("ki,kj->ij", d, d)          # sum of I - d d^T over three rays
+        M = rng.normal(size=(3, 3)) + 2 * np.eye(3)               # not symmetric, well conditioned
+        W = rng.normal(size=(3, 4))                               # not even square
         b = rng.normal(size=3)
+        assert not np.allclose(M, M.T)
+        assert np.allclose(solve3(M, b), np.linalg.solve(M, b), rtol=1e-9, atol=1e-12)
         assert np.allclose(solve3(A, b), np.linalg.solve(A, b), rtol=1e-9, atol=1e-12)
         assert cond3_symmetric(A) == pytest.approx(np.linalg.cond(A), rel=1e-6)
-        assert np.allclose(matmul(A, d), A @ d, rtol=1e-12) and np.allclose(rows_times(d, A), d @ A, rtol=1e-12)
+        assert np.allclose(matmul(M, W), M @ W, rtol=1e-12) and np.allclose(rows_times(d, M), d @ M, rtol=1e-12)
+        assert np.allclose(rows_times(d[:, None, :], W), d[:, None, :] @ W, rtol=1e-12)
+        assert np.allclose(matvec(M, b), M @ b, rtol=1e-12)
     assert cond3_symmetric(2 * (np.eye(3) - np.outer([1.0, 0, 0], [1.0, 0, 0]))) == float("inf")   # parallel rays
 
 
 def test_a_verdict_lapses_when_the_harness_record_changes(model_eval, tmp_path, capsys):
+    """``verification_status`` verifies the files as they are now: a verify.json written before an
+    edit earns nothing."""
     from spatialscout_gym.eval.verify import verification_status
     d = _copy(model_eval, tmp_path)
     assert main(["verify", str(d), "--no-progress"]) == 0
@@ -303,5 +314,6 @@ def test_a_verdict_lapses_when_the_harness_record_changes(model_eval, tmp_path, 
     p = d / "procedural_1" / "seed_0" / "harness.json"
     p.write_text(p.read_text().replace("Estimate", "Guess"))
     v = verification_status(d)
-    assert v["episodes"]["procedural_1/seed_0"] == "not checked" and v["status"] == "not checked"
+    assert v["episodes"]["procedural_1/seed_0"] == "diverged" and v["status"] == "diverged"
+    assert v["self_reported"]["procedural_1/seed_0"] == "verified"
     assert (v["planned"], v["completed"], v["missing"]) == (2, 2, [])

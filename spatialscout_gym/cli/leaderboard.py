@@ -41,8 +41,11 @@ def register(subparsers) -> None:
                         "scene's seed-0 episode for every row, e.g. procedural_7 (renders with SAPIEN)")
     p.add_argument("--figure-px", type=int, default=256, help="side of one Figure-4 view, pixels (default 256)")
     p.add_argument("--verified-only", action="store_true",
-                   help="keep only rows whose every completed episode `spatialscout verify` checked and "
-                        "found matching (files unchanged since)")
+                   help="keep only rows whose every episode re-executed to its records (the leaderboard "
+                        "verifies every row itself; a 'tool-side only' row is dropped too)")
+    p.add_argument("--workers", type=int, default=1, metavar="N",
+                   help="verify N episodes at a time in separate processes (default 1); verdicts are kept "
+                        "in $XDG_CACHE_HOME/spatialscout/verify, so unchanged files are verified once")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--overwrite", action="store_true", help="let --out replace an existing site (index.html)")
     p.set_defaults(func=run)
@@ -59,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         board = write_leaderboard(args.dirs, args.out, force=args.force, lam=args.lam,
                                   figure_scene=args.figure_scene, figure_px=args.figure_px,
-                                  progress=not args.no_progress, verified_only=args.verified_only)
+                                  progress=not args.no_progress, verified_only=args.verified_only,
+                                  verify_workers=max(1, args.workers))
     except (LeaderboardError, EvalDirError, FileNotFoundError, SceneFileError, ValueError) as exc:
         raise CliError(str(exc)) from None
     print(f"{'rank':>4}  {'model':32s} {'all mIoU':>8}  {'done':>5} {'failed':>6}  checked")
@@ -69,5 +73,10 @@ def run(args: argparse.Namespace) -> int:
               f"{row['completed']:>5} {row['failed']:>6}  {row['verified']}")
     if board["dropped_unverified"]:
         print("dropped (not verified): " + ", ".join(board["dropped_unverified"]))
+    ver = [r["verification"] for r in board["rows"].values()]
+    fresh = [v for v in ver if v["seconds_per_episode"]]
+    each = sum(v["seconds_per_episode"] for v in fresh) / len(fresh) if fresh else 0.0
+    print(f"verified every row here: {sum(v['seconds'] for v in ver):.1f} s ({each:.2f} s per episode "
+          f"re-executed, {sum(v['cached'] for v in ver)} verdict(s) from the cache)")
     print(f"wrote {args.out}/index.html, leaderboard.json, leaderboard.md and plots/")
     return 0

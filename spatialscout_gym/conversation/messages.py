@@ -16,12 +16,12 @@ import math
 import re
 import sys
 from dataclasses import dataclass, field, replace
-from typing import Any, Union
+from typing import Any, Sequence, Union
 
 from spatialscout_gym.episode.tools import to_jsonable
 from spatialscout_gym.conversation.images import DeliveredImage
 
-__all__ = ["ToolCall", "Message", "ModelReply", "Part", "EpisodeOverError", "parse_arguments",
+__all__ = ["history_digest", "ToolCall", "Message", "ModelReply", "Part", "EpisodeOverError", "parse_arguments",
            "short_repr", "limit_image_history", "MAX_ARGUMENT_CHARS", "bound_reply", "clean_reply", "clean_text",
            "token_count", "clean_usage", "WIRE_FORMATS", "malformed_note", "safe_repr", "unique_id"]
 
@@ -384,3 +384,11 @@ def limit_image_history(messages: list[Message], keep_last: int | None) -> list[
                 content.append(p)
         out.append(replace(m, content=content))
     return out
+
+
+def history_digest(messages: Sequence[Message]) -> str:
+    """SHA-256 of a conversation in its trace form (texts, tool calls, images by reference): a
+    request records it, so an edit to any earlier reply's text no longer matches (``verify``)."""
+    import hashlib
+    blob = json.dumps([m.to_trace() for m in messages], sort_keys=True, ensure_ascii=True)
+    return hashlib.sha256(blob.encode()).hexdigest()

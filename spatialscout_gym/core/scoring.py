@@ -59,6 +59,7 @@ from typing import Any, Literal, Mapping, Sequence
 
 import numpy as np
 
+from spatialscout_gym.core.exact import matmul, rows_times
 from spatialscout_gym.core.spec import TargetBox
 from spatialscout_gym.core.types import ArrayLike3, is_finite_number, is_finite_vec3
 
@@ -114,7 +115,7 @@ def _targets_fast(raw: list, R: np.ndarray, origin: np.ndarray) -> list[TargetBo
     center, lo, hi = arr[:, 0], arr[:, 1], arr[:, 2]
     if not np.all(np.isfinite(arr)) or np.any(hi < lo):
         return None
-    if np.max(np.abs(((lo + hi) / 2 - origin) @ R - center)) > _CENTER_TOLERANCE_M:
+    if np.max(np.abs(rows_times((lo + hi) / 2 - origin, R) - center)) > _CENTER_TOLERANCE_M:
         return None
     return [TargetBox(t["id"], t["category"], t["group"], c, a, b)
             for t, c, a, b in zip(raw, center.copy(), lo.copy(), hi.copy())]
@@ -199,7 +200,7 @@ class GroundTruth:
         if not isinstance(rows, list) or len(rows) != 3:
             raise ValueError(f"world_from_task.rotation must be 3 rows of 3 numbers, got {rows!r}")
         R = np.array([_vec3(r, f"world_from_task.rotation[{i}]") for i, r in enumerate(rows)])
-        if not np.allclose(R.T @ R, np.eye(3), atol=_ROTATION_TOLERANCE) or np.linalg.det(R) < 0:
+        if not np.allclose(matmul(R.T, R), np.eye(3), atol=_ROTATION_TOLERANCE) or np.linalg.det(R) < 0:
             raise ValueError("world_from_task.rotation must be a proper rotation matrix (orthonormal, det +1)")
         origin = _vec3(wft["translation"], "world_from_task.translation")
         raw_targets = d["targets"]
@@ -223,7 +224,7 @@ class GroundTruth:
             lo, hi = _vec3(t["box_min"], f"{where}.box_min"), _vec3(t["box_max"], f"{where}.box_max")
             if np.any(hi < lo):
                 raise ValueError(f"{where} ({t['id']!r}): box_max {hi.tolist()} is below box_min {lo.tolist()}")
-            expected = ((lo + hi) / 2 - origin) @ R
+            expected = rows_times((lo + hi) / 2 - origin, R)
             if np.max(np.abs(expected - center)) > _CENTER_TOLERANCE_M:
                 raise ValueError(
                     f"{where} ({t['id']!r}): center {center.tolist()} is not the task-frame centre of its "
@@ -519,7 +520,7 @@ def score_scene(gt: GroundTruth, positions: Mapping[str, ArrayLike3], *,
 
     def pair_iou(pred: np.ndarray, tgt: np.ndarray) -> np.ndarray:
         """IoU of predictions ``pred`` (indices, shape (a,)) against targets ``tgt`` (shape (b,))."""
-        offset = (P[pred][:, None, :] - gt.centers_task[tgt][None, :, :]) @ R0.T   # world axes
+        offset = rows_times(P[pred][:, None, :] - gt.centers_task[tgt][None, :, :], R0.T)   # world axes
         fixed = sizes[tgt][None, :, :]
         moved = fixed if paper else sizes[pred_target[pred]][:, None, :]
         return box_iou(moved, fixed, offset)
@@ -530,7 +531,7 @@ def score_scene(gt: GroundTruth, positions: Mapping[str, ArrayLike3], *,
     js = np.flatnonzero(single)
     if js.size:
         ts = pred_target[js]
-        offset = (P[js] - gt.centers_task[ts]) @ R0.T
+        offset = rows_times(P[js] - gt.centers_task[ts], R0.T)
         iou[ts] = box_iou(sizes[ts], sizes[ts], offset)   # submitted id == matched target here
         err[ts] = np.linalg.norm(P[js] - gt.centers_task[ts], axis=1)
         for k, tau in enumerate(THRESHOLDS):

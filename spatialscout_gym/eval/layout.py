@@ -33,7 +33,7 @@ import numpy as np
 from spatialscout_gym.core.errors import SpatialScoutError
 from spatialscout_gym.core.files import (MAX_TRACE_BYTES, FileTooLargeError, NotRegularFileError, loads_finite,
                                          open_regular, read_text_bounded, write_json_atomic, write_text_atomic)
-from spatialscout_gym.core.run_files import (ATTEMPTS_DIR, RESULT_FILE, TRACE_FILE)
+from spatialscout_gym.core.run_files import ATTEMPTS_DIR, PREDICTIONS_FILE, RESULT_FILE, TRACE_FILE
 from spatialscout_gym.core.types import natural_number
 
 __all__ = ["EvalDir", "EvalDirError", "EpisodeDir", "Attempt", "seed_spread", "publish_json", "publish_text",
@@ -41,7 +41,7 @@ __all__ = ["EvalDir", "EvalDirError", "EpisodeDir", "Attempt", "seed_spread", "p
            "read_scene_args", "record_scene_args", "is_run_dir", "find_run_dirs", "seed_dir_name", "seed_of_dir",
            "split_episode_key",
            "SETTINGS_FILE", "SCENES_FILE", "SEED_DIR_PREFIX", "FAILED_SUFFIX", "ATTEMPTS_SUFFIX", "VERIFY_FILE", "PLANNED_FILE",
-           "record_planned"]
+           "record_planned", "read_planned", "trace_accepted_map", "accepted_positions"]
 
 # An evaluation directory's own files (a run directory's are in core/run_files.py).
 SETTINGS_FILE = "evaluate.json"
@@ -184,6 +184,46 @@ def read_trace(path: Path) -> list[dict]:
     return events
 
 
+def trace_accepted_map(events: list[dict]) -> dict[str, list[float]]:
+    """The map an episode accepted, rebuilt exactly from its trace: every position of every accepted
+    ``submit_positions`` call, in order (the ``map`` snapshots are rounded to 6 decimals; the
+    call's arguments are what the agent submitted)."""
+    out: dict[str, list[float]] = {}
+    for e in events:
+        if e.get("event") != "tool_call" or e.get("tool") != "submit_positions":
+            continue
+        res = e.get("result") if isinstance(e.get("result"), dict) else {}
+        if not res.get("ok"):
+            continue
+        given = (e.get("args") or {}).get("positions") or {}
+        for k in (res.get("result") or {}).get("accepted") or []:
+            out[str(k)] = [float(x) for x in given[k]]
+    return out
+
+
+def accepted_positions(run_dir: str | os.PathLike, gt: Any) -> dict[str, list[float]]:
+    """The accepted map to score for a run directory: the one its trace records (through
+    :func:`trace_accepted_map`), after checking that ``predictions.json`` holds exactly that map
+    (:class:`EvalDirError` naming the first difference when not: an edited file is refused, never
+    scored). A directory without a trace (``spatialscout score`` input) scores ``predictions.json``."""
+    from spatialscout_gym.core.files import load_predictions
+    run_dir = Path(run_dir)
+    pred = {k: [float(x) for x in v] for k, v in load_predictions(run_dir, gt).items()}
+    if not (run_dir / TRACE_FILE).exists():
+        return pred
+    try:
+        accepted = trace_accepted_map(read_trace(run_dir / TRACE_FILE))
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise EvalDirError(f"{run_dir / TRACE_FILE}: a submit_positions event is malformed ({type(exc).__name__}); "
+                           "the trace was edited") from None
+    if pred != accepted:
+        k = next(k for k in sorted(set(pred) | set(accepted)) if pred.get(k) != accepted.get(k))
+        raise EvalDirError(f"{run_dir / PREDICTIONS_FILE}: {k} is {_short(pred.get(k, '(absent)'))}, but the map the "
+                           f"episode accepted (trace.jsonl) has {_short(accepted.get(k, '(absent)'))}; the file was "
+                           "edited, so the run is not scored (`spatialscout verify` names every difference)")
+    return accepted
+
+
 def is_run_dir(path: str | os.PathLike) -> bool:
     """A run directory holds ``trace.jsonl`` and ``result.json`` (present, in any form: a file that
     cannot be read is reported by whoever reads it, never skipped here).
@@ -269,11 +309,34 @@ def record_scene_args(root: str | os.PathLike, scene_args: dict[str, str]) -> No
     write_json_atomic(Path(root) / SCENES_FILE, dict(sorted(known.items())))
 
 
+def _is_episode_key(key: object) -> bool:
+    """True for ``<scene dir>/seed_<k>`` (one scene directory, a seed as :func:`seed_dir_name` writes it)."""
+    if not isinstance(key, str):
+        return False
+    scene, seed = split_episode_key(key)
+    return seed is not None and bool(scene) and "/" not in scene and "\\" not in scene
+
+
+def read_planned(root: str | os.PathLike) -> list[str] | None:
+    """``DIR/planned.json``'s episode keys, sorted (None when absent). A file that is not
+    ``{"episodes": ["<scene dir>/seed_<k>", ...]}`` (truncated, nested too deeply, a string, a
+    list of other things) raises :class:`EvalDirError`: a corrupted plan is never an empty one."""
+    path = Path(root) / PLANNED_FILE
+    if not path.exists():
+        return None
+    d = read_json_object(path)
+    keys = d.get("episodes")
+    if not isinstance(keys, list) or not all(_is_episode_key(k) for k in keys):
+        raise EvalDirError(f"{path}: expected {{\"episodes\": [\"<scene dir>/seed_<k>\", ...]}}, found "
+                           f"{_short(keys)}; the file is corrupted or was edited")
+    return sorted(set(keys))
+
+
 def record_planned(root: str | os.PathLike, keys: Iterable[str]) -> None:
     """Merge episode keys (``<scene dir>/seed_<k>``) into ``DIR/planned.json``: every episode an
     evaluation set out to run, so a missing one is reported rather than silently left out."""
     path = Path(root) / PLANNED_FILE
-    planned = set(read_json_object(path).get("episodes") or []) if path.exists() else set()
+    planned = set(read_planned(root) or [])
     write_json_atomic(path, {"episodes": sorted(planned | set(keys))})
 
 
@@ -419,17 +482,15 @@ class EvalDir:
         """Keys of every episode the evaluation planned, sorted: ``planned.json``'s list, or (an
         evaluation written before it) every scene of ``scenes.json`` times every seed seen in the
         directory (seed 0 when none). A plain run directory plans itself; a directory without
-        either file plans nothing beyond what it holds ([]). An unreadable file plans nothing."""
+        either file plans nothing beyond what it holds ([]). A file that cannot be read as a plan
+        raises :class:`EvalDirError` (never an empty plan)."""
         if self.is_run_dir:
             return [self.key_of(self.root)]
-        try:
-            p = self.root / PLANNED_FILE
-            if p.is_file():
-                return sorted({str(k) for k in read_json_object(p).get("episodes") or []})
-            scenes = read_scene_args(self.root)
-            if not scenes:
-                return []
-        except EvalDirError:
+        keys = read_planned(self.root)
+        if keys is not None:
+            return keys
+        scenes = read_scene_args(self.root)
+        if not scenes:
             return []
         seeds = {seed_of_dir(d.name) for d in self._episode_paths()} or {0}
         return sorted(f"{s}/{seed_dir_name(k)}" for s in scenes for k in seeds)

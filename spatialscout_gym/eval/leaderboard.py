@@ -43,13 +43,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from spatialscout_gym.core.files import load_ground_truth, load_predictions
+from spatialscout_gym.core.files import load_ground_truth
 from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, SceneScore, aggregate, score_scene
 from spatialscout_gym.eval.behaviour import tool_behaviour
 from spatialscout_gym.eval.failures import (FACTOR_LABELS, FAILURE_FACTORS, SUCCESS_FACTORS, count_factors,
                                             submitted_errors, table4_thresholds, trajectory_factors)
 from spatialscout_gym.eval.grounding import grounding_summary
-from spatialscout_gym.eval.layout import EvalDir, publish_json, publish_text, seed_spread
+from spatialscout_gym.eval.layout import EvalDir, accepted_positions, publish_json, publish_text, seed_spread
 from spatialscout_gym.eval.page import render_page
 from spatialscout_gym.eval.report import effort_label, md
 from spatialscout_gym.eval.settings_check import comparability_problems, identity_of, protocol_settings
@@ -120,7 +120,17 @@ def _model_block(result: dict) -> dict:
     return m if isinstance(m, dict) else {}
 
 
-def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> dict:
+def _verification(d: Path, workers: int) -> dict:
+    """The row's ``verified`` mark, verified by this command now (or taken from the verdict cache
+    outside ``d``, keyed by the files' digest), never from a ``verify.json`` inside ``d``; with
+    ``verification`` (seconds, seconds per episode, cached verdicts, what ``d`` claims of itself)."""
+    v = verification_status(d, workers=workers)
+    return {"planned": v["planned"], "missing": v["missing"], "verified": v["status"],
+            "verification": {k: v[k] for k in ("episodes", "seconds", "seconds_per_episode", "cached",
+                                                "self_reported")}}
+
+
+def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M, verify_workers: int = 1) -> dict:
     """The leaderboard row of one evaluation directory (see the module docstring).
 
     Raises
@@ -137,7 +147,7 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> dic
     trajectories, outcomes, errors = [], {}, []
     for ep in eps.completed:
         gt = load_ground_truth(ep.run_dir)
-        score = score_scene(gt, load_predictions(ep.run_dir, gt), lam=lam)
+        score = score_scene(gt, accepted_positions(ep.run_dir, gt), lam=lam)
         scores.append((int(ep.result.get("seed", 0)), score))
         traj = load_trajectory(ep.run_dir)
         trajectories.append(traj)
@@ -186,8 +196,7 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> dic
         "failure_analysis": {**count_factors(list(outcomes.values())),
                              "per_trajectory": {k: o.to_dict() for k, o in outcomes.items()}},
         "intervals": bootstrap_intervals(cells),
-        **{k: v for k, v in verification_status(d).items() if k in ("planned", "missing")},
-        "verified": verification_status(d)["status"],
+        **_verification(d, verify_workers),
         "_cells": cells,
         "_identity": identity_of(d, results),
         "catalog_version": versions[0] if len(versions) == 1 else versions,
@@ -204,7 +213,8 @@ def _row_name(row: dict) -> str:
 
 
 def build_leaderboard(dirs: Sequence[str | os.PathLike], *, force: bool = False,
-                      lam: float = DEFAULT_LAMBDA_M, progress: bool = False, verified_only: bool = False) -> dict:
+                      lam: float = DEFAULT_LAMBDA_M, progress: bool = False, verified_only: bool = False,
+                      verify_workers: int = 1) -> dict:
     """The leaderboard dict: ``{"rows": {name: row}, "order": [...], "cost": ..., "problems": [...],
     "scene_sets_differ": bool, "factor_labels": {...}}``; rows sorted by rank (object-micro
     all-target mean IoU on the cells every row shares; ties: model rows first, then reference rows).
@@ -222,11 +232,11 @@ def build_leaderboard(dirs: Sequence[str | os.PathLike], *, force: bool = False,
     if progress:
         from tqdm import tqdm
         iterator = tqdm(dirs, desc="leaderboard", unit="dir")
-    built = [build_row(d, lam) for d in iterator]
+    built = [build_row(d, lam, verify_workers) for d in iterator]
     dropped = [r["dir"] for r in built if verified_only and r["verified"] != "verified"]
     built = [r for r in built if r["dir"] not in dropped]
     if not built:
-        raise LeaderboardError("--verified-only: no row is verified (run `spatialscout verify DIR` first; "
+        raise LeaderboardError("--verified-only: no row is verified (`spatialscout verify DIR` names why; "
                                "dropped: " + ", ".join(dropped) + ")")
     rows: dict[str, dict] = {}
     names = [_row_name(r) for r in built]
@@ -531,7 +541,7 @@ def _html(board: dict, plots: dict[str, Path], figures: dict[str, Path], out: Pa
 
 def write_leaderboard(dirs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, *, force: bool = False,
                       lam: float = DEFAULT_LAMBDA_M, figure_scene: str | None = None, figure_px: int = 256,
-                      progress: bool = False, verified_only: bool = False) -> dict:
+                      progress: bool = False, verified_only: bool = False, verify_workers: int = 1) -> dict:
     """Build the leaderboard and write the site to ``out_dir``: ``leaderboard.json``,
     ``leaderboard.md``, ``index.html``, ``plots/*.png`` and, with ``figure_scene`` (a scene dir
     name such as ``procedural_7``), ``figures/<row>.png``: that scene's seed-0 map of every row,
@@ -541,7 +551,8 @@ def write_leaderboard(dirs: Sequence[str | os.PathLike], out_dir: str | os.PathL
     from spatialscout_gym.eval.cost import plot_cost
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    board = build_leaderboard(dirs, force=force, lam=lam, progress=progress, verified_only=verified_only)
+    board = build_leaderboard(dirs, force=force, lam=lam, progress=progress, verified_only=verified_only,
+                              verify_workers=verify_workers)
     plots = plot_behaviour({n: r["behaviour"] for n, r in board["rows"].items()}, out / "plots")
     cost_png = plot_cost(board["cost"], out / "plots" / "cost_pareto.png")
     if cost_png is not None:

@@ -45,7 +45,7 @@ from typing import Any, Sequence
 
 
 from spatialscout_gym.core.errors import SpatialScoutError
-from spatialscout_gym.core.files import load_ground_truth, load_predictions
+from spatialscout_gym.core.files import load_ground_truth
 from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, aggregate, score_scene
 from spatialscout_gym.core.table import format_table
 from spatialscout_gym.eval.verify import verification_status
@@ -53,7 +53,7 @@ from spatialscout_gym.eval.settings_check import comparability_problems, identit
 from spatialscout_gym.eval.stats import (FIGURES, bootstrap_intervals, iqm_method_note, iqm_summary, method_note,
                                           min_p_value, min_scenes_to_separate, paired_iqm, per_scene_differences,
                                           paired_comparison, separated)
-from spatialscout_gym.eval.layout import (EvalDir, publish_json, publish_text, seed_dir_name,
+from spatialscout_gym.eval.layout import (EvalDir, accepted_positions, publish_json, publish_text, seed_dir_name,
                                           seed_spread, split_episode_key)
 
 __all__ = ["RunRecord", "find_runs", "find_failures", "failed_attempt_results", "episode_counts", "build_report", "write_report", "format_report_md",
@@ -135,7 +135,7 @@ def find_runs(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> list
     ev.check_identities()
     for _, a in ev.completed():
         gt = load_ground_truth(a.run_dir)
-        score = score_scene(gt, load_predictions(a.run_dir, gt), lam=lam)
+        score = score_scene(gt, accepted_positions(a.run_dir, gt), lam=lam)
         records.append(RunRecord(a.run_dir, a.result, score, [t.category for t in gt.targets]))
     return sorted(records, key=lambda r: (r.scene_id, r.seed))
 
@@ -321,7 +321,9 @@ def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> st
         v = report["verified"]
         n_ok = sum(x == "verified" for x in v["episodes"].values())
         lines += [f"Verified: **{md(v['status'])}** ({n_ok} of {len(v['episodes'])} completed episodes re-executed "
-                  "and matching their records; `spatialscout verify DIR`).", ""]
+                  f"by this report and matching their records, {v.get('seconds_per_episode', 0.0):.2f} s per "
+                  f"episode, {v.get('cached', 0)} verdict(s) from the cache; a verify.json in the directory is "
+                  "not trusted; `spatialscout verify DIR` names every difference).", ""]
     if "failure_rate" in e:
         lines += [f"Completed {e['completed']} of {e['total']} episodes ({_pct(e['completed_rate'])}%), failed "
                   f"{e['failed']} ({_pct(e['failure_rate'])}%); attempts {e['attempts']}, of which "
@@ -369,6 +371,12 @@ def write_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> d
     publish_json(out / REPORT_JSON, report)
     publish_text(out / REPORT_MD, format_report_md(report, f"SpatialScout evaluation: {out.name}"))
     return report
+
+
+def _load_report(d: Path) -> dict:
+    """The report of ``d`` built here from its run directories (a ``report.json`` inside ``d`` is
+    the submitter's and is never trusted for a comparison)."""
+    return build_report(d)
 
 
 _MD_LINK = re.compile(r"(\]|!)([(\[])")

@@ -81,10 +81,12 @@ def resolve_recorded_scene(run_dir: str | os.PathLike, result: dict, scene_args:
     if recorded is None:
         raise SceneNotRecoverable(f"scene {sid!r}: the run records no content hash, so the scene found here "
                                   "cannot be shown to be the same")
+    here = scene_content_hash(other)
+    at = next((k for k, (x, y) in enumerate(zip(str(recorded), here)) if x != y), min(len(str(recorded)), len(here)))
     raise SceneNotRecoverable(
         f"scene {sid!r}: recorded catalog version {result.get('catalog_version')}, content hash "
-        f"{str(recorded)[:12]}; here catalog version {scene_catalog_version(other)}, content hash "
-        f"{scene_content_hash(other)[:12]}: not the same scene")
+        f"{recorded}; here catalog version {scene_catalog_version(other)}, content hash {here}: they differ "
+        f"from character {at} ({str(recorded)[at:at + 8]!r} vs {here[at:at + 8]!r}): not the same scene")
 
 
 def make_scene_env(spec: SceneSpec, **env_options: Any) -> Any:

@@ -12,18 +12,25 @@ model and no pixels:
   the harness built, every tool call parsed from a reply, every reminder and the end rule are
   re-derived and compared event by event, and the usage, call and cost totals of ``result.json``
   and the prompt and tools of ``harness.json`` are checked against the replay. A run written
-  without those records verifies on the tool side and says "conversation not checkable";
+  without those records is ``tool-side only``: its tool calls alone are replayed;
 * any other run replays every recorded ``tool_call`` in order on a fresh episode.
 
-Then every event of ``trace.jsonl`` must equal the recomputed one (fields the recomputed event
-lacks, such as wall-clock timings, are not checked), ``predictions.json`` the replayed accepted
-map, ``ground_truth.json`` the scene's, ``result.json``'s metrics, counters and end reason the
-recomputed ones. Numbers agree within a relative 1e-9, texts after their numbers are compared
-the same way (:mod:`spatialscout_gym.eval.verify_compare`: the rule that lets a run verify on
-any machine); the largest deviation seen is reported per episode.
+Then every event of ``trace.jsonl`` must equal the recomputed one (a recorded field or event kind
+the replay does not produce is a divergence; wall-clock timings are not compared),
+``predictions.json`` the replayed accepted map **exactly** (what the agent submitted is copied,
+never computed), ``ground_truth.json`` the scene's, ``result.json``'s metrics, counters and end
+reason the recomputed ones, and every recorded setting (budgets, resolution, catalog version,
+scene hash) must agree across ``result.json``, ``evaluate.json``, ``harness.json``, the trace and
+the scene; each frame must decode to the hash written with it. Other numbers agree within a
+relative 1e-9, texts after their numbers are compared the same way
+(:mod:`spatialscout_gym.eval.verify_compare`: the rule that lets a run verify on any machine); the
+largest deviation seen is reported per episode.
 
-An episode planned in the evaluation (``scenes.json`` and the planned seeds) without a completed
-run directory is reported ``missing`` (a failed one ``failed``), so nothing disappears silently.
+A model run without a complete ``harness.json`` is ``tool-side only``, never ``verified``. An
+episode planned in the evaluation (``planned.json``, else ``scenes.json`` and the seeds seen)
+without a completed run directory is reported ``missing`` (a failed one ``failed``), one the plan
+does not name ``unplanned``, so nothing disappears or is added silently. A broken file gives its
+episode a verdict naming it; the others get theirs.
 
 No tool result depends on pixels (marks are pixel coordinates, poses are deterministic), so the
 replay renders nothing. With ``images`` (``verify --images``) the captures are re-rendered with
@@ -33,14 +40,16 @@ by another renderer (class, device, driver or SAPIEN version, named on both side
 ``diverged at event N: tool, field, recorded vs recomputed`` (N: 0-based line of
 ``trace.jsonl``; files other than the trace are named instead).
 
-:func:`write_verification` writes ``DIR/verify.json``: per episode its status and the SHA-256 of
-the files checked, so ``report`` and ``leaderboard`` show an episode as verified only while its
-files are unchanged (:func:`verification_status`).
+:func:`write_verification` writes ``DIR/verify.json`` (a record for the submitter).
+:func:`verification_status`, which ``report`` and ``leaderboard`` call, never trusts it: it
+verifies the files itself, reusing only verdicts kept outside the directory for files with the
+same digest (:func:`verify_dir` with ``use_cache``). The threat model is in docs/verify.md.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -54,24 +63,35 @@ from spatialscout_gym.core.camera import Intrinsics
 from spatialscout_gym.core.files import load_predictions
 from spatialscout_gym.core.scoring import GroundTruth, score_scene
 from spatialscout_gym.episode.episode import Episode
-from spatialscout_gym.core.run_files import (DELIVERED_FILE, GROUND_TRUTH_FILE, HARNESS_FILE, PREDICTIONS_FILE,
-                                             PROMPT_FILE, RESULT_FILE, TRACE_FILE)
-from spatialscout_gym.eval.layout import (SETTINGS_FILE, VERIFY_FILE, EvalDir, EvalDirError,
-                                          publish_json, read_json_object, read_scene_args, read_trace, seed_of_dir)
+from spatialscout_gym.core.run_files import (ATTEMPTS_DIR, DELIVERED_FILE, GROUND_TRUTH_FILE, HARNESS_FILE,
+                                             PREDICTIONS_FILE, PROMPT_FILE, RESULT_FILE, TRACE_FILE)
+from spatialscout_gym.eval.layout import (ATTEMPTS_SUFFIX, PLANNED_FILE, SCENES_FILE, SETTINGS_FILE, VERIFY_FILE, EvalDir,
+                                          EvalDirError, publish_json, read_json_object, read_result, read_scene_args,
+                                          read_trace, seed_of_dir)
 from spatialscout_gym.eval.verify_compare import ABS_TOLERANCE, REL_TOLERANCE, Comparison
 
 __all__ = ["EpisodeCheck", "verify_episode", "verify_dir", "write_verification", "verification_status",
-           "REL_TOLERANCE", "ABS_TOLERANCE"]
+           "REL_TOLERANCE", "ABS_TOLERANCE", "TOOL_SIDE_ONLY", "STATUSES"]
 
 _EPISODE_EVENTS = ("start", "capture", "tool_call", "map", "end")
-_CHECKED_FILES = (RESULT_FILE, TRACE_FILE, PREDICTIONS_FILE, GROUND_TRUTH_FILE, HARNESS_FILE, PROMPT_FILE)
+_RESULT_NEEDS = ("seed", "scene_id", "agent", "catalog_version", "scene_content_hash", "resolution", "image_budget",
+                 "tool_call_budget", "end_reason", "counters")
+"""Fields of ``result.json`` every run since the records were complete carries (checked below)."""
+
+
+TOOL_SIDE_ONLY = "tool-side only"
+"""The status of a model run whose conversation cannot be re-derived (no complete ``harness.json``):
+its tool calls re-executed, its replies unchecked. Not ``verified``: it passes ``verify`` only with
+``--allow-tool-side-only``, and every page that shows the run shows this status."""
+STATUSES = ("verified", TOOL_SIDE_ONLY, "diverged", "refused", "unplanned", "missing", "failed")
 
 
 @dataclasses.dataclass
 class EpisodeCheck:
-    """The verdict on one episode: ``status`` is ``verified``, ``diverged``, ``refused``,
-    ``missing`` (planned, no run directory with a result) or ``failed`` (every attempt failed:
-    listed, nothing to re-execute). ``conversation`` says whether a model run's conversation was
+    """The verdict on one episode: ``status`` is ``verified``, ``tool-side only`` (a model run
+    whose conversation cannot be re-derived), ``diverged``, ``refused``, ``unplanned`` (a run the
+    plan does not name), ``missing`` (planned, no run directory with a result) or ``failed``
+    (every attempt failed: listed, nothing to re-execute). ``conversation`` says whether a model run's conversation was
     re-derived; ``numbers`` holds the largest relative deviation of a recorded number from its
     recomputation and the rounding-boundary cases seen."""
 
@@ -82,10 +102,12 @@ class EpisodeCheck:
     images: str = "not checked"
     conversation: str = "not a model run"
     numbers: dict = dataclasses.field(default_factory=dict)
+    seconds: float = 0.0
+    cached: bool = False
 
     def line(self) -> str:
         images = "" if self.images == "not checked" else f" (images: {self.images})"
-        conv = f" (conversation {self.conversation})" if self.conversation.startswith("not checkable") else ""
+        conv = ""
         n = len(self.numbers.get("rounding_boundaries") or [])
         edge = f" ({n} rounding boundary case(s), not edits: see --json)" if n else ""
         return f"{self.key}: {self.status}" + (f" {self.detail}" if self.detail else "") + images + conv + edge
@@ -94,7 +116,8 @@ class EpisodeCheck:
         return {"episode": self.key, "status": self.status, "detail": self.detail, "images": self.images,
                 "conversation": self.conversation, "max_relative_deviation": self.numbers.get("max_relative_deviation"),
                 "deviation_at": self.numbers.get("where"),
-                "rounding_boundaries": self.numbers.get("rounding_boundaries", [])}
+                "rounding_boundaries": self.numbers.get("rounding_boundaries", []),
+                "cached": self.cached, "seconds": self.seconds}
 
 
 class _Diverged(Exception):
@@ -111,13 +134,30 @@ class _NoPixels:
         return np.zeros((self.intrinsics.height, self.intrinsics.width, 3), np.uint8)
 
 
+def _run_files(run_dir: Path) -> list[Path]:
+    """Every entry of a run directory but its earlier attempts, sorted (frames included)."""
+    if not run_dir.is_dir():
+        return []
+    return sorted(p for p in run_dir.rglob("*") if ATTEMPTS_DIR not in p.relative_to(run_dir).parts)
+
+
 def files_digest(run_dir: Path) -> str:
-    """SHA-256 over the checked files of a run directory (absent files count as empty)."""
+    """SHA-256 over every regular file of a run directory (its name and bytes; earlier attempts
+    left out): any change to any file, frames included, changes it."""
     h = hashlib.sha256()
-    for name in _CHECKED_FILES:
-        p = run_dir / name
-        h.update(name.encode() + b"\0" + (p.read_bytes() if p.is_file() else b"") + b"\0")
+    for p in _run_files(run_dir):
+        if p.is_file() and not p.is_symlink():
+            h.update(str(p.relative_to(run_dir)).encode() + b"\0" + p.read_bytes() + b"\0")
     return h.hexdigest()
+
+
+def _regular_files(run_dir: Path) -> None:
+    """Raise :class:`_Diverged` when an entry is neither a regular file nor a folder (a FIFO, a
+    socket, a symbolic link: reading one could block or read outside the run)."""
+    for p in _run_files(run_dir):
+        if p.is_symlink() or not (p.is_file() or p.is_dir()):
+            raise _Diverged(f"unreadable: {p.relative_to(run_dir)} is not a regular file (a link, FIFO or "
+                            "device); a run directory holds files only")
 
 
 def _short(x: Any) -> str:
@@ -229,10 +269,12 @@ def _event_name(e: Any) -> str:
     return str(e.get("tool", e.get("event"))) if isinstance(e, dict) else "?"
 
 
-def _compare_traces(cmp: Comparison, rec: list[tuple[int, dict]], mine: list[dict], n_events: int) -> None:
-    """Recorded events ``(line, event)`` against the recomputed ones, in order."""
+def _compare_traces(cmp: Comparison, rec: list[tuple[int, dict]], mine: list[dict], n_events: int,
+                    extra_ok: bool | tuple[str, ...] = True) -> None:
+    """Recorded events ``(line, event)`` against the recomputed ones, in order (``extra_ok``: the
+    fields a recorded event may hold beyond the recomputed one's, see :meth:`Comparison.first_diff`)."""
     for (line, e), m in zip(rec, mine):
-        diff = cmp.first_diff(e, m, at=f"event {line}: {_event_name(m)}")
+        diff = cmp.first_diff(e, m, at=f"event {line}: {_event_name(m)}", extra_ok=extra_ok)
         if diff:
             what = "event" if diff[0] == "event" else diff[0]
             raise _Diverged(f"at event {line}: {_event_name(m)}, {what}, recorded {_short(diff[1])} vs recomputed "
@@ -316,23 +358,126 @@ def _price_table(d: Path) -> dict | None:
     return None
 
 
+def _hash_pair(recorded: str, here: str) -> str:
+    """Two hashes shown where they differ (their first differing character and the text around it)."""
+    recorded, here = str(recorded), str(here)
+    i = next((k for k, (x, y) in enumerate(zip(recorded, here)) if x != y), min(len(recorded), len(here)))
+    lo = max(0, i - 4)
+    return (f"differ from character {i}: recorded ...{recorded[lo:i + 12]}... vs here ...{here[lo:i + 12]}... "
+            f"(recorded {recorded}, here {here})")
+
+
+def _check_records(d: Path, result: dict, start: dict, spec: Any, settings: dict | None,
+                   harness: dict | None) -> None:
+    """Every recorded setting the result depends on agrees across ``result.json``, the trace's start
+    event, ``evaluate.json``, ``harness.json`` and the scene rebuilt here; raise :class:`_Diverged`
+    naming the first that does not."""
+    from spatialscout_gym.scenes.catalog import scene_catalog_version, scene_content_hash
+    for k in _RESULT_NEEDS:
+        if k not in result:
+            raise _Diverged(f"in {RESULT_FILE}: field {k!r} is missing (every run records it; the file was edited)")
+    K = Intrinsics.from_dict(start["intrinsics"])
+    checks: list[tuple[str, str, Any, str, Any]] = [
+        (RESULT_FILE, "image_budget", result["image_budget"], "the trace's start event", start.get("image_budget")),
+        (RESULT_FILE, "tool_call_budget", result["tool_call_budget"], "the trace's start event",
+         start.get("tool_call_budget")),
+        (RESULT_FILE, "resolution", result["resolution"], "the trace's image width", K.width),
+        (RESULT_FILE, "scene_id", result["scene_id"], "the trace's start event", start.get("scene_id")),
+        (RESULT_FILE, "catalog_version", result["catalog_version"], "the scene's here", scene_catalog_version(spec)),
+    ]
+    if settings is not None:
+        for k in ("agent", "image_budget", "resolution"):
+            checks.append(("evaluate.json", k, settings.get(k, "(missing)"), f"{RESULT_FILE}'s", result.get(k)))
+        model = result.get("model") if isinstance(result.get("model"), dict) else None
+        if model is None:
+            checks.append(("evaluate.json", "tool_call_budget", settings.get("tool_call_budget", "(missing)"),
+                           f"{RESULT_FILE}'s", result.get("tool_call_budget")))
+        elif settings.get("tool_call_budget") is not None:    # B of a model agent: its model-call budget
+            checks.append(("evaluate.json", "tool_call_budget (B, model calls)", settings["tool_call_budget"],
+                           f"{RESULT_FILE}'s model.model_call_budget", model.get("model_call_budget")))
+        opts = settings.get("agent_options") if isinstance(settings.get("agent_options"), dict) else {}
+        if harness is not None and "model_call_budget" in opts:
+            checks.append(("evaluate.json", "agent_options.model_call_budget", opts["model_call_budget"],
+                           "harness.json's", (harness.get("budgets") or {}).get("model_call_budget")))
+    if harness is not None:
+        budgets = harness.get("budgets") if isinstance(harness.get("budgets"), dict) else {}
+        imgs = harness.get("images") if isinstance(harness.get("images"), dict) else {}
+        checks += [("harness.json", "budgets.image_budget", budgets.get("image_budget", "(missing)"),
+                    "the trace's start event", start.get("image_budget")),
+                   ("harness.json", "budgets.tool_call_budget", budgets.get("tool_call_budget", "(missing)"),
+                    "the trace's start event", start.get("tool_call_budget")),
+                   ("harness.json", "images.render_size", imgs.get("render_size", "(missing)"),
+                    "the trace's image size", [K.width, K.height]),
+                   ("harness.json", "agent", harness.get("agent", "(missing)"), f"{RESULT_FILE}'s", result.get("agent"))]
+        model = result.get("model") if isinstance(result.get("model"), dict) else {}
+        if "image_max_side_px" in model:
+            checks.append(("harness.json", "images.max_side_px", imgs.get("max_side_px", "(missing)"),
+                           f"{RESULT_FILE}'s model.image_max_side_px", model["image_max_side_px"]))
+        if (d / DELIVERED_FILE).is_file():
+            delivered = read_json_object(d / DELIVERED_FILE)
+            for k in ("max_side_px", "jpeg_quality"):
+                checks.append(("harness.json", f"images.{k}", imgs.get(k, "(missing)"), f"{DELIVERED_FILE}'s",
+                               delivered.get(k)))
+    for where, field, got, whose, want in checks:
+        if _norm(got) != _norm(want) or type(got) is bool:
+            raise _Diverged(f"in {where}: {field}, recorded {_short(got)} vs {whose} {_short(want)}")
+    if result["scene_content_hash"] != scene_content_hash(spec):
+        raise _Diverged(f"in {RESULT_FILE}: scene_content_hash "
+                        f"{_hash_pair(result['scene_content_hash'], scene_content_hash(spec))}")
+
+
+def _check_frames(d: Path, events: list[dict]) -> None:
+    """The frames a run wrote against the hashes recorded when they were written
+    (``frames/sha256.json``): one PNG per capture, each decoding to the recorded raw RGB bytes, no
+    other frame; raise :class:`_Diverged` naming the first that does not."""
+    from spatialscout_gym.envs.run_dir import FRAME_HASHES_FILE
+    p = d / FRAME_HASHES_FILE
+    if not p.is_file():
+        raise _Diverged(f"in {FRAME_HASHES_FILE}: missing (every run records the hash of each frame it writes)")
+    rec = read_json_object(p).get("rgb_sha256")
+    if not isinstance(rec, dict):
+        raise _Diverged(f"in {FRAME_HASHES_FILE}: rgb_sha256, recorded {_short(rec)} vs an object of hashes")
+    want = sorted(str(e.get("frame_id")) for e in events if e.get("event") == "capture")
+    if sorted(rec) != want:
+        raise _Diverged(f"in {FRAME_HASHES_FILE}: frames {_short(sorted(rec))} vs the trace's captures {_short(want)}")
+    files = sorted(x.name for x in (d / "frames").iterdir() if x.name.endswith(".png"))
+    expect = sorted(f"frame_{int(f):03d}.png" for f in want)
+    if files != expect:
+        gone, extra = sorted(set(expect) - set(files)), sorted(set(files) - set(expect))
+        raise _Diverged("in frames/: " + (f"{gone[0]} is missing" if gone else f"{extra[0]} is not a captured frame"))
+    from PIL import Image
+    for fid in want:
+        name = f"frames/frame_{int(fid):03d}.png"
+        try:
+            with Image.open(d / name) as im:
+                raw = np.ascontiguousarray(np.asarray(im.convert("RGB"), dtype=np.uint8)).tobytes()
+        except Exception as exc:    # any decoder error: the file is not the PNG that was written
+            raise _Diverged(f"in {name}: not a readable PNG ({type(exc).__name__})") from None
+        got = hashlib.sha256(raw).hexdigest()
+        if got != rec[fid]:
+            raise _Diverged(f"in {name}: its pixels' SHA-256 {_hash_pair(rec[fid], got).replace('here', 'the file')}")
+
+
 def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, str] | None = None,
-                   images: ImageChecker | None = None) -> EpisodeCheck:
+                   images: ImageChecker | None = None, settings: dict | None = None) -> EpisodeCheck:
     """Re-execute one run directory (tool calls; for a model run the whole conversation) and
     compare (see the module docstring); with ``images``, also re-render the captures and compare
-    their hashes."""
-    from spatialscout_gym.eval.verify_conversation import (MODEL_EVENTS, is_model_run, not_checkable,
+    their hashes. ``settings``: the evaluation's ``evaluate.json`` (each recorded setting must
+    agree with it). A broken file gives this episode a verdict naming it; it never raises."""
+    from spatialscout_gym.eval.verify_conversation import (MODEL_EVENTS, TIMING_FIELDS, is_model_run, not_checkable,
                                                            replay_model_run)
     d = Path(run_dir)
-    digest = files_digest(d)
     cmp = Comparison()
     conversation = "not a model run"
+    digest = None
 
     def verdict(status: str, detail: str = "", image_verdict: str = "not checked") -> EpisodeCheck:
         return EpisodeCheck(key, status, detail, digest, image_verdict, conversation, cmp.summary())
 
     try:
-        result = read_json_object(d / RESULT_FILE)
+        _regular_files(d)
+        digest = files_digest(d)
+        result = read_result(d / RESULT_FILE)
         if not (d / TRACE_FILE).is_file():
             raise _Diverged("refused: no trace.jsonl to replay")
         events = read_trace(d / TRACE_FILE)
@@ -353,34 +498,47 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
                             f"the scene's {_short(want_K.to_dict())}")
         harness = None
         wrapper = None
+        tool_side_only = None
+        hp = d / HARNESS_FILE
+        if hp.is_file():
+            harness = read_json_object(hp)
         if is_model_run(events):
-            hp = d / HARNESS_FILE
-            harness = read_json_object(hp) if hp.is_file() else None
             why = not_checkable(harness)
             conversation = f"not checkable: {why}" if why else "re-derived"
+            tool_side_only = why
+        _check_records(d, result, start, spec, settings, harness if tool_side_only is None else None)
+        strict = ("time_unix_s", *TIMING_FIELDS)
         if conversation == "re-derived":
             replies = [e for e in events if e.get("event") == "model_response"]
             wrapper, mine = replay_model_run(spec, start, harness, replies, int(result.get("seed") or 0))
             ep = wrapper.episode
             full = [(i, e) for i, e in enumerate(events)
                     if e.get("event") in _EPISODE_EVENTS + MODEL_EVENTS]
-            _compare_traces(cmp, full, [_norm(x) for x in mine], len(events))
+            _compare_traces(cmp, full, [_norm(x) for x in mine], len(events), strict)
             n_req = sum(e.get("event") == "model_request" for e in mine)
             conversation = f"re-derived: {n_req} requests, {len(replies)} replies"
         else:
             ep = _replay_tools(spec, start, rec)
-            _compare_traces(cmp, rec, [_norm(x) for x in ep.trace], len(events))
+            _compare_traces(cmp, rec, [_norm(x) for x in ep.trace], len(events),
+                            strict if tool_side_only is None else True)
+        others = [(i, e) for i, e in enumerate(events) if e.get("event") not in _EPISODE_EVENTS + MODEL_EVENTS]
+        if others:
+            i, e = others[0]
+            raise _Diverged(f"at event {i}: {_event_name(e)}, event, recorded {_short(e)} vs recomputed (no such "
+                            "event kind)")
         positions = {k: [float(x) for x in v] for k, v in ep.accepted_map.items()}
         gt = GroundTruth.from_spec(spec)
         try:
-            recorded_pred = load_predictions(d, gt)
+            load_predictions(d, gt)
+            recorded_pred = read_json_object(d / PREDICTIONS_FILE)
         except Exception as exc:
             raise _Diverged(f"in {PREDICTIONS_FILE}: cannot be read ({exc})") from None
-        diff = cmp.first_diff(_norm(recorded_pred), _norm(positions)) or (
-            cmp.first_diff(_norm(positions), _norm(recorded_pred)))
+        diff = cmp.first_diff(recorded_pred, {"positions": positions}, extra_ok=(), exact=True)
         if diff:
-            raise _Diverged(f"in {PREDICTIONS_FILE}: positions, {diff[0]}, recorded {_short(diff[1])} vs "
-                            f"recomputed {_short(diff[2])}")
+            where = diff[0].replace("positions.", "positions, ", 1)
+            raise _Diverged(f"in {PREDICTIONS_FILE}: {where}, recorded {_short(diff[1])} vs the accepted map "
+                            f"{_short(diff[2])} (compared exactly: what the agent submitted is copied, never "
+                            "computed)")
         gt_file = read_json_object(d / GROUND_TRUTH_FILE) if (d / GROUND_TRUTH_FILE).is_file() else {}
         diff = cmp.first_diff(gt_file, _norm(spec.ground_truth_dict()))
         if diff:
@@ -394,14 +552,18 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
             raise _Diverged(f"in {RESULT_FILE}: {diff[0]}, recorded {_short(diff[1])} vs recomputed {_short(diff[2])}")
         if wrapper is not None:
             _check_model_records(cmp, d, result, harness, wrapper)
+        _check_frames(d, events)
         image_verdict = images.check(d, spec, events) if images is not None else "not checked"
     except _Diverged as exc:
         return verdict("diverged", str(exc))
     except EvalDirError as exc:
         return verdict("diverged", f"unreadable: {exc}")
-    except (KeyError, TypeError, ValueError) as exc:   # a record with a field of the wrong kind
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:   # a field of the wrong kind
         return verdict("diverged", f"unreadable: a record has a missing or malformed field ({type(exc).__name__}: "
                                    f"{_short(str(exc))})")
+    if tool_side_only is not None:
+        return verdict(TOOL_SIDE_ONLY, f"(the conversation is not checkable: {tool_side_only}; only the tool "
+                                       "calls were re-executed)", image_verdict)
     return verdict("verified", "", image_verdict)
 
 
@@ -413,39 +575,172 @@ def _scene_args(root: Path) -> dict[str, str]:
         return {}
 
 
-def verify_dir(path: str | os.PathLike, progress: bool = False, images: bool = False) -> list[EpisodeCheck]:
+def _episode_dirs(ev: EvalDir) -> tuple[list[tuple[str, Path]], list[EpisodeCheck], list[str]]:
+    """``(completed (key, run dir), verdicts of episodes whose records cannot be read, failed keys)``:
+    a broken file in one episode gives that episode its verdict, never stops the others."""
+    if ev.is_run_dir:
+        return [(EvalDir.key_of(ev.root), ev.root)], [], []
+    done: list[tuple[str, Path]] = []
+    broken: list[EpisodeCheck] = []
+    failed: list[str] = []
+    for path in ev._episode_paths():
+        key = EvalDir.key_of(path)
+        try:
+            _regular_files(path)
+        except _Diverged as exc:
+            broken.append(EpisodeCheck(key, "diverged", str(exc), conversation="not checked"))
+            continue
+        try:
+            e = EvalDir._episode(path)
+        except EvalDirError as exc:
+            broken.append(EpisodeCheck(key, "diverged", f"unreadable: {exc}", conversation="not checked"))
+            continue
+        if e.completed is not None:
+            done.append((key, e.completed.run_dir))
+        elif e.attempts or e.notes or Path(str(e.path) + ATTEMPTS_SUFFIX).is_dir():
+            failed.append(key)
+    return done, broken, failed
+
+
+def _cache_dir(root: Path) -> Path | None:
+    """Where verdicts are kept between commands, keyed by the digest of the files they judged:
+    ``$SPATIALSCOUT_VERIFY_CACHE``, else ``$XDG_CACHE_HOME/spatialscout/verify`` (``~/.cache``).
+    None when that is inside the directory being verified (a submission cannot bring its own)."""
+    base = os.environ.get("SPATIALSCOUT_VERIFY_CACHE") or str(
+        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "spatialscout" / "verify")
+    cache = Path(base).resolve()
+    if cache == root.resolve() or root.resolve() in cache.parents:
+        return None
+    return cache
+
+
+@functools.lru_cache(maxsize=1)
+def _code_digest() -> str:
+    """The version and every source file of the package: a verdict cached by other code (another
+    release, an edited replay or scorer) is never reused."""
+    from spatialscout_gym import __version__
+    h = hashlib.sha256(__version__.encode())
+    package = Path(__file__).resolve().parents[1]
+    for p in sorted(package.rglob("*.py")):
+        h.update(str(p.relative_to(package)).encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()
+
+
+def _cache_key(run_dir: Path, key: str, context: bytes, images: bool) -> str | None:
+    try:
+        _regular_files(run_dir)
+    except _Diverged:
+        return None
+    h = hashlib.sha256(_code_digest().encode() + key.encode() + b"\0" + context + bytes([images]))
+    h.update(files_digest(run_dir).encode())
+    return h.hexdigest()
+
+
+def _verify_one(job: tuple) -> EpisodeCheck:
+    key, run_dir, args, settings = job
+    return verify_episode(key, run_dir, args, None, settings)
+
+
+def verify_dir(path: str | os.PathLike, progress: bool = False, images: bool = False, workers: int = 1,
+               use_cache: bool = False) -> list[EpisodeCheck]:
     """:func:`verify_episode` for every completed episode of a run or evaluation directory
-    (``images``: re-render the captures with SAPIEN and compare their hashes too), then one
-    ``missing`` check per planned episode without a result and one ``failed`` check per episode
-    whose attempts all failed, in key order."""
+    (``images``: re-render the captures with SAPIEN and compare their hashes too; ``workers``
+    processes; ``use_cache``: reuse a verdict kept outside the directory for files with the same
+    digest, see :func:`_cache_dir`), then the plan: an episode the plan does not name is
+    ``unplanned``, a planned one without a result ``missing``, one whose attempts all failed
+    ``failed``, and two episodes with byte-identical traces (one filed under two seeds) both
+    ``diverged``; in key order.
+
+    Raises
+    ------
+    EvalDirError
+        ``planned.json``, ``scenes.json`` or ``evaluate.json`` cannot be read as what they are (a
+        corrupted plan is an error, never an empty plan).
+    """
+    import time
     ev = EvalDir(path)
-    args = _scene_args(ev.root)
-    done = ev.completed()
+    args = read_scene_args(ev.root)
     planned = ev.planned()
-    if not done and not planned and not ev.failed():
+    settings = None if ev.is_run_dir else ev.settings()
+    if settings is None and (ev.root / PLANNED_FILE).exists():
+        raise EvalDirError(f"{ev.root}: planned.json without evaluate.json (the settings every episode shares); "
+                           "the directory was edited")
+    done, checks, failed = _episode_dirs(ev)
+    if not done and not planned and not failed and not checks:
         raise FileNotFoundError(f"{ev.root} holds no completed episode to verify (a run directory or an "
                                 "evaluation directory from `spatialscout evaluate`)")
-    it: Any = done
-    if progress:
-        from tqdm import tqdm
-        it = tqdm(done, desc=f"verify {ev.root.name}", unit="episode", leave=False)
-    checker = ImageChecker() if images else None
-    try:
-        checks = [verify_episode(k, a.run_dir, args, checker) for k, a in it]
-    finally:
-        if checker is not None:
-            checker.close()
-    seen = {c.key for c in checks}
-    for e in ev.failed():
-        if e.key not in seen:
-            seen.add(e.key)
-            checks.append(EpisodeCheck(e.key, "failed", "(every attempt failed: counted as failed by report; "
-                                                        "nothing to re-execute)", conversation="not checked"))
+    context = b"".join((ev.root / n).read_bytes() if (ev.root / n).is_file() else b"-" for n in
+                       (SETTINGS_FILE, SCENES_FILE))
+    cache = _cache_dir(ev.root) if use_cache else None
+    todo: list[tuple[str, Path]] = []
+    keys: dict[str, str | None] = {}
+    for k, d in done:
+        keys[k] = _cache_key(d, k, context, images) if cache is not None else None
+        hit = cache / f"{keys[k]}.json" if cache is not None and keys[k] else None
+        if hit is not None and hit.is_file():
+            try:
+                checks.append(EpisodeCheck(**{**json.loads(hit.read_text()), "cached": True}))
+                continue
+            except (ValueError, TypeError, OSError):
+                pass
+        todo.append((k, d))
+    t0 = time.perf_counter()
+    if images or workers <= 1 or len(todo) < 2:
+        it: Any = todo
+        if progress:
+            from tqdm import tqdm
+            it = tqdm(todo, desc=f"verify {ev.root.name}", unit="episode", leave=False)
+        checker = ImageChecker() if images else None
+        try:
+            fresh = [verify_episode(k, d, args, checker, settings) for k, d in it]
+        finally:
+            if checker is not None:
+                checker.close()
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        with ProcessPoolExecutor(min(workers, len(todo)), mp_context=multiprocessing.get_context("spawn")) as pool:
+            fresh = list(pool.map(_verify_one, [(k, d, args, settings) for k, d in todo]))
+    for c in fresh:
+        c.seconds = (time.perf_counter() - t0) / max(1, len(todo))
+        if cache is not None and keys.get(c.key):
+            try:
+                cache.mkdir(parents=True, exist_ok=True)
+                publish_json(cache / f"{keys[c.key]}.json", {**dataclasses.asdict(c), "cached": False})
+            except (OSError, ValueError):
+                pass            # a verdict not kept is only recomputed next time
+    checks += fresh
+    by_key = {c.key: c for c in checks}
+    plan = set(planned)
+    if plan and not ev.is_run_dir:
+        for c in checks:
+            if c.key not in plan:
+                c.status, c.detail = "unplanned", (f"(not in {PLANNED_FILE if (ev.root / PLANNED_FILE).exists() else SCENES_FILE}:"
+                                                   " an episode the evaluation did not plan is not pooled)")
+    traces: dict[bytes, str] = {}
+    for k, d in done:
+        t = d / TRACE_FILE
+        blob = t.read_bytes() if t.is_file() and not t.is_symlink() else b""
+        if b"_unix_s" not in blob:        # a trace with no wall-clock field can repeat honestly
+            continue
+        first = traces.setdefault(hashlib.sha256(blob).digest(), k)
+        if first != k:
+            if any(by_key[x].status not in ("verified", TOOL_SIDE_ONLY) for x in (first, k)):
+                continue        # one is already caught (e.g. in the wrong place): the other is the original
+            for x in (first, k):
+                other = k if x == first else first
+                by_key[x].status = "diverged"
+                by_key[x].detail = (f"in {TRACE_FILE}: byte-identical to {other}'s, wall-clock times included "
+                                    "(one episode filed under two seeds or scenes)")
+    for key in failed:
+        if key not in by_key:
+            by_key[key] = EpisodeCheck(key, "failed", "(every attempt failed: counted as failed by report; "
+                                                      "nothing to re-execute)", conversation="not checked")
+            checks.append(by_key[key])
     for key in planned:
-        if key not in seen:
-            checks.append(EpisodeCheck(key, "missing", "(planned in scenes.json; no run directory with a "
-                                                        "result.json: deleted, moved or never run)",
-                                       conversation="not checked"))
+        if key not in by_key:
+            checks.append(EpisodeCheck(key, "missing", "(planned; no run directory with a result.json: deleted, "
+                                                        "moved or never run)", conversation="not checked"))
     return sorted(checks, key=lambda c: c.key)
 
 
@@ -459,31 +754,38 @@ def write_verification(path: str | os.PathLike, checks: list[EpisodeCheck]) -> P
                      for c in checks}})
 
 
-def verification_status(path: str | os.PathLike) -> dict:
-    """What ``DIR/verify.json`` says of the directory's completed episodes now.
+def verification_status(path: str | os.PathLike, *, workers: int = 1, use_cache: bool = True) -> dict:
+    """Verify the directory's files now (the verdict is this call's own, or one kept outside the
+    directory for files with the same digest: :func:`verify_dir` with ``use_cache``); a
+    ``verify.json`` inside the directory is never trusted for it (it is shown as
+    ``self_reported``).
 
-    Returns ``{"status": "verified" | "diverged" | "not checked", "episodes": {key: status}}`` and
-    the keys of :func:`planned_count`:
-    an episode whose files changed since it was verified, or that is not in ``verify.json``,
-    is ``not checked``; the directory is ``verified`` when every completed episode is, and
-    ``diverged`` when any diverged or was refused.
+    Returns ``{"status", "episodes": {key: status}, "seconds", "seconds_per_episode", "cached",
+    "self_reported"}`` and the keys of :func:`planned_count`. ``status`` is ``verified`` when every
+    episode re-executed to its records, ``tool-side only`` when the rest did but some model run's
+    conversation cannot be re-derived, else ``diverged`` (any episode diverged, was refused, is
+    unplanned, or is planned and missing).
     """
+    import time
+    t0 = time.perf_counter()
     ev = EvalDir(path)
+    checks = verify_dir(path, workers=workers, use_cache=use_cache)
+    out = {c.key: c.status for c in checks if c.status != "failed"}
+    vals = set(out.values())
+    status = ("verified" if vals <= {"verified"} else TOOL_SIDE_ONLY if vals <= {"verified", TOOL_SIDE_ONLY}
+              else "diverged")
+    seconds = time.perf_counter() - t0
+    fresh = [c for c in checks if c.seconds and not c.cached]
     p = ev.root / VERIFY_FILE
     try:
-        rec = read_json_object(p).get("episodes", {}) if p.is_file() else {}
+        claimed = read_json_object(p).get("episodes") if p.is_file() else None
     except EvalDirError:
-        rec = {}
-    out: dict[str, str] = {}
-    for key, a in ev.completed():
-        r = rec.get(key) if isinstance(rec, dict) else None
-        if not isinstance(r, dict) or r.get("files_sha256") != files_digest(a.run_dir):
-            out[key] = "not checked"
-        else:
-            out[key] = "verified" if r.get("status") == "verified" else "diverged"
-    vals = set(out.values())
-    status = ("diverged" if "diverged" in vals else "verified" if vals == {"verified"} else "not checked")
-    return {"status": status, "episodes": out, **planned_count(ev)}
+        claimed = "unreadable"
+    if isinstance(claimed, dict):
+        claimed = {str(k): (v.get("status") if isinstance(v, dict) else None) for k, v in claimed.items()}
+    return {"status": status, "episodes": out, "seconds": seconds,
+            "seconds_per_episode": (sum(c.seconds for c in fresh) / len(fresh)) if fresh else 0.0,
+            "cached": sum(c.cached for c in checks), "self_reported": claimed, **planned_count(ev)}
 
 
 def planned_count(ev: EvalDir) -> dict:

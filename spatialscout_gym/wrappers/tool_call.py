@@ -30,7 +30,8 @@ reason and counts them. Texts come from one formatter shared with the MCP server
 
 Trace (docs/protocol.md section 7): :meth:`ToolCallWrapper.trace` is the episode's trace with this
 wrapper's events in place: ``model_request`` (model-call index, calls left, the messages added since
-the previous request, images by frame file name), ``model_response`` (text, tool calls, usage, HTTP
+the previous request, images by frame file name, and ``history_sha256``, the digest of the whole
+conversation so far, so every reply's text is carried by the requests after it), ``model_response`` (text, tool calls, usage, HTTP
 attempts, stop reason) and ``tool_call_refused``; ``map`` events carry the model-call index and the
 ``end`` event the number of model calls. The full request ``k`` is the concatenation of the
 ``new_messages`` of requests ``0..k``. The episode's own trace is never written to.
@@ -58,6 +59,7 @@ from spatialscout_gym.episode import trace as tr
 from spatialscout_gym.episode.tools import TOOL_NAMES
 from spatialscout_gym.conversation.codecs import parse_reply, wire_format_of
 from spatialscout_gym.conversation.messages import (MAX_ARGUMENT_CHARS, WIRE_FORMATS, EpisodeOverError, Message,
+                                                    history_digest,
                                                     ModelReply, Part, ToolCall, bound_reply, clean_reply,
                                                     clean_usage, malformed_note, parse_arguments, safe_repr)
 from spatialscout_gym.conversation.spaces import MessagesSpace, ReplySpace
@@ -307,7 +309,8 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if not self._requested:
             self._emit("model_request", model_call_index=self.model_calls, calls_left=self.calls_left,
                        message_count=len(self.messages),
-                       new_messages=[m.to_trace() for m in self.messages[self._reported:]])
+                       new_messages=[m.to_trace() for m in self.messages[self._reported:]],
+                       history_sha256=history_digest(self.messages))
             self._reported = len(self.messages)
             self.model_calls += 1
             self._requested = True
