@@ -483,7 +483,7 @@ def test_leaderboard_verifies_for_itself(honest, tmp_path, capsys):
     assert main(["report", str(forged), "--no-figures"]) == 0
     assert "Verified: **diverged**" in (forged / "report.md").read_text()
     _pred_one_unit(forged)
-    for cmd in (["report", str(forged), "--no-figures"], ["leaderboard", str(forged), "--out", str(site), "--no-progress"],
+    for cmd in (["report", str(forged), "--no-figures"], ["leaderboard", str(forged), "--out", str(site), "--no-progress", "--overwrite"],
                 ["compare", str(good), str(forged)]):
         capsys.readouterr()
         assert main(cmd) == 2, cmd

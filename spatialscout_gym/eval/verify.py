@@ -387,36 +387,36 @@ def _check_records(d: Path, result: dict, start: dict, spec: Any, settings: dict
     ]
     if settings is not None:
         for k in ("agent", "image_budget", "resolution"):
-            checks.append(("evaluate.json", k, settings.get(k, "(missing)"), f"{RESULT_FILE}'s", result.get(k)))
+            checks.append((SETTINGS_FILE, k, settings.get(k, "(missing)"), f"{RESULT_FILE}'s", result.get(k)))
         model = result.get("model") if isinstance(result.get("model"), dict) else None
         if model is None:
-            checks.append(("evaluate.json", "tool_call_budget", settings.get("tool_call_budget", "(missing)"),
+            checks.append((SETTINGS_FILE, "tool_call_budget", settings.get("tool_call_budget", "(missing)"),
                            f"{RESULT_FILE}'s", result.get("tool_call_budget")))
         elif settings.get("tool_call_budget") is not None:    # B of a model agent: its model-call budget
-            checks.append(("evaluate.json", "tool_call_budget (B, model calls)", settings["tool_call_budget"],
+            checks.append((SETTINGS_FILE, "tool_call_budget (B, model calls)", settings["tool_call_budget"],
                            f"{RESULT_FILE}'s model.model_call_budget", model.get("model_call_budget")))
         opts = settings.get("agent_options") if isinstance(settings.get("agent_options"), dict) else {}
         if harness is not None and "model_call_budget" in opts:
-            checks.append(("evaluate.json", "agent_options.model_call_budget", opts["model_call_budget"],
-                           "harness.json's", (harness.get("budgets") or {}).get("model_call_budget")))
+            checks.append((SETTINGS_FILE, "agent_options.model_call_budget", opts["model_call_budget"],
+                           f"{HARNESS_FILE}'s", (harness.get("budgets") or {}).get("model_call_budget")))
     if harness is not None:
         budgets = harness.get("budgets") if isinstance(harness.get("budgets"), dict) else {}
         imgs = harness.get("images") if isinstance(harness.get("images"), dict) else {}
-        checks += [("harness.json", "budgets.image_budget", budgets.get("image_budget", "(missing)"),
+        checks += [(HARNESS_FILE, "budgets.image_budget", budgets.get("image_budget", "(missing)"),
                     "the trace's start event", start.get("image_budget")),
-                   ("harness.json", "budgets.tool_call_budget", budgets.get("tool_call_budget", "(missing)"),
+                   (HARNESS_FILE, "budgets.tool_call_budget", budgets.get("tool_call_budget", "(missing)"),
                     "the trace's start event", start.get("tool_call_budget")),
-                   ("harness.json", "images.render_size", imgs.get("render_size", "(missing)"),
+                   (HARNESS_FILE, "images.render_size", imgs.get("render_size", "(missing)"),
                     "the trace's image size", [K.width, K.height]),
-                   ("harness.json", "agent", harness.get("agent", "(missing)"), f"{RESULT_FILE}'s", result.get("agent"))]
+                   (HARNESS_FILE, "agent", harness.get("agent", "(missing)"), f"{RESULT_FILE}'s", result.get("agent"))]
         model = result.get("model") if isinstance(result.get("model"), dict) else {}
         if "image_max_side_px" in model:
-            checks.append(("harness.json", "images.max_side_px", imgs.get("max_side_px", "(missing)"),
+            checks.append((HARNESS_FILE, "images.max_side_px", imgs.get("max_side_px", "(missing)"),
                            f"{RESULT_FILE}'s model.image_max_side_px", model["image_max_side_px"]))
         if (d / DELIVERED_FILE).is_file():
             delivered = read_json_object(d / DELIVERED_FILE)
             for k in ("max_side_px", "jpeg_quality"):
-                checks.append(("harness.json", f"images.{k}", imgs.get(k, "(missing)"), f"{DELIVERED_FILE}'s",
+                checks.append((HARNESS_FILE, f"images.{k}", imgs.get(k, "(missing)"), f"{DELIVERED_FILE}'s",
                                delivered.get(k)))
     for where, field, got, whose, want in checks:
         if _norm(got) != _norm(want) or type(got) is bool:
