@@ -215,14 +215,18 @@ def train_rllib(args: Any, config: NBVConfig, env_kwargs: dict) -> Path:
     run_dir.mkdir(parents=True, exist_ok=True)
     from dataclasses import asdict
     (run_dir / "args.json").write_text(json.dumps(asdict(args), indent=2))
+    from spatialscout_gym.core.local_ray import init_local_ray, stop_local_ray
     try:
-        ray.init(address=args.ray_address or None, ignore_reinit_error=True, include_dashboard=False,
-                 logging_level="WARNING", log_to_driver=False)
+        if not args.ray_address and not ray.is_initialized():   # loopback only, gone with this process
+            init_local_ray(logging_level="WARNING", log_to_driver=False)
+        else:
+            ray.init(address=args.ray_address or None, ignore_reinit_error=True, include_dashboard=False,
+                     logging_level="WARNING", log_to_driver=False)
     except ConnectionError as exc:
         from spatialscout_gym.core.errors import ConfigError
         raise ConfigError(f"--ray-address {args.ray_address}: cannot join that Ray cluster ({str(exc).splitlines()[0]}); "
                           f"start it with `ray start --head` (docs/rllib.md), and where it uses token "
-                          f"authentication (Ray's default) export RAY_AUTH_MODE=token and its token "
+                          f"authentication (RAY_AUTH_MODE=token at its start) export RAY_AUTH_MODE=token and its token "
                           f"(RAY_AUTH_TOKEN, or ~/.ray/auth_token)") from None
     algo = ppo_config(env_kwargs, num_env_runners=runners, envs_per_runner=args.num_envs // max(1, runners),
                       rollout_steps=args.num_steps, minibatch_size=args.batch_size, num_epochs=args.update_epochs,
@@ -278,7 +282,7 @@ def train_rllib(args: Any, config: NBVConfig, env_kwargs: dict) -> Path:
         (run_dir / CONFIG_FILE).write_text((final / CONFIG_FILE).read_text())
         plot_learning_curve(run_dir)
         algo.stop()
-        ray.shutdown()
+        stop_local_ray()
     # the summary counts policy-weighted episodes per iteration, as SB3's: a mean of iteration means
     print(summary_line(steps, time.perf_counter() - t0, len(returns), returns, final, stopped_early, interrupted,
                        agent="rllib"))
