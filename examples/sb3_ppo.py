@@ -8,20 +8,22 @@ given as ``"spatialscout_gym:SpatialScout/NBV-v1"`` so that those processes regi
 
     python examples/sb3_ppo.py --total-timesteps 200000 --n-envs 8 --subproc
 
-The saved ``model.zip`` is an SB3 policy; with an ``nbv_config.json`` beside it that names the
-settings it was trained with, ``spatialscout evaluate --agents ppo:PATH`` runs it (``spatialscout
-train-nbv`` writes both). docs/rl.md lists the other recipes.
+The saved ``model.zip`` is an SB3 policy; the ``nbv_config.json`` written beside it names the
+settings it was trained with, so ``spatialscout evaluate --agent ppo:runs/sb3_ppo/model.zip`` runs
+it as it is. docs/rl.md lists the other recipes.
 """
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from stable_baselines3 import PPO
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
 import spatialscout_gym  # noqa: F401  (registers SpatialScout/...)
+from spatialscout_gym.nbv.policy_files import save_nbv_config
 
 
 def main(argv: list[str] | None = None) -> PPO:
@@ -45,6 +47,9 @@ def main(argv: list[str] | None = None) -> PPO:
                 seed=args.seed, verbose=1)
     model.learn(total_timesteps=args.total_timesteps)
     model.save(args.save)
+    # the NBV settings beside model.zip: `spatialscout evaluate --agent ppo:<save>.zip` rebuilds this env
+    save_nbv_config(venv.get_attr("config", indices=[0])[0], Path(args.save).parent,
+                    image_budget=args.image_budget, resolution=args.resolution)
     venv.close()
     return model
 

@@ -1,5 +1,6 @@
 """The RL recipes in examples/ train on ``SpatialScout/NBV-v1`` for a few hundred steps (real
-SAPIEN renders, small settings) and leave a policy that loads and acts."""
+SAPIEN renders, small settings) and leave a policy that loads and acts, with its NBV settings
+beside it (`nbv_config.json`): the SB3 one is evaluated by `spatialscout evaluate --agent ppo:PATH`."""
 
 from __future__ import annotations
 
@@ -39,6 +40,10 @@ def test_cleanrl_ppo_trains_counts_its_steps_and_saves_an_agent_that_acts(tmp_pa
     assert 0.0 <= summary["mean_return"] <= 1.0                   # change of a mean IoU, reward weight 0
     assert all(math.isfinite(v) for v in summary["losses"].values())
     assert json.loads((tmp_path / "summary.json").read_text()) == summary
+    # the NBV settings beside the weights, as train-nbv writes them
+    settings = json.loads((tmp_path / "nbv_config.json").read_text())
+    assert (settings["motion"], settings["obs_size"], settings["image_budget"], settings["resolution"]) == \
+        ("heading", 32, 6, 32)
 
     saved = torch.load(tmp_path / "agent.pt", weights_only=False)
     env = gym.make("SpatialScout/NBV-v1", image_budget=6, resolution=32, obs_size=32)
@@ -76,3 +81,12 @@ def test_sb3_make_vec_env_recipe_trains_saves_and_the_policy_acts(tmp_path):
         assert 0.0 <= reward <= 1.0
     finally:
         env.close()
+
+    # the recipe's nbv_config.json lets `spatialscout evaluate` run the policy with no other flag
+    from spatialscout_gym.cli.main import main
+    out = tmp_path / "eval"
+    assert main(["evaluate", "--agent", f"ppo:{save}.zip", "--scenes", "Kitchen_01", "--out", str(out),
+                 "--no-progress"]) == 0
+    assert json.loads((out / "evaluate.json").read_text())["image_budget"] == 6      # adopted from the policy
+    report = json.loads((out / "report.json").read_text())
+    assert report["episodes"]["completed"] == 1 and report["episodes"]["end_reasons"] == {"finish_mapping": 1}

@@ -21,8 +21,9 @@ All three use the oracle-perception mapper (privileged segmentation of each capt
   mapper, and names the image budget and resolution it was trained with, which ``spatialscout
   run/evaluate`` adopt unless told otherwise (:attr:`PPONBVAgent.episode_settings`). At load the
   policy's observation and action spaces are compared with those of that config's env, and a
-  policy they do not fit (e.g. no ``nbv_config.json`` and not trained with the defaults) is refused
-  in one line saying what differs. Actions are
+  policy they do not fit (e.g. no ``nbv_config.json`` and not trained with NBV-v1's settings, which
+  are then assumed) is refused in one line saying what differs and giving the line that writes
+  the ``nbv_config.json`` its spaces call for. Actions are
   sampled (torch seeded from ``rng``) unless ``deterministic=True`` or the policy's
   ``nbv_config.json`` says ``"deterministic": true``.
 * ``rllib:PATH``: an RLlib PPO policy saved by ``spatialscout train-nbv --backend rllib`` (``PATH``
@@ -32,6 +33,7 @@ All three use the oracle-perception mapper (privileged segmentation of each capt
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -43,12 +45,12 @@ from spatialscout_gym.episode.episode import Episode
 from spatialscout_gym.nbv.config import (DISCRETE_MOTIONS, N_SECTORS, NBVConfig, nbv_action_space,
                                                   nbv_observation_space)
 from spatialscout_gym.nbv.core import NBVController
-from spatialscout_gym.nbv.policy_files import (CONFIG_FILE, load_nbv_config, load_policy_config, policy_path,
-                                                        save_nbv_config)
+from spatialscout_gym.nbv.policy_files import (CONFIG_FILE, fix_line, guess_config_fields, load_nbv_config,
+                                                load_policy_config, policy_path, save_nbv_config)
 
 __all__ = ["NBVAgent", "RandomNBVAgent", "FrontierNBVAgent", "PPONBVAgent", "load_nbv_config",
            "load_policy_config", "policy_path", "space_mismatch", "save_nbv_config",
-           "CONFIG_FILE"]
+           "CONFIG_FILE", "misfit_message"]
 
 
 
@@ -197,6 +199,19 @@ def space_mismatch(policy_obs: Any, policy_act: Any, env_obs: Any, env_act: Any)
     return "; ".join(problems) or None
 
 
+def misfit_message(policy: Path, trained: dict, differs: str, observation_space: Any, action_space: Any) -> str:
+    """One line: the policy does not fit the NBV env of its settings, what differs, and the one
+    line that writes the ``nbv_config.json`` its spaces call for (:func:`guess_config_fields`)."""
+    source = trained.get("source")
+    why = (f"its {source} does not describe it" if source is not None else
+           f"no {CONFIG_FILE} in or beside it, so SpatialScout/NBV-v1's settings were assumed")
+    fields = guess_config_fields(observation_space, action_space)
+    return (f"policy {policy} does not fit the NBV env ({why}): {differs}; write the settings it was "
+            f"trained with beside it, e.g. (motion and image size read from the policy; add any other "
+            f"NBVConfig field it was trained with): "
+            f"{fix_line(policy.parent if policy.suffix else policy, fields, image_budget=trained.get('image_budget'), resolution=trained.get('resolution'))}")
+
+
 class PPONBVAgent(NBVAgent):
     """A trained SB3 PPO policy (``ppo:PATH``).
 
@@ -230,11 +245,8 @@ class PPONBVAgent(NBVAgent):
                                  nbv_observation_space(self.config), nbv_action_space(self.config))
         if differs:  # refuse at load, not mid-episode with a shape error
             from spatialscout_gym.core.errors import ConfigError
-            saved = p.with_name(CONFIG_FILE).exists()
-            why = (f"its {CONFIG_FILE} does not describe it" if saved else
-                   f"no {CONFIG_FILE} beside it, so the default NBV settings were assumed")
-            raise ConfigError(f"policy {p} does not fit the NBV env ({why}): {differs}; put the "
-                              f"{CONFIG_FILE} it was trained with beside it")
+            raise ConfigError(misfit_message(p, trained, differs, self.model.observation_space,
+                                             self.model.action_space))
         self.name = f"ppo:{path}"
         self.deterministic = bool(trained["deterministic"] if deterministic is None else deterministic)
 

@@ -244,7 +244,7 @@ def train_rllib(args: Any, config: NBVConfig, env_kwargs: dict) -> Path:
     if args.progress_bar:
         from tqdm import tqdm
         bar = tqdm(total=args.total_timesteps, unit="step", desc="train-nbv (rllib)")
-    returns: list[float] = []
+    counts: list[tuple[int, float]] = []     # per iteration: (episodes finished, sum of their returns)
     steps, iteration, interrupted, stopped_early, saved_multiple = 0, 0, False, False, 0
     t0 = time.perf_counter()
     final = run_dir / "checkpoint"
@@ -264,8 +264,9 @@ def train_rllib(args: Any, config: NBVConfig, env_kwargs: dict) -> Path:
                 for col, v in row.items():
                     if v != "" and col.startswith(("charts/", "losses/")):
                         writer.add_scalar(col, float(v), steps)
-                if row["charts/episodic_return"] != "":
-                    returns.append(float(row["charts/episodic_return"]))
+                finished = int((result.get("env_runners", {}).get("nbv", {}) or {}).get("episodes", 0) or 0)
+                if finished:      # episodes finished in this iteration, and the sum of their returns
+                    counts.append((finished, float(row["charts/episodic_return"]) * finished))
                 if bar is not None:
                     bar.update(min(steps - before, max(0, bar.total - bar.n)))
                 if args.checkpoint_every > 0 and steps // args.checkpoint_every > saved_multiple:
@@ -283,7 +284,13 @@ def train_rllib(args: Any, config: NBVConfig, env_kwargs: dict) -> Path:
         plot_learning_curve(run_dir)
         algo.stop()
         stop_local_ray()
-    # the summary counts policy-weighted episodes per iteration, as SB3's: a mean of iteration means
-    print(summary_line(steps, time.perf_counter() - t0, len(returns), returns, final, stopped_early, interrupted,
-                       agent="rllib"))
+    # episodes: those every env runner finished, summed over the iterations; the mean return is that
+    # of the last iterations holding at least 50 of them (the SB3 trainer's last 50 episodes)
+    recent_n, recent_sum = 0, 0.0
+    for n, total in reversed(counts):
+        if recent_n >= 50:
+            break
+        recent_n, recent_sum = recent_n + n, recent_sum + total
+    print(summary_line(steps, time.perf_counter() - t0, sum(n for n, _ in counts), [], final, stopped_early,
+                       interrupted, agent="rllib", recent=(recent_n, recent_sum / max(recent_n, 1))))
     return final
