@@ -11,7 +11,8 @@ with a large or unlimited ``tool_call_budget``); then ``finish_mapping``.
 All three use the oracle-perception mapper (privileged segmentation of each capture), so they are
 ``privileged`` agents: they measure view selection, not perception.
 
-* ``random-nbv``: a uniform discrete motion per step (``rng``).
+* ``random-nbv``: a uniformly random action of NBV-v1's ``Discrete(18)`` per step (``rng``): the
+  training action space of the learned policies, so it is their chance baseline.
 * ``frontier-nbv``: coverage-driven. In the current 1 m floor cell it turns to the nearest yaw
   sector (45 degrees) not yet captured there; when all eight are done it moves up to 1 m towards
   the heading with the most free space (the median depth of the central band of its own earlier
@@ -42,7 +43,7 @@ from spatialscout_gym.baselines.base import PrivilegedAccess
 from spatialscout_gym.nbv.mappers import make_mapper
 from spatialscout_gym.core.frames import wrap_degrees
 from spatialscout_gym.episode.episode import Episode
-from spatialscout_gym.nbv.config import (DISCRETE_MOTIONS, N_SECTORS, NBVConfig, nbv_action_space,
+from spatialscout_gym.nbv.config import (N_SECTORS, NBVConfig, nbv_action_space,
                                                   nbv_observation_space)
 from spatialscout_gym.nbv.core import NBVController
 from spatialscout_gym.nbv.policy_files import (CONFIG_FILE, fix_line, guess_config_fields, load_nbv_config,
@@ -92,15 +93,30 @@ class NBVAgent:
 
 
 class RandomNBVAgent(NBVAgent):
-    """A uniformly random discrete motion per step."""
+    """A uniformly random action of ``SpatialScout/NBV-v1``'s action space per step: one of its
+    ``Discrete(18)`` heading motions (6 relative headings x strides of 0, 1, 2 m), the space the
+    learned policies are trained in, so it is their chance baseline.
+
+    Parameters
+    ----------
+    mapper : str
+        Mapper name.
+    **config
+        :class:`NBVConfig` fields (``motion="heading"`` unless given: ``motion="discrete"`` draws
+        NBV-v0's ``Discrete(10)`` single motions instead).
+    """
 
     name = "random-nbv"
 
     def __init__(self, mapper: str = "oracle", **config: Any) -> None:
-        super().__init__(NBVConfig(motion="discrete", **config), mapper=mapper)
+        super().__init__(NBVConfig(**{"motion": "heading", **config}), mapper=mapper)
+        if self.config.motion == "continuous":
+            raise ValueError("random-nbv draws discrete actions: motion must be 'heading' or 'discrete'")
+        self.n_actions = int(nbv_action_space(self.config).n)
+        """How many actions it draws from (18 with NBV-v1's settings)."""
 
     def act(self, obs, controller, rng):
-        return int(rng.integers(len(DISCRETE_MOTIONS)))
+        return int(rng.integers(self.n_actions))
 
 
 class FrontierNBVAgent(NBVAgent):
