@@ -109,8 +109,7 @@ def test_without_nbv_config_rllib_assumes_nbv_v1_and_says_the_line_that_fixes_a_
     run, _ = write_policy(tmp_path / "v1", obs_size=64)
     (run / "checkpoint" / "nbv_config.json").unlink()
     agent = make_agent(f"rllib:{run}")
-    assert (agent.config.motion, agent.config.obs_size, agent.episode_settings) == \
-        ("heading", 64, {"image_budget": 20, "resolution": 64})
+    assert (agent.config.motion, agent.config.obs_size, agent.episode_settings) == ("heading", 64, {})
 
     run, _ = write_policy(tmp_path / "small", obs_size=36)
     (run / "checkpoint" / "nbv_config.json").unlink()

@@ -16,10 +16,12 @@ __all__ = ["CONFIG_FILE", "ASSUMED", "policy_path", "load_policy_config", "load_
 CONFIG_FILE = "nbv_config.json"
 """Written beside a trained ``model.zip``: the :class:`NBVConfig` the policy was trained with."""
 
-ASSUMED: dict = {"motion": "heading", "image_budget": 20, "resolution": 64}
-"""What a policy with no ``nbv_config.json`` (and no ``args.json``) is assumed to be trained with:
-``SpatialScout/NBV-v1``'s settings (its heading motion ``Discrete(18)``, 64 px, V = 20; the other
-:class:`NBVConfig` fields are NBV-v1's as they default), the env the recipes train on."""
+ASSUMED: dict = {"motion": "heading"}
+"""The :class:`NBVConfig` fields a policy with no ``nbv_config.json`` (and no ``args.json``) is
+assumed to be trained with: ``SpatialScout/NBV-v1``'s (its heading motion ``Discrete(18)``; the
+other fields are NBV-v1's as they default), the env the recipes train on. Its image budget and
+resolution are then unknown (None): ``spatialscout run/evaluate`` use the NBV tables' V = 20 and
+64 px, NBV-v1's too, without a warning."""
 
 
 def policy_path(path: str | Path) -> Path:
@@ -33,18 +35,18 @@ def load_policy_config(model_path: str | Path) -> dict:
     or None, "resolution": int or None, "deterministic": bool, "source": Path or None}``, from
     ``nbv_config.json`` beside ``model_path`` (``source``; None when there is none). Missing keys
     come from the ``args.json`` of the policy's training run, else from :data:`ASSUMED` (NBV-v1's
-    settings); ``deterministic``, how ``ppo:PATH`` acts by default, is False unless set."""
+    settings; image budget and resolution None); ``deterministic``, how ``ppo:PATH`` acts by default, is False unless set."""
     path = Path(model_path).with_name(CONFIG_FILE)
     saved = json.loads(path.read_text()) if path.is_file() else {}
     args_path = Path(model_path).with_name("args.json")
     train_args = json.loads(args_path.read_text()) if args_path.is_file() else {}
     fields = {f for f in NBVConfig.__dataclass_fields__}
-    known = {**{k: v for k, v in ASSUMED.items() if k in fields}, **{k: v for k, v in train_args.items() if k in fields},
+    known = {**ASSUMED, **{k: v for k, v in train_args.items() if k in fields},
              **{k: v for k, v in saved.items() if k in fields}}
     return {"config": NBVConfig(**known),
             "mapper": str(saved.get("mapper", train_args.get("mapper", "oracle"))),
-            "image_budget": saved.get("image_budget", train_args.get("image_budget", ASSUMED["image_budget"])),
-            "resolution": saved.get("resolution", train_args.get("resolution", ASSUMED["resolution"])),
+            "image_budget": saved.get("image_budget", train_args.get("image_budget")),
+            "resolution": saved.get("resolution", train_args.get("resolution")),
             "deterministic": bool(saved.get("deterministic", False)),
             "source": path if path.is_file() else None}
 
