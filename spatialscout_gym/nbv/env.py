@@ -114,7 +114,9 @@ class NBVEnv(gym.Env):
     ``tool_calls``, ``images_used``, ``images_left``, ``calls_left``, ``done``, ``end_reason``),
     ``refused`` (the refusal messages of the step's tool calls, list of str; a refused move leaves
     the camera in place), ``submitted`` (target ids the mapper added this step), ``coverage``,
-    ``all_mean_iou``, and at the episode's end ``metrics`` (the scorer's metrics dict).
+    ``all_mean_iou``, ``blocked`` (walls stopped the step's move; always False without walls),
+    ``occupancy_gain`` (voxels the capture made known; only with the occupancy observation or
+    reward), and at the episode's end ``metrics`` (the scorer's metrics dict).
 
     ## Resets and rendering
     ``reset(seed=k)`` seeds the env and, on procedural scenes, builds a new scene from that seed
