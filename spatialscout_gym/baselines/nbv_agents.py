@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from gymnasium.spaces import Discrete
 
 from spatialscout_gym.baselines.base import PrivilegedAccess
 from spatialscout_gym.nbv.mappers import make_mapper
@@ -110,9 +111,10 @@ class RandomNBVAgent(NBVAgent):
 
     def __init__(self, mapper: str = "oracle", **config: Any) -> None:
         super().__init__(NBVConfig(**{"motion": "heading", **config}), mapper=mapper)
-        if self.config.motion == "continuous":
+        space = nbv_action_space(self.config)
+        if not isinstance(space, Discrete):
             raise ValueError("random-nbv draws discrete actions: motion must be 'heading' or 'discrete'")
-        self.n_actions = int(nbv_action_space(self.config).n)
+        self.n_actions = int(space.n)
         """How many actions it draws from (18 with NBV-v1's settings)."""
 
     def act(self, obs, controller, rng):

@@ -12,7 +12,8 @@ without an address, ``examples/rllib_ppo.py``).
   starts (``ray::DashboardAgent``, ``ray::RuntimeEnvAgent``) outlive a driver killed with
   ``SIGKILL``, re-parented to init. So a watchdog process, in its own session, holds a pipe from
   the driver and notes, every :data:`POLL_S` seconds, every process under the ones ``ray.init``
-  started (and every process carrying :data:`SESSION_VAR`, which they inherit); when the pipe
+  started (and every process whose environment shows :data:`SESSION_VAR`, which Ray's processes
+  inherit; the agents overwrite theirs with their titles); when the pipe
   closes without the word ``done`` (the driver died), it kills each noted process that is still
   the same process (same start time). :func:`stop_local_ray` says ``done`` after
   ``ray.shutdown()``. Linux only (it reads ``/proc``); elsewhere no watchdog is started.
@@ -37,7 +38,7 @@ LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 SESSION_VAR = "SPATIALSCOUT_RAY_SESSION"
 """Environment variable marking every process of a Ray started by :func:`init_local_ray`."""
 
-_WATCHDOG: subprocess.Popen | None = None
+_WATCHDOG: "subprocess.Popen[str] | None" = None
 
 
 def _processes(proc: Path = Path("/proc")) -> dict[int, tuple[int, int]]:

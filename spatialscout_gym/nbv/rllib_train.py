@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import csv
 import json
+import logging
 import time
 from pathlib import Path
 from typing import Any
@@ -218,10 +219,10 @@ def train_rllib(args: Any, config: NBVConfig, env_kwargs: dict) -> Path:
     from spatialscout_gym.core.local_ray import init_local_ray, stop_local_ray
     try:
         if not args.ray_address and not ray.is_initialized():   # loopback only, gone with this process
-            init_local_ray(logging_level="WARNING", log_to_driver=False)
+            init_local_ray(logging_level=logging.WARNING, log_to_driver=False)
         else:
             ray.init(address=args.ray_address or None, ignore_reinit_error=True, include_dashboard=False,
-                     logging_level="WARNING", log_to_driver=False)
+                     logging_level=logging.WARNING, log_to_driver=False)
     except ConnectionError as exc:
         from spatialscout_gym.core.errors import ConfigError
         raise ConfigError(f"--ray-address {args.ray_address}: cannot join that Ray cluster ({str(exc).splitlines()[0]}); "
