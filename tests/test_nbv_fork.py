@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.render, pytest.mark.skipif(not sys.platform.startswith("linux"),
+# slow: a fresh interpreter imports the package and builds the parent's renderer (10-50 s on 2 cores)
+pytestmark = [pytest.mark.render, pytest.mark.slow, pytest.mark.skipif(not sys.platform.startswith("linux"),
                                                       reason="fork is the default start method on Linux")]
 
 REPO = Path(__file__).resolve().parents[1]
