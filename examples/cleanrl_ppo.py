@@ -58,6 +58,8 @@ class Args:
     """the image observation's side, pixels"""
     save_dir: str = "runs/cleanrl_ppo"
     """where agent.pt and summary.json go"""
+    torch_threads: int = 1
+    """torch CPU threads of this process (1: faster beside the renderer on small machines, docs/rl.md)"""
 
 
 def make_env(seed: int, args: Args):
@@ -115,6 +117,7 @@ def to_tensors(obs: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
 
 
 def main(args: Args) -> dict:
+    torch.set_num_threads(args.torch_threads)
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
     # same-step autoreset: every step is a real env step; an ended env's next observation is its

@@ -42,7 +42,10 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--resolution", type=int, default=64, help="render grid and observed image side, pixels")
     p.add_argument("--scene", default="Kitchen_01", help="catalog scene of the final greedy episode")
     p.add_argument("--out", type=Path, default=Path("runs/rllib_ppo"), help="checkpoint directory")
+    p.add_argument("--torch-threads", type=int, default=1,
+                   help="torch CPU threads of this process, the learner (Ray gives env runners one each)")
     args = p.parse_args(argv)
+    torch.set_num_threads(args.torch_threads)
 
     env_config = {"obs_layout": "image+vector", "image_budget": args.image_budget,
                   "resolution": args.resolution, "obs_size": args.resolution}

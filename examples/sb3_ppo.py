@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import torch
 from stable_baselines3 import PPO
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
@@ -36,7 +37,10 @@ def main(argv: list[str] | None = None) -> PPO:
     p.add_argument("--subproc", action="store_true", help="SubprocVecEnv (one process per env)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--save", default="runs/sb3_ppo/model", help="where model.zip goes (without .zip)")
+    p.add_argument("--torch-threads", type=int, default=1,
+                   help="torch CPU threads of this process (1: faster beside the renderer on small machines)")
     args = p.parse_args(argv)
+    torch.set_num_threads(args.torch_threads)
 
     # "module:id": Gymnasium imports spatialscout_gym first, also in SubprocVecEnv's fresh processes
     # (which do not run this file's imports, so the plain id is unknown there)

@@ -31,9 +31,11 @@ def load_example(name: str):
 def test_cleanrl_ppo_trains_counts_its_steps_and_saves_an_agent_that_acts(tmp_path):
     import torch
     ex = load_example("cleanrl_ppo")
+    torch.set_num_threads(2)
     args = ex.Args(total_timesteps=256, num_envs=2, num_steps=64, num_minibatches=2, update_epochs=1,
                    image_budget=6, resolution=32, obs_size=32, save_dir=str(tmp_path))
     summary = ex.main(args)
+    assert torch.get_num_threads() == 1                            # one torch thread by default (docs/rl.md)
     assert summary["global_step"] == 256                           # 2 iterations x 2 envs x 64 steps
     # V = 6: an episode is at most 5 steps, so each env finished at least 128 // 5 of them
     assert summary["episodes"] >= 2 * (128 // 5)
@@ -62,12 +64,15 @@ def test_cleanrl_ppo_trains_counts_its_steps_and_saves_an_agent_that_acts(tmp_pa
 
 
 def test_sb3_make_vec_env_recipe_trains_saves_and_the_policy_acts(tmp_path):
+    import torch
     from stable_baselines3 import PPO
     ex = load_example("sb3_ppo")
     save = tmp_path / "model"
+    torch.set_num_threads(2)
     model = ex.main(["--total-timesteps", "256", "--n-envs", "2", "--n-steps", "64", "--image-budget", "6",
                      "--subproc", "--save", str(save)])
     assert model.num_timesteps >= 256
+    assert torch.get_num_threads() == 1                            # one torch thread by default (docs/rl.md)
     assert type(model.env.unwrapped).__name__ == "SubprocVecEnv"
     loaded = PPO.load(str(save) + ".zip", device="cpu")
     for a, b in zip(model.policy.parameters(), loaded.policy.parameters()):
