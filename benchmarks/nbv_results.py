@@ -319,9 +319,12 @@ def scene_set_key(procedural: bool) -> str:
 def cache_path(cache: Path, where: str, name: str, seed: int, image_budget: int, resolution: int,
                mapper: str, n_scenes: int) -> Path:
     """Where ``--cache`` keeps one (agent, seed) result; a ``ppo:PATH`` key includes the policy's hash
-    and whether its ``nbv_config.json`` acts greedily."""
+    and whether its ``nbv_config.json`` acts greedily, and ``random-nbv``'s the action space it draws
+    from (NBV-v1's 18 actions; its earlier results over NBV-v0's 10 are never reused)."""
     import hashlib
     label = agent_label(name)
+    if name == "random-nbv":
+        label += "-nbv-v1-actions"
     if name.startswith("ppo:"):
         model = Path(name[4:])
         model = model / "model.zip" if model.is_dir() else model

@@ -7,8 +7,9 @@ thunk. Run it (the ``rl`` extra: torch, tyro, tensorboard; the renderer):
 
     python examples/cleanrl_ppo.py --total-timesteps 200000 --num-envs 8
 
-It writes ``<save_dir>/agent.pt`` (the network's weights and the settings to rebuild it) and
-``<save_dir>/summary.json`` (steps taken, episodes finished, the last losses). docs/rl.md lists the
+It writes ``<save_dir>/agent.pt`` (the network's weights and the settings to rebuild it),
+``<save_dir>/nbv_config.json`` (the NBV settings of the env it trained on, as ``train-nbv`` writes
+them) and ``<save_dir>/summary.json`` (steps taken, episodes finished, the last losses). docs/rl.md lists the
 other recipes.
 """
 
@@ -27,6 +28,7 @@ import tyro
 from torch.distributions import Categorical
 
 import spatialscout_gym  # noqa: F401  (registers SpatialScout/...)
+from spatialscout_gym.nbv.policy_files import save_nbv_config
 
 
 @dataclass
@@ -56,6 +58,8 @@ class Args:
     """the image observation's side, pixels"""
     save_dir: str = "runs/cleanrl_ppo"
     """where agent.pt and summary.json go"""
+    torch_threads: int = 1
+    """torch CPU threads of this process (1: faster beside the renderer on small machines, docs/rl.md)"""
 
 
 def make_env(seed: int, args: Args):
@@ -113,6 +117,7 @@ def to_tensors(obs: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
 
 
 def main(args: Args) -> dict:
+    torch.set_num_threads(args.torch_threads)
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
     # same-step autoreset: every step is a real env step; an ended env's next observation is its
@@ -186,11 +191,13 @@ def main(args: Args) -> dict:
         losses = {"policy": pg_loss.item(), "value": v_loss.item(), "entropy": entropy_loss.item()}
         print(f"iteration {iteration}/{num_iterations}: {global_step} steps, {episodes} episodes, "
               f"{global_step / (time.time() - start):.1f} steps/s, losses {losses}", flush=True)
+    config = envs.envs[0].unwrapped.config      # the NBV settings, saved beside the weights
     envs.close()
 
     out = Path(args.save_dir)
     out.mkdir(parents=True, exist_ok=True)
     torch.save({"state_dict": agent.state_dict(), "args": asdict(args)}, out / "agent.pt")
+    save_nbv_config(config, out, image_budget=args.image_budget, resolution=args.resolution)
     summary = {"global_step": global_step, "episodes": episodes, "losses": losses,
                "mean_return": float(np.mean(returns)) if returns else None, "seconds": time.time() - start}
     (out / "summary.json").write_text(json.dumps(summary, indent=1))

@@ -4,7 +4,9 @@ RLlib has no default encoder for NBV-v1's Dict observation, so the env is made w
 ``obs_layout="image+vector"`` (the channel-first uint8 image, and the pose, coverage, sectors, map
 and scan as one flat float vector) and the policy is the package's ``NBVConvModule``: a NatureCNN
 on the image, concatenated with the vector, then 64-64 policy and value MLPs. Training writes an
-RLlib checkpoint; the trained RLModule alone then plays one greedy episode on a catalog scene.
+RLlib checkpoint with the NBV settings in it (``nbv_config.json``, so ``spatialscout evaluate
+--agent rllib:runs/rllib_ppo`` runs the policy); the trained RLModule alone then plays one greedy
+episode on a catalog scene.
 
     python examples/rllib_ppo.py --iterations 50 --env-runners 2       # on this machine
     spatialscout train-nbv --backend rllib --ray-address auto ...       # a cluster: docs/rllib.md
@@ -13,17 +15,18 @@ RLlib checkpoint; the trained RLModule alone then plays one greedy episode on a 
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
-import ray
 import torch
 from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
 
 import spatialscout_gym  # noqa: F401  (registers SpatialScout/NBV-v1 here; env runners import it by the id's prefix)
-from spatialscout_gym.nbv import NBVConvModule
+from spatialscout_gym.core.local_ray import init_local_ray, stop_local_ray
+from spatialscout_gym.nbv import NBVConvModule, save_nbv_config
 
 ENV_ID = "spatialscout_gym:SpatialScout/NBV-v1"   # "module:id": Gymnasium imports the module in every env runner
 
@@ -38,11 +41,15 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--resolution", type=int, default=64, help="render grid and observed image side, pixels")
     p.add_argument("--scene", default="Kitchen_01", help="catalog scene of the final greedy episode")
     p.add_argument("--out", type=Path, default=Path("runs/rllib_ppo"), help="checkpoint directory")
+    p.add_argument("--torch-threads", type=int, default=1,
+                   help="torch CPU threads of this process, the learner (Ray gives env runners one each)")
     args = p.parse_args(argv)
+    torch.set_num_threads(args.torch_threads)
 
     env_config = {"obs_layout": "image+vector", "image_budget": args.image_budget,
                   "resolution": args.resolution, "obs_size": args.resolution}
     probe = gym.make(ENV_ID, **env_config)                     # the spaces the module is built for
+    nbv_config = probe.unwrapped.config                        # the NBV settings, saved with the checkpoint
     batch = args.rollout * args.envs * max(1, args.env_runners)
     config = (PPOConfig()
               .environment(ENV_ID, env_config=env_config, disable_env_checking=True)
@@ -55,7 +62,7 @@ def main(argv: list[str] | None = None) -> dict:
                         train_batch_size_per_learner=batch, minibatch_size=min(128, batch), num_epochs=4)
               .debugging(seed=0))
     probe.close()
-    ray.init(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False)
+    init_local_ray(log_to_driver=False)        # ray.init, every port on loopback (docs/rllib.md)
     algo = config.build_algo()
     steps, returns = 0, []
     for i in range(args.iterations):
@@ -65,7 +72,10 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"iteration {i + 1}: {steps} env steps, mean episode return {returns[-1]:.3f}")
     checkpoint = algo.save_to_path(str(args.out.resolve()))
     algo.stop()
-    ray.shutdown()
+    stop_local_ray()
+    # the NBV settings in the checkpoint: `spatialscout evaluate --agent rllib:<out>` rebuilds this env
+    written = save_nbv_config(nbv_config, checkpoint, image_budget=args.image_budget, resolution=args.resolution)
+    written.write_text(json.dumps({**json.loads(written.read_text()), "obs_layout": "image+vector"}, indent=2))
 
     # inference needs no Ray: the RLModule alone, from its part of the checkpoint
     module = RLModule.from_checkpoint(Path(checkpoint) / "learner_group" / "learner" / "rl_module" / "default_policy")

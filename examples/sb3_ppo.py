@@ -8,20 +8,23 @@ given as ``"spatialscout_gym:SpatialScout/NBV-v1"`` so that those processes regi
 
     python examples/sb3_ppo.py --total-timesteps 200000 --n-envs 8 --subproc
 
-The saved ``model.zip`` is an SB3 policy; with an ``nbv_config.json`` beside it that names the
-settings it was trained with, ``spatialscout evaluate --agents ppo:PATH`` runs it (``spatialscout
-train-nbv`` writes both). docs/rl.md lists the other recipes.
+The saved ``model.zip`` is an SB3 policy; the ``nbv_config.json`` written beside it names the
+settings it was trained with, so ``spatialscout evaluate --agent ppo:runs/sb3_ppo/model.zip`` runs
+it as it is. docs/rl.md lists the other recipes.
 """
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
+import torch
 from stable_baselines3 import PPO
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
 import spatialscout_gym  # noqa: F401  (registers SpatialScout/...)
+from spatialscout_gym.nbv.policy_files import save_nbv_config
 
 
 def main(argv: list[str] | None = None) -> PPO:
@@ -34,7 +37,10 @@ def main(argv: list[str] | None = None) -> PPO:
     p.add_argument("--subproc", action="store_true", help="SubprocVecEnv (one process per env)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--save", default="runs/sb3_ppo/model", help="where model.zip goes (without .zip)")
+    p.add_argument("--torch-threads", type=int, default=1,
+                   help="torch CPU threads of this process (1: faster beside the renderer on small machines)")
     args = p.parse_args(argv)
+    torch.set_num_threads(args.torch_threads)
 
     # "module:id": Gymnasium imports spatialscout_gym first, also in SubprocVecEnv's fresh processes
     # (which do not run this file's imports, so the plain id is unknown there)
@@ -45,6 +51,9 @@ def main(argv: list[str] | None = None) -> PPO:
                 seed=args.seed, verbose=1)
     model.learn(total_timesteps=args.total_timesteps)
     model.save(args.save)
+    # the NBV settings beside model.zip: `spatialscout evaluate --agent ppo:<save>.zip` rebuilds this env
+    save_nbv_config(venv.get_attr("config", indices=[0])[0], Path(args.save).parent,
+                    image_budget=args.image_budget, resolution=args.resolution)
     venv.close()
     return model
 

@@ -1,10 +1,11 @@
 """``examples/rllib_ppo.py``: RLlib PPO with a convolutional encoder on NBV-v1's image trains for a
-few hundred steps, its checkpoint holds the trained policy, and the RLModule alone plays a greedy
-episode on a catalog scene."""
+few hundred steps, its checkpoint holds the trained policy and its NBV settings, the RLModule alone
+plays a greedy episode on a catalog scene, and ``spatialscout evaluate --agent rllib:DIR`` runs it."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -35,3 +36,13 @@ def test_rllib_ppo_example_trains_a_cnn_policy_and_plays_it(tmp_path, capsys):
     assert module.pi[-1].bias.abs().max() > 0 and module.vf[-1].bias.abs().max() > 0
     assert (out["checkpoint"] / "learner_group" / "learner" / "rl_module" / "default_policy").is_dir()
     assert 0.0 < out["coverage"] <= 1.0 and "greedy episode on Kitchen_01: coverage" in printed
+
+    # the checkpoint holds the NBV settings: `spatialscout evaluate --agent rllib:DIR` runs it as it is
+    from spatialscout_gym.cli.main import main
+    ev = tmp_path / "eval"
+    assert main(["evaluate", "--agent", f"rllib:{tmp_path / 'ck'}", "--scenes", "Kitchen_01", "--out", str(ev),
+                 "--no-progress"]) == 0
+    settings = json.loads((ev / "evaluate.json").read_text())
+    assert (settings["image_budget"], settings["resolution"]) == (4, 36)
+    report = json.loads((ev / "report.json").read_text())
+    assert report["episodes"]["completed"] == 1 and report["episodes"]["end_reasons"] == {"finish_mapping": 1}

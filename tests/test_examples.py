@@ -1,5 +1,6 @@
 """The RL recipes in examples/ train on ``SpatialScout/NBV-v1`` for a few hundred steps (real
-SAPIEN renders, small settings) and leave a policy that loads and acts."""
+SAPIEN renders, small settings) and leave a policy that loads and acts, with its NBV settings
+beside it (`nbv_config.json`): the SB3 one is evaluated by `spatialscout evaluate --agent ppo:PATH`."""
 
 from __future__ import annotations
 
@@ -30,15 +31,21 @@ def load_example(name: str):
 def test_cleanrl_ppo_trains_counts_its_steps_and_saves_an_agent_that_acts(tmp_path):
     import torch
     ex = load_example("cleanrl_ppo")
+    torch.set_num_threads(2)
     args = ex.Args(total_timesteps=256, num_envs=2, num_steps=64, num_minibatches=2, update_epochs=1,
                    image_budget=6, resolution=32, obs_size=32, save_dir=str(tmp_path))
     summary = ex.main(args)
+    assert torch.get_num_threads() == 1                            # one torch thread by default (docs/rl.md)
     assert summary["global_step"] == 256                           # 2 iterations x 2 envs x 64 steps
     # V = 6: an episode is at most 5 steps, so each env finished at least 128 // 5 of them
     assert summary["episodes"] >= 2 * (128 // 5)
     assert 0.0 <= summary["mean_return"] <= 1.0                   # change of a mean IoU, reward weight 0
     assert all(math.isfinite(v) for v in summary["losses"].values())
     assert json.loads((tmp_path / "summary.json").read_text()) == summary
+    # the NBV settings beside the weights, as train-nbv writes them
+    settings = json.loads((tmp_path / "nbv_config.json").read_text())
+    assert (settings["motion"], settings["obs_size"], settings["image_budget"], settings["resolution"]) == \
+        ("heading", 32, 6, 32)
 
     saved = torch.load(tmp_path / "agent.pt", weights_only=False)
     env = gym.make("SpatialScout/NBV-v1", image_budget=6, resolution=32, obs_size=32)
@@ -57,12 +64,15 @@ def test_cleanrl_ppo_trains_counts_its_steps_and_saves_an_agent_that_acts(tmp_pa
 
 
 def test_sb3_make_vec_env_recipe_trains_saves_and_the_policy_acts(tmp_path):
+    import torch
     from stable_baselines3 import PPO
     ex = load_example("sb3_ppo")
     save = tmp_path / "model"
+    torch.set_num_threads(2)
     model = ex.main(["--total-timesteps", "256", "--n-envs", "2", "--n-steps", "64", "--image-budget", "6",
                      "--subproc", "--save", str(save)])
     assert model.num_timesteps >= 256
+    assert torch.get_num_threads() == 1                            # one torch thread by default (docs/rl.md)
     assert type(model.env.unwrapped).__name__ == "SubprocVecEnv"
     loaded = PPO.load(str(save) + ".zip", device="cpu")
     for a, b in zip(model.policy.parameters(), loaded.policy.parameters()):
@@ -76,3 +86,12 @@ def test_sb3_make_vec_env_recipe_trains_saves_and_the_policy_acts(tmp_path):
         assert 0.0 <= reward <= 1.0
     finally:
         env.close()
+
+    # the recipe's nbv_config.json lets `spatialscout evaluate` run the policy with no other flag
+    from spatialscout_gym.cli.main import main
+    out = tmp_path / "eval"
+    assert main(["evaluate", "--agent", f"ppo:{save}.zip", "--scenes", "Kitchen_01", "--out", str(out),
+                 "--no-progress"]) == 0
+    assert json.loads((out / "evaluate.json").read_text())["image_budget"] == 6      # adopted from the policy
+    report = json.loads((out / "report.json").read_text())
+    assert report["episodes"]["completed"] == 1 and report["episodes"]["end_reasons"] == {"finish_mapping": 1}

@@ -220,6 +220,9 @@ def test_cache_key_of_a_policy_names_its_file_and_greedy_or_sampled(tmp_path):
     assert sampled != greedy and greedy.name.endswith("-greedy__seed0.json")
     (policy / "model.zip").write_bytes(b"other weights")
     assert m.cache_path(tmp_path, "catalog-v3.0", f"ppo:{policy}", 0, 20, 64, "oracle", 80) != greedy
+    # random-nbv's results before it drew from NBV-v1's 18 actions are not reused
+    assert m.cache_path(tmp_path, "catalog-v3.0", "random-nbv", 0, 20, 64, "oracle", 80).name == \
+        "random-nbv-nbv-v1-actions__seed0.json"
     assert sampled.parent.name == "catalog-v3.0_80scenes_V20_64px_oracle"
 
 

@@ -19,6 +19,14 @@ from spatialscout_gym.baselines.registry import is_nbv_agent, make_agent
 from spatialscout_gym.nbv.config import NBVConfig, layout_observation
 
 
+def with_repo_path() -> dict:
+    """This environment with this checkout first on the import path (for a ``python -c`` line)."""
+    import os
+    from pathlib import Path
+    repo = str(Path(__file__).resolve().parents[1])
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([repo, *filter(None, [os.environ.get("PYTHONPATH")])]))
+
+
 def write_policy(root, obs_size: int = 36, said_obs_size: int | None = None, deterministic: bool = False):
     """An untrained NBVConvModule saved where a run directory keeps it, with its nbv_config.json."""
     from spatialscout_gym.nbv.rllib_train import module_spec
@@ -70,7 +78,7 @@ def test_evaluate_adopts_the_rllib_policys_settings(tmp_path):
 def test_a_policy_that_does_not_fit_its_config_or_no_policy_is_refused(tmp_path):
     from spatialscout_gym.core.errors import ConfigError, ResourceMissingError
     run, _ = write_policy(tmp_path, obs_size=36, said_obs_size=40)
-    with pytest.raises(ConfigError, match="does not fit the NBV env of its nbv_config.json"):
+    with pytest.raises(ConfigError, match=r"does not fit the NBV env \(its \S+/checkpoint/nbv_config.json does not "):
         make_agent(f"rllib:{run}")
     with pytest.raises(ResourceMissingError, match="no RLlib checkpoint at"):
         make_agent(f"rllib:{tmp_path / 'nothing'}")
@@ -87,3 +95,35 @@ def test_bad_rllib_options_are_one_line_errors(tmp_path, capsys, argv, says):
     err = capsys.readouterr().err
     assert says in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert not list(tmp_path.iterdir())
+
+
+def test_without_nbv_config_rllib_assumes_nbv_v1_and_says_the_line_that_fixes_a_misfit(tmp_path):
+    """No nbv_config.json anywhere: NBV-v1's settings are assumed (a 64 px policy loads as it is);
+    a 36 px one is refused in one line that names no nbv_config.json that does not exist and gives
+    the line that writes one; after that line the policy loads."""
+    import shlex
+    import subprocess
+    import sys
+
+    from spatialscout_gym.core.errors import ConfigError
+    run, _ = write_policy(tmp_path / "v1", obs_size=64)
+    (run / "checkpoint" / "nbv_config.json").unlink()
+    agent = make_agent(f"rllib:{run}")
+    assert (agent.config.motion, agent.config.obs_size, agent.episode_settings) == ("heading", 64, {})
+
+    run, _ = write_policy(tmp_path / "small", obs_size=36)
+    (run / "checkpoint" / "nbv_config.json").unlink()
+    with pytest.raises(ConfigError) as err:
+        make_agent(f"rllib:{run}")
+    msg = str(err.value)
+    assert len(msg.splitlines()) == 1 and "SpatialScout/NBV-v1's settings were assumed" in msg
+    assert "observation 'image' shape (3, 36, 36) (policy) vs (3, 64, 64) (env)" in msg
+    assert "/nbv_config.json" not in msg and not list(run.rglob("nbv_config.json"))
+    fix = msg.split("NBVConfig field it was trained with): ", 1)[1]
+    assert "obs_size=36" in fix and "motion='heading'" in fix
+    argv = shlex.split(fix)
+    assert argv[:2] == ["python", "-c"] and len(argv) == 3
+    done = subprocess.run([sys.executable, *argv[1:]], capture_output=True, text=True, env=with_repo_path())
+    assert done.returncode == 0, done.stderr
+    assert (run / "nbv_config.json").is_file()
+    assert make_agent(f"rllib:{run}").config.obs_size == 36

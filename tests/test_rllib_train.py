@@ -1,15 +1,18 @@
 """``spatialscout train-nbv --backend rllib`` on a Ray cluster: the test starts a one-node cluster
 on 127.0.0.1 (``ray start --head``, 2 CPUs), trains PPO with two env runners placed on it, checks
 the run record (args, progress, learning curve, checkpoints, where the runners ran), then
-``spatialscout evaluate --agent rllib:RUN`` runs the trained policy on one scene. The cluster is
+``spatialscout evaluate --agent rllib:RUN`` runs the trained policy on one scene. Every port the
+cluster's processes listen on is on 127.0.0.1. The cluster is
 stopped by the process ids it started (``ray stop`` would stop every Ray on the machine), and the
 test checks that none survives."""
 
 from __future__ import annotations
 
 import csv
+import ipaddress
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -38,16 +41,30 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def listening(proc: psutil.Process) -> list[str]:
+    """The local addresses ``proc`` listens on (TCP), IPv4-mapped IPv6 shown as IPv4."""
+    out = []
+    try:
+        for c in proc.net_connections("inet"):
+            if c.status == psutil.CONN_LISTEN:
+                ip = ipaddress.ip_address(c.laddr.ip)
+                out.append(str(getattr(ip, "ipv4_mapped", None) or ip))
+    except psutil.NoSuchProcess:
+        pass
+    return out
+
+
 TOKEN = secrets.token_hex(16)
-"""The test cluster's own authentication token (Ray's token mode, its default for ``ray start``)."""
+"""The test cluster's own authentication token (``RAY_AUTH_MODE=token``, turned on explicitly)."""
 
 
 def env_with_repo() -> dict:
     """This checkout first on every Ray process's path (the cluster's workers import the package),
-    and the cluster's token for the head and the driver."""
+    the cluster's token for the head and the driver, and every Ray port on loopback (Ray's switch
+    for a one-machine node, as docs/rllib.md's one-machine command sets it)."""
     path = os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])
     return dict(os.environ, PYTHONPATH=path, OMP_NUM_THREADS="1", RAY_USAGE_STATS_ENABLED="0",
-                RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=TOKEN)
+                RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=TOKEN, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")
 
 
 @pytest.fixture
@@ -63,10 +80,15 @@ def ray_cluster():
         env=env_with_repo(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     started: dict[int, psutil.Process] = {}
 
+    ports: dict[str, list[str]] = {}
+
     def note_children() -> None:
+        """Notes the cluster's processes and the addresses they listen on."""
         try:
             for p in psutil.Process(head.pid).children(recursive=True):
                 started.setdefault(p.pid, p)
+                ports.setdefault(f"{p.name()}[{p.pid}]", []).extend(
+                    a for a in listening(p) if a not in ports.get(f"{p.name()}[{p.pid}]", []))
         except psutil.NoSuchProcess:
             pass
 
@@ -108,6 +130,9 @@ def ray_cluster():
         gone, alive = psutil.wait_procs(alive, timeout=10)
         shutil.rmtree(temp, ignore_errors=True)
         assert not alive, f"Ray processes survived: {[p.pid for p in alive]}"
+        # GCS, raylet, client server, agents and workers: every port on loopback
+        assert sum(len(a) for a in ports.values()) >= 4, ports
+        assert all(a == "127.0.0.1" for ads in ports.values() for a in ads), ports
 
 
 def test_train_nbv_rllib_on_a_cluster_then_evaluate(ray_cluster, tmp_path):
@@ -129,6 +154,9 @@ def test_train_nbv_rllib_on_a_cluster_then_evaluate(ray_cluster, tmp_path):
     last = stdout.strip().splitlines()[-1]
     # two rollouts of 64 steps x 2 envs pass 200 steps: 256 sampled
     assert last.startswith("train-nbv: 256 steps in ") and f"--agent rllib:{run / 'checkpoint'}" in last
+    # episodes, not iterations: 128 steps per env, 3 steps an episode (V = 4), two envs
+    episodes = int(re.search(r", (\d+) episodes, ", last).group(1))
+    assert 2 * (128 // 3) - 2 <= episodes <= 2 * (128 // 3), last
 
     # the two env runners were actors on the cluster, in processes of their own, not the driver's
     record = json.loads((run / "rllib_runners.json").read_text())

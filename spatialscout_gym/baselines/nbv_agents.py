@@ -11,7 +11,8 @@ with a large or unlimited ``tool_call_budget``); then ``finish_mapping``.
 All three use the oracle-perception mapper (privileged segmentation of each capture), so they are
 ``privileged`` agents: they measure view selection, not perception.
 
-* ``random-nbv``: a uniform discrete motion per step (``rng``).
+* ``random-nbv``: a uniformly random action of NBV-v1's ``Discrete(18)`` per step (``rng``): the
+  training action space of the learned policies, so it is their chance baseline.
 * ``frontier-nbv``: coverage-driven. In the current 1 m floor cell it turns to the nearest yaw
   sector (45 degrees) not yet captured there; when all eight are done it moves up to 1 m towards
   the heading with the most free space (the median depth of the central band of its own earlier
@@ -21,8 +22,9 @@ All three use the oracle-perception mapper (privileged segmentation of each capt
   mapper, and names the image budget and resolution it was trained with, which ``spatialscout
   run/evaluate`` adopt unless told otherwise (:attr:`PPONBVAgent.episode_settings`). At load the
   policy's observation and action spaces are compared with those of that config's env, and a
-  policy they do not fit (e.g. no ``nbv_config.json`` and not trained with the defaults) is refused
-  in one line saying what differs. Actions are
+  policy they do not fit (e.g. no ``nbv_config.json`` and not trained with NBV-v1's settings, which
+  are then assumed) is refused in one line saying what differs and giving the line that writes
+  the ``nbv_config.json`` its spaces call for. Actions are
   sampled (torch seeded from ``rng``) unless ``deterministic=True`` or the policy's
   ``nbv_config.json`` says ``"deterministic": true``.
 * ``rllib:PATH``: an RLlib PPO policy saved by ``spatialscout train-nbv --backend rllib`` (``PATH``
@@ -32,24 +34,26 @@ All three use the oracle-perception mapper (privileged segmentation of each capt
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+from gymnasium.spaces import Discrete
 
 from spatialscout_gym.baselines.base import PrivilegedAccess
 from spatialscout_gym.baselines.registry import register_agent
 from spatialscout_gym.nbv.mappers import make_mapper
 from spatialscout_gym.core.frames import wrap_degrees
 from spatialscout_gym.episode.episode import Episode
-from spatialscout_gym.nbv.config import (DISCRETE_MOTIONS, N_SECTORS, NBVConfig, nbv_action_space,
+from spatialscout_gym.nbv.config import (N_SECTORS, NBVConfig, nbv_action_space,
                                                   nbv_observation_space)
 from spatialscout_gym.nbv.core import NBVController
-from spatialscout_gym.nbv.policy_files import (CONFIG_FILE, load_nbv_config, load_policy_config, policy_path,
-                                                        save_nbv_config)
+from spatialscout_gym.nbv.policy_files import (CONFIG_FILE, fix_line, guess_config_fields, load_nbv_config,
+                                                load_policy_config, policy_path, save_nbv_config)
 
 __all__ = ["NBVAgent", "RandomNBVAgent", "FrontierNBVAgent", "PPONBVAgent", "load_nbv_config",
            "load_policy_config", "policy_path", "space_mismatch", "save_nbv_config",
-           "CONFIG_FILE"]
+           "CONFIG_FILE", "misfit_message"]
 
 
 
@@ -92,13 +96,29 @@ class NBVAgent:
 
 @register_agent("random-nbv", kind="nbv")
 class RandomNBVAgent(NBVAgent):
-    """A uniformly random discrete motion per step."""
+    """A uniformly random action of ``SpatialScout/NBV-v1``'s action space per step: one of its
+    ``Discrete(18)`` heading motions (6 relative headings x strides of 0, 1, 2 m), the space the
+    learned policies are trained in, so it is their chance baseline.
+
+    Parameters
+    ----------
+    mapper : str
+        Mapper name.
+    **config
+        :class:`NBVConfig` fields (``motion="heading"`` unless given: ``motion="discrete"`` draws
+        NBV-v0's ``Discrete(10)`` single motions instead).
+    """
 
     def __init__(self, mapper: str = "oracle", **config: Any) -> None:
-        super().__init__(NBVConfig(motion="discrete", **config), mapper=mapper)
+        super().__init__(NBVConfig(**{"motion": "heading", **config}), mapper=mapper)
+        space = nbv_action_space(self.config)
+        if not isinstance(space, Discrete):
+            raise ValueError("random-nbv draws discrete actions: motion must be 'heading' or 'discrete'")
+        self.n_actions = int(space.n)
+        """How many actions it draws from (18 with NBV-v1's settings)."""
 
     def act(self, obs, controller, rng):
-        return int(rng.integers(len(DISCRETE_MOTIONS)))
+        return int(rng.integers(self.n_actions))
 
 
 @register_agent("frontier-nbv", kind="nbv")
@@ -201,6 +221,19 @@ def trained_episode_settings(trained: dict) -> dict[str, int]:
     return {k: int(trained[k]) for k in ("image_budget", "resolution") if trained.get(k) is not None}
 
 
+def misfit_message(policy: Path, trained: dict, differs: str, observation_space: Any, action_space: Any) -> str:
+    """One line: the policy does not fit the NBV env of its settings, what differs, and the one
+    line that writes the ``nbv_config.json`` its spaces call for (:func:`guess_config_fields`)."""
+    source = trained.get("source")
+    why = (f"its {source} does not describe it" if source is not None else
+           f"no {CONFIG_FILE} in or beside it, so SpatialScout/NBV-v1's settings were assumed")
+    fields = guess_config_fields(observation_space, action_space)
+    return (f"policy {policy} does not fit the NBV env ({why}): {differs}; write the settings it was "
+            f"trained with beside it, e.g. (motion and image size read from the policy; add any other "
+            f"NBVConfig field it was trained with): "
+            f"{fix_line(policy.parent if policy.suffix else policy, fields, image_budget=trained.get('image_budget'), resolution=trained.get('resolution'))}")
+
+
 @register_agent("ppo:PATH", kind="nbv")
 class PPONBVAgent(NBVAgent):
     """A trained SB3 PPO policy (``ppo:PATH``).
@@ -234,11 +267,8 @@ class PPONBVAgent(NBVAgent):
                                  nbv_observation_space(self.config), nbv_action_space(self.config))
         if differs:  # refuse at load, not mid-episode with a shape error
             from spatialscout_gym.core.errors import ConfigError
-            saved = p.with_name(CONFIG_FILE).exists()
-            why = (f"its {CONFIG_FILE} does not describe it" if saved else
-                   f"no {CONFIG_FILE} beside it, so the default NBV settings were assumed")
-            raise ConfigError(f"policy {p} does not fit the NBV env ({why}): {differs}; put the "
-                              f"{CONFIG_FILE} it was trained with beside it")
+            raise ConfigError(misfit_message(p, trained, differs, self.model.observation_space,
+                                             self.model.action_space))
         self.name = f"ppo:{path}"
         self.deterministic = bool(trained["deterministic"] if deterministic is None else deterministic)
 

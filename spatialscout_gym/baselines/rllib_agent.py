@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
-from spatialscout_gym.baselines.nbv_agents import NBVAgent, trained_episode_settings
+from spatialscout_gym.baselines.nbv_agents import NBVAgent, misfit_message, space_mismatch, trained_episode_settings
 from spatialscout_gym.baselines.registry import register_agent
 from spatialscout_gym.nbv.rllib_train import module_checkpoint, rllib_policy_config
 from spatialscout_gym.nbv.config import layout_observation, layout_observation_space, nbv_action_space
-from spatialscout_gym.nbv.policy_files import CONFIG_FILE
 
 __all__ = ["RLlibNBVAgent", "rllib_agent"]
 
@@ -47,9 +48,11 @@ class RLlibNBVAgent(NBVAgent):
         want_act = nbv_action_space(self.config)
         if self.module.observation_space != want_obs or self.module.action_space != want_act:
             from spatialscout_gym.core.errors import ConfigError
-            raise ConfigError(f"policy {module_dir} does not fit the NBV env of its {CONFIG_FILE}: spaces "
-                              f"{self.module.observation_space} / {self.module.action_space} (policy) vs "
-                              f"{want_obs} / {want_act} (env); put the {CONFIG_FILE} it was trained with beside it")
+            differs = space_mismatch(self.module.observation_space, self.module.action_space, want_obs, want_act) \
+                or f"spaces {self.module.observation_space} (policy) vs {want_obs} (env)"
+            where = Path(path) if trained["source"] is None else trained["source"].parent
+            raise ConfigError(misfit_message(where, trained, differs, self.module.observation_space,
+                                             self.module.action_space))
         self.name = f"rllib:{path}"
         self.deterministic = bool(trained["deterministic"] if deterministic is None else deterministic)
 

@@ -208,7 +208,9 @@ class RayBackend:
         Actors (each asks Ray for one CPU).
     address : str, optional
         ``ray.init(address=...)``, e.g. ``"auto"`` or ``"ray://head:10001"``; None starts a local
-        Ray instance (no dashboard) unless Ray is already initialised in this process.
+        Ray instance (no dashboard, every port on loopback, ended with this process even by
+        ``kill -9``: :func:`~spatialscout_gym.core.local_ray.init_local_ray`) unless Ray is
+        already initialised in this process.
     """
 
     def __init__(self, workers: int = 1, address: str | None = None) -> None:
@@ -224,7 +226,10 @@ class RayBackend:
         except ImportError:
             raise MissingExtraError(f"--backend ray needs Ray: {install_command('ray')}") from None
         owns = not ray.is_initialized()
-        if owns:
+        if owns and self.address is None:   # a Ray of its own: loopback only, gone with this process
+            from spatialscout_gym.core.local_ray import init_local_ray
+            init_local_ray(log_to_driver=False)
+        elif owns:
             ray.init(address=self.address, include_dashboard=False, log_to_driver=False)
         try:
             limiter = None
@@ -257,4 +262,5 @@ class RayBackend:
                 ray.kill(actor)
         finally:
             if owns:
-                ray.shutdown()
+                from spatialscout_gym.core.local_ray import stop_local_ray
+                stop_local_ray()

@@ -10,10 +10,18 @@ from pathlib import Path
 
 from spatialscout_gym.nbv.config import NBVConfig
 
-__all__ = ["CONFIG_FILE", "policy_path", "load_policy_config", "load_nbv_config", "save_nbv_config"]
+__all__ = ["CONFIG_FILE", "ASSUMED", "policy_path", "load_policy_config", "load_nbv_config", "save_nbv_config",
+           "guess_config_fields", "fix_line"]
 
 CONFIG_FILE = "nbv_config.json"
 """Written beside a trained ``model.zip``: the :class:`NBVConfig` the policy was trained with."""
+
+ASSUMED: dict = {"motion": "heading"}
+"""The :class:`NBVConfig` fields a policy with no ``nbv_config.json`` (and no ``args.json``) is
+assumed to be trained with: ``SpatialScout/NBV-v1``'s (its heading motion ``Discrete(18)``; the
+other fields are NBV-v1's as they default), the env the recipes train on. Its image budget and
+resolution are then unknown (None): ``spatialscout run/evaluate`` use the NBV tables' V = 20 and
+64 px, NBV-v1's too, without a warning."""
 
 
 def policy_path(path: str | Path) -> Path:
@@ -24,19 +32,23 @@ def policy_path(path: str | Path) -> Path:
 
 def load_policy_config(model_path: str | Path) -> dict:
     """What a policy was trained with: ``{"config": NBVConfig, "mapper": str, "image_budget": int
-    or None, "resolution": int or None, "deterministic": bool}``, from ``nbv_config.json`` beside
-    ``model_path`` (older policies: the missing keys from the ``args.json`` of their training run,
-    else defaults; ``deterministic``, how ``ppo:PATH`` acts by default, is False unless set)."""
+    or None, "resolution": int or None, "deterministic": bool, "source": Path or None}``, from
+    ``nbv_config.json`` beside ``model_path`` (``source``; None when there is none). Missing keys
+    come from the ``args.json`` of the policy's training run, else from :data:`ASSUMED` (NBV-v1's
+    settings; image budget and resolution None); ``deterministic``, how ``ppo:PATH`` acts by default, is False unless set."""
     path = Path(model_path).with_name(CONFIG_FILE)
-    saved = json.loads(path.read_text()) if path.exists() else {}
+    saved = json.loads(path.read_text()) if path.is_file() else {}
     args_path = Path(model_path).with_name("args.json")
-    train_args = json.loads(args_path.read_text()) if args_path.exists() else {}
+    train_args = json.loads(args_path.read_text()) if args_path.is_file() else {}
     fields = {f for f in NBVConfig.__dataclass_fields__}
-    return {"config": NBVConfig(**{k: v for k, v in saved.items() if k in fields}),
+    known = {**ASSUMED, **{k: v for k, v in train_args.items() if k in fields},
+             **{k: v for k, v in saved.items() if k in fields}}
+    return {"config": NBVConfig(**known),
             "mapper": str(saved.get("mapper", train_args.get("mapper", "oracle"))),
             "image_budget": saved.get("image_budget", train_args.get("image_budget")),
             "resolution": saved.get("resolution", train_args.get("resolution")),
-            "deterministic": bool(saved.get("deterministic", False))}
+            "deterministic": bool(saved.get("deterministic", False)),
+            "source": path if path.is_file() else None}
 
 
 def load_nbv_config(model_path: str | Path) -> NBVConfig:
@@ -54,3 +66,40 @@ def save_nbv_config(config: NBVConfig, directory: str | Path, *, mapper: str = "
     path.write_text(json.dumps({**asdict(config), "mapper": mapper, "image_budget": image_budget,
                                 "resolution": resolution, "deterministic": bool(deterministic)}, indent=2))
     return path
+
+
+def guess_config_fields(observation_space: object, action_space: object) -> dict:
+    """The :class:`NBVConfig` fields a policy's spaces reveal: ``motion`` (and ``headings``) from
+    its actions, ``obs_size`` from its image (channel-last or channel-first), ``scan_bins`` from
+    its ``scan`` key (0 without one, in a ``dict``-layout policy)."""
+    from gymnasium import spaces
+
+    from spatialscout_gym.nbv.config import DISCRETE_MOTIONS
+    fields: dict = {}
+    if isinstance(action_space, spaces.Box):
+        fields["motion"] = "continuous"
+    elif isinstance(action_space, spaces.Discrete):
+        n, strides = int(action_space.n), len(NBVConfig().strides_m)
+        if n == len(DISCRETE_MOTIONS):
+            fields["motion"] = "discrete"
+        elif n % strides == 0:
+            fields.update(motion="heading", headings=n // strides)
+    keys = getattr(observation_space, "spaces", {}) or {}
+    image = keys.get("image", observation_space if not keys else None)
+    shape = tuple(getattr(image, "shape", ()) or ())
+    if len(shape) == 3:
+        fields["obs_size"] = int(shape[1] if shape[0] == 3 else shape[0])
+    if keys and "vector" not in keys:
+        fields["scan_bins"] = int(keys["scan"].shape[0]) if "scan" in keys else 0
+    return fields
+
+
+def fix_line(directory: str | Path, fields: dict, *, image_budget: int | None = None,
+             resolution: int | None = None) -> str:
+    """The one shell line that writes ``nbv_config.json`` into ``directory`` with ``fields`` (the
+    :class:`NBVConfig` fields), the image budget and the resolution."""
+    args = ", ".join(f"{k}={v!r}" for k, v in fields.items())
+    extra = "".join(f", {k}={v!r}" for k, v in (("image_budget", image_budget), ("resolution", resolution))
+                    if v is not None)
+    return (f"python -c \"from spatialscout_gym.nbv.config import NBVConfig; from spatialscout_gym.nbv.policy_files "
+            f"import save_nbv_config; save_nbv_config(NBVConfig({args}), {str(directory)!r}{extra})\"")

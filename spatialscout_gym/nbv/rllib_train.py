@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import csv
 import json
+import logging
 import time
 from pathlib import Path
 from typing import Any
@@ -215,14 +216,18 @@ def train_rllib(args: Any, config: NBVConfig, env_kwargs: dict) -> Path:
     run_dir.mkdir(parents=True, exist_ok=True)
     from dataclasses import asdict
     (run_dir / "args.json").write_text(json.dumps(asdict(args), indent=2))
+    from spatialscout_gym.core.local_ray import init_local_ray, stop_local_ray
     try:
-        ray.init(address=args.ray_address or None, ignore_reinit_error=True, include_dashboard=False,
-                 logging_level="WARNING", log_to_driver=False)
+        if not args.ray_address and not ray.is_initialized():   # loopback only, gone with this process
+            init_local_ray(logging_level=logging.WARNING, log_to_driver=False)
+        else:
+            ray.init(address=args.ray_address or None, ignore_reinit_error=True, include_dashboard=False,
+                     logging_level=logging.WARNING, log_to_driver=False)
     except ConnectionError as exc:
         from spatialscout_gym.core.errors import ConfigError
         raise ConfigError(f"--ray-address {args.ray_address}: cannot join that Ray cluster ({str(exc).splitlines()[0]}); "
                           f"start it with `ray start --head` (docs/rllib.md), and where it uses token "
-                          f"authentication (Ray's default) export RAY_AUTH_MODE=token and its token "
+                          f"authentication (RAY_AUTH_MODE=token at its start) export RAY_AUTH_MODE=token and its token "
                           f"(RAY_AUTH_TOKEN, or ~/.ray/auth_token)") from None
     algo = ppo_config(env_kwargs, num_env_runners=runners, envs_per_runner=args.num_envs // max(1, runners),
                       rollout_steps=args.num_steps, minibatch_size=args.batch_size, num_epochs=args.update_epochs,
@@ -240,7 +245,7 @@ def train_rllib(args: Any, config: NBVConfig, env_kwargs: dict) -> Path:
     if args.progress_bar:
         from tqdm import tqdm
         bar = tqdm(total=args.total_timesteps, unit="step", desc="train-nbv (rllib)")
-    returns: list[float] = []
+    counts: list[tuple[int, float]] = []     # per iteration: (episodes finished, sum of their returns)
     steps, iteration, interrupted, stopped_early, saved_multiple = 0, 0, False, False, 0
     t0 = time.perf_counter()
     final = run_dir / "checkpoint"
@@ -260,8 +265,9 @@ def train_rllib(args: Any, config: NBVConfig, env_kwargs: dict) -> Path:
                 for col, v in row.items():
                     if v != "" and col.startswith(("charts/", "losses/")):
                         writer.add_scalar(col, float(v), steps)
-                if row["charts/episodic_return"] != "":
-                    returns.append(float(row["charts/episodic_return"]))
+                finished = int((result.get("env_runners", {}).get("nbv", {}) or {}).get("episodes", 0) or 0)
+                if finished:      # episodes finished in this iteration, and the sum of their returns
+                    counts.append((finished, float(row["charts/episodic_return"]) * finished))
                 if bar is not None:
                     bar.update(min(steps - before, max(0, bar.total - bar.n)))
                 if args.checkpoint_every > 0 and steps // args.checkpoint_every > saved_multiple:
@@ -278,8 +284,14 @@ def train_rllib(args: Any, config: NBVConfig, env_kwargs: dict) -> Path:
         (run_dir / CONFIG_FILE).write_text((final / CONFIG_FILE).read_text())
         plot_learning_curve(run_dir)
         algo.stop()
-        ray.shutdown()
-    # the summary counts policy-weighted episodes per iteration, as SB3's: a mean of iteration means
-    print(summary_line(steps, time.perf_counter() - t0, len(returns), returns, final, stopped_early, interrupted,
-                       agent="rllib"))
+        stop_local_ray()
+    # episodes: those every env runner finished, summed over the iterations; the mean return is that
+    # of the last iterations holding at least 50 of them (the SB3 trainer's last 50 episodes)
+    recent_n, recent_sum = 0, 0.0
+    for n, total in reversed(counts):
+        if recent_n >= 50:
+            break
+        recent_n, recent_sum = recent_n + n, recent_sum + total
+    print(summary_line(steps, time.perf_counter() - t0, sum(n for n, _ in counts), [], final, stopped_early,
+                       interrupted, agent="rllib", recent=(recent_n, recent_sum / max(recent_n, 1))))
     return final

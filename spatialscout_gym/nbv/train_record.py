@@ -14,13 +14,19 @@ __all__ = ["summary_line", "curve_points", "INIT_PROGRESS", "CURVE_COLUMNS", "wr
 
 
 def summary_line(steps: int, wall_s: float, episodes: int, returns: list[float], model_path: Path,
-                 stopped_early: bool, interrupted: bool = False, agent: str = "ppo") -> str:
-    """The line ``train-nbv`` ends with: steps, wall time, steps/s, episodes, mean return, the model."""
-    ret = f"{np.mean(returns[-50:]):.3f}" if returns else "n/a"
+                 stopped_early: bool, interrupted: bool = False, agent: str = "ppo",
+                 recent: tuple[int, float] | None = None) -> str:
+    """The line ``train-nbv`` ends with: steps, wall time, steps/s, episodes finished, the mean
+    return of the last 50 of ``returns`` (one per finished episode) or, given ``recent`` (episodes,
+    mean return), of those episodes (RLlib reports per-iteration sums, not single episodes), and
+    the model."""
+    if recent is None:
+        recent = (min(len(returns), 50), float(np.mean(returns[-50:])) if returns else float("nan"))
+    ret = f"{recent[1]:.3f}" if recent[0] else "n/a"
     why = " (stopped by --time-limit-s)" if stopped_early else ""
     why = " (interrupted: Ctrl-C or SIGTERM)" if interrupted else why
     return (f"train-nbv: {steps} steps in {wall_s:.1f} s ({steps / max(wall_s, 1e-9):.1f} steps/s){why}, "
-            f"{episodes} episodes, mean return of the last {min(len(returns), 50)} {ret}; model saved to "
+            f"{episodes} episodes, mean return of the last {recent[0]} {ret}; model saved to "
             f"{model_path}; evaluate with --agent {agent}:{model_path}")
 
 

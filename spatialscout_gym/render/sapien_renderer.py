@@ -15,7 +15,9 @@
   Depth comes from the depth buffer (linearised, float64) for sub-millimetre precision nearby.
 * SAPIEN's Vulkan context is held for the process once a renderer was built (one empty render system
   per device), so later renderers skip its warm-up; it is let go before a fork while no renderer is
-  open, since a forked child of a process holding it hangs in the driver.
+  open, since a forked child of a process holding it hangs in the driver. A process forked while
+  a renderer was open refuses to build one (:class:`ForkedContextError`, naming ``context="spawn"``)
+  instead of hanging.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from spatialscout_gym.render.meshes import box_mesh, cylinder_mesh, flat_mesh
 from spatialscout_gym.render.textures import (library_texture, texture_image, texture_key, texture_mode,
                                               tile_size_m)
 
-__all__ = ["SapienRenderer", "StaleFrameError", "RENDERED_ROLES", "NEAR_M", "FAR_M"]
+__all__ = ["SapienRenderer", "StaleFrameError", "ForkedContextError", "RENDERED_ROLES", "NEAR_M", "FAR_M"]
 
 RENDERED_ROLES = ("target", "static")
 NEAR_M = 0.01
@@ -62,8 +64,34 @@ def _release_idle_context() -> None:
         _CONTEXT_ANCHORS.clear()
 
 
+class ForkedContextError(SystemExit, RuntimeError):
+    """A renderer was asked for in a process forked while its parent held a Vulkan context.
+
+    A ``RuntimeError`` to ``except Exception``; also a ``SystemExit``, so a forked worker that dies
+    of it (Gymnasium's ``AsyncVectorEnv`` builds its env outside any ``try``) prints its one line,
+    not a traceback, and exits with status 1."""
+
+
+_HELD_AT_FORK = False
+"""Set in the parent just before a fork: a renderer was open, so the context stayed held."""
+
+_INHERITED_CONTEXT = False
+"""True in a process forked while its parent held the context: SAPIEN would hang here."""
+
+
+def _before_fork() -> None:
+    global _HELD_AT_FORK
+    _release_idle_context()
+    _HELD_AT_FORK = bool(_CONTEXT_ANCHORS)
+
+
+def _after_fork_in_child() -> None:
+    global _INHERITED_CONTEXT
+    _INHERITED_CONTEXT = _INHERITED_CONTEXT or _HELD_AT_FORK
+
+
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(before=_release_idle_context)
+    os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
 
 
 def _import_sapien():
@@ -106,6 +134,12 @@ class SapienRenderer:
             raise ValueError(f"shader must be one of {SHADERS}, got {shader!r}")
         if width <= 0 or height <= 0:
             raise ValueError(f"image size must be positive, got {width} x {height}")
+        if _INHERITED_CONTEXT:   # fail at once: SAPIEN would hang silently in this process
+            raise ForkedContextError(
+                "this process was forked while its parent had a SAPIEN renderer open (an NBV or "
+                "SpatialScout env), and a forked copy of a Vulkan context hangs: start workers with "
+                "context=\"spawn\" (gymnasium.vector.AsyncVectorEnv(..., context=\"spawn\"), SB3's "
+                "SubprocVecEnv(..., start_method=\"spawn\")), or close the parent's env before forking")
         sapien = _import_sapien()
         self._sapien = sapien
         self.width, self.height, self.shader = int(width), int(height), shader
