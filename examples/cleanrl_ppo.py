@@ -28,7 +28,7 @@ import tyro
 from torch.distributions import Categorical
 
 import spatialscout_gym  # noqa: F401  (registers SpatialScout/...)
-from spatialscout_gym.nbv.policy_files import save_nbv_config
+from spatialscout_gym.nbv import save_nbv_config
 
 
 @dataclass

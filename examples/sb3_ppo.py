@@ -24,7 +24,7 @@ from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
 import spatialscout_gym  # noqa: F401  (registers SpatialScout/...)
-from spatialscout_gym.nbv.policy_files import save_nbv_config
+from spatialscout_gym.nbv import save_nbv_config
 
 
 def main(argv: list[str] | None = None) -> PPO:

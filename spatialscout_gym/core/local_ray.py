@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from spatialscout_gym.core.types import natural_number
+
 __all__ = ["LOOPBACK_ENV", "SESSION_VAR", "POLL_S", "init_local_ray", "stop_local_ray", "session_pids"]
 
 LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
@@ -45,7 +47,7 @@ def _processes(proc: Path = Path("/proc")) -> dict[int, tuple[int, int]]:
     """Every process: pid -> (parent pid, start time in clock ticks), from ``/proc/<pid>/stat``."""
     out = {}
     for entry in proc.iterdir():
-        if entry.name.isdigit():
+        if natural_number(entry.name) is not None:
             try:
                 fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
             except (OSError, IndexError):    # gone meanwhile
@@ -64,7 +66,7 @@ def session_pids(session: str, proc: Path = Path("/proc")) -> list[int]:
     mark = f"{SESSION_VAR}={session}".encode()
     found = []
     for entry in proc.iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+        if natural_number(entry.name) in (None, os.getpid()):
             continue
         try:
             if mark in (entry / "environ").read_bytes().split(b"\0"):
