@@ -99,3 +99,10 @@ def test_a_key_that_is_not_a_str_is_refused_with_the_documented_message(env):
     with pytest.raises(ValueError, match="action outside the action space: every key must be a str"):
         env.step({"tool": TOOL_NAMES.index("move_camera"), _HashesLikeAField(): np.array([0.5, 0, 0])})
     assert env.episode.pose_task() == pose
+
+
+def test_decoding_a_submission_before_the_first_reset_says_to_reset():
+    spec = small_scene(64, 64)
+    fresh = SpatialScoutEnv(spec, renderer=FakeRenderer(spec), resolution=64, tool_call_budget=None)
+    with pytest.raises(RuntimeError, match=r"no episode yet: call reset\(\) first"):
+        fresh.decode_action(_action(fresh, "submit_positions"))

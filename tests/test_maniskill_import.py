@@ -277,3 +277,13 @@ def test_a_start_pose_in_the_import_configuration_fixes_the_initial_camera(ai2th
                  "--out", str(out), "--start-poses", str(poses)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "position must be three finite numbers" in err
+
+
+@pytest.mark.parametrize("joint", ['<joint name="j"><parent link="base"/></joint>',          # no <child>
+                                   '<joint name="j"><parent/><child link="door"/></joint>'])  # <parent> without link
+def test_a_urdf_joint_without_its_links_is_one_clear_error(tmp_path, joint):
+    from spatialscout_gym.core.errors import ConfigError
+    urdf = tmp_path / "broken.urdf"
+    urdf.write_text(f'<?xml version="1.0"?><robot name="r"><link name="base"/><link name="door"/>{joint}</robot>')
+    with pytest.raises(ConfigError, match=r"broken\.urdf: a URDF <joint> <(child|parent)> element has no 'link'"):
+        ms._urdf_rest_visuals(urdf, np.eye(4), 1.0)

@@ -8,7 +8,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from spatialscout_gym.core.frames import CameraPose
-from spatialscout_gym.core.renderer_api import PrivilegedFrame, Renderer
+from spatialscout_gym.core.renderer_api import FrameSource, PrivilegedFrame
 from spatialscout_gym.core.spec import SceneObject, SceneSpec
 from spatialscout_gym.episode.episode import Episode
 
@@ -23,12 +23,12 @@ class PrivilegedAccess:
     ----------
     spec : SceneSpec
         The full scene (its private half holds every object's geometry and role).
-    renderer : Renderer
+    renderer : FrameSource
         The episode's renderer, for :meth:`capture_privileged`.
     """
 
     spec: SceneSpec
-    renderer: Renderer
+    renderer: FrameSource
 
     @property
     def objects(self) -> list[SceneObject]:
@@ -82,7 +82,9 @@ class EnvAgent(Protocol):
 
     name: str
     counts_model_calls: bool
-    end_reason: str | None
+
+    @property
+    def end_reason(self) -> str | None: ...
 
     def run_env(self, env: Any, *, seed: int) -> None:
         """Reset ``env`` (a SpatialScout env, possibly wrapped) and drive it until the episode ends."""

@@ -165,6 +165,9 @@ class OracleExplorerAgent:
         surface points.
     """
 
+    name: str             # both set by @register_agent
+    privileged: bool
+
     def __init__(self, sweep: int = 6, pitch_deg: float = -20.0, min_pixels: int = 1,
                  mapper: str = "oracle") -> None:
         self.sweep, self.pitch_deg, self.min_pixels = int(sweep), float(pitch_deg), int(min_pixels)
@@ -213,6 +216,9 @@ class OracleClickAgent:
         A projected surface point counts as visible in another view when that view's depth at the
         pixel agrees within this tolerance.
     """
+
+    name: str             # both set by @register_agent
+    privileged: bool
 
     def __init__(self, sweep: int = 6, pitch_deg: float = -20.0, min_pixels: int = 4,
                  max_views: int = 4, min_baseline_m: float = 0.3, depth_tol_m: float = 0.03,

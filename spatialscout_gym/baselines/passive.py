@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import Iterable
 
 from spatialscout_gym.core.triangulation import MIN_BASELINE_M
 from spatialscout_gym.episode.episode import Episode
@@ -65,7 +66,7 @@ def scripted_path() -> list[tuple[list[float], float, float]]:
     return poses
 
 
-def views_baseline_m(episode: Episode, frame_ids) -> float:
+def views_baseline_m(episode: Episode, frame_ids: Iterable[int]) -> float:
     """The largest distance between the camera centres of ``frame_ids`` (metres)."""
     from spatialscout_gym.conversation.prompt import passive_baseline_m
     return passive_baseline_m([episode.frames[f].position_task for f in frame_ids])
@@ -106,7 +107,7 @@ def capture_scripted_views(episode: Episode, n_views: int = PASSIVE_VIEWS) -> li
     return frames
 
 
-def check_views_baseline(episode: Episode, frame_ids, *, stacklevel: int = 2) -> float:
+def check_views_baseline(episode: Episode, frame_ids: Iterable[int], *, stacklevel: int = 2) -> float:
     """The views' baseline (:func:`views_baseline_m`, metres); warns with :class:`PassiveViewsWarning`
     when it is too short to triangulate anything (``<= MIN_BASELINE_M``)."""
     frames = sorted(frame_ids)

@@ -21,10 +21,13 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar, overload
 
 from spatialscout_gym.baselines.base import Agent
 from spatialscout_gym.core.errors import SpatialScoutError
+
+if TYPE_CHECKING:
+    from spatialscout_gym.conversation.providers import ProviderEntry
 
 __all__ = ["make_agent", "build_agent", "register_agent", "known_agents", "UnknownAgentError", "AgentEntry",
            "agent_entry", "is_nbv_agent", "agent_kind", "agent_settings", "AGENT_KINDS", "PRIVILEGED_KINDS",
@@ -91,7 +94,7 @@ def _same_factory(a: Factory | str, b: Factory | str) -> bool:
     return _factory_path(a) == _factory_path(b)
 
 
-def _declare(factory: Any, entry: AgentEntry) -> None:
+def _declare(factory: Factory | str, entry: AgentEntry) -> None:
     """Give a registered class the name and ``privileged`` its registration says; refuse a class
     whose own (or inherited) ``privileged`` contradicts its kind."""
     if not isinstance(factory, type):
@@ -100,13 +103,17 @@ def _declare(factory: Any, entry: AgentEntry) -> None:
     if own is not None and bool(own) != entry.privileged:
         raise ValueError(f"{factory.__name__}.privileged is {own} but kind {entry.kind!r} "
                          f"{'reads' if entry.privileged else 'does not read'} the private half of a scene")
-    factory.privileged = entry.privileged
+    setattr(factory, "privileged", entry.privileged)
     if entry.argument is None:
-        factory.name = entry.name
+        setattr(factory, "name", entry.name)
 
 
+@overload
+def register_agent(name: str, factory: Factory | str, *, kind: str, replace: bool = False) -> None: ...
+@overload
+def register_agent(name: str, factory: None = None, *, kind: str, replace: bool = False) -> Callable[[F], F]: ...
 def register_agent(name: str, factory: Factory | str | None = None, *, kind: str,
-                   replace: bool = False) -> Any:
+                   replace: bool = False) -> Callable[[F], F] | None:
     """Register an agent ``name`` of ``kind`` (:data:`AGENT_KINDS`; required).
 
     ``name`` is exact (``"origin"``: ``factory(**options)``) or takes an argument
@@ -126,7 +133,7 @@ def register_agent(name: str, factory: Factory | str | None = None, *, kind: str
         raise ValueError(f"agent name {name!r}: expected 'name' or 'prefix:ARGUMENT' (e.g. 'ppo:PATH')")
     entry = AgentEntry(prefix, factory, _check_kind(kind), argument or None) if factory is not None else None
 
-    def register(f: F) -> F:
+    def add(f: Factory | str) -> None:
         e = entry if entry is not None else AgentEntry(prefix, f, kind, argument or None)
         table = _PREFIXES if sep else _AGENTS
         old = table.get(prefix)
@@ -134,10 +141,13 @@ def register_agent(name: str, factory: Factory | str | None = None, *, kind: str
             raise ValueError(f"agent {name!r} is already registered; pass replace=True to override it")
         _declare(f, e)
         table[prefix] = e
+
+    def register(f: F) -> F:
+        add(f)
         return f
 
     if factory is not None:
-        register(factory)   # type: ignore[arg-type]
+        add(factory)
         return None
     _check_kind(kind)
     return register
@@ -155,7 +165,7 @@ def _load_agents() -> None:
             importlib.import_module(module)
 
 
-def _model_services() -> dict:
+def _model_services() -> dict[str, ProviderEntry]:
     """The registered model services (their agents are ``name:MODEL``, of kind ``model``): read at
     each call, so a service registered later with ``model_api`` is an agent prefix at once."""
     from spatialscout_gym.conversation.providers import PROVIDERS

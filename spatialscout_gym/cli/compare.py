@@ -14,7 +14,7 @@ from spatialscout_gym.cli.errors import CliError
 from spatialscout_gym.cli.options import check_evaluation_dirs
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from spatialscout_gym.eval.settings_check import checked_settings_text
     p = subparsers.add_parser(
         "compare", help="put several evaluation reports side by side",

@@ -10,19 +10,23 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from spatialscout_gym.core.spec import SceneSpec
 
 __all__ = ["register", "run_doctor", "probe_scene"]
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("doctor", help="check that SAPIEN can render here; print fixes if not",
                               description=__doc__.split("\n\n")[1])
     p.set_defaults(func=run_doctor)
 
 
-def probe_scene():
+def probe_scene() -> SceneSpec:
     """A one-object scene (a lit box in front of the camera) for the render check."""
     from spatialscout_gym.core.camera import Intrinsics
     from spatialscout_gym.core.frames import CameraPose

@@ -23,7 +23,7 @@ from spatialscout_gym.cli.run import add_vlm_arguments, vlm_options
 from spatialscout_gym.core.types import natural_number
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "evaluate", help="run an agent on many scenes in parallel (resumable) and write a report",
         description="Run AGENT on every scene (x seeds) in parallel worker processes or on Ray. Each "

@@ -25,7 +25,7 @@ from spatialscout_gym.cli.options import check_episode_options, scene_from_arg
 from spatialscout_gym.conversation.prompt import DEFAULT_PROMPT_STYLE, PROMPT_STYLE_ALIASES, PROMPT_STYLES
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "mcp", help="serve one episode's ten tools over MCP (stdio or streamable HTTP on 127.0.0.1)",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

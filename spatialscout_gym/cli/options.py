@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable
 
 from spatialscout_gym.cli.errors import CliError
+
+if TYPE_CHECKING:
+    from spatialscout_gym.core.spec import SceneSpec
 
 
 EPISODE_DEFAULTS = {"image_budget": 100, "resolution": 512}
@@ -117,7 +122,8 @@ def reasoning_effort_option(args: argparse.Namespace) -> dict:
 def agent_help() -> str:
     """``--agent`` help listing the registered agents (the registry imports nothing heavy)."""
     from spatialscout_gym.baselines.registry import agent_entry, known_agents
-    names = [n.replace(":ARG", f":{agent_entry(n).argument}") for n in known_agents()]
+    names = [n.replace(":ARG", f":{entry.argument}") if (entry := agent_entry(n)) is not None else n
+             for n in known_agents()]
     return "one of: " + ", ".join(names)
 
 
@@ -140,7 +146,7 @@ def apply_catalog_option(args: argparse.Namespace) -> None:
         os.environ[CATALOG_ENV] = version
 
 
-def scene_from_arg(name: str):
+def scene_from_arg(name: str) -> SceneSpec:
     """The :class:`~spatialscout_gym.core.spec.SceneSpec` a SCENE argument names (catalog id,
     ``procedural:<seed>``, spec file or directory, imported id), or a one-line :class:`CliError`."""
     from spatialscout_gym.core.errors import SpatialScoutError, message_of
@@ -153,14 +159,14 @@ def scene_from_arg(name: str):
         raise CliError(f"cannot load scene {name!r}: {message_of(exc)}") from None
 
 
-def check_evaluation_dirs(dirs) -> None:
+def check_evaluation_dirs(dirs: Iterable[Path]) -> None:
     """Refuse a DIR argument that is not a directory (compare, leaderboard)."""
     for d in dirs:
         if not d.is_dir():
             raise CliError(f"{d} is not a directory (expected an evaluation directory from `spatialscout evaluate`)")
 
 
-def check_output_dir(path, flag: str = "--out") -> None:
+def check_output_dir(path: Path, flag: str = "--out") -> None:
     """Refuse an output directory argument that names an existing non-directory (evaluate,
     leaderboard): one line instead of a traceback from ``mkdir``."""
     if path.exists() and not path.is_dir():

@@ -11,7 +11,7 @@ from pathlib import Path
 from spatialscout_gym.cli.errors import CliError
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "plan", help="how many scenes and seeds a comparison needs to detect a given difference",
         description="From the between-scene and between-seed variance of the per-episode all-target "

@@ -17,7 +17,7 @@ STARTUP_S = 20
 CPU renderer; less with a GPU)."""
 
 
-def register(sub) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("play", help="play an episode yourself in the browser (a human baseline)",
                        description="Serve a page on 127.0.0.1 where you do the episode with exactly the ten "
                                    "tools, bounds and budgets a model gets (buttons and keys: W/S/A/D/R/F move, "

@@ -13,7 +13,7 @@ from pathlib import Path
 from spatialscout_gym.cli.errors import CliError
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "replay", help="score every map snapshot in the traces; write curves (JSON and PNG)",
         description="Replay the traces of an evaluation directory or one run directory: curves of "

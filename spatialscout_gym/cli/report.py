@@ -13,7 +13,7 @@ from pathlib import Path
 from spatialscout_gym.cli.errors import CliError
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "report", help="write report.json/md, replay curves, figures and index.html for an evaluation",
         description="Re-score an evaluation directory and write DIR/report.json, DIR/report.md, "

@@ -17,7 +17,7 @@ from spatialscout_gym.cli.options import (CALL_BUDGET_HELP, add_catalog_option, 
 from spatialscout_gym.conversation.prompt import DEFAULT_PROMPT_STYLE, PROMPT_STYLE_ALIASES, PROMPT_STYLES
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "run", help="run one episode of an agent and write trace, predictions, result and frames",
         description="Run one episode of AGENT on SCENE and write trace.jsonl, predictions.json, "

@@ -21,7 +21,7 @@ from spatialscout_gym.cli.errors import CliError
 __all__ = ["add_import_parser", "run_import"]
 
 
-def add_import_parser(scenes_subparsers) -> argparse.ArgumentParser:
+def add_import_parser(scenes_subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """Add the ``import-maniskill`` sub-command to ``spatialscout scenes``."""
     from spatialscout_gym.scenes.maniskill import DATASETS, SCENE_DIRS_ENV
 

@@ -16,7 +16,7 @@ from spatialscout_gym.cli.options import scene_from_arg
 __all__ = ["add_render_parser", "run_render"]
 
 
-def add_render_parser(scenes_subparsers) -> argparse.ArgumentParser:
+def add_render_parser(scenes_subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """Add the ``render`` sub-command to ``spatialscout scenes``."""
     p = scenes_subparsers.add_parser(
         "render", help="write initial.png, panorama.png and topdown.png for one scene",

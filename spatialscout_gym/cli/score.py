@@ -20,7 +20,8 @@ from spatialscout_gym.cli.errors import CliError
 from spatialscout_gym.core.files import SceneFileError, find_scene_dirs, load_ground_truth, load_predictions
 from spatialscout_gym.core.references import origin_predictions, uniform_ball_predictions
 from spatialscout_gym.core.run_files import GROUND_TRUTH_FILE, PREDICTIONS_FILE
-from spatialscout_gym.core.scoring import COMPAT_MODES, DEFAULT_LAMBDA_M, Compat, SceneScore, aggregate, score_scene
+from spatialscout_gym.core.scoring import (COMPAT_MODES, DEFAULT_LAMBDA_M, Compat, GroundTruth, SceneScore, aggregate,
+                                          score_scene)
 from spatialscout_gym.core.table import format_table
 
 REFERENCES = ("origin", "uniform-ball")
@@ -45,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def reference_positions(kind: str, gt, seed: int) -> dict[str, list[float]]:
+def reference_positions(kind: str, gt: GroundTruth, seed: int) -> dict[str, list[float]]:
     """The ``kind`` reference map of one scene; uniform-ball draws from ``(seed, crc32(scene_id))``
     so a scene's map does not depend on which other scenes are scored."""
     if kind == "origin":

@@ -13,7 +13,7 @@ import argparse
 from spatialscout_gym.cli.errors import CliError
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "train-nbv", add_help=False, prefix_chars="+",  # every "-..." option goes to tyro
         help="train a PPO next-best-view policy on procedural scenes (needs the [rl] extra; "

@@ -20,7 +20,7 @@ from pathlib import Path
 from spatialscout_gym.cli.errors import CliError
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "verify", help="re-execute the recorded tool calls of runs and check their traces and scores",
         description="For every planned episode of each DIR (a run directory or an evaluation "

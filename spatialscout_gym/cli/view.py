@@ -12,7 +12,7 @@ from pathlib import Path
 from spatialscout_gym.cli.errors import CliError
 
 
-def register(sub) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("view", help="step through an episode in the browser",
                        description="Open a local page (127.0.0.1) that steps through a run call by call: "
                                    "tool calls and results, frames with clicked pixels, a top-down map with "

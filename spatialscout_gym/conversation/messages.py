@@ -258,7 +258,8 @@ def clean_reply(reply: ModelReply) -> ModelReply:
     if not isinstance(text, str):
         bad.append(f"the reply text is {type(text).__name__}, not a string")
         text = ""
-    calls, seen = [], {}
+    calls: list[ToolCall] = []
+    seen: dict[str, int] = {}
     for k, c in enumerate(reply.tool_calls if isinstance(reply.tool_calls, list) else []):
         cid = c.id if isinstance(c.id, str) and c.id else f"call_{k}"
         calls.append(ToolCall(unique_id(clean_text(cid), seen), _clean(c.name), _clean(c.arguments)))

@@ -228,7 +228,7 @@ def _inventory_section(inventory: list[dict]) -> list[str]:
 def task_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_budget: int,
                 image_budget: int, passive: bool = False, budget_counts_tool_calls: bool = False,
                 style: str = DEFAULT_PROMPT_STYLE, max_side: int = MAX_SIDE_PX,
-                passive_positions: Mapping[int, Sequence[float]] | None = None) -> str:
+                passive_positions: Mapping[int, ArrayLike3] | None = None) -> str:
     """The task prompt: the sourced sentences (``"appendix-a"``), the earlier content list
     (``"content-list"``), or the protocol, the inventory and the budgets (``"detailed"``,
     ``"legacy"``); :func:`prompt_role` says in which role it is sent.
@@ -375,7 +375,7 @@ def _content_list_prompt(*, model_call_budget: int, image_budget: int, budget_co
 
 
 def _passive_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_budget: int,
-                    max_side: int, positions: Mapping[int, Sequence[float]]) -> str:
+                    max_side: int, positions: Mapping[int, ArrayLike3]) -> str:
     inventory, shared = _inventory(public)
     n = len(positions)
     fids = sorted(int(f) for f in positions)

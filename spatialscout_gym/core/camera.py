@@ -97,7 +97,8 @@ def pixel_to_ray_camera(K: Intrinsics, u: np.ndarray | float, v: np.ndarray | fl
     return d / np.linalg.norm(d, axis=-1, keepdims=True)
 
 
-def pixel_to_ray_world(K: Intrinsics, pose: CameraPose, u, v) -> tuple[np.ndarray, np.ndarray]:
+def pixel_to_ray_world(K: Intrinsics, pose: CameraPose, u: np.ndarray | float,
+                       v: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
     """Ray origin (shape (3,)) and unit directions (shape (..., 3)) in the world frame."""
     return pose.position_world.copy(), rows_times(pixel_to_ray_camera(K, u, v), pose.R_world_cam.T)
 

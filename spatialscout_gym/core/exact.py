@@ -13,32 +13,33 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["rows_times", "matvec", "matmul", "norm", "solve3", "cond3_symmetric"]
 
 
-def rows_times(a, m) -> np.ndarray:
+def rows_times(a: ArrayLike, m: ArrayLike) -> np.ndarray:
     """``a @ m`` for row vectors ``a`` of shape (..., n) and a matrix ``m`` of shape (n, k)."""
     return np.einsum("...j,jk->...k", np.asarray(a, dtype=float), np.asarray(m, dtype=float))
 
 
-def matvec(m, v) -> np.ndarray:
+def matvec(m: ArrayLike, v: ArrayLike) -> np.ndarray:
     """``m @ v`` for a matrix ``m`` of shape (n, k) and a vector ``v`` of shape (k,)."""
     return np.einsum("ij,j->i", np.asarray(m, dtype=float), np.asarray(v, dtype=float))
 
 
-def matmul(a, b) -> np.ndarray:
+def matmul(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     """``a @ b`` for two matrices."""
     return np.einsum("ij,jk->ik", np.asarray(a, dtype=float), np.asarray(b, dtype=float))
 
 
-def norm(v) -> float:
+def norm(v: ArrayLike) -> float:
     """Euclidean length of one vector."""
     x = np.asarray(v, dtype=float).ravel()
     return math.sqrt(float(np.sum(x * x)))
 
 
-def solve3(a, b) -> np.ndarray:
+def solve3(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     """``x`` with ``a x = b`` for a 3 x 3 matrix by its adjugate (Cramer's rule); ``a`` must be
     well conditioned (the caller checks)."""
     (a00, a01, a02), (a10, a11, a12), (a20, a21, a22) = (tuple(float(x) for x in r) for r in np.asarray(a))
@@ -50,7 +51,7 @@ def solve3(a, b) -> np.ndarray:
     return np.array([(r[0] * b0 + r[1] * b1 + r[2] * b2) / det for r in c])
 
 
-def cond3_symmetric(a) -> float:
+def cond3_symmetric(a: ArrayLike) -> float:
     """2-norm condition number of a symmetric positive semi-definite 3 x 3 matrix: the ratio of its
     largest and smallest eigenvalues (closed form); ``inf`` when the smallest is not positive."""
     (a00, a01, a02), (_, a11, a12), (_, _, a22) = (tuple(float(x) for x in r) for r in np.asarray(a))

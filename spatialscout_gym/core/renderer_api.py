@@ -35,20 +35,13 @@ class PrivilegedFrame:
 
 
 @runtime_checkable
-class Renderer(Protocol):
-    """Renders one scene at a time. ``intrinsics`` is the render grid's (docs/protocol.md section 3);
-    ``spec`` is the scene it renders now and ``set_scene`` switches it (a warm renderer serves
-    many episodes)."""
+class FrameSource(Protocol):
+    """What an episode captures with: the render grid ``intrinsics`` (docs/protocol.md section 3)
+    and the two captures of the current scene. A :class:`Renderer` is one; so is a session's view
+    of a shared renderer, which switches it to the session's scene first."""
 
     @property
     def intrinsics(self) -> Intrinsics: ...
-
-    @property
-    def spec(self) -> SceneSpec: ...
-
-    def set_scene(self, spec: SceneSpec) -> None:
-        """Render ``spec`` from now on (same grid)."""
-        ...
 
     def capture_rgb(self, pose: CameraPose) -> np.ndarray:
         """RGB image at ``pose``, shape (H, W, 3), uint8."""
@@ -56,6 +49,19 @@ class Renderer(Protocol):
 
     def capture_privileged(self, pose: CameraPose) -> PrivilegedFrame:
         """Depth, instance segmentation and surface positions at ``pose``."""
+        ...
+
+
+@runtime_checkable
+class Renderer(FrameSource, Protocol):
+    """Renders one scene at a time (a :class:`FrameSource`). ``spec`` is the scene it renders now
+    and ``set_scene`` switches it (a warm renderer serves many episodes)."""
+
+    @property
+    def spec(self) -> SceneSpec: ...
+
+    def set_scene(self, spec: SceneSpec) -> None:
+        """Render ``spec`` from now on (same grid)."""
         ...
 
     def close(self) -> None: ...

@@ -547,11 +547,11 @@ def score_scene(gt: GroundTruth, positions: Mapping[str, ArrayLike3], *,
         pred = np.array(sorted(pred, key=lambda j: (*P[j], pred_ids[j])), dtype=int)
         key = None if group_cache is None else \
             (compat, int(g), tuple(pred_ids[j] for j in pred), P[pred].tobytes())
-        result = None if key is None else group_cache.get(key)
+        result = None if group_cache is None else group_cache.get(key)
         if result is None:
             result = _score_group(tgt, pred, P, [pred_ids[j] for j in pred], gt.centers_task,
                                   pair_iou(pred, tgt))
-            if key is not None:
+            if group_cache is not None:
                 group_cache[key] = result
         targets, iou_g, err_g, matched_g, hits_g = result
         iou[targets] = iou_g

@@ -176,6 +176,7 @@ def part_world_aabb(part: Part) -> tuple[np.ndarray, np.ndarray]:
     R = _quat_to_matrix(part.quat_wxyz)
     c = np.asarray(part.position_world, dtype=float)
     if part.shape == "box":
+        assert part.half_size is not None
         ext = exact.matvec(np.abs(R), part.half_size)
     elif part.shape == "sphere":
         assert part.radius is not None
@@ -359,7 +360,7 @@ class SceneSpec:
     @classmethod
     def from_objects(cls, scene_id: str, objects: list[SceneObject], initial_camera: CameraPose,
                      intrinsics: Intrinsics, lights: list[Light], *,
-                     ambient_light=(0.3, 0.3, 0.3), source: dict | None = None,
+                     ambient_light: tuple[float, float, float] = (0.3, 0.3, 0.3), source: dict | None = None,
                      description: dict | None = None) -> "SceneSpec":
         """Assemble a spec; objects with ``role == "target"`` form the inventory, sorted by id
         (natural order: ``Chair_2`` before ``Chair_10``). Targets are *selected* nearest-first
@@ -376,7 +377,7 @@ class SceneSpec:
         radius = float(np.max(np.linalg.norm(centers, axis=1)))
         public = PublicScene(scene_id, [InventoryEntry(o.id, o.category, o.group) for o in targets],
                              initial_camera, intrinsics, radius, description or {})
-        return cls(public, PrivateScene(objects, lights, tuple(ambient_light), source or {}))
+        return cls(public, PrivateScene(objects, lights, (*ambient_light,), source or {}))
 
     # ---- files ---------------------------------------------------------------------------
     def entity_library_dict(self) -> dict:

@@ -34,8 +34,10 @@ from typing import TYPE_CHECKING, Any, Callable, Hashable
 
 import numpy as np
 
+from spatialscout_gym.core.camera import Intrinsics
 from spatialscout_gym.core.frames import CameraPose
 from spatialscout_gym.core.limits import MAX_RESOLUTION_PX, check_episode_settings
+from spatialscout_gym.core.renderer_api import FrameSource, PrivilegedFrame, Renderer
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.envs.run_dir import write_run
 from spatialscout_gym.episode.episode import Episode
@@ -46,7 +48,7 @@ if TYPE_CHECKING:
 __all__ = ["EpisodeSession", "RendererFactory", "SapienFactory", "sapien_factory", "shared_renderer_count",
            "shared_renderer", "MAX_RESOLUTION"]
 
-RendererFactory = Callable[[SceneSpec, int, int], Any]
+RendererFactory = Callable[[SceneSpec, int, int], Renderer]
 """``factory(spec, width, height) -> Renderer`` (default: ``SapienRenderer``)."""
 
 MAX_RESOLUTION = MAX_RESOLUTION_PX
@@ -61,7 +63,7 @@ def shared_renderer_count() -> int:
     return len(_SHARED)
 
 
-def shared_renderer(resolution: int, factory: RendererFactory | None = None) -> Any:
+def shared_renderer(resolution: int, factory: RendererFactory | None = None) -> Renderer | None:
     """The pooled renderer of ``(resolution, factory)`` (default factory: SAPIEN's default device),
     or None when no session holds one."""
     entry = _SHARED.get((int(resolution), factory or _default_factory))
@@ -103,11 +105,11 @@ def _uses_texture_library(spec: SceneSpec) -> bool:
 class _SceneBound:
     """A shared renderer seen through one session: switches to that session's scene first."""
 
-    def __init__(self, renderer: Any, spec: SceneSpec) -> None:
+    def __init__(self, renderer: Renderer, spec: SceneSpec) -> None:
         self.renderer, self.spec = renderer, spec
 
     @property
-    def intrinsics(self):
+    def intrinsics(self) -> Intrinsics:
         return self.renderer.intrinsics
 
     def _activate(self) -> None:
@@ -120,7 +122,7 @@ class _SceneBound:
         self._activate()
         return self.renderer.capture_rgb(pose)
 
-    def capture_privileged(self, pose: CameraPose):
+    def capture_privileged(self, pose: CameraPose) -> PrivilegedFrame:
         self._activate()
         frame = self.renderer.capture_privileged(pose)
         if hasattr(frame, "restore_scene"):   # a lazy frame read late renders in this scene
@@ -258,7 +260,7 @@ class EpisodeSession:
 
     # ---- views --------------------------------------------------------------------------------
     @property
-    def renderer(self) -> Any:
+    def renderer(self) -> FrameSource:
         """The renderer to capture with (for a shared one, a view that switches scenes first)."""
         if self._holds_shared and self.spec is not None:
             return _SceneBound(self._renderer, self.spec)

@@ -8,6 +8,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from spatialscout_gym.core.frames import TaskFrame
+from spatialscout_gym.core.renderer_api import FrameSource, PrivilegedFrame
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.core.triangulation import MAX_OBSERVATIONS
 from spatialscout_gym.core.types import UNLIMITED
@@ -146,6 +148,8 @@ class SpatialScoutEnv(gym.Env):
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
+    action_space: spaces.Dict
+    observation_space: spaces.Dict
 
     def __init__(self, scene: str | SceneSpec = PROCEDURAL, *, resolution: int = 512, image_budget: int = 100,
                  tool_call_budget: int | None = 100, reward_mode: str = "sparse",
@@ -258,7 +262,7 @@ class SpatialScoutEnv(gym.Env):
         return ep
 
     @property
-    def renderer(self):
+    def renderer(self) -> FrameSource:
         return self.session.renderer
 
     @property
@@ -268,14 +272,14 @@ class SpatialScoutEnv(gym.Env):
         return [e.to_dict() for e in spec.public.inventory] if spec else []
 
     @property
-    def task_frame(self):
+    def task_frame(self) -> TaskFrame | None:
         """The current episode's task frame (public: it is the initial camera's frame); None before
         the first reset."""
         ep = self.session.episode
         return None if ep is None else ep.task_frame
 
     # ---- gymnasium API -------------------------------------------------------------------------
-    def reset(self, *, seed: int | None = None, options: dict | None = None):
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict[str, Any]]:
         super().reset(seed=seed)
         if options and "scene" in options:
             from spatialscout_gym.scenes.catalog import scene_by_name
@@ -299,7 +303,7 @@ class SpatialScoutEnv(gym.Env):
                 "radius_m": float(loaded.public.radius_m), "counters": self._live_episode().counters()}
         return self._observation(), info
 
-    def step(self, action: dict):
+    def step(self, action: dict) -> tuple[dict, float, bool, bool, dict[str, Any]]:
         if self.episode is None:
             raise RuntimeError("call reset() before step()")
         ep = self.episode
@@ -326,7 +330,7 @@ class SpatialScoutEnv(gym.Env):
             info["metrics"] = self.metrics()
         return self._observation(), float(reward), terminated, False, info
 
-    def render(self):
+    def render(self) -> np.ndarray | None:  # type: ignore[override]  # gymnasium types it with an unbound TypeVar
         if self.render_mode != "rgb_array" or self.episode is None:
             return None
         return np.asarray(self.renderer.capture_rgb(self.episode.pose))
@@ -334,7 +338,7 @@ class SpatialScoutEnv(gym.Env):
     def close(self) -> None:
         self.session.close()
 
-    def privileged_frame(self):
+    def privileged_frame(self) -> PrivilegedFrame:
         """Evaluator-only: the :class:`~spatialscout_gym.core.renderer_api.PrivilegedFrame` (depth,
         segmentation, world positions) of the latest capture, rendered once per frame. Its buffers
         are read lazily and always show the frame's own scene: a shared renderer is switched back
@@ -468,7 +472,7 @@ class SpatialScoutEnv(gym.Env):
                             "u": float(u), "v": float(v)})
             return tool, {"observations": obs}
         if tool == "submit_positions":
-            ids = self.episode.inventory_ids
+            ids = self._live_episode().inventory_ids
             mask = self._action_part(action, "submit_mask")
             if not np.all(np.isin(mask, (0, 1))):   # 2, -1, 0.5 and NaN are no flag (not "submit")
                 raise self._bad_action(f"'submit_mask' flags must each be 0 or 1, got "

@@ -37,7 +37,7 @@ unchanged (the call and trace counters still advance).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import numpy as np
 
@@ -45,9 +45,12 @@ from spatialscout_gym.core import exact
 from spatialscout_gym.core.camera import Intrinsics
 from spatialscout_gym.core.errors import ConfigError
 from spatialscout_gym.core.frames import CameraPose, TaskFrame, wrap_degrees
-from spatialscout_gym.core.renderer_api import Renderer
+from spatialscout_gym.core.renderer_api import FrameSource
 from spatialscout_gym.core.spec import PublicScene
-from spatialscout_gym.core.types import is_finite_number
+from spatialscout_gym.core.types import ArrayLike3, is_finite_number
+
+if TYPE_CHECKING:
+    from spatialscout_gym.core.triangulation import FrameGeometry
 from spatialscout_gym.episode import trace as tr
 from spatialscout_gym.episode.tools import (BOUND_TOLERANCE_M, MAX_ROTATION_DEG, MAX_TRANSLATION_M, PITCH_LIMIT_DEG,
                                             SUBMIT_MARGIN_M, TOOL_NAMES, WORLD_BOX_M, ToolResult,
@@ -82,7 +85,7 @@ class EpisodeFrame:
     image: np.ndarray
 
     @property
-    def geometry(self):
+    def geometry(self) -> FrameGeometry:
         """The frame as :class:`spatialscout_gym.core.triangulation.FrameGeometry`."""
         from spatialscout_gym.core.triangulation import FrameGeometry
         return FrameGeometry(self.position_task, self.R_task_cam, self.intrinsics)
@@ -95,7 +98,7 @@ class Episode:
     ----------
     public : PublicScene
         Inventory, initial camera (world), intrinsics and search radius ``r``.
-    renderer : Renderer
+    renderer : FrameSource
         Anything with ``intrinsics`` and ``capture_rgb(pose) -> (H, W, 3) uint8``.
     image_budget : int
         V, images per episode including the initial one (>= 1).
@@ -109,7 +112,7 @@ class Episode:
     True
     """
 
-    def __init__(self, public: PublicScene, renderer: Renderer, *, image_budget: int = 100,
+    def __init__(self, public: PublicScene, renderer: FrameSource, *, image_budget: int = 100,
                  tool_call_budget: int | None = 100) -> None:
         if int(image_budget) < 1:
             raise ConfigError(f"image_budget must be >= 1 (the initial image counts), got {image_budget}")
@@ -257,7 +260,7 @@ class Episode:
     def get_camera_intrinsics(self) -> ToolResult:
         return self.call("get_camera_intrinsics", {})
 
-    def set_camera_position(self, position, yaw_deg: float | None = None,
+    def set_camera_position(self, position: ArrayLike3, yaw_deg: float | None = None,
                             pitch_deg: float | None = None) -> ToolResult:
         args: dict[str, Any] = {"position": list(np.asarray(position, dtype=float).tolist())}
         if yaw_deg is not None:

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import io
 import json
-from typing import Iterable
+import os
+from typing import Any, Iterable
 
 from spatialscout_gym.core.files import MAX_TRACE_BYTES, open_regular
 from spatialscout_gym.episode.tools import to_jsonable
@@ -29,19 +30,19 @@ from spatialscout_gym.episode.tools import to_jsonable
 __all__ = ["event", "write_jsonl", "read_jsonl"]
 
 
-def event(kind: str, **fields) -> dict:
+def event(kind: str, **fields: Any) -> dict:
     """A trace event ``{"event": kind, **fields}`` with every value made JSON-serialisable."""
     return {"event": kind, **to_jsonable(fields)}
 
 
-def write_jsonl(events: Iterable[dict], path) -> None:
+def write_jsonl(events: Iterable[dict], path: str | os.PathLike) -> None:
     """Write events one JSON object per line."""
     with open(path, "w", encoding="utf-8") as f:
         for e in events:
             f.write(json.dumps(e) + "\n")
 
 
-def read_jsonl(path) -> list[dict]:
+def read_jsonl(path: str | os.PathLike) -> list[dict]:
     """The JSON lines of ``path``, a regular file of a bounded size (never a FIFO that blocks)."""
     with io.TextIOWrapper(open_regular(path, MAX_TRACE_BYTES), encoding="utf-8") as f:
         return [json.loads(line) for line in f if line.strip()]

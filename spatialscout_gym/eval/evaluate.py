@@ -59,6 +59,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from spatialscout_gym.core.errors import ConfigError, SpatialScoutError
+from spatialscout_gym.core.renderer_api import Renderer
+from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.core.files import write_json_atomic
 from spatialscout_gym.core.run_files import ATTEMPTS_DIR
 from spatialscout_gym.eval.layout import (FAILED_SUFFIX, SETTINGS_FILE, archive_failed_attempt,
@@ -383,17 +385,18 @@ class WorkerState:
     """
 
     def __init__(self, settings: EvalSettings, limiter: Any = None,
-                 renderer_factory: Callable[..., Any] | None = None) -> None:
+                 renderer_factory: Callable[..., Renderer] | None = None) -> None:
         self.settings = settings
         self.limiter = limiter
         self.renderer_factory = renderer_factory
-        self.renderer: Any = None
+        self.renderer: Renderer | None = None
 
-    def renderer_for(self, spec: Any) -> Any:
+    def renderer_for(self, spec: SceneSpec) -> Renderer:
+        """The worker's renderer (built on first use, on ``spec``)."""
         if self.renderer is None:
             if self.renderer_factory is None:
                 from spatialscout_gym.render.sapien_renderer import SapienRenderer
-                factory: Callable[..., Any] = SapienRenderer
+                factory: Callable[..., Renderer] = SapienRenderer
             else:
                 factory = self.renderer_factory
             r = self.settings.resolution
@@ -526,7 +529,8 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
         _remove_stale_temp_dirs(tasks)
         done = [t for t in tasks if is_finished(t)]
         pending = [t for t in tasks if not is_finished(t)]
-        finished_results = [read_run_result(t.run_dir) for t in done]
+        # a finished task has its result.json; an ok outcome carries its result
+        finished_results = [r for t in done if (r := read_run_result(t.run_dir)) is not None]
         summary = EvalSummary(total=len(tasks), skipped=len(done), ran=0)
 
         bar = None
@@ -546,7 +550,8 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
             summary.episode_wall_s.append(o.wall_s)
             if o.ok:
                 summary.ran += 1
-                finished_results.append(o.result)
+                if o.result is not None:
+                    finished_results.append(o.result)
             else:
                 summary.failed.append(o)
                 if bar is not None:

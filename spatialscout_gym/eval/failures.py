@@ -45,13 +45,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 
 from spatialscout_gym.eval.grounding import SUPPORT_RADIUS_M, object_support
 from spatialscout_gym.eval.trajectory import Trajectory
 from spatialscout_gym.core.triangulation import MAX_RESIDUAL_M
+
+if TYPE_CHECKING:
+    from spatialscout_gym.core.scoring import SceneScore
 
 __all__ = ["SUCCESS_FACTORS", "FAILURE_FACTORS", "FACTOR_LABELS", "TrajectoryFactors", "trajectory_factors",
            "count_factors", "submitted_errors", "SUCCESS_COVERAGE", "SUCCESS_ERROR_M", "INACCURATE_M",
@@ -124,7 +127,7 @@ class TrajectoryFactors:
                 "mean_error_m": self.mean_error_m}
 
 
-def submitted_errors(score) -> dict[str, float]:
+def submitted_errors(score: SceneScore) -> dict[str, float]:
     """``{submitted id: centre error (m)}`` of a :class:`~spatialscout_gym.core.scoring.SceneScore`
     (each submitted id is matched to one target of its group by the distance assignment)."""
     return {mid: float(e) for mid, e in zip(score.matched_id, score.center_error_m) if mid is not None}

@@ -192,7 +192,9 @@ def trace_accepted_map(events: list[dict]) -> dict[str, list[float]]:
     for e in events:
         if e.get("event") != "tool_call" or e.get("tool") != "submit_positions":
             continue
-        res = e.get("result") if isinstance(e.get("result"), dict) else {}
+        res = e.get("result")
+        if not isinstance(res, dict):
+            res = {}
         if not res.get("ok"):
             continue
         given = (e.get("args") or {}).get("positions") or {}
@@ -492,7 +494,7 @@ class EvalDir:
         scenes = read_scene_args(self.root)
         if not scenes:
             return []
-        seeds = {seed_of_dir(d.name) for d in self._episode_paths()} or {0}
+        seeds = {k for d in self._episode_paths() if (k := seed_of_dir(d.name)) is not None} or {0}
         return sorted(f"{s}/{seed_dir_name(k)}" for s in scenes for k in seeds)
 
     def check_identities(self) -> None:

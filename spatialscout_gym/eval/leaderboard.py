@@ -115,9 +115,13 @@ def _mean(values: Sequence[float | None]) -> float | None:
     return float(np.mean(vals)) if vals else None
 
 
+def _json_object(value: Any) -> dict:
+    """``value`` when it is a JSON object, else {} (absent, null or another type)."""
+    return value if isinstance(value, dict) else {}
+
+
 def _model_block(result: dict) -> dict:
-    m = result.get("model")
-    return m if isinstance(m, dict) else {}
+    return _json_object(result.get("model"))
 
 
 def _verification(d: Path, workers: int) -> dict:
@@ -168,7 +172,7 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M, verify
     # the harness that ran the episodes: "spatialscout" (evaluate, run) unless result.json names
     # another (an Inspect AI run: "inspect_ai 0.3.x")
     harnesses = sorted({" ".join(str(h[k]) for k in ("name", "version") if h.get(k)) or "spatialscout"
-                        for h in ((r.get("harness") if isinstance(r.get("harness"), dict) else {}) for r in results)})
+                        for h in (_json_object(r.get("harness")) for r in results)})
     costs = [m.get("cost_usd") for m in models]
     tokens = [(m.get("usage") or {}).get("input_tokens", 0) + (m.get("usage") or {}).get("output_tokens", 0)
               for m in models]
@@ -186,7 +190,7 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M, verify
         "coverage": om["coverage"], "center_error_m": om["center_error_m"],
         "full_scene_loss_m": {"object_micro": om["full_scene_loss_m"],
                               "scene_macro": agg["scene_macro"]["full_scene_loss_m"], "lambda_m": float(lam)},
-        "cost_per_task_usd": (float(np.mean(costs)) if is_model and all(c is not None for c in costs) else None),
+        "cost_per_task_usd": _mean(costs) if is_model and all(c is not None for c in costs) else None,
         "tokens_per_task": float(np.mean(tokens)) if is_model else None,
         "model_calls_per_task": _mean([m.get("model_calls") for m in models]) if is_model else None,
         "tool_calls_per_task": _mean([(r.get("counters") or {}).get("tool_calls") for r in results]),

@@ -143,7 +143,7 @@ def find_runs(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> list
 def find_failures(out_dir: str | os.PathLike) -> list[dict]:
     """Failed episodes as ``{"run", "scene", "seed", "error"}``: episodes with a failure record and
     no completed attempt (:meth:`EvalDir.failed`), each with its latest failure."""
-    return [e.failure for e in EvalDir(out_dir).failed()]
+    return [f for e in EvalDir(out_dir).failed() if (f := e.failure) is not None]   # failed(): all have one
 
 
 def failed_attempt_results(out_dir: str | os.PathLike) -> list[dict]:
@@ -191,7 +191,9 @@ def _counters(results: Sequence[dict]) -> dict:
     settings: dict[str, set] = defaultdict(set)
     unknown_cost = False
     for result in results:
-        model = result.get("model") if isinstance(result.get("model"), dict) else {}
+        model = result.get("model")
+        if not isinstance(model, dict):
+            model = {}
         unknown_cost |= bool(model) and model.get("cost_usd") is None
         for k in SETTINGS_KEYS:
             if k in model:
@@ -215,8 +217,7 @@ def _counters(results: Sequence[dict]) -> dict:
     for k, vals in sorted(settings.items()):
         out[k] = json.loads(next(iter(vals))) if len(vals) == 1 else "mixed"
     if out.get("reasoning_effort_refused_episodes"):   # beside the setting: what reached the service
-        out["reasoning_effort_sent"] = effort_label([r.get("model") for r in results
-                                                if isinstance(r.get("model"), dict)])
+        out["reasoning_effort_sent"] = effort_label([m for r in results if isinstance(m := r.get("model"), dict)])
     return out
 
 

@@ -8,7 +8,7 @@ import contextlib
 import dataclasses
 import os
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, cast
 
 import numpy as np
 
@@ -18,6 +18,11 @@ from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.envs.run_dir import write_run
 from spatialscout_gym.envs.session import EpisodeSession
 from spatialscout_gym.scenes.catalog import scene_by_name
+
+if TYPE_CHECKING:
+    import gymnasium as gym
+
+    from spatialscout_gym.envs.spatialscout_env import SpatialScoutEnv
 
 __all__ = ["run_episode", "write_run", "resolve_scene", "make_scene_env", "env_episode", "EnvEpisode"]
 
@@ -89,7 +94,7 @@ def resolve_recorded_scene(run_dir: str | os.PathLike, result: dict, scene_args:
         f"from character {at} ({str(recorded)[at:at + 8]!r} vs {here[at:at + 8]!r}): not the same scene")
 
 
-def make_scene_env(spec: SceneSpec, **env_options: Any) -> Any:
+def make_scene_env(spec: SceneSpec, **env_options: Any) -> gym.Env:
     """The registered Gymnasium env of ``spec`` (``SpatialScout/<scene_id>-v0``; an unregistered
     scene, e.g. ``procedural:<seed>`` or a spec file, through ``SpatialScout/Procedural-v0`` with
     that scene), made with ``gym.make`` and ``env_options`` (resolution, budgets, renderer)."""
@@ -211,12 +216,15 @@ def env_episode(agent: EnvAgent, spec: SceneSpec, out: str | os.PathLike, *, see
             yield run
         except Exception as exc:  # service or runtime failure: recorded, left out of aggregates
             run.failure = exc
-        episode = env.unwrapped.episode
+        scout = cast("SpatialScoutEnv", env.unwrapped)   # make_scene_env makes a SpatialScout env
+        episode = scout.episode
         if episode is None:  # the env never reset: nothing to record
             raise run.failure if run.failure is not None else RuntimeError("the agent did not reset the env")
         if not episode.done:
             episode.end("failed" if run.failure is not None else agent.end_reason or "agent_stopped")
-        run.result = write_run(out, env.unwrapped.scene_spec, episode, agent, seed=seed, resolution=resolution,
+        scene_spec = scout.scene_spec
+        assert scene_spec is not None   # an env with an episode has loaded its scene
+        run.result = write_run(out, scene_spec, episode, agent, seed=seed, resolution=resolution,
                                image_budget=image_budget, tool_call_budget=tool_call_budget, failure=run.failure,
                                attempt=attempt, keep_attempts=keep_attempts, trace=agent.trace())
     finally:

@@ -135,8 +135,9 @@ def bootstrap_intervals(cells: dict[Cell, Any], n_resamples: int = N_RESAMPLES) 
         est = float(_ratio(num[f].sum(), den[f].sum()))
         low = high = None
         if len(scenes) >= 2:
-            low, high = _bootstrap(lambda idx, f=f: _ratio(num[f][idx].sum(-1), den[f][idx].sum(-1)),
-                                   len(scenes), n_resamples)
+            def figure_stat(idx: np.ndarray, f: int = f) -> np.ndarray:
+                return _ratio(num[f][idx].sum(-1), den[f][idx].sum(-1))
+            low, high = _bootstrap(figure_stat, len(scenes), n_resamples)
         figures[name] = {"estimate": est, "low": low, "high": high}
     return {"method": METHOD, "n_resamples": n_resamples, "seed": SEED, "confidence": CONFIDENCE,
             "scenes": len(scenes), "figures": figures}
@@ -242,7 +243,9 @@ def rank_intervals(runs: dict[str, dict[Cell, Any]], figure: str = "object_micro
     for i, name in enumerate(names):
         low = high = None
         if n_scenes >= 2 and len(names) > 1:
-            low, high = _bootstrap(lambda idx, i=i: ranks(idx)[i].astype(float), n_scenes, n_resamples)
+            def rank_of(idx: np.ndarray, i: int = i) -> np.ndarray:
+                return ranks(idx)[i].astype(float)
+            low, high = _bootstrap(rank_of, n_scenes, n_resamples)
         out[name] = {"rank": int(point[i]), "low": low, "high": high}
     return dict(out)
 

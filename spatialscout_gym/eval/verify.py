@@ -55,11 +55,14 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from spatialscout_gym.core.camera import Intrinsics
+from spatialscout_gym.core.frames import CameraPose
+from spatialscout_gym.core.renderer_api import PrivilegedFrame
+from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.core.files import load_predictions
 from spatialscout_gym.core.scoring import GroundTruth, score_scene
 from spatialscout_gym.episode.episode import Episode
@@ -125,13 +128,23 @@ class _Diverged(Exception):
 
 
 class _NoPixels:
-    """A renderer that draws nothing: tool results never depend on pixels."""
+    """A :class:`~spatialscout_gym.core.renderer_api.FrameSource` that draws nothing: tool results
+    never depend on pixels."""
 
     def __init__(self, intrinsics: Intrinsics) -> None:
         self.intrinsics = intrinsics
 
-    def capture_rgb(self, pose: Any) -> np.ndarray:
+    def capture_rgb(self, pose: CameraPose) -> np.ndarray:
         return np.zeros((self.intrinsics.height, self.intrinsics.width, 3), np.uint8)
+
+    def capture_privileged(self, pose: CameraPose) -> PrivilegedFrame:
+        raise RuntimeError("the tool replay renders no privileged frames")
+
+
+def _dict_field(record: dict, key: str) -> dict:
+    """``record[key]`` when it is a JSON object, else {} (absent, null, or another type)."""
+    value = record.get(key)
+    return value if isinstance(value, dict) else {}
 
 
 def _run_files(run_dir: Path) -> list[Path]:
@@ -187,7 +200,6 @@ class ImageChecker:
 
     def check(self, run_dir: Path, spec: Any, events: list[dict]) -> str:
         """``match``, ``not recorded ...``, ``not comparable: ...`` or raise :class:`_Diverged`."""
-        from spatialscout_gym.core.frames import CameraPose
         from spatialscout_gym.core.run_files import FRAME_HASHES_FILE
         from spatialscout_gym.envs.run_dir import renderer_identity
         p = run_dir / FRAME_HASHES_FILE
@@ -270,7 +282,7 @@ def _event_name(e: Any) -> str:
 
 
 def _compare_traces(cmp: Comparison, rec: list[tuple[int, dict]], mine: list[dict], n_events: int,
-                    extra_ok: bool | tuple[str, ...] = True) -> None:
+                    extra_ok: Literal[True] | tuple[str, ...] = True) -> None:
     """Recorded events ``(line, event)`` against the recomputed ones, in order (``extra_ok``: the
     fields a recorded event may hold beyond the recomputed one's, see :meth:`Comparison.first_diff`)."""
     for (line, e), m in zip(rec, mine):
@@ -290,7 +302,7 @@ def _compare_traces(cmp: Comparison, rec: list[tuple[int, dict]], mine: list[dic
                         f"from the trace) vs recomputed {_short(m)}")
 
 
-def _replay_tools(spec: Any, start: dict, rec: list[tuple[int, dict]]) -> Episode:
+def _replay_tools(spec: SceneSpec, start: dict, rec: list[tuple[int, dict]]) -> Episode:
     """The tool side alone: every recorded ``tool_call`` on a fresh episode, no model."""
     K = Intrinsics.from_dict(start["intrinsics"])
     ep = Episode(spec.public, _NoPixels(K), image_budget=int(start["image_budget"]),
@@ -308,7 +320,7 @@ def _replay_tools(spec: Any, start: dict, rec: list[tuple[int, dict]]) -> Episod
 def _check_model_records(cmp: Comparison, d: Path, result: dict, harness: dict, w: Any) -> None:
     """``result.json``'s model figures and ``harness.json``'s prompt and tools against the replay."""
     from spatialscout_gym.eval.verify_conversation import harness_expected
-    model = result.get("model") if isinstance(result.get("model"), dict) else {}
+    model = _dict_field(result, "model")
     want = {"model_calls": w.model_calls, "http_attempts": w.attempts, "usage": dict(w.usage),
             "prompt_style": harness.get("prompt_style"), "mode": harness.get("mode"),
             "model_call_budget": w.model_call_budget}
@@ -388,20 +400,20 @@ def _check_records(d: Path, result: dict, start: dict, spec: Any, settings: dict
     if settings is not None:
         for k in ("agent", "image_budget", "resolution"):
             checks.append((SETTINGS_FILE, k, settings.get(k, "(missing)"), f"{RESULT_FILE}'s", result.get(k)))
-        model = result.get("model") if isinstance(result.get("model"), dict) else None
-        if model is None:
+        model = result.get("model")
+        if not isinstance(model, dict):
             checks.append((SETTINGS_FILE, "tool_call_budget", settings.get("tool_call_budget", "(missing)"),
                            f"{RESULT_FILE}'s", result.get("tool_call_budget")))
         elif settings.get("tool_call_budget") is not None:    # B of a model agent: its model-call budget
             checks.append((SETTINGS_FILE, "tool_call_budget (B, model calls)", settings["tool_call_budget"],
                            f"{RESULT_FILE}'s model.model_call_budget", model.get("model_call_budget")))
-        opts = settings.get("agent_options") if isinstance(settings.get("agent_options"), dict) else {}
+        opts = _dict_field(settings, "agent_options")
         if harness is not None and "model_call_budget" in opts:
             checks.append((SETTINGS_FILE, "agent_options.model_call_budget", opts["model_call_budget"],
                            f"{HARNESS_FILE}'s", (harness.get("budgets") or {}).get("model_call_budget")))
     if harness is not None:
-        budgets = harness.get("budgets") if isinstance(harness.get("budgets"), dict) else {}
-        imgs = harness.get("images") if isinstance(harness.get("images"), dict) else {}
+        budgets = _dict_field(harness, "budgets")
+        imgs = _dict_field(harness, "images")
         checks += [(HARNESS_FILE, "budgets.image_budget", budgets.get("image_budget", "(missing)"),
                     "the trace's start event", start.get("image_budget")),
                    (HARNESS_FILE, "budgets.tool_call_budget", budgets.get("tool_call_budget", "(missing)"),
@@ -409,7 +421,7 @@ def _check_records(d: Path, result: dict, start: dict, spec: Any, settings: dict
                    (HARNESS_FILE, "images.render_size", imgs.get("render_size", "(missing)"),
                     "the trace's image size", [K.width, K.height]),
                    (HARNESS_FILE, "agent", harness.get("agent", "(missing)"), f"{RESULT_FILE}'s", result.get("agent"))]
-        model = result.get("model") if isinstance(result.get("model"), dict) else {}
+        model = _dict_field(result, "model")
         if "image_max_side_px" in model:
             checks.append((HARNESS_FILE, "images.max_side_px", imgs.get("max_side_px", "(missing)"),
                            f"{RESULT_FILE}'s model.image_max_side_px", model["image_max_side_px"]))
@@ -509,6 +521,7 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
         _check_records(d, result, start, spec, settings, harness if tool_side_only is None else None)
         strict = ("time_unix_s", *TIMING_FIELDS)
         if conversation == "re-derived":
+            assert harness is not None   # not_checkable(None) is a reason: a re-derived run has its harness
             replies = [e for e in events if e.get("event") == "model_response"]
             wrapper, mine = replay_model_run(spec, start, harness, replies, int(result.get("seed") or 0))
             ep = wrapper.episode
@@ -550,7 +563,7 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
         diff = cmp.first_diff(result, want)
         if diff:
             raise _Diverged(f"in {RESULT_FILE}: {diff[0]}, recorded {_short(diff[1])} vs recomputed {_short(diff[2])}")
-        if wrapper is not None:
+        if wrapper is not None and harness is not None:   # a re-derived run has both
             _check_model_records(cmp, d, result, harness, wrapper)
         _check_frames(d, events)
         image_verdict = images.check(d, spec, events) if images is not None else "not checked"

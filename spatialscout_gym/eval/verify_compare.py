@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import Any, Literal
 
 __all__ = ["REL_TOLERANCE", "ABS_TOLERANCE", "EXACT_FIELDS", "Comparison"]
 
@@ -99,7 +99,7 @@ class Comparison:
         return True
 
     def first_diff(self, recorded: Any, recomputed: Any, path: str = "", at: str = "", *,
-                   extra_ok: bool | tuple[str, ...] = True, exact: bool = False) -> tuple[str, Any, Any] | None:
+                   extra_ok: Literal[True] | tuple[str, ...] = True, exact: bool = False) -> tuple[str, Any, Any] | None:
         """The first field where ``recorded`` differs from ``recomputed``, or None.
 
         ``extra_ok``: True, keys the recomputed dict lacks are not checked (a record with fields of

@@ -18,11 +18,15 @@ by the recorded hashes under ``verify --images``.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from spatialscout_gym.core.camera import Intrinsics
+
+if TYPE_CHECKING:
+    from spatialscout_gym.core.spec import SceneSpec
+    from spatialscout_gym.wrappers.tool_call import ToolCallWrapper
 
 __all__ = ["MODEL_EVENTS", "TIMING_FIELDS", "is_model_run", "not_checkable", "replay_model_run", "harness_expected"]
 
@@ -70,7 +74,8 @@ def not_checkable(harness: dict | None) -> str | None:
     return None
 
 
-def replay_model_run(spec: Any, start: dict, harness: dict, replies: list[dict], seed: int):
+def replay_model_run(spec: SceneSpec, start: dict, harness: dict, replies: list[dict],
+                     seed: int) -> tuple[ToolCallWrapper, list[dict]]:
     """Replay ``replies`` (recorded ``model_response`` events) through the harness.
 
     Returns ``(wrapper, trace)``: the wrapper after the replay (its ``usage``, ``attempts``,
@@ -99,8 +104,9 @@ def replay_model_run(spec: Any, start: dict, harness: dict, replies: list[dict],
                 break
             calls = [ToolCall(str(c.get("id")), c.get("name"), _arguments(c.get("arguments")))
                      for c in (r.get("tool_calls") or []) if isinstance(c, dict)]
+            usage = r.get("usage")
             reply = ModelReply(text=str(r.get("text") or ""), tool_calls=calls,
-                               usage=r.get("usage") if isinstance(r.get("usage"), dict) else {},
+                               usage=usage if isinstance(usage, dict) else {},
                                attempts=int(r.get("attempts") or 1), stop_reason=r.get("stop_reason"))
             w.request()
             if r.get("truncated"):

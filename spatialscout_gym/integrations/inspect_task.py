@@ -32,16 +32,17 @@ import math
 import re
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence, cast, get_args
 
 import numpy as np
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import (ChatMessage, ChatMessageAssistant, ChatMessageSystem, ChatMessageTool,
-                              ChatMessageUser, ContentImage, ContentText, GenerateConfig, Model, ModelOutput,
+                              ChatMessageUser, Content, ContentImage, ContentText, GenerateConfig, Model,
+                              ModelOutput,
                               get_model)
-from inspect_ai.scorer import Score, Target, metric, scorer
-from inspect_ai.solver import Generate, TaskState, solver
+from inspect_ai.scorer import Metric, Score, Scorer, Target, metric, scorer
+from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolCall as InspectToolCall
 from inspect_ai.tool import ToolInfo
 
@@ -51,7 +52,7 @@ from spatialscout_gym.core.files import load_ground_truth, load_predictions
 from spatialscout_gym.core.scoring import THRESHOLD_KEYS, SceneScore, aggregate, score_scene
 from spatialscout_gym.core.types import natural_number
 from spatialscout_gym.conversation.codecs.common import data_uri
-from spatialscout_gym.conversation.messages import Message, ModelReply, ToolCall
+from spatialscout_gym.conversation.messages import Message, ModelReply, Part, ToolCall
 from spatialscout_gym.conversation.images import MAX_SIDE_PX, DeliveredImage
 from spatialscout_gym.conversation.providers import DEFAULT_REASONING_EFFORT
 from spatialscout_gym.conversation.prompt import DEFAULT_PROMPT_STYLE, check_prompt_style
@@ -107,7 +108,8 @@ def _seeds(seeds: Any, repeats: Any) -> list[int]:
 NO_EFFORT = ("off", "", "false", "none")
 """``-T reasoning_effort`` values that send no effort (as ``--no-reasoning-effort``). ``-T`` values
 are read as YAML, so ``off`` arrives as False; ``none`` and False mean the same."""
-INSPECT_EFFORTS = ("minimal", "low", "medium", "high", "xhigh", "max")
+InspectEffort = Literal["minimal", "low", "medium", "high", "xhigh", "max"]
+INSPECT_EFFORTS: tuple[InspectEffort, ...] = get_args(InspectEffort)
 """The efforts Inspect's ``GenerateConfig.reasoning_effort`` accepts (it maps them per provider)."""
 
 
@@ -209,7 +211,10 @@ class EffortFallback:
 
     def config(self) -> GenerateConfig:
         """The generate options of the next request: the effort unless it was refused."""
-        return GenerateConfig(reasoning_effort=self.effort) if self.effort and not self.refused else GenerateConfig()
+        if not self.effort or self.refused:
+            return GenerateConfig()
+        # spatialscout() admits only INSPECT_EFFORTS
+        return GenerateConfig(reasoning_effort=cast(InspectEffort, self.effort))
 
     async def generate(self, model: Model, messages: list[ChatMessage], tools: list[ToolInfo]) -> ModelOutput:
         """``model.generate`` with the run's effort; the first request of the run finds out whether
@@ -257,7 +262,7 @@ def tool_infos(names: Sequence[str] | None = None) -> list[ToolInfo]:
     return [ToolInfo.model_validate(t) for t in tool_schemas(names)]
 
 
-def _parts(content: list) -> list[ContentText | ContentImage]:
+def _parts(content: Sequence[Part]) -> list[Content]:
     return [ContentImage(image=data_uri(p)) if isinstance(p, DeliveredImage) else ContentText(text=p)
             for p in content]
 
@@ -378,7 +383,7 @@ def _safe(name: str) -> str:
 @solver
 def spatialscout_agent(image_budget: int = 100, call_budget: int = 100, resolution: int = 512,
                        prompt: str = DEFAULT_PROMPT_STYLE, reasoning_effort: str | None = None,
-                       image_max_side: int = MAX_SIDE_PX, out: str | None = None):
+                       image_max_side: int = MAX_SIDE_PX, out: str | None = None) -> Solver:
     """Run the sample's episode with Inspect's active model and write its run directory
     (``state.metadata["spatialscout"]`` names it). A model-service or runtime failure writes a
     failed attempt (as ``evaluate`` does) and is raised again, so Inspect records the sample as an
@@ -489,7 +494,7 @@ def _with_intervals(view: str, prefix: str, cells: dict[tuple[str, int], SceneSc
 
 
 @metric(scores="unreduced")
-def object_micro():
+def object_micro() -> Metric:
     """Table-3 columns pooled over every target of every episode (object-micro): ``all_miou``,
     ``all_gt_0``, ``all_gt_50``, ``all_gt_90``, ``sub_miou``, ``sub_gt_...``, ``coverage``, and a 95%
     bootstrap interval over scenes beside each mean IoU (``all_miou_ci_low``, ``all_miou_ci_high``,
@@ -501,7 +506,7 @@ def object_micro():
 
 
 @metric(scores="unreduced")
-def scene_macro():
+def scene_macro() -> Metric:
     """Table-3 columns averaged over episodes (scene-macro), named ``macro_...``, with the same
     intervals (``macro_all_miou_ci_low``, ...)."""
     def compute(scores: list) -> dict[str, float]:
@@ -511,7 +516,7 @@ def scene_macro():
 
 
 @scorer(metrics=[object_micro(), scene_macro()])
-def groupwise_iou():
+def groupwise_iou() -> Scorer:
     """Re-score the sample's run directory (``predictions.json`` against ``ground_truth.json``)
     with the groupwise IoU of docs/protocol.md section 6."""
 

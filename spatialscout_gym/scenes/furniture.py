@@ -10,11 +10,12 @@ from ``rng``; texture kinds are the renderer's (spatialscout_gym/render/textures
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
-from spatialscout_gym.core.spec import Part
+from spatialscout_gym.core.spec import Material, Part
+from spatialscout_gym.core.types import ArrayLike3
 from spatialscout_gym.scenes.geometry import (box, cyl_x, cyl_y, cyl_z, ellipsoid, lathe, mat,
                                               sphere, torus)
 
@@ -40,16 +41,22 @@ def _pick(rng: np.random.Generator, palette) -> tuple[float, float, float]:
     return tuple(np.clip(c * rng.uniform(0.9, 1.1), 0, 1))
 
 
-def wood(rng: np.random.Generator, color=None):
+def wood(rng: np.random.Generator, color: Sequence[float] | None = None) -> Material:
     c = _pick(rng, _WOODS) if color is None else color
     return mat(c, 0.6, texture={"kind": "wood", "seed": _seed(rng), "color": list(c),
                                 "color2": [x * 0.7 for x in c], "scale": 2.0})
 
 
-def fabric(rng: np.random.Generator, color=None):
+def fabric(rng: np.random.Generator, color: Sequence[float] | None = None) -> Material:
     c = _pick(rng, _FABRICS) if color is None else color
     return mat(c, 0.95, texture={"kind": "fabric", "seed": _seed(rng), "color": list(c),
                                  "color2": [x * 0.8 for x in c], "scale": 4.0})
+
+
+def _texture_color(m: Material, key: str = "color") -> list[float]:
+    """A colour (``"color"`` or ``"color2"``) of a :func:`wood` or :func:`fabric` texture."""
+    assert m.texture is not None    # wood() and fabric() always give a texture
+    return m.texture[key]
 
 
 def _flat(rng, palette, rough=0.5, metallic=0.0):
@@ -68,14 +75,14 @@ def _screen(rng):
     return mat((0.03, 0.03, 0.05), 0.1, texture={"kind": "screen", "seed": _seed(rng)})
 
 
-def builder(name: str):
+def builder(name: str) -> Callable[[Builder], Builder]:
     def deco(fn: Builder) -> Builder:
         BUILDERS[name] = fn
         return fn
     return deco
 
 
-def build_object(category: str, rng: np.random.Generator, size) -> list[Part]:
+def build_object(category: str, rng: np.random.Generator, size: ArrayLike3) -> list[Part]:
     """Parts of one ``category`` instance of full size ``size`` (3,) in its local frame."""
     try:
         fn = BUILDERS[category]
@@ -95,7 +102,7 @@ def _legs(sx, sy, h, t, material, inset=0.02, round_legs=False):
 
 
 @builder("Chair")
-def build_chair(rng, s):
+def build_chair(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     m = wood(rng)
     seat_h = 0.45
@@ -111,7 +118,7 @@ def build_chair(rng, s):
 
 
 @builder("Stool")
-def build_stool(rng, s):
+def build_stool(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     m = wood(rng)
     parts = _legs(sx, sy, sz - 0.04, 0.03, m, inset=0.0, round_legs=True)
@@ -121,12 +128,12 @@ def build_stool(rng, s):
 
 
 @builder("ArmChair")
-def build_armchair(rng, s):
+def build_armchair(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     f = fabric(rng)
     arm = 0.14
     parts = [box((0.02, 0, 0.2), (sx - 0.04, sy - 2 * arm, 0.3), f),           # base
-             box((0.04, 0, 0.41), (sx - 0.12, sy - 2 * arm, 0.12), fabric(rng, f.texture["color"])),
+             box((0.04, 0, 0.41), (sx - 0.12, sy - 2 * arm, 0.12), fabric(rng, _texture_color(f, "color"))),
              box((-sx / 2 + 0.1, 0, (sz + 0.05) / 2), (0.2, sy, sz - 0.05), f)]   # back
     parts += [box((0.0, iy * (sy / 2 - arm / 2), 0.33), (sx, arm, 0.56), f) for iy in (-1, 1)]
     m = wood(rng)
@@ -136,7 +143,7 @@ def build_armchair(rng, s):
 
 
 @builder("Sofa")
-def build_sofa(rng, s):
+def build_sofa(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     f = fabric(rng)
     arm = 0.18
@@ -148,14 +155,14 @@ def build_sofa(rng, s):
     cw = inner / n
     for k in range(n):
         y = -inner / 2 + cw * (k + 0.5)
-        parts.append(box((0.06, y, 0.44), (sx - 0.26, cw - 0.015, 0.12), fabric(rng, f.texture["color"])))
+        parts.append(box((0.06, y, 0.44), (sx - 0.26, cw - 0.015, 0.12), fabric(rng, _texture_color(f, "color"))))
     parts += [box((ix * (sx / 2 - 0.06), iy * (sy / 2 - 0.06), 0.04), (0.05, 0.05, 0.08), DARK_METAL)
               for ix in (-1, 1) for iy in (-1, 1)]
     return parts
 
 
 @builder("Ottoman")
-def build_ottoman(rng, s):
+def build_ottoman(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     return [box((0, 0, sz / 2 + 0.02), (sx, sy, sz - 0.04), fabric(rng)),
             box((0, 0, 0.01), (sx - 0.06, sy - 0.06, 0.02), DARK_METAL)]
@@ -170,12 +177,12 @@ def _table(rng, s, top_t=0.04, m=None, leg=0.05, round_legs=False):
 
 
 @builder("DiningTable")
-def build_dining_table(rng, s):
+def build_dining_table(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     return _table(rng, s, 0.045, leg=0.07)
 
 
 @builder("CoffeeTable")
-def build_coffee_table(rng, s):
+def build_coffee_table(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     m = wood(rng)
     parts = _table(rng, s, 0.04, m, 0.05)
@@ -184,7 +191,7 @@ def build_coffee_table(rng, s):
 
 
 @builder("SideTable")
-def build_side_table(rng, s):
+def build_side_table(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     m = wood(rng)
     parts = _table(rng, s, 0.03, m, 0.04)
@@ -194,7 +201,7 @@ def build_side_table(rng, s):
 
 
 @builder("Desk")
-def build_desk(rng, s):
+def build_desk(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     m = wood(rng)
     parts = [box((0, 0, sz - 0.02), (sx, sy, 0.04), m)]
@@ -202,14 +209,14 @@ def build_desk(rng, s):
     parts.append(box((0, sy / 2 - ped / 2, (sz - 0.04) / 2), (sx, ped, sz - 0.04), m))
     for k in range(3):
         z = (sz - 0.04) * (k + 0.5) / 3
-        parts.append(box((sx / 2 - 0.004, sy / 2 - ped / 2, z), (0.008, ped - 0.06, 0.18), wood(rng, m.texture["color2"])))
+        parts.append(box((sx / 2 - 0.004, sy / 2 - ped / 2, z), (0.008, ped - 0.06, 0.18), wood(rng, _texture_color(m, "color2"))))
     parts += [box((ix * (sx / 2 - 0.03), -sy / 2 + 0.03, (sz - 0.04) / 2), (0.05, 0.05, sz - 0.04), m)
               for ix in (-1, 1)]
     return parts
 
 
 @builder("Bed")
-def build_bed(rng, s):
+def build_bed(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     m = wood(rng)
     frame_h = 0.35
@@ -227,18 +234,18 @@ def _cabinet_body(rng, s, m, n_drawers, handle=METAL):
     h = (sz - 0.1) / n_drawers
     for k in range(n_drawers):
         z = 0.07 + h * (k + 0.5)
-        parts.append(box((sx / 2 - 0.005, 0, z), (0.01, sy - 0.05, h - 0.02), wood(rng, m.texture["color"])))
+        parts.append(box((sx / 2 - 0.005, 0, z), (0.01, sy - 0.05, h - 0.02), wood(rng, _texture_color(m, "color"))))
         parts.append(cyl_y((sx / 2 - 0.008, 0, z), 0.008, min(0.2, sy * 0.3), handle))
     return parts
 
 
 @builder("Dresser")
-def build_dresser(rng, s):
+def build_dresser(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     return _cabinet_body(rng, s, wood(rng), int(rng.integers(3, 5)))
 
 
 @builder("Safe")
-def build_safe(rng, s):
+def build_safe(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     return [box((0, 0, sz / 2), (sx - 0.01, sy, sz), DARK_METAL),
             box((sx / 2 - 0.005, 0, sz / 2), (0.01, sy - 0.06, sz - 0.06), mat((0.25, 0.25, 0.27), .4, .7)),
@@ -246,7 +253,7 @@ def build_safe(rng, s):
 
 
 @builder("ShelvingUnit")
-def build_shelving_unit(rng, s):
+def build_shelving_unit(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     m = wood(rng)
     t = 0.025
@@ -265,19 +272,19 @@ def shelf_levels(sz: float) -> list[float]:
 
 
 @builder("TVStand")
-def build_tv_stand(rng, s):
+def build_tv_stand(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     m = wood(rng)
     parts = [box((0, 0, sz / 2 + 0.03), (sx, sy, sz - 0.06), m)]
     parts += [box((sx / 2 - 0.004, iy * sy / 4, sz / 2 + 0.03), (0.008, sy / 2 - 0.04, sz - 0.12),
-                  wood(rng, m.texture["color2"])) for iy in (-1, 1)]
+                  wood(rng, _texture_color(m, "color2"))) for iy in (-1, 1)]
     parts += [box((ix * (sx / 2 - 0.04), iy * (sy / 2 - 0.04), 0.015), (0.03, 0.03, 0.03), DARK_METAL)
               for ix in (-1, 1) for iy in (-1, 1)]
     return parts
 
 
 @builder("Television")
-def build_television(rng, s):
+def build_television(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     stand_h = 0.08
     return [box((0, 0, 0.01), (sx, sy * 0.35, 0.02), BLACK),
@@ -287,7 +294,7 @@ def build_television(rng, s):
 
 
 @builder("Fridge")
-def build_fridge(rng, s):
+def build_fridge(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     body = _flat(rng, [(0.92, 0.92, 0.92), (0.75, 0.76, 0.78), (0.2, 0.2, 0.22)], 0.3, 0.4)
     split = sz * 0.62
@@ -299,7 +306,7 @@ def build_fridge(rng, s):
 
 
 @builder("GarbageCan")
-def build_garbage_can(rng, s):
+def build_garbage_can(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     r = min(sx, sy) / 2
     m = _flat(rng, [(0.3, 0.3, 0.32), (0.7, 0.7, 0.72), (0.2, 0.45, 0.25), (0.9, 0.9, 0.9)], 0.4, 0.5)
@@ -308,7 +315,7 @@ def build_garbage_can(rng, s):
 
 
 @builder("FloorLamp")
-def build_floor_lamp(rng, s):
+def build_floor_lamp(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     r = min(sx, sy) / 2
     shade = mat((0.95, 0.9, 0.75), 0.9)
@@ -318,7 +325,7 @@ def build_floor_lamp(rng, s):
 
 
 @builder("DeskLamp")
-def build_desk_lamp(rng, s):
+def build_desk_lamp(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     m = _flat(rng, _BRIGHT, 0.4, 0.3)
     r = min(sx, sy) / 2
@@ -347,14 +354,14 @@ def _pot_and_leaves(rng, r, h_pot, sz):
 
 
 @builder("HousePlant")
-def build_house_plant(rng, s):
+def build_house_plant(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     r = min(sx, sy) / 2
     return _pot_and_leaves(rng, r, sz * 0.35, sz)
 
 
 @builder("Toilet")
-def build_toilet(rng, s):
+def build_toilet(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     return [box((-sx / 2 + 0.09, 0, sz - 0.2), (0.18, sy, 0.4), CERAMIC),           # tank
             cyl_z((0.02, 0, 0.19), 0.13, 0.38, CERAMIC),                            # pedestal
@@ -364,7 +371,7 @@ def build_toilet(rng, s):
 
 
 @builder("Bathtub")
-def build_bathtub(rng, s):
+def build_bathtub(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     t = 0.07
     return [box((0, 0, 0.04), (sx, sy, 0.08), CERAMIC),
@@ -376,7 +383,7 @@ def build_bathtub(rng, s):
 
 
 @builder("Sink")
-def build_sink(rng, s):  # pedestal wash basin
+def build_sink(rng: np.random.Generator, s: np.ndarray) -> list[Part]:  # pedestal wash basin
     sx, sy, sz = s
     return [cyl_z((-0.05, 0, (sz - 0.15) / 2), 0.09, sz - 0.15, CERAMIC),
             box((0, 0, sz - 0.075), (sx, sy, 0.15), CERAMIC),
@@ -384,7 +391,7 @@ def build_sink(rng, s):  # pedestal wash basin
 
 
 @builder("Faucet")
-def build_faucet(rng, s):
+def build_faucet(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     return [cyl_z((-sx / 2 + sy / 2, 0, sz / 2), sy / 2, sz, METAL),
             cyl_x((0.0, 0, sz - 0.012), 0.012, sx - 0.002, METAL),
@@ -392,7 +399,7 @@ def build_faucet(rng, s):
 
 
 @builder("SinkBasin")
-def build_sink_basin(rng, s):
+def build_sink_basin(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     """Catalog v2.0's Sink: a basin resting on a counter (AI2-THOR's sinks are counter basins).
     The back deck (local -x, 30 % of the depth) carries the faucet."""
     sx, sy, sz = s
@@ -407,7 +414,7 @@ def build_sink_basin(rng, s):
 
 
 @builder("FaucetWide")
-def build_faucet_wide(rng, s):
+def build_faucet_wide(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     """Catalog v2.0's Faucet: base plate, spout and two handles spanning its width (AI2-THOR's
     faucet boxes include the handles). Its back (local -x) rests on a basin's back rim."""
     sx, sy, sz = s
@@ -423,7 +430,7 @@ def build_faucet_wide(rng, s):
 
 
 @builder("LaundryHamper")
-def build_laundry_hamper(rng, s):
+def build_laundry_hamper(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     m = mat(_pick(rng, [(0.75, 0.65, 0.45), (0.9, 0.9, 0.88), (0.4, 0.55, 0.7)]), 0.9,
             texture={"kind": "fabric", "seed": _seed(rng), "scale": 8.0})
@@ -431,7 +438,7 @@ def build_laundry_hamper(rng, s):
 
 
 @builder("DogBed")
-def build_dog_bed(rng, s):
+def build_dog_bed(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     f = fabric(rng)
     return [box((0, 0, 0.04), (sx, sy, 0.08), f),
@@ -441,7 +448,7 @@ def build_dog_bed(rng, s):
 
 
 @builder("Boots")
-def build_boots(rng, s):
+def build_boots(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     m = _flat(rng, [(0.3, 0.18, 0.1), (0.08, 0.08, 0.08), (0.5, 0.35, 0.2)], 0.6)
     w = sy / 2 - 0.01
@@ -454,14 +461,14 @@ def build_boots(rng, s):
 
 
 @builder("BasketBall")
-def build_basketball(rng, s):
+def build_basketball(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     r = s[2] / 2
     return [sphere((0, 0, r), r, mat((0.85, 0.4, 0.1), 0.8)),
             torus(r - 0.004, 0.003, BLACK, (0, 0, r), axis="x", segments=16, sides=4)]
 
 
 @builder("Plunger")
-def build_plunger(rng, s):
+def build_plunger(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     r = min(sx, sy) / 2
     return [lathe([(r, 0), (r, 0.02), (r * 0.4, 0.09), (0.0, 0.09)], mat((0.6, 0.1, 0.1), 0.6)),
@@ -470,7 +477,7 @@ def build_plunger(rng, s):
 
 # ---------------------------------------------------------------- wall items ----------------
 @builder("Painting")
-def build_painting(rng, s):
+def build_painting(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     frame = wood(rng) if rng.random() < 0.6 else _flat(rng, [(0.1, 0.1, 0.1), (0.85, 0.7, 0.3), (0.95, 0.95, 0.95)], 0.4, 0.3)
     f = min(0.06, 0.08 * min(sy, sz))
@@ -483,14 +490,14 @@ def build_painting(rng, s):
 
 
 @builder("Poster")
-def build_poster(rng, s):
+def build_poster(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     return [box((0, 0, sz / 2), (sx, sy, sz), mat((0.8, 0.8, 0.8), 0.8,
                                                  texture={"kind": "painting", "seed": _seed(rng)}))]
 
 
 @builder("Window")
-def build_window(rng, s):
+def build_window(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     frame = _flat(rng, [(0.95, 0.95, 0.95), (0.35, 0.25, 0.15), (0.2, 0.2, 0.2)], 0.4)
     sky = mat((0.65, 0.8, 0.95), 0.05, texture={"kind": "noise", "seed": _seed(rng),
@@ -508,7 +515,7 @@ def build_window(rng, s):
 
 
 @builder("Mirror")
-def build_mirror(rng, s):
+def build_mirror(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     frame = _flat(rng, [(0.85, 0.7, 0.3), (0.1, 0.1, 0.1), (0.9, 0.9, 0.9)], 0.3, 0.6)
     return [box((-0.003, 0, sz / 2), (sx - 0.006, sy, sz), frame),
@@ -516,14 +523,14 @@ def build_mirror(rng, s):
 
 
 @builder("LightSwitch")
-def build_light_switch(rng, s):
+def build_light_switch(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     return [box((-0.002, 0, sz / 2), (sx - 0.004, sy, sz), WHITE),
             box((0, 0, sz / 2), (sx, 0.02, 0.035), mat((0.85, 0.85, 0.83), 0.3))]
 
 
 @builder("TowelHolder")
-def build_towel_holder(rng, s):
+def build_towel_holder(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     parts = [box((0, iy * (sy / 2 - 0.015), sz / 2), (sx, 0.03, sz), METAL) for iy in (-1, 1)]
     parts.append(cyl_y((sx / 2 - 0.012, 0, sz / 2), 0.012, sy - 0.06, METAL))
@@ -531,14 +538,14 @@ def build_towel_holder(rng, s):
 
 
 @builder("Towel")
-def build_towel(rng, s):
+def build_towel(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     f = fabric(rng, _pick(rng, [(0.95, 0.95, 0.95), (0.3, 0.5, 0.8), (0.85, 0.4, 0.4), (0.9, 0.85, 0.6)]))
     return [box((0, 0, sz / 2), (sx, sy, sz), f)]
 
 
 @builder("ToiletPaperHanger")
-def build_toilet_paper_hanger(rng, s):
+def build_toilet_paper_hanger(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     return [box((-sx / 2 + 0.005, 0, sz / 2), (0.01, sy, sz), METAL),
             box((0, -sy / 2 + 0.01, sz / 2), (sx, 0.02, 0.02), METAL),
@@ -546,7 +553,7 @@ def build_toilet_paper_hanger(rng, s):
 
 
 @builder("Blinds")
-def build_blinds(rng, s):
+def build_blinds(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     m = _flat(rng, [(0.95, 0.95, 0.9), (0.7, 0.6, 0.45)], 0.6)
     return [box((0, 0, sz - 0.02), (sx, sy, 0.04), m),
@@ -554,7 +561,7 @@ def build_blinds(rng, s):
 
 
 @builder("Curtains")
-def build_curtains(rng, s):
+def build_curtains(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     f = fabric(rng)
     n = 4
@@ -564,7 +571,7 @@ def build_curtains(rng, s):
 
 # ---------------------------------------------------------------- appliances ----------------
 @builder("Microwave")
-def build_microwave(rng, s):
+def build_microwave(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     body = _flat(rng, [(0.9, 0.9, 0.9), (0.15, 0.15, 0.16), (0.7, 0.7, 0.72)], 0.4, 0.4)
     return [box((-0.005, 0, sz / 2), (sx - 0.01, sy, sz), body),
@@ -573,7 +580,7 @@ def build_microwave(rng, s):
 
 
 @builder("Toaster")
-def build_toaster(rng, s):
+def build_toaster(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     body = _flat(rng, [(0.75, 0.75, 0.78), (0.8, 0.15, 0.15), (0.95, 0.95, 0.9)], 0.3, 0.6)
     return [box((0, 0, sz / 2 - 0.005), (sx, sy, sz - 0.01), body),
@@ -583,7 +590,7 @@ def build_toaster(rng, s):
 
 
 @builder("CoffeeMachine")
-def build_coffee_machine(rng, s):
+def build_coffee_machine(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     body = _flat(rng, [(0.1, 0.1, 0.1), (0.6, 0.6, 0.62), (0.55, 0.1, 0.1)], 0.4, 0.5)
     return [box((0, 0, 0.015), (sx, sy, 0.03), body),
@@ -593,7 +600,7 @@ def build_coffee_machine(rng, s):
 
 
 @builder("Kettle")
-def build_kettle(rng, s):
+def build_kettle(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     m = _flat(rng, [(0.75, 0.75, 0.78), (0.1, 0.1, 0.1), (0.9, 0.9, 0.9), (0.7, 0.2, 0.15)], 0.3, 0.6)
     r = min(sx, sy) / 2
@@ -604,7 +611,7 @@ def build_kettle(rng, s):
 
 
 @builder("Pot")
-def build_pot(rng, s):
+def build_pot(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     r = min(sx, sy) / 2
     return [lathe([(r, 0), (r, sz - 0.02), (r * 0.95, sz - 0.02), (0, sz - 0.005)], METAL, (0, 0, 0)),
@@ -614,7 +621,7 @@ def build_pot(rng, s):
 
 
 @builder("Pan")
-def build_pan(rng, s):
+def build_pan(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     r = sx / 2
     handle_len = sy - 2 * r
@@ -625,7 +632,7 @@ def build_pan(rng, s):
 
 # ---------------------------------------------------------------- small items ---------------
 @builder("Book")
-def build_book(rng, s):
+def build_book(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s   # depth x width(thickness) x height, standing upright, spine at +x
     cover_c = _pick(rng, _BRIGHT + _FABRICS)
     cover = mat(cover_c, 0.6, texture={"kind": "book_spine", "seed": _seed(rng), "color": list(cover_c)})
@@ -637,7 +644,7 @@ def build_book(rng, s):
             box((sx / 2 - c / 2, 0, sz / 2), (c, sy, sz), cover)]
 
 
-def book_lying(rng, s) -> list[Part]:
+def book_lying(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     """A Book lying flat: ``s`` is its (depth, width, height) *as placed* (height = thickness)."""
     sx, sy, sz = s
     cover_c = _pick(rng, _BRIGHT + _FABRICS)
@@ -651,7 +658,7 @@ def book_lying(rng, s) -> list[Part]:
 
 
 @builder("Mug")
-def build_mug(rng, s):
+def build_mug(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     r = sy / 2
     m = _flat(rng, _BRIGHT, 0.25)
@@ -663,7 +670,7 @@ def build_mug(rng, s):
 
 
 @builder("Cup")
-def build_cup(rng, s):
+def build_cup(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     r = min(sx, sy) / 2
     m = mat(_pick(rng, [(0.95, 0.95, 0.95), (0.6, 0.8, 0.9), (0.9, 0.6, 0.3)]), 0.15)
@@ -671,7 +678,7 @@ def build_cup(rng, s):
 
 
 @builder("Plate")
-def build_plate(rng, s):
+def build_plate(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     r = min(sx, sy) / 2
     return [lathe([(r * 0.6, 0), (r * 0.65, sz * 0.5), (r, sz), (r * 0.95, sz), (r * 0.6, sz * 0.6), (0, sz * 0.6)],
@@ -679,7 +686,7 @@ def build_plate(rng, s):
 
 
 @builder("Bowl")
-def build_bowl(rng, s):
+def build_bowl(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     r = min(sx, sy) / 2
     m = CERAMIC if rng.random() < 0.5 else _flat(rng, _BRIGHT + _WOODS, 0.3)
@@ -688,7 +695,7 @@ def build_bowl(rng, s):
 
 
 @builder("Knife")
-def build_knife(rng, s):
+def build_knife(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     hl = sy * 0.4
     return [box((0, -sy / 2 + hl / 2, sz / 2), (sx * 0.9, hl, sz), BLACK),
@@ -696,14 +703,14 @@ def build_knife(rng, s):
 
 
 @builder("ButterKnife")
-def build_butter_knife(rng, s):
+def build_butter_knife(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     return [box((0, -sy / 4, sz / 2), (sx * 0.5, sy / 2, sz), METAL),
             box((0, sy / 4, 0.0015), (sx, sy / 2, 0.003), METAL)]
 
 
 @builder("Fork")
-def build_fork(rng, s):
+def build_fork(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     parts = [box((0, -sy * 0.15, sz / 2), (sx * 0.4, sy * 0.7, sz), METAL),
              box((0, sy * 0.22, 0.002), (sx, sy * 0.06, 0.004), METAL)]
@@ -712,14 +719,14 @@ def build_fork(rng, s):
 
 
 @builder("Spoon")
-def build_spoon(rng, s):
+def build_spoon(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     return [box((0, -sy * 0.15, sz * 0.3), (sx * 0.25, sy * 0.7, sz * 0.3), METAL),
             ellipsoid((sx / 2, sy * 0.15, sz / 2), METAL, (0, sy * 0.35, sz / 2), segments=10, rings=4)]
 
 
 @builder("Spatula")
-def build_spatula(rng, s):
+def build_spatula(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     m = _flat(rng, [(0.1, 0.1, 0.1), (0.8, 0.2, 0.2), (0.95, 0.95, 0.95)], 0.5)
     return [box((0, -sy * 0.2, sz / 2), (0.025, sy * 0.6, sz), m),
@@ -727,7 +734,7 @@ def build_spatula(rng, s):
 
 
 @builder("Ladle")
-def build_ladle(rng, s):
+def build_ladle(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     r = sx / 2
     return [box((0, -r, 0.01), (0.018, sy - 2 * r, 0.008), METAL),
@@ -744,29 +751,29 @@ def _fruit(rng, s, color, stem=True):
 
 
 @builder("Apple")
-def build_apple(rng, s):
+def build_apple(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     return _fruit(rng, s, _pick(rng, [(0.8, 0.1, 0.1), (0.5, 0.75, 0.2), (0.85, 0.6, 0.15)]))
 
 
 @builder("Tomato")
-def build_tomato(rng, s):
+def build_tomato(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     return [ellipsoid((sx / 2, sy / 2, sz / 2 - 0.002), mat((0.85, 0.12, 0.08), 0.3), (0, 0, sz / 2 - 0.002)),
             cyl_z((0, 0, sz - 0.004), 0.012, 0.008, mat((0.2, 0.5, 0.15), 0.8))]
 
 
 @builder("Potato")
-def build_potato(rng, s):
+def build_potato(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     return _fruit(rng, s, (0.6, 0.45, 0.28), stem=False)
 
 
 @builder("Egg")
-def build_egg(rng, s):
+def build_egg(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     return _fruit(rng, s, (0.95, 0.9, 0.8), stem=False)
 
 
 @builder("Lettuce")
-def build_lettuce(rng, s):
+def build_lettuce(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     parts = [ellipsoid((sx / 2, sy / 2, sz / 2), mat((0.45, 0.75, 0.3), 0.7), (0, 0, sz / 2))]
     parts.append(ellipsoid((sx * 0.38, sy * 0.38, sz * 0.4), mat((0.7, 0.9, 0.5), 0.7), (0, 0, sz * 0.55)))
@@ -774,7 +781,7 @@ def build_lettuce(rng, s):
 
 
 @builder("Bread")
-def build_bread(rng, s):
+def build_bread(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     crust = mat((0.7, 0.45, 0.2), 0.8)
     return [box((0, 0, sz * 0.3), (sx, sy, sz * 0.6), crust),
@@ -789,12 +796,12 @@ def _shaker(rng, s, top):
 
 
 @builder("SaltShaker")
-def build_salt_shaker(rng, s):
+def build_salt_shaker(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     return _shaker(rng, s, METAL)
 
 
 @builder("PepperShaker")
-def build_pepper_shaker(rng, s):
+def build_pepper_shaker(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     return _shaker(rng, s, BLACK)
 
 
@@ -806,12 +813,12 @@ def _bottle(rng, s, body, neck_frac=0.35):
 
 
 @builder("Bottle")
-def build_bottle(rng, s):
+def build_bottle(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     return _bottle(rng, s, mat(_pick(rng, [(0.3, 0.6, 0.3), (0.55, 0.75, 0.9), (0.5, 0.3, 0.15)]), 0.05, 0.1))
 
 
 @builder("WineBottle")
-def build_wine_bottle(rng, s):
+def build_wine_bottle(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     r = min(sx, sy) / 2
     parts = _bottle(rng, s, mat((0.1, 0.25, 0.1), 0.05, 0.1), 0.4)
@@ -820,7 +827,7 @@ def build_wine_bottle(rng, s):
 
 
 @builder("SoapBottle")
-def build_soap_bottle(rng, s):
+def build_soap_bottle(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     body = mat(_pick(rng, [(0.9, 0.5, 0.7), (0.4, 0.7, 0.9), (0.9, 0.9, 0.4)]), 0.2)
     bh = sz - 0.05
@@ -830,14 +837,14 @@ def build_soap_bottle(rng, s):
 
 
 @builder("DishSponge")
-def build_dish_sponge(rng, s):
+def build_dish_sponge(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     return [box((0, 0, sz * 0.35), (sx, sy, sz * 0.7), mat((0.95, 0.85, 0.2), 0.95)),
             box((0, 0, sz * 0.85), (sx, sy, sz * 0.3), mat((0.2, 0.55, 0.25), 0.95))]
 
 
 @builder("PaperTowelRoll")
-def build_paper_towel_roll(rng, s):
+def build_paper_towel_roll(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     r = min(sx, sy) / 2
     return [cyl_z((0, 0, sz / 2), r, sz - 0.004, mat((0.97, 0.97, 0.95), 0.95)),
@@ -845,7 +852,7 @@ def build_paper_towel_roll(rng, s):
 
 
 @builder("CellPhone")
-def build_cell_phone(rng, s):
+def build_cell_phone(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     body = _flat(rng, [(0.1, 0.1, 0.1), (0.85, 0.85, 0.87), (0.3, 0.35, 0.5)], 0.3, 0.5)
     return [box((0, 0, sz * 0.4), (sx, sy, sz * 0.8), body),
@@ -853,7 +860,7 @@ def build_cell_phone(rng, s):
 
 
 @builder("CreditCard")
-def build_credit_card(rng, s):
+def build_credit_card(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     c = _pick(rng, [(0.15, 0.3, 0.7), (0.8, 0.65, 0.2), (0.1, 0.1, 0.1), (0.7, 0.1, 0.15)])
     return [box((0, 0, sz / 2), (sx, sy, sz), mat(c, 0.3, 0.3, texture={"kind": "noise", "seed": _seed(rng),
@@ -861,7 +868,7 @@ def build_credit_card(rng, s):
 
 
 @builder("Pen")
-def build_pen(rng, s):
+def build_pen(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     c = _pick(rng, [(0.1, 0.2, 0.7), (0.1, 0.1, 0.1), (0.8, 0.1, 0.1)])
     r = sz / 2
@@ -870,7 +877,7 @@ def build_pen(rng, s):
 
 
 @builder("Pencil")
-def build_pencil(rng, s):
+def build_pencil(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     r = sz / 2
     return [cyl_y((0, -0.01, r), r, sy - 0.02, mat((0.95, 0.75, 0.1), 0.5)),
@@ -879,7 +886,7 @@ def build_pencil(rng, s):
 
 
 @builder("RemoteControl")
-def build_remote_control(rng, s):
+def build_remote_control(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     parts = [box((0, 0, sz * 0.4), (sx, sy, sz * 0.8), mat((0.08, 0.08, 0.09), 0.5))]
     for k in range(4):
@@ -889,7 +896,7 @@ def build_remote_control(rng, s):
 
 
 @builder("KeyChain")
-def build_key_chain(rng, s):
+def build_key_chain(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     ring = min(sx / 2, 0.015)
     return [torus(ring - 0.002, 0.002, METAL, (0, -sy / 2 + ring, 0.002), axis="z", segments=10, sides=4),
@@ -898,7 +905,7 @@ def build_key_chain(rng, s):
 
 
 @builder("Watch")
-def build_watch(rng, s):
+def build_watch(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     strap = _flat(rng, [(0.1, 0.1, 0.1), (0.4, 0.25, 0.12)], 0.6)
     return [box((0, 0, 0.0015), (sx * 0.5, sy, 0.003), strap),
@@ -907,13 +914,13 @@ def build_watch(rng, s):
 
 
 @builder("Newspaper")
-def build_newspaper(rng, s):
+def build_newspaper(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     return [box((0, 0, sz / 2), (sx, sy, sz), mat((0.88, 0.87, 0.84), 0.9, texture={"kind": "paper", "seed": _seed(rng)}))]
 
 
 @builder("Laptop")
-def build_laptop(rng, s):
+def build_laptop(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     body = _flat(rng, [(0.75, 0.75, 0.78), (0.15, 0.15, 0.17), (0.35, 0.35, 0.38)], 0.3, 0.6)
     base_d = sx * 0.9   # base depth; lid leans back from its rear edge
@@ -935,7 +942,7 @@ def build_laptop(rng, s):
 
 
 @builder("Vase")
-def build_vase(rng, s):
+def build_vase(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     r = min(sx, sy) / 2
     m = _flat(rng, [(0.2, 0.35, 0.6), (0.85, 0.85, 0.8), (0.6, 0.2, 0.15), (0.2, 0.5, 0.45)], 0.15)
@@ -944,7 +951,7 @@ def build_vase(rng, s):
 
 
 @builder("Statue")
-def build_statue(rng, s):
+def build_statue(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     r = min(sx, sy) / 2
     m = _flat(rng, [(0.85, 0.83, 0.78), (0.6, 0.45, 0.2), (0.15, 0.15, 0.15)], 0.5, 0.3)
@@ -954,7 +961,7 @@ def build_statue(rng, s):
 
 
 @builder("Box")
-def build_box(rng, s):
+def build_box(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     m = mat((0.72, 0.55, 0.35), 0.9, texture={"kind": "noise", "seed": _seed(rng), "color": [0.72, 0.55, 0.35],
                                                "scale": 6.0})
@@ -963,7 +970,7 @@ def build_box(rng, s):
 
 
 @builder("Candle")
-def build_candle(rng, s):
+def build_candle(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     r = min(sx, sy) / 2
     return [cyl_z((0, 0, (sz - 0.015) / 2), r, sz - 0.015, mat(_pick(rng, [(0.95, 0.93, 0.85), (0.8, 0.2, 0.2)]), 0.7)),
@@ -971,7 +978,7 @@ def build_candle(rng, s):
 
 
 @builder("AlarmClock")
-def build_alarm_clock(rng, s):
+def build_alarm_clock(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     m = _flat(rng, _BRIGHT, 0.4)
     return [box((-0.005, 0, sz / 2), (sx - 0.01, sy, sz), m),
@@ -979,21 +986,21 @@ def build_alarm_clock(rng, s):
 
 
 @builder("TissueBox")
-def build_tissue_box(rng, s):
+def build_tissue_box(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     return [box((0, 0, (sz - 0.02) / 2), (sx, sy, sz - 0.02), mat(_pick(rng, [(0.5, 0.7, 0.85), (0.9, 0.9, 0.85), (0.8, 0.5, 0.6)]), 0.6)),
             ellipsoid((0.03, 0.05, 0.025), WHITE, (0, 0, sz - 0.025), segments=8, rings=4)]
 
 
 @builder("Pillow")
-def build_pillow(rng, s):
+def build_pillow(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     f = fabric(rng)
     return [ellipsoid((sx / 2, sy / 2, sz / 2), f, (0, 0, sz / 2), segments=12, rings=6)]
 
 
 @builder("TeddyBear")
-def build_teddy_bear(rng, s):
+def build_teddy_bear(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     fur = mat(_pick(rng, [(0.55, 0.35, 0.2), (0.85, 0.75, 0.6), (0.4, 0.25, 0.15)]), 1.0)
     hr = sz * 0.2
@@ -1007,13 +1014,13 @@ def build_teddy_bear(rng, s):
 
 
 @builder("Cloth")
-def build_cloth(rng, s):
+def build_cloth(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     return [box((0, 0, sz / 2), (sx, sy, sz), fabric(rng, _pick(rng, _BRIGHT)))]
 
 
 @builder("SprayBottle")
-def build_spray_bottle(rng, s):
+def build_spray_bottle(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     body = mat(_pick(rng, [(0.3, 0.6, 0.9), (0.9, 0.9, 0.3), (0.95, 0.95, 0.95)]), 0.2)
     r = sy / 2
@@ -1024,7 +1031,7 @@ def build_spray_bottle(rng, s):
 
 
 @builder("ToiletPaper")
-def build_toilet_paper(rng, s):
+def build_toilet_paper(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     r = min(sx, sy) / 2
     return [cyl_z((0, 0, sz / 2), r, sz, mat((0.98, 0.98, 0.97), 0.95)),
@@ -1032,13 +1039,13 @@ def build_toilet_paper(rng, s):
 
 
 @builder("HandTowel")
-def build_hand_towel(rng, s):
+def build_hand_towel(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     return [box((0, 0, sz / 2), (sx, sy, sz), fabric(rng, _pick(rng, [(0.95, 0.95, 0.95), (0.3, 0.5, 0.8)])))]
 
 
 @builder("ScrubBrush")
-def build_scrub_brush(rng, s):
+def build_scrub_brush(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     r = min(sx, sy) / 2
     return [lathe([(r * 0.8, 0), (r, 0.08), (r, 0.1), (0, 0.1)], WHITE),
@@ -1046,7 +1053,7 @@ def build_scrub_brush(rng, s):
 
 
 @builder("Dumbbell")
-def build_dumbbell(rng, s):
+def build_dumbbell(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     r = min(sx, sz) / 2
     return [cyl_y((0, 0, r), 0.015, sy - 0.04, METAL),
@@ -1055,7 +1062,7 @@ def build_dumbbell(rng, s):
 
 
 @builder("TennisRacket")
-def build_tennis_racket(rng, s):
+def build_tennis_racket(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     head = sx / 2
     m = _flat(rng, _BRIGHT, 0.4)
@@ -1065,25 +1072,26 @@ def build_tennis_racket(rng, s):
 
 
 @builder("BaseballBat")
-def build_baseball_bat(rng, s):
+def build_baseball_bat(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     r = sz / 2
     m = wood(rng, (0.8, 0.65, 0.4))
     prof = [(0.0, 0), (r * 0.45, 0.0), (r * 0.35, sy * 0.4), (r, sy * 0.85), (r * 0.85, sy), (0, sy)]
     part = lathe(prof, m, (0, 0, 0), segments=10)
+    assert part.vertices is not None    # a lathe solid is a mesh part
     v = part.vertices.copy()     # lathe axis z -> along y, then lift to lie on the surface
     part.vertices = np.round(np.stack([v[:, 0], v[:, 2] - sy / 2, v[:, 1] + r], axis=1), 6)
     return [part]
 
 
 @builder("CD")
-def build_cd(rng, s):
+def build_cd(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     return [cyl_z((0, 0, sz / 2), sx / 2, sz, mat((0.85, 0.85, 0.9), 0.1, 0.9))]
 
 
 @builder("Globe")
-def build_globe(rng, s):
+def build_globe(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     r = min(sx, sy) / 2 - 0.01
     return [cyl_z((0, 0, 0.01), 0.07, 0.02, wood(rng)),
@@ -1095,7 +1103,7 @@ def build_globe(rng, s):
 
 # ---------------------------------------------------------------- static structure ----------
 @builder("CounterTop")
-def build_counter(rng, s):
+def build_counter(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     body = _flat(rng, [(0.95, 0.95, 0.93), (0.3, 0.35, 0.45), (0.55, 0.4, 0.25), (0.3, 0.45, 0.35)], 0.5)
     top = mat((0.85, 0.85, 0.83), 0.3, texture={"kind": "marble", "seed": _seed(rng), "scale": 1.0})
@@ -1112,7 +1120,7 @@ def build_counter(rng, s):
 
 
 @builder("Cabinet")
-def build_cabinet(rng, s):
+def build_cabinet(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     sx, sy, sz = s
     m = wood(rng)
     n = max(1, int(round(sy / 0.6)))
@@ -1120,6 +1128,6 @@ def build_cabinet(rng, s):
     parts = [box((-0.01, 0, sz / 2), (sx - 0.02, sy, sz), m)]
     for k in range(n):
         y = -sy / 2 + w * (k + 0.5)
-        parts.append(box((sx / 2 - 0.01, y, sz / 2), (0.02, w - 0.015, sz - 0.015), wood(rng, m.texture["color"])))
+        parts.append(box((sx / 2 - 0.01, y, sz / 2), (0.02, w - 0.015, sz - 0.015), wood(rng, _texture_color(m, "color"))))
         parts.append(box((sx / 2, y + w * 0.35, 0.08), (0.004, 0.012, 0.1), METAL))
     return parts

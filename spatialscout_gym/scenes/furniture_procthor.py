@@ -40,17 +40,17 @@ def _laundry_machine(rng, s, drum: bool) -> list[Part]:
 
 
 @builder("WashingMachine")
-def build_washing_machine(rng, s):
+def build_washing_machine(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     return _laundry_machine(rng, s, True)
 
 
 @builder("ClothesDryer")
-def build_clothes_dryer(rng, s):
+def build_clothes_dryer(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     return _laundry_machine(rng, s, False)
 
 
 @builder("ShowerHead")
-def build_shower_head(rng, s):
+def build_shower_head(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     """A riser pipe up the wall with a round head tilted into the room at the top."""
     sx, sy, sz = s
     r = min(sy / 2, 0.11)
@@ -63,7 +63,7 @@ def build_shower_head(rng, s):
 
 
 @builder("ShowerCurtain")
-def build_shower_curtain(rng, s):
+def build_shower_curtain(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     """A curtain gathered at one end of its rod: pleats hanging from rings."""
     sx, sy, sz = s
     c = _pick(rng, [(0.95, 0.95, 0.95), (0.55, 0.75, 0.85), (0.85, 0.8, 0.6), (0.7, 0.8, 0.7)])
@@ -79,7 +79,7 @@ def build_shower_curtain(rng, s):
 
 
 @builder("HandTowelHolder")
-def build_hand_towel_holder(rng, s):
+def build_hand_towel_holder(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     """A wall plate with a ring for a hand towel."""
     sx, sy, sz = s
     rr = min(sy, sz) / 2
@@ -89,7 +89,7 @@ def build_hand_towel_holder(rng, s):
 
 
 @builder("Cart")
-def build_cart(rng, s):
+def build_cart(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     """A rolling utility cart: two shelves on four posts and castors, a push handle."""
     sx, sy, sz = s
     m = _pick(rng, [(0.2, 0.2, 0.22), (0.85, 0.85, 0.85), (0.15, 0.35, 0.6), (0.6, 0.15, 0.15)])
@@ -110,7 +110,7 @@ def build_cart(rng, s):
 
 
 @builder("Desktop")
-def build_desktop(rng, s):
+def build_desktop(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     """A desktop computer: a monitor on a stand, a keyboard in front, a mouse."""
     sx, sy, sz = s
     dark = _pick(rng, [(0.08, 0.08, 0.09), (0.85, 0.85, 0.87)])
@@ -127,7 +127,7 @@ def build_desktop(rng, s):
 
 
 @builder("Footstool")
-def build_footstool(rng, s):
+def build_footstool(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     """A small step stool: a padded top on four short legs."""
     sx, sy, sz = s
     legs = wood(rng)
@@ -140,7 +140,7 @@ def build_footstool(rng, s):
 
 
 @builder("GarbageBag")
-def build_garbage_bag(rng, s):
+def build_garbage_bag(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     """A full bin bag: a rounded sack with a tied neck."""
     sx, sy, sz = s
     m = mat(_pick(rng, [(0.05, 0.05, 0.06), (0.2, 0.35, 0.2), (0.85, 0.85, 0.85)]), 0.25)
@@ -150,7 +150,7 @@ def build_garbage_bag(rng, s):
 
 
 @builder("RoomDecor")
-def build_room_decor(rng, s):
+def build_room_decor(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     """A tall floor vase with dry branches."""
     sx, sy, sz = s
     r = min(sx, sy) / 2
@@ -169,7 +169,7 @@ def build_room_decor(rng, s):
 
 
 @builder("SoapBar")
-def build_soap_bar(rng, s):
+def build_soap_bar(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     """A rounded bar of soap."""
     sx, sy, sz = s
     c = _pick(rng, [(0.95, 0.9, 0.75), (0.85, 0.55, 0.65), (0.6, 0.8, 0.6), (0.95, 0.95, 0.95)])
@@ -177,7 +177,7 @@ def build_soap_bar(rng, s):
 
 
 @builder("TableTopDecor")
-def build_table_top_decor(rng, s):
+def build_table_top_decor(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     """A decorative tray with three ornamental balls."""
     sx, sy, sz = s
     tray = wood(rng)
@@ -192,7 +192,7 @@ def build_table_top_decor(rng, s):
 
 
 @builder("VacuumCleaner")
-def build_vacuum_cleaner(rng, s):
+def build_vacuum_cleaner(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     """An upright vacuum cleaner: a floor head, a bagged body and a handle."""
     sx, sy, sz = s
     c = mat(_pick(rng, _BRIGHT[:6]), 0.35, 0.1)
@@ -205,7 +205,7 @@ def build_vacuum_cleaner(rng, s):
 
 
 @builder("WateringCan")
-def build_watering_can(rng, s):
+def build_watering_can(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     """A watering can: a round body, a long spout forward and a handle on top."""
     sx, sy, sz = s
     m = mat(_pick(rng, [(0.2, 0.55, 0.3), (0.75, 0.75, 0.78), (0.85, 0.35, 0.2), (0.2, 0.4, 0.75)]), 0.35, 0.4)
@@ -220,7 +220,7 @@ def build_watering_can(rng, s):
 
 
 @builder("AluminumFoil")
-def build_aluminum_foil(rng, s):
+def build_aluminum_foil(rng: np.random.Generator, s: np.ndarray) -> list[Part]:
     """A boxed roll of foil: a long carton with its silver roll showing at the end."""
     sx, sy, sz = s
     carton = mat(_pick(rng, [(0.2, 0.3, 0.65), (0.8, 0.15, 0.15), (0.85, 0.85, 0.8)]), 0.6)

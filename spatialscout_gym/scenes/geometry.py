@@ -12,9 +12,11 @@ stays self-contained (nothing is downloaded, core/spec.py module docstring).
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from spatialscout_gym.core.frames import quat_mul
 from spatialscout_gym.core.spec import Material, Part
+from spatialscout_gym.core.types import ArrayLike3
 
 __all__ = ["mat", "box", "cyl_z", "cyl_x", "cyl_y", "sphere", "lathe", "torus", "ellipsoid",
            "place", "quat_mul", "quat_yaw", "parts_aabb"]
@@ -29,47 +31,47 @@ def quat_yaw(yaw_deg: float) -> np.ndarray:
     return np.array([np.cos(h), 0.0, 0.0, np.sin(h)])
 
 
-def mat(color, roughness: float = 0.7, metallic: float = 0.0, texture: dict | None = None,
+def mat(color: ArrayLike3, roughness: float = 0.7, metallic: float = 0.0, texture: dict | None = None,
         alpha: float = 1.0) -> Material:
     """A :class:`Material` from an RGB colour in 0-1 (linear)."""
     c = [float(np.clip(x, 0.0, 1.0)) for x in color]
     return Material((c[0], c[1], c[2], float(alpha)), float(roughness), float(metallic), texture)
 
 
-def box(center, size, material: Material) -> Part:
+def box(center: ArrayLike3, size: ArrayLike3, material: Material) -> Part:
     """Axis-aligned box with full side lengths ``size`` (3,), centred at ``center`` (3,)."""
     return Part("box", np.asarray(center, float), half_size=np.asarray(size, float) / 2.0,
                 material=material)
 
 
-def cyl_z(center, radius: float, height: float, material: Material) -> Part:
+def cyl_z(center: ArrayLike3, radius: float, height: float, material: Material) -> Part:
     """Upright cylinder (axis along z) of full ``height``, centred at ``center``."""
     return Part("cylinder", np.asarray(center, float), quat_wxyz=_Q_Z_FROM_X.copy(),
                 radius=float(radius), half_length=float(height) / 2.0, material=material)
 
 
-def cyl_x(center, radius: float, length: float, material: Material) -> Part:
+def cyl_x(center: ArrayLike3, radius: float, length: float, material: Material) -> Part:
     """Cylinder with its axis along local x."""
     return Part("cylinder", np.asarray(center, float), radius=float(radius),
                 half_length=float(length) / 2.0, material=material)
 
 
-def cyl_y(center, radius: float, length: float, material: Material) -> Part:
+def cyl_y(center: ArrayLike3, radius: float, length: float, material: Material) -> Part:
     """Cylinder with its axis along local y."""
     return Part("cylinder", np.asarray(center, float), quat_wxyz=_Q_Y_FROM_X.copy(),
                 radius=float(radius), half_length=float(length) / 2.0, material=material)
 
 
-def sphere(center, radius: float, material: Material) -> Part:
+def sphere(center: ArrayLike3, radius: float, material: Material) -> Part:
     return Part("sphere", np.asarray(center, float), radius=float(radius), material=material)
 
 
-def _mesh(vertices: np.ndarray, faces: np.ndarray, center, material: Material) -> Part:
+def _mesh(vertices: np.ndarray, faces: np.ndarray, center: ArrayLike3, material: Material) -> Part:
     return Part("mesh", np.asarray(center, float), vertices=np.round(vertices, 6),
                 faces=np.asarray(faces, int), material=material)
 
 
-def lathe(profile, material: Material, center=(0.0, 0.0, 0.0), segments: int = 14) -> Part:
+def lathe(profile: ArrayLike, material: Material, center: ArrayLike3 = (0.0, 0.0, 0.0), segments: int = 14) -> Part:
     """Closed solid of revolution about local z.
 
     Parameters
@@ -98,7 +100,7 @@ def lathe(profile, material: Material, center=(0.0, 0.0, 0.0), segments: int = 1
     return _mesh(v, np.array(faces), center, material)
 
 
-def torus(major: float, minor: float, material: Material, center=(0.0, 0.0, 0.0),
+def torus(major: float, minor: float, material: Material, center: ArrayLike3 = (0.0, 0.0, 0.0),
           axis: str = "y", segments: int = 10, sides: int = 6) -> Part:
     """Torus of ring radius ``major`` and tube radius ``minor``; its ring lies in the plane
     normal to ``axis`` (local ``"x"``, ``"y"`` or ``"z"``)."""
@@ -121,7 +123,7 @@ def torus(major: float, minor: float, material: Material, center=(0.0, 0.0, 0.0)
     return _mesh(v, np.array(faces), center, material)
 
 
-def ellipsoid(radii, material: Material, center=(0.0, 0.0, 0.0), segments: int = 12,
+def ellipsoid(radii: ArrayLike3, material: Material, center: ArrayLike3 = (0.0, 0.0, 0.0), segments: int = 12,
               rings: int = 7) -> Part:
     """Ellipsoid with semi-axes ``radii`` (3,) as a UV-sphere mesh."""
     t = np.linspace(0, np.pi, rings + 1)
@@ -131,7 +133,7 @@ def ellipsoid(radii, material: Material, center=(0.0, 0.0, 0.0), segments: int =
     return part
 
 
-def place(parts: list[Part], position_world, yaw_deg: float) -> list[Part]:
+def place(parts: list[Part], position_world: ArrayLike3, yaw_deg: float) -> list[Part]:
     """Move local parts into the world: rotate by ``yaw_deg`` about z, then translate.
 
     Returns new :class:`Part` objects (the inputs are not modified).

@@ -16,8 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from spatialscout_gym.core.spec import Part
+from spatialscout_gym.core.types import ArrayLike3
 from spatialscout_gym.scenes.categories import CATEGORIES
 from spatialscout_gym.scenes.furniture import book_lying, build_object, shelf_levels
 from spatialscout_gym.scenes.geometry import parts_aabb, place
@@ -199,7 +201,7 @@ class RoomLayout:
         half = _half_xy(np.array([depth, width, 0.0]), SIDE_YAW[side])
         return np.array([*(c - half), z0]), np.array([*(c + half), z1])
 
-    def reserve(self, lo, hi) -> None:
+    def reserve(self, lo: ArrayLike3, hi: ArrayLike3) -> None:
         """Keep a box free of furniture and wall items (e.g. the initial camera's spot)."""
         self.blocks.append((np.asarray(lo, float), np.asarray(hi, float), -1))
 
@@ -238,7 +240,7 @@ class RoomLayout:
         return idx
 
     # ---- furniture --------------------------------------------------------------------------
-    def against_wall(self, cat: str, side: int | None = None, size=None, tries: int = 25,
+    def against_wall(self, cat: str, side: int | None = None, size: ArrayLike3 | None = None, tries: int = 25,
                      gap: float = 0.01, t: float | None = None) -> int | None:
         """Place ``cat`` with its back to a wall, facing into the room; index or None."""
         if not self.allows(cat):
@@ -260,8 +262,8 @@ class RoomLayout:
                 return None
         return None
 
-    def free_standing(self, cat: str, size=None, tries: int = 25, margin: float = 0.6,
-                      yaw: float | None = None, near=None, spread: float = 0.8) -> int | None:
+    def free_standing(self, cat: str, size: ArrayLike3 | None = None, tries: int = 25, margin: float = 0.6,
+                      yaw: float | None = None, near: ArrayLike | None = None, spread: float = 0.8) -> int | None:
         """Place ``cat`` away from the walls (``margin`` metres), at a yaw of 0/90/180/270 deg
         (or ``yaw``), optionally within ``spread`` metres of ``near`` (x, y)."""
         if not self.allows(cat):
@@ -283,7 +285,7 @@ class RoomLayout:
                 return self._commit(cat, size, np.array([c[0], c[1], 0.0]), yw, "furniture")
         return None
 
-    def at(self, cat: str, xy, yaw: float, size=None, z: float = 0.0) -> int | None:
+    def at(self, cat: str, xy: ArrayLike, yaw: float, size: ArrayLike3 | None = None, z: float = 0.0) -> int | None:
         """Place ``cat`` exactly at ``xy`` with ``yaw`` if the spot is free; index or None."""
         if not self.allows(cat):
             return None
@@ -338,7 +340,7 @@ class RoomLayout:
 
     # ---- wall items ---------------------------------------------------------------------------
     def on_wall(self, cat: str, z0: float | None = None, side: int | None = None, t: float | None = None,
-                size=None, tries: int = 20, sides: list[int] | None = None) -> int | None:
+                size: ArrayLike3 | None = None, tries: int = 20, sides: list[int] | None = None) -> int | None:
         """Hang ``cat`` on a wall: back on the wall's inner face, bottom at ``z0`` (random
         eye-level height when None)."""
         if not self.allows(cat):
@@ -360,7 +362,7 @@ class RoomLayout:
                 return None
         return None
 
-    def on_wall_at(self, cat: str, side: int, t: float, z0: float, size) -> int | None:
+    def on_wall_at(self, cat: str, side: int, t: float, z0: float, size: ArrayLike3) -> int | None:
         """Hang ``cat`` of ``size`` on wall ``side`` centred at ``t``, bottom at ``z0``; index or None."""
         if not self.allows(cat):
             return None
@@ -396,7 +398,7 @@ class RoomLayout:
 
     # ---- items on surfaces ----------------------------------------------------------------------
     def on_surface(self, cat: str, kinds: tuple[str, ...] | None = None, surface: Surface | None = None,
-                   tries: int = 12, yaw: float | None = None, size=None, lying_book: bool = False,
+                   tries: int = 12, yaw: float | None = None, size: ArrayLike3 | None = None, lying_book: bool = False,
                    where: tuple[float, float] | None = None) -> int | None:
         """Put a small item on a free spot of a matching surface; index or None.
 

@@ -59,6 +59,7 @@ import json
 import os
 import re
 import warnings
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -66,10 +67,10 @@ from typing import Literal
 import numpy as np
 
 from spatialscout_gym.core.camera import Intrinsics
-from spatialscout_gym.core.errors import SpatialScoutError, install_command
+from spatialscout_gym.core.errors import ConfigError, SpatialScoutError, install_command
 from spatialscout_gym.core.frames import CameraPose, quat_mul as _qmul
 from spatialscout_gym.core.run_files import SCENE_SPEC_FILE
-from spatialscout_gym.core.spec import Light, Material, Part, SceneObject, SceneSpec
+from spatialscout_gym.core.spec import Light, Material, Part, Role, SceneObject, SceneSpec
 
 __all__ = ["missing_scene_dirs",
     "DATASETS", "DatasetLayout", "ManiSkillAssetsMissing", "SourceObject", "SourceScene",
@@ -380,7 +381,7 @@ class SourceStructure:
     """
 
     name: str
-    visuals: list[tuple[Path, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
+    visuals: list[tuple[Path | PrimitiveMesh, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
 
     @property
     def box(self) -> tuple[np.ndarray, np.ndarray]:
@@ -493,7 +494,8 @@ def _replicacad_scene(layout, root, rel, cache) -> tuple:
             category = id_to_category.get(int(semantic_id)) if semantic_id not in (None, 0) else None
         T = T_x90 @ _pose(inst["translation"], inst["rotation"])
         objects.append((index, template, category, mesh, T, inst.get("motion_type") == "DYNAMIC"))
-    color = tuple(float(c) for c in np.array([1.0, 0.8, 0.5]) * 2)
+    r, g, b = (float(c) for c in np.array([1.0, 0.8, 0.5]) * 2)
+    color = (r, g, b)
     lights = [Light("point", color, position_world=np.array(p, dtype=float)) for p in
               ([-1.1, 2.775, 2.3], [-0.5, -1.44, 2.3], [2.4, -1.6, 2.3], [2.5, -6.1, 2.3], [3.14, 3.24, 3])]
     nav, nav_tris = None, None  # ManiSkill: configs/scenes/<Path(config).stem>.fetch.navigable_positions.obj
@@ -529,7 +531,7 @@ def _rpy_matrix(rpy) -> np.ndarray:
     return _qmat(_qmul(qz, _qmul(qy, qx)))
 
 
-def _urdf_origin(el, scale: float) -> np.ndarray:
+def _urdf_origin(el: ET.Element | None, scale: float) -> np.ndarray:
     T = np.eye(4)
     if el is not None:
         T[:3, :3] = _rpy_matrix([float(x) for x in el.get("rpy", "0 0 0").split()])
@@ -537,12 +539,23 @@ def _urdf_origin(el, scale: float) -> np.ndarray:
     return T
 
 
-def _urdf_rest_visuals(urdf: Path, T_world_root: np.ndarray, scale: float) -> list:
-    """``(mesh path, T_world_mesh, scale (3,))`` of every mesh visual with all joints at 0."""
-    import xml.etree.ElementTree as ET
+def _urdf_attr(urdf: Path, el: ET.Element, name: str, child: str | None = None) -> str:
+    """Attribute ``name`` of ``el`` (or of its ``child`` element); :class:`ConfigError` (one line
+    naming the file) when the URDF lacks it."""
+    holder = el if child is None else el.find(child)
+    value = None if holder is None else holder.get(name)
+    if value is None:
+        where = f"<{el.tag}>" + ("" if child is None else f" <{child}>")
+        raise ConfigError(f"{urdf}: a URDF {where} element has no {name!r} attribute")
+    return value
 
+
+def _urdf_rest_visuals(urdf: Path, T_world_root: np.ndarray, scale: float) \
+        -> list[tuple[Path | PrimitiveMesh, np.ndarray, np.ndarray]]:
+    """``(mesh path or primitive, T_world_mesh, scale (3,))`` of every visual with all joints at 0."""
     robot = ET.parse(urdf).getroot()
-    parent_of = {j.find("child").get("link"): (j.find("parent").get("link"), _urdf_origin(j.find("origin"), scale))
+    parent_of = {_urdf_attr(urdf, j, "link", "child"): (_urdf_attr(urdf, j, "link", "parent"),
+                                                       _urdf_origin(j.find("origin"), scale))
                  for j in robot.findall("joint")}
 
     def link_pose(name: str, depth: int = 0) -> np.ndarray:
@@ -551,17 +564,17 @@ def _urdf_rest_visuals(urdf: Path, T_world_root: np.ndarray, scale: float) -> li
         parent, T_joint = parent_of[name]
         return link_pose(parent, depth + 1) @ T_joint
 
-    out = []
+    out: list[tuple[Path | PrimitiveMesh, np.ndarray, np.ndarray]] = []
     for link in robot.findall("link"):
         for vis in link.findall("visual"):
             geometry = vis.find("geometry")
             if geometry is None:
                 continue
-            T = link_pose(link.get("name")) @ _urdf_origin(vis.find("origin"), scale)
+            T = link_pose(_urdf_attr(urdf, link, "name")) @ _urdf_origin(vis.find("origin"), scale)
             mesh = geometry.find("mesh")
             if mesh is not None:
                 s = np.array([float(x) for x in mesh.get("scale", "1 1 1").split()]) * scale
-                out.append((_urdf_mesh_path(urdf, mesh.get("filename")), T, s))
+                out.append((_urdf_mesh_path(urdf, _urdf_attr(urdf, mesh, "filename")), T, s))
                 continue
             primitive = _urdf_primitive(geometry)
             if primitive is not None:
@@ -824,6 +837,7 @@ def choose_initial_camera(source: SourceScene, intrinsics: Intrinsics, *,
             key = (-count, rank, k)
             if best_key is None or key < best_key:
                 best, best_key = pose, key
+    assert best is not None     # ``valid`` is not empty and each of its points tries every yaw
     return best
 
 
@@ -928,7 +942,8 @@ def spec_from_source(source: SourceScene, n_targets: int = 40, *, intrinsics: In
     start = "import configuration" if camera is not None else "chosen by this package (choose_initial_camera)"
     camera = camera or choose_initial_camera(source, intrinsics)
     targets, hidden = select_targets(source, camera, n_targets)
-    role_of = {i: "target" for i in targets} | {i: "hidden" for i in hidden}
+    role_of: dict[int, Role] = {i: "target" for i in targets}
+    role_of.update((i, "hidden") for i in hidden)
     ids = _object_ids(source)
     stage = SceneObject("stage", "Structure", "Structure", "static",
                         [_mesh_part(source.stage_path, source.T_world_stage, source.stage_box)],

@@ -99,7 +99,7 @@ def _sample_size(rng: np.random.Generator, kind: str, scale=1.0) -> tuple[float,
             float(np.round(rng.uniform(ay * scale, by * scale), 2)))
 
 
-def single_room_plan(rng: np.random.Generator, kind: str, scale=1.0) -> FloorPlan:
+def single_room_plan(rng: np.random.Generator, kind: str, scale: float = 1.0) -> FloorPlan:
     """One room of ``kind`` with its south-west wall line at the origin; ``scale`` multiplies
     the :data:`ROOM_SIZES` ranges (a catalog version's rule, scenes/sizes.py)."""
     w, d = _sample_size(rng, kind, scale)
@@ -107,7 +107,7 @@ def single_room_plan(rng: np.random.Generator, kind: str, scale=1.0) -> FloorPla
     return FloorPlan([room], [], float(np.round(rng.uniform(2.6, 2.9), 2)))
 
 
-def apartment_plan(rng: np.random.Generator, kinds: list[str], scale=1.0) -> FloorPlan:
+def apartment_plan(rng: np.random.Generator, kinds: list[str], scale: float = 1.0) -> FloorPlan:
     """2-5 rooms in two rows (or one row for 2-3 rooms), connected by doors.
 
     Rooms of one row share the row depth; a row's rooms split the apartment width in proportion

@@ -4,11 +4,12 @@ release's (docs/protocol.md section 8) beside them, each labelled by its source.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 
 import numpy as np
 
-from spatialscout_gym.core.spec import SceneSpec
+from spatialscout_gym.core.spec import SceneObject, SceneSpec
 
 __all__ = ["catalog_stats", "PAPER_STATS", "RELEASE_STATS", "SCENE_SOURCES", "SIZE_TOL_M", "size_comparison", "own_box_size", "reference_losses",
            "PAPER_REFERENCE_LOSSES_M", "PAPER_REFERENCE_LOSSES_OTHER_VERSION_M", "plot_size_comparison"]
@@ -115,7 +116,7 @@ def catalog_stats(specs: list[SceneSpec], top: int = 10) -> dict:
 
 
 # ---------------------------------------------------------------- sizes vs AI2-THOR -------------
-def own_box_size(obj) -> np.ndarray:
+def own_box_size(obj: SceneObject) -> np.ndarray:
     """An object's own box: the sides (metres, sorted large to small) of its smallest-volume box
     about a vertical axis, over the yaws its parts are posed at. For a yawed object this is the
     box it was built in, not the larger world-axis AABB."""
@@ -198,7 +199,7 @@ def reference_losses(specs: list[SceneSpec], seed: int = 0) -> dict:
     return {k: float(np.mean(v)) for k, v in out.items()}
 
 
-def plot_size_comparison(sizes: dict, path, title: str = "") -> None:
+def plot_size_comparison(sizes: dict, path: str | os.PathLike, title: str = "") -> None:
     """A PNG: per category (most targets first), our median cube-root box volume against
     AI2-THOR's, on a log scale, with the weighted ratio in the title."""
     import matplotlib

@@ -36,17 +36,22 @@ import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.core.types import UNLIMITED
 from spatialscout_gym.envs.session import EpisodeSession
+from spatialscout_gym.episode.episode import Episode
 from spatialscout_gym.episode.tools import TOOL_NAMES
 from spatialscout_gym.conversation.messages import parse_arguments
 from spatialscout_gym.conversation.prompt import DEFAULT_PROMPT_STYLE, check_prompt_style, task_prompt
 from spatialscout_gym.conversation.replies import (clip_error, frame_parts, refusal_text, result_text,
                                                unknown_tool_error)
 from spatialscout_gym.conversation.schemas import tool_schemas
+
+if TYPE_CHECKING:
+    from mcp.server import Server
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 __all__ = ["McpEpisode", "build_server", "serve_stdio", "serve_http", "HOST", "stdout_to_stderr",
            "PROMPT_NAME", "BearerAuth"]
@@ -104,7 +109,7 @@ class McpEpisode:
         self.instructions = task_prompt(spec.public, K, model_call_budget=tool_call_budget or UNLIMITED,
                                         image_budget=image_budget, budget_counts_tool_calls=True, style=prompt_style)
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spatialscout-mcp-episode")
-        self._episode: Any = None
+        self._episode: Episode | None = None
         self._ready = self._thread.submit(self._start)
         if not background:
             self._ready.result()
@@ -114,9 +119,10 @@ class McpEpisode:
         self._episode = self.session.new_episode()
 
     @property
-    def episode(self) -> Any:
+    def episode(self) -> Episode:
         """The :class:`~spatialscout_gym.episode.Episode` (waits for the warm-up)."""
-        self._ready.result()
+        self._ready.result()            # re-raises when the warm-up failed
+        assert self._episode is not None   # else _start() has set it
         return self._episode
 
     # ---- one tool call ---------------------------------------------------------------------------
@@ -132,7 +138,7 @@ class McpEpisode:
         return self._thread.submit(self._call, name, arguments).result()
 
     def _call(self, name: str, arguments: Any) -> tuple[list[dict], bool]:
-        ep = self._episode
+        ep = self.episode
         ended = ep.done
         args, reason = parse_arguments(arguments)
         # the episode counts and traces every call, an unknown tool or unreadable arguments included
@@ -152,7 +158,7 @@ class McpEpisode:
         return blocks, err
 
     def _image_blocks(self, fid: int) -> list[dict]:
-        caption, img = frame_parts(self._episode, fid)
+        caption, img = frame_parts(self.episode, fid)
         return [{"type": "text", "text": caption},
                 {"type": "image", "data": base64.b64encode(img.jpeg).decode("ascii"), "mime_type": "image/jpeg"}]
 
@@ -190,8 +196,8 @@ class McpEpisode:
     def _write(self) -> dict:
         if self.result is not None:
             return self.result
-        if not self._episode.done:
-            self._episode.end("server_stopped")
+        if not self.episode.done:
+            self.episode.end("server_stopped")
         self.result = self.session.write_run(self.out_dir, self, seed=self.seed)
         return self.result
 
@@ -215,7 +221,7 @@ def _text(text: str) -> dict:
     return {"type": "text", "text": text}
 
 
-def build_server(session: McpEpisode):
+def build_server(session: McpEpisode) -> Server:
     """A low-level :class:`mcp.server.Server` whose ``tools/list`` and ``tools/call`` serve
     ``session``."""
     import mcp.types as types
@@ -243,9 +249,10 @@ def build_server(session: McpEpisode):
 
     async def on_call_tool(ctx, params) -> types.CallToolResult:
         blocks, err = session.call(params.name, params.arguments)
-        content = [types.TextContent(type="text", text=b["text"]) if b["type"] == "text" else
-                   types.ImageContent(type="image", data=b["data"], mime_type=b["mime_type"])
-                   for b in blocks]
+        content: list[types.ContentBlock] = [
+            types.TextContent(type="text", text=b["text"]) if b["type"] == "text" else
+            types.ImageContent(type="image", data=b["data"], mime_type=b["mime_type"])
+            for b in blocks]
         return types.CallToolResult(content=content, is_error=err)
 
     from spatialscout_gym import __version__
@@ -275,13 +282,13 @@ class BearerAuth:
 
     The comparison is constant-time; lifespan events pass through."""
 
-    def __init__(self, app: Any, token: str) -> None:
+    def __init__(self, app: ASGIApp, token: str) -> None:
         if not token or len(token) < 16:
             raise ValueError("the MCP bearer token must have at least 16 characters "
                              "(use --generate-token for a random one)")
         self.app, self._expected = app, f"Bearer {token}".encode("utf-8")
 
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("type") == "http":
             import hmac
             got = dict(scope.get("headers") or []).get(b"authorization", b"")
@@ -306,7 +313,7 @@ def serve_http(session: McpEpisode, port: int = 8765, *, ready: Any = None, toke
     ``Authorization: Bearer <token>`` (:class:`BearerAuth`)."""
     import uvicorn
     server = build_server(session)
-    app = server.streamable_http_app(host=HOST)
+    app: ASGIApp = server.streamable_http_app(host=HOST)
     if token is not None:
         app = BearerAuth(app, token)
     config = uvicorn.Config(app, host=HOST, port=int(port), log_level="warning", lifespan="on")

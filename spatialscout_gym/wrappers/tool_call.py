@@ -53,9 +53,9 @@ import warnings
 from typing import TYPE_CHECKING, Any, Sequence, cast
 
 import gymnasium as gym
-from gymnasium import spaces
 
 from spatialscout_gym.episode import trace as tr
+from spatialscout_gym.episode.episode import Episode
 from spatialscout_gym.episode.tools import TOOL_NAMES
 from spatialscout_gym.conversation.codecs import parse_reply, wire_format_of
 from spatialscout_gym.conversation.messages import (MAX_ARGUMENT_CHARS, WIRE_FORMATS, EpisodeOverError, Message,
@@ -167,7 +167,7 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.inner_tool_call_cap = self._lift_inner_cap()
         self.observation_space = MessagesSpace()
         self.action_space = ReplySpace(TOOL_NAMES)
-        self._episode: Any = None
+        self._episode: Episode | None = None
         self._clear()
 
     @property
@@ -214,7 +214,7 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return self.passive_views is not None
 
     @property
-    def episode(self) -> Any:
+    def episode(self) -> Episode:
         """The env's current :class:`~spatialscout_gym.episode.Episode` (read only)."""
         if self._episode is None:
             raise RuntimeError("call reset() first")
@@ -236,7 +236,7 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     def _emit(self, kind: str, **fields: Any) -> None:
         # time_unix_s: when the request was handed to the provider / the reply came back (seconds)
         clock = self.clock if self.clock is not None else time.time
-        self._events.append((len(self._episode.trace), tr.event(kind, **fields, time_unix_s=float(clock()))))
+        self._events.append((len(self.episode.trace), tr.event(kind, **fields, time_unix_s=float(clock()))))
 
     def trace(self) -> list[dict]:
         """The episode's trace events with this wrapper's events in place (see the module docstring)."""
@@ -260,13 +260,13 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             out.append(dict(pending[1]))
             pending = next(events, None)
         if self.done and not has_end:  # ended here (no tool call, B): the env's episode runs on
-            ep = self._episode
+            ep = self.episode
             out.append(tr.event("end", reason=self.end_reason, tool_calls=ep.tool_calls,
                                 images_used=ep.images_used, model_calls=self.model_calls))
         return out
 
     # ---- gymnasium API ----------------------------------------------------------------------------
-    def reset(self, *, seed: int | None = None, options: dict | None = None):
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[list[Message], dict[str, Any]]:
         """Reset the env; returns the conversation opening (system prompt, first user message) and
         the env's reset info plus ``model_call_budget``."""
         _, info = self.env.reset(seed=seed, options=options)
@@ -316,7 +316,7 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             self._requested = True
         return list(self.messages)
 
-    def step(self, reply: Any):
+    def step(self, reply: Any) -> tuple[list[Message], float, bool, bool, dict[str, Any]]:
         """Run one model reply's tool calls (one env step each) and return the next messages.
 
         Returns
@@ -433,7 +433,7 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     def _env_step(self, name: str, args: dict):
         """One tool call as one env step; returns the step's five values."""
         unwrapped = self._scout
-        action = encode_call(name, args, cast(spaces.Dict, unwrapped.action_space), self._episode.inventory_ids,
+        action = encode_call(name, args, unwrapped.action_space, self.episode.inventory_ids,
                              unwrapped.decode_action)
         return self.env.step(action)
 
@@ -443,17 +443,17 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             return self._refused(call, index, unknown_tool_error(name), "unknown_tool", tool_results), 0.0, False, False, {}
         if self.passive and name in CAMERA_TOOLS:
             return self._refused(call, index, f"{name} is disabled in passive mode: the views are fixed "
-                                 f"(frames {sorted(self._episode.frames)}); use list_entities, get_camera_pose, "
+                                 f"(frames {sorted(self.episode.frames)}); use list_entities, get_camera_pose, "
                                  "get_camera_intrinsics, triangulate_observations, submit_positions and "
                                  "finish_mapping", "disabled", tool_results), 0.0, False, False, {}
         args, reason = parse_arguments(call.arguments)
         if reason is not None:
             return self._refused(call, index, f"{name}: {reason}", "malformed", tool_results), 0.0, False, False, {}
         assert args is not None   # parse_arguments gives arguments or a reason
-        start = len(self._episode.trace)
+        start = len(self.episode.trace)
         _, reward, terminated, truncated, info = self._env_step(name, args)
-        for i in range(start, len(self._episode.trace)):
-            if self._episode.trace[i].get("event") == "map":
+        for i in range(start, len(self.episode.trace)):
+            if self.episode.trace[i].get("event") == "map":
                 self._annotations[i] = {"model_call_index": index}
         res = info["tool_result"]
         tool_results.append(res)
@@ -472,7 +472,7 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     # ---- messages ---------------------------------------------------------------------------------
     def _image_parts(self, fid: int) -> list[Part]:
-        caption, img = frame_parts(self._episode, fid, max_side=self.max_side, quality=self.jpeg_quality)
+        caption, img = frame_parts(self.episode, fid, max_side=self.max_side, quality=self.jpeg_quality)
         return [caption, img]
 
     def _remind(self) -> list[Message]:
@@ -480,7 +480,7 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         left = self.calls_left
         if left not in REMINDER_AT:
             return []
-        ep = self._episode
+        ep = self.episode
         msg = Message("user", [reminder_text(left, ep.images_left, len(ep.accepted_map), len(ep.inventory_ids),
                                              style=self.prompt_style)])
         self.messages.append(msg)
@@ -488,7 +488,7 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     def _capture_passive_views(self) -> list[int]:
         """Capture the passive views with env steps (the evaluator's tool calls); returns frame ids."""
-        ep = self._episode
+        ep = self.episode
         n = self.passive_views
         assert n is not None and self.passive_path is not None   # passive mode only
         if not 1 <= n <= ep.image_budget:

@@ -95,7 +95,9 @@ def parse_reply(reply: Any, wire_format: str | None = None) -> ModelReply:
     if isinstance(reply, ModelReply):
         return reply
     if isinstance(reply, (list, tuple)) and wire_format is None:
-        calls, bad, seen = [], [], {}
+        calls: list[ToolCall] = []
+        bad: list[str] = []
+        seen: dict[str, int] = {}
         for i, c in enumerate(reply):
             if not isinstance(c, dict) or "name" not in c:
                 bad.append(f"item {i} is {short_repr(c, 60)}, not {{'name': str, 'arguments': object}}")

@@ -59,7 +59,7 @@ def is_object(x: Any) -> bool:
     return isinstance(x, dict) or callable(getattr(type(x), "model_dump", None))
 
 
-def as_json(obj: Any) -> Any:
+def as_json(obj: Any) -> dict[str, Any]:
     """An SDK object (pydantic) or a dict as a JSON-able dict, for replay in later requests (an
     object built without validation may hold any value: it is kept as it is, serialised later)."""
     if isinstance(obj, dict):

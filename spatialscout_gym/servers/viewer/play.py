@@ -14,7 +14,6 @@ by the page in the ``X-SpatialScout-Token`` header) and a body of at most 64 kB.
 
 from __future__ import annotations
 
-import http.server
 import io
 import json
 import secrets
@@ -25,7 +24,7 @@ from typing import Any
 
 from spatialscout_gym.conversation.messages import parse_arguments
 from spatialscout_gym.episode.tools import ToolResult
-from spatialscout_gym.servers.viewer.server import BodyRefused, GuardedHandler, start_server
+from spatialscout_gym.servers.viewer.server import BodyRefused, GuardedHandler, LocalServer, start_server
 
 __all__ = ["HumanAgent", "PlayGame", "serve_play"]
 
@@ -142,10 +141,10 @@ def _handler(game: PlayGame):
     return Handler
 
 
-def serve_play(game: PlayGame, port: int = 0, token: str | None = None) -> http.server.ThreadingHTTPServer:
+def serve_play(game: PlayGame, port: int = 0, token: str | None = None) -> LocalServer:
     """A started server for ``game`` on 127.0.0.1 (daemon thread); ``server_address[1]`` is the port
     and ``server.url`` the page's URL with the per-run token (``token``, default a random one)."""
     token = token or secrets.token_urlsafe(24)
     server = start_server(_handler(game), port, token=token)
-    server.url = f"http://127.0.0.1:{server.server_address[1]}/?token={token}"  # type: ignore[attr-defined]
+    server.url = f"http://127.0.0.1:{server.server_address[1]}/?token={token}"
     return server

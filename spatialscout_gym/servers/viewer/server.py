@@ -24,13 +24,15 @@ import functools
 import hmac
 import http.server
 import os
+import socket
 import stat
 import sys
 import threading
 from pathlib import Path
+from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 
-__all__ = ["GuardedHandler", "serve_directory", "start_server", "TOKEN_HEADER", "MAX_BODY_BYTES", "SECURITY_HEADERS"]
+__all__ = ["GuardedHandler", "LocalServer", "serve_directory", "start_server", "TOKEN_HEADER", "MAX_BODY_BYTES", "SECURITY_HEADERS"]
 
 TOKEN_HEADER = "X-SpatialScout-Token"
 """The request header that carries a server's per-run token."""
@@ -51,13 +53,15 @@ SECURITY_HEADERS: dict[str, str] = {
 """Headers of every response of both servers."""
 
 
-class _Server(http.server.ThreadingHTTPServer):
+class LocalServer(http.server.ThreadingHTTPServer):
     """A threading server that says nothing when a client hangs up early (a closed tab, a
     cancelled image load): those are not errors of the server."""
 
     daemon_threads = True
+    url: str | None = None
+    """The page's URL with its per-run token, for a server that has one (``play``)."""
 
-    def handle_error(self, request, client_address) -> None:
+    def handle_error(self, request: socket.socket | tuple[bytes, socket.socket], client_address: Any) -> None:
         if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
             return
         super().handle_error(request, client_address)
@@ -77,7 +81,7 @@ class GuardedHandler(http.server.BaseHTTPRequestHandler):
     token: str | None = None
     timeout = 20          # seconds a socket may stay silent (a body that never comes)
 
-    def log_message(self, *args) -> None:   # the CLI prints the URL; no per-request noise
+    def log_message(self, format: str, *args: Any) -> None:   # the CLI prints the URL; no per-request noise
         pass
 
     def end_headers(self) -> None:
@@ -103,7 +107,8 @@ class GuardedHandler(http.server.BaseHTTPRequestHandler):
         return False
 
     def _origins(self) -> tuple[str, ...]:
-        port = self.server.server_address[1]
+        # both servers bind an IPv4 (host, port) address; socketserver types it for every family
+        port = cast("tuple[str, int]", self.server.server_address)[1]
         return (f"127.0.0.1:{port}", f"localhost:{port}")
 
     def guard(self, *, changes_state: bool = False) -> bool:
@@ -183,17 +188,17 @@ class _SiteHandler(GuardedHandler, http.server.SimpleHTTPRequestHandler):
 
 
 def start_server(handler: type[GuardedHandler], port: int = 0, token: str | None = None,
-                 **kwargs) -> http.server.ThreadingHTTPServer:
-    """A started :class:`~http.server.ThreadingHTTPServer` on 127.0.0.1 (``port`` 0: a free one) with
+                 **kwargs: Any) -> LocalServer:
+    """A started :class:`LocalServer` (a :class:`~http.server.ThreadingHTTPServer`) on 127.0.0.1 (``port`` 0: a free one) with
     ``handler`` (given ``token`` and ``kwargs``), serving on a daemon thread; ``server_address[1]`` is
     the port, ``server.shutdown()`` stops it."""
     cls = type(handler.__name__, (handler,), {"token": token})
-    server = _Server(("127.0.0.1", port), functools.partial(cls, **kwargs) if kwargs else cls)
+    server = LocalServer(("127.0.0.1", port), functools.partial(cls, **kwargs) if kwargs else cls)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 
 
-def serve_directory(root: str | Path, port: int = 0) -> http.server.ThreadingHTTPServer:
+def serve_directory(root: str | Path, port: int = 0) -> LocalServer:
     """A started server for the static site ``root`` (written by
     :func:`~spatialscout_gym.servers.viewer.site.write_site`, which copies no symbolic link) on 127.0.0.1."""
     return start_server(_SiteHandler, port, directory=str(root))
