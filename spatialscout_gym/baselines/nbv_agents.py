@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from gymnasium.spaces import Discrete
+from gymnasium.spaces import Dict, Discrete, Space
 
 from spatialscout_gym.baselines.base import PrivilegedAccess
 from spatialscout_gym.baselines.registry import register_agent
@@ -51,7 +51,10 @@ from spatialscout_gym.nbv.core import NBVController
 from spatialscout_gym.nbv.policy_files import (CONFIG_FILE, fix_line, guess_config_fields, load_nbv_config,
                                                 load_policy_config, policy_path, save_nbv_config)
 
-__all__ = ["NBVAgent", "RandomNBVAgent", "FrontierNBVAgent", "PPONBVAgent", "load_nbv_config",
+NBVAction = int | np.ndarray
+"""One action of the NBV action space: an index (``Discrete``) or a (5,) float32 array (continuous)."""
+
+__all__ = ["NBVAgent", "NBVAction", "RandomNBVAgent", "FrontierNBVAgent", "PPONBVAgent", "load_nbv_config",
            "load_policy_config", "policy_path", "space_mismatch", "save_nbv_config",
            "CONFIG_FILE", "misfit_message"]
 
@@ -78,7 +81,8 @@ class NBVAgent:
     def begin(self, controller: NBVController, rng: np.random.Generator) -> None:
         """Called once per episode before the first :meth:`act`."""
 
-    def act(self, obs: dict[str, np.ndarray], controller: NBVController, rng: np.random.Generator) -> Any:
+    def act(self, obs: dict[str, np.ndarray], controller: NBVController, rng: np.random.Generator) -> NBVAction:
+        """The next action, given the observation of :meth:`NBVController.observation`."""
         raise NotImplementedError
 
     def run(self, episode: Episode, *, rng: np.random.Generator,
@@ -117,7 +121,7 @@ class RandomNBVAgent(NBVAgent):
         self.n_actions = int(space.n)
         """How many actions it draws from (18 with NBV-v1's settings)."""
 
-    def act(self, obs, controller, rng):
+    def act(self, obs: dict[str, np.ndarray], controller: NBVController, rng: np.random.Generator) -> NBVAction:
         return int(rng.integers(self.n_actions))
 
 
@@ -137,7 +141,7 @@ class FrontierNBVAgent(NBVAgent):
         super().__init__(NBVConfig(motion="continuous", **config), mapper=mapper)
         self.pitch_deg = float(pitch_deg)
 
-    def begin(self, controller, rng):
+    def begin(self, controller: NBVController, rng: np.random.Generator) -> None:
         self._free: dict[tuple[tuple[int, int], int], float] = {}
         self._cell_visits: dict[tuple[int, int], int] = {}
         self._last_frame = -1
@@ -160,7 +164,7 @@ class FrontierNBVAgent(NBVAgent):
             free = float(np.median(hits)) if hits.size else 10.0
             self._free[(cell, ctl.sector(pose.yaw_deg))] = free
 
-    def act(self, obs, ctl: NBVController, rng):
+    def act(self, obs: dict[str, np.ndarray], ctl: NBVController, rng: np.random.Generator) -> NBVAction:
         self._note_capture(ctl)
         pose = ctl.episode.pose
         c = self.config
@@ -172,7 +176,8 @@ class FrontierNBVAgent(NBVAgent):
             yaw = wrap_degrees(45.0 * k)
             return np.array([0, 0, 0, yaw / c.max_yaw_deg, pitch], np.float32)
         cell = ctl.cell(pose.position_world)
-        best, best_key = None, None
+        best: tuple[int, float] | None = None
+        best_key: tuple[int, float, float] | None = None
         for s in range(N_SECTORS):
             free = self._free.get((cell, s), 0.0)
             heading = np.deg2rad(45.0 * s)
@@ -190,29 +195,31 @@ class FrontierNBVAgent(NBVAgent):
         return np.array([step, 0, 0, yaw / c.max_yaw_deg, pitch], np.float32)
 
 
-def _box_shapes_match(policy: Any, env: Any) -> bool:
+def _box_shapes_match(policy: Space, env: Space) -> bool:
     """Equal shapes, or an (H, W, C) env image the policy holds channel-first (SB3 stores image
     spaces transposed: its ``VecTransposeImage``)."""
     p, e = tuple(getattr(policy, "shape", ()) or ()), tuple(getattr(env, "shape", ()) or ())
     return p == e or (len(e) == 3 and p == (e[2], e[0], e[1]))
 
 
-def space_mismatch(policy_obs: Any, policy_act: Any, env_obs: Any, env_act: Any) -> str | None:
+def space_mismatch(policy_obs: Space | None, policy_act: Space | None, env_obs: Space,
+                   env_act: Space) -> str | None:
     """What differs between a policy's observation/action spaces and an env's, in a few words
     (None when they agree); image keys may be channel-first in the policy."""
     problems = []
     if policy_act != env_act:
         problems.append(f"actions {policy_act} (policy) vs {env_act} (env)")
-    p_keys = set(getattr(policy_obs, "spaces", {}) or {})
-    e_keys = set(getattr(env_obs, "spaces", {}) or {})
+    p_spaces = policy_obs.spaces if isinstance(policy_obs, Dict) else {}
+    e_spaces = env_obs.spaces if isinstance(env_obs, Dict) else {}
+    p_keys, e_keys = set(p_spaces), set(e_spaces)
     if p_keys - e_keys:
         problems.append(f"observation keys only the policy has: {sorted(p_keys - e_keys)}")
     if e_keys - p_keys:
         problems.append(f"observation keys only the env has: {sorted(e_keys - p_keys)}")
     for k in sorted(p_keys & e_keys):
-        if not _box_shapes_match(policy_obs[k], env_obs[k]):
-            problems.append(f"observation {k!r} shape {tuple(policy_obs[k].shape)} (policy) vs "
-                            f"{tuple(env_obs[k].shape)} (env)")
+        if not _box_shapes_match(p_spaces[k], e_spaces[k]):
+            problems.append(f"observation {k!r} shape {tuple(p_spaces[k].shape or ())} (policy) vs "
+                            f"{tuple(e_spaces[k].shape or ())} (env)")
     return "; ".join(problems) or None
 
 
@@ -221,7 +228,8 @@ def trained_episode_settings(trained: dict) -> dict[str, int]:
     return {k: int(trained[k]) for k in ("image_budget", "resolution") if trained.get(k) is not None}
 
 
-def misfit_message(policy: Path, trained: dict, differs: str, observation_space: Any, action_space: Any) -> str:
+def misfit_message(policy: Path, trained: dict, differs: str, observation_space: Space | None,
+                   action_space: Space | None) -> str:
     """One line: the policy does not fit the NBV env of its settings, what differs, and the one
     line that writes the ``nbv_config.json`` its spaces call for (:func:`guess_config_fields`)."""
     source = trained.get("source")
@@ -279,10 +287,10 @@ class PPONBVAgent(NBVAgent):
         p = policy_path(path)
         return trained_episode_settings(load_policy_config(p)) if p.exists() else {}
 
-    def begin(self, controller, rng):
+    def begin(self, controller: NBVController, rng: np.random.Generator) -> None:
         import torch
         torch.manual_seed(int(rng.integers(2**31 - 1)))
 
-    def act(self, obs, controller, rng):
+    def act(self, obs: dict[str, np.ndarray], controller: NBVController, rng: np.random.Generator) -> NBVAction:
         action, _ = self.model.predict(obs, deterministic=self.deterministic)
         return action

@@ -7,10 +7,12 @@ from pathlib import Path
 
 import numpy as np
 
-from spatialscout_gym.baselines.nbv_agents import NBVAgent, misfit_message, space_mismatch, trained_episode_settings
+from spatialscout_gym.baselines.nbv_agents import (NBVAction, NBVAgent, misfit_message, space_mismatch,
+                                                   trained_episode_settings)
 from spatialscout_gym.baselines.registry import register_agent
 from spatialscout_gym.nbv.rllib_train import module_checkpoint, rllib_policy_config
 from spatialscout_gym.nbv.config import layout_observation, layout_observation_space, nbv_action_space
+from spatialscout_gym.nbv.core import NBVController
 
 __all__ = ["RLlibNBVAgent", "rllib_agent"]
 
@@ -43,7 +45,7 @@ class RLlibNBVAgent(NBVAgent):
             from spatialscout_gym.core.errors import MissingExtraError
             raise MissingExtraError(f"rllib:PATH needs RLlib and torch ({exc}): pip install -e \".[rl,ray]\"") from exc
         self.module = RLModule.from_checkpoint(str(module_dir))
-        self.module.eval()
+        self.module.eval()  # type: ignore[attr-defined]  # a TorchRLModule (a torch Module); from_checkpoint returns the framework-neutral base type
         want_obs = layout_observation_space(self.config, self.obs_layout)
         want_act = nbv_action_space(self.config)
         if self.module.observation_space != want_obs or self.module.action_space != want_act:
@@ -66,7 +68,7 @@ class RLlibNBVAgent(NBVAgent):
         except ResourceMissingError:
             return {}
 
-    def begin(self, controller, rng):
+    def begin(self, controller: NBVController, rng: np.random.Generator) -> None:
         import torch
         self._generator = torch.Generator().manual_seed(int(rng.integers(2**31 - 1)))
 
@@ -80,7 +82,7 @@ class RLlibNBVAgent(NBVAgent):
             out = self.module.forward_inference({"obs": batch})
         return out["action_dist_inputs"][0].numpy()
 
-    def act(self, obs, controller, rng):
+    def act(self, obs: dict[str, np.ndarray], controller: NBVController, rng: np.random.Generator) -> NBVAction:
         import torch
         logits = torch.as_tensor(self.logits(obs))
         if self.deterministic:

@@ -14,7 +14,7 @@
 
 What a worker does comes from the driver as a :class:`Work` (:mod:`spatialscout_gym.eval.evaluate`
 gives its ``WorkerState`` and ``execute_task``), so this module imports nothing of the evaluation
-and the two modules form no import circle.
+at run time (its types only, for the checker) and the two modules form no import circle.
 
 Both call ``on_outcome(outcome)`` in the driver process as each episode ends, in completion
 order. ``max_concurrency`` caps simultaneous model requests across all workers with one shared
@@ -26,16 +26,22 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
 from spatialscout_gym.core.errors import ConfigError, MissingExtraError, install_command
 from spatialscout_gym.core.files import write_json_atomic
 from spatialscout_gym.core.lifetime import exit_with_parent, started_from_main_thread
+from spatialscout_gym.core.renderer_api import Renderer
+
+if TYPE_CHECKING:
+    from spatialscout_gym.eval.evaluate import EpisodeTask, EvalSettings, Outcome, WorkerState
 
 __all__ = ["Backend", "LocalBackend", "RayBackend", "make_backend", "BACKENDS", "Work"]
 
 BACKENDS = ("local", "ray")
-OnOutcome = Callable[[Any], None]
+OnOutcome = Callable[["Outcome"], None]
+RendererFactory = Callable[..., Renderer]
+"""Builds a worker's renderer (the evaluation's ``renderer_factory``; None: SAPIEN's)."""
 
 
 @dataclass(frozen=True)
@@ -45,14 +51,14 @@ class Work:
     pickled to the workers, so module-level), and ``crashed(task, error)`` is the outcome of an
     episode whose worker died (called in the driver)."""
 
-    state: Callable[[Any, Any, Any], Any]
-    execute: Callable[[Any, Any], Any]
-    crashed: Callable[[Any, str], Any]
+    state: Callable[[EvalSettings, Any, RendererFactory | None], WorkerState]   # Any: the limiter, a semaphore
+    execute: Callable[[EpisodeTask, WorkerState], Outcome]
+    crashed: Callable[[EpisodeTask, str], Outcome]
 
 
 class Backend(Protocol):
-    def run(self, tasks: Sequence[Any], settings: Any, on_outcome: OnOutcome, *, work: Work,
-            max_concurrency: int | None = None, renderer_factory: Callable[..., Any] | None = None) -> None:
+    def run(self, tasks: Sequence[EpisodeTask], settings: EvalSettings, on_outcome: OnOutcome, *, work: Work,
+            max_concurrency: int | None = None, renderer_factory: RendererFactory | None = None) -> None:
         """Run ``tasks``; call ``on_outcome`` once per task in the driver process."""
         ...
 
@@ -68,7 +74,7 @@ def make_backend(name: str, *, workers: int = 1, ray_address: str | None = None)
     raise ConfigError(f"unknown backend {name!r}; expected one of {BACKENDS}")
 
 
-def _crash_outcome(work: Work, task: Any, why: str) -> Any:
+def _crash_outcome(work: Work, task: EpisodeTask, why: str) -> Outcome:
     from spatialscout_gym.core.redact import redact
     error = redact(f"WorkerCrash: {why}")
     write_json_atomic(task.failed_file, {"scene": task.scene, "seed": task.seed, "error": error,
@@ -79,19 +85,21 @@ def _crash_outcome(work: Work, task: Any, why: str) -> Any:
 # ---------------------------------------------------------------------------------------------
 # Local process pool
 # ---------------------------------------------------------------------------------------------
-_STATE: Any = None
-_EXECUTE: Callable[[Any, Any], Any] | None = None
+_STATE: WorkerState | None = None
+_EXECUTE: Callable[[EpisodeTask, WorkerState], Outcome] | None = None
 
 
-def _init_worker(settings: Any, limiter: Any, renderer_factory: Any, state: Callable[[Any, Any, Any], Any],
-                 execute: Callable[[Any, Any], Any], parent_pid: int | None = None, death_signal: bool = False) -> None:
+def _init_worker(settings: EvalSettings, limiter: Any, renderer_factory: RendererFactory | None,
+                 state: Callable[[EvalSettings, Any, RendererFactory | None], WorkerState],
+                 execute: Callable[[EpisodeTask, WorkerState], Outcome], parent_pid: int | None = None,
+                 death_signal: bool = False) -> None:
     global _STATE, _EXECUTE
     if parent_pid is not None:
         exit_with_parent(parent_pid, death_signal)
     _STATE, _EXECUTE = state(settings, limiter, renderer_factory), execute
 
 
-def _run_in_worker(task: Any) -> Any:
+def _run_in_worker(task: EpisodeTask) -> Outcome:
     assert _STATE is not None and _EXECUTE is not None, "worker not initialised"
     return _EXECUTE(task, _STATE)
 
@@ -104,19 +112,19 @@ class LocalBackend:
             raise ConfigError(f"workers must be >= 1, got {workers}")
         self.workers = int(workers)
 
-    def run(self, tasks: Sequence[Any], settings: Any, on_outcome: OnOutcome, *, work: Work,
-            max_concurrency: int | None = None, renderer_factory: Callable[..., Any] | None = None) -> None:
+    def run(self, tasks: Sequence[EpisodeTask], settings: EvalSettings, on_outcome: OnOutcome, *, work: Work,
+            max_concurrency: int | None = None, renderer_factory: RendererFactory | None = None) -> None:
         from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
         from concurrent.futures.process import BrokenProcessPool
 
         ctx = mp.get_context("spawn")
         main_thread = started_from_main_thread()
-        manager = None
+        manager = limiter = None
         if max_concurrency is not None:
             from multiprocessing.managers import SyncManager
             manager = SyncManager(ctx=ctx)
             manager.start(exit_with_parent, (os.getpid(), main_thread))
-        limiter = manager.Semaphore(max_concurrency) if manager is not None else None
+            limiter = manager.Semaphore(max_concurrency)
         queue = list(tasks)
         try:
             while queue:
@@ -159,11 +167,12 @@ class LocalBackend:
 class _RayWorker:
     """Body of the Ray actor: one warm renderer, episodes one at a time."""
 
-    def __init__(self, settings: Any, limiter: Any, renderer_factory: Any, state: Callable[[Any, Any, Any], Any],
-                 execute: Callable[[Any, Any], Any]) -> None:
+    def __init__(self, settings: EvalSettings, limiter: RaySemaphore | None, renderer_factory: RendererFactory | None,
+                 state: Callable[[EvalSettings, Any, RendererFactory | None], WorkerState],
+                 execute: Callable[[EpisodeTask, WorkerState], Outcome]) -> None:
         self.state, self.execute = state(settings, limiter, renderer_factory), execute
 
-    def run(self, task: Any) -> Any:
+    def run(self, task: EpisodeTask) -> Outcome:
         return self.execute(task, self.state)
 
 
@@ -186,7 +195,7 @@ class _SemaphoreActor:
 class RaySemaphore:
     """A context manager around a semaphore actor; picklable (holds the actor handle)."""
 
-    def __init__(self, actor: Any) -> None:
+    def __init__(self, actor: Any) -> None:   # a _SemaphoreActor handle (Ray types its method calls as Never)
         self.actor = actor
 
     def __enter__(self) -> "RaySemaphore":
@@ -194,7 +203,7 @@ class RaySemaphore:
         ray.get(self.actor.acquire.remote())
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         import ray
         ray.get(self.actor.release.remote())
 
@@ -219,8 +228,8 @@ class RayBackend:
         self.workers = int(workers)
         self.address = address
 
-    def run(self, tasks: Sequence[Any], settings: Any, on_outcome: OnOutcome, *, work: Work,
-            max_concurrency: int | None = None, renderer_factory: Callable[..., Any] | None = None) -> None:
+    def run(self, tasks: Sequence[EpisodeTask], settings: EvalSettings, on_outcome: OnOutcome, *, work: Work,
+            max_concurrency: int | None = None, renderer_factory: RendererFactory | None = None) -> None:
         try:
             import ray
         except ImportError:
@@ -234,7 +243,9 @@ class RayBackend:
         try:
             limiter = None
             if max_concurrency is not None:
-                sem = ray.remote(num_cpus=0, max_concurrency=max_concurrency + 64)(_SemaphoreActor)
+                # Ray's typed ray.remote(**options) lists the task options only, not an actor's max_concurrency
+                sem = ray.remote(num_cpus=0, max_concurrency=max_concurrency + 64)(  # type: ignore[call-overload]
+                    _SemaphoreActor)
                 limiter = RaySemaphore(sem.remote(max_concurrency))
             actor_cls = ray.remote(num_cpus=1)(_RayWorker)
 

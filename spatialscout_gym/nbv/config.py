@@ -210,7 +210,7 @@ def nbv_action_space(config: NBVConfig) -> spaces.Space:
 def nbv_observation_space(config: NBVConfig) -> spaces.Dict:
     """The flat observation Dict (see :class:`NextBestViewWrapper`)."""
     s = int(config.obs_size)
-    keys = {
+    keys: dict[str, spaces.Space] = {
         "image": spaces.Box(0, 255, (s, s, 3), np.uint8),
         "pose": spaces.Box(-1.0, 1.0, (6,), np.float32),
         "coverage": spaces.Box(0.0, 1.0, (2,), np.float32),
@@ -267,6 +267,11 @@ in this order, each flattened C-order (``map`` as channel, row, column); ``scan`
 ``scan_bins > 0``."""
 
 
+LaidOutObservation = dict[str, np.ndarray] | np.ndarray
+"""An NBV observation in one of :data:`OBS_LAYOUTS` (:func:`layout_observation`): a dict of arrays
+(``"dict"``, ``"image+vector"``) or one array (``"image"``, ``"flat"``)."""
+
+
 def check_obs_layout(layout: str) -> str:
     """``layout`` when it is one of :data:`OBS_LAYOUTS`, else a ``ValueError`` naming them."""
     if layout not in OBS_LAYOUTS:
@@ -275,9 +280,9 @@ def check_obs_layout(layout: str) -> str:
 
 
 def _vector_box(keys: spaces.Dict) -> spaces.Box:
-    names = [k for k in VECTOR_KEYS if k in keys.spaces]
-    low = np.concatenate([keys[k].low.ravel() for k in names]).astype(np.float32)
-    high = np.concatenate([keys[k].high.ravel() for k in names]).astype(np.float32)
+    boxes = [box for k in VECTOR_KEYS if isinstance(box := keys.spaces.get(k), spaces.Box)]   # every key is a Box
+    low = np.concatenate([box.low.ravel() for box in boxes]).astype(np.float32)
+    high = np.concatenate([box.high.ravel() for box in boxes]).astype(np.float32)
     return spaces.Box(low, high, dtype=np.float32)
 
 
@@ -313,7 +318,7 @@ def layout_observation_space(config: NBVConfig, layout: str = "dict") -> spaces.
                       np.concatenate([np.ones(n, np.float32), vector.high]), dtype=np.float32)
 
 
-def layout_observation(obs: dict[str, Any], layout: str = "dict") -> Any:
+def layout_observation(obs: dict[str, np.ndarray], layout: str = "dict") -> LaidOutObservation:
     """``obs`` (a ``dict`` observation, or a batch of them with leading axes) in ``layout``
     (:func:`layout_observation_space`); the numbers are the dict's, only moved, flattened and (the
     ``"flat"`` image) scaled to [0, 1]. ``"dict"`` returns ``obs`` itself."""

@@ -20,18 +20,24 @@ truncation. When the rule ends it, the core calls ``finish_mapping``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
+import numpy.typing as npt
 
+from spatialscout_gym.core.frames import CameraPose, TaskFrame
+from spatialscout_gym.core.renderer_api import PrivilegedFrame, Renderer
 from spatialscout_gym.core.spec import SceneSpec
-from spatialscout_gym.episode.episode import Episode
+from spatialscout_gym.episode.episode import Episode, EpisodeFrame
 from spatialscout_gym.nbv.config import NBVConfig
 from spatialscout_gym.nbv.features import ViewHistory, depth_rays, nbv_observation, yaw_sector
 from spatialscout_gym.nbv.motion import motion_args, move_parts
 from spatialscout_gym.nbv.ports import EpisodePort
 from spatialscout_gym.nbv.research import ResearchObservations
 from spatialscout_gym.nbv.walls import WallMap
+
+if TYPE_CHECKING:
+    from spatialscout_gym.nbv.mappers import Mapper
 
 __all__ = ["NBVCore", "NBVPort", "NBVStep", "NBVController"]
 
@@ -40,8 +46,9 @@ class NBVPort(Protocol):
     """How the core reaches one episode. Poses are task-frame (docs/protocol.md section 2): metres,
     yaw from the initial heading and pitch (elevation, up +), degrees."""
 
-    spec: SceneSpec
-    """The episode's scene (the mapper's oracle data; never observed by the policy)."""
+    @property
+    def spec(self) -> SceneSpec:
+        """The episode's scene (the mapper's oracle data; never observed by the policy)."""
 
     @property
     def done(self) -> bool:
@@ -64,11 +71,11 @@ class NBVPort(Protocol):
         """V, images per episode including frame 0."""
 
     @property
-    def task_frame(self) -> Any:
+    def task_frame(self) -> TaskFrame:
         """The episode's :class:`~spatialscout_gym.core.frames.TaskFrame`."""
 
     @property
-    def pose_world(self) -> Any:
+    def pose_world(self) -> CameraPose:
         """The camera's :class:`~spatialscout_gym.core.frames.CameraPose` now (world frame)."""
 
     def camera(self) -> tuple[np.ndarray, float, float]:
@@ -83,11 +90,11 @@ class NBVPort(Protocol):
     def latest_image(self) -> np.ndarray:
         """The latest capture, (H, W, 3) uint8."""
 
-    def latest_frame(self) -> Any:
+    def latest_frame(self) -> EpisodeFrame | None:
         """The latest :class:`~spatialscout_gym.episode.episode.EpisodeFrame`, or None where the
         port sees only the tool env's observations."""
 
-    def privileged(self) -> Any:
+    def privileged(self) -> PrivilegedFrame:
         """Evaluator-only :class:`~spatialscout_gym.core.renderer_api.PrivilegedFrame` of the latest capture."""
 
     def coverage(self) -> float:
@@ -170,7 +177,7 @@ class NBVCore:
     config : NBVConfig
     """
 
-    def __init__(self, port: NBVPort, mapper: Any, config: NBVConfig) -> None:
+    def __init__(self, port: NBVPort, mapper: Mapper, config: NBVConfig) -> None:
         self.port = port
         self.mapper = mapper
         self.config = config
@@ -181,14 +188,14 @@ class NBVCore:
         self.score: float | None = None
         """The all-target mean IoU of the accepted map (None where the port does not score)."""
         self._objective: float | None = None   # what the reward is the change of
-        self._last_privileged: Any = None
+        self._last_privileged: PrivilegedFrame | None = None
         self._pending: tuple[np.ndarray, list[str], bool] | None = None   # (action, refused, blocked)
         self._over = False
         self.research = ResearchObservations(config)
         """The research observations (``config.privileged_obs``) and the occupancy grid."""
         self.walls: WallMap | None = None
         """The episode's walls and floor (``config.walls``; None otherwise)."""
-        self._walls_of: Any = None   # the spec self.walls was built from
+        self._walls_of: SceneSpec | None = None   # the spec self.walls was built from
 
     # ---- episode start ---------------------------------------------------------------------
     def begin(self) -> None:
@@ -210,7 +217,7 @@ class NBVCore:
 
     # ---- public state ----------------------------------------------------------------------
     @property
-    def last_privileged(self) -> Any:
+    def last_privileged(self) -> PrivilegedFrame | None:
         """Evaluator-only :class:`~spatialscout_gym.core.renderer_api.PrivilegedFrame` of the latest
         capture (None when neither the mapper nor the ``scan`` feature needs one)."""
         return self._last_privileged
@@ -221,7 +228,7 @@ class NBVCore:
         return self._pending is not None
 
     @property
-    def pose_world(self) -> Any:
+    def pose_world(self) -> CameraPose:
         """The camera's world-frame :class:`~spatialscout_gym.core.frames.CameraPose` now."""
         return self.port.pose_world
 
@@ -246,7 +253,7 @@ class NBVCore:
         return (int(np.floor(position_world[0] / self.config.cell_m)),
                 int(np.floor(position_world[1] / self.config.cell_m)))
 
-    def check_action(self, action: Any) -> None:
+    def check_action(self, action: npt.ArrayLike) -> None:
         """Raise the one-line ``ValueError`` of :func:`motion_args` when ``action`` is outside the
         action space (nothing moves)."""
         motion_args(self.config, action)
@@ -255,13 +262,15 @@ class NBVCore:
         """The observation of :func:`~spatialscout_gym.nbv.config.nbv_observation_space`."""
         p = self.port
         position, yaw, pitch = p.camera()
+        if self.history is None:
+            raise RuntimeError("call reset() first")
         obs = nbv_observation(self.config, p.latest_image(), position, yaw, pitch, self.radius_m,
                               self.coverage(), p.images_left / p.image_budget, self.history)
         if self.research.keys:
             obs.update(self.research.observation())
         return obs
 
-    def capture_pose(self) -> Any:
+    def capture_pose(self) -> CameraPose | None:
         """The world pose this step's capture renders at, or None when it captures nothing (the
         episode ended or no image is left)."""
         if self.port.done or self.port.images_left <= 0:
@@ -269,7 +278,7 @@ class NBVCore:
         return self.port.pose_world
 
     # ---- the step --------------------------------------------------------------------------
-    def prepare(self, action: Any) -> Any:
+    def prepare(self, action: npt.ArrayLike) -> CameraPose | None:
         """Phase 1 of :meth:`step`: apply ``action``'s motion (rotation, then moves; no rendering)
         and return :meth:`capture_pose`. The next :meth:`step` must get the same action; it then
         captures, maps and observes. The vector env renders all sub-envs' captures in one batched
@@ -281,11 +290,11 @@ class NBVCore:
         if self._pending is not None:
             raise RuntimeError("prepare_step() was already called for this step; call step(action) next")
         p = self.port
-        (yaw, pitch), move = motion_args(self.config, action, p.pitch_deg())
+        (yaw, pitch), move_args = motion_args(self.config, action, p.pitch_deg())
         refused: list[str] = []
         if yaw or pitch:
             self._note(refused, p.rotate(yaw, pitch))
-        move = np.asarray(move, float)
+        move = np.asarray(move_args, float)
         blocked = bool(np.any(move) and not p.done and self.walls is not None and self.walls.blocks(p.pose_world, move))
         if np.any(move) and not p.done and not blocked:
             parts = move_parts(move)
@@ -295,7 +304,7 @@ class NBVCore:
         self._pending = (np.array(action, copy=True), refused, blocked)
         return self.capture_pose()
 
-    def step(self, action: Any) -> NBVStep:
+    def step(self, action: npt.ArrayLike) -> NBVStep:
         """Move, capture, map and submit, score, and apply the end rule (calling ``finish_mapping``
         when it ends the episode)."""
         if self._pending is None:
@@ -303,6 +312,7 @@ class NBVCore:
         elif not np.array_equal(self._pending[0], np.asarray(action)):
             raise ValueError(f"step() got action {np.asarray(action).tolist()!r} but prepare_step() applied "
                              f"{self._pending[0].tolist()!r}; pass the same action")
+        assert self._pending is not None   # set by prepare() (or before this step)
         refused, blocked = self._pending[1], self._pending[2]
         self._pending = None
         p = self.port
@@ -325,10 +335,12 @@ class NBVCore:
         if terminated and not p.done:
             p.finish()
         self._over = terminated or truncated
-        reward = 0.0 if before is None else self._objective - before
+        # the objective is None exactly when the port does not score (before is then None too)
+        reward = 0.0 if before is None or self._objective is None else self._objective - before
         gain = self.research.gain
-        if before is not None and gain and self.config.reward_occupancy_weight:
-            reward += float(self.config.reward_occupancy_weight) * gain / self.research.occupancy.size
+        occupancy = self.research.occupancy
+        if before is not None and gain and self.config.reward_occupancy_weight and occupancy is not None:
+            reward += float(self.config.reward_occupancy_weight) * gain / occupancy.size
         return NBVStep(refused, captured, submitted, reward, self.score, coverage, terminated, truncated,
                        blocked=blocked, occupancy_gain=gain)
 
@@ -360,10 +372,12 @@ class NBVCore:
         scan = self.config.scan_bins > 0
         research = self.research.needed
         priv = p.privileged() if getattr(self.mapper, "needs_privileged", False) or scan or research else None
-        rays = depth_rays(priv.depth_m, self.config.view_fov_deg) if scan else None
+        rays = depth_rays(priv.depth_m, self.config.view_fov_deg) if priv is not None and scan else None
         position, yaw = p.capture_pose_task()
+        if self.history is None:
+            raise RuntimeError("call begin() first")
         self.history.record(position, yaw, rays)
-        if research:
+        if research and priv is not None:   # read above whenever research is on
             self.research.record(priv, p.task_frame, position)
         self._last_privileged = priv
         new = self.mapper.observe(p.latest_frame(), priv, p.task_frame)
@@ -387,7 +401,8 @@ class NBVController(NBVCore):
     config : NBVConfig
     """
 
-    def __init__(self, episode: Episode, spec: SceneSpec, renderer: Any, mapper: Any, config: NBVConfig) -> None:
+    def __init__(self, episode: Episode, spec: SceneSpec, renderer: Renderer, mapper: Mapper,
+                 config: NBVConfig) -> None:
         super().__init__(EpisodePort(episode, spec, renderer), mapper, config)
         self.episode = episode
         """The episode driven (its frames and poses are public)."""

@@ -10,13 +10,22 @@ that ``env.unwrapped`` is the NBV task itself (its spaces, its spec sheet), not 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import gymnasium as gym
+import numpy as np
+import numpy.typing as npt
 
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.nbv.wrapper import NextBestViewWrapper, make_nbv_env
-from spatialscout_gym.nbv.config import check_obs_layout, layout_observation, layout_observation_space
+from spatialscout_gym.core.frames import CameraPose
+from spatialscout_gym.nbv.config import (LaidOutObservation, NBVConfig, check_obs_layout, layout_observation,
+                                         layout_observation_space)
+from spatialscout_gym.nbv.core import NBVCore
+
+if TYPE_CHECKING:
+    from spatialscout_gym.envs.spatialscout_env import SpatialScoutEnv
+    from spatialscout_gym.nbv.mappers import Mapper
 
 __all__ = ["NBVEnv", "NBV_V1_DEFAULTS", "make_nbv_v1_vector_env", "make_nbv_v2_vector_env"]
 
@@ -185,7 +194,7 @@ class NBVEnv(gym.Env):
 
     def __init__(self, scene: str | SceneSpec = NBV_V1_DEFAULTS["scene"], *,
                  image_budget: int = NBV_V1_DEFAULTS["image_budget"],
-                 resolution: int = NBV_V1_DEFAULTS["resolution"], mapper: Any = NBV_V1_DEFAULTS["mapper"],
+                 resolution: int = NBV_V1_DEFAULTS["resolution"], mapper: str | Mapper = NBV_V1_DEFAULTS["mapper"],
                  motion: str = NBV_V1_DEFAULTS["motion"], obs_size: int = NBV_V1_DEFAULTS["obs_size"],
                  render_mode: str | None = None, obs_layout: str = "dict", **kwargs: Any) -> None:
         self.obs_layout = check_obs_layout(obs_layout)
@@ -193,45 +202,47 @@ class NBVEnv(gym.Env):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
         self.render_mode = render_mode
-        self.nbv: NextBestViewWrapper = make_nbv_env(scene, image_budget=image_budget, resolution=resolution,
-                                                     mapper=mapper, motion=motion, obs_size=obs_size,
-                                                     render_mode=render_mode, **kwargs)
+        nbv = make_nbv_env(scene, image_budget=image_budget, resolution=resolution, mapper=mapper, motion=motion,
+                           obs_size=obs_size, render_mode=render_mode, **kwargs)
+        assert isinstance(nbv, NextBestViewWrapper)   # obs_layout "dict" (the default): the wrapper itself
+        self.nbv = nbv
         """The NBV step logic this env delegates to (over the tool env ``nbv.env``)."""
         self.action_space = self.nbv.action_space
         self.observation_space = layout_observation_space(self.nbv.config, obs_layout)
 
     @property
-    def config(self) -> Any:
+    def config(self) -> NBVConfig:
         """The :class:`~spatialscout_gym.nbv.config.NBVConfig` of the motion and observation."""
         return self.nbv.config
 
     @property
-    def core(self) -> Any:
+    def core(self) -> NBVCore:
         """The :class:`~spatialscout_gym.nbv.core.NBVCore` that runs the steps."""
         return self.nbv.core
 
     @property
-    def tool_env(self) -> Any:
+    def tool_env(self) -> SpatialScoutEnv:
         """The inner :class:`~spatialscout_gym.envs.spatialscout_env.SpatialScoutEnv` (the episode,
         the scene spec, the metrics and the privileged frames live there)."""
-        return self.nbv.env.unwrapped
+        return self.nbv.port.tool_env
 
-    def reset(self, *, seed: int | None = None, options: dict | None = None):
+    def reset(self, *, seed: int | None = None, options: dict | None = None
+              ) -> tuple[LaidOutObservation, dict[str, Any]]:
         super().reset(seed=seed)
         obs, info = self.nbv.reset(seed=seed, options=options)
         return layout_observation(obs, self.obs_layout), info
 
-    def prepare_step(self, action) -> Any:
+    def prepare_step(self, action: npt.ArrayLike) -> CameraPose | None:
         """:meth:`~spatialscout_gym.nbv.core.NBVCore.prepare` (the vector env's batched-render
         phase 1)."""
         return self.nbv.prepare_step(action)
 
-    def step(self, action):
+    def step(self, action: npt.ArrayLike) -> tuple[LaidOutObservation, float, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.nbv.step(action)
         return layout_observation(obs, self.obs_layout), reward, terminated, truncated, info
 
-    def render(self):
-        return self.nbv.render()
+    def render(self) -> np.ndarray | None:  # type: ignore[override]  # gymnasium types it with an unbound TypeVar
+        return cast("np.ndarray | None", self.nbv.render())   # the tool env's rgb_array frame
 
     def close(self) -> None:
         self.nbv.close()

@@ -23,7 +23,7 @@ def resize_image(image: np.ndarray, size: int) -> np.ndarray:
         blocks = image.reshape(size, fh, size, fw, 3).astype(np.float32).mean(axis=(1, 3))
         return np.rint(blocks).astype(np.uint8)
     from PIL import Image
-    return np.asarray(Image.fromarray(image).resize((size, size), Image.BILINEAR), dtype=np.uint8)
+    return np.asarray(Image.fromarray(image).resize((size, size), Image.Resampling.BILINEAR), dtype=np.uint8)
 
 
 def depth_rays(depth_m: np.ndarray, fov_deg: float, columns: int = 16) -> tuple[np.ndarray, np.ndarray]:
@@ -81,11 +81,11 @@ class ViewHistory:
         self._yaw: list[float] = []
         self._rays: list[tuple[np.ndarray, np.ndarray]] = []   # per capture: heading (deg), free (m)
 
-    def _cell(self, position_task) -> tuple[int, int]:
+    def _cell(self, position_task: np.ndarray) -> tuple[int, int]:
         return (int(np.floor(float(position_task[0]) / self.cell_m)),
                 int(np.floor(float(position_task[1]) / self.cell_m)))
 
-    def record(self, position_task, yaw_deg: float, rays: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+    def record(self, position_task: np.ndarray, yaw_deg: float, rays: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         """Note a capture at ``position_task`` (metres) with heading ``yaw_deg``; ``rays`` is its
         :func:`depth_rays` (angles relative to the heading, free distances), for ``scan``."""
         counts = self._visits.setdefault(self._cell(position_task), np.zeros(N_SECTORS))
@@ -96,7 +96,7 @@ class ViewHistory:
         self._rays.append(empty if rays is None else (np.asarray(rays[0], float) + float(yaw_deg),
                                                       np.asarray(rays[1], float)))
 
-    def scan(self, position_task, yaw_deg: float, config: NBVConfig) -> np.ndarray:
+    def scan(self, position_task: np.ndarray, yaw_deg: float, config: NBVConfig) -> np.ndarray:
         """Shape (``scan_bins``,): a pseudo laser scan, in [0, 1]. Bin k covers egocentric headings
         ``[k - 1/2, k + 1/2] * 360 / scan_bins`` degrees (k = 0 ahead, counter-clockwise); its value
         is the median free distance (:func:`depth_rays`) of the rays of captures taken within
@@ -117,13 +117,13 @@ class ViewHistory:
             out[k] = np.median(free[bins == k]) / float(config.scan_range_m)
         return np.clip(out, 0.0, 1.0)
 
-    def sectors(self, position_task, yaw_deg: float) -> np.ndarray:
+    def sectors(self, position_task: np.ndarray, yaw_deg: float) -> np.ndarray:
         """Shape (8,): 1 where a capture was taken in the cell of ``position_task`` with a heading
         in sector k, egocentric (k = 0 the current heading, counter-clockwise in 45-degree steps)."""
         counts = self._visits.get(self._cell(position_task), np.zeros(N_SECTORS))
         return np.roll(counts > 0, -yaw_sector(yaw_deg)).astype(np.float32)
 
-    def visit_map(self, position_task, yaw_deg: float, radius_m: float, config: NBVConfig) -> np.ndarray:
+    def visit_map(self, position_task: np.ndarray, yaw_deg: float, radius_m: float, config: NBVConfig) -> np.ndarray:
         """The egocentric top-down ``map``, shape (3, M, M) with M = ``config.map_cells``, in [0, 1].
 
         Cell (i, j) is centred ``((M - 1) / 2 - i) * s`` metres ahead of the camera and
@@ -160,7 +160,7 @@ class ViewHistory:
         return np.clip(out, 0.0, 1.0)
 
 
-def nbv_observation(config: NBVConfig, image: np.ndarray, position_task, yaw_deg: float, pitch_deg: float,
+def nbv_observation(config: NBVConfig, image: np.ndarray, position_task: np.ndarray, yaw_deg: float, pitch_deg: float,
                     radius_m: float, coverage: float, images_left_fraction: float,
                     history: ViewHistory) -> dict[str, np.ndarray]:
     """The observation of :func:`nbv_observation_space` (copies, never views): the camera's

@@ -22,13 +22,14 @@ them is ``privileged``; they measure view selection, not perception):
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
 
 from spatialscout_gym.core.frames import TaskFrame
 from spatialscout_gym.core.renderer_api import PrivilegedFrame
-from spatialscout_gym.core.spec import SceneSpec
+from spatialscout_gym.core.spec import PrivateScene, SceneSpec
+from spatialscout_gym.episode.episode import EpisodeFrame
 
 __all__ = ["Mapper", "OraclePerceptionMapper", "OracleSurfaceMapper", "make_mapper", "MAPPERS",
            "seen_targets", "seen_target_ids"]
@@ -45,7 +46,7 @@ class Mapper(Protocol):
         """Forget the previous episode; ``spec`` is the scene of the new one."""
         ...
 
-    def observe(self, frame, privileged_frame: PrivilegedFrame | None,
+    def observe(self, frame: EpisodeFrame | None, privileged_frame: PrivilegedFrame | None,
                 task_frame: TaskFrame) -> dict[str, np.ndarray]:
         """Entries to submit after ``frame`` (an :class:`~spatialscout_gym.episode.EpisodeFrame`,
         or None from :class:`~spatialscout_gym.nbv.wrapper.NextBestViewWrapper`, which sees only
@@ -87,7 +88,7 @@ def seen_target_ids(privileged_frame: PrivilegedFrame, target_index: dict[int, s
     building the pixel masks (what :class:`OraclePerceptionMapper` needs)."""
     seg = np.asarray(privileged_frame.segmentation)
     counts = np.bincount(seg[seg >= 0].ravel())
-    out = []
+    out: list[str] = []
     for index in np.flatnonzero(counts >= min_pixels).tolist():
         tid = target_index.get(index)
         if tid is not None:
@@ -105,7 +106,7 @@ class _SceneTargets:
     only the task-frame centres are recomputed, exactly as ``SceneSpec.targets`` does)."""
 
     def __init__(self) -> None:
-        self._private = None
+        self._private: PrivateScene | None = None
         self.index: dict[int, str] = {}
         self._boxes: list[tuple[str, np.ndarray, np.ndarray]] = []
 
@@ -148,7 +149,7 @@ class OraclePerceptionMapper:
         self._centres = self._scene.centres(spec)
         self._done = set()
 
-    def observe(self, frame, privileged_frame: PrivilegedFrame | None,
+    def observe(self, frame: EpisodeFrame | None, privileged_frame: PrivilegedFrame | None,
                 task_frame: TaskFrame) -> dict[str, np.ndarray]:
         if privileged_frame is None:
             raise ValueError("OraclePerceptionMapper needs the privileged frame of each capture "
@@ -184,7 +185,7 @@ class OracleSurfaceMapper:
         self._index = _target_index(spec)
         self._sum, self._count = {}, {}
 
-    def observe(self, frame, privileged_frame: PrivilegedFrame | None,
+    def observe(self, frame: EpisodeFrame | None, privileged_frame: PrivilegedFrame | None,
                 task_frame: TaskFrame) -> dict[str, np.ndarray]:
         if privileged_frame is None:
             raise ValueError("OracleSurfaceMapper needs the privileged frame of each capture "
@@ -202,10 +203,11 @@ class OracleSurfaceMapper:
         return out
 
 
-MAPPERS = {"oracle": OraclePerceptionMapper, "oracle-surface": OracleSurfaceMapper}
+MAPPERS: dict[str, Callable[..., Mapper]] = {"oracle": OraclePerceptionMapper,
+                                             "oracle-surface": OracleSurfaceMapper}
 
 
-def make_mapper(name: str, **options) -> Mapper:
+def make_mapper(name: str, **options: int) -> Mapper:
     """A mapper by name: ``"oracle"`` (default) or ``"oracle-surface"``."""
     try:
         return MAPPERS[name](**options)

@@ -5,6 +5,7 @@ carry the translation within the per-call bound of docs/protocol.md section 4 (:
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from spatialscout_gym.episode.tools import MAX_TRANSLATION_M
 from spatialscout_gym.nbv.config import DISCRETE_MOTIONS, NBVConfig
@@ -51,7 +52,7 @@ def _one_integer(action, n: int, expected: str) -> int:
     return int(x)
 
 
-def motion_args(config: NBVConfig, action, pitch_deg: float = 0.0
+def motion_args(config: NBVConfig, action: npt.ArrayLike, pitch_deg: float = 0.0
                 ) -> tuple[tuple[float, float], tuple[float, float, float]]:
     """``((yaw_deg, pitch_deg), (forward_m, right_m, up_m))`` for ``action``; the rotation is
     applied first, so forward/right refer to the new heading. ``pitch_deg`` is the camera's pitch
@@ -77,7 +78,8 @@ def motion_args(config: NBVConfig, action, pitch_deg: float = 0.0
         move = {"forward": (c.move_m, 0, 0), "back": (-c.move_m, 0, 0), "left": (0, -c.move_m, 0),
                 "right": (0, c.move_m, 0), "up": (0, 0, c.lift_m),
                 "down": (0, 0, -c.lift_m)}.get(name, (0.0, 0.0, 0.0))
-        return rot, tuple(float(x) for x in move)
+        mx, my, mz = move
+        return rot, (float(mx), float(my), float(mz))
     expected = "continuous NBV action must be 5 finite numbers in [-1, 1] (forward, right, up, yaw, pitch)"
     a = _real_array(action, expected).astype(float).reshape(-1)
     if a.shape != (5,) or not np.all(np.isfinite(a)):
@@ -87,10 +89,10 @@ def motion_args(config: NBVConfig, action, pitch_deg: float = 0.0
     norm = float(np.linalg.norm(t))
     if norm > MAX_TRANSLATION_M:
         t = t * (MAX_TRANSLATION_M / norm) * (1 - 1e-9)
-    return (float(a[3] * c.max_yaw_deg), float(a[4] * c.max_pitch_deg)), tuple(float(x) for x in t)
+    return (float(a[3] * c.max_yaw_deg), float(a[4] * c.max_pitch_deg)), (float(t[0]), float(t[1]), float(t[2]))
 
 
-def move_parts(move) -> int:
+def move_parts(move: npt.ArrayLike) -> int:
     """How many equal ``move_camera`` calls carry ``move`` (forward, right, up; metres): each
     stays within :data:`TRANSLATION_AXIS_M` per axis (so within the 1 m move bound)."""
     return max(1, int(np.ceil(float(np.max(np.abs(move))) / TRANSLATION_AXIS_M - 1e-9)))

@@ -18,14 +18,20 @@ the episode's typed methods take (its ``step`` accepts any numeric dtype of the 
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, SupportsFloat, cast
 
 import gymnasium as gym
 import numpy as np
+from gymnasium import spaces
 
+from spatialscout_gym.core.frames import CameraPose, TaskFrame
+from spatialscout_gym.core.renderer_api import PrivilegedFrame, Renderer
 from spatialscout_gym.core.spec import SceneSpec
-from spatialscout_gym.episode.episode import Episode
-from spatialscout_gym.episode.tools import TOOL_NAMES
+from spatialscout_gym.episode.episode import Episode, EpisodeFrame
+from spatialscout_gym.episode.tools import TOOL_NAMES, ToolResult
+
+if TYPE_CHECKING:
+    from spatialscout_gym.envs.spatialscout_env import SpatialScoutEnv
 
 __all__ = ["ToolEnvPort", "EpisodePort", "camera_task", "capture_pose_task"]
 
@@ -51,10 +57,12 @@ class _EpisodeReads:
     """What both ports read from the episode itself, so the NBV core gets the same numbers over
     either (the float64 task pose: docs/protocol.md section 2)."""
 
-    episode: Episode
+    @property
+    def episode(self) -> Episode:
+        raise NotImplementedError
 
     @property
-    def pose_world(self) -> Any:
+    def pose_world(self) -> CameraPose:
         return self.episode.pose
 
     def camera(self) -> tuple[np.ndarray, float, float]:
@@ -74,10 +82,13 @@ class ToolEnvPort(_EpisodeReads):
 
     def __init__(self, env: gym.Env) -> None:
         self.env = env
-        self._template = {k: np.zeros(sp.shape, sp.dtype) for k, sp in env.action_space.spaces.items()}
+        if not isinstance(env.action_space, spaces.Dict):
+            raise TypeError(f"ToolEnvPort needs a tool env's Dict action space; got {env.action_space}")
+        self._template: dict[str, np.ndarray] = {k: np.zeros(sp.shape or (), sp.dtype)
+                                                 for k, sp in env.action_space.spaces.items()}
         for v in self._template.values():
             v.setflags(write=False)  # shared by every call's action (see call)
-        self.spec: SceneSpec | None = None
+        self._spec: SceneSpec | None = None
         self.last_obs: dict | None = None
         """The tool env's latest observation."""
         self.last_info: dict = {}
@@ -87,19 +98,35 @@ class ToolEnvPort(_EpisodeReads):
         self._image_budget = 0
         self.radius_m = 0.0
 
+    @property
+    def tool_env(self) -> SpatialScoutEnv:
+        """``env.unwrapped``: the :class:`~spatialscout_gym.envs.spatialscout_env.SpatialScoutEnv`
+        (:class:`~spatialscout_gym.nbv.wrapper.NextBestViewWrapper` checks it has its evaluator-only
+        reads)."""
+        return cast("SpatialScoutEnv", self.env.unwrapped)
+
+    @property
+    def spec(self) -> SceneSpec:
+        """The current episode's scene (evaluator-only; set by :meth:`reset`)."""
+        if self._spec is None:
+            raise RuntimeError("call reset() first")
+        return self._spec
+
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
         """The tool env's ``reset``; returns its ``(obs, info)``."""
         obs, info = self.env.reset(seed=seed, options=options)
-        inner = self.env.unwrapped
-        self.spec = inner.scene_spec
+        inner = self.tool_env
+        spec = inner.scene_spec
+        assert spec is not None   # the tool env's reset loads a scene
+        self._spec = spec
         self.last_obs, self.last_info = obs, info
         self._done = self._truncated = False
         self._image_budget = int(inner.image_budget)
-        self.radius_m = float(self.spec.public.radius_m)
-        self._inv_index = {e.id: i for i, e in enumerate(self.spec.public.inventory)}
+        self.radius_m = float(spec.public.radius_m)
+        self._inv_index = {e.id: i for i, e in enumerate(spec.public.inventory)}
         return obs, info
 
-    def call(self, tool: str, **fields: Any) -> tuple:
+    def call(self, tool: str, **fields: Any) -> tuple[dict, SupportsFloat, bool, bool, dict[str, Any]]:
         """One tool call through the tool env's ``step``; returns its five-tuple."""
         action = dict(self._template)   # unused fields: the read-only zero arrays, not copies
         action["tool"] = np.int64(TOOL_NAMES.index(tool))
@@ -132,7 +159,10 @@ class ToolEnvPort(_EpisodeReads):
     @property
     def episode(self) -> Episode:
         """The tool env's current :class:`Episode` (read-only here: every call goes through ``step``)."""
-        return self.env.unwrapped.episode
+        episode = self.tool_env.episode
+        if episode is None:
+            raise RuntimeError("call reset() first")
+        return episode
 
     @property
     def images_left(self) -> int:
@@ -143,18 +173,20 @@ class ToolEnvPort(_EpisodeReads):
         return self._image_budget
 
     @property
-    def task_frame(self) -> Any:
-        return self.env.unwrapped.task_frame
-
+    def task_frame(self) -> TaskFrame:
+        return self.episode.task_frame
 
     def latest_image(self) -> np.ndarray:
+        if self.last_obs is None:
+            raise RuntimeError("call reset() first")
         return self.last_obs["image"]   # a wrapper inside may change what the policy sees
 
     def latest_frame(self) -> None:
         return None   # the tool env shows observations, not episode frames
 
-    def privileged(self) -> Any:
-        return self.env.unwrapped.privileged_frame()
+    def privileged(self) -> PrivilegedFrame:
+        frame: PrivilegedFrame = self.tool_env.privileged_frame()
+        return frame
 
     def coverage(self) -> float:
         return _coverage(self.episode)
@@ -184,11 +216,11 @@ class ToolEnvPort(_EpisodeReads):
 
     # ---- scoring (evaluator-only) ------------------------------------------------------------
     def mean_iou(self) -> float:
-        return float(self.env.unwrapped.metrics()["all"]["mean_iou"])
+        return float(self.tool_env.metrics()["all"]["mean_iou"])
 
     def metrics(self) -> dict:
         """The scorer's metrics dict of the accepted map (docs/protocol.md section 6)."""
-        return self.env.unwrapped.metrics()
+        return self.tool_env.metrics()
 
 
 class EpisodePort(_EpisodeReads):
@@ -199,19 +231,24 @@ class EpisodePort(_EpisodeReads):
     then the core scores step by step and rewards as over :class:`ToolEnvPort`; without it (the
     NBV agents: the runner scores the episode at its end) rewards are 0."""
 
-    def __init__(self, episode: Episode, spec: SceneSpec, renderer: Any,
+    def __init__(self, episode: Episode, spec: SceneSpec, renderer: Renderer,
                  metrics: Callable[[], dict] | None = None) -> None:
-        self.episode = episode
+        self._episode = episode
         self.spec = spec
         self.renderer = renderer
         self.radius_m = float(episode.public.radius_m)
         self._metrics = metrics
 
     @staticmethod
-    def _error(res: Any) -> str | None:
+    def _error(res: ToolResult) -> str | None:
         return None if res.ok else (res.error or f"{res.tool} was refused")
 
     # ---- state -------------------------------------------------------------------------------
+    @property
+    def episode(self) -> Episode:
+        """The episode driven (its typed methods take every tool call)."""
+        return self._episode
+
     @property
     def done(self) -> bool:
         return self.episode.done
@@ -229,18 +266,17 @@ class EpisodePort(_EpisodeReads):
         return self.episode.image_budget
 
     @property
-    def task_frame(self) -> Any:
+    def task_frame(self) -> TaskFrame:
         return self.episode.task_frame
-
 
     def latest_image(self) -> np.ndarray:
         return self.episode.latest_image
 
-    def latest_frame(self) -> Any:
+    def latest_frame(self) -> EpisodeFrame:
         ep = self.episode
         return ep.frames[max(ep.frames)]
 
-    def privileged(self) -> Any:
+    def privileged(self) -> PrivilegedFrame:
         return self.renderer.capture_privileged(self.latest_frame().pose)
 
     def coverage(self) -> float:

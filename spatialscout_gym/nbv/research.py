@@ -26,10 +26,10 @@ the resolution; nearest sampling, never an average across an edge):
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
+from spatialscout_gym.core.frames import TaskFrame
+from spatialscout_gym.core.renderer_api import PrivilegedFrame
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.nbv.config import DEPTH_MAX_M, MAX_INVENTORY, POINTS_BOUND_M, NBVConfig
 from spatialscout_gym.nbv.occupancy import OccupancyGrid
@@ -90,7 +90,7 @@ class ResearchObservations:
         if self.occupancy is not None:
             self.occupancy.reset()
 
-    def record(self, privileged: Any, task_frame: Any, camera_task: np.ndarray) -> None:
+    def record(self, privileged: PrivilegedFrame, task_frame: TaskFrame, camera_task: np.ndarray) -> None:
         """Read the latest capture's :class:`~spatialscout_gym.core.renderer_api.PrivilegedFrame`
         (taken at task-frame position ``camera_task``, metres)."""
         depth = np.asarray(privileged.depth_m)
@@ -129,5 +129,6 @@ class ResearchObservations:
         if "points" in self.keys:
             out["points"] = self._points.copy()
         if "occupancy" in self.keys:
+            assert self.occupancy is not None   # kept whenever the key is on (see __init__)
             out["occupancy"] = self.occupancy.grid.copy()
         return out

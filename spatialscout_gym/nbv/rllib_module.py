@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from gymnasium import spaces
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.apis import ValueFunctionAPI
 from ray.rllib.core.rl_module.torch import TorchRLModule
@@ -25,22 +26,29 @@ class NBVConvModule(TorchRLModule, ValueFunctionAPI):
     256, "hiddens": [64, 64]}``."""
 
     def setup(self) -> None:
-        space = self.observation_space
-        keys = getattr(space, "spaces", None) or {}
-        image = space["image"] if keys else space
-        n_vector = int(np.prod(space["vector"].shape)) if "vector" in keys else 0
+        space, actions = self.observation_space, self.action_space
+        image = space["image"] if isinstance(space, spaces.Dict) and space.spaces else space
+        vector = space.spaces.get("vector") if isinstance(space, spaces.Dict) else None
+        if not isinstance(image, spaces.Box) or not isinstance(actions, spaces.Discrete):
+            raise TypeError(f"NBVConvModule needs an image Box (or a Dict with one) and a Discrete action space; "
+                            f"got {space} and {actions}")
+        n_vector = int(np.prod(vector.shape)) if vector is not None and vector.shape is not None else 0
         channels, height, width = image.shape
+        model_config = self.model_config or {}
+        if not isinstance(model_config, dict):
+            raise TypeError(f"NBVConvModule's model_config is a dict (cnn_features, hiddens); got {model_config!r}")
         self.cnn = nn.Sequential(
             nn.Conv2d(channels, 32, 8, 4), nn.ReLU(), nn.Conv2d(32, 64, 4, 2), nn.ReLU(),
             nn.Conv2d(64, 64, 3, 1), nn.ReLU(), nn.Flatten())
         with torch.no_grad():
             n_flat = int(self.cnn(torch.zeros(1, channels, height, width)).shape[1])
-        features = int(self.model_config.get("cnn_features", 256))
+        features = int(model_config.get("cnn_features", 256))
         self.cnn_head = nn.Sequential(nn.Linear(n_flat, features), nn.ReLU())
-        hiddens = [int(h) for h in self.model_config.get("hiddens", [64, 64])]
+        hiddens = [int(h) for h in model_config.get("hiddens", [64, 64])]
 
         def mlp(out: int, gain: float) -> nn.Sequential:
-            layers, size = [], features + n_vector
+            layers: list[nn.Module] = []
+            size = features + n_vector
             for h in hiddens:
                 layers += [nn.Linear(size, h), nn.Tanh()]
                 size = h
@@ -49,10 +57,10 @@ class NBVConvModule(TorchRLModule, ValueFunctionAPI):
             nn.init.zeros_(last.bias)
             return nn.Sequential(*layers, last)
 
-        self.pi = mlp(int(self.action_space.n), 0.01)
+        self.pi = mlp(int(actions.n), 0.01)
         self.vf = mlp(1, 1.0)
 
-    def _features(self, batch: dict) -> Any:
+    def _features(self, batch: dict) -> torch.Tensor:
         obs = batch[Columns.OBS]
         image = obs["image"] if isinstance(obs, dict) else obs
         x = self.cnn_head(self.cnn(image.float() / 255.0))
@@ -67,6 +75,6 @@ class NBVConvModule(TorchRLModule, ValueFunctionAPI):
         x = self._features(batch)
         return {Columns.ACTION_DIST_INPUTS: self.pi(x), Columns.EMBEDDINGS: x}
 
-    def compute_values(self, batch: dict, embeddings: Any = None) -> Any:
+    def compute_values(self, batch: dict, embeddings: torch.Tensor | None = None) -> torch.Tensor:
         x = self._features(batch) if embeddings is None else embeddings
         return self.vf(x).squeeze(-1)

@@ -28,13 +28,20 @@ import json
 import logging
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from spatialscout_gym.nbv.policy_files import CONFIG_FILE, load_policy_config, save_nbv_config
 from spatialscout_gym.nbv.config import (NBVConfig, layout_observation_space,
                                                   nbv_action_space)
+
+if TYPE_CHECKING:
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    from spatialscout_gym.nbv.env import NBVEnv
+    from spatialscout_gym.nbv.train import Args
 
 __all__ = ["RLLIB_ENV", "RLLIB_OBS_LAYOUT", "RUNNERS_FILE", "nbv_env_creator", "module_spec", "ppo_config", "train_rllib",
            "module_checkpoint", "rllib_policy_config", "PROGRESS_COLUMNS"]
@@ -52,14 +59,14 @@ PROGRESS_COLUMNS = ("time/iterations", "time/total_timesteps", "time/time_elapse
 :func:`~spatialscout_gym.nbv.train.plot_learning_curve` draws it as it draws theirs."""
 
 
-def nbv_env_creator(env_config: dict) -> Any:
+def nbv_env_creator(env_config: dict) -> NBVEnv:
     """The env an RLlib env runner builds: ``SpatialScout/NBV-v1`` (:class:`NBVEnv`) with
     ``env_config`` as its arguments and ``obs_layout="image+vector"`` unless given."""
     from spatialscout_gym.nbv.env import NBVEnv
     return NBVEnv(**{"obs_layout": RLLIB_OBS_LAYOUT, **dict(env_config)})
 
 
-def module_spec(config: NBVConfig | None = None) -> Any:
+def module_spec(config: NBVConfig | None = None) -> RLModuleSpec:
     """The ``RLModuleSpec`` of :class:`~spatialscout_gym.nbv.rllib_module.NBVConvModule` for
     the NBV env of ``config`` (default: NBV-v1's) in the ``image+vector`` layout."""
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
@@ -90,15 +97,16 @@ def _log_episode(*, episode: Any, metrics_logger: Any = None, prev_episode_chunk
 def ppo_config(env_config: dict, *, num_env_runners: int = 0, envs_per_runner: int = 1,
                rollout_steps: int = 128, minibatch_size: int = 128, num_epochs: int = 4,
                lr: float = 3e-4, gamma: float = 0.99, gae_lambda: float = 0.95, clip: float = 0.2,
-               ent_coef: float = 0.01, vf_coef: float = 0.5, seed: int | None = None, gpu: bool = False) -> Any:
+               ent_coef: float = 0.01, vf_coef: float = 0.5, seed: int | None = None, gpu: bool = False) -> PPOConfig:
     """RLlib's ``PPOConfig`` for the NBV task: env runners building :func:`nbv_env_creator`
     (``env_config``), the NBV RLModule (:func:`module_spec`), one train batch of ``rollout_steps``
     steps per env (all runners' envs), SB3's PPO loss (no KL penalty) with the hyperparameters given."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.tune.registry import register_env
     register_env(RLLIB_ENV, nbv_env_creator)   # the env runners, wherever they are, look it up by name
-    config = NBVConfig(**{k: v for k, v in env_config.items() if k in NBVConfig.__dataclass_fields__},
-                       **({} if "motion" in env_config else {"motion": "heading"}))
+    fields: dict[str, Any] = {k: v for k, v in env_config.items() if k in NBVConfig.__dataclass_fields__}
+    fields.setdefault("motion", "heading")   # NBV-v1's motion unless given
+    config = NBVConfig(**fields)
     envs = max(1, num_env_runners) * envs_per_runner
     return (PPOConfig()
             .environment(env=RLLIB_ENV, env_config=dict(env_config), disable_env_checking=True)
@@ -202,7 +210,7 @@ def _save_checkpoint(algo: Any, directory: Path, config: NBVConfig, args: Any) -
     return directory
 
 
-def train_rllib(args: Any, config: NBVConfig, env_kwargs: dict) -> Path:
+def train_rllib(args: Args, config: NBVConfig, env_kwargs: dict) -> Path:
     """``spatialscout train-nbv --backend rllib``: PPO with ``args.num_env_runners`` env runners
     on the Ray cluster at ``args.ray_address`` (see the module docstring); returns the run's final
     checkpoint directory (``rllib:<it>`` and ``rllib:<run dir>`` both load it)."""
@@ -235,6 +243,7 @@ def train_rllib(args: Any, config: NBVConfig, env_kwargs: dict) -> Path:
                       ent_coef=args.ent_coef, vf_coef=args.vf_coef, seed=args.seed,
                       gpu=args.device != "cpu").build_algo()
     # where the samples come from, for the run record: each env runner's node and process
+    assert algo.env_runner_group is not None   # build_algo() makes it (a local runner when runners == 0)
     where = algo.env_runner_group.foreach_env_runner(_runner_place, local_env_runner=runners == 0)
     (run_dir / RUNNERS_FILE).write_text(json.dumps({
         "ray_address": args.ray_address or "local", "nodes": len([n for n in ray.nodes() if n.get("Alive")]),

@@ -14,8 +14,8 @@ import time
 from typing import Any, Sequence
 
 import numpy as np
-from gymnasium.vector import AutoresetMode
-from stable_baselines3.common.vec_env.base_vec_env import VecEnv
+from gymnasium.vector import AutoresetMode, VectorEnv
+from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
 __all__ = ["SB3VecEnv"]
 
@@ -37,7 +37,7 @@ def _unbatch(info: dict, i: int) -> dict:
 class SB3VecEnv(VecEnv):
     """Adapt ``venv`` (a ``gymnasium.vector.VectorEnv`` in ``AutoresetMode.SAME_STEP``)."""
 
-    def __init__(self, venv: Any) -> None:
+    def __init__(self, venv: VectorEnv) -> None:
         mode = venv.metadata.get("autoreset_mode")
         if mode != AutoresetMode.SAME_STEP:
             raise ValueError(f"SB3VecEnv needs a vector env with autoreset_mode=AutoresetMode.SAME_STEP "
@@ -49,10 +49,12 @@ class SB3VecEnv(VecEnv):
         self._lengths = np.zeros(self.num_envs, dtype=int)
         self._t0 = time.time()
 
-    def reset(self):
+    def reset(self) -> VecEnvObs:
         seeds = [None if s is None else int(s) for s in self._seeds] if any(
             s is not None for s in self._seeds) else None
-        obs, _ = self.venv.reset(seed=seeds, options=self._options[0] if self._options else None)
+        # gymnasium's VectorEnv.reset says seed: int | None; its vector envs (and ours) take a list too
+        obs, _ = self.venv.reset(seed=seeds,  # type: ignore[arg-type]
+                                 options=self._options[0] if self._options else None)
         self._reset_seeds()
         self._reset_options()
         self._returns[:] = 0.0
@@ -62,7 +64,7 @@ class SB3VecEnv(VecEnv):
     def step_async(self, actions: np.ndarray) -> None:
         self._actions = actions
 
-    def step_wait(self):
+    def step_wait(self) -> VecEnvStepReturn:
         obs, rewards, terminated, truncated, info = self.venv.step(self._actions)
         dones = np.logical_or(terminated, truncated)
         self._returns += rewards
@@ -85,26 +87,26 @@ class SB3VecEnv(VecEnv):
         self.venv.close()
 
     # ---- attribute access on the sub-envs (SB3's VecEnv interface) ------------------------------
-    def _targets(self, indices) -> list:
+    def _targets(self, indices: VecEnvIndices) -> list:
         envs = getattr(self.venv, "envs", None)
         if envs is None:
             raise AttributeError(f"{type(self.venv).__name__} keeps its sub-envs in worker processes; "
                                  f"their attributes and methods cannot be reached from here")
         return [envs[i] for i in self._get_indices(indices)]
 
-    def get_attr(self, attr_name: str, indices=None) -> list[Any]:
+    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
         return [getattr(e, attr_name) for e in self._targets(indices)]
 
-    def set_attr(self, attr_name: str, value: Any, indices=None) -> None:
+    def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
         for e in self._targets(indices):
             setattr(e, attr_name, value)
 
-    def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list[Any]:
+    def env_method(self, method_name: str, *method_args: Any, indices: VecEnvIndices = None, **method_kwargs: Any) -> list[Any]:
         return [getattr(e, method_name)(*method_args, **method_kwargs) for e in self._targets(indices)]
 
-    def env_is_wrapped(self, wrapper_class: type, indices=None) -> list[bool]:
+    def env_is_wrapped(self, wrapper_class: type, indices: VecEnvIndices = None) -> list[bool]:
         if getattr(self.venv, "envs", None) is None:   # sub-envs in worker processes: SB3 asks
-            return [False] * len(self._get_indices(indices))   # for Monitor; they carry none
+            return [False] * len(list(self._get_indices(indices)))   # for Monitor; they carry none
         out = []
         for e in self._targets(indices):
             found = False

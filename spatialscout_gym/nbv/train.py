@@ -44,13 +44,19 @@ import random
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import gymnasium as gym
 import numpy as np
 
 from spatialscout_gym.nbv.train_record import (CURVE_COLUMNS, INIT_PROGRESS, curve_points,
                                                     plot_learning_curve, summary_line, write_init_progress)
+
+if TYPE_CHECKING:
+    from stable_baselines3.common.base_class import BaseAlgorithm
+    from stable_baselines3.common.vec_env import VecEnv
+
+    from spatialscout_gym.nbv.config import NBVConfig
 
 __all__ = ["Args", "make_env", "make_vec_env", "train", "main", "VECTORIZATIONS", "BACKENDS", "plot_learning_curve", "curve_points",
            "INIT_PROGRESS", "CURVE_COLUMNS", "write_init_progress"]
@@ -169,11 +175,11 @@ def _env_kwargs(args: Args) -> dict:
                 **({"single_room_share": args.single_room_share} if args.single_room_share >= 0 else {}))
 
 
-def make_env(args: Args, index: int) -> Callable[[], "object"]:
+def make_env(args: Args, index: int) -> Callable[[], gym.Env]:
     """A thunk building env ``index``: NBV-v0 (Procedural-v0 -> NextBestViewWrapper) -> episode
     statistics (the ``sync``/``async`` vectorizations)."""
 
-    def thunk():
+    def thunk() -> gym.Env:
         from spatialscout_gym.nbv.registration import register_nbv_envs
         register_nbv_envs()   # the ids in a subprocess too (NBV-v0's entry point registers the scene ids it needs)
         env = gym.make("SpatialScout/NBV-v0", disable_env_checker=True, **_env_kwargs(args))
@@ -184,7 +190,7 @@ def make_env(args: Args, index: int) -> Callable[[], "object"]:
     return thunk
 
 
-def make_vec_env(args: Args):
+def make_vec_env(args: Args) -> VecEnv:
     """The SB3 ``VecEnv`` of ``args.vectorization``."""
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
     if args.vectorization == "vector":
@@ -204,7 +210,7 @@ def planned_steps(args: Args) -> int:
     return -(-args.total_timesteps // rollout) * rollout
 
 
-def save_policy(model, config, directory: Path, args: Args) -> Path:
+def save_policy(model: BaseAlgorithm, config: NBVConfig, directory: Path, args: Args) -> Path:
     """Write ``model.zip`` and its ``nbv_config.json`` (the agent's mapper, ``reward_mapper``, V and
     resolution) into ``directory``; returns the ``model.zip`` path."""
     from spatialscout_gym.nbv.policy_files import save_nbv_config
@@ -383,7 +389,7 @@ def train(args: Args) -> Path:
     envs = make_vec_env(args)
     envs.seed(args.seed)
 
-    hyper = dict(learning_rate=args.learning_rate, n_steps=args.num_steps, batch_size=args.batch_size,
+    hyper: dict[str, Any] = dict(learning_rate=args.learning_rate, n_steps=args.num_steps, batch_size=args.batch_size,
                  n_epochs=args.update_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda,
                  clip_range=args.clip_coef, ent_coef=args.ent_coef, vf_coef=args.vf_coef, seed=args.seed,
                  device=args.device, verbose=0)

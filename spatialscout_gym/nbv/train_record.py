@@ -92,7 +92,7 @@ def plot_learning_curve(run_dir: Path) -> Path | None:
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(6.4, 3.6), dpi=120)
     # one segment per run: a chain of earlier runs (write_init_progress) restarts its elapsed seconds
-    cuts = np.flatnonzero(np.diff(earlier[:, 3]) < 0) + 1 if len(earlier) else []
+    cuts: np.ndarray | list[int] = np.flatnonzero(np.diff(earlier[:, 3]) < 0) + 1 if len(earlier) else []
     segments = [p for p in np.split(earlier, cuts) if len(p)] + [pts + np.array([start, 0.0, 0.0, 0.0])]
     for i, part in enumerate(segments):
         steps, cov, iou = part[:, 0], part[:, 1], part[:, 2]

@@ -39,14 +39,28 @@ upload per step for the whole batch; the image still passes through host memory)
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import gymnasium as gym
 import numpy as np
+import numpy.typing as npt
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from gymnasium.vector.utils import iterate
 
+from spatialscout_gym.core.frames import CameraPose
+from spatialscout_gym.nbv.config import LaidOutObservation, NBVConfig
+
+if TYPE_CHECKING:
+    import torch
+
+    from spatialscout_gym.core.renderer_api import Renderer
+    from spatialscout_gym.nbv.wrapper import NextBestViewWrapper
+    from spatialscout_gym.render.camera_group import CameraGroup
+
 __all__ = ["NBVVectorEnv"]
+
+VectorObservation: TypeAlias = "LaidOutObservation | torch.Tensor | dict[str, torch.Tensor]"
+"""A batch of observations: numpy arrays, or torch tensors on ``torch_device`` when it is set."""
 
 
 class NBVVectorEnv(SyncVectorEnv):
@@ -99,7 +113,7 @@ class NBVVectorEnv(SyncVectorEnv):
                     raise TypeError(f"sub-env {env} holds no NextBestViewWrapper")
                 e = e.env
             self._nbv.append(e)
-        self._group: Any = None
+        self._group: CameraGroup | None = None
         # which sub-envs Gymnasium resets instead of stepping next step (NextStep mode): kept here
         # rather than read from SyncVectorEnv's private state
         self._due = np.zeros(self.num_envs, bool)
@@ -107,7 +121,7 @@ class NBVVectorEnv(SyncVectorEnv):
             import torch  # optional
             self._torch = torch
 
-    def _to_device(self, obs: dict[str, np.ndarray] | np.ndarray) -> Any:
+    def _to_device(self, obs: LaidOutObservation) -> VectorObservation:
         if self.torch_device is None:
             return obs
         if not isinstance(obs, dict):     # obs_layout "image" or "flat": one array
@@ -115,7 +129,7 @@ class NBVVectorEnv(SyncVectorEnv):
         return {k: self._torch.as_tensor(v, device=self.torch_device) for k, v in obs.items()}
 
     @property
-    def config(self) -> Any:
+    def config(self) -> NBVConfig:
         """The sub-envs' :class:`~spatialscout_gym.nbv.config.NBVConfig` (all alike)."""
         return self._nbv[0].config
 
@@ -126,8 +140,11 @@ class NBVVectorEnv(SyncVectorEnv):
         ``"SameStep"``). A copy."""
         return self._due.copy()
 
-    def reset(self, *, seed: int | list[int | None] | None = None, options: dict | None = None):
+    # reset and step ignore [override]: SyncVectorEnv types them with TypeVars it never binds
+    def reset(self, *, seed: int | list[int | None] | None = None, options: dict | None = None  # type: ignore[override]
+              ) -> tuple[VectorObservation, dict[str, Any]]:
         mask = None if options is None else options.get("reset_mask")   # Gymnasium pops it
+        obs: LaidOutObservation
         obs, info = super().reset(seed=seed, options=options)
         if mask is None:
             self._due[:] = False
@@ -136,13 +153,13 @@ class NBVVectorEnv(SyncVectorEnv):
         return self._to_device(obs), info
 
     @property
-    def camera_group(self) -> Any:
+    def camera_group(self) -> CameraGroup | None:
         """The :class:`~spatialscout_gym.render.camera_group.CameraGroup` over the sub-envs'
         renderers (None before the first batched step or with ``batched_render=False``)."""
         return self._group
 
-    def _renderers(self) -> list[Any]:
-        renderers = [nbv.env.unwrapped.session.renderer for nbv in self._nbv]
+    def _renderers(self) -> list[Renderer]:
+        renderers = [nbv.port.tool_env.session.renderer for nbv in self._nbv]
         if self._group is not None and all(a is b for a, b in zip(renderers, self._group.renderers)):
             return renderers
         if not all(hasattr(r, "prepare") for r in renderers) or len({id(r) for r in renderers}) != len(renderers):
@@ -154,22 +171,29 @@ class NBVVectorEnv(SyncVectorEnv):
         self._group = CameraGroup(renderers, mode="cuda" if on_cuda else "sequential")
         return renderers
 
-    def _prepare(self, actions) -> None:
+    def _prepare(self, actions: npt.ArrayLike | torch.Tensor) -> None:
         """Phases 1 and 2: every stepping sub-env moves, then one group render of their poses."""
         todo = [(i, a) for i, a in enumerate(iterate(self.action_space, actions)) if not self._due[i]]
         for i, action in todo:  # every action is checked before any sub-env moves: a bad one moves none
             self._nbv[i].core.check_action(action)
-        poses: list[Any] = [None] * self.num_envs
+        poses: list[CameraPose | None] = [None] * self.num_envs
         for i, action in todo:
             poses[i] = self._nbv[i].core.prepare(action)
         self._renderers()
+        assert self._group is not None   # built by _renderers
         self._group.render(poses)
 
-    def step(self, actions):
+    def step(self, actions: npt.ArrayLike | torch.Tensor  # type: ignore[override]
+             ) -> tuple[VectorObservation, np.ndarray, np.ndarray,
+                        np.ndarray, dict[str, Any]]:
         if self.torch_device is not None and hasattr(actions, "detach"):
             actions = actions.detach().cpu().numpy()
         if self.batched_render:
             self._prepare(actions)
+        obs: LaidOutObservation
+        rewards: np.ndarray
+        terminated: np.ndarray
+        truncated: np.ndarray
         obs, rewards, terminated, truncated, infos = super().step(actions)
         if self.autoreset_mode == AutoresetMode.NEXT_STEP:   # as SyncVectorEnv decides it
             self._due = np.logical_or(terminated, truncated)

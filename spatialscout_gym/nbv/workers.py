@@ -22,13 +22,17 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import traceback
-from typing import Any
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from typing import Any, cast
 
 import numpy as np
+import numpy.typing as npt
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from spatialscout_gym.core.lifetime import started_from_main_thread
+from spatialscout_gym.nbv.config import LaidOutObservation
 
 __all__ = ["NBVWorkerVectorEnv", "make_nbv_vector_env", "agreed_spaces"]
 
@@ -63,6 +67,7 @@ def _worker(conn: Any, num_envs: int, kwargs: dict, parent_pid: int | None = Non
                           "action_space": venv.single_action_space, "config": venv.config}))
         while True:
             cmd, data = conn.recv()
+            out: tuple[object, ...]   # step's five-tuple or reset's pair, sent back as it is
             if cmd == "step":
                 out = venv.step(data)
             elif cmd == "reset":
@@ -104,12 +109,12 @@ def _merge_infos(parts: list[dict], sizes: list[int]) -> dict:
     return out
 
 
-def _concat(chunks: list[Any]) -> Any:
+def _concat(chunks: list[LaidOutObservation]) -> LaidOutObservation:
     """The workers' observation batches as one (a dict of arrays, or one array for the
     ``"image"`` and ``"flat"`` observation layouts)."""
     if isinstance(chunks[0], dict):
         return {k: np.concatenate([c[k] for c in chunks]) for k in chunks[0]}
-    return np.concatenate(chunks)
+    return np.concatenate(cast("list[np.ndarray]", chunks))   # every worker has the first one's layout
 
 
 def agreed_spaces(replies: list[dict]) -> dict:
@@ -146,7 +151,8 @@ class NBVWorkerVectorEnv(VectorEnv):
     """
 
     def __init__(self, num_envs: int = 2, *, num_workers: int = 2,
-                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, context: str | None = None,
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+                 context: str | None = None,
                  receive_timeout_s: float = 600.0, **kwargs: Any) -> None:
         if int(num_envs) < 1 or int(num_workers) < 1:
             raise ValueError(f"num_envs and num_workers must be >= 1, got {num_envs} and {num_workers}")
@@ -161,11 +167,14 @@ class NBVWorkerVectorEnv(VectorEnv):
         ctx = mp.get_context(context or "spawn")
         self.receive_timeout_s = float(receive_timeout_s)
         self.closed = False
-        self._conns, self._procs = [], []
+        self._conns: list[Connection] = []
+        self._procs: list[BaseProcess] = []
         for n in self.sizes:
             parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_worker, args=(child, n, dict(kwargs, autoreset_mode=mode), os.getpid(),
-                                                     started_from_main_thread()), daemon=True)
+            # typeshed's BaseContext (what get_context(str) returns) omits Process, which every real context has
+            proc = ctx.Process(  # type: ignore[attr-defined]
+                target=_worker, args=(child, n, dict(kwargs, autoreset_mode=mode), os.getpid(),
+                                      started_from_main_thread()), daemon=True)
             proc.start()
             child.close()
             self._conns.append(parent)
@@ -223,7 +232,8 @@ class NBVWorkerVectorEnv(VectorEnv):
     def _chunks(self, values: Any) -> list[Any]:
         return [values[o:o + n] for o, n in zip(self.offsets, self.sizes)]
 
-    def reset(self, *, seed: int | list[int | None] | None = None, options: dict | None = None):
+    def reset(self, *, seed: int | list[int | None] | None = None, options: dict | None = None
+              ) -> tuple[LaidOutObservation, dict[str, Any]]:
         if seed is None or isinstance(seed, (int, np.integer)):
             seeds = [None if seed is None else int(seed) + o for o in self.offsets]
         else:
@@ -235,7 +245,8 @@ class NBVWorkerVectorEnv(VectorEnv):
         obs = _concat([p[0] for p in parts])
         return obs, _merge_infos([p[1] for p in parts], self.sizes)
 
-    def step(self, actions):
+    def step(self, actions: npt.ArrayLike
+             ) -> tuple[LaidOutObservation, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         from spatialscout_gym.nbv.motion import motion_args
         actions = np.asarray(actions)
         if len(actions) != self.num_envs:

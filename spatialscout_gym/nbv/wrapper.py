@@ -17,19 +17,26 @@ observation features (:mod:`~spatialscout_gym.nbv.features`), the core
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
+import numpy as np
+import numpy.typing as npt
 from gymnasium import spaces
 
+from spatialscout_gym.core.frames import CameraPose
+from spatialscout_gym.core.renderer_api import Renderer
 from spatialscout_gym.core.spec import SceneSpec
-from spatialscout_gym.nbv.config import (DISCRETE_MOTIONS, MAP_CHANNELS, MOTIONS, N_SECTORS, NBVConfig,
-                                                  check_obs_layout, layout_observation, layout_observation_space,
-                                                  nbv_action_space, nbv_observation_space)
+from spatialscout_gym.nbv.config import (DISCRETE_MOTIONS, MAP_CHANNELS, MOTIONS, N_SECTORS, LaidOutObservation,
+                                         NBVConfig, check_obs_layout, layout_observation, layout_observation_space,
+                                         nbv_action_space, nbv_observation_space)
 from spatialscout_gym.nbv.core import NBVController, NBVCore, NBVStep
 from spatialscout_gym.nbv.features import ViewHistory, depth_rays, nbv_observation
 from spatialscout_gym.nbv.motion import TRANSLATION_AXIS_M, motion_args, move_parts
 from spatialscout_gym.nbv.ports import ToolEnvPort
+
+if TYPE_CHECKING:
+    from spatialscout_gym.nbv.mappers import Mapper
 
 __all__ = ["NextBestViewWrapper", "NBVController", "NBVCore", "NBVStep", "NBVConfig", "DISCRETE_MOTIONS",
            "N_SECTORS", "MOTIONS", "make_nbv_env", "nbv_observation_space", "nbv_action_space", "motion_args",
@@ -143,7 +150,7 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
       own env with the shipped policy's recipe as defaults; it holds this wrapper and delegates to it.
     """
 
-    def __init__(self, env: gym.Env, mapper: Any = "oracle", motion: str = "discrete",
+    def __init__(self, env: gym.Env, mapper: str | Mapper = "oracle", motion: str = "discrete",
                  obs_size: int = 64, **config: Any) -> None:
         gym.utils.RecordConstructorArgs.__init__(self, mapper=mapper, motion=motion, obs_size=obs_size, **config)
         gym.Wrapper.__init__(self, env)
@@ -158,7 +165,7 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if isinstance(mapper, str):
             from spatialscout_gym.nbv.mappers import make_mapper
             mapper = make_mapper(mapper)
-        self.mapper = mapper
+        self.mapper: Mapper = mapper
         self.action_space = nbv_action_space(self.config)
         self.observation_space = nbv_observation_space(self.config)
         self.port = ToolEnvPort(env)
@@ -167,13 +174,14 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         """The NBV step (motion, capture, mapping, observation, reward, end rule)."""
 
     # ---- gymnasium API -------------------------------------------------------------------------
-    def reset(self, *, seed: int | None = None, options: dict | None = None):
+    def reset(self, *, seed: int | None = None, options: dict | None = None
+              ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         _, info = self.port.reset(seed=seed, options=options)
         self.core.begin()  # frame 0's map is part of the starting state
         info = dict(info, all_mean_iou=self.core.score, coverage=self.core.coverage())
         return self.core.observation(), info
 
-    def prepare_step(self, action) -> Any:
+    def prepare_step(self, action: npt.ArrayLike) -> CameraPose | None:
         """Phase 1 of :meth:`step`: apply ``action``'s motion (rotation and moves; no rendering) and
         return the camera pose the step's capture will render at (a
         :class:`~spatialscout_gym.core.frames.CameraPose`), or None when the step captures nothing.
@@ -183,12 +191,12 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         uses this to render all sub-envs' captures in one batched call between the two phases."""
         return self.core.prepare(action)
 
-    def capture_pose(self) -> Any:
+    def capture_pose(self) -> CameraPose | None:
         """The camera pose this step's capture renders at, or None when it captures nothing (the
         inner episode ended or no image is left)."""
         return self.core.capture_pose()
 
-    def step(self, action):
+    def step(self, action: npt.ArrayLike) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         s = self.core.step(action)
         # the last inner step's info (counters; metrics and wrappers' keys such as "episode" at the end)
         info: dict[str, Any] = {k: v for k, v in self.port.last_info.items() if k != "tool_result"}
@@ -212,13 +220,13 @@ class NBVObservationLayout(gym.ObservationWrapper, gym.utils.RecordConstructorAr
         self.obs_layout = check_obs_layout(obs_layout)
         self.observation_space = layout_observation_space(env.get_wrapper_attr("config"), obs_layout)
 
-    def observation(self, observation: dict) -> Any:
+    def observation(self, observation: dict[str, np.ndarray]) -> LaidOutObservation:
         return layout_observation(observation, self.obs_layout)
 
 
 def make_nbv_env(scene: str | SceneSpec = "procedural", *, image_budget: int = 20, resolution: int = 64,
-                 mapper: Any = "oracle", motion: str = "discrete", obs_size: int = 64,
-                 reconfigure_every: int = 16, random_start_yaw: bool = True, renderer: Any = None,
+                 mapper: str | Mapper = "oracle", motion: str = "discrete", obs_size: int = 64,
+                 reconfigure_every: int = 16, random_start_yaw: bool = True, renderer: Renderer | None = None,
                  render_mode: str | None = None, render_device: str | None = None,
                  single_room_share: float | None = None, obs_layout: str = "dict", **config: Any) -> gym.Env:
     """``gym.make("SpatialScout/NBV-v0", ...)``: :class:`NextBestViewWrapper` over
@@ -258,10 +266,13 @@ def make_nbv_env(scene: str | SceneSpec = "procedural", *, image_budget: int = 2
     env_id = f"{NAMESPACE}/Procedural-v0" if procedural or isinstance(scene, SceneSpec) else env_id_for_scene(scene)
     if env_id not in gym.registry:  # a spec path or procedural:<seed>: the generic entry point
         env_id = f"{NAMESPACE}/Procedural-v0"
+    extra: dict[str, Any] = {}   # given only when set (the tool env's own defaults otherwise)
+    if render_device is not None:
+        extra["render_device"] = str(render_device)
+    if single_room_share is not None:
+        extra["single_room_share"] = float(single_room_share)
     env = gym.make(env_id, scene=scene, resolution=resolution, image_budget=image_budget, tool_call_budget=None,
                    renderer=renderer, reconfigure_every=reconfigure_every, render_mode=render_mode,
-                   random_start_yaw=bool(random_start_yaw) and procedural, disable_env_checker=True,
-                   **({} if render_device is None else {"render_device": str(render_device)}),
-                   **({} if single_room_share is None else {"single_room_share": float(single_room_share)}))
+                   random_start_yaw=bool(random_start_yaw) and procedural, disable_env_checker=True, **extra)
     nbv = NextBestViewWrapper(env, mapper=mapper, motion=motion, obs_size=obs_size, **config)
     return nbv if obs_layout == "dict" else NBVObservationLayout(nbv, obs_layout)
