@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from spatialscout_gym.core.frames import CameraPose, TaskFrame
-from spatialscout_gym.core.renderer_api import PrivilegedFrame, Renderer
+from spatialscout_gym.core.renderer_api import FrameSource, PrivilegedFrame
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.episode.episode import Episode, EpisodeFrame
 from spatialscout_gym.nbv.config import NBVConfig
@@ -401,7 +401,7 @@ class NBVController(NBVCore):
     config : NBVConfig
     """
 
-    def __init__(self, episode: Episode, spec: SceneSpec, renderer: Renderer, mapper: Mapper,
+    def __init__(self, episode: Episode, spec: SceneSpec, renderer: FrameSource, mapper: Mapper,
                  config: NBVConfig) -> None:
         super().__init__(EpisodePort(episode, spec, renderer), mapper, config)
         self.episode = episode

@@ -25,7 +25,7 @@ import numpy as np
 from gymnasium import spaces
 
 from spatialscout_gym.core.frames import CameraPose, TaskFrame
-from spatialscout_gym.core.renderer_api import PrivilegedFrame, Renderer
+from spatialscout_gym.core.renderer_api import FrameSource, PrivilegedFrame
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.episode.episode import Episode, EpisodeFrame
 from spatialscout_gym.episode.tools import TOOL_NAMES, ToolResult
@@ -231,7 +231,7 @@ class EpisodePort(_EpisodeReads):
     then the core scores step by step and rewards as over :class:`ToolEnvPort`; without it (the
     NBV agents: the runner scores the episode at its end) rewards are 0."""
 
-    def __init__(self, episode: Episode, spec: SceneSpec, renderer: Renderer,
+    def __init__(self, episode: Episode, spec: SceneSpec, renderer: FrameSource,
                  metrics: Callable[[], dict] | None = None) -> None:
         self._episode = episode
         self.spec = spec

@@ -53,7 +53,7 @@ from spatialscout_gym.nbv.config import LaidOutObservation, NBVConfig
 if TYPE_CHECKING:
     import torch
 
-    from spatialscout_gym.core.renderer_api import Renderer
+    from spatialscout_gym.core.renderer_api import FrameSource
     from spatialscout_gym.nbv.wrapper import NextBestViewWrapper
     from spatialscout_gym.render.camera_group import CameraGroup
 
@@ -158,7 +158,7 @@ class NBVVectorEnv(SyncVectorEnv):
         renderers (None before the first batched step or with ``batched_render=False``)."""
         return self._group
 
-    def _renderers(self) -> list[Renderer]:
+    def _renderers(self) -> list[FrameSource]:
         renderers = [nbv.port.tool_env.session.renderer for nbv in self._nbv]
         if self._group is not None and all(a is b for a, b in zip(renderers, self._group.renderers)):
             return renderers
