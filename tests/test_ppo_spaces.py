@@ -1,6 +1,7 @@
 """``ppo:PATH`` compares the policy's observation and action spaces with its env's at load: the
-shipped policy fits; a copy without ``nbv_config.json`` (default settings assumed) or with a config
-that does not describe it is refused in one line saying what differs, before any episode runs."""
+shipped policy fits; a copy without ``nbv_config.json`` is read with NBV-v1's settings (and fits);
+one with a config that does not describe it is refused in one line saying what differs, before any
+episode runs."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from gymnasium import spaces
 
 from spatialscout_gym.baselines.nbv_agents import space_mismatch
 from spatialscout_gym.baselines.registry import make_agent
-from spatialscout_gym.cli.main import main
 from spatialscout_gym.core.errors import ConfigError
 
 SHIPPED = Path(__file__).resolve().parents[1] / "models" / "nbv_ppo"
@@ -25,17 +25,12 @@ def test_the_shipped_policy_fits_its_env():
     assert agent.config.motion == "heading" and agent.config.scan_bins == 12
 
 
-def test_a_policy_without_its_config_is_refused_in_one_line(tmp_path, capsys):
-    policy = tmp_path / "policy"
-    policy.mkdir()
-    shutil.copy(SHIPPED / "model.zip", policy / "model.zip")
-    out = tmp_path / "r"
-    rc = main(["run", "--agent", f"ppo:{policy / 'model.zip'}", "--scene", "procedural:1", "--out", str(out)])
-    err = capsys.readouterr().err.strip().splitlines()
-    assert rc == 2 and len(err) == 1 and err[0].startswith("spatialscout: error: "), err
-    assert "no nbv_config.json beside it" in err[0]
-    assert "actions Discrete(18) (policy) vs Discrete(10) (env)" in err[0]
-    assert not out.exists()
+def test_a_policy_without_its_config_takes_nbv_v1s_settings(tmp_path):
+    """Without nbv_config.json a policy is read as NBV-v1's (the recipes' and trainers' env); the
+    shipped policy is one, so a bare copy loads with NBV-v1's heading motion and its own spaces."""
+    shutil.copy(SHIPPED / "model.zip", tmp_path / "model.zip")
+    agent = make_agent(f"ppo:{tmp_path / 'model.zip'}")   # refuses a policy whose spaces do not fit
+    assert agent.config.motion == "heading" and agent.episode_settings == {}   # V and size: not known
 
 
 def test_a_config_that_does_not_describe_the_policy_is_refused(tmp_path):
