@@ -34,7 +34,7 @@ from spatialscout_gym.core.lifetime import exit_with_parent, started_from_main_t
 from spatialscout_gym.core.renderer_api import Renderer
 
 if TYPE_CHECKING:
-    from spatialscout_gym.eval.evaluate import EpisodeTask, EvalSettings, Outcome, WorkerState
+    from spatialscout_gym.eval.tasks import EpisodeTask, EvalSettings, Outcome, WorkerState
 
 __all__ = ["Backend", "LocalBackend", "RayBackend", "make_backend", "BACKENDS", "Work"]
 

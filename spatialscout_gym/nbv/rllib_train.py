@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
     from spatialscout_gym.nbv.env import NBVEnv
-    from spatialscout_gym.nbv.train import Args
+    from spatialscout_gym.nbv.train_args import Args
 
 __all__ = ["RLLIB_ENV", "RLLIB_OBS_LAYOUT", "RUNNERS_FILE", "nbv_env_creator", "module_spec", "ppo_config", "train_rllib",
            "module_checkpoint", "rllib_policy_config", "PROGRESS_COLUMNS"]

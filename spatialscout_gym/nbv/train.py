@@ -42,13 +42,14 @@ import json
 import os
 import random
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 import gymnasium as gym
 import numpy as np
 
+from spatialscout_gym.nbv.train_args import BACKENDS, VECTORIZATIONS, Args
 from spatialscout_gym.nbv.train_record import (CURVE_COLUMNS, INIT_PROGRESS, curve_points,
                                                     plot_learning_curve, summary_line, write_init_progress)
 
@@ -60,107 +61,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Args", "make_env", "make_vec_env", "train", "main", "VECTORIZATIONS", "BACKENDS", "plot_learning_curve", "curve_points",
            "INIT_PROGRESS", "CURVE_COLUMNS", "write_init_progress"]
-
-VECTORIZATIONS = ("vector", "sync", "async")
-BACKENDS = ("sb3", "rllib")
-
-
-@dataclass
-class Args:
-    exp_name: str = "ppo_nbv"
-    """the name of this experiment (first part of the run name)"""
-    seed: int = 1
-    """seed of the experiment (python, numpy, torch, env resets)"""
-    backend: str = "sb3"
-    """'sb3' (Stable-Baselines3 PPO, envs in this machine's processes) or 'rllib' (RLlib PPO, env runners
-    spread over a Ray cluster: --ray-address, --num-env-runners; the policy is an rllib:PATH agent)"""
-    ray_address: str = ""
-    """--backend rllib: the Ray cluster ('auto': the one this machine joined with `ray start`; 'HOST:PORT';
-    '': a Ray started on this machine for this run)"""
-    num_env_runners: int = 2
-    """--backend rllib: RLlib env runner actors (one CPU each, on any node of the cluster) sharing the
-    --num-envs envs; 0: sample in this process"""
-    total_timesteps: int = 200_000
-    """total environment steps (one step = one motion and one capture)"""
-    time_limit_s: float = 0.0
-    """stop training after this many seconds of wall clock (0: no limit); the model is saved"""
-    num_envs: int = 8
-    """number of parallel environments"""
-    vectorization: str = "vector"
-    """'vector' (NBVVectorEnv; over --num-workers processes), 'sync' (SB3 DummyVecEnv) or 'async' (SB3 SubprocVecEnv, one process per env)"""
-    num_workers: int = 1
-    """--vectorization vector: worker processes holding the envs in chunks (one per CPU core is the usual choice; 1: this process)"""
-    device: str = "cpu"
-    """torch device of the PPO policy: 'cpu' or 'cuda'"""
-    render_device: str = ""
-    """SAPIEN render device of every env, e.g. 'cuda' (with --vectorization vector the cameras are then
-    rendered in one batched camera-group call; unverified on a GPU so far); '': SAPIEN's default"""
-    image_budget: int = 20
-    """images per episode, the initial one included (the episode length is image_budget - 1)"""
-    resolution: int = 64
-    """render grid of every capture, pixels"""
-    obs_size: int = 64
-    """side of the observed image, pixels (>= 36, the smallest SB3's NatureCNN accepts)"""
-    motion: str = "heading"
-    """action space: 'heading' (turn to one of --headings relative yaws, then stride one of --strides-m),
-    'discrete' (10 single motions) or 'continuous' (Box(-1, 1, (5,)))"""
-    headings: int = 6
-    """heading motion: relative yaws to choose from, evenly spaced"""
-    strides_m: tuple[float, ...] = (0.0, 1.0, 2.0)
-    """heading motion: distances to move along the new heading, metres (at most 2)"""
-    scan_bins: int = 12
-    """bins of the 'scan' observation (free distance per egocentric bin from the depth of nearby captures); 0: none"""
-    move_m: float = 0.5
-    """discrete forward/back/left/right step, metres"""
-    turn_deg: float = 45.0
-    """discrete yaw step, degrees"""
-    reconfigure_every: int = 16
-    """resets per procedural training scene (a new scene is generated and uploaded every K resets;
-    between them the same scene from a random start yaw)"""
-    single_room_share: float = -1.0
-    """chance that a new training scene is a single room, else a 2-5 room apartment (a curriculum
-    knob, recorded in args.json); negative: the generator's own mix (60 % single rooms)"""
-    reward_submitted_weight: float = 0.0
-    """the reward adds this weight times the change in submitted mean IoU to the change in all-target
-    mean IoU (0: all-target only); with the surface mapper it values placing mapped targets better"""
-    mapper: str = "oracle"
-    """mapper turning captures into submissions during training (its IoU change is the reward): 'oracle' or 'oracle-surface'"""
-    agent_mapper: str = ""
-    """mapper the saved policy's ppo:PATH agent maps with by default (nbv_config.json 'mapper'; the
-    training mapper is kept as 'reward_mapper'); '': --mapper"""
-    learning_rate: float = 3e-4
-    """the learning rate of the optimizer"""
-    num_steps: int = 128
-    """steps per environment per rollout"""
-    batch_size: int = 128
-    """minibatch size"""
-    update_epochs: int = 4
-    """epochs per policy update"""
-    gamma: float = 0.99
-    """the discount factor"""
-    gae_lambda: float = 0.95
-    """the lambda of generalized advantage estimation"""
-    clip_coef: float = 0.2
-    """the surrogate clipping coefficient"""
-    ent_coef: float = 0.01
-    """coefficient of the entropy bonus"""
-    vf_coef: float = 0.5
-    """coefficient of the value loss"""
-    torch_threads: int = 1
-    """torch CPU threads (keep 1 on small machines)"""
-    init_model: str = ""
-    """continue from this saved model.zip instead of a fresh policy (its nbv_config.json must match these
-    spaces, V and resolution; --mapper may differ: it changes the reward only)"""
-    out: str = "runs/nbv"
-    """directory under which the run directory <exp_name>__<seed>__<time> is created"""
-    run_name: str = ""
-    """run directory name (default: <exp_name>__<seed>__<unix time>)"""
-    progress_bar: bool = True
-    """show a tqdm progress bar"""
-    checkpoint_every: int = 0
-    """save the policy every this many environment steps (at the end of the rollout that passes
-    each multiple) to <run dir>/checkpoints/<steps>/, a directory ppo:PATH loads; 0: only at the end"""
-
 
 _MIN_CNN_SIDE = 36
 """Smallest image side SB3's ``NatureCNN`` (the image encoder of ``MultiInputPolicy``) accepts."""
