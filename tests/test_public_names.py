@@ -33,7 +33,7 @@ GONE = ["spatialscout_gym.baselines.providers", "spatialscout_gym.baselines.requ
 FACES = sorted(".".join(p.relative_to(ROOT).parent.parts) for p in PACKAGE.rglob("__init__.py")
                if "__all__" in p.read_text(encoding="utf-8"))
 """Subpackages that hand out names (``__all__``); a lazy one maps each name to its module in ``_WHERE``
-(``_LAZY`` in render)."""
+(served by ``core.lazy.lazy_exports``)."""
 
 HEAVY = {"spatialscout_gym.nbv.rllib_module", "spatialscout_gym.nbv.sb3_vec"}
 """Defining modules that import RLlib or Stable-Baselines3 (and torch): checked by reading their source."""
@@ -41,7 +41,7 @@ HEAVY = {"spatialscout_gym.nbv.rllib_module", "spatialscout_gym.nbv.sb3_vec"}
 
 def _where(face: str) -> dict[str, str]:
     module = importlib.import_module(face)
-    return getattr(module, "_WHERE", None) or getattr(module, "_LAZY", None) or {}
+    return getattr(module, "_WHERE", None) or {}
 
 
 def _top_level_names(module: str) -> set[str]:

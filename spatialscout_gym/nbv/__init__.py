@@ -10,7 +10,7 @@ stays light: no scene, renderer, Stable-Baselines3 or RLlib is imported until a 
 
 from __future__ import annotations
 
-from typing import Any
+from spatialscout_gym.core.lazy import lazy_exports
 
 __all__ = ["NBVConfig", "NextBestViewWrapper", "NBVObservationLayout", "make_nbv_env", "NBVEnv", "NBVVectorEnv",
            "NBVWorkerVectorEnv", "make_nbv_vector_env", "make_mapper", "SB3VecEnv", "NBVConvModule",
@@ -37,15 +37,4 @@ _WHERE = {
 }
 """Public name -> the module that defines it."""
 
-
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        import importlib
-        value = getattr(importlib.import_module(_WHERE[name]), name)
-        globals()[name] = value   # looked up once
-        return value
-    raise AttributeError(f"module 'spatialscout_gym.nbv' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)

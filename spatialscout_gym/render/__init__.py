@@ -5,11 +5,11 @@ Importing this package is light; SAPIEN is imported when a :class:`SapienRendere
 
 from __future__ import annotations
 
-from typing import Any
+from spatialscout_gym.core.lazy import lazy_exports
 
 __all__ = ["SapienRenderer", "CameraGroup", "RenderDeviceError", "DeviceReport", "check_vulkan", "texture_image"]
 
-_LAZY = {
+_WHERE = {
     "SapienRenderer": "spatialscout_gym.render.sapien_renderer",
     "CameraGroup": "spatialscout_gym.render.camera_group",
     "RenderDeviceError": "spatialscout_gym.render.device",
@@ -18,13 +18,4 @@ _LAZY = {
     "texture_image": "spatialscout_gym.render.textures",
 }
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'spatialscout_gym.render' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)

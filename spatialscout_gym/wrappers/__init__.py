@@ -5,7 +5,7 @@ so that ``import spatialscout_gym`` stays light."""
 
 from __future__ import annotations
 
-from typing import Any
+from spatialscout_gym.core.lazy import lazy_exports
 
 __all__ = ["ToolCallWrapper", "encode_call"]
 
@@ -13,15 +13,4 @@ _WHERE = {"ToolCallWrapper": "spatialscout_gym.wrappers.tool_call",
           "encode_call": "spatialscout_gym.wrappers.encode"}
 """Public name -> the module that defines it."""
 
-
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        import importlib
-        value = getattr(importlib.import_module(_WHERE[name]), name)
-        globals()[name] = value   # looked up once
-        return value
-    raise AttributeError(f"module 'spatialscout_gym.wrappers' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)
