@@ -7,6 +7,8 @@ scene's box parts analytically.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from spatialscout_gym.core.camera import Intrinsics, pixel_to_ray_camera
@@ -90,3 +92,20 @@ class FakeRenderer:
 
     def close(self) -> None:
         self.closed = True
+
+
+@contextlib.contextmanager
+def served_play_game(root):
+    """A ``play`` game on :func:`small_scene` with :class:`FakeRenderer` (32 px, V = 5, 20 tool calls),
+    recorded under ``root/me`` and served on 127.0.0.1: yields ``(game, server)``."""
+    from spatialscout_gym.envs.session import EpisodeSession
+    from spatialscout_gym.servers.viewer.play import PlayGame, serve_play
+    spec = small_scene(32, 32)
+    with EpisodeSession(resolution=32, image_budget=5, tool_call_budget=20, renderer=FakeRenderer(spec)) as s:
+        s.load(spec)
+        g = PlayGame(s, root / "me", "tester")
+        server = serve_play(g)
+        try:
+            yield g, server
+        finally:
+            server.shutdown()

@@ -17,10 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from fakes import FakeRenderer, small_scene
+from fakes import FakeRenderer, served_play_game, small_scene
 from spatialscout_gym.cli.main import main
 from spatialscout_gym.envs.session import EpisodeSession
-from spatialscout_gym.servers.viewer.play import PlayGame, serve_play
 from spatialscout_gym.servers.viewer.server import SECURITY_HEADERS, TOKEN_HEADER, serve_directory
 
 SECRET = b"SECRET-OUTSIDE-THE-RUN\n" * 4
@@ -61,15 +60,8 @@ def run(tmp_path) -> Path:
 
 @pytest.fixture()
 def game(tmp_path):
-    spec = small_scene(32, 32)
-    with EpisodeSession(resolution=32, image_budget=5, tool_call_budget=20, renderer=FakeRenderer(spec)) as s:
-        s.load(spec)
-        g = PlayGame(s, tmp_path / "me", "tester")
-        server = serve_play(g)
-        try:
-            yield g, server
-        finally:
-            server.shutdown()
+    with served_play_game(tmp_path) as served:
+        yield served
 
 
 def test_view_out_copies_no_byte_of_a_hard_link_and_the_server_serves_none(run, tmp_path, capsys):

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 from browser import headless_chrome, needs_browser
 
-from fakes import FakeRenderer, small_scene
+from fakes import FakeRenderer, served_play_game, small_scene
 from spatialscout_gym.envs.session import EpisodeSession
-from spatialscout_gym.servers.viewer.play import PlayGame, serve_play
+from spatialscout_gym.servers.viewer.play import PlayGame
 from spatialscout_gym.servers.viewer.server import TOKEN_HEADER, serve_directory
 from spatialscout_gym.servers.viewer.site import write_site
 
@@ -47,15 +47,8 @@ def _request(port: int, method: str, path: str, body: bytes | None = None, heade
 
 @pytest.fixture()
 def game(tmp_path):
-    spec = small_scene(32, 32)
-    with EpisodeSession(resolution=32, image_budget=5, tool_call_budget=20, renderer=FakeRenderer(spec)) as s:
-        s.load(spec)
-        g = PlayGame(s, tmp_path / "me", "tester")
-        server = serve_play(g)
-        try:
-            yield g, server
-        finally:
-            server.shutdown()
+    with served_play_game(tmp_path) as served:
+        yield served
 
 
 def _calls(g: PlayGame) -> int:
