@@ -20,7 +20,7 @@ from pathlib import Path
 
 def main(argv: list[str] | None = None) -> int:
     from spatialscout_gym.baselines.registry import known_agents
-    from spatialscout_gym.eval.evaluate import EvalSettings, evaluate
+    from spatialscout_gym.eval.running.evaluate import EvalSettings, evaluate
     from spatialscout_gym.scenes.catalog import catalog_scene_ids
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -18,10 +18,10 @@ way RL papers do (rliable's conventions): the interquartile mean and the perform
 Every ``ppo:PATH`` agent is then compared with ``--baseline`` (default ``frontier-nbv``), paired on
 the (scene, seed) cells both ran: policy minus baseline of the all-target and the submitted mean
 IoU, with the 95% scene-bootstrap interval and the paired permutation p-value of
-:func:`spatialscout_gym.eval.stats.paired_comparison`, overall, in single rooms, in apartments and,
+:func:`spatialscout_gym.eval.analysis.stats.paired_comparison`, overall, in single rooms, in apartments and,
 with seed 0 evaluated, on each fifth of the scenes (every fifth id from offset 0-4, seed 0). It is
 printed (with a verdict per row: better, ahead (not separated), behind (not separated), worse, equal,
-by the rule of ``spatialscout compare``: :func:`spatialscout_gym.eval.stats.separated`) and
+by the rule of ``spatialscout compare``: :func:`spatialscout_gym.eval.analysis.stats.separated`) and
 written to the JSON under ``paired``.
 
 ``--procedural N`` evaluates on N held-out procedural scenes (``procedural:<seed>``, seeds from
@@ -157,7 +157,7 @@ def scene_record(score, kind: str) -> dict:
 
 def episode_scores(per_scene: dict[str, dict], seed: int) -> dict:
     """``{(scene id, seed): SceneScore}`` rebuilt from :func:`scene_record` entries (the cells of
-    :mod:`spatialscout_gym.eval.stats`; centre errors and matched ids are not kept)."""
+    :mod:`spatialscout_gym.eval.analysis.stats`; centre errors and matched ids are not kept)."""
     from spatialscout_gym.core.scoring import SceneScore
     cells = {}
     for scene_id, r in per_scene.items():
@@ -184,9 +184,9 @@ def paired_subsets(scene_ids: list[str], types: dict[str, str], seeds: list[int]
 def paired_table(base: dict, other: dict, subsets: dict[str, list[tuple[str, int]]],
                  n_resamples: int | None = None) -> dict[str, dict]:
     """``other`` minus ``base`` (both ``{(scene, seed): SceneScore}``) on each subset's cells:
-    :func:`spatialscout_gym.eval.stats.paired_comparison` of :data:`PAIRED_FIGURES` (difference,
+    :func:`spatialscout_gym.eval.analysis.stats.paired_comparison` of :data:`PAIRED_FIGURES` (difference,
     scene-bootstrap 95% interval, paired permutation p-value), without its cell list."""
-    from spatialscout_gym.eval.stats import N_RESAMPLES, paired_comparison
+    from spatialscout_gym.eval.analysis.stats import N_RESAMPLES, paired_comparison
     out = {}
     for name, cells in subsets.items():
         a = {c: base[c] for c in cells if c in base}
@@ -199,12 +199,12 @@ def paired_table(base: dict, other: dict, subsets: dict[str, list[tuple[str, int
 
 def verdict(row: dict) -> str:
     """A few words on a paired row (B - A), by the rule ``spatialscout compare`` uses
-    (:func:`spatialscout_gym.eval.stats.separated`: the 95% interval excludes 0 and the paired
+    (:func:`spatialscout_gym.eval.analysis.stats.separated`: the 95% interval excludes 0 and the paired
     permutation p-value is below 0.05): ``better`` or ``worse`` when separated, by the sign of the
     difference; else ``ahead (not separated)`` or ``behind (not separated)`` by that sign;
     ``equal`` where every cell is the same (e.g. submitted mean IoU with the centre mapper, 100%
     for both)."""
-    from spatialscout_gym.eval.stats import separated
+    from spatialscout_gym.eval.analysis.stats import separated
     if separated(row):
         return "better" if row["difference"] > 0 else "worse"
     if row["difference"] == 0 and row["low"] == row["high"] == 0:
@@ -241,11 +241,11 @@ def episode_matrix(results: list[dict]) -> np.ndarray:
 
 def rliable_summary(scores: np.ndarray, n_resamples: int | None = None) -> dict:
     """The rliable figures of one agent's (scenes, seeds) episode scores: the interquartile mean
-    (:func:`spatialscout_gym.eval.stats.iqm`) and the performance profile (fraction of episodes
+    (:func:`spatialscout_gym.eval.analysis.stats.iqm`) and the performance profile (fraction of episodes
     above each of :data:`PROFILE_TAUS`), each with its 95% interval from
-    :func:`spatialscout_gym.eval.stats.stratified_bootstrap` (each scene's seeds resampled within
+    :func:`spatialscout_gym.eval.analysis.stats.stratified_bootstrap` (each scene's seeds resampled within
     the scene; None with one seed: no run to resample within a scene)."""
-    from spatialscout_gym.eval.stats import N_RESAMPLES, iqm, stratified_bootstrap
+    from spatialscout_gym.eval.analysis.stats import N_RESAMPLES, iqm, stratified_bootstrap
     n = n_resamples or N_RESAMPLES
     taus = np.asarray(PROFILE_TAUS)
     flat = scores.ravel()   # row-major: the scenes' seeds one scene after another, as the strata
@@ -436,7 +436,7 @@ def main(argv: list[str] | None = None) -> int:
     print(rliable_markdown(summaries))
     everything["paired"] = {}
     if args.baseline in args.agents:
-        from spatialscout_gym.eval.stats import method_note
+        from spatialscout_gym.eval.analysis.stats import method_note
         subsets = paired_subsets(scene_ids, types, args.seeds)
         base = {c: v for seed in args.seeds for c, v in episode_scores(results[(args.baseline, seed)]["per_scene"],
                                                                            seed).items()}

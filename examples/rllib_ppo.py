@@ -25,7 +25,7 @@ from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
 
 import spatialscout_gym  # noqa: F401  (registers SpatialScout/NBV-v1 here; env runners import it by the id's prefix)
-from spatialscout_gym.core.local_ray import init_local_ray, stop_local_ray
+from spatialscout_gym.cluster.local_ray import init_local_ray, stop_local_ray
 from spatialscout_gym.nbv import NBVConvModule, save_nbv_config
 
 ENV_ID = "spatialscout_gym:SpatialScout/NBV-v1"   # "module:id": Gymnasium imports the module in every env runner

@@ -195,9 +195,9 @@ def test_only_layers_above_what_the_root_imports_import_the_root():
 def test_the_checks_see_a_wrong_path_a_misplaced_agent_and_a_root_import(tmp_path):
     assert missing_paths("`core/frames.py` and `nbv/no_such_module.py`") == ["nbv/no_such_module.py"]
     table = ("\n## Where each concept lives\n\n| concept | module |\n|---|---|\n"
-             "| PPO on RLlib and the `rllib:PATH` agent | `nbv/rllib_train.py` |\n"
+             "| PPO on RLlib and the `rllib:PATH` agent | `nbv/training/rllib.py` |\n"
              "| registry (`PROVIDERS`) | `conversation/request_cache.py` |\n"
-             "| a trainer beside `baselines/rllib_agent.py` | `nbv/train.py` |\n")
+             "| a trainer beside `baselines/rllib_agent.py` | `nbv/training/sb3.py` |\n")
     wrong = misplaced_concepts(table)
     assert len(wrong) == 3 and "rllib:PATH agent" in wrong[0] and "PROVIDERS" in wrong[1], wrong
     module = tmp_path / "m.py"

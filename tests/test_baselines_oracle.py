@@ -12,7 +12,7 @@ import pytest
 from fakes import FakeRenderer, small_scene
 from spatialscout_gym.baselines.registry import known_agents, make_agent
 from spatialscout_gym.baselines.oracle import free_positions, view_plan
-from spatialscout_gym.eval.runner import run_episode
+from spatialscout_gym.eval.running.runner import run_episode
 
 AGENTS = ("origin", "oracle-explorer", "oracle-click", "random-nbv", "frontier-nbv")
 

@@ -80,7 +80,7 @@ def test_debug_prints_the_traceback_too(tmp_path, capsys):
 
 
 def test_a_bug_is_not_turned_into_cannot_run_scene(tmp_path, monkeypatch):
-    import spatialscout_gym.eval.runner as runner
+    import spatialscout_gym.eval.running.runner as runner
 
     def buggy(*a, **k):
         raise KeyError("internal bug")

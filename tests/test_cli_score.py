@@ -190,7 +190,7 @@ def test_console_script_subprocess(tmp_path, two_scenes):
 
 
 def test_hidden_temporary_run_directories_are_skipped(capsys, tmp_path):
-    """A killed run leaves ``.<run>.XXXX.tmp`` beside the finished runs (eval.runner.write_run);
+    """A killed run leaves ``.<run>.XXXX.tmp`` beside the finished runs (eval.running.runner.write_run);
     scoring the parent must count the finished run once, not refuse a duplicate scene id."""
     gt = mixed_scene("kept")
     write_scene(tmp_path / "runs" / "kept", gt, exact_map(gt))

@@ -9,8 +9,8 @@ import pytest
 
 from fakes import FakeRenderer, small_scene
 from spatialscout_gym.cli.main import main
-from spatialscout_gym.eval.evaluate import EvalSettings, evaluate
-from spatialscout_gym.eval.stats import min_p_value, min_scenes_to_separate
+from spatialscout_gym.eval.running.evaluate import EvalSettings, evaluate
+from spatialscout_gym.eval.analysis.stats import min_p_value, min_scenes_to_separate
 
 
 def test_the_floor_comes_from_the_test_itself():

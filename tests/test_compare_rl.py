@@ -1,4 +1,4 @@
-"""The figures an RL paper reports (``eval/stats.py``): the interquartile mean against
+"""The figures an RL paper reports (``eval/analysis/stats.py``): the interquartile mean against
 ``scipy.stats.trim_mean``, its bootstrap stratified by scene (resampled within scenes, checked
 against an independent numpy resampling), paired IQM differences and per-scene differences; and
 ``compare`` over three evaluations: every pair, or every run against ``--baseline``, with figures
@@ -16,9 +16,9 @@ from scipy.stats import trim_mean
 from fakes import FakeRenderer, small_scene
 from test_stats import score
 from spatialscout_gym.cli.main import main
-from spatialscout_gym.eval.evaluate import EvalSettings, evaluate
-from spatialscout_gym.eval.report import compare_reports
-from spatialscout_gym.eval.stats import (CONFIDENCE, iqm, iqm_summary, paired_iqm, per_scene_differences,
+from spatialscout_gym.eval.running.evaluate import EvalSettings, evaluate
+from spatialscout_gym.eval.pages.report import compare_reports
+from spatialscout_gym.eval.analysis.stats import (CONFIDENCE, iqm, iqm_summary, paired_iqm, per_scene_differences,
                                          stratified_bootstrap)
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from fakes import FakeRenderer, small_scene
 from spatialscout_gym.cli.main import main
-from spatialscout_gym.eval.evaluate import EvalSettings, evaluate
+from spatialscout_gym.eval.running.evaluate import EvalSettings, evaluate
 from spatialscout_gym.eval.layout import EvalDir
 
 

@@ -16,7 +16,7 @@ import pytest
 from fakes import FakeRenderer, small_scene
 from spatialscout_gym.cli.main import main
 from spatialscout_gym.core.errors import SpatialScoutError
-from spatialscout_gym.eval.evaluate import EvalSettings, evaluate
+from spatialscout_gym.eval.running.evaluate import EvalSettings, evaluate
 
 LOCK = ".evaluate.lock"
 REPO = Path(__file__).resolve().parents[1]
@@ -45,7 +45,7 @@ def test_a_lock_of_a_run_killed_with_9_is_taken_over_and_a_live_one_refused(tmp_
     d.mkdir()
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, time; from pathlib import Path\n"
-         "from spatialscout_gym.eval.evaluate import evaluation_lock\n"
+         "from spatialscout_gym.eval.running.evaluate import evaluation_lock\n"
          "with evaluation_lock(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(120)", str(d)],
         stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=str(REPO)))
     try:

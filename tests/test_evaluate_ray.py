@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fakes import FakeRenderer, small_scene
-from spatialscout_gym.eval.evaluate import EvalSettings, evaluate
+from spatialscout_gym.eval.running.evaluate import EvalSettings, evaluate
 
 ray = pytest.importorskip("ray")   # the [ray] extra; installed in CI
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from spatialscout_gym.core.scoring import GroundTruth
-from spatialscout_gym.eval.figures import iou_color, mesh_scene, scene_figure
+from spatialscout_gym.eval.pages.figures import iou_color, mesh_scene, scene_figure
 from spatialscout_gym.scenes.catalog import scene_by_name
 
 

@@ -9,7 +9,7 @@ import json
 from fakes import FakeRenderer, small_scene
 from vlm_scripted import ScriptedServer
 from spatialscout_gym.baselines.registry import make_agent
-from spatialscout_gym.eval.runner import run_episode
+from spatialscout_gym.eval.running.runner import run_episode
 
 
 def _run(tmp_path, name, **options):

@@ -19,7 +19,7 @@ from fakes import small_scene
 from vlm_scripted import ScriptedServer
 from spatialscout_gym.core.scoring import GroundTruth
 from spatialscout_gym.core.spec import SceneSpec
-from spatialscout_gym.eval.leaderboard import build_row
+from spatialscout_gym.eval.pages.leaderboard import build_row
 
 pytestmark = [pytest.mark.render, pytest.mark.slow]   # the first Inspect sample pays SAPIEN's and Inspect's start-up
 

@@ -24,8 +24,8 @@ from inspect_ai.tool import ToolCall as InspectToolCall
 from vlm_scripted import ScriptedServer
 from spatialscout_gym.cli.main import main
 from spatialscout_gym.core.scoring import GroundTruth
-from spatialscout_gym.eval.leaderboard import build_row
-from spatialscout_gym.eval.verify import verify_dir
+from spatialscout_gym.eval.pages.leaderboard import build_row
+from spatialscout_gym.eval.verification.verify import verify_dir
 from spatialscout_gym.scenes.catalog import scene_by_name
 
 pytestmark = [pytest.mark.render, pytest.mark.slow]

@@ -145,8 +145,19 @@ def test_the_circle_check_finds_a_lazy_circle():
 
 def test_the_checker_sees_function_level_imports_and_entry_point_strings(tmp_path):
     module = tmp_path / "m.py"
-    module.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import spatialscout_gym.eval.report\n"
-                      "def f():\n    from spatialscout_gym.eval.runner import write_run\n"
+    module.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import spatialscout_gym.eval.pages.report\n"
+                      "def f():\n    from spatialscout_gym.eval.running.runner import write_run\n"
                       "E = 'spatialscout_gym.wrappers.tool_call:ToolCallWrapper'\nD = 'see spatialscout_gym.cli'\n")
-    assert _imports(module) == [(5, "spatialscout_gym.eval.runner"), (6, "spatialscout_gym.wrappers.tool_call")]
-    assert _imports(module, strings=False) == [(5, "spatialscout_gym.eval.runner")]
+    assert _imports(module) == [(5, "spatialscout_gym.eval.running.runner"), (6, "spatialscout_gym.wrappers.tool_call")]
+    assert _imports(module, strings=False) == [(5, "spatialscout_gym.eval.running.runner")]
+
+
+def test_eval_is_laid_out_by_job():
+    """``eval/`` keeps a short top level (the directory layout and the settings check every job
+    reads) and one subpackage per job; the NBV trainers sit apart from the env stack."""
+    top = sorted(p.name for p in (PACKAGE / "eval").glob("*.py") if p.name != "__init__.py")
+    jobs = sorted(p.name for p in (PACKAGE / "eval").iterdir() if (p / "__init__.py").is_file())
+    assert len(top) <= 8, top
+    assert jobs == ["analysis", "pages", "running", "verification"], jobs
+    assert not [p.name for p in (PACKAGE / "nbv").glob("*.py") if "train" in p.name or "rllib" in p.name]
+    assert not (PACKAGE / "core" / "local_ray.py").exists() and (PACKAGE / "cluster" / "local_ray.py").is_file()

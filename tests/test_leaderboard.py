@@ -15,7 +15,7 @@ import pytest
 
 from vlm_scripted import ScriptedServer
 from spatialscout_gym.cli.main import main
-from spatialscout_gym.eval.leaderboard import ROW_HEADERS
+from spatialscout_gym.eval.pages.leaderboard import ROW_HEADERS
 from spatialscout_gym.scenes.catalog import scene_by_name
 
 SCENE = "procedural:11"
@@ -55,7 +55,7 @@ def evaluations(tmp_path_factory):
     """Two evaluation directories in the layout `spatialscout evaluate` writes (one run directory
     per episode, `<scene dir>/seed_<k>/`), made in-process with one shared renderer for speed."""
     from spatialscout_gym.baselines.registry import make_agent
-    from spatialscout_gym.eval.runner import run_episode
+    from spatialscout_gym.eval.running.runner import run_episode
     from spatialscout_gym.render.sapien_renderer import SapienRenderer
     tmp = tmp_path_factory.mktemp("lb")
     spec, steps, a, b, p_task = _plan()
@@ -210,9 +210,9 @@ def test_report_and_leaderboard_pages_come_from_the_one_page_writer(evaluations)
     else writes a document head of its own."""
     import re
 
-    from spatialscout_gym.eval.figures import write_index_html
-    from spatialscout_gym.eval.page import STYLE
-    from spatialscout_gym.eval.report import build_report
+    from spatialscout_gym.eval.pages.figures import write_index_html
+    from spatialscout_gym.eval.pages.page import STYLE
+    from spatialscout_gym.eval.pages.report import build_report
     tmp, model_dir, ref_dir, *_ = evaluations
     site = tmp / "site_one_writer"
     assert main(["leaderboard", str(model_dir), str(ref_dir), "--out", str(site), "--no-progress"]) == 0
@@ -223,4 +223,4 @@ def test_report_and_leaderboard_pages_come_from_the_one_page_writer(evaluations)
         assert "name='viewport'" in text and re.search(r"<title>SpatialScout[^<]*</title>", text)
     package = Path(__file__).resolve().parents[1] / "spatialscout_gym"
     writers = [p.relative_to(package).as_posix() for p in package.rglob("*.py") if "<!doctype" in p.read_text().lower()]
-    assert writers == ["eval/page.py"]
+    assert writers == ["eval/pages/page.py"]

@@ -19,7 +19,7 @@ def site(tmp_path_factory):
     """A model row that submits nothing (rank 2) and a privileged reference row (rank 1),
     on two fake scenes; the leaderboard of both."""
     from spatialscout_gym.baselines.registry import make_agent
-    from spatialscout_gym.eval.runner import run_episode
+    from spatialscout_gym.eval.running.runner import run_episode
     tmp = tmp_path_factory.mktemp("lbl")
     long_name = "a-model-with-a-rather-long-name-that-no-column-holds"
     with ScriptedServer(lambda step, body, fmt: [("finish_mapping", {})]) as server:

@@ -1,5 +1,5 @@
 """The Ray that ``evaluate --backend ray`` starts for itself listens on loopback only, and nothing of
-it outlives the evaluation killed with ``kill -9`` (``core/local_ray.py``)."""
+it outlives the evaluation killed with ``kill -9`` (``cluster/local_ray.py``)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("ray")
 psutil = pytest.importorskip("psutil")
 
-from spatialscout_gym.core.local_ray import SESSION_VAR  # noqa: E402
+from spatialscout_gym.cluster.local_ray import SESSION_VAR  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")]
 

@@ -12,7 +12,7 @@ import pytest
 
 import spatialscout_gym  # noqa: F401  (registers the ids)
 from fakes import FakeRenderer, small_scene
-from spatialscout_gym.nbv.train import Args, _env_kwargs
+from spatialscout_gym.nbv.training.sb3 import Args, _env_kwargs
 from spatialscout_gym.scenes.procedural import SINGLE_ROOM_SHARE, procedural_scene
 from spatialscout_gym.nbv.wrapper import NBVConfig, make_nbv_env
 

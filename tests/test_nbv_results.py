@@ -135,8 +135,8 @@ def test_paired_table_is_policy_minus_baseline_object_micro_with_interval_and_p_
 
 
 def test_verdict_is_compare_rule():
-    """One rule, one place: the table's better/worse is exactly ``eval.stats.separated``."""
-    from spatialscout_gym.eval.stats import separated
+    """One rule, one place: the table's better/worse is exactly ``eval.analysis.stats.separated``."""
+    from spatialscout_gym.eval.analysis.stats import separated
     m = _script()
     rng = np.random.default_rng(0)
     for _ in range(200):
@@ -174,7 +174,7 @@ def test_episode_matrix_is_scenes_by_seeds_of_all_target_mean_iou():
 
 def test_scene_records_rebuild_the_scores_the_statistics_read():
     m = _script()
-    from spatialscout_gym.eval.stats import figure_sums
+    from spatialscout_gym.eval.analysis.stats import figure_sums
     score = _score("A", [0.95, 0.6, 0.0, 0.3], submitted=3)
     rec = json.loads(json.dumps(m.scene_record(score, "apartment")))         # as the JSON and the cache keep it
     assert rec["type"] == "apartment" and rec["M"] == 3

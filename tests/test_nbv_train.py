@@ -10,8 +10,8 @@ import pytest
 
 from fakes import FakeRenderer, small_scene
 from spatialscout_gym.baselines.registry import make_agent
-from spatialscout_gym.nbv.train import Args, planned_steps, summary_line, train
-from spatialscout_gym.eval.runner import run_episode
+from spatialscout_gym.nbv.training.sb3 import Args, planned_steps, summary_line, train
+from spatialscout_gym.eval.running.runner import run_episode
 
 
 @pytest.mark.render
@@ -89,7 +89,7 @@ def test_trainer_end_to_end_then_ppo_agent_runs(tmp_path, capsys):
 
 
 def test_learning_curve_of_a_continued_run_counts_steps_on_from_the_earlier_run(tmp_path):
-    from spatialscout_gym.nbv.train import INIT_PROGRESS, curve_points, plot_learning_curve
+    from spatialscout_gym.nbv.training.sb3 import INIT_PROGRESS, curve_points, plot_learning_curve
     head = "time/total_timesteps,charts/coverage,charts/all_mean_iou,time/time_elapsed,charts/SPS\n"
     (tmp_path / "progress.csv").write_text(head + "100,0.5,0.25,10,10\n200,,,20,10\n300,0.6,0.3,30,10\n")
     assert curve_points(tmp_path / "progress.csv").tolist() == [[100, 0.5, 0.25, 10], [300, 0.6, 0.3, 30]]
@@ -221,7 +221,7 @@ def test_cuda_device_without_cuda_is_refused_not_silently_cpu(tmp_path, capsys, 
 
 def test_a_chain_of_continued_runs_keeps_every_earlier_curve(tmp_path):
     """A run continuing a run that itself continued another gets both earlier curves, steps counted on."""
-    from spatialscout_gym.nbv.train import INIT_PROGRESS, curve_points, write_init_progress
+    from spatialscout_gym.nbv.training.sb3 import INIT_PROGRESS, curve_points, write_init_progress
     head = "time/total_timesteps,charts/coverage,charts/all_mean_iou,time/time_elapsed,charts/SPS\n"
     first, second, third = (tmp_path / n for n in ("first", "second", "third"))
     for d in (first, second, third):
@@ -243,7 +243,7 @@ def test_sigterm_stops_training_and_keeps_the_model(tmp_path):
     import sys
     import time
     run_dir = tmp_path / "killed"
-    cmd = [sys.executable, "-m", "spatialscout_gym.nbv.train", "--total-timesteps", "100000",
+    cmd = [sys.executable, "-m", "spatialscout_gym.nbv.training.sb3", "--total-timesteps", "100000",
            "--num-envs", "1", "--num-steps", "8", "--batch-size", "8", "--update-epochs", "1",
            "--image-budget", "3", "--resolution", "48", "--obs-size", "48", "--out", str(tmp_path),
            "--run-name", "killed", "--no-progress-bar"]

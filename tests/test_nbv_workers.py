@@ -75,7 +75,7 @@ def test_a_bad_action_steps_no_worker_and_a_failed_worker_says_why():
 def test_sb3_trains_on_the_worker_env_through_the_adapter():
     from stable_baselines3 import PPO
 
-    from spatialscout_gym.nbv.sb3_vec import SB3VecEnv
+    from spatialscout_gym.nbv.training.sb3_vec import SB3VecEnv
     venv = SB3VecEnv(gym.make_vec("SpatialScout/NBV-v0", num_envs=2, vectorization_mode="vector_entry_point",
                                   num_workers=2, autoreset_mode="SameStep", **KW))
     model = PPO("MultiInputPolicy", venv, n_steps=8, batch_size=16, n_epochs=1, seed=0, device="cpu")

@@ -56,7 +56,7 @@ SLOW_EVALUATE = textwrap.dedent("""
     import sys, time
     from pathlib import Path
     from fakes import FakeRenderer, small_scene
-    from spatialscout_gym.eval.evaluate import EvalSettings, evaluate
+    from spatialscout_gym.eval.running.evaluate import EvalSettings, evaluate
 
     class SlowRenderer(FakeRenderer):
         # a worker's renderer that takes minutes to start: the workers are busy when killed

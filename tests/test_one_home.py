@@ -143,7 +143,7 @@ def test_seed_names_round_trip_and_bad_seeds_are_refused():
 def test_the_evaluation_reader_and_verify_read_seeds_with_the_one_parser(tmp_path):
     """``seed_01`` beside ``seed_1`` is not a second episode of seed 1; verify's path check reads
     the seed as the layout does."""
-    from spatialscout_gym.eval.verify import _Diverged, _identity
+    from spatialscout_gym.eval.verification.verify import _Diverged, _identity
     for name in ("seed_1", "seed_01", "seed_²"):
         _folder(tmp_path / "ev" / "procedural_3" / name, STATES["both"])
     ev = EvalDir(tmp_path / "ev")
@@ -203,7 +203,7 @@ def test_the_literal_check_sees_a_second_spelling(tmp_path, monkeypatch):
 def test_one_codec_map_serves_the_parser_and_verify(monkeypatch):
     from spatialscout_gym.conversation import codecs
     from spatialscout_gym.conversation.messages import WIRE_FORMATS, ModelReply
-    from spatialscout_gym.eval.verify_conversation import harness_expected
+    from spatialscout_gym.eval.verification.verify_conversation import harness_expected
     assert set(codecs.CODECS) == set(WIRE_FORMATS)
     fake = types.SimpleNamespace(tools=lambda names: ["the one map's schema", *names],
                                  parse_response=lambda reply: ModelReply(text="the one map's parser"))
@@ -279,7 +279,7 @@ class _EnvAgent:
 
 def test_the_runner_records_an_env_agents_failure_through_the_shared_episode(tmp_path):
     from spatialscout_gym.baselines.base import EnvAgent
-    from spatialscout_gym.eval.runner import run_episode
+    from spatialscout_gym.eval.running.runner import run_episode
     spec = small_scene()
     agent = _EnvAgent()
     assert isinstance(agent, EnvAgent)
@@ -294,7 +294,7 @@ def test_the_runner_records_an_env_agents_failure_through_the_shared_episode(tmp
 
 def test_the_inspect_task_runs_its_episode_through_the_runners_loop():
     """The Inspect solver drives the model itself but makes, ends, records and closes the episode
-    with :func:`~spatialscout_gym.eval.runner.env_episode` only."""
+    with :func:`~spatialscout_gym.eval.running.runner.env_episode` only."""
     tree = ast.parse((PACKAGE / "integrations" / "inspect_task.py").read_text(encoding="utf-8"))
     names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {
         a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}

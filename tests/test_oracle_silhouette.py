@@ -13,7 +13,7 @@ from fakes import FakeRenderer, small_scene
 from spatialscout_gym.baselines.oracle_silhouette import OracleSilhouetteAgent
 from spatialscout_gym.baselines.registry import known_agents, make_agent
 from spatialscout_gym.episode.trace import read_jsonl
-from spatialscout_gym.eval.runner import run_episode
+from spatialscout_gym.eval.running.runner import run_episode
 
 
 def _run(name, spec, renderer, out):

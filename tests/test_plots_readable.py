@@ -9,8 +9,8 @@ import matplotlib
 matplotlib.use("Agg")
 from matplotlib.figure import Figure
 
-from spatialscout_gym.eval.behaviour import TOOLS, plot_behaviour
-from spatialscout_gym.eval.replay import plot_replay
+from spatialscout_gym.eval.analysis.behaviour import TOOLS, plot_behaviour
+from spatialscout_gym.eval.running.replay import plot_replay
 
 
 def _capture(monkeypatch) -> dict:

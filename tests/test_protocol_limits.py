@@ -29,7 +29,7 @@ OTHER_LIMITS: dict[str, set[str]] = {
     "conversation/providers.py": {"TIMEOUT_S", "ATTEMPTS", "BACKOFF_S", "DEFAULT_REASONING_EFFORT",
                                "THINKING_BUDGET_TOKENS", "THINKING_REPLY_TOKENS"},
     "baselines/vlm.py": {"TRUNCATED_STOP_REASONS"},
-    "eval/evaluate.py": {"STOP_AFTER_IDENTICAL_FAILURES"},
+    "eval/running/evaluate.py": {"STOP_AFTER_IDENTICAL_FAILURES"},
     "cli/options.py": {"CALL_BUDGET_DEFAULT", "EPISODE_DEFAULTS"},
 }
 

@@ -35,7 +35,7 @@ FACES = sorted(".".join(p.relative_to(ROOT).parent.parts) for p in PACKAGE.rglob
 """Subpackages that hand out names (``__all__``); a lazy one maps each name to its module in ``_WHERE``
 (served by ``core.lazy.lazy_exports``)."""
 
-HEAVY = {"spatialscout_gym.nbv.rllib_module", "spatialscout_gym.nbv.sb3_vec"}
+HEAVY = {"spatialscout_gym.nbv.training.rllib_module", "spatialscout_gym.nbv.training.sb3_vec"}
 """Defining modules that import RLlib or Stable-Baselines3 (and torch): checked by reading their source."""
 
 

@@ -19,7 +19,7 @@ from spatialscout_gym.baselines.registry import make_agent
 from spatialscout_gym.cli import run as run_cli
 from spatialscout_gym.cli.errors import CliError
 from spatialscout_gym.core.errors import ConfigError
-from spatialscout_gym.eval.runner import run_episode
+from spatialscout_gym.eval.running.runner import run_episode
 
 
 def _policy(step: int, body: dict, fmt: str):
@@ -113,8 +113,8 @@ def test_the_flag_overrides_none_is_a_value_and_no_reasoning_effort_sends_nothin
 
 
 def test_the_evaluation_report_says_the_effort_was_refused(tmp_path):
-    from spatialscout_gym.eval.evaluate import EvalSettings, WorkerState, execute_task, plan_tasks
-    from spatialscout_gym.eval.report import write_report
+    from spatialscout_gym.eval.running.evaluate import EvalSettings, WorkerState, execute_task, plan_tasks
+    from spatialscout_gym.eval.pages.report import write_report
     scene = tmp_path / "room.json"
     scene.write_text(small_scene(32, 32).to_json())
     out = tmp_path / "ev"
@@ -136,8 +136,8 @@ def _per_episode_policy(step: int, body: dict, fmt: str):
 
 
 def test_a_refused_effort_reaches_the_service_once_per_evaluation_across_workers(tmp_path):
-    from spatialscout_gym.eval.evaluate import EvalSettings, evaluate
-    from spatialscout_gym.eval.leaderboard import build_leaderboard
+    from spatialscout_gym.eval.running.evaluate import EvalSettings, evaluate
+    from spatialscout_gym.eval.pages.leaderboard import build_leaderboard
     scenes = []
     for i in range(3):
         path = tmp_path / f"room_{i}.json"

@@ -9,9 +9,9 @@ import pytest
 
 from fakes import FakeRenderer, small_scene
 from spatialscout_gym.cli.main import main
-from spatialscout_gym.eval.replay import LAMBDAS_M, replay_episode, write_replay
-from spatialscout_gym.eval.report import write_report
-from spatialscout_gym.eval.runner import run_episode
+from spatialscout_gym.eval.running.replay import LAMBDAS_M, replay_episode, write_replay
+from spatialscout_gym.eval.pages.report import write_report
+from spatialscout_gym.eval.running.runner import run_episode
 
 
 class StepwiseAgent:
@@ -81,7 +81,7 @@ def test_replay_refuses_a_directory_without_traces(tmp_path, capsys):
 
 
 def test_index_html_links_report_and_curves(run_dirs):
-    from spatialscout_gym.eval.figures import write_index_html
+    from spatialscout_gym.eval.pages.figures import write_index_html
     report = write_report(run_dirs)
     replay = write_replay(run_dirs)
     page = write_index_html(run_dirs, report, replay, {}).read_text()
@@ -125,7 +125,7 @@ def test_replay_leaves_failed_episodes_out(run_dirs_with_failure, capsys):
 
 @pytest.mark.render
 def test_figures_skip_failed_episodes(run_dirs_with_failure):
-    from spatialscout_gym.eval.figures import write_run_figures
+    from spatialscout_gym.eval.pages.figures import write_run_figures
     figs = write_run_figures(run_dirs_with_failure, tile_px=48)
     assert sorted(figs) == ["fake-0/seed_0", "fake-1/seed_0"]
     for path in figs.values():

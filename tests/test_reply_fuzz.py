@@ -217,7 +217,7 @@ def test_a_malformed_reply_from_a_real_server_is_told_and_the_episode_completes(
     import threading
 
     from spatialscout_gym.baselines.registry import make_agent
-    from spatialscout_gym.eval.runner import run_episode
+    from spatialscout_gym.eval.running.runner import run_episode
     answers = [{"object": "chat.completion", "choices": True},
                {"object": "chat.completion", "choices": [{"index": 0, "finish_reason": "stop", "message": {
                    "role": "assistant", "content": [{"type": "text", "text": 5}]}}]},

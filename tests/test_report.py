@@ -12,8 +12,8 @@ import pytest
 from fakes import FakeRenderer, small_scene
 from spatialscout_gym.cli.main import main
 from spatialscout_gym.core.scoring import aggregate
-from spatialscout_gym.eval.evaluate import EvalSettings, SettingsMismatchError, evaluate, plan_tasks
-from spatialscout_gym.eval.report import CompareError, build_report, compare_reports
+from spatialscout_gym.eval.running.evaluate import EvalSettings, SettingsMismatchError, evaluate, plan_tasks
+from spatialscout_gym.eval.pages.report import CompareError, build_report, compare_reports
 
 
 def scene_files(tmp_path, n=2):
@@ -95,7 +95,7 @@ def test_report_is_the_scorers_aggregate(tmp_path):
     scenes = scene_files(tmp_path)
     out = tmp_path / "origin"
     s = evaluate(out, EvalSettings("origin", 3, 10, 32), scenes, progress=False, renderer_factory=FakeRenderer)
-    from spatialscout_gym.eval.report import find_runs
+    from spatialscout_gym.eval.pages.report import find_runs
     expected = aggregate([r.score for r in find_runs(out)])
     assert s.report["object_micro"] == expected["object_micro"]
     assert s.report["scene_macro"] == expected["scene_macro"]
@@ -141,8 +141,8 @@ def test_compare_refuses_other_catalog_versions_unless_forced(ball_eval, tmp_pat
 def test_compare_and_leaderboard_refuse_other_protocol_settings_naming_them(ball_eval, tmp_path, capsys):
     """Runs at another V or resolution are not paired or ranked without --force; the refusal names
     each differing setting with every run's value."""
-    from spatialscout_gym.eval.leaderboard import LeaderboardError, build_leaderboard
-    from spatialscout_gym.eval.report import protocol_settings
+    from spatialscout_gym.eval.pages.leaderboard import LeaderboardError, build_leaderboard
+    from spatialscout_gym.eval.pages.report import protocol_settings
     _, out, _, _ = ball_eval
     other = tmp_path / "v3"
     evaluate(other, EvalSettings("origin", 3, 20, 32), scene_files(tmp_path), progress=False,
@@ -191,8 +191,8 @@ def test_html_table3_is_a_real_table_and_counters_are_not_repeated(ball_eval):
     counter is listed once in report.md and index.html."""
     import re
 
-    from spatialscout_gym.eval.figures import write_index_html
-    from spatialscout_gym.eval.report import format_report_md
+    from spatialscout_gym.eval.pages.figures import write_index_html
+    from spatialscout_gym.eval.pages.report import format_report_md
     _, out, _, _ = ball_eval
     report = build_report(out)
     page = write_index_html(out, report, None, {}).read_text()

@@ -8,8 +8,8 @@ import json
 from markdown_it import MarkdownIt
 
 from fakes import FakeRenderer, small_scene
-from spatialscout_gym.eval.evaluate import EvalSettings, evaluate
-from spatialscout_gym.eval.report import compare_reports, md
+from spatialscout_gym.eval.running.evaluate import EvalSettings, evaluate
+from spatialscout_gym.eval.pages.report import compare_reports, md
 
 EVIL = "[x](javascript:alert(13))Painting"
 
@@ -49,7 +49,7 @@ def test_recorded_strings_cannot_close_a_code_block_or_render_html(tmp_path):
     """A scene id with a newline and a code fence, and markup in catalog_version and end_reason
     (fields of result.json, which anyone may edit): report.md rendered by a CommonMark renderer
     with raw HTML on holds no live <script> or <img>, and the per-scene table stays one code block."""
-    from spatialscout_gym.eval.report import write_report
+    from spatialscout_gym.eval.pages.report import write_report
     spec = tmp_path / "fake-0.json"
     spec.write_text(small_scene(32, 32, scene_id="fake-0").to_json())
     out = tmp_path / "ev"

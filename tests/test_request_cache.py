@@ -11,7 +11,7 @@ import pytest
 from fakes import FakeRenderer, small_scene
 from vlm_scripted import ScriptedServer
 from spatialscout_gym.baselines.registry import make_agent
-from spatialscout_gym.eval.runner import run_episode
+from spatialscout_gym.eval.running.runner import run_episode
 
 STEPS = [[("move_camera", {"right": 0.5})], [("capture_image", {})], [("rotate_camera", {"yaw": 10})],
          [("submit_positions", {"positions": {"chair_1": [2.0, 0.0, 0.0]}})], [("finish_mapping", {})]]

@@ -29,7 +29,7 @@ def with_repo_path() -> dict:
 
 def write_policy(root, obs_size: int = 36, said_obs_size: int | None = None, deterministic: bool = False):
     """An untrained NBVConvModule saved where a run directory keeps it, with its nbv_config.json."""
-    from spatialscout_gym.nbv.rllib_train import module_spec
+    from spatialscout_gym.nbv.training.rllib import module_spec
     module = module_spec(NBVConfig(motion="heading", obs_size=obs_size)).build()
     run = root / "run"
     module.save_to_path(str(run / "checkpoint" / "learner_group" / "learner" / "rl_module" / "default_policy"))
@@ -40,7 +40,7 @@ def write_policy(root, obs_size: int = 36, said_obs_size: int | None = None, det
 
 
 def test_rllib_policy_loads_from_each_folder_and_runs_an_episode(tmp_path):
-    from spatialscout_gym.eval.runner import run_episode
+    from spatialscout_gym.eval.running.runner import run_episode
     run, module = write_policy(tmp_path)
     assert is_nbv_agent(f"rllib:{run}")              # the NBV tables' protocol (no tool-call cap)
     inner = run / "checkpoint" / "learner_group" / "learner" / "rl_module" / "default_policy"

@@ -11,7 +11,7 @@ import pytest
 from fakes import FakeRenderer, small_scene
 from spatialscout_gym.baselines.registry import UnknownAgentError, known_agents, make_agent
 from spatialscout_gym.cli.main import main
-from spatialscout_gym.eval.runner import run_episode
+from spatialscout_gym.eval.running.runner import run_episode
 
 RUN_FILES = {"trace.jsonl", "predictions.json", "result.json", "ground_truth.json", "entity_library.json"}
 

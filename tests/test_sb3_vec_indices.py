@@ -26,5 +26,5 @@ class _RemoteSubEnvs(VectorEnv):
 def test_env_is_wrapped_takes_any_iterable_of_indices(indices, expected):
     import gymnasium as gym
 
-    from spatialscout_gym.nbv.sb3_vec import SB3VecEnv
+    from spatialscout_gym.nbv.training.sb3_vec import SB3VecEnv
     assert SB3VecEnv(_RemoteSubEnvs(3)).env_is_wrapped(gym.Wrapper, indices=indices) == expected

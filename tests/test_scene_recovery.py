@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from spatialscout_gym.eval.figures import _resolve_run_scene
-from spatialscout_gym.eval.runner import SceneNotRecoverable, resolve_recorded_scene
-from spatialscout_gym.eval.verify import _Diverged, _resolve
+from spatialscout_gym.eval.pages.figures import _resolve_run_scene
+from spatialscout_gym.eval.running.runner import SceneNotRecoverable, resolve_recorded_scene
+from spatialscout_gym.eval.verification.verify import _Diverged, _resolve
 from spatialscout_gym.scenes.catalog import scene_by_name, scene_content_hash
 
 

@@ -27,7 +27,7 @@ def test_only_the_session_builds_episodes():
     for path in PACKAGE.rglob("*.py"):
         rel = path.relative_to(PACKAGE).as_posix()
         # verify replays a record on an episode with no renderer and no scene to load: no session
-        if rel.startswith("episode/") or rel in ("envs/session.py", "eval/verify.py"):
+        if rel.startswith("episode/") or rel in ("envs/session.py", "eval/verification/verify.py"):
             continue
         for line in path.read_text().splitlines():
             code = line.split("#")[0]
@@ -233,7 +233,7 @@ def test_vector_env_equals_single_envs_for_the_same_seeds():
 
 @pytest.mark.render
 def test_sb3_adapter_reports_episodes_and_terminal_observations():
-    from spatialscout_gym.nbv.sb3_vec import SB3VecEnv
+    from spatialscout_gym.nbv.training.sb3_vec import SB3VecEnv
     from spatialscout_gym.nbv import NBVVectorEnv
     venv = SB3VecEnv(NBVVectorEnv(2, autoreset_mode="SameStep", resolution=32, obs_size=32, image_budget=3))
     obs = venv.reset()

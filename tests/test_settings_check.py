@@ -15,9 +15,9 @@ import pytest
 from fakes import FakeRenderer, small_scene
 from vlm_scripted import ScriptedServer
 from spatialscout_gym.cli.main import main
-from spatialscout_gym.eval.evaluate import EvalSettings, evaluate
-from spatialscout_gym.eval.leaderboard import LeaderboardError, build_leaderboard
-from spatialscout_gym.eval.report import CompareError, compare_reports
+from spatialscout_gym.eval.running.evaluate import EvalSettings, evaluate
+from spatialscout_gym.eval.pages.leaderboard import LeaderboardError, build_leaderboard
+from spatialscout_gym.eval.pages.report import CompareError, compare_reports
 from spatialscout_gym.eval.settings_check import SETTINGS
 
 
@@ -148,5 +148,5 @@ def test_help_lists_every_setting_checked(capsys):
         for s in SETTINGS:
             assert s.name in text, (command, s.name)
         assert "catalog version" in text and "content hash" in text and "never a cached report.json" in text
-    from spatialscout_gym.eval import leaderboard
+    from spatialscout_gym.eval.pages import leaderboard
     assert all(s.name.split(" (")[0] in " ".join(leaderboard.__doc__.split()) for s in SETTINGS)

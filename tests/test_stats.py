@@ -1,4 +1,4 @@
-"""Bootstrap intervals, paired differences and rank intervals (``eval/stats.py``) against small
+"""Bootstrap intervals, paired differences and rank intervals (``eval/analysis/stats.py``) against small
 cases worked out by hand, and against the scorer's own aggregate."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from spatialscout_gym.core.scoring import SceneScore, aggregate
-from spatialscout_gym.eval.stats import (FIGURES, bootstrap_intervals, paired_comparison, rank_intervals,
+from spatialscout_gym.eval.analysis.stats import (FIGURES, bootstrap_intervals, paired_comparison, rank_intervals,
                                          separated)
 
 
@@ -86,7 +86,7 @@ def test_rank_intervals_overlap_only_when_runs_are_close():
 
 
 def test_variance_components_and_scenes_needed_by_hand(tmp_path):
-    from spatialscout_gym.eval.stats import scenes_needed, variance_components
+    from spatialscout_gym.eval.analysis.stats import scenes_needed, variance_components
     cells = {("A", 0): score("A", [0.2]), ("A", 1): score("A", [0.4]),
              ("B", 0): score("B", [0.6]), ("B", 1): score("B", [0.8])}
     comp = variance_components(cells)

@@ -8,12 +8,12 @@ import json
 
 import pytest
 
-from spatialscout_gym.eval.behaviour import tool_behaviour
-from spatialscout_gym.eval.cost import cost_summary, pareto_frontier
-from spatialscout_gym.eval.failures import count_factors, trajectory_factors
-from spatialscout_gym.eval.grounding import grounding_summary, object_support
-from spatialscout_gym.eval.leaderboard import collect_episodes
-from spatialscout_gym.eval.trajectory import parse_trajectory
+from spatialscout_gym.eval.analysis.behaviour import tool_behaviour
+from spatialscout_gym.eval.analysis.cost import cost_summary, pareto_frontier
+from spatialscout_gym.eval.analysis.failures import count_factors, trajectory_factors
+from spatialscout_gym.eval.analysis.grounding import grounding_summary, object_support
+from spatialscout_gym.eval.pages.leaderboard import collect_episodes
+from spatialscout_gym.eval.analysis.trajectory import parse_trajectory
 
 
 # ---- a tiny trace builder -----------------------------------------------------------------------

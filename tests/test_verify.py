@@ -10,8 +10,8 @@ import pytest
 
 from fakes import FakeRenderer, small_scene
 from spatialscout_gym.cli.main import main
-from spatialscout_gym.eval.evaluate import EvalSettings, evaluate
-from spatialscout_gym.eval.verify import verification_status, verify_dir
+from spatialscout_gym.eval.running.evaluate import EvalSettings, evaluate
+from spatialscout_gym.eval.verification.verify import verification_status, verify_dir
 
 AGENTS = ("origin", "uniform-ball", "oracle-explorer", "oracle-click")
 
@@ -147,7 +147,7 @@ def test_a_scripted_model_run_verifies_and_its_model_events_are_skipped(tmp_path
     events with the episode's; verify replays the tool calls alone."""
     from vlm_scripted import ScriptedServer
     from spatialscout_gym.baselines.registry import make_agent
-    from spatialscout_gym.eval.runner import run_episode
+    from spatialscout_gym.eval.running.runner import run_episode
     spec = small_scene(32, 32, scene_id="fake-room")
     (tmp_path / "fake-room.json").write_text(spec.to_json())
     ev = tmp_path / "model"
@@ -210,7 +210,7 @@ def test_images_a_model_received_are_re_encoded_and_compared(tmp_path, capsys):
     each JPEG the model received; ``--images`` re-renders, re-encodes and compares them."""
     from vlm_scripted import ScriptedServer
     from spatialscout_gym.baselines.registry import make_agent
-    from spatialscout_gym.eval.runner import run_episode
+    from spatialscout_gym.eval.running.runner import run_episode
     from spatialscout_gym.scenes.catalog import scene_by_name
     spec = scene_by_name("procedural:1")
     steps = [[("move_camera", {"right": 0.5}), ("capture_image", {})], [("finish_mapping", {})]]

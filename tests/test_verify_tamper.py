@@ -22,7 +22,7 @@ import pytest
 
 from fakes import FakeRenderer
 from spatialscout_gym.cli.main import main
-from spatialscout_gym.eval.evaluate import EvalSettings, evaluate
+from spatialscout_gym.eval.running.evaluate import EvalSettings, evaluate
 
 EP1, EP2 = "procedural_1/seed_0", "procedural_2/seed_0"
 
@@ -492,7 +492,7 @@ def test_leaderboard_verifies_for_itself(honest, tmp_path, capsys):
 
 
 def test_a_cached_verdict_lives_outside_the_directory_and_lapses_with_the_files(honest, tmp_path, monkeypatch):
-    from spatialscout_gym.eval.verify import verification_status
+    from spatialscout_gym.eval.verification.verify import verification_status
     monkeypatch.setenv("SPATIALSCOUT_VERIFY_CACHE", str(tmp_path / "cache"))
     d = _copy(honest, tmp_path)
     first = verification_status(d)

@@ -17,8 +17,8 @@ import pytest
 
 from fakes import FakeRenderer
 from spatialscout_gym.cli.main import main
-from spatialscout_gym.eval.evaluate import EvalSettings, evaluate
-from spatialscout_gym.eval.verify_compare import Comparison
+from spatialscout_gym.eval.running.evaluate import EvalSettings, evaluate
+from spatialscout_gym.eval.verification.verify_compare import Comparison
 
 REPO = Path(__file__).resolve().parents[1]
 SCENES = ["procedural:1", "procedural:2"]       # generated scenes: their floats depend on the BLAS kernel
@@ -243,7 +243,7 @@ def test_run_made_through_mcp_stdio_client_verifies(tmp_path):
             assert not fin.is_error
     anyio.run(session)
     assert json.loads((out / "result.json").read_text())["end_reason"] == "finish_mapping"
-    from spatialscout_gym.eval.verify import verify_dir
+    from spatialscout_gym.eval.verification.verify import verify_dir
     assert [(c.key, c.status, c.conversation) for c in verify_dir(out)] == [("mcp-run", "verified", "not a model run")]
     assert main(["verify", str(out), "--no-progress"]) == 0
     env = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/tmp"), "PYTHONPATH": str(REPO),
@@ -261,7 +261,7 @@ def test_other_modes_and_wire_formats_are_re_derived(tmp_path, agent, mode, caps
     same records."""
     from vlm_scripted import ScriptedServer
     from spatialscout_gym.baselines.registry import make_agent
-    from spatialscout_gym.eval.runner import run_episode
+    from spatialscout_gym.eval.running.runner import run_episode
     from spatialscout_gym.scenes.catalog import scene_by_name
     spec = scene_by_name("procedural:1")
     bad_args = "{bad json" if agent == "openai:scripted" else {"x": 1}
@@ -307,7 +307,7 @@ def test_small_geometry_without_blas_agrees_with_lapack():
 def test_a_verdict_lapses_when_the_harness_record_changes(model_eval, tmp_path, capsys):
     """``verification_status`` verifies the files as they are now: a verify.json written before an
     edit earns nothing."""
-    from spatialscout_gym.eval.verify import verification_status
+    from spatialscout_gym.eval.verification.verify import verification_status
     d = _copy(model_eval, tmp_path)
     assert main(["verify", str(d), "--no-progress"]) == 0
     assert verification_status(d)["status"] == "verified"

@@ -15,10 +15,10 @@ from vlm_scripted import ScriptedServer
 from spatialscout_gym.baselines.passive import PassiveViewsWarning
 from spatialscout_gym.conversation.providers import ANTHROPIC_FALLBACK_MAX_TOKENS
 from spatialscout_gym.baselines.registry import make_agent
-from spatialscout_gym.eval.evaluate import EvalSettings, WorkerState, _remove_stale_temp_dirs, execute_task, plan_tasks
+from spatialscout_gym.eval.running.evaluate import EvalSettings, WorkerState, _remove_stale_temp_dirs, execute_task, plan_tasks
 from spatialscout_gym.eval.layout import EvalDir, archive_failed_attempt
-from spatialscout_gym.eval.report import compare_reports, write_report
-from spatialscout_gym.eval.runner import run_episode
+from spatialscout_gym.eval.pages.report import compare_reports, write_report
+from spatialscout_gym.eval.running.runner import run_episode
 from spatialscout_gym.conversation.prompt import (CAMERA_TOOLS, PASSIVE_TOOLS, first_message_text,
                                               reminder_text, task_prompt)
 

@@ -22,7 +22,7 @@ from spatialscout_gym.baselines.registry import make_agent
 from spatialscout_gym.core.camera import project_world_to_pixel
 from spatialscout_gym.core.frames import CameraPose, TaskFrame
 from spatialscout_gym.core.scoring import GroundTruth
-from spatialscout_gym.eval.runner import run_episode
+from spatialscout_gym.eval.running.runner import run_episode
 from spatialscout_gym.conversation.images import delivered_size
 
 RES = 512

@@ -18,7 +18,7 @@ from spatialscout_gym.baselines.passive import capture_scripted_views, scripted_
 from spatialscout_gym.baselines.registry import make_agent
 from spatialscout_gym.conversation.codecs import anthropic_messages, chat_completions
 from spatialscout_gym.episode import TOOL_NAMES, Episode
-from spatialscout_gym.eval.runner import run_episode
+from spatialscout_gym.eval.running.runner import run_episode
 from spatialscout_gym.wrappers.tool_call import (CAMERA_TOOLS, PASSIVE_TOOLS, EpisodeOverError, ModelReply, ToolCall,
                                                  ToolCallWrapper)
 

@@ -1,5 +1,5 @@
 """``rllib:PATH``: a next-best-view policy trained with RLlib, run from its RLModule checkpoint
-(:mod:`spatialscout_gym.nbv.rllib_train` trains it and finds its checkpoint and settings)."""
+(:mod:`spatialscout_gym.nbv.training.rllib` trains it and finds its checkpoint and settings)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 from spatialscout_gym.baselines.nbv_agents import (NBVAction, NBVAgent, misfit_message, space_mismatch,
                                                    trained_episode_settings)
 from spatialscout_gym.baselines.registry import register_agent
-from spatialscout_gym.nbv.rllib_train import module_checkpoint, rllib_policy_config
+from spatialscout_gym.nbv.training.rllib import module_checkpoint, rllib_policy_config
 from spatialscout_gym.nbv.config import layout_observation, layout_observation_space, nbv_action_space
 from spatialscout_gym.nbv.core import NBVController
 

@@ -41,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from spatialscout_gym.eval.report import CompareError, compare_reports
+    from spatialscout_gym.eval.pages.report import CompareError, compare_reports
     from spatialscout_gym.core.files import SceneFileError
     from spatialscout_gym.eval.layout import EvalDirError, publish_text
     check_evaluation_dirs(args.dirs + ([args.baseline] if args.baseline is not None else []))

@@ -105,7 +105,7 @@ def seeds_of(args: argparse.Namespace) -> int | list[int]:
 def run(args: argparse.Namespace) -> int:
     from spatialscout_gym.baselines.registry import build_agent
     from spatialscout_gym.core.redact import redact
-    from spatialscout_gym.eval.evaluate import EvalSettings, evaluate
+    from spatialscout_gym.eval.running.evaluate import EvalSettings, evaluate
     apply_catalog_option(args)
     check_episode_options(args)
     check_output_dir(args.out)
@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"--max-concurrency must be >= 1, got {args.max_concurrency}")
     if args.ray_address is not None and args.backend != "ray":
         raise CliError("--ray-address needs --backend ray")
-    from spatialscout_gym.eval.evaluate import expand_scenes
+    from spatialscout_gym.eval.running.evaluate import expand_scenes
     from spatialscout_gym.scenes.catalog import scene_name_problem
     problems = [p for p in map(scene_name_problem, expand_scenes(args.scenes)) if p]
     if problems:

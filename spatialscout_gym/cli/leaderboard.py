@@ -54,7 +54,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run(args: argparse.Namespace) -> int:
     from spatialscout_gym.core.files import SceneFileError
     from spatialscout_gym.eval.layout import EvalDirError
-    from spatialscout_gym.eval.leaderboard import LeaderboardError, write_leaderboard
+    from spatialscout_gym.eval.pages.leaderboard import LeaderboardError, write_leaderboard
     check_evaluation_dirs(args.dirs)
     check_output_dir(args.out)
     if (args.out / "index.html").exists() and not args.overwrite:

@@ -29,8 +29,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run(args: argparse.Namespace) -> int:
     from spatialscout_gym.core.files import SceneFileError
     from spatialscout_gym.eval.layout import EvalDirError
-    from spatialscout_gym.eval.report import cells, find_runs
-    from spatialscout_gym.eval.stats import (min_p_value, min_scenes_to_separate, scenes_needed,
+    from spatialscout_gym.eval.pages.report import cells, find_runs
+    from spatialscout_gym.eval.analysis.stats import (min_p_value, min_scenes_to_separate, scenes_needed,
                                               variance_components)
     if not args.dir.is_dir():
         raise CliError(f"{args.dir} is not a directory (expected an evaluation directory)")

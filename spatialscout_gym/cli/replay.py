@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run(args: argparse.Namespace) -> int:
     from spatialscout_gym.core.files import SceneFileError
     from spatialscout_gym.eval.layout import EvalDirError
-    from spatialscout_gym.eval.replay import write_replay
+    from spatialscout_gym.eval.running.replay import write_replay
     if not args.dir.is_dir():
         raise CliError(f"{args.dir} is not a directory (expected an evaluation or run directory)")
     try:

@@ -31,9 +31,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def make_site(out: Path, figures: bool = True, figure_seed: int | None = 0, figure_style: str = "meshes") -> Path:
     """Report, replay (with plots), figures and index.html; returns the index path."""
-    from spatialscout_gym.eval.figures import write_index_html, write_run_figures
-    from spatialscout_gym.eval.replay import write_replay
-    from spatialscout_gym.eval.report import write_report
+    from spatialscout_gym.eval.pages.figures import write_index_html, write_run_figures
+    from spatialscout_gym.eval.running.replay import write_replay
+    from spatialscout_gym.eval.pages.report import write_report
     report = write_report(out)
     replay = write_replay(out, plots=True)
     figs = write_run_figures(out, seed=figure_seed, style=figure_style) if figures else {}

@@ -152,7 +152,7 @@ def _fmt(x) -> str:
 def run(args: argparse.Namespace) -> int:
     from spatialscout_gym.baselines.registry import build_agent
     from spatialscout_gym.core.errors import SpatialScoutError, message_of
-    from spatialscout_gym.eval.runner import run_episode
+    from spatialscout_gym.eval.running.runner import run_episode
     apply_catalog_option(args)
     check_episode_options(args)
     check_out_dir(Path(args.out), overwrite=args.overwrite)

@@ -3,7 +3,7 @@
     spatialscout train-nbv --total-timesteps 200000 --num-envs 4 --time-limit-s 1800 --out runs/nbv
     spatialscout train-nbv --backend rllib --ray-address auto --num-env-runners 8 --num-envs 16 ...
 
-The options are the fields of :class:`spatialscout_gym.nbv.train.Args`, parsed by tyro.
+The options are the fields of :class:`spatialscout_gym.nbv.training.sb3.Args`, parsed by tyro.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     try:
-        from spatialscout_gym.nbv.train import main
+        from spatialscout_gym.nbv.training.sb3 import main
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise CliError(f"train-nbv needs the RL extra ({exc}); pip install -e \".[rl]\"") from None
     main(list(args.options))   # a bad option raises ConfigError: one line at the CLI edge

@@ -53,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     from spatialscout_gym.eval.layout import EvalDirError
-    from spatialscout_gym.eval.verify import (ABS_TOLERANCE, REL_TOLERANCE, TOOL_SIDE_ONLY, verify_dir,
+    from spatialscout_gym.eval.verification.verify import (ABS_TOLERANCE, REL_TOLERANCE, TOOL_SIDE_ONLY, verify_dir,
                                               write_verification)
     out: dict[str, list] = {}
     for d in args.dirs:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from spatialscout_gym.core.run_files import FRAMES_DIR, frame_file_name
+
 __all__ = ["DeliveredImage", "encode_for_model", "conversion_text", "MAX_SIDE_PX", "JPEG_QUALITY"]
 
 MAX_SIDE_PX = 384
@@ -50,7 +52,7 @@ class DeliveredImage:
     def file_name(self) -> str:
         """The frame's file in a run directory (``frames/frame_003.png``): the trace refers to
         images by this name, never by their bytes."""
-        return f"frames/frame_{self.frame_id:03d}.png"
+        return f"{FRAMES_DIR}/{frame_file_name(self.frame_id)}"
 
     def reference(self) -> dict:
         """The JSON-able stand-in used in traces: frame id, file name and both sizes."""

@@ -196,7 +196,7 @@ def find_scene_dirs(path: str | os.PathLike) -> list[Path]:
 
     Hidden directories below ``path`` (a name starting with ``.``) are skipped: they are the
     temporary siblings a killed run leaves behind (``.<run>.XXXX.tmp``, see
-    :func:`spatialscout_gym.eval.runner.write_run`), not finished runs."""
+    :func:`spatialscout_gym.eval.running.runner.write_run`), not finished runs."""
     p = Path(path)
     if not p.exists():
         raise SceneFileError(p, "no such file or directory")

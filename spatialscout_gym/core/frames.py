@@ -32,10 +32,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from spatialscout_gym.core.exact import matmul, rows_times
+from spatialscout_gym.core.exact import matmul, norm, rows_times
 from spatialscout_gym.core.types import ArrayLike3, as_vec3
 
-__all__ = ["CameraPose", "TaskFrame", "quat_mul", "rotation_world_from_camera", "wrap_degrees"]
+__all__ = ["CameraPose", "TaskFrame", "quat_mul", "quat_to_matrix", "rotation_world_from_camera", "wrap_degrees"]
 
 
 def quat_mul(a: npt.ArrayLike, b: npt.ArrayLike) -> np.ndarray:
@@ -47,6 +47,16 @@ def quat_mul(a: npt.ArrayLike, b: npt.ArrayLike) -> np.ndarray:
                      w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
                      w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
                      w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
+
+
+def quat_to_matrix(q: npt.ArrayLike) -> np.ndarray:
+    """The (3, 3) rotation matrix of a (w, x, y, z) quaternion (SAPIEN's order), normalised first."""
+    w, x, y, z = np.asarray(q, dtype=float) / norm(q)
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+    ])
 
 
 def wrap_degrees(angle_deg: float) -> float:

@@ -65,3 +65,34 @@ class Renderer(FrameSource, Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+class BlankRenderer:
+    """A :class:`Renderer` that draws black frames of the grid's size and has no privileged frames:
+    the one stand-in renderer, for re-executing recorded tool calls (``verify``), whose results never
+    depend on pixels."""
+
+    texture_library = False
+
+    def __init__(self, spec: SceneSpec, intrinsics: Intrinsics) -> None:
+        self._spec, self._intrinsics = spec, intrinsics
+
+    @property
+    def intrinsics(self) -> Intrinsics:
+        return self._intrinsics
+
+    @property
+    def spec(self) -> SceneSpec:
+        return self._spec
+
+    def set_scene(self, spec: SceneSpec) -> None:
+        self._spec = spec
+
+    def capture_rgb(self, pose: CameraPose) -> np.ndarray:
+        return np.zeros((self._intrinsics.height, self._intrinsics.width, 3), np.uint8)
+
+    def capture_privileged(self, pose: CameraPose) -> PrivilegedFrame:
+        raise RuntimeError("a stand-in renderer draws no privileged frames")
+
+    def close(self) -> None:
+        pass

@@ -8,7 +8,7 @@ reader, :mod:`spatialscout_gym.eval.layout`.
 
 from __future__ import annotations
 
-__all__ = ["RESULT_FILE", "TRACE_FILE", "PREDICTIONS_FILE", "GROUND_TRUTH_FILE", "ENTITY_LIBRARY_FILE",
+__all__ = ["frame_file_name", "RESULT_FILE", "TRACE_FILE", "PREDICTIONS_FILE", "GROUND_TRUTH_FILE", "ENTITY_LIBRARY_FILE",
            "SCENE_SPEC_FILE", "HARNESS_FILE", "PROMPT_FILE", "DELIVERED_FILE", "FRAMES_DIR", "FRAME_HASHES_FILE",
            "ATTEMPTS_DIR", "RUN_FILES"]
 
@@ -32,6 +32,14 @@ DELIVERED_FILE = "delivered_sha256.json"
 """SHA-256 of each image as the model received it (written by model agents, checked by ``verify``)."""
 FRAMES_DIR = "frames"
 """Every captured RGB frame, ``frame_000.png``, ..."""
+
+
+def frame_file_name(frame_id: int) -> str:
+    """The file of frame ``frame_id`` inside :data:`FRAMES_DIR` (``frame_003.png``): the one spelling
+    of a frame's name, for writers and readers alike."""
+    return f"frame_{frame_id:03d}.png"
+
+
 FRAME_HASHES_FILE = f"{FRAMES_DIR}/sha256.json"
 """SHA-256 of every raw RGB frame (``image.tobytes()``, H x W x 3 uint8) and the renderer that drew
 them, for ``spatialscout verify --images``."""

@@ -39,7 +39,7 @@ import numpy as np
 
 from spatialscout_gym.core import exact
 from spatialscout_gym.core.camera import Intrinsics
-from spatialscout_gym.core.frames import CameraPose, TaskFrame
+from spatialscout_gym.core.frames import CameraPose, TaskFrame, quat_to_matrix
 from spatialscout_gym.core.types import natural_number
 
 __all__ = ["InventoryEntry", "Material", "Part", "SceneObject", "Light", "TargetBox",
@@ -158,22 +158,13 @@ class Part:
                    d.get("path"), arr("scale"), Material.from_dict(d["material"]))
 
 
-def _quat_to_matrix(q: np.ndarray) -> np.ndarray:
-    w, x, y, z = np.asarray(q, dtype=float) / exact.norm(q)
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ])
-
-
 def part_world_aabb(part: Part) -> tuple[np.ndarray, np.ndarray]:
     """Exact world AABB of a part, metres: ``(box_min, box_max)``, each shape (3,).
 
     Mesh parts given by ``path`` need their vertices loaded first (the ManiSkill adapter does);
     they raise ``ValueError`` here.
     """
-    R = _quat_to_matrix(part.quat_wxyz)
+    R = quat_to_matrix(part.quat_wxyz)
     c = np.asarray(part.position_world, dtype=float)
     if part.shape == "box":
         assert part.half_size is not None

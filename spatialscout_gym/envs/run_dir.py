@@ -19,7 +19,7 @@ A run directory holds:
                        (the agent's ``run_records()``)
 ``prompt.txt``         model agents: the same prompt as plain text
 ``attempts/NN/``       ``evaluate`` only: earlier failed attempts of this episode, each a complete
-                       run directory of its own (see :mod:`spatialscout_gym.eval.evaluate`)
+                       run directory of its own (see :mod:`spatialscout_gym.eval.running.evaluate`)
 =====================  ========================================================================
 
 A failed episode (the agent raised: a model service or runtime error) is written with
@@ -43,7 +43,7 @@ import numpy as np
 
 from spatialscout_gym.core.files import write_json_atomic
 from spatialscout_gym.core.redact import redact
-from spatialscout_gym.core.run_files import (ATTEMPTS_DIR, ENTITY_LIBRARY_FILE, FRAME_HASHES_FILE, FRAMES_DIR,
+from spatialscout_gym.core.run_files import (ATTEMPTS_DIR, ENTITY_LIBRARY_FILE, FRAME_HASHES_FILE, FRAMES_DIR, frame_file_name,
                                              GROUND_TRUTH_FILE, PREDICTIONS_FILE, RESULT_FILE, TRACE_FILE)
 from spatialscout_gym.core.scoring import GroundTruth, score_scene
 from spatialscout_gym.core.spec import SceneSpec
@@ -127,7 +127,7 @@ def write_run(out_dir: str | os.PathLike, spec: SceneSpec, episode: Episode, age
         (tmp / FRAMES_DIR).mkdir()
         from PIL import Image
         for fid, frame in sorted(episode.frames.items()):
-            Image.fromarray(frame.image).save(tmp / FRAMES_DIR / f"frame_{fid:03d}.png")
+            Image.fromarray(frame.image).save(tmp / FRAMES_DIR / frame_file_name(fid))
         write_json_atomic(tmp / FRAME_HASHES_FILE, frame_hashes(episode))
         if out.exists():
             # earlier attempts move into the new directory first; a crash between the two renames

@@ -290,7 +290,7 @@ class EpisodeSession:
                   keep_attempts: bool = False) -> dict:
         """Score the current episode and write its run directory (docs/protocol.md section 7);
         returns ``result.json``'s contents. ``attempt`` and ``keep_attempts``: see
-        :func:`spatialscout_gym.eval.runner.run_episode`."""
+        :func:`spatialscout_gym.eval.running.runner.run_episode`."""
         if self.episode is None:
             raise RuntimeError("no episode: call new_episode() first")
         assert self.episode_spec is not None   # set with the episode

@@ -151,7 +151,7 @@ def spatialscout(scenes: str | list[str] = "catalog", seeds: int | str | list[in
     import os
 
     from spatialscout_gym.core.limits import image_budget_problem, resolution_problem
-    from spatialscout_gym.eval.evaluate import expand_scenes, scene_dir_name
+    from spatialscout_gym.eval.running.evaluate import expand_scenes, scene_dir_name
     from spatialscout_gym.eval.layout import seed_dir_name
     from spatialscout_gym.scenes.catalog import CATALOG_ENV, default_catalog_version, scene_name_problem
 
@@ -392,9 +392,9 @@ def spatialscout_agent(image_budget: int = 100, call_budget: int = 100, resoluti
     effort = EffortFallback(reasoning_effort)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        from spatialscout_gym.eval.evaluate import EpisodeTask, EvalSettings, check_settings, scene_dir_name
+        from spatialscout_gym.eval.running.evaluate import EpisodeTask, EvalSettings, check_settings, scene_dir_name
         from spatialscout_gym.eval.layout import archive_failed_attempt, record_scene_args, seed_dir_name
-        from spatialscout_gym.eval.runner import env_episode, resolve_scene
+        from spatialscout_gym.eval.running.runner import env_episode, resolve_scene
 
         model = get_model()
         scene, seed = str(state.metadata["scene"]), int(state.metadata["seed"])
@@ -480,9 +480,9 @@ INTERVAL_FIGURES = {"all.mean_iou": "all_miou", "submitted.mean_iou": "sub_miou"
 
 def _with_intervals(view: str, prefix: str, cells: dict[tuple[str, int], SceneScore]) -> dict[str, float]:
     """One view's Table-3 columns and, beside each mean IoU, its 95% percentile-bootstrap interval
-    over scenes (:func:`~spatialscout_gym.eval.stats.bootstrap_intervals`: a scene's targets and
+    over scenes (:func:`~spatialscout_gym.eval.analysis.stats.bootstrap_intervals`: a scene's targets and
     seeds are resampled together, as in ``spatialscout report``); no interval with one scene."""
-    from spatialscout_gym.eval.stats import bootstrap_intervals
+    from spatialscout_gym.eval.analysis.stats import bootstrap_intervals
     agg = aggregate(list(cells.values()))   # each episode's scene id is its sample id: all distinct
     out = _table3(agg[view], prefix)
     figures = bootstrap_intervals(cells)["figures"]

@@ -26,8 +26,8 @@ _WHERE = {
     "NBVWorkerVectorEnv": "spatialscout_gym.nbv.workers",
     "make_nbv_vector_env": "spatialscout_gym.nbv.workers",
     "make_mapper": "spatialscout_gym.nbv.mappers",
-    "SB3VecEnv": "spatialscout_gym.nbv.sb3_vec",            # imports Stable-Baselines3 (the rl extra)
-    "NBVConvModule": "spatialscout_gym.nbv.rllib_module",   # imports RLlib and torch (the rl and ray extras)
+    "SB3VecEnv": "spatialscout_gym.nbv.training.sb3_vec",            # imports Stable-Baselines3 (the rl extra)
+    "NBVConvModule": "spatialscout_gym.nbv.training.rllib_module",   # imports RLlib and torch (the rl and ray extras)
     "load_nbv_config": "spatialscout_gym.nbv.policy_files",
     "save_nbv_config": "spatialscout_gym.nbv.policy_files",
     "register_nbv_envs": "spatialscout_gym.nbv.registration",

@@ -117,7 +117,7 @@ class NBVEnv(gym.Env):
     |---|---|---|
     | ``"dict"`` (default) | the Dict above | SB3 ``MultiInputPolicy``, the shipped policy, the NBV agents |
     | ``"image"`` | Box(0, 255, (3, 64, 64), uint8) | the ``image`` key alone, channel-first (RGB): CNN-only policies |
-    | ``"image+vector"`` | Dict(image=Box(0, 255, (3, 64, 64), uint8), vector=Box(low, high, (796,), float32)) | a CNN on the image and an MLP on the vector (RLlib: ``spatialscout_gym.nbv.rllib_module.NBVConvModule``); the research keys beside them, unchanged |
+    | ``"image+vector"`` | Dict(image=Box(0, 255, (3, 64, 64), uint8), vector=Box(low, high, (796,), float32)) | a CNN on the image and an MLP on the vector (RLlib: ``spatialscout_gym.nbv.training.rllib_module.NBVConvModule``); the research keys beside them, unchanged |
     | ``"flat"`` | Box(low, high, (12288 + 796,), float32) | the channel-first image / 255 (in [0, 1]) flattened, then the ``vector``: MLP-only libraries |
 
     ## Rewards

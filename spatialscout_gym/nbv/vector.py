@@ -8,7 +8,7 @@ processes, one of these per process). Each sub-env is a
 :class:`~spatialscout_gym.envs.session.EpisodeSession`, stepped with Gymnasium's autoreset
 semantics (``autoreset_mode``: next step by default, or same step with the final observation in
 ``info["final_obs"]``, which the Stable-Baselines3 adapter
-:class:`~spatialscout_gym.nbv.sb3_vec.SB3VecEnv` uses). Sub-env ``i`` of ``reset(seed=s)`` is
+:class:`~spatialscout_gym.nbv.training.sb3_vec.SB3VecEnv` uses). Sub-env ``i`` of ``reset(seed=s)`` is
 seeded with ``s + i``, so the results equal those of N single envs made with the same arguments and
 reset with the same seeds.
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from spatialscout_gym.core.frames import CameraPose
-from spatialscout_gym.core.spec import SceneSpec
+from spatialscout_gym.core.spec import SceneSpec, part_world_aabb
 
 __all__ = ["WallMap", "move_end_world"]
 
@@ -35,13 +35,7 @@ def _part_aabbs(spec: SceneSpec, category: str) -> np.ndarray:
         for part in obj.parts:
             if part.shape != "box" or part.half_size is None:
                 continue
-            w, x, y, z = (float(c) for c in part.quat_wxyz)
-            R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                          [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                          [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
-            half = np.abs(R) @ np.asarray(part.half_size, float)
-            c = np.asarray(part.position_world, float)
-            out.append((c - half, c + half))
+            out.append(part_world_aabb(part))
     return np.asarray(out, float).reshape(-1, 2, 3)
 
 

@@ -68,7 +68,7 @@ import numpy as np
 
 from spatialscout_gym.core.camera import Intrinsics
 from spatialscout_gym.core.errors import ConfigError, SpatialScoutError, install_command
-from spatialscout_gym.core.frames import CameraPose, quat_mul as _qmul
+from spatialscout_gym.core.frames import CameraPose, quat_mul as _qmul, quat_to_matrix as _qmat
 from spatialscout_gym.core.run_files import SCENE_SPEC_FILE
 from spatialscout_gym.core.spec import Light, Material, Part, Role, SceneObject, SceneSpec
 
@@ -262,13 +262,6 @@ def scene_id_for(dataset: str, scene: str) -> str:
 def _qaxis(axis, angle_rad: float) -> np.ndarray:
     a = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
     return np.concatenate([[np.cos(angle_rad / 2)], np.sin(angle_rad / 2) * a])
-
-
-def _qmat(q: np.ndarray) -> np.ndarray:
-    w, x, y, z = np.asarray(q, dtype=float) / np.linalg.norm(q)
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
 
 
 def _pose(p, q) -> np.ndarray:

@@ -120,11 +120,12 @@ def own_box_size(obj: SceneObject) -> np.ndarray:
     """An object's own box: the sides (metres, sorted large to small) of its smallest-volume box
     about a vertical axis, over the yaws its parts are posed at. For a yawed object this is the
     box it was built in, not the larger world-axis AABB."""
-    from spatialscout_gym.core.spec import _quat_to_matrix, part_world_aabb
+    from spatialscout_gym.core.frames import quat_to_matrix
+    from spatialscout_gym.core.spec import part_world_aabb
     from spatialscout_gym.scenes.geometry import place
     yaws = {0.0}
     for p in obj.parts:
-        R = _quat_to_matrix(p.quat_wxyz)
+        R = quat_to_matrix(p.quat_wxyz)
         for col in (0, 1):
             a = R[:, col]
             if abs(a[2]) < 0.99:

@@ -22,7 +22,7 @@ first one's episode.
 Budgets: a client's model calls are invisible to the server, so B counts **tool calls** here
 (``tool_call_budget``, default 100); V = ``image_budget`` images as usual.
 
-The run directory (trace, result, predictions, frames; :func:`spatialscout_gym.eval.runner.write_run`)
+The run directory (trace, result, predictions, frames; :func:`spatialscout_gym.eval.running.runner.write_run`)
 (with ``harness.json`` and ``prompt.txt``, as every run) is written when the episode ends (``finish_mapping`` or the budget; before that call's reply is
 sent) or, if it has not ended, when the server stops (``end_reason="server_stopped"``). Later calls
 are refused with a reason. Nothing a client receives carries a score or private scene data.
@@ -78,7 +78,7 @@ class McpEpisode:
     renderer : Renderer, optional
         Default: a SAPIEN renderer at ``resolution`` (closed by :meth:`close`).
     resolution, image_budget, tool_call_budget, seed :
-        As for :func:`spatialscout_gym.eval.runner.run_episode`; ``tool_call_budget`` counts tool calls.
+        As for :func:`spatialscout_gym.eval.running.runner.run_episode`; ``tool_call_budget`` counts tool calls.
     prompt_style : str
         The task prompt's wording (``--prompt``; docs/protocol.md section 10.1).
     background : bool

@@ -6,7 +6,7 @@ through the package's readers (``trace.jsonl``, ``result.json``, ``ground_truth.
 is not what it should be, or a symbolic link leading out of the run directory, is a one-line
 :class:`~spatialscout_gym.eval.layout.EvalDirError` naming it), the scorer
 (:func:`~spatialscout_gym.core.scoring.score_scene`) for per-target IoU and the paper's Table-4
-factors (:mod:`spatialscout_gym.eval.failures`). Which directories are runs, and the names of their
+factors (:mod:`spatialscout_gym.eval.analysis.failures`). Which directories are runs, and the names of their
 files, belong to :mod:`spatialscout_gym.eval.layout`; this module adds only the viewer's rule that
 nothing a symbolic link leads to outside the run directory is read, and no file with more than
 one link (:func:`own_file`: a hard link is another name of a file anywhere on the same disk, so
@@ -20,7 +20,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from spatialscout_gym.core.run_files import FRAMES_DIR, GROUND_TRUTH_FILE, PREDICTIONS_FILE, RESULT_FILE, TRACE_FILE
+from spatialscout_gym.core.run_files import (FRAMES_DIR, GROUND_TRUTH_FILE, PREDICTIONS_FILE, RESULT_FILE, TRACE_FILE,
+                                            frame_file_name)
 from spatialscout_gym.eval.layout import (EvalDirError,
                                           find_run_dirs, is_run_dir, read_json_object, read_result, read_trace)
 
@@ -87,8 +88,8 @@ def _scoring(run: Path, result: dict) -> tuple[list[dict], dict | None]:
     """Per-target rows (id, group, task-frame centre and size, IoU, matched id) and the Table-4
     factors; empty for failed runs (no ground truth)."""
     from spatialscout_gym.core.scoring import score_scene
-    from spatialscout_gym.eval.failures import submitted_errors, trajectory_factors
-    from spatialscout_gym.eval.trajectory import parse_trajectory
+    from spatialscout_gym.eval.analysis.failures import submitted_errors, trajectory_factors
+    from spatialscout_gym.eval.analysis.trajectory import parse_trajectory
     from spatialscout_gym.core.files import load_ground_truth, load_predictions
     gt_path, pred_path = _file(run, GROUND_TRUTH_FILE), _file(run, PREDICTIONS_FILE)
     if gt_path is None or pred_path is None:
@@ -120,8 +121,8 @@ def _call_flags(traj: Any, errors: dict[str, float]) -> dict[str, list[str]]:
     submission that set an unsupported final position (``unsupported_positions``), and the linked
     triangulation of an object off by more than 0.5 m that had a low residual
     (``inaccurate_despite_low_residual``) or warnings (``inaccurate_with_warnings``)."""
-    from spatialscout_gym.eval.failures import INACCURATE_M, LOW_RESIDUAL_M
-    from spatialscout_gym.eval.grounding import object_support
+    from spatialscout_gym.eval.analysis.failures import INACCURATE_M, LOW_RESIDUAL_M
+    from spatialscout_gym.eval.analysis.grounding import object_support
     flags: dict[str, list[str]] = {}
     add = lambda index, text: flags.setdefault(str(index), []).append(text)  # noqa: E731
     for oid, sup in object_support(traj).items():
@@ -151,7 +152,7 @@ def run_payload(run: Path, frame_url: str = "frames") -> dict:
             if not isinstance(fid, int) or isinstance(fid, bool) or not 0 <= fid < 10**6:
                 raise EvalDirError(f"{trace}: a capture event's frame_id must be an integer from 0, found "
                                    f"{type(fid).__name__}; the trace is corrupted or was edited")
-            frames[str(fid)] = f"{frame_url}/frame_{fid:03d}.png"
+            frames[str(fid)] = f"{frame_url}/{frame_file_name(fid)}"
     return {"kind": "run", "name": run.name, "result": result, "events": events, "frames": frames,
             "targets": targets, "factors": factors}
 

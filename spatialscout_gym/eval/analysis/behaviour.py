@@ -1,6 +1,6 @@
 """Tool-use behaviour over an episode (paper Figures 5-6), per model.
 
-Counted from traces (:mod:`spatialscout_gym.eval.trajectory`): every tool the agent *asked for*
+Counted from traces (:mod:`spatialscout_gym.eval.analysis.trajectory`): every tool the agent *asked for*
 counts once, refused calls included (a refusal is still behaviour), under its tool name or
 ``"other"`` for an unknown name. Calls are model calls for model agents, tool calls otherwise.
 
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from spatialscout_gym.episode.tools import TOOL_NAMES
-from spatialscout_gym.eval.trajectory import OTHER_TOOL, Trajectory
+from spatialscout_gym.eval.analysis.trajectory import OTHER_TOOL, Trajectory
 
 __all__ = ["tool_behaviour", "plot_behaviour", "BIN_CALLS", "TOOLS"]
 

@@ -11,10 +11,10 @@
 * completed and failed episode counts and the failure rate (:func:`collect_episodes`);
 * the harness that ran the episodes (``spatialscout`` for ``evaluate``; ``inspect_ai <version>``
   for the Inspect AI task, docs/inspect.md), from ``result.json``'s ``"harness"``;
-* the analyses of :mod:`~spatialscout_gym.eval.behaviour` (Figures 5-6),
-  :mod:`~spatialscout_gym.eval.grounding` (after the paper's Table 5) and
-  :mod:`~spatialscout_gym.eval.failures` (after the paper's Table 4), both by this project's rules
-  and thresholds, which the page lists, and the cost picture of :mod:`~spatialscout_gym.eval.cost`
+* the analyses of :mod:`~spatialscout_gym.eval.analysis.behaviour` (Figures 5-6),
+  :mod:`~spatialscout_gym.eval.analysis.grounding` (after the paper's Table 5) and
+  :mod:`~spatialscout_gym.eval.analysis.failures` (after the paper's Table 4), both by this project's rules
+  and thresholds, which the page lists, and the cost picture of :mod:`~spatialscout_gym.eval.analysis.cost`
   (Figure 7).
 
 A row is a **reference** row when its episodes made no model calls (``origin``, ``oracle-*``,
@@ -45,18 +45,18 @@ import numpy as np
 
 from spatialscout_gym.core.files import load_ground_truth
 from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, SceneScore, aggregate, score_scene
-from spatialscout_gym.eval.behaviour import tool_behaviour
-from spatialscout_gym.eval.failures import (FACTOR_LABELS, FAILURE_FACTORS, SUCCESS_FACTORS, count_factors,
+from spatialscout_gym.eval.analysis.behaviour import tool_behaviour
+from spatialscout_gym.eval.analysis.failures import (FACTOR_LABELS, FAILURE_FACTORS, SUCCESS_FACTORS, count_factors,
                                             submitted_errors, table4_thresholds, trajectory_factors)
-from spatialscout_gym.eval.grounding import grounding_summary
+from spatialscout_gym.eval.analysis.grounding import grounding_summary
 from spatialscout_gym.eval.layout import EvalDir, accepted_positions, publish_json, publish_text, seed_spread
-from spatialscout_gym.eval.page import render_page
-from spatialscout_gym.eval.report import effort_label, md
+from spatialscout_gym.eval.pages.page import render_page
+from spatialscout_gym.eval.pages.report import effort_label, md
 from spatialscout_gym.eval.settings_check import comparability_problems, identity_of, protocol_settings
-from spatialscout_gym.eval.verify import verification_status
-from spatialscout_gym.eval.stats import (bootstrap_intervals, method_note, paired_comparison, rank_intervals,
+from spatialscout_gym.eval.verification.verify import verification_status
+from spatialscout_gym.eval.analysis.stats import (bootstrap_intervals, method_note, paired_comparison, rank_intervals,
                                          separated)
-from spatialscout_gym.eval.trajectory import load_trajectory
+from spatialscout_gym.eval.analysis.trajectory import load_trajectory
 
 __all__ = ["EpisodeRecord", "EvalEpisodes", "collect_episodes", "build_row", "build_leaderboard",
            "write_leaderboard", "format_leaderboard_md", "LeaderboardError", "LEADERBOARD_JSON",
@@ -229,7 +229,7 @@ def build_leaderboard(dirs: Sequence[str | os.PathLike], *, force: bool = False,
         No directories, a directory without completed episodes, or mixed catalogs/scene hashes
         without ``force``.
     """
-    from spatialscout_gym.eval.cost import cost_summary
+    from spatialscout_gym.eval.analysis.cost import cost_summary
     if not dirs:
         raise LeaderboardError("leaderboard needs at least one evaluation directory")
     iterator: Any = dirs
@@ -549,10 +549,10 @@ def write_leaderboard(dirs: Sequence[str | os.PathLike], out_dir: str | os.PathL
     """Build the leaderboard and write the site to ``out_dir``: ``leaderboard.json``,
     ``leaderboard.md``, ``index.html``, ``plots/*.png`` and, with ``figure_scene`` (a scene dir
     name such as ``procedural_7``), ``figures/<row>.png``: that scene's seed-0 map of every row,
-    drawn with the scene's own meshes (:func:`spatialscout_gym.eval.figures.write_run_figure`).
+    drawn with the scene's own meshes (:func:`spatialscout_gym.eval.pages.figures.write_run_figure`).
     Returns the leaderboard dict."""
-    from spatialscout_gym.eval.behaviour import plot_behaviour
-    from spatialscout_gym.eval.cost import plot_cost
+    from spatialscout_gym.eval.analysis.behaviour import plot_behaviour
+    from spatialscout_gym.eval.analysis.cost import plot_cost
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     board = build_leaderboard(dirs, force=force, lam=lam, progress=progress, verified_only=verified_only,
@@ -563,7 +563,7 @@ def write_leaderboard(dirs: Sequence[str | os.PathLike], out_dir: str | os.PathL
         plots["cost"] = cost_png
     figures: dict[str, Path] = {}
     if figure_scene is not None:
-        from spatialscout_gym.eval.figures import write_run_figure
+        from spatialscout_gym.eval.pages.figures import write_run_figure
         key = f"{figure_scene}/seed_0"
         if not any(key in r["runs"] for r in board["rows"].values()):
             known = sorted({k.split("/")[0] for r in board["rows"].values() for k in r["runs"]})

@@ -9,7 +9,7 @@ settings and mode as ``harness.json`` records) around the scene's env with a ren
 nothing (no tool result depends on pixels), and returns the trace that replay writes: the
 requests the harness builds from the prompt, the settings and the earlier replies and tool
 results; the tool calls parsed from each reply; reminders and the end rule where the settings put
-them. :mod:`spatialscout_gym.eval.verify` compares it with the recorded trace event by event.
+them. :mod:`spatialscout_gym.eval.verification.verify` compares it with the recorded trace event by event.
 
 Images are compared by their references (frame id, file, delivered and render sizes); their bytes
 by the recorded hashes under ``verify --images``.
@@ -20,9 +20,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 
 from spatialscout_gym.core.camera import Intrinsics
+from spatialscout_gym.core.renderer_api import BlankRenderer
 
 if TYPE_CHECKING:
     from spatialscout_gym.core.spec import SceneSpec
@@ -33,27 +33,6 @@ __all__ = ["MODEL_EVENTS", "TIMING_FIELDS", "is_model_run", "not_checkable", "re
 MODEL_EVENTS = ("model_request", "model_response", "tool_call_refused")
 TIMING_FIELDS = ("time_unix_s", "started_unix_s", "execution_s")
 """Wall-clock fields: never re-derived, never compared."""
-
-
-class _Blank:
-    """A renderer that draws black frames of the recorded size (tool results never depend on pixels)."""
-
-    texture_library = False
-
-    def __init__(self, spec: Any, intrinsics: Intrinsics) -> None:
-        self.spec, self.intrinsics = spec, intrinsics
-
-    def set_scene(self, spec: Any) -> None:
-        self.spec = spec
-
-    def capture_rgb(self, pose: Any) -> np.ndarray:
-        return np.zeros((self.intrinsics.height, self.intrinsics.width, 3), np.uint8)
-
-    def capture_privileged(self, pose: Any) -> Any:
-        raise RuntimeError("a replayed model run has no privileged access")
-
-    def close(self) -> None:
-        pass
 
 
 def is_model_run(events: list[dict]) -> bool:
@@ -83,13 +62,13 @@ def replay_model_run(spec: SceneSpec, start: dict, harness: dict, replies: list[
     after the episode ended are not fed (the caller reports them).
     """
     from spatialscout_gym.baselines.passive import scripted_path
-    from spatialscout_gym.eval.runner import make_scene_env
+    from spatialscout_gym.eval.running.runner import make_scene_env
     from spatialscout_gym.conversation.messages import ModelReply, ToolCall
     from spatialscout_gym.wrappers.tool_call import ToolCallWrapper
 
     K = Intrinsics.from_dict(start["intrinsics"])
     passive = harness.get("mode") == "passive"
-    env = make_scene_env(spec, renderer=_Blank(spec, K), resolution=K.width,
+    env = make_scene_env(spec, renderer=BlankRenderer(spec, K), resolution=K.width,
                          image_budget=int(start["image_budget"]), tool_call_budget=start.get("tool_call_budget"))
     try:
         w = ToolCallWrapper(env, model_call_budget=int(harness["budgets"]["model_call_budget"]),

@@ -8,7 +8,7 @@ model and no pixels:
 
 * a model run (its trace holds ``model_request``/``model_response`` events and ``harness.json``
   the settings) is replayed whole: the recorded replies are fed, in order, as a scripted model to
-  the same wrapper and codec (:mod:`spatialscout_gym.eval.verify_conversation`), so every request
+  the same wrapper and codec (:mod:`spatialscout_gym.eval.verification.verify_conversation`), so every request
   the harness built, every tool call parsed from a reply, every reminder and the end rule are
   re-derived and compared event by event, and the usage, call and cost totals of ``result.json``
   and the prompt and tools of ``harness.json`` are checked against the replay. A run written
@@ -23,7 +23,7 @@ reason the recomputed ones, and every recorded setting (budgets, resolution, cat
 scene hash) must agree across ``result.json``, ``evaluate.json``, ``harness.json``, the trace and
 the scene; each frame must decode to the hash written with it. Other numbers agree within a
 relative 1e-9, texts after their numbers are compared the same way
-(:mod:`spatialscout_gym.eval.verify_compare`: the rule that lets a run verify on any machine); the
+(:mod:`spatialscout_gym.eval.verification.verify_compare`: the rule that lets a run verify on any machine); the
 largest deviation seen is reported per episode.
 
 A model run without a complete ``harness.json`` is ``tool-side only``, never ``verified``. An
@@ -61,17 +61,17 @@ import numpy as np
 
 from spatialscout_gym.core.camera import Intrinsics
 from spatialscout_gym.core.frames import CameraPose
-from spatialscout_gym.core.renderer_api import PrivilegedFrame
+from spatialscout_gym.core.renderer_api import BlankRenderer
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.core.files import load_predictions
 from spatialscout_gym.core.scoring import GroundTruth, score_scene
 from spatialscout_gym.episode.episode import Episode
-from spatialscout_gym.core.run_files import (ATTEMPTS_DIR, DELIVERED_FILE, GROUND_TRUTH_FILE, HARNESS_FILE,
+from spatialscout_gym.core.run_files import (ATTEMPTS_DIR, FRAMES_DIR, frame_file_name, DELIVERED_FILE, GROUND_TRUTH_FILE, HARNESS_FILE,
                                              PREDICTIONS_FILE, PROMPT_FILE, RESULT_FILE, TRACE_FILE)
 from spatialscout_gym.eval.layout import (ATTEMPTS_SUFFIX, PLANNED_FILE, SCENES_FILE, SETTINGS_FILE, VERIFY_FILE, EvalDir,
                                           EvalDirError, publish_json, read_json_object, read_result, read_scene_args,
                                           read_trace, seed_of_dir)
-from spatialscout_gym.eval.verify_compare import ABS_TOLERANCE, REL_TOLERANCE, Comparison
+from spatialscout_gym.eval.verification.verify_compare import ABS_TOLERANCE, REL_TOLERANCE, Comparison
 
 __all__ = ["EpisodeCheck", "verify_episode", "verify_dir", "write_verification", "verification_status",
            "REL_TOLERANCE", "ABS_TOLERANCE", "TOOL_SIDE_ONLY", "STATUSES"]
@@ -127,20 +127,6 @@ class _Diverged(Exception):
     pass
 
 
-class _NoPixels:
-    """A :class:`~spatialscout_gym.core.renderer_api.FrameSource` that draws nothing: tool results
-    never depend on pixels."""
-
-    def __init__(self, intrinsics: Intrinsics) -> None:
-        self.intrinsics = intrinsics
-
-    def capture_rgb(self, pose: CameraPose) -> np.ndarray:
-        return np.zeros((self.intrinsics.height, self.intrinsics.width, 3), np.uint8)
-
-    def capture_privileged(self, pose: CameraPose) -> PrivilegedFrame:
-        raise RuntimeError("the tool replay renders no privileged frames")
-
-
 def _dict_field(record: dict, key: str) -> dict:
     """``record[key]`` when it is a JSON object, else {} (absent, null, or another type)."""
     value = record.get(key)
@@ -184,7 +170,7 @@ def _norm(x: Any) -> Any:
 
 def _resolve(run_dir: Path, result: dict, scene_args: dict[str, str]) -> Any:
     """The scene of a run, or raise :class:`_Diverged` with why it cannot be had."""
-    from spatialscout_gym.eval.runner import SceneNotRecoverable, resolve_recorded_scene
+    from spatialscout_gym.eval.running.runner import SceneNotRecoverable, resolve_recorded_scene
     try:
         return resolve_recorded_scene(run_dir, result, scene_args)
     except SceneNotRecoverable as exc:
@@ -266,7 +252,7 @@ def _identity(d: Path, result: dict, scene_args: dict[str, str]) -> None:
         if scene_dir != sid:
             raise _Diverged(f"in its path: the path says scene {scene_dir!r}, result.json says {sid!r}")
         return
-    from spatialscout_gym.eval.runner import resolve_scene
+    from spatialscout_gym.eval.running.runner import resolve_scene
     try:
         want = resolve_scene(arg).scene_id
     except Exception as exc:   # a spec file gone: the scene check below refuses it with the reason
@@ -305,7 +291,7 @@ def _compare_traces(cmp: Comparison, rec: list[tuple[int, dict]], mine: list[dic
 def _replay_tools(spec: SceneSpec, start: dict, rec: list[tuple[int, dict]]) -> Episode:
     """The tool side alone: every recorded ``tool_call`` on a fresh episode, no model."""
     K = Intrinsics.from_dict(start["intrinsics"])
-    ep = Episode(spec.public, _NoPixels(K), image_budget=int(start["image_budget"]),
+    ep = Episode(spec.public, BlankRenderer(spec, K), image_budget=int(start["image_budget"]),
                  tool_call_budget=start["tool_call_budget"])
     for _, e in rec:
         if e.get("event") == "tool_call":
@@ -319,7 +305,7 @@ def _replay_tools(spec: SceneSpec, start: dict, rec: list[tuple[int, dict]]) -> 
 
 def _check_model_records(cmp: Comparison, d: Path, result: dict, harness: dict, w: Any) -> None:
     """``result.json``'s model figures and ``harness.json``'s prompt and tools against the replay."""
-    from spatialscout_gym.eval.verify_conversation import harness_expected
+    from spatialscout_gym.eval.verification.verify_conversation import harness_expected
     model = _dict_field(result, "model")
     want = {"model_calls": w.model_calls, "http_attempts": w.attempts, "usage": dict(w.usage),
             "prompt_style": harness.get("prompt_style"), "mode": harness.get("mode"),
@@ -452,14 +438,14 @@ def _check_frames(d: Path, events: list[dict]) -> None:
     want = sorted(str(e.get("frame_id")) for e in events if e.get("event") == "capture")
     if sorted(rec) != want:
         raise _Diverged(f"in {FRAME_HASHES_FILE}: frames {_short(sorted(rec))} vs the trace's captures {_short(want)}")
-    files = sorted(x.name for x in (d / "frames").iterdir() if x.name.endswith(".png"))
-    expect = sorted(f"frame_{int(f):03d}.png" for f in want)
+    files = sorted(x.name for x in (d / FRAMES_DIR).iterdir() if x.name.endswith(".png"))
+    expect = sorted(frame_file_name(int(f)) for f in want)
     if files != expect:
         gone, extra = sorted(set(expect) - set(files)), sorted(set(files) - set(expect))
-        raise _Diverged("in frames/: " + (f"{gone[0]} is missing" if gone else f"{extra[0]} is not a captured frame"))
+        raise _Diverged(f"in {FRAMES_DIR}/: " + (f"{gone[0]} is missing" if gone else f"{extra[0]} is not a captured frame"))
     from PIL import Image
     for fid in want:
-        name = f"frames/frame_{int(fid):03d}.png"
+        name = f"{FRAMES_DIR}/{frame_file_name(int(fid))}"
         try:
             with Image.open(d / name) as im:
                 raw = np.ascontiguousarray(np.asarray(im.convert("RGB"), dtype=np.uint8)).tobytes()
@@ -476,7 +462,7 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
     compare (see the module docstring); with ``images``, also re-render the captures and compare
     their hashes. ``settings``: the evaluation's ``evaluate.json`` (each recorded setting must
     agree with it). A broken file gives this episode a verdict naming it; it never raises."""
-    from spatialscout_gym.eval.verify_conversation import (MODEL_EVENTS, TIMING_FIELDS, is_model_run, not_checkable,
+    from spatialscout_gym.eval.verification.verify_conversation import (MODEL_EVENTS, TIMING_FIELDS, is_model_run, not_checkable,
                                                            replay_model_run)
     d = Path(run_dir)
     cmp = Comparison()

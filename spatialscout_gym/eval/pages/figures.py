@@ -275,7 +275,7 @@ def scene_figure(public: PublicScene, gt: GroundTruth, positions_task: Mapping[s
 
 def _resolve_run_scene(run_dir: Path, result: dict, scene_args: dict[str, str]) -> SceneSpec | None:
     """The run's scene when it can be rebuilt exactly (verify's rule), else None: boxes are drawn."""
-    from spatialscout_gym.eval.runner import SceneNotRecoverable, resolve_recorded_scene
+    from spatialscout_gym.eval.running.runner import SceneNotRecoverable, resolve_recorded_scene
     try:
         return resolve_recorded_scene(run_dir, result, scene_args)
     except SceneNotRecoverable:
@@ -373,8 +373,8 @@ def write_index_html(out_dir: str | os.PathLike, report: dict, replay: dict | No
     """Write ``DIR/index.html``: the Table-3 report, per-category and per-scene tables, the replay
     curves and the Figure-4 pictures, all linked relatively. Returns its path."""
     from spatialscout_gym.core.table import format_table_html
-    from spatialscout_gym.eval.page import write_page
-    from spatialscout_gym.eval.report import shown_counters
+    from spatialscout_gym.eval.pages.page import write_page
+    from spatialscout_gym.eval.pages.report import shown_counters
     out = Path(out_dir)
     e = html.escape
     rel = lambda p: Path(os.path.relpath(p, out)).as_posix()  # noqa: E731

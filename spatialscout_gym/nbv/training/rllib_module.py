@@ -1,5 +1,5 @@
 """The RLlib policy network of the NBV task, :class:`NBVConvModule` (needs ray and torch; loaded
-only by :mod:`~spatialscout_gym.nbv.rllib_train` when RLlib trains or acts)."""
+only by :mod:`~spatialscout_gym.nbv.training.rllib` when RLlib trains or acts)."""
 
 from __future__ import annotations
 

@@ -144,7 +144,7 @@ def init_local_ray(**kwargs: Any) -> str:
         package_root = str(Path(__file__).resolve().parents[2])    # the watchdog imports this module
         env["PYTHONPATH"] = os.pathsep.join([package_root, *filter(None, [env.get("PYTHONPATH")])])
         roots = sorted(_children(os.getpid(), _processes()) - before)    # what ray.init started
-        _WATCHDOG = subprocess.Popen([sys.executable, "-c", "import sys; from spatialscout_gym.core.local_ray "
+        _WATCHDOG = subprocess.Popen([sys.executable, "-c", "import sys; from spatialscout_gym.cluster.local_ray "
                                       "import _watch; _watch(sys.argv[1], [int(a) for a in sys.argv[2:]], sys.stdin)",
                                       session, *map(str, roots)],
                                      stdin=subprocess.PIPE, text=True, env=env, start_new_session=True,

@@ -12,7 +12,7 @@
   and must see ``DIR`` at the same path (a shared filesystem), since actors write the run
   directories themselves.
 
-What a worker does comes from the driver as a :class:`Work` (:mod:`spatialscout_gym.eval.evaluate`
+What a worker does comes from the driver as a :class:`Work` (:mod:`spatialscout_gym.eval.running.evaluate`
 gives its ``WorkerState`` and ``execute_task``), so this module imports nothing of the evaluation
 at run time (its types only, for the checker) and the two modules form no import circle.
 
@@ -34,7 +34,7 @@ from spatialscout_gym.core.lifetime import exit_with_parent, started_from_main_t
 from spatialscout_gym.core.renderer_api import Renderer
 
 if TYPE_CHECKING:
-    from spatialscout_gym.eval.tasks import EpisodeTask, EvalSettings, Outcome, WorkerState
+    from spatialscout_gym.eval.running.tasks import EpisodeTask, EvalSettings, Outcome, WorkerState
 
 __all__ = ["Backend", "LocalBackend", "RayBackend", "make_backend", "BACKENDS", "Work"]
 
@@ -218,7 +218,7 @@ class RayBackend:
     address : str, optional
         ``ray.init(address=...)``, e.g. ``"auto"`` or ``"ray://head:10001"``; None starts a local
         Ray instance (no dashboard, every port on loopback, ended with this process even by
-        ``kill -9``: :func:`~spatialscout_gym.core.local_ray.init_local_ray`) unless Ray is
+        ``kill -9``: :func:`~spatialscout_gym.cluster.local_ray.init_local_ray`) unless Ray is
         already initialised in this process.
     """
 
@@ -236,7 +236,7 @@ class RayBackend:
             raise MissingExtraError(f"--backend ray needs Ray: {install_command('ray')}") from None
         owns = not ray.is_initialized()
         if owns and self.address is None:   # a Ray of its own: loopback only, gone with this process
-            from spatialscout_gym.core.local_ray import init_local_ray
+            from spatialscout_gym.cluster.local_ray import init_local_ray
             init_local_ray(log_to_driver=False)
         elif owns:
             ray.init(address=self.address, include_dashboard=False, log_to_driver=False)
@@ -273,5 +273,5 @@ class RayBackend:
                 ray.kill(actor)
         finally:
             if owns:
-                from spatialscout_gym.core.local_ray import stop_local_ray
+                from spatialscout_gym.cluster.local_ray import stop_local_ray
                 stop_local_ray()

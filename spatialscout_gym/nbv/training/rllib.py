@@ -5,7 +5,7 @@ RLlib has no default encoder for a ``Dict`` observation, and flattening the NBV 
 image to an MLP. So the env runners build ``SpatialScout/NBV-v1`` with ``obs_layout="image+vector"``
 (the channel-first image and one flat float vector of the other keys; spaces in
 :class:`~spatialscout_gym.nbv.env.NBVEnv`'s spec sheet) and the policy is
-:class:`~spatialscout_gym.nbv.rllib_module.NBVConvModule`: a NatureCNN on the image,
+:class:`~spatialscout_gym.nbv.training.rllib_module.NBVConvModule`: a NatureCNN on the image,
 concatenated with the vector, then separate 64-64 policy and value MLPs, the architecture SB3's
 ``MultiInputPolicy`` gives the ``dict`` layout.
 
@@ -18,7 +18,7 @@ checkpoints (``<run>/checkpoint`` at the end, ``<run>/checkpoints/<steps>`` ever
 one, and ``rllib:PATH`` (:class:`RLlibNBVAgent`) acts with its RLModule alone.
 
 Ray and torch are imported inside the functions (the RLModule lives in
-:mod:`~spatialscout_gym.nbv.rllib_module`): importing this module is light.
+:mod:`~spatialscout_gym.nbv.training.rllib_module`): importing this module is light.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
     from spatialscout_gym.nbv.env import NBVEnv
-    from spatialscout_gym.nbv.train_args import Args
+    from spatialscout_gym.nbv.training.args import Args
 
 __all__ = ["RLLIB_ENV", "RLLIB_OBS_LAYOUT", "RUNNERS_FILE", "nbv_env_creator", "module_spec", "ppo_config", "train_rllib",
            "module_checkpoint", "rllib_policy_config", "PROGRESS_COLUMNS"]
@@ -56,7 +56,7 @@ PROGRESS_COLUMNS = ("time/iterations", "time/total_timesteps", "time/time_elapse
                     "charts/episodic_length", "charts/coverage", "charts/all_mean_iou", "charts/SPS",
                     "losses/policy_loss", "losses/value_loss", "losses/entropy", "losses/explained_variance")
 """Columns of the RLlib run's ``progress.csv``: the SB3 trainer's names, so
-:func:`~spatialscout_gym.nbv.train.plot_learning_curve` draws it as it draws theirs."""
+:func:`~spatialscout_gym.nbv.training.sb3.plot_learning_curve` draws it as it draws theirs."""
 
 
 def nbv_env_creator(env_config: dict) -> NBVEnv:
@@ -67,11 +67,11 @@ def nbv_env_creator(env_config: dict) -> NBVEnv:
 
 
 def module_spec(config: NBVConfig | None = None) -> RLModuleSpec:
-    """The ``RLModuleSpec`` of :class:`~spatialscout_gym.nbv.rllib_module.NBVConvModule` for
+    """The ``RLModuleSpec`` of :class:`~spatialscout_gym.nbv.training.rllib_module.NBVConvModule` for
     the NBV env of ``config`` (default: NBV-v1's) in the ``image+vector`` layout."""
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from spatialscout_gym.nbv.rllib_module import NBVConvModule
+    from spatialscout_gym.nbv.training.rllib_module import NBVConvModule
     config = config or NBVConfig(motion="heading")
     return RLModuleSpec(module_class=NBVConvModule,
                         observation_space=layout_observation_space(config, RLLIB_OBS_LAYOUT),
@@ -216,7 +216,7 @@ def train_rllib(args: Args, config: NBVConfig, env_kwargs: dict) -> Path:
     checkpoint directory (``rllib:<it>`` and ``rllib:<run dir>`` both load it)."""
     import ray
 
-    from spatialscout_gym.nbv.train_record import plot_learning_curve, summary_line
+    from spatialscout_gym.nbv.training.record import plot_learning_curve, summary_line
 
     runners = int(args.num_env_runners)
     run_name = args.run_name or f"{args.exp_name}__{args.seed}__{int(time.time())}"
@@ -224,7 +224,7 @@ def train_rllib(args: Args, config: NBVConfig, env_kwargs: dict) -> Path:
     run_dir.mkdir(parents=True, exist_ok=True)
     from dataclasses import asdict
     (run_dir / "args.json").write_text(json.dumps(asdict(args), indent=2))
-    from spatialscout_gym.core.local_ray import init_local_ray, stop_local_ray
+    from spatialscout_gym.cluster.local_ray import init_local_ray, stop_local_ray
     try:
         if not args.ray_address and not ray.is_initialized():   # loopback only, gone with this process
             init_local_ray(logging_level=logging.WARNING, log_to_driver=False)

@@ -12,7 +12,7 @@ returned a point ``q`` with ``|q - p_i| <= SUPPORT_RADIUS_M`` (task frame). 0.5 
 step from a triangulated *surface* point to the object's centre (half the depth of a large piece
 of furniture) while rejecting a point on another object across the room. The *linked*
 triangulation of ``i`` is the qualifying one nearest to ``p_i`` (the latest on a tie); the failure
-factors (:mod:`~spatialscout_gym.eval.failures`) read its residual and warnings.
+factors (:mod:`~spatialscout_gym.eval.analysis.failures`) read its residual and warnings.
 
 **Table-5 metrics per model** (pooled over the completed episodes):
 
@@ -33,7 +33,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from spatialscout_gym.eval.trajectory import Trajectory, Triangulation
+from spatialscout_gym.eval.analysis.trajectory import Trajectory, Triangulation
 
 __all__ = ["SUPPORT_RADIUS_M", "Support", "object_support", "grounding_summary"]
 

@@ -1,7 +1,7 @@
 """One episode's trace read as a trajectory: tool uses, triangulations and submissions, each with
 the call it belongs to (docs/protocol.md section 7). The trace analyses
-(:mod:`~spatialscout_gym.eval.behaviour`, :mod:`~spatialscout_gym.eval.grounding`,
-:mod:`~spatialscout_gym.eval.failures`) read traces only through :func:`parse_trajectory`.
+(:mod:`~spatialscout_gym.eval.analysis.behaviour`, :mod:`~spatialscout_gym.eval.analysis.grounding`,
+:mod:`~spatialscout_gym.eval.analysis.failures`) read traces only through :func:`parse_trajectory`.
 
 **Calls.** A trace written through the VLM wrapper has ``model_request`` events; every tool use
 that follows request ``k`` (up to the next request) belongs to model call ``k`` (0-based), and the

@@ -1,6 +1,6 @@
 """The settings of one NBV training run (``spatialscout train-nbv``, parsed by ``tyro``): one
-dataclass that both trainers read (:mod:`spatialscout_gym.nbv.train` for Stable-Baselines3,
-:mod:`spatialscout_gym.nbv.rllib_train` for RLlib) and that ``args.json`` records."""
+dataclass that both trainers read (:mod:`spatialscout_gym.nbv.training.sb3` for Stable-Baselines3,
+:mod:`spatialscout_gym.nbv.training.rllib` for RLlib) and that ``args.json`` records."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Evaluation at scale (docs/protocol.md sections 5-7): many episodes, resumable, in parallel.
 
 An evaluation directory ``DIR`` holds one run directory per episode, written by
-:func:`spatialscout_gym.eval.runner.run_episode`::
+:func:`spatialscout_gym.eval.running.runner.run_episode`::
 
     DIR/evaluate.json                 the settings (agent, budgets, resolution, agent options such
                                       as the prompt style); a rerun must match
@@ -20,7 +20,7 @@ An evaluation directory ``DIR`` holds one run directory per episode, written by
                                       as above with "status": "failed"; kept, never rewritten
     DIR/<scene>/seed_<k>.failed.json  an episode that failed before the runner could write its run
                                       directory (e.g. the scene cannot be built): error, traceback
-    DIR/report.json, DIR/report.md    the pooled report (:mod:`spatialscout_gym.eval.report`)
+    DIR/report.json, DIR/report.md    the pooled report (:mod:`spatialscout_gym.eval.pages.report`)
 
 Attempts (paper Appendix A, "Attempt accounting"): a rerun redoes every episode whose latest
 attempt failed. Before it runs, the failed attempt's files move from ``seed_<k>/`` into
@@ -41,7 +41,7 @@ failed and missing episodes are (re)run. Counters
 (tool calls, images, model calls, tokens, cost) live in each ``result.json`` and are re-read from
 there, so they survive a resume.
 
-Workers: :mod:`spatialscout_gym.eval.backends` runs the pending episodes in a process pool (each
+Workers: :mod:`spatialscout_gym.eval.running.backends` runs the pending episodes in a process pool (each
 worker keeps one renderer warm and switches it with ``set_scene``) or on a Ray cluster.
 """
 
@@ -61,7 +61,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 from spatialscout_gym.core.errors import ConfigError, SpatialScoutError
 from spatialscout_gym.core.files import write_json_atomic
 from spatialscout_gym.core.run_files import ATTEMPTS_DIR
-from spatialscout_gym.eval.tasks import EpisodeTask, EvalSettings, Outcome, WorkerState
+from spatialscout_gym.eval.running.tasks import EpisodeTask, EvalSettings, Outcome, WorkerState
 from spatialscout_gym.eval.layout import (SETTINGS_FILE, archive_failed_attempt,
                                           read_json_object, read_run_result, record_planned, record_scene_args,
                                           seed_dir_name)
@@ -313,7 +313,7 @@ def execute_task(task: EpisodeTask, state: WorkerState) -> Outcome:
     import time
 
     from spatialscout_gym.baselines.registry import make_agent
-    from spatialscout_gym.eval.runner import resolve_scene, run_episode
+    from spatialscout_gym.eval.running.runner import resolve_scene, run_episode
 
     t0 = time.perf_counter()
     s = state.settings
@@ -406,7 +406,7 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
     """
     import time
 
-    from spatialscout_gym.eval.backends import Work, make_backend
+    from spatialscout_gym.eval.running.backends import Work, make_backend
 
     t_start = time.perf_counter()
 
@@ -474,7 +474,7 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
                 bar.close()
 
         if write_report and (done or summary.ran):
-            from spatialscout_gym.eval.report import write_report as _write
+            from spatialscout_gym.eval.pages.report import write_report as _write
             summary.report = _write(out)
     summary.wall_s = time.perf_counter() - t_start
     return summary

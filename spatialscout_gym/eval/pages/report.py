@@ -23,7 +23,7 @@ are listed in ``failures`` and left out of every aggregate (docs/protocol.md sec
 "Attempt accounting": an episode is completed when its latest attempt ended by finish_mapping, a
 response without a tool call or an exhausted budget; it is failed when that attempt hit a service
 or runtime failure), and every attempt including the failed ones kept under
-``seed_<k>/attempts/`` (layout: :mod:`spatialscout_gym.eval.evaluate`). The seed spread
+``seed_<k>/attempts/`` (layout: :mod:`spatialscout_gym.eval.running.evaluate`). The seed spread
 is the standard deviation across seeds (``ddof=1``; 0 for one seed) of the object-micro
 all-target mean IoU of each seed's scenes.
 
@@ -48,9 +48,9 @@ from spatialscout_gym.core.errors import SpatialScoutError
 from spatialscout_gym.core.files import load_ground_truth
 from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, aggregate, score_scene
 from spatialscout_gym.core.table import format_table
-from spatialscout_gym.eval.verify import verification_status
+from spatialscout_gym.eval.verification.verify import verification_status
 from spatialscout_gym.eval.settings_check import comparability_problems, identity_of, protocol_settings
-from spatialscout_gym.eval.stats import (FIGURES, bootstrap_intervals, iqm_method_note, iqm_summary, method_note,
+from spatialscout_gym.eval.analysis.stats import (FIGURES, bootstrap_intervals, iqm_method_note, iqm_summary, method_note,
                                           min_p_value, min_scenes_to_separate, paired_iqm, per_scene_differences,
                                           paired_comparison, separated)
 from spatialscout_gym.eval.layout import (EvalDir, accepted_positions, publish_json, publish_text, seed_dir_name,
@@ -236,7 +236,7 @@ def _categories(records: Sequence[RunRecord]) -> dict:
 
 
 def cells(records: Sequence[RunRecord]) -> dict:
-    """``{(scene id, seed): SceneScore}`` of run records (the unit of :mod:`~spatialscout_gym.eval.stats`)."""
+    """``{(scene id, seed): SceneScore}`` of run records (the unit of :mod:`~spatialscout_gym.eval.analysis.stats`)."""
     return {(r.scene_id, r.seed): r.score for r in records}
 
 
@@ -428,7 +428,7 @@ def _points(x: float) -> str:
 
 
 def paired_lines(name_a: str, name_b: str, paired: dict) -> list[str]:
-    """Markdown of :func:`~spatialscout_gym.eval.stats.paired_comparison` (B - A, points)."""
+    """Markdown of :func:`~spatialscout_gym.eval.analysis.stats.paired_comparison` (B - A, points)."""
     lines = [f"## Paired: {md(name_b)} - {md(name_a)} on {len(paired['cells'])} shared (scene, seed) cells, "
              f"{paired['scenes']} scenes", ""]
     if not paired["cells"]:

@@ -8,7 +8,7 @@ scalars ``charts/...`` and ``losses/...`` -> ``<out>/<run name>/model.zip`` plus
 training episodes).
 
     spatialscout train-nbv --total-timesteps 200000 --num-envs 8 --time-limit-s 1800
-    python -m spatialscout_gym.nbv.train --help
+    python -m spatialscout_gym.nbv.training.sb3 --help
 
 Every env is ``SpatialScout/NBV-v0`` on procedural training scenes (a new scene every
 ``--reconfigure-every`` resets, never a catalog scene): ``SpatialScout/Procedural-v0`` wrapped in
@@ -17,7 +17,7 @@ Every env is ``SpatialScout/NBV-v0`` on procedural training scenes (a new scene 
 ``--vectorization vector`` (default) steps all envs in one process through
 :class:`~spatialscout_gym.nbv.vector.NBVVectorEnv` (or in ``--num-workers`` processes,
 :class:`~spatialscout_gym.nbv.workers.NBVWorkerVectorEnv`) and the
-:class:`~spatialscout_gym.nbv.sb3_vec.SB3VecEnv` adapter; ``sync``/``async`` use SB3's
+:class:`~spatialscout_gym.nbv.training.sb3_vec.SB3VecEnv` adapter; ``sync``/``async`` use SB3's
 ``DummyVecEnv``/``SubprocVecEnv`` over single envs. The return of an episode is its final all-target mean IoU minus that of
 frame 0's map (part of the starting state), so with the oracle mapper ``charts/episodic_return``
 is at most ``charts/coverage``. The reward is that IoU change, plus ``--reward-submitted-weight``
@@ -28,7 +28,7 @@ times the change in submitted mean IoU (default 0: nothing else, no shaping).
 ``--backend rllib`` trains the same task with RLlib's PPO instead, its env runners spread over a Ray
 cluster (``--ray-address``, ``--num-env-runners``), writing the same ``args.json``, ``progress.csv``
 columns, tensorboard scalars and ``learning_curve.png``, and RLlib checkpoints that the
-``rllib:PATH`` agent loads (:mod:`~spatialscout_gym.nbv.rllib_train`, docs/rllib.md).
+``rllib:PATH`` agent loads (:mod:`~spatialscout_gym.nbv.training.rllib`, docs/rllib.md).
 
 The observation (``NextBestViewWrapper``'s ``image``, ``pose``, ``coverage``, ``sectors`` and the
 egocentric top-down ``map`` of where captures were taken and what they viewed) is read by SB3's
@@ -49,8 +49,8 @@ from typing import TYPE_CHECKING, Any, Callable
 import gymnasium as gym
 import numpy as np
 
-from spatialscout_gym.nbv.train_args import BACKENDS, VECTORIZATIONS, Args
-from spatialscout_gym.nbv.train_record import (CURVE_COLUMNS, INIT_PROGRESS, curve_points,
+from spatialscout_gym.nbv.training.args import BACKENDS, VECTORIZATIONS, Args
+from spatialscout_gym.nbv.training.record import (CURVE_COLUMNS, INIT_PROGRESS, curve_points,
                                                     plot_learning_curve, summary_line, write_init_progress)
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ def make_vec_env(args: Args) -> VecEnv:
     """The SB3 ``VecEnv`` of ``args.vectorization``."""
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
     if args.vectorization == "vector":
-        from spatialscout_gym.nbv.sb3_vec import SB3VecEnv
+        from spatialscout_gym.nbv.training.sb3_vec import SB3VecEnv
         from spatialscout_gym.nbv.workers import make_nbv_vector_env
         return SB3VecEnv(make_nbv_vector_env(args.num_envs, num_workers=args.num_workers, autoreset_mode="SameStep",
                                              **_env_kwargs(args)))
@@ -192,7 +192,7 @@ def _in_main_thread() -> bool:
 
 def train(args: Args) -> Path:
     """Train and save; returns the path of ``model.zip`` (``--backend rllib``: of the final checkpoint
-    directory, :func:`~spatialscout_gym.nbv.rllib_train.train_rllib`)."""
+    directory, :func:`~spatialscout_gym.nbv.training.rllib.train_rllib`)."""
     import torch
     from stable_baselines3 import PPO
     from stable_baselines3.common.logger import configure
@@ -268,7 +268,7 @@ def train(args: Args) -> Path:
 
     if args.backend == "rllib":
         try:
-            from spatialscout_gym.nbv.rllib_train import train_rllib
+            from spatialscout_gym.nbv.training.rllib import train_rllib
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise ConfigError(f"--backend rllib needs RLlib ({exc}): pip install -e \".[rl,ray]\"") from None
         return train_rllib(args, config, _env_kwargs(args))

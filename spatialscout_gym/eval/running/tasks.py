@@ -1,7 +1,7 @@
 """What the evaluation driver hands its workers and gets back: the settings every episode of an
 evaluation shares, one episode's task, its outcome, and a worker's warm state. Plain data and one
-small class, so that the driver (:mod:`spatialscout_gym.eval.evaluate`) and the backends that run
-the episodes (:mod:`spatialscout_gym.eval.backends`) share them without importing each other."""
+small class, so that the driver (:mod:`spatialscout_gym.eval.running.evaluate`) and the backends that run
+the episodes (:mod:`spatialscout_gym.eval.running.backends`) share them without importing each other."""
 
 from __future__ import annotations
 

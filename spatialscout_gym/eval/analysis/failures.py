@@ -5,9 +5,9 @@ Success factors are tested on successful trajectories only and failure factors o
 ones only, as in the paper; a trajectory may show several factors (they are not exclusive).
 "Submitted objects" are the ids in the final accepted map; an object's *error* is the scorer's
 centre error of its matched pair (docs/protocol.md section 6); *support* and the *linked*
-triangulation are defined in :mod:`spatialscout_gym.eval.grounding`. ``N`` is the number of
+triangulation are defined in :mod:`spatialscout_gym.eval.analysis.grounding`. ``N`` is the number of
 targets, ``C`` the coverage, ``V`` the image budget, and *calls* are model calls for model agents
-and tool calls otherwise (:mod:`spatialscout_gym.eval.trajectory`).
+and tool calls otherwise (:mod:`spatialscout_gym.eval.analysis.trajectory`).
 
 **success**: ``C >= 0.9`` and the mean error over submitted objects ``<= 0.2 m`` (the paper's
 case-study criterion).
@@ -49,8 +49,8 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 
-from spatialscout_gym.eval.grounding import SUPPORT_RADIUS_M, object_support
-from spatialscout_gym.eval.trajectory import Trajectory
+from spatialscout_gym.eval.analysis.grounding import SUPPORT_RADIUS_M, object_support
+from spatialscout_gym.eval.analysis.trajectory import Trajectory
 from spatialscout_gym.core.triangulation import MAX_RESIDUAL_M
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ LATE_WINDOW = 0.25
 
 def table4_thresholds() -> str:
     """This project's thresholds behind the factors, in words, for every page that shows them."""
-    from spatialscout_gym.eval.grounding import SUPPORT_RADIUS_M
+    from spatialscout_gym.eval.analysis.grounding import SUPPORT_RADIUS_M
     return (f"success: coverage >= {SUCCESS_COVERAGE:.0%} and mean error <= {SUCCESS_ERROR_M:g} m; "
             f"sufficient grounding: >= {GROUNDED_SHARE:.0%} of submitted objects supported (within "
             f"{SUPPORT_RADIUS_M:g} m of an earlier successful triangulation); unsupported positions: "
@@ -145,7 +145,7 @@ def trajectory_factors(traj: Trajectory, errors_m: Mapping[str, float], num_targ
     num_targets : int
         ``N``.
     radius_m : float
-        Support radius (:data:`~spatialscout_gym.eval.grounding.SUPPORT_RADIUS_M`).
+        Support radius (:data:`~spatialscout_gym.eval.analysis.grounding.SUPPORT_RADIUS_M`).
     """
     if num_targets <= 0:
         raise ValueError(f"num_targets must be positive, got {num_targets}")
