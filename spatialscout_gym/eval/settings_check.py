@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from spatialscout_gym.eval.layout import EvalDir
+from spatialscout_gym.eval.running.tasks import agent_option_keys, evaluate_keys
 
 __all__ = ["Setting", "SETTINGS", "KINDS", "KNOWN_EVALUATE_KEYS", "KNOWN_AGENT_OPTIONS", "Identity",
            "identity_of", "protocol_settings", "comparability_problems", "checked_settings_text"]
@@ -72,17 +73,13 @@ SETTINGS: tuple[Setting, ...] = (
 )
 """The protocol settings checked for every pair of evaluations (see the module docstring)."""
 
-KNOWN_EVALUATE_KEYS = frozenset({"agent", "image_budget", "tool_call_budget", "resolution", "agent_options"})
-"""Keys of ``evaluate.json`` this code knows (``EvalSettings``); any other refuses a comparison."""
+KNOWN_EVALUATE_KEYS = evaluate_keys()
+"""Keys of ``evaluate.json`` this code knows: the fields of ``EvalSettings`` that write it; any
+other refuses a comparison."""
 
-KNOWN_AGENT_OPTIONS = frozenset({
-    # checked through result.json's model block (SETTINGS)
-    "model_call_budget", "prompt_style", "reasoning_effort", "mode", "image_history", "image_max_side",
-    # recorded, not compared: the output-token cap (providers' defaults differ; a cut-off reply
-    # fails the attempt), passive views (only with mode "passive", which is compared), the price
-    # table and request cache (spend and replay, not what the agent can do), the harness's name
-    "max_tokens", "passive_views", "price_table", "request_cache", "harness"})
-"""Keys of ``evaluate.json``'s ``agent_options`` this code knows; any other refuses a comparison."""
+KNOWN_AGENT_OPTIONS = agent_option_keys()
+"""Keys of ``evaluate.json``'s ``agent_options`` this code knows: the fields of ``AgentOptions``
+(``eval/running/tasks.py``); any other refuses a comparison."""
 
 
 def checked_settings_text() -> str:
