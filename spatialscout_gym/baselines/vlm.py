@@ -321,6 +321,7 @@ class VLMAgent:
             "custom_endpoint": getattr(self.provider, "base_url", None) is not None,
             "api_mode": getattr(self.provider, "api_mode", None),
             "reasoning_effort": getattr(self.provider, "reasoning_effort", None),
+            "reasoning_effort_source": getattr(self.provider, "reasoning_effort_source", None),
             # parameters the service refused: the run went on without them (harness.json has the words)
             "reasoning_effort_refused": sorted(getattr(self.provider, "effort_refused", {}) or {}),
             # the effort parameters still sent after any refusal ({}: none)
