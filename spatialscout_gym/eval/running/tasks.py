@@ -36,6 +36,7 @@ class AgentOptions:
     max_tokens: int | None = None      # the output-token cap: providers' defaults differ
     passive_views: int | None = None   # only with mode "passive", which is compared
     price_table: str | None = None     # spend, not what the agent can do
+    price_table_sha256: str | None = None   # the table's bytes as read: verify checks a cost only with them
     request_cache: str | None = None   # replay of responses already paid for
     harness: str | None = None         # the harness's name (the Inspect task)
 
