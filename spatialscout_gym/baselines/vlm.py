@@ -222,10 +222,11 @@ class VLMAgent:
         events = self.wrapper.trace() if self.wrapper is not None else []
         cache = getattr(self, "request_cache", None)
         if cache is not None:   # mark each model response answered from the request cache
+            answered = [c for c in cache.calls if not c.get("refused")]   # a refused effort has no response
             for e in events:
                 i = e.get("model_call_index")
-                if e.get("event") == "model_response" and isinstance(i, int) and i < len(cache.calls):
-                    e["cached"] = cache.calls[i]["cached"]
+                if e.get("event") == "model_response" and isinstance(i, int) and i < len(answered):
+                    e["cached"] = answered[i]["cached"]
         return events
 
     def _fail_truncated(self, w: ToolCallWrapper, reply: ModelReply) -> None:

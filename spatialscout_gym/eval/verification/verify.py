@@ -569,7 +569,8 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
             conversation = f"not checkable: {why}" if why else "re-derived"
             tool_side_only = why
         _check_records(d, result, start, spec, settings, harness if tool_side_only is None else None)
-        strict = ("time_unix_s", *TIMING_FIELDS)
+        # wall-clock fields, and whether a reply came from the request cache: neither is re-derived
+        strict = ("time_unix_s", *TIMING_FIELDS, "cached")
         if conversation == "re-derived":
             assert harness is not None   # not_checkable(None) is a reason: a re-derived run has its harness
             replies = [e for e in events if e.get("event") == "model_response"]
