@@ -307,7 +307,12 @@ def _check_model_records(cmp: Comparison, d: Path, result: dict, harness: dict, 
     """``result.json``'s model figures and ``harness.json``'s prompt and tools against the replay."""
     from spatialscout_gym.eval.verification.verify_conversation import harness_expected
     model = _dict_field(result, "model")
-    want = {"model_calls": w.model_calls, "http_attempts": w.attempts, "usage": dict(w.usage),
+    # a request refused for its effort parameter is an HTTP attempt no reply counts (it was resent
+    # at once): each is listed in attempt_failures, naming the refused parameter
+    refused = [str(p) for p in model.get("reasoning_effort_refused") or []]
+    refusals = sum(1 for f in model.get("attempt_failures") or []
+                   if refused and any(p in str(f) for p in refused) and ("400" in str(f) or "422" in str(f)))
+    want = {"model_calls": w.model_calls, "http_attempts": w.attempts + refusals, "usage": dict(w.usage),
             "prompt_style": harness.get("prompt_style"), "mode": harness.get("mode"),
             "model_call_budget": w.model_call_budget}
     diff = cmp.first_diff(model, want, "model")
