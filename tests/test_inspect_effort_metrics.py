@@ -75,17 +75,19 @@ def test_a_refused_effort_is_sent_once_per_inspect_run_and_metrics_tell_micro_fr
 
     metrics = {k: v.value for k, v in log.results.scores[0].metrics.items()}
     # one exact chair in each room: object-micro pools 2 of 7 targets, scene-macro averages 1/4 and 1/3
-    assert metrics["all_miou"] == pytest.approx(2 / 7) and metrics["macro_all_miou"] == pytest.approx((1 / 4 + 1 / 3) / 2)
+    assert metrics["all_miou_pct"] == pytest.approx(100 * 2 / 7)           # percent, as every page prints
+    assert metrics["macro_all_miou_pct"] == pytest.approx(100 * (1 / 4 + 1 / 3) / 2)
     row = build_row(out)
-    assert metrics["all_miou"] == pytest.approx(row["object_micro"]["all"]["mean_iou"], abs=1e-12)
-    assert metrics["macro_all_miou"] == pytest.approx(row["scene_macro"]["all"]["mean_iou"], abs=1e-12)
-    assert metrics["sub_miou"] == pytest.approx(1.0) and metrics["coverage"] == pytest.approx(2 / 7)
+    assert metrics["all_miou_pct"] == pytest.approx(100 * row["object_micro"]["all"]["mean_iou"], abs=1e-10)
+    assert metrics["macro_all_miou_pct"] == pytest.approx(100 * row["scene_macro"]["all"]["mean_iou"], abs=1e-10)
+    assert metrics["sub_miou_pct"] == pytest.approx(100.0) and metrics["coverage_pct"] == pytest.approx(100 * 2 / 7)
+    assert all(k.endswith(("_pct", "_pct_ci_low", "_pct_ci_high")) for k in metrics)
     # the interval beside each mean: the bootstrap over the two scenes spans 1/4 .. 1/3 (object-micro
     # and scene-macro alike: one scene drawn twice gives its own ratio)
     for prefix in ("", "macro_"):
-        assert metrics[f"{prefix}all_miou_ci_low"] == pytest.approx(1 / 4)
-        assert metrics[f"{prefix}all_miou_ci_high"] == pytest.approx(1 / 3)
-        assert metrics[f"{prefix}sub_miou_ci_low"] == metrics[f"{prefix}sub_miou_ci_high"] == pytest.approx(1.0)
+        assert metrics[f"{prefix}all_miou_pct_ci_low"] == pytest.approx(25.0)
+        assert metrics[f"{prefix}all_miou_pct_ci_high"] == pytest.approx(100 / 3)
+        assert metrics[f"{prefix}sub_miou_pct_ci_low"] == metrics[f"{prefix}sub_miou_pct_ci_high"] == pytest.approx(100.0)
 
 
 def test_reasoning_effort_off_as_yaml_reads_it_sends_none(tmp_path):

@@ -134,10 +134,11 @@ def test_mockllm_two_scenes_write_verified_run_directories_and_our_metrics(tmp_p
     metrics = {k: v.value for k, v in log.results.scores[0].metrics.items()}
     row = build_row(out)
     assert row["harness"].startswith("inspect_ai ")
-    assert metrics["all_miou"] == pytest.approx(row["object_micro"]["all"]["mean_iou"], abs=1e-12)
-    assert metrics["all_miou"] > 0 and metrics["sub_gt_50"] == pytest.approx(row["object_micro"]["submitted"]["gt_50"])
-    assert metrics["coverage"] == pytest.approx(row["object_micro"]["coverage"], abs=1e-12)
-    assert metrics["macro_all_miou"] == pytest.approx(row["scene_macro"]["all"]["mean_iou"], abs=1e-12)
+    assert metrics["all_miou_pct"] == pytest.approx(100 * row["object_micro"]["all"]["mean_iou"], abs=1e-10)
+    assert metrics["all_miou_pct"] > 0
+    assert metrics["sub_gt_50_pct"] == pytest.approx(100 * row["object_micro"]["submitted"]["gt_50"])
+    assert metrics["coverage_pct"] == pytest.approx(100 * row["object_micro"]["coverage"], abs=1e-10)
+    assert metrics["macro_all_miou_pct"] == pytest.approx(100 * row["scene_macro"]["all"]["mean_iou"], abs=1e-10)
     checks = verify_dir(out)
     assert [c.status for c in checks] == ["verified", "verified"], [c.line() for c in checks]
 
@@ -242,7 +243,7 @@ def test_inspect_eval_and_evaluate_make_the_same_calls_and_scores(tmp_path, trut
                    "--image-budget", str(V), "--call-budget", str(B), "--no-progress"])
         assert rc == 0, capsys.readouterr()
     # Inspect's output shows our metrics; the model saw the reminder before its 3rd call only
-    assert "all_miou" in p.stdout and "macro_all_miou" in p.stdout
+    assert "all_miou_pct" in p.stdout and "macro_all_miou_pct" in p.stdout
     reminded = [sum(m.get("role") == "assistant" for m in r["messages"]) for r in inspect_requests
                 if "REMINDER: 3 model calls remain" in _request_text(r)]
     assert reminded and set(reminded) >= {2}

@@ -14,7 +14,7 @@ dict. ``fail`` maps request numbers (0-based, over all HTTP requests) to ``"500"
 "max_output_tokens"``, Anthropic ``stop_reason: "max_tokens"``). ``models`` maps model names
 to the ``max_tokens`` the Anthropic Models API (``GET /v1/models/{name}``) reports; other GETs
 answer 404. Every request body is recorded in ``requests`` (parsed JSON) and ``raw`` (text);
-GET paths in ``gets``. ``refuse_params`` names top-level request parameters the "model" does not
+GET paths in ``gets``, POST paths in ``posts``. ``refuse_params`` names top-level request parameters the "model" does not
 take (e.g. ``reasoning_effort``): a request carrying one is answered HTTP 400 naming it, in the
 wire format's own error shape, and its body is kept in ``refused_requests``.
 """
@@ -36,6 +36,7 @@ class ScriptedServer:
         self.truncate = set(truncate)
         self.models = dict(models or {})
         self.gets: list[str] = []
+        self.posts: list[str] = []
         self.requests: list[dict] = []
         self.raw: list[str] = []
         self.http_requests = 0
@@ -62,6 +63,7 @@ class ScriptedServer:
                                                                 "message": f"no model {name}"}})
 
             def do_POST(self):
+                outer.posts.append(self.path)
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0))).decode("utf-8")
                 n = outer.http_requests
                 outer.http_requests += 1

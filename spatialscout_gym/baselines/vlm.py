@@ -222,10 +222,11 @@ class VLMAgent:
         events = self.wrapper.trace() if self.wrapper is not None else []
         cache = getattr(self, "request_cache", None)
         if cache is not None:   # mark each model response answered from the request cache
+            answered = [c for c in cache.calls if not c.get("refused")]   # a refused effort has no response
             for e in events:
                 i = e.get("model_call_index")
-                if e.get("event") == "model_response" and isinstance(i, int) and i < len(cache.calls):
-                    e["cached"] = cache.calls[i]["cached"]
+                if e.get("event") == "model_response" and isinstance(i, int) and i < len(answered):
+                    e["cached"] = answered[i]["cached"]
         return events
 
     def _fail_truncated(self, w: ToolCallWrapper, reply: ModelReply) -> None:
@@ -268,7 +269,7 @@ class VLMAgent:
                         "image_budget": ep.image_budget if ep else None,
                         "tool_call_budget": ep.tool_call_budget if ep else None,
                         "reminders_at_calls_left": list(REMINDER_AT)},
-            "images": {"max_side_px": self.image_max_side, "jpeg_quality": JPEG_QUALITY,
+            "images": {"max_side_px": self.image_max_side, "jpeg_quality": JPEG_QUALITY, "history": self.image_history,
                        "delivered_size": list(size) if size else None,
                        "render_size": [ep.intrinsics.width, ep.intrinsics.height] if ep else None},
             "passive": ({"views": self.passive_views, "frames": self.passive_frames,
@@ -286,12 +287,7 @@ class VLMAgent:
     def run_records(self) -> dict[str, Any]:
         """Files for the attempt directory: ``{name: dict (JSON) or str (text)}``."""
         h = self.harness_settings()
-        where = ("the system message" if h["prompt_role"] == "system" else
-                 "the opening of the first user message, which goes on below")
-        text = (f"# task prompt ({self.prompt_style} wording, sent as {where})\n\n{h['task_prompt']}\n\n"
-                f"# first user message (images by file)\n\n"
-                + "\n".join(p if isinstance(p, str) else json.dumps(p) for p in (h["first_message"] or []))
-                + "\n")
+        text = prompt_file_text(self.prompt_style, h["prompt_role"], h["task_prompt"], h["first_message"])
         cache = getattr(self, "request_cache", None)
         return {HARNESS_FILE: h, PROMPT_FILE: text, DELIVERED_FILE: self.delivered_hashes(),
                 **({"request_cache.json": cache.record()} if cache else {})}
@@ -321,6 +317,7 @@ class VLMAgent:
             "custom_endpoint": getattr(self.provider, "base_url", None) is not None,
             "api_mode": getattr(self.provider, "api_mode", None),
             "reasoning_effort": getattr(self.provider, "reasoning_effort", None),
+            "reasoning_effort_source": getattr(self.provider, "reasoning_effort_source", None),
             # parameters the service refused: the run went on without them (harness.json has the words)
             "reasoning_effort_refused": sorted(getattr(self.provider, "effort_refused", {}) or {}),
             # the effort parameters still sent after any refusal ({}: none)
@@ -352,13 +349,23 @@ class VLMAgent:
                 "cost_incurred_usd": episode_cost(live, getattr(self.provider, "model", ""), self.price_table)}
 
 
+def prompt_file_text(style: str, role: str | None, task_prompt: str | None, first_message: list | None) -> str:
+    """``prompt.txt`` of a model run: the task prompt of ``style`` as sent in ``role``, then the
+    first user message (images by file). ``verify`` rebuilds it from the replay and compares exactly."""
+    where = ("the system message" if role == "system" else
+             "the opening of the first user message, which goes on below")
+    return (f"# task prompt ({style} wording, sent as {where})\n\n{task_prompt}\n\n"
+            f"# first user message (images by file)\n\n"
+            + "\n".join(p if isinstance(p, str) else json.dumps(p) for p in (first_message or [])) + "\n")
+
+
 def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, api_key: str | None = None,
                    reasoning_effort: str | None = DEFAULT_REASONING_EFFORT, max_tokens: int | None = None,
                    mode: str = "active", model_call_budget: int = 100, passive_views: int = PASSIVE_VIEWS,
                    price_table: Mapping[str, Mapping[str, float]] | str | None = None,
                    prompt_style: str = DEFAULT_PROMPT_STYLE, image_max_side: int = MAX_SIDE_PX,
                    image_history: int | None = None, request_cache: str | os.PathLike | None = None,
-                   **provider_options: Any) -> VLMAgent:
+                   price_table_sha256: str | None = None, **provider_options: Any) -> VLMAgent:
     """Build a :class:`VLMAgent` for the model service ``provider`` (a name of
     :data:`~spatialscout_gym.conversation.providers.PROVIDERS`: ``"openai"``, ``"openai-responses"``,
     ``"anthropic"``, or one registered with ``model_api``) and ``model``.
@@ -371,6 +378,16 @@ def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, ap
     from spatialscout_gym.conversation.providers import provider_entry
     entry = provider_entry(provider)
     if isinstance(price_table, (str, os.PathLike)):
+        if price_table_sha256 is not None:   # a resumed evaluation: the table it began with, byte for byte
+            import hashlib
+            try:
+                with open(price_table, "rb") as fh:
+                    same = hashlib.sha256(fh.read()).hexdigest() == price_table_sha256
+            except OSError:
+                same = True   # unreadable: load_price_table says so in one line
+            if not same:
+                raise ConfigError(f"price table {os.fspath(price_table)} changed since the evaluation began "
+                                  "(its SHA-256 differs from the one recorded); restore it or use another --out")
         price_table = load_price_table(price_table)
     if "reasoning_effort_source" not in provider_options:
         provider_options["reasoning_effort_source"] = (

@@ -102,6 +102,10 @@ def seeds_of(args: argparse.Namespace) -> int | list[int]:
     return parse_seeds(args.seeds) if args.seeds is not None else 1
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def run(args: argparse.Namespace) -> int:
     from spatialscout_gym.baselines.registry import build_agent
     from spatialscout_gym.core.redact import redact
@@ -134,19 +138,29 @@ def run(args: argparse.Namespace) -> int:
     preflight(agent, options.get("request_cache"))   # endpoint, key and model once, before any scene is built
     settings = EvalSettings(args.agent, args.image_budget, args.call_budget, args.resolution,
                             agent_options=options, runtime_options=runtime)
+    import signal
+    import threading
+    main_thread = threading.current_thread() is threading.main_thread()
+    old_term = signal.signal(signal.SIGTERM, _interrupt) if main_thread else None   # SIGTERM stops as Ctrl-C does
     try:
         summary = evaluate(args.out, settings, args.scenes, seeds=seeds, workers=args.workers,
                            backend=args.backend, max_concurrency=args.max_concurrency,
                            ray_address=args.ray_address, progress=not args.no_progress,
                            stop_after_failures=args.stop_after_failures or None)
     except KeyboardInterrupt:
-        print("interrupted; finished episodes are kept. Rerun the same command to resume.")
+        print("interrupted; finished episodes are kept. Rerun the same command to resume.", flush=True)
         return 130
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, old_term)
     print(f"{summary.total} episodes: {summary.skipped} already done, {summary.ran} run now, "
           f"{len(summary.failed)} failed")
     for o in summary.failed:
         print(f"  failed {o.task.key}: {redact(o.error)}")
-    if summary.report is not None:
+    if summary.report is not None and summary.report["object_micro"] is None:
+        print(f"no episode completed: nothing to score; wrote {args.out}/report.json and report.md (the failures). "
+              "Fix the cause and rerun the same command to resume.")
+    elif summary.report is not None:
         r = summary.report
         om = r["object_micro"]
         print(f"object-micro all-target mean IoU {100 * om['all']['mean_iou']:.3f}%  coverage "

@@ -71,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
         shown = name if len(name) <= 32 else name[:31] + "~"
         print(f"{row['rank']['rank']:>4}  {shown:32s} {100 * row['object_micro']['all']['mean_iou']:7.2f}%  "
               f"{row['completed']:>5} {row['failed']:>6}  {row['verified']}")
+    if board["problems"]:   # plain text: what --force let through
+        print("forced (--force): " + "; ".join(board["problems"]))
     if board["dropped_unverified"]:
         print("dropped (not verified): " + ", ".join(board["dropped_unverified"]))
     ver = [r["verification"] for r in board["rows"].values()]

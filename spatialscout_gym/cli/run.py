@@ -92,6 +92,15 @@ def add_vlm_arguments(p: argparse.ArgumentParser) -> None:
                    help="views in passive mode, the initial one included (default 24)")
 
 
+def _file_sha256(path: Path) -> str | None:
+    """SHA-256 of a file's bytes (None when it cannot be read: loading it reports why, in one line)."""
+    import hashlib
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
 def vlm_options(args: argparse.Namespace) -> dict:
     """``make_agent`` options for a model agent; a :class:`CliError` when they are given to
     another agent or are out of range."""
@@ -128,6 +137,7 @@ def vlm_options(args: argparse.Namespace) -> dict:
             "max_tokens": args.max_tokens, "mode": args.mode, "model_call_budget": args.call_budget,
             "passive_views": args.passive_views, "image_history": args.image_history,
             "price_table": str(args.price_table) if args.price_table else None,
+            **({"price_table_sha256": _file_sha256(args.price_table)} if args.price_table else {}),
             "prompt_style": args.prompt_style, "image_max_side": args.image_max_side,
             **({"request_cache": str(args.request_cache)} if getattr(args, "request_cache", None) else {})}
 

@@ -555,7 +555,11 @@ class AnthropicProvider(ModelProvider):
     def _make_client(self, key: str) -> Any:
         import anthropic
         self._sdk = anthropic
-        return anthropic.Anthropic(api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout_s)
+        # the SDK appends /v1/... itself: a base URL given in the OpenAI form (.../v1) must not become /v1/v1
+        base = self.base_url.rstrip("/") if self.base_url else None
+        if base and base.endswith("/v1"):
+            base = base[:-len("/v1")]
+        return anthropic.Anthropic(api_key=key, base_url=base, max_retries=0, timeout=self.timeout_s)
 
     def _is_sdk_error(self, exc: Exception) -> bool:
         return isinstance(exc, self._sdk.AnthropicError)

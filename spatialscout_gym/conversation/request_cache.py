@@ -8,7 +8,10 @@ byte for byte, and the episode continues live from the failure. Another seed giv
 a repeated episode samples anew.
 
 Entries are ``DIR/<key>.json``: ``{"format", "key", "endpoint", "seed", "response_type",
-"response", "response_sha256"}``. An entry that is not valid JSON, names another key, fails its
+"response", "response_sha256"}``. A request the service refused for its reasoning-effort parameter
+(docs/protocol.md section 10.2) is an entry too (``"refusal": true``, the error's status, message
+and body): a rerun replays the refusal and the resend without the parameter, so it needs no
+endpoint even in a new evaluation directory, whose run has not heard of the refusal yet. An entry that is not valid JSON, names another key, fails its
 checksum or names a response type outside the three SDKs is refused (:class:`RequestCacheError`,
 one line naming the file) and never used.
 
@@ -34,6 +37,7 @@ CACHE_FORMAT = "spatialscout-request-cache/1"
 RECORD_FILE = "request_cache.json"
 _ENDPOINTS = {("chat", "completions", "create"), ("responses", "create"), ("messages", "create")}
 _SDK_MODULES = ("openai.", "anthropic.")
+_SDKS = ("openai", "anthropic")
 
 
 class RequestCacheError(SpatialScoutError, RuntimeError):
@@ -42,6 +46,25 @@ class RequestCacheError(SpatialScoutError, RuntimeError):
 
 def _canonical(obj: Any) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode("utf-8")
+
+
+def _norm(obj: Any) -> Any:
+    return json.loads(json.dumps(obj, default=str))
+
+
+def _refusal_error(cls: Any, payload: Any, path: Path) -> Exception:
+    """The SDK error a cached refusal recorded (``status``, ``message``, ``body``), rebuilt."""
+    sdk = importlib.import_module(cls.__module__.split(".")[0])
+    if not (isinstance(cls, type) and issubclass(cls, sdk.APIStatusError)):
+        raise RequestCacheError(f"request cache entry {path} names {cls!r}, not an HTTP error of the SDK; refused")
+    if not isinstance(payload, dict) or not isinstance(payload.get("status"), int):
+        raise RequestCacheError(f"request cache entry {path} holds a refusal without its status; refused")
+    errors = importlib.import_module(sdk.__name__ + "._exceptions")
+    httpx = getattr(errors, "httpx", None) or getattr(errors, "httpx2")   # the HTTP library the SDK uses
+    request = httpx.Request("POST", "http://request-cache.invalid/")
+    body = payload.get("body")
+    response = httpx.Response(payload["status"], request=request, json=body)
+    return cls(str(payload.get("message", "")), response=response, body=body)
 
 
 class _Path:
@@ -106,10 +129,13 @@ class RequestCache:
                                     "delete it to call the model again")
         rtype = str(entry.get("response_type"))
         module, _, name = rtype.partition(":")
-        if not module.startswith(_SDK_MODULES) or not name:
+        sdk = module.split(".")[0] in _SDKS and (entry.get("refusal") or module.startswith(_SDK_MODULES))
+        if not sdk or not name:
             raise RequestCacheError(f"request cache entry {path} names response type {rtype!r}, not one of "
                                     "the openai or anthropic SDK's; refused")
         cls = getattr(importlib.import_module(module), name)
+        if entry.get("refusal"):   # the service refused this exact request: raise its error again
+            return _refusal_error(cls, entry["response"], path)
         return cls.model_validate(entry["response"])
 
     def call(self, endpoint: str, create: Any, kwargs: dict) -> Any:
@@ -119,23 +145,47 @@ class RequestCache:
         path = self.root / f"{key}.json"
         if path.is_file():
             response = self._load(path, key)
+            if isinstance(response, Exception):
+                self.calls.append({"key": key, "cached": True, "refused": True})
+                raise response
             self.calls.append({"key": key, "cached": True})
             return response
-        response = create(**kwargs)
+        try:
+            response = create(**kwargs)
+        except Exception as exc:
+            if self._is_effort_refusal(exc):   # deterministic for this exact request: a rerun needs no endpoint
+                self._store(path, key, endpoint, exc, refusal=True)
+                self.calls.append({"key": key, "cached": False, "refused": True})
+            raise
         usage = {}
         try:   # tokens of this live call: the cost this run incurred
             usage = dict(self._provider._parse(response).usage) if self._provider is not None else {}
         except Exception:
             usage = {}
-        payload = response.model_dump(mode="json")
+        self._store(path, key, endpoint, response)
+        self.calls.append({"key": key, "cached": False, "usage": usage})
+        return response
+
+    def _is_effort_refusal(self, exc: Exception) -> bool:
+        """An SDK error refusing a reasoning-effort parameter of the request (the provider's rule)."""
+        p = self._provider
+        if p is None or type(exc).__module__.split(".")[0] not in _SDKS or not hasattr(p, "_refused_effort_param"):
+            return False
+        return bool(p._refused_effort_param(exc, p._effort_kwargs()))
+
+    def _store(self, path: Path, key: str, endpoint: str, response: Any, refusal: bool = False) -> None:
+        if refusal:
+            payload = {"status": getattr(response, "status_code", None), "message": str(response),
+                       "body": _norm(getattr(response, "body", None))}
+        else:
+            payload = response.model_dump(mode="json")
         entry = {"format": CACHE_FORMAT, "key": key, "endpoint": endpoint, "seed": self.seed,
                  "response_type": f"{type(response).__module__}:{type(response).__qualname__}",
-                 "response": payload, "response_sha256": hashlib.sha256(_canonical(payload)).hexdigest()}
+                 "response": payload, "response_sha256": hashlib.sha256(_canonical(payload)).hexdigest(),
+                 **({"refusal": True} if refusal else {})}
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(entry), encoding="utf-8")
         os.replace(tmp, path)
-        self.calls.append({"key": key, "cached": False, "usage": usage})
-        return response
 
     def live_usage(self) -> dict:
         """Tokens of the calls sent live in this run (input and output)."""

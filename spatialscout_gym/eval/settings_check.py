@@ -6,21 +6,11 @@ read from the run directories each time (every completed episode's ``result.json
 directory's ``evaluate.json``), never from a ``report.json`` a directory carries: a cache can be
 stale or edited.
 
-The settings (:data:`SETTINGS`), each with the agent kinds it applies to:
-
-==========================  =================================  ==========================
-setting                     where (``result.json``)            applies to
-==========================  =================================  ==========================
-V (image budget)            ``image_budget``                   every agent
-resolution                  ``resolution``                     every agent
-tool-call budget            ``tool_call_budget``               agents without a model
-B (model-call budget)       ``model.model_call_budget``        model agents
-prompt style                ``model.prompt_style``             model agents
-reasoning effort            ``model.reasoning_effort``         model agents
-mode                        ``model.mode``                     model agents
-image history               ``model.image_history``            model agents
-image max side              ``model.image_max_side_px``        model agents
-==========================  =================================  ==========================
+The settings are the fields of one per-episode record, :class:`EpisodeSettings`: each field
+names the setting, the one place ``result.json`` records it and the agent kinds it applies to (V
+and resolution: every agent; the tool-call budget: agents without a model; B, prompt style,
+reasoning effort asked and sent, mode, image history and image max side: model agents).
+:data:`SETTINGS` are its compared fields; a field recorded but not compared says why.
 
 An agent's **kind** is ``model`` when its episodes carry a ``model`` block (VLM agents: their
 budget is B; the episode has no tool-call budget) and ``reference`` otherwise (``origin``,
@@ -37,11 +27,13 @@ import dataclasses
 import json
 from collections import defaultdict
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from spatialscout_gym.eval.layout import EvalDir
+from spatialscout_gym.eval.running.tasks import agent_option_keys, evaluate_keys
 
-__all__ = ["Setting", "SETTINGS", "KINDS", "KNOWN_EVALUATE_KEYS", "KNOWN_AGENT_OPTIONS", "Identity",
+__all__ = ["Setting", "SETTINGS", "RECORDED", "NONE_MEANS", "EpisodeSettings", "episode_settings", "shown_settings", "setting",
+           "KINDS", "KNOWN_EVALUATE_KEYS", "KNOWN_AGENT_OPTIONS", "Identity",
            "identity_of", "protocol_settings", "comparability_problems", "checked_settings_text"]
 
 KINDS = ("model", "reference")
@@ -51,38 +43,98 @@ KINDS = ("model", "reference")
 @dataclasses.dataclass(frozen=True)
 class Setting:
     """One protocol setting: its name in messages, where ``result.json`` holds it (``block`` ""
-    for the top level, ``"model"`` for the model block) and the agent kinds it applies to."""
+    for the top level, ``"model"`` for the model block), the agent kinds it applies to and the
+    field of :class:`EpisodeSettings` it is."""
 
     name: str
     block: str
     key: str
     kinds: tuple[str, ...]
+    field: str = ""
 
 
-SETTINGS: tuple[Setting, ...] = (
-    Setting("V (image budget)", "", "image_budget", KINDS),
-    Setting("resolution", "", "resolution", KINDS),
-    Setting("tool-call budget", "", "tool_call_budget", ("reference",)),
-    Setting("B (model-call budget)", "model", "model_call_budget", ("model",)),
-    Setting("prompt style", "model", "prompt_style", ("model",)),
-    Setting("reasoning effort", "model", "reasoning_effort", ("model",)),
-    Setting("mode", "model", "mode", ("model",)),
-    Setting("image history", "model", "image_history", ("model",)),
-    Setting("image max side", "model", "image_max_side_px", ("model",)),
-)
-"""The protocol settings checked for every pair of evaluations (see the module docstring)."""
+def setting(name: str, where: str, kinds: tuple[str, ...], *, compared: bool = True, why: str = "",
+            none_means: str = "") -> Any:
+    """One field of :class:`EpisodeSettings`: its ``name`` in messages and pages, ``where``
+    ``result.json`` records it (``"image_budget"``, ``"model.prompt_style"``), the agent kinds it
+    applies to; ``compared=False`` (with ``why``) for a setting recorded and shown but not
+    compared; ``none_means``: what a recorded None means (a known value, not an unknown one)."""
+    if not compared and not why:
+        raise ValueError(f"setting {name!r} is not compared: say why")
+    return dataclasses.field(default=None, metadata={"name": name, "where": where, "kinds": kinds,
+                                                     "compared": compared, "why": why, "none_means": none_means})
 
-KNOWN_EVALUATE_KEYS = frozenset({"agent", "image_budget", "tool_call_budget", "resolution", "agent_options"})
-"""Keys of ``evaluate.json`` this code knows (``EvalSettings``); any other refuses a comparison."""
 
-KNOWN_AGENT_OPTIONS = frozenset({
-    # checked through result.json's model block (SETTINGS)
-    "model_call_budget", "prompt_style", "reasoning_effort", "mode", "image_history", "image_max_side",
-    # recorded, not compared: the output-token cap (providers' defaults differ; a cut-off reply
-    # fails the attempt), passive views (only with mode "passive", which is compared), the price
-    # table and request cache (spend and replay, not what the agent can do), the harness's name
-    "max_tokens", "passive_views", "price_table", "request_cache", "harness"})
-"""Keys of ``evaluate.json``'s ``agent_options`` this code knows; any other refuses a comparison."""
+@dataclasses.dataclass(frozen=True)
+class EpisodeSettings:
+    """The one record of an episode's settings: what was asked and what was sent, each field read
+    from the one place ``result.json`` records it. ``compare``, ``leaderboard``, ``report`` and the
+    viewer read the settings through it (:func:`episode_settings`), and every compared field refuses
+    a comparison when it differs. A new setting is one line here."""
+
+    image_budget: Any = setting("V (image budget)", "image_budget", KINDS)
+    resolution: Any = setting("resolution", "resolution", KINDS)
+    tool_call_budget: Any = setting("tool-call budget", "tool_call_budget", ("reference",))
+    model_call_budget: Any = setting("B (model-call budget)", "model.model_call_budget", ("model",))
+    prompt_style: Any = setting("prompt style", "model.prompt_style", ("model",))
+    reasoning_effort: Any = setting("reasoning effort", "model.reasoning_effort", ("model",), none_means="none sent")
+    reasoning_effort_sent: Any = setting("reasoning effort sent", "model.reasoning_effort_sent", ("model",))
+    mode: Any = setting("mode", "model.mode", ("model",))
+    image_history: Any = setting("image history", "model.image_history", ("model",), none_means="all images")
+    image_max_side_px: Any = setting("image max side", "model.image_max_side_px", ("model",))
+    reasoning_effort_source: Any = setting(
+        "reasoning effort source", "model.reasoning_effort_source", ("model",), compared=False,
+        why="who chose the effort (the flag or the default); the effort asked and sent are compared")
+    max_output_tokens: Any = setting(
+        "output-token cap", "model.max_output_tokens", ("model",), compared=False, none_means="none sent",
+        why="providers' defaults differ, and a reply cut off at the cap fails the attempt")
+
+
+def _setting_of(f: dataclasses.Field) -> Setting:
+    block, _, key = str(f.metadata["where"]).rpartition(".")
+    return Setting(str(f.metadata["name"]), block, key, tuple(f.metadata["kinds"]), f.name)
+
+
+RECORDED: tuple[Setting, ...] = tuple(_setting_of(f) for f in dataclasses.fields(EpisodeSettings))
+"""Every field of :class:`EpisodeSettings`, compared or not."""
+
+SETTINGS: tuple[Setting, ...] = tuple(_setting_of(f) for f in dataclasses.fields(EpisodeSettings)
+                                      if f.metadata["compared"])
+"""The protocol settings checked for every pair of evaluations: the compared fields of
+:class:`EpisodeSettings` (see the module docstring)."""
+
+NONE_MEANS: dict[str, str] = {f.metadata["where"].rpartition(".")[2]: f.metadata["none_means"]
+                              for f in dataclasses.fields(EpisodeSettings) if f.metadata["none_means"]}
+"""What a recorded None means, by ``result.json`` key (``image_history``: every image)."""
+
+
+def episode_settings(result: Mapping) -> dict[str, tuple[bool, object]]:
+    """``{field: (recorded, value)}`` of every field of :class:`EpisodeSettings` in one
+    ``result.json`` (``recorded`` False where the file has no such key)."""
+    return {s.field: _value(result, s) for s in RECORDED}
+
+
+KNOWN_EVALUATE_KEYS = evaluate_keys()
+"""Keys of ``evaluate.json`` this code knows: the fields of ``EvalSettings`` that write it; any
+other refuses a comparison."""
+
+KNOWN_AGENT_OPTIONS = agent_option_keys()
+"""Keys of ``evaluate.json``'s ``agent_options`` this code knows: the fields of ``AgentOptions``
+(``eval/running/tasks.py``); any other refuses a comparison."""
+
+
+def shown_settings(result: Mapping) -> dict[str, object]:
+    """``{name: value}`` of every field of the settings record one ``result.json`` records for its
+    agent kind, for pages: a None shown as what it means (``all images``), the parameters sent as
+    ``none sent`` when there were none."""
+    kind = _kind(result)
+    shown: dict[str, object] = {}
+    for s in RECORDED:
+        recorded, value = _value(result, s)
+        if recorded and kind in s.kinds:
+            shown[s.name] = (NONE_MEANS.get(s.key, "none") if value is None
+                             else "none sent" if value == {} and s.field == "reasoning_effort_sent" else value)
+    return shown
 
 
 def checked_settings_text() -> str:
@@ -119,7 +171,9 @@ def _kind(result: Mapping) -> str:
 
 def _value(result: Mapping, s: Setting) -> tuple[bool, object]:
     """(recorded, value) of setting ``s`` in one ``result.json``."""
-    holder = result.get(s.block) if s.block else result
+    holder: Any = result
+    for part in s.block.split(".") if s.block else ():
+        holder = holder.get(part) if isinstance(holder, dict) else None
     if not isinstance(holder, dict) or s.key not in holder:
         return False, None
     return True, holder[s.key]

@@ -452,14 +452,20 @@ def _scene_score(d: dict, cell: str) -> SceneScore:
 
 def _table3(view: dict, prefix: str = "") -> dict[str, float]:
     """The Table-3 columns of one aggregate view (object-micro or scene-macro): all-target and
-    submitted mean IoU and IoU > 0 / 0.5 / 0.9 rates, and coverage; names start with ``prefix``
+    submitted mean IoU and IoU > 0 / 0.5 / 0.9 rates, and coverage, in percent (names end in
+    ``_pct``); names start with ``prefix``
     (Inspect shows every metric of a scorer under its own name)."""
     out = {"all_miou": view["all"]["mean_iou"]}
     out.update({f"all_{k}": view["all"][k] for k in THRESHOLD_KEYS})
     out["sub_miou"] = view["submitted"]["mean_iou"]
     out.update({f"sub_{k}": view["submitted"][k] for k in THRESHOLD_KEYS})
     out["coverage"] = view["coverage"]
-    return {prefix + k: float(v) for k, v in out.items()}
+    return {f"{prefix}{k}{PCT}": 100 * float(v) for k, v in out.items()}
+
+
+PCT = "_pct"
+"""Every metric is in percent, as ``report``, ``compare`` and the leaderboard print them, and its
+name says so (``all_miou_pct``)."""
 
 
 def _cells(scores: list) -> dict[tuple[str, int], SceneScore]:
@@ -489,16 +495,18 @@ def _with_intervals(view: str, prefix: str, cells: dict[tuple[str, int], SceneSc
     for path, name in INTERVAL_FIGURES.items():
         ci = figures[f"{view}.{path}"]
         if ci["low"] is not None:
-            out[f"{prefix}{name}_ci_low"], out[f"{prefix}{name}_ci_high"] = float(ci["low"]), float(ci["high"])
+            out[f"{prefix}{name}{PCT}_ci_low"] = 100 * float(ci["low"])
+            out[f"{prefix}{name}{PCT}_ci_high"] = 100 * float(ci["high"])
     return out
 
 
 @metric(scores="unreduced")
 def object_micro() -> Metric:
-    """Table-3 columns pooled over every target of every episode (object-micro): ``all_miou``,
-    ``all_gt_0``, ``all_gt_50``, ``all_gt_90``, ``sub_miou``, ``sub_gt_...``, ``coverage``, and a 95%
-    bootstrap interval over scenes beside each mean IoU (``all_miou_ci_low``, ``all_miou_ci_high``,
-    ``sub_miou_ci_low``, ``sub_miou_ci_high``; two scenes or more)."""
+    """Table-3 columns pooled over every target of every episode (object-micro), in percent:
+    ``all_miou_pct``, ``all_gt_0_pct``, ``all_gt_50_pct``, ``all_gt_90_pct``, ``sub_miou_pct``,
+    ``sub_gt_..._pct``, ``coverage_pct``, and a 95% bootstrap interval over scenes beside each mean
+    IoU (``all_miou_pct_ci_low``, ``all_miou_pct_ci_high``, ``sub_miou_pct_ci_low``,
+    ``sub_miou_pct_ci_high``; two scenes or more)."""
     def compute(scores: list) -> dict[str, float]:
         cells = _cells(scores)
         return _with_intervals("object_micro", "", cells) if cells else {}
@@ -508,7 +516,7 @@ def object_micro() -> Metric:
 @metric(scores="unreduced")
 def scene_macro() -> Metric:
     """Table-3 columns averaged over episodes (scene-macro), named ``macro_...``, with the same
-    intervals (``macro_all_miou_ci_low``, ...)."""
+    intervals (``macro_all_miou_pct_ci_low``, ...)."""
     def compute(scores: list) -> dict[str, float]:
         cells = _cells(scores)
         return _with_intervals("scene_macro", "macro_", cells) if cells else {}

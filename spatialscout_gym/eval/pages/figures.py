@@ -383,13 +383,15 @@ def write_index_html(out_dir: str | os.PathLike, report: dict, replay: dict | No
              f"<p>agent {e(', '.join(report['agent']))}; catalog version {e(str(report['catalog_version']))}; "
              f"{c['episodes']} episodes finished, {len(report['failures'])} failed (left out of aggregates).</p>",
              "<h2>Table 3 (object-micro is the headline)</h2>",
-             format_table_html({"object-micro": report["object_micro"], "scene-macro": report["scene_macro"]}),
+             format_table_html({"object-micro": report["object_micro"], "scene-macro": report["scene_macro"]})
+             if report["object_micro"] is not None else
+             "<p><b>No episode completed</b>: nothing to score; the failed episodes are listed below.</p>",
              "<h2>Counters (totals over finished episodes)</h2><table><tr><th>counter</th><th>total</th></tr>"]
     parts += [f"<tr><td>{e(k)}</td><td>{v:.4g}</td></tr>" if isinstance(v, float) else
               f"<tr><td>{e(k)}</td><td>{v}</td></tr>" for k, v in shown_counters(c).items()]
     parts.append("</table>")
     s = report["seeds"]
-    if len(s["seeds"]) > 1:
+    if len(s["seeds"]) > 1 and s["mean"] is not None:
         parts.append(f"<p>{len(s['seeds'])} seeds: all-target mean IoU {100 * s['mean']:.2f}% +- "
                      f"{100 * s['std']:.2f}% (std across seeds)</p>")
     if report["failures"]:
@@ -406,7 +408,7 @@ def write_index_html(out_dir: str | os.PathLike, report: dict, replay: dict | No
     parts += [f"<tr><td>{e(k)}</td><td>{v['num_targets']}</td><td>{v['num_submitted']}</td>"
               f"<td>{100 * v['mean_iou']:.2f}</td><td>{100 * v['gt_50']:.2f}</td></tr>"
               for k, v in report["categories"].items()]
-    parts += ["</table><h2>Per scene</h2>", format_table_html(report["scenes"])]
+    parts += ["</table><h2>Per scene</h2>", format_table_html(report["scenes"]) if report["scenes"] else "<p>none</p>"]
     if figures:
         parts.append("<h2>Reference scene and the submitted map (Figure 4; views at yaw +55, 0, -55 deg)</h2>")
         for key, p in figures.items():

@@ -49,7 +49,8 @@ from spatialscout_gym.core.files import load_ground_truth
 from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, aggregate, score_scene
 from spatialscout_gym.core.table import format_table
 from spatialscout_gym.eval.verification.verify import verification_status
-from spatialscout_gym.eval.settings_check import comparability_problems, identity_of, protocol_settings
+from spatialscout_gym.eval.settings_check import (NONE_MEANS, RECORDED, comparability_problems, identity_of,
+                                                  protocol_settings)
 from spatialscout_gym.eval.analysis.stats import (FIGURES, bootstrap_intervals, iqm_method_note, iqm_summary, method_note,
                                           min_p_value, min_scenes_to_separate, paired_iqm, per_scene_differences,
                                           paired_comparison, separated)
@@ -67,8 +68,9 @@ _COUNTER_ALIASES = ("images", "calls")
 ``model_calls`` or ``tool_calls``): kept in ``report.json``, not shown twice in the tables."""
 
 
-SETTINGS_KEYS = ("image_max_side_px", "image_history", "max_output_tokens", "model_call_budget", "reasoning_effort")
-"""Numbers of a ``result.json`` model block that are settings, not counts: never summed."""
+SETTINGS_KEYS = tuple(s.key for s in RECORDED if s.block == "model")
+"""Keys of a ``result.json`` model block that are settings, not counts (the model fields of the
+settings record, :class:`~spatialscout_gym.eval.settings_check.EpisodeSettings`): never summed."""
 
 
 def effort_label(models: Sequence[dict]) -> str | None:
@@ -92,17 +94,22 @@ def effort_label(models: Sequence[dict]) -> str | None:
     return label if len(refused) == len(models) else f"{label} in {len(refused)} of {len(models)} episodes"
 
 
-_NONE_MEANS = {"image_history": "all images", "max_output_tokens": "none sent", "reasoning_effort": "none sent"}
+_NONE_MEANS = NONE_MEANS
 """What a recorded None means for a setting of the model block: a known value, not an unknown one
-(every image kept in the conversation, no output cap sent, no effort sent)."""
+(every image kept in the conversation, no output cap sent, no effort sent); from the settings record."""
 
 
 def shown_counters(counters: dict) -> dict:
     """``counters`` without the aliases, for display (each figure once). A setting recorded as None
     is shown as what None means for it (:data:`_NONE_MEANS`); any other None, such as the cost of
-    an unpriced model, as ``"unknown"``."""
-    return {k: (_NONE_MEANS.get(k, "unknown") if v is None else v) for k, v in counters.items()
-            if k not in _COUNTER_ALIASES}
+    an unpriced model, as ``"unknown"``; the parameters sent (an object) as ``name: value`` pairs,
+    ``none sent`` when empty."""
+    return {k: (_NONE_MEANS.get(k, "unknown") if v is None else _object_text(v) if isinstance(v, dict) else v)
+            for k, v in counters.items() if k not in _COUNTER_ALIASES}
+
+
+def _object_text(value: dict) -> str:
+    return ", ".join(f"{k}: {json.dumps(v, sort_keys=True)}" for k, v in sorted(value.items())) or "none sent"
 
 
 class CompareError(SpatialScoutError, ValueError):
@@ -246,10 +253,15 @@ def build_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> d
     Raises
     ------
     FileNotFoundError
-        ``DIR`` holds no finished run directory.
+        ``DIR`` holds no finished run directory and no failed one.
+
+    An evaluation whose every episode failed gets a report of its failures alone: ``object_micro``
+    and ``scene_macro`` None (nothing to score), the failures, the episode counts and the spend.
     """
     out = Path(out_dir)
     records = find_runs(out, lam)
+    if not records and find_failures(out):
+        return _failures_only_report(out, lam)
     if not records:
         raise FileNotFoundError(f"{out} holds no finished run directory (<scene>/seed_<k>/result.json); "
                                 f"run `spatialscout evaluate --out {out} ...` first")
@@ -278,6 +290,19 @@ def build_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> d
     if report["catalog_version"] == "None":
         report["catalog_version"] = None
     return report
+
+
+def _failures_only_report(out: Path, lam: float) -> dict:
+    """The report of an evaluation with failed episodes and no completed one (see :func:`build_report`)."""
+    failed = failed_attempt_results(out)
+    return {"object_micro": None, "scene_macro": None, "scenes": {}, "lambda_m": float(lam),
+            "agent": sorted({str(r.get("agent")) for r in failed if r.get("agent")}),
+            "settings": EvalDir(out).settings(), "categories": {},
+            "seeds": {"seeds": [], "per_seed": {}, "mean": None, "std": None}, "intervals": None,
+            "verified": verification_status(out), "counters": _counters([]),
+            "failed_attempts_spend": _counters(failed), "failures": find_failures(out),
+            "episodes": episode_counts(out, []), "scorer": {}, "catalog_version": None, "scene_hashes": {},
+            "protocol_settings": {}}
 
 
 def _pct(x: float) -> str:
@@ -330,6 +355,11 @@ def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> st
                   f"{e['failed']} ({_pct(e['failure_rate'])}%); attempts {e['attempts']}, of which "
                   f"{e['failed_attempts']} failed ({_pct(e['attempt_failure_rate'])}%). Completed episodes "
                   "ended by: " + (", ".join(f"{md(k)} {v}" for k, v in e["end_reasons"].items()) or "-") + ".", ""]
+    if report["object_micro"] is None:   # every episode failed: the failures are the report
+        lines += ["**No episode completed**: nothing to score. Every episode failed; the failures and what "
+                  "they spent are below. Fix the cause and rerun the same command to resume.", ""]
+        lines += _spend_and_failure_lines(report)
+        return "\n".join(lines)
     lines += [
              "## Table 3 (%, object-micro is the headline)", "", "```",
              format_table({"object-micro": report["object_micro"], "scene-macro": report["scene_macro"]}),
@@ -348,6 +378,18 @@ def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> st
         n = c["reasoning_effort_refused_episodes"]
         lines += [f"Reasoning effort: the service refused the effort parameter in {n} episode"
                   f"{'' if n == 1 else 's'}, which ran without it after the first request (each run's `harness.json`, `reasoning`; docs/protocol.md section 10.2).", ""]
+    lines += _spend_and_failure_lines(report)
+    lines += ["## Per category (pooled over scenes)", "",
+              "| category | targets | submitted | mean IoU (%) | IoU > 0.5 (%) |", "|---|---|---|---|---|"]
+    lines += [f"| {md(k)} | {v['num_targets']} | {v['num_submitted']} | {_pct(v['mean_iou'])} | {_pct(v['gt_50'])} |"
+              for k, v in report["categories"].items()]
+    lines += ["", "## Per scene", "", *code_block(format_table({one_line(k): v for k, v in report["scenes"].items()})), ""]
+    return "\n".join(lines)
+
+
+def _spend_and_failure_lines(report: dict) -> list[str]:
+    """What failed attempts spent, and the failed episodes with their errors."""
+    lines: list[str] = []
     spent = report.get("failed_attempts_spend") or {}
     if spent.get("episodes"):
         lines += [f"Failed attempts (scored nowhere, but spent): {spent['episodes']} episodes, "
@@ -357,12 +399,7 @@ def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> st
         lines += ["## Failed episodes (left out of aggregates)", "", "| run | error |", "|---|---|"]
         lines += [f"| {md(f['run'])} | {md(str(f['error'])[:200])} |" for f in report["failures"]]
         lines.append("")
-    lines += ["## Per category (pooled over scenes)", "",
-              "| category | targets | submitted | mean IoU (%) | IoU > 0.5 (%) |", "|---|---|---|---|---|"]
-    lines += [f"| {md(k)} | {v['num_targets']} | {v['num_submitted']} | {_pct(v['mean_iou'])} | {_pct(v['gt_50'])} |"
-              for k, v in report["categories"].items()]
-    lines += ["", "## Per scene", "", *code_block(format_table({one_line(k): v for k, v in report["scenes"].items()})), ""]
-    return "\n".join(lines)
+    return lines
 
 
 def write_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> dict:
@@ -384,11 +421,12 @@ _MD_LINK = re.compile(r"(\]|!)([(\[])")
 
 
 def md(text: Any) -> str:
-    """``text`` safe inside a Markdown table cell or line: HTML escaped (model names and replies
-    may carry markup), backslashes and backquotes escaped, and the bracket that would open a link's
-    target or an image (``](``, ``][``, ``![``) escaped, so a category such as
-    ``[x](javascript:...)`` stays text, never a link; pipes and newlines neutralised."""
-    s = html.escape(str(text)).replace("\\", "\\\\").replace("`", "\\`")
+    """``text`` safe inside a Markdown table cell or line: markup escaped (``&``, ``<``, ``>``:
+    model names and replies may carry some; quotes stay plain text, as a terminal shows them),
+    backslashes and backquotes escaped, and the bracket that would open a link's target or an image
+    (``](``, ``][``, ``![``) escaped, so a category such as ``[x](javascript:...)`` stays text, never
+    a link; pipes and newlines neutralised."""
+    s = html.escape(str(text), quote=False).replace("\\", "\\\\").replace("`", "\\`")
     return _MD_LINK.sub(r"\1\\\2", s).replace("|", "&#124;").replace("\n", " ")
 
 

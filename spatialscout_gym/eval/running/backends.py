@@ -94,6 +94,8 @@ def _init_worker(settings: EvalSettings, limiter: Any, renderer_factory: Rendere
                  execute: Callable[[EpisodeTask, WorkerState], Outcome], parent_pid: int | None = None,
                  death_signal: bool = False) -> None:
     global _STATE, _EXECUTE
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C reaches the whole group: the driver stops the workers
     if parent_pid is not None:
         exit_with_parent(parent_pid, death_signal)
     _STATE, _EXECUTE = state(settings, limiter, renderer_factory), execute
@@ -154,6 +156,13 @@ class LocalBackend:
                                     queue.append(task)
                                     continue
                             on_outcome(outcome)
+                except BaseException:
+                    # interrupted (Ctrl-C, SIGTERM): stop the workers now and let the pool close its
+                    # queues, so nothing is left for the resource tracker to report; a rerun resumes
+                    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                        proc.terminate()
+                    broken = False
+                    raise
                 finally:
                     pool.shutdown(wait=not broken, cancel_futures=True)
         finally:

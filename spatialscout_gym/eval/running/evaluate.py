@@ -473,7 +473,7 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
             if bar is not None:
                 bar.close()
 
-        if write_report and (done or summary.ran):
+        if write_report and (done or summary.ran or summary.failed):   # all failed: a report of the failures
             from spatialscout_gym.eval.pages.report import write_report as _write
             summary.report = _write(out)
     summary.wall_s = time.perf_counter() - t_start

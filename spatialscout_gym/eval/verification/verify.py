@@ -307,7 +307,12 @@ def _check_model_records(cmp: Comparison, d: Path, result: dict, harness: dict, 
     """``result.json``'s model figures and ``harness.json``'s prompt and tools against the replay."""
     from spatialscout_gym.eval.verification.verify_conversation import harness_expected
     model = _dict_field(result, "model")
-    want = {"model_calls": w.model_calls, "http_attempts": w.attempts, "usage": dict(w.usage),
+    # a request refused for its effort parameter is an HTTP attempt no reply counts (it was resent
+    # at once): each is listed in attempt_failures, naming the refused parameter
+    refused = [str(p) for p in model.get("reasoning_effort_refused") or []]
+    refusals = sum(1 for f in model.get("attempt_failures") or []
+                   if refused and any(p in str(f) for p in refused) and ("400" in str(f) or "422" in str(f)))
+    want = {"model_calls": w.model_calls, "http_attempts": w.attempts + refusals, "usage": dict(w.usage),
             "prompt_style": harness.get("prompt_style"), "mode": harness.get("mode"),
             "model_call_budget": w.model_call_budget}
     diff = cmp.first_diff(model, want, "model")
@@ -325,13 +330,74 @@ def _check_model_records(cmp: Comparison, d: Path, result: dict, harness: dict, 
         if diff:
             raise _Diverged(f"in {RESULT_FILE}: model.cost_usd, recorded {_short(diff[1])} vs the usage at the "
                             f"recorded prices {_short(diff[2])}")
-    diff = cmp.first_diff(harness, _norm(harness_expected(w, harness)))
+    expected = _norm(harness_expected(w, harness))
+    diff = cmp.first_diff(harness, expected)
     if diff:
         raise _Diverged(f"in harness.json: {diff[0]}, recorded {_short(diff[1])} vs the harness's "
                         f"{_short(diff[2])}")
+    _check_prompt_file(d, harness, expected)
+    _check_model_settings(d, result, harness)
+
+
+def _check_prompt_file(d: Path, harness: dict, expected: dict) -> None:
+    """``prompt.txt`` equals, byte for byte, the prompt the harness builds for the recorded style
+    (re-derived by the replay), not merely contains it."""
+    from spatialscout_gym.baselines.vlm import prompt_file_text
     p = d / PROMPT_FILE
-    if p.is_file() and str(harness.get("task_prompt")) not in p.read_text(encoding="utf-8"):
-        raise _Diverged("in prompt.txt: the task prompt is not the one harness.json and every request carry")
+    if not p.is_file():
+        raise _Diverged("in prompt.txt: missing (every model run records the prompt it sent)")
+    want = prompt_file_text(str(harness.get("prompt_style")), expected.get("prompt_role"), expected.get("task_prompt"),
+                            expected.get("first_message"))
+    got = p.read_text(encoding="utf-8")
+    if got != want:
+        line = next((i for i, (a, b) in enumerate(zip(got.splitlines(), want.splitlines())) if a != b),
+                    min(len(got.splitlines()), len(want.splitlines())))
+        raise _Diverged(f"in prompt.txt: line {line + 1} differs from the prompt the harness sends for the "
+                        f"recorded style {harness.get('prompt_style')!r} (compared exactly)")
+
+
+def _check_model_settings(d: Path, result: dict, harness: dict) -> None:
+    """Every setting, name and harness ``result.json`` records of a model run agrees with
+    ``harness.json`` (checked against the replay), with ``evaluate.json`` and with the attempts
+    on disk; a cost needs its price table. Raise :class:`_Diverged` naming the first that does not."""
+    from spatialscout_gym.conversation.prompt import PROMPT_STYLE_ALIASES
+    model = _dict_field(result, "model")
+    hmodel, reasoning, images = _dict_field(harness, "model"), _dict_field(harness, "reasoning"), _dict_field(harness, "images")
+    checks: list[tuple[str, str, Any, str, Any]] = [
+        (RESULT_FILE, "model.name", model.get("name"), f"{HARNESS_FILE}'s model.name", hmodel.get("name")),
+        (RESULT_FILE, "model.reasoning_effort", model.get("reasoning_effort"), f"{HARNESS_FILE}'s reasoning.effort",
+         reasoning.get("effort")),
+        (RESULT_FILE, "model.reasoning_effort_sent", model.get("reasoning_effort_sent", {}),
+         f"{HARNESS_FILE}'s reasoning.sent_as", reasoning.get("sent_as", {})),
+        (RESULT_FILE, "model.reasoning_effort_refused", model.get("reasoning_effort_refused", []),
+         f"{HARNESS_FILE}'s reasoning.refused", sorted(reasoning.get("refused") or {})),
+        (RESULT_FILE, "harness", result.get("harness"), f"{HARNESS_FILE}'s harness", harness.get("harness")),
+    ]
+    if "history" in images:       # runs written before the history was in harness.json lack it
+        checks.append((RESULT_FILE, "model.image_history", model.get("image_history"), f"{HARNESS_FILE}'s images.history",
+                       images.get("history")))
+    settings_path = next((r / SETTINGS_FILE for r in (d.parent.parent, d) if (r / SETTINGS_FILE).is_file()), None)
+    opts = _dict_field(read_json_object(settings_path), "agent_options") if settings_path is not None else {}
+    style = opts.get("prompt_style")
+    against = {"prompt_style": ("prompt_style", PROMPT_STYLE_ALIASES.get(str(style), style), harness.get("prompt_style")),
+               "mode": ("mode", opts.get("mode"), harness.get("mode")),
+               "reasoning_effort": ("reasoning.effort", opts.get("reasoning_effort"), reasoning.get("effort")),
+               "image_history": ("model.image_history", opts.get("image_history"), model.get("image_history")),
+               "image_max_side": ("images.max_side_px", opts.get("image_max_side"), images.get("max_side_px"))}
+    for key, (whose, got, want) in against.items():
+        if key in opts:
+            checks.append((SETTINGS_FILE, f"agent_options.{key}", got, f"the run's {whose}", want))
+    if "attempt" in result:
+        from spatialscout_gym.eval.layout import attempt_dirs
+        checks.append((RESULT_FILE, "attempt", result["attempt"], "the attempts kept beside it + 1",
+                       len(attempt_dirs(d)) + 1))
+    for where, field, got, whose, want in checks:
+        if _norm(got) != _norm(want):
+            raise _Diverged(f"in {where}: {field}, recorded {_short(got)} vs {whose} {_short(want)}")
+    if model.get("cost_usd") is not None and _price_table(d) is None:
+        raise _Diverged(f"in {RESULT_FILE}: model.cost_usd, recorded {_short(model.get('cost_usd'))} without a "
+                        "price table the verifier can read (evaluate.json names none, or its file is missing or "
+                        "changed); a cost is verified only with its prices")
 
 
 def _price_table(d: Path) -> dict | None:
@@ -349,6 +415,9 @@ def _price_table(d: Path) -> dict | None:
             return table
         if isinstance(table, str) and Path(table).is_file():
             from spatialscout_gym.baselines.vlm import load_price_table
+            # the table's bytes as the evaluation read them: another table under the same name is not it
+            if hashlib.sha256(Path(table).read_bytes()).hexdigest() != opts.get("price_table_sha256"):
+                return None
             try:
                 return load_price_table(table)
             except Exception:
@@ -505,7 +574,8 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
             conversation = f"not checkable: {why}" if why else "re-derived"
             tool_side_only = why
         _check_records(d, result, start, spec, settings, harness if tool_side_only is None else None)
-        strict = ("time_unix_s", *TIMING_FIELDS)
+        # wall-clock fields, and whether a reply came from the request cache: neither is re-derived
+        strict = ("time_unix_s", *TIMING_FIELDS, "cached")
         if conversation == "re-derived":
             assert harness is not None   # not_checkable(None) is a reason: a re-derived run has its harness
             replies = [e for e in events if e.get("event") == "model_response"]

@@ -153,8 +153,9 @@ def run_payload(run: Path, frame_url: str = "frames") -> dict:
                 raise EvalDirError(f"{trace}: a capture event's frame_id must be an integer from 0, found "
                                    f"{type(fid).__name__}; the trace is corrupted or was edited")
             frames[str(fid)] = f"{frame_url}/{frame_file_name(fid)}"
+    from spatialscout_gym.eval.settings_check import shown_settings
     return {"kind": "run", "name": run.name, "result": result, "events": events, "frames": frames,
-            "targets": targets, "factors": factors}
+            "targets": targets, "factors": factors, "settings": shown_settings(result)}
 
 
 def eval_payload(root: Path, runs: list[Path]) -> dict:

@@ -71,3 +71,16 @@ SS.drawFrame = function (canvas, img, marks) {
 };
 SS.esc = s => String(s).replace(/[&<>"]/g, c => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}[c]));
 SS.fmt = (x, d = 3) => x == null ? "\u2013" : Number(x).toFixed(d);
+// scores on one scale, percent, as report, compare and the leaderboard print them
+SS.pct = (x, d = 2) => x == null ? "\u2013" : (100 * Number(x)).toFixed(d) + "%";
+// an event as indented text: strings as written (a prompt's line breaks as line breaks, not \n)
+SS.readable = function (x) {
+  function text(v, pad) {
+    if (v === null || typeof v !== "object") return typeof v === "string" ? v.replace(/\n/g, "\n" + pad + "  ") : JSON.stringify(v);
+    const inner = pad + "  ";
+    const items = Array.isArray(v) ? v.map(w => inner + "- " + text(w, inner).replace(/^\n\s*/, ""))
+      : Object.entries(v).map(([k, w]) => inner + k + ": " + text(w, inner));
+    return items.length ? "\n" + items.join("\n") : (Array.isArray(v) ? "[]" : "{}");
+  }
+  return text(x, "").replace(/^\n/, "").split("\n").map(l => l.slice(2)).join("\n");
+};

@@ -15,8 +15,10 @@
   const nModel = ev.filter(e => e.event === "model_request").length;
   const counts = (nModel ? "model calls " + nModel + "  \u00b7  " : "") + "tool calls " + nTool;
   document.getElementById("summary").textContent = [R.agent, R.scene_id, R.status,
-    "mean IoU " + SS.fmt(all.mean_iou), "coverage " + SS.fmt(R.coverage), counts,
+    "mean IoU " + SS.pct(all.mean_iou), "coverage " + SS.pct(R.coverage), counts,
     "end " + R.end_reason].join("  \u00b7  ");
+  // the settings record (eval/settings_check.py: what was asked and what was sent)
+  const settingsText = Object.entries(D.settings || {}).map(([k, v]) => k + ": " + (typeof v === "string" ? v : JSON.stringify(v))).join("  \u00b7  ");
   function label(e, i) {
     const m = typeof e.model_call_index === "number" ? "M" + (e.model_call_index + 1) + "  " : "";
     if (e.event === "tool_call") return (e.index != null ? e.index : "?") + "  " + e.tool;
@@ -28,6 +30,7 @@
   const fac = D.factors ? (D.factors.success ? '<span class="flag ok">success</span>' : '<span class="flag">not a success</span>') +
     D.factors.factors.map(f => '<span class="flag" data-factor="' + f + '">' + f.replace(/_/g, " ") + "</span>").join("") : "";
   main.innerHTML = (D.back ? '<a href="' + D.back + '">\u2190 all episodes</a>' : "") +
+    (settingsText ? '<div class="panel" id="settings" style="margin-bottom:10px"><b>Settings:</b> ' + SS.esc(settingsText) + "</div>" : "") +
     '<div class="panel" style="margin-bottom:10px"><b>Table-4 factors:</b> ' + (fac || "none (failed run)") +
     ' <span class="muted">(\u2691 marks the calls where they arise; episode-level ones on the end row)</span></div>' +
     '<div class="grid"><div class="panel" id="calls"><h2>Calls <span class="muted">(' + counts +
@@ -76,7 +79,7 @@
     const sel = list.querySelector(".call.cur"); if (sel) sel.scrollIntoView({block: "nearest"});
     document.getElementById("ci").textContent = (cur + 1) + " / " + calls.length;
     const show = Object.assign({}, e); delete show.event;
-    document.getElementById("detail").textContent = JSON.stringify(show, null, 1);
+    document.getElementById("detail").textContent = SS.readable(show);
     const cf = D.factors && e.event === "tool_call" ? D.factors.calls[String(e.index)] || [] : [];
     document.getElementById("refusal").innerHTML = (e.result && e.result.error ? SS.esc(e.result.error) : "") +
       cf.map(f => '<span class="flag">\u2691 ' + SS.esc(f) + "</span>").join("");
@@ -104,8 +107,8 @@
     if (im.complete && im.naturalWidth) SS.drawFrame(c, im, marks); else im.addEventListener("load", () => SS.drawFrame(c, im, marks), {once: true});
   }
   function gtTable() {
-    return '<table id="ioutable"><tr><th>target</th><th>IoU</th><th>matched</th></tr>' + D.targets.map(t =>
-      "<tr><td>" + SS.esc(t.id) + "</td><td>" + SS.fmt(t.iou) + "</td><td>" + SS.esc(t.matched || "\u2013") + "</td></tr>").join("") + "</table>";
+    return '<table id="ioutable"><tr><th>target</th><th>IoU (%)</th><th>matched</th></tr>' + D.targets.map(t =>
+      "<tr><td>" + SS.esc(t.id) + "</td><td>" + SS.pct(t.iou) + "</td><td>" + SS.esc(t.matched || "\u2013") + "</td></tr>").join("") + "</table>";
   }
   document.getElementById("prev").onclick = () => go(cur - 1);
   document.getElementById("next").onclick = () => go(cur + 1);
@@ -128,10 +131,10 @@
     function render() {
       rows.sort((a, b) => ((a[key] ?? -1) > (b[key] ?? -1) ? 1 : (a[key] ?? -1) < (b[key] ?? -1) ? -1 : 0) * dir);
       const cols = ["path", "scene", "agent", "status", "mean_iou", "coverage", "tool_calls"];
-      main.innerHTML = '<div class="panel"><table id="episodes"><tr>' + cols.map(c => '<th data-k="' + c + '">' + c.replace("_", " ") +
+      main.innerHTML = '<div class="panel"><table id="episodes"><tr>' + cols.map(c => '<th data-k="' + c + '">' + c.replace("_", " ") + (c === "mean_iou" || c === "coverage" ? " (%)" : "") +
         (c === key ? (dir < 0 ? " \u25bc" : " \u25b2") : "") + "</th>").join("") + "</tr>" +
         rows.map(r => "<tr>" + cols.map(c => "<td>" + (c === "path" ? '<a href="' + r.href + '">' + SS.esc(r.path) + "</a>" :
-          typeof r[c] === "number" && c !== "tool_calls" ? SS.fmt(r[c]) : SS.esc(r[c] ?? "\u2013")) + "</td>").join("") + "</tr>").join("") + "</table></div>";
+          typeof r[c] === "number" && c !== "tool_calls" ? SS.pct(r[c]) : SS.esc(r[c] ?? "\u2013")) + "</td>").join("") + "</tr>").join("") + "</table></div>";
       for (const th of main.querySelectorAll("th")) th.onclick = () => { if (key === th.dataset.k) dir = -dir; else { key = th.dataset.k; dir = -1; } render(); };
     }
     render();

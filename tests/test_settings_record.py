@@ -1,0 +1,96 @@
+"""Each setting recorded once: the per-episode settings record (``EpisodeSettings``) is the one
+list of settings. Changing any compared field of it in every ``result.json`` of a run makes
+``compare`` refuse the pair naming that setting; a field recorded but not compared says why and
+does not refuse; ``--force`` names every difference and keeps the other checks. Vulkan-free
+renderer, fake scenes, 32 px, real ``openai`` client against a scripted server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+
+import pytest
+
+from fakes import FakeRenderer, small_scene
+from vlm_scripted import ScriptedServer
+from spatialscout_gym.eval.pages.report import CompareError, compare_reports
+from spatialscout_gym.eval.running.evaluate import EvalSettings, evaluate
+from spatialscout_gym.eval.settings_check import RECORDED, SETTINGS, EpisodeSettings, episode_settings
+
+EXPECTED = {"image_budget", "resolution", "tool_call_budget", "model_call_budget", "prompt_style", "reasoning_effort",
+            "reasoning_effort_sent", "mode", "image_history", "image_max_side_px", "reasoning_effort_source",
+            "max_output_tokens"}
+"""The settings an episode records (the record may grow; none may leave it unnoticed)."""
+NOT_COMPARED = {"reasoning_effort_source", "max_output_tokens"}
+"""Recorded and shown, not compared (each field says why)."""
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("record")
+    scenes = []
+    for k in range(2):
+        p = tmp / f"fake-{k}.json"
+        p.write_text(small_scene(32, 32, yaw_deg=20.0 + 25 * k, scene_id=f"fake-{k}").to_json())
+        scenes.append(str(p))
+    evaluate(tmp / "reference", EvalSettings("origin", 5, 20, 32), scenes, progress=False,
+             renderer_factory=FakeRenderer)
+    with ScriptedServer(lambda step, body, fmt: [("finish_mapping", {})]) as server:
+        evaluate(tmp / "model", EvalSettings("openai:scripted", 5, 20, 32, agent_options={"model_call_budget": 20},
+                                             runtime_options={"base_url": server.openai_url, "api_key": "local"}),
+                 scenes, progress=False, renderer_factory=FakeRenderer)
+    return tmp
+
+
+def _changed(runs, tmp_path, s, value):
+    """A copy of the run the setting applies to, with the setting set to ``value`` in every result.json."""
+    name = "model" if "model" in s.kinds else "reference"
+    other = tmp_path / f"{name}-{s.field}"
+    shutil.copytree(runs / name, other)
+    for p in other.glob("*/seed_*/result.json"):
+        r = json.loads(p.read_text())
+        holder = r[s.block] if s.block else r
+        holder[s.key] = value
+        p.write_text(json.dumps(r))
+    return runs / name, other
+
+
+def test_the_record_holds_every_setting_and_every_run_records_it(runs):
+    assert {f.name for f in dataclasses.fields(EpisodeSettings)} >= EXPECTED
+    assert {s.field for s in RECORDED} == {f.name for f in dataclasses.fields(EpisodeSettings)}
+    assert {s.field for s in RECORDED if s not in SETTINGS} == NOT_COMPARED
+    model = json.loads(next((runs / "model").glob("*/seed_*/result.json")).read_text())
+    recorded = episode_settings(model)
+    assert all(recorded[s.field][0] for s in RECORDED if "model" in s.kinds or s.block == "")
+    assert recorded["reasoning_effort"] == (True, "xhigh")
+    assert recorded["reasoning_effort_sent"] == (True, {"reasoning_effort": "xhigh"})
+
+
+@pytest.mark.parametrize("field", [f.name for f in dataclasses.fields(EpisodeSettings)])
+def test_changing_any_field_of_the_record_makes_compare_refuse_naming_it(runs, tmp_path, field):
+    s = next(x for x in RECORDED if x.field == field)
+    base, other = _changed(runs, tmp_path, s, {"changed": field})
+    if s in SETTINGS:
+        with pytest.raises(CompareError) as caught:
+            compare_reports([base, other])
+        assert f"{s.name} differs" in str(caught.value) and str({"changed": field}) in str(caught.value)
+    else:
+        meta = next(f for f in dataclasses.fields(EpisodeSettings) if f.name == field).metadata
+        assert meta["why"]                                          # recorded, not compared, and says why
+        compare_reports([base, other])
+
+
+def test_force_names_every_difference_and_keeps_the_other_checks(runs, tmp_path):
+    effort = next(s for s in SETTINGS if s.field == "reasoning_effort_sent")
+    base, other = _changed(runs, tmp_path, effort, {})
+    for p in other.glob("*/seed_*/result.json"):      # a second difference: the image history
+        r = json.loads(p.read_text())
+        r["model"]["image_history"] = 2
+        r["catalog_version"] = "9.9"
+        p.write_text(json.dumps(r))
+    text, reports = compare_reports([base, other], force=True)
+    forced = next(line for line in text.splitlines() if line.startswith("**Forced comparison"))
+    assert "reasoning effort sent differs" in forced and "image history differs" in forced
+    assert "catalog versions differ" in forced
+    assert reports[other.name]["verified"]["status"] == "diverged"   # verification still runs under --force
