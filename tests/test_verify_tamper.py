@@ -514,3 +514,55 @@ def test_verify_in_parallel_gives_the_same_verdicts(honest, tmp_path, capsys, mo
     monkeypatch.setenv("SPATIALSCOUT_VERIFY_CACHE", str(tmp_path / "cache-2"))     # nothing cached: both re-execute
     many = _verify(d, capsys, "--workers", "2")
     assert [(e["status"], e["detail"]) for e in one[1].values()] == [(e["status"], e["detail"]) for e in many[1].values()]
+
+
+def _old_stream(run_dir: Path) -> bytes:
+    """The byte stream the verdict cache once hashed: ``name\\0bytes\\0`` per file, end to end."""
+    return b"".join(str(p.relative_to(run_dir)).encode() + b"\0" + p.read_bytes() + b"\0"
+                    for p in sorted(run_dir.rglob("*")) if p.is_file())
+
+
+def test_a_cache_collision_of_the_old_digest_earns_no_mark(honest, tmp_path, capsys, monkeypatch):
+    """An honest run plus a file ``0`` streams like a forged run plus files ``0`` and ``zzz``; the
+    cache key is a manifest (path, size, digest per file), so the forged run is re-executed."""
+    monkeypatch.setenv("SPATIALSCOUT_VERIFY_CACHE", str(tmp_path / "cache"))
+    good, forged = _copy(honest, tmp_path, "good"), _copy(honest, tmp_path, "forged")
+    _result_score(forged)
+    s_good, s_forged = _old_stream(_run(good)), _old_stream(_run(forged))
+    (_run(good) / "0").write_bytes(b"x\0" + s_forged + b"zzz\0")
+    (_run(forged) / "0").write_bytes(b"x")
+    (_run(forged) / "zzz").write_bytes((b"\0" + s_good)[:-1])
+    assert _old_stream(_run(good)) == _old_stream(_run(forged))       # the collision holds
+    code, eps = _verify(good, capsys)
+    assert code == 0 and eps[EP1]["status"] == "verified" and not eps[EP1]["cached"]
+    code, eps = _verify(forged, capsys)
+    assert code == 1 and eps[EP1]["status"] == "diverged" and not eps[EP1]["cached"], eps[EP1]
+    assert "in result.json: all.mean_iou" in eps[EP1]["detail"]
+    code, eps = _verify(good, capsys)
+    assert code == 0 and eps[EP1]["cached"]                             # the honest verdict is reused
+
+
+def test_the_cache_key_covers_package_data_and_the_price_table(honest, tmp_path):
+    from spatialscout_gym.eval.verification import verify_cache
+    d = _copy(honest, tmp_path)
+    table = tmp_path / "prices.json"
+    table.write_text('{"scripted": {"input": 1.0, "output": 2.0}}')
+    _edit_json(d / "evaluate.json", lambda s: s.setdefault("agent_options", {}).update(price_table=str(table)))
+    key = lambda: verify_cache.cache_key(d, _run(d), EP1, {}, False)      # noqa: E731
+    first = key()
+    table.write_text('{"scripted": {"input": 0.0, "output": 0.0}}')
+    assert key() != first                                                 # the price table's bytes
+    table.unlink()
+    assert key() != first
+    names = {row[0] for row in verify_cache.package_manifest()}
+    assert {"scenes/data/catalog_v3.json", "eval/verification/verify.py", "servers/viewer/static/view.js"} <= names
+
+
+def test_no_cache_re_executes_and_keeps_nothing(honest, tmp_path, capsys, monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SPATIALSCOUT_VERIFY_CACHE", str(cache))
+    _verify(honest, capsys)
+    assert len(list(cache.glob("*.json"))) == 2
+    shutil.rmtree(cache)
+    code, eps = _verify(honest, capsys, "--no-cache")
+    assert code == 0 and not any(e["cached"] for e in eps.values()) and not cache.exists()

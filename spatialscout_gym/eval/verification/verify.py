@@ -49,7 +49,6 @@ same digest (:func:`verify_dir` with ``use_cache``). The threat model is in docs
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
 import json
 import os
@@ -66,11 +65,12 @@ from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.core.files import load_predictions
 from spatialscout_gym.core.scoring import GroundTruth, score_scene
 from spatialscout_gym.episode.episode import Episode
-from spatialscout_gym.core.run_files import (ATTEMPTS_DIR, FRAMES_DIR, frame_file_name, DELIVERED_FILE, GROUND_TRUTH_FILE, HARNESS_FILE,
+from spatialscout_gym.core.run_files import (FRAMES_DIR, frame_file_name, DELIVERED_FILE, GROUND_TRUTH_FILE, HARNESS_FILE,
                                              PREDICTIONS_FILE, PROMPT_FILE, RESULT_FILE, TRACE_FILE)
 from spatialscout_gym.eval.layout import (ATTEMPTS_SUFFIX, PLANNED_FILE, SCENES_FILE, SETTINGS_FILE, VERIFY_FILE, EvalDir,
                                           EvalDirError, publish_json, read_json_object, read_result, read_scene_args,
                                           read_trace, seed_of_dir)
+from spatialscout_gym.eval.verification.verify_cache import cache_dir, cache_key, files_digest, run_files
 from spatialscout_gym.eval.verification.verify_compare import ABS_TOLERANCE, REL_TOLERANCE, Comparison
 
 __all__ = ["EpisodeCheck", "verify_episode", "verify_dir", "write_verification", "verification_status",
@@ -133,27 +133,10 @@ def _dict_field(record: dict, key: str) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def _run_files(run_dir: Path) -> list[Path]:
-    """Every entry of a run directory but its earlier attempts, sorted (frames included)."""
-    if not run_dir.is_dir():
-        return []
-    return sorted(p for p in run_dir.rglob("*") if ATTEMPTS_DIR not in p.relative_to(run_dir).parts)
-
-
-def files_digest(run_dir: Path) -> str:
-    """SHA-256 over every regular file of a run directory (its name and bytes; earlier attempts
-    left out): any change to any file, frames included, changes it."""
-    h = hashlib.sha256()
-    for p in _run_files(run_dir):
-        if p.is_file() and not p.is_symlink():
-            h.update(str(p.relative_to(run_dir)).encode() + b"\0" + p.read_bytes() + b"\0")
-    return h.hexdigest()
-
-
 def _regular_files(run_dir: Path) -> None:
     """Raise :class:`_Diverged` when an entry is neither a regular file nor a folder (a FIFO, a
     socket, a symbolic link: reading one could block or read outside the run)."""
-    for p in _run_files(run_dir):
+    for p in run_files(run_dir):
         if p.is_symlink() or not (p.is_file() or p.is_dir()):
             raise _Diverged(f"unreadable: {p.relative_to(run_dir)} is not a regular file (a link, FIFO or "
                             "device); a run directory holds files only")
@@ -424,6 +407,28 @@ def _check_records(d: Path, result: dict, start: dict, spec: Any, settings: dict
                         f"{_hash_pair(result['scene_content_hash'], scene_content_hash(spec))}")
 
 
+def _catalog_identity(spec: SceneSpec) -> None:
+    """A scene under a catalog id must be that catalog scene: its content hash the one catalog
+    version ``v`` (the scene's own) froze for that id; raise :class:`_Diverged` when not (a spec
+    file that claims a catalog id with other contents)."""
+    from spatialscout_gym.scenes.catalog import manifest, scene_catalog_version, scene_content_hash
+    version = scene_catalog_version(spec)
+    try:
+        rows = {str(r.get("scene_id")): r for r in manifest(version)["scenes"]}
+    except (OSError, KeyError, TypeError, ValueError) as exc:
+        raise _Diverged(f"scene {spec.scene_id!r}: catalog v{version}'s manifest cannot be read here "
+                        f"({type(exc).__name__}), so a scene under a catalog id cannot be checked") from None
+    row = rows.get(spec.scene_id)
+    if row is None:
+        return
+    here = scene_content_hash(spec)
+    if row.get("content_hash") != here:
+        raise _Diverged(f"scene {spec.scene_id!r} is a catalog id, but this run's scene is not catalog "
+                        f"v{version}'s {spec.scene_id}: content hash "
+                        f"{_hash_pair(str(row.get('content_hash')), here).replace('recorded', 'the catalog')} "
+                        "(a spec file under a catalog id)")
+
+
 def _check_frames(d: Path, events: list[dict]) -> None:
     """The frames a run wrote against the hashes recorded when they were written
     (``frames/sha256.json``): one PNG per capture, each decoding to the recorded raw RGB bytes, no
@@ -482,6 +487,7 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
         _identity(d, result, scene_args or {})
         try:
             spec = _resolve(d, result, scene_args or {})
+            _catalog_identity(spec)
         except _Diverged as exc:
             return verdict("refused", str(exc))
         rec = [(i, e) for i, e in enumerate(events) if e.get("event") in _EPISODE_EVENTS]
@@ -601,40 +607,6 @@ def _episode_dirs(ev: EvalDir) -> tuple[list[tuple[str, Path]], list[EpisodeChec
     return done, broken, failed
 
 
-def _cache_dir(root: Path) -> Path | None:
-    """Where verdicts are kept between commands, keyed by the digest of the files they judged:
-    ``$SPATIALSCOUT_VERIFY_CACHE``, else ``$XDG_CACHE_HOME/spatialscout/verify`` (``~/.cache``).
-    None when that is inside the directory being verified (a submission cannot bring its own)."""
-    base = os.environ.get("SPATIALSCOUT_VERIFY_CACHE") or str(
-        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "spatialscout" / "verify")
-    cache = Path(base).resolve()
-    if cache == root.resolve() or root.resolve() in cache.parents:
-        return None
-    return cache
-
-
-@functools.lru_cache(maxsize=1)
-def _code_digest() -> str:
-    """The version and every source file of the package: a verdict cached by other code (another
-    release, an edited replay or scorer) is never reused."""
-    from spatialscout_gym import __version__
-    h = hashlib.sha256(__version__.encode())
-    package = Path(__file__).resolve().parents[1]
-    for p in sorted(package.rglob("*.py")):
-        h.update(str(p.relative_to(package)).encode() + b"\0" + p.read_bytes())
-    return h.hexdigest()
-
-
-def _cache_key(run_dir: Path, key: str, context: bytes, images: bool) -> str | None:
-    try:
-        _regular_files(run_dir)
-    except _Diverged:
-        return None
-    h = hashlib.sha256(_code_digest().encode() + key.encode() + b"\0" + context + bytes([images]))
-    h.update(files_digest(run_dir).encode())
-    return h.hexdigest()
-
-
 def _verify_one(job: tuple) -> EpisodeCheck:
     key, run_dir, args, settings = job
     return verify_episode(key, run_dir, args, None, settings)
@@ -645,7 +617,7 @@ def verify_dir(path: str | os.PathLike, progress: bool = False, images: bool = F
     """:func:`verify_episode` for every completed episode of a run or evaluation directory
     (``images``: re-render the captures with SAPIEN and compare their hashes too; ``workers``
     processes; ``use_cache``: reuse a verdict kept outside the directory for files with the same
-    digest, see :func:`_cache_dir`), then the plan: an episode the plan does not name is
+    key, see :mod:`~spatialscout_gym.eval.verification.verify_cache`), then the plan: an episode the plan does not name is
     ``unplanned``, a planned one without a result ``missing``, one whose attempts all failed
     ``failed``, and two episodes with byte-identical traces (one filed under two seeds) both
     ``diverged``; in key order.
@@ -668,13 +640,11 @@ def verify_dir(path: str | os.PathLike, progress: bool = False, images: bool = F
     if not done and not planned and not failed and not checks:
         raise FileNotFoundError(f"{ev.root} holds no completed episode to verify (a run directory or an "
                                 "evaluation directory from `spatialscout evaluate`)")
-    context = b"".join((ev.root / n).read_bytes() if (ev.root / n).is_file() else b"-" for n in
-                       (SETTINGS_FILE, SCENES_FILE))
-    cache = _cache_dir(ev.root) if use_cache else None
+    cache = cache_dir(ev.root) if use_cache else None
     todo: list[tuple[str, Path]] = []
     keys: dict[str, str | None] = {}
     for k, d in done:
-        keys[k] = _cache_key(d, k, context, images) if cache is not None else None
+        keys[k] = cache_key(ev.root, d, k, args, images) if cache is not None else None
         hit = cache / f"{keys[k]}.json" if cache is not None and keys[k] else None
         if hit is not None and hit.is_file():
             try:
