@@ -49,7 +49,8 @@ from spatialscout_gym.eval.analysis.behaviour import tool_behaviour
 from spatialscout_gym.eval.analysis.failures import (FACTOR_LABELS, FAILURE_FACTORS, SUCCESS_FACTORS, count_factors,
                                             submitted_errors, table4_thresholds, trajectory_factors)
 from spatialscout_gym.eval.analysis.grounding import grounding_summary
-from spatialscout_gym.eval.layout import EvalDir, accepted_positions, publish_json, publish_text, seed_spread
+from spatialscout_gym.eval.layout import (EvalDir, accepted_positions, publish_json, publish_text, scene_sources,
+                                          seed_spread, spec_file_note)
 from spatialscout_gym.eval.pages.page import render_page
 from spatialscout_gym.eval.pages.report import effort_label, md
 from spatialscout_gym.eval.settings_check import comparability_problems, identity_of, protocol_settings
@@ -207,6 +208,7 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M, verify
         "scene_hashes": {ep.result.get("scene_id"): ep.result.get("scene_content_hash") for ep in eps.completed},
         "protocol_settings": protocol_settings(results),
         "scenes": sorted({str(ep.result.get("scene_id")) for ep in eps.completed}),
+        "scene_sources": scene_sources(EvalDir(d)),
         "runs": {ep.key: str(ep.run_dir) for ep in eps.completed},
     }
 
@@ -451,6 +453,10 @@ def format_leaderboard_md(board: dict) -> str:
     if board["scene_sets_differ"]:
         lines += ["Note: the rows cover different scene sets: "
                   + ", ".join(f"{md(n)}: {len(r['scenes'])} scenes" for n, r in rows.items()), ""]
+    for n, r in rows.items():
+        note = spec_file_note(r.get("scene_sources") or {})
+        if note:
+            lines += [f"{md(n)}: {md(note)}.", ""]
     t = tables(board)
     lines += sum((_table_md(x) for x in _split_table3(t["table3"])), []) + _table_md(t["table5"]) + _table_md(t["table4"])
     cost = board["cost"]
@@ -514,6 +520,10 @@ def _html(board: dict, plots: dict[str, Path], figures: dict[str, Path], out: Pa
     if board["scene_sets_differ"]:
         parts.append("<p><b>Note:</b> the rows cover different scene sets: " + e(", ".join(
             f"{n}: {len(r['scenes'])} scenes" for n, r in rows.items())) + "</p>")
+    for n, r in rows.items():
+        note = spec_file_note(r.get("scene_sources") or {})
+        if note:
+            parts.append(f"<p>{e(n)}: {e(note)}.</p>")
     t = tables(board)
     parts.append(_table_html(t["table3"], "leaderboard"))
     parts.append("<h2>Tool use (Figures 5-6)</h2>")

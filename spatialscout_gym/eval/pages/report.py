@@ -15,6 +15,7 @@ with :func:`~spatialscout_gym.core.scoring.aggregate`. The report dict (``DIR/re
                   "attempts", "failed_attempts", "attempt_failure_rate", "end_reasons": {reason: n}},
      "failed_attempts_spend": {"episodes", "calls", "cost_usd", ...},   # failed attempts, redone or not
      "catalog_version": str | None, "scene_hashes": {scene_id: sha256},
+     "scene_sources": {scene_id: {"source": "catalog" | "procedural" | "spec file" | "imported", "content_hash"}},
      "scorer": {key: {"metric_version", "compat", "min_side_m", "lambda_m", "Q", "H", "M", "N"}}}
 
 ``key`` is the scene id when every scene ran once, else ``<scene_id>/seed_<k>``. Failed episodes
@@ -53,8 +54,8 @@ from spatialscout_gym.eval.settings_check import comparability_problems, identit
 from spatialscout_gym.eval.analysis.stats import (FIGURES, bootstrap_intervals, iqm_method_note, iqm_summary, method_note,
                                           min_p_value, min_scenes_to_separate, paired_iqm, per_scene_differences,
                                           paired_comparison, separated)
-from spatialscout_gym.eval.layout import (EvalDir, accepted_positions, publish_json, publish_text, seed_dir_name,
-                                          seed_spread, split_episode_key)
+from spatialscout_gym.eval.layout import (EvalDir, accepted_positions, publish_json, publish_text, scene_sources,
+                                          seed_dir_name, seed_spread, spec_file_note, split_episode_key)
 
 __all__ = ["RunRecord", "find_runs", "find_failures", "failed_attempt_results", "episode_counts", "build_report", "write_report", "format_report_md",
            "compare_reports", "CompareError", "REPORT_JSON", "REPORT_MD"]
@@ -273,6 +274,7 @@ def build_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> d
         "scorer": {sc.scene_id: sc.record(lam) for sc in scores},
         "catalog_version": versions[0] if len(versions) == 1 else versions,
         "scene_hashes": {r.scene_id: r.result.get("scene_content_hash") for r in records},
+        "scene_sources": scene_sources(EvalDir(out)),
         "protocol_settings": protocol_settings([r.result for r in records]),
     })
     if report["catalog_version"] == "None":
@@ -312,6 +314,9 @@ def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> st
              f"agent: {md(', '.join(report['agent']))}; catalog version: {md(report['catalog_version'])}; "
              f"episodes: {e['completed']} completed, {e['failed']} failed "
              f"(failures are left out of every aggregate)", ""]
+    note = spec_file_note(report.get("scene_sources") or {})
+    if note:
+        lines += [md(note) + ".", ""]
     v = report.get("verified") or {}
     if v.get("missing"):
         miss = v["missing"]
