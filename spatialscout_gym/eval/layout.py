@@ -41,7 +41,7 @@ __all__ = ["EvalDir", "EvalDirError", "EpisodeDir", "Attempt", "seed_spread", "p
            "read_scene_args", "record_scene_args", "is_run_dir", "find_run_dirs", "seed_dir_name", "seed_of_dir",
            "split_episode_key",
            "SETTINGS_FILE", "SCENES_FILE", "SEED_DIR_PREFIX", "FAILED_SUFFIX", "ATTEMPTS_SUFFIX", "VERIFY_FILE", "PLANNED_FILE",
-           "record_planned", "read_planned", "trace_accepted_map", "accepted_positions", "scene_source",
+           "record_planned", "read_planned", "trace_accepted_map", "accepted_positions", "check_run_scene", "scene_source",
            "scene_sources", "spec_file_note"]
 
 # An evaluation directory's own files (a run directory's are in core/run_files.py).
@@ -225,6 +225,29 @@ def accepted_positions(run_dir: str | os.PathLike, gt: Any) -> dict[str, list[fl
                            f"episode accepted (trace.jsonl) has {_short(accepted.get(k, '(absent)'))}; the file was "
                            "edited, so the run is not scored (`spatialscout verify` names every difference)")
     return accepted
+
+
+def check_run_scene(run_dir: str | os.PathLike, result: dict) -> None:
+    """The scene ``result.json`` names must be the one the trace's start event and
+    ``ground_truth.json`` name; :class:`EvalDirError` (one line) when not: a result edited to name
+    another scene, or files gathered from several episodes, are never shown or scored. Every
+    reader of a run's scores (``report``, ``compare``, ``leaderboard``, ``view``) calls it."""
+    from spatialscout_gym.core.run_files import GROUND_TRUTH_FILE
+    run_dir = Path(run_dir)
+    sid = result.get("scene_id")
+    if sid is None:
+        return
+    named: list[tuple[str, Any]] = []
+    if (run_dir / TRACE_FILE).exists():
+        start = next((e for e in read_trace(run_dir / TRACE_FILE) if e.get("event") == "start"), {})
+        named.append((f"{TRACE_FILE}'s start event", start.get("scene_id")))
+    if (run_dir / GROUND_TRUTH_FILE).exists():
+        named.append((GROUND_TRUTH_FILE, read_json_object(run_dir / GROUND_TRUTH_FILE).get("scene_id")))
+    for where, other in named:
+        if other != sid:
+            raise EvalDirError(f"{run_dir / RESULT_FILE}: names scene {_short(sid)}, but {where} names "
+                               f"{_short(other)}; the files are not of one episode (edited or copied), so the run "
+                               "is not shown or scored (`spatialscout verify` names every difference)")
 
 
 def is_run_dir(path: str | os.PathLike) -> bool:

@@ -65,9 +65,10 @@ from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.core.files import load_predictions
 from spatialscout_gym.core.scoring import GroundTruth, score_scene
 from spatialscout_gym.episode.episode import Episode
+from spatialscout_gym.envs.run_dir import bind_seed
 from spatialscout_gym.core.run_files import (FRAMES_DIR, frame_file_name, DELIVERED_FILE, GROUND_TRUTH_FILE, HARNESS_FILE,
                                              PREDICTIONS_FILE, PROMPT_FILE, RESULT_FILE, TRACE_FILE)
-from spatialscout_gym.eval.layout import (ATTEMPTS_SUFFIX, PLANNED_FILE, SCENES_FILE, SETTINGS_FILE, VERIFY_FILE, EvalDir,
+from spatialscout_gym.eval.layout import (ATTEMPTS_SUFFIX, FAILED_SUFFIX, EpisodeDir, PLANNED_FILE, SCENES_FILE, SETTINGS_FILE, VERIFY_FILE, EvalDir,
                                           EvalDirError, publish_json, read_json_object, read_result, read_scene_args,
                                           read_trace, seed_of_dir)
 from spatialscout_gym.eval.verification.verify_cache import cache_dir, cache_key, files_digest, run_files
@@ -512,6 +513,7 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
             tool_side_only = why
         _check_records(d, result, start, spec, settings, harness if tool_side_only is None else None)
         strict = ("time_unix_s", *TIMING_FIELDS)
+        seed = int(result["seed"])      # bound into the start event (the path and result.json agree)
         if conversation == "re-derived":
             assert harness is not None   # not_checkable(None) is a reason: a re-derived run has its harness
             replies = [e for e in events if e.get("event") == "model_response"]
@@ -519,12 +521,12 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
             ep = wrapper.episode
             full = [(i, e) for i, e in enumerate(events)
                     if e.get("event") in _EPISODE_EVENTS + MODEL_EVENTS]
-            _compare_traces(cmp, full, [_norm(x) for x in mine], len(events), strict)
+            _compare_traces(cmp, full, [_norm(x) for x in bind_seed(mine, seed)], len(events), strict)
             n_req = sum(e.get("event") == "model_request" for e in mine)
             conversation = f"re-derived: {n_req} requests, {len(replies)} replies"
         else:
             ep = _replay_tools(spec, start, rec)
-            _compare_traces(cmp, rec, [_norm(x) for x in ep.trace], len(events),
+            _compare_traces(cmp, rec, [_norm(x) for x in bind_seed(ep.trace, seed)], len(events),
                             strict if tool_side_only is None else True)
         others = [(i, e) for i, e in enumerate(events) if e.get("event") not in _EPISODE_EVENTS + MODEL_EVENTS]
         if others:
@@ -580,14 +582,16 @@ def _scene_args(root: Path) -> dict[str, str]:
         return {}
 
 
-def _episode_dirs(ev: EvalDir) -> tuple[list[tuple[str, Path]], list[EpisodeCheck], list[str]]:
-    """``(completed (key, run dir), verdicts of episodes whose records cannot be read, failed keys)``:
-    a broken file in one episode gives that episode its verdict, never stops the others."""
+def _episode_dirs(ev: EvalDir, scene_args: dict[str, str]) -> tuple[list[tuple[str, Path]], list[EpisodeCheck],
+                                                                    list[tuple[str, str | None]]]:
+    """``(completed (key, run dir), verdicts of episodes whose records cannot be read, failed (key,
+    why its failure is not evidenced or None))``: a broken file in one episode gives that episode
+    its verdict, never stops the others."""
     if ev.is_run_dir:
         return [(EvalDir.key_of(ev.root), ev.root)], [], []
     done: list[tuple[str, Path]] = []
     broken: list[EpisodeCheck] = []
-    failed: list[str] = []
+    failed: list[tuple[str, str | None]] = []
     for path in ev._episode_paths():
         key = EvalDir.key_of(path)
         try:
@@ -603,8 +607,41 @@ def _episode_dirs(ev: EvalDir) -> tuple[list[tuple[str, Path]], list[EpisodeChec
         if e.completed is not None:
             done.append((key, e.completed.run_dir))
         elif e.attempts or e.notes or Path(str(e.path) + ATTEMPTS_SUFFIX).is_dir():
-            failed.append(key)
+            failed.append((key, _failure_evidence(e, scene_args)))
     return done, broken, failed
+
+
+def _failure_evidence(e: EpisodeDir, scene_args: dict[str, str]) -> str | None:
+    """Why a failed episode's failure is not shown by its records (None when it is): an episode
+    counts as failed only with a failed attempt archived whole, its ``result.json`` (status
+    ``failed``) naming the scene and seed its path names and its trace up to the failure, opening
+    with that scene's and seed's start event. A note alone (``seed_<k>.failed.json``) is no
+    evidence: it would let any episode leave the mean."""
+    tried = [a for a in e.attempts if not a.ok]
+    if not tried:
+        return (f"no failed attempt is archived, only a note ({e.path.name}{FAILED_SUFFIX} or "
+                f"{e.path.name}{ATTEMPTS_SUFFIX}/): a failure counts only with its trace up to the failure "
+                "(rerun the episode)")
+    why = ""
+    for a in tried:
+        where = a.run_dir.relative_to(e.path.parent.parent).as_posix()
+        try:
+            _regular_files(a.run_dir)
+            if not (a.run_dir / TRACE_FILE).is_file():
+                raise _Diverged(f"it has no {TRACE_FILE}")
+            _identity(e.path, a.result, scene_args)
+            events = read_trace(a.run_dir / TRACE_FILE)
+            start = next((x for x in events if x.get("event") == "start"), None)
+            if start is None:
+                raise _Diverged("the trace has no start event")
+            for field in ("scene_id", "seed"):
+                if start.get(field) != a.result.get(field):
+                    raise _Diverged(f"the trace's start event names {field} {_short(start.get(field))}, "
+                                    f"{RESULT_FILE} {_short(a.result.get(field))}")
+            return None
+        except (_Diverged, EvalDirError) as exc:
+            why = f"the failed attempt {where} is not evidence: {str(exc).removeprefix('in its path: ')}"
+    return why
 
 
 def _verify_one(job: tuple) -> EpisodeCheck:
@@ -636,7 +673,7 @@ def verify_dir(path: str | os.PathLike, progress: bool = False, images: bool = F
     if settings is None and (ev.root / PLANNED_FILE).exists():
         raise EvalDirError(f"{ev.root}: planned.json without evaluate.json (the settings every episode shares); "
                            "the directory was edited")
-    done, checks, failed = _episode_dirs(ev)
+    done, checks, failed = _episode_dirs(ev, args)
     if not done and not planned and not failed and not checks:
         raise FileNotFoundError(f"{ev.root} holds no completed episode to verify (a run directory or an "
                                 "evaluation directory from `spatialscout evaluate`)")
@@ -701,16 +738,52 @@ def verify_dir(path: str | os.PathLike, progress: bool = False, images: bool = F
                 by_key[x].status = "diverged"
                 by_key[x].detail = (f"in {TRACE_FILE}: byte-identical to {other}'s, wall-clock times included "
                                     "(one episode filed under two seeds or scenes)")
-    for key in failed:
+    _same_conversations(done, by_key)
+    for key, why in failed:
         if key not in by_key:
-            by_key[key] = EpisodeCheck(key, "failed", "(every attempt failed: counted as failed by report; "
-                                                      "nothing to re-execute)", conversation="not checked")
+            by_key[key] = (EpisodeCheck(key, "refused", f"failed without evidence: {why}", conversation="not checked")
+                           if why else
+                           EpisodeCheck(key, "failed", "(every attempt failed, each archived with its trace: "
+                                                       "counted as failed by report)", conversation="not checked"))
             checks.append(by_key[key])
     for key in planned:
         if key not in by_key:
             checks.append(EpisodeCheck(key, "missing", "(planned; no run directory with a result.json: deleted, "
                                                         "moved or never run)", conversation="not checked"))
     return sorted(checks, key=lambda c: c.key)
+
+
+def _reply_sequence(run_dir: Path) -> tuple[str, str, str] | None:
+    """``(scene id, scene hash, digest of the model replies in order)`` of a model run, wall-clock
+    fields left out; None for a run without replies or whose records cannot be read."""
+    from spatialscout_gym.eval.verification.verify_conversation import TIMING_FIELDS
+    try:
+        result = read_result(run_dir / RESULT_FILE)
+        replies = [{k: v for k, v in e.items() if k not in TIMING_FIELDS and not k.endswith("_unix_s")}
+                   for e in read_trace(run_dir / TRACE_FILE) if e.get("event") == "model_response"]
+    except EvalDirError:
+        return None
+    if not replies:
+        return None
+    blob = json.dumps(replies, sort_keys=True, separators=(",", ":")).encode()
+    return str(result.get("scene_id")), str(result.get("scene_content_hash")), hashlib.sha256(blob).hexdigest()
+
+
+def _same_conversations(done: list[tuple[str, Path]], by_key: dict[str, EpisodeCheck]) -> None:
+    """Two model runs of one scene with the same sequence of model replies (timestamps aside) are
+    one conversation filed under two seeds: both are marked diverged (unless one is already caught)."""
+    seen: dict[tuple[str, str, str], str] = {}
+    for k, d in done:
+        fp = _reply_sequence(d)
+        if fp is None:
+            continue
+        first = seen.setdefault(fp, k)
+        if first == k or any(by_key[x].status not in ("verified", TOOL_SIDE_ONLY) for x in (first, k)):
+            continue
+        for x, other in ((first, k), (k, first)):
+            by_key[x].status = "diverged"
+            by_key[x].detail = (f"in {TRACE_FILE}: the same conversation as {other}'s (the same model replies in "
+                                "the same order, wall-clock times aside): one episode filed under two seeds")
 
 
 def write_verification(path: str | os.PathLike, checks: list[EpisodeCheck]) -> Path:
