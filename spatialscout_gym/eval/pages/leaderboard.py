@@ -49,14 +49,14 @@ from spatialscout_gym.eval.analysis.behaviour import tool_behaviour
 from spatialscout_gym.eval.analysis.failures import (FACTOR_LABELS, FAILURE_FACTORS, SUCCESS_FACTORS, count_factors,
                                             submitted_errors, table4_thresholds, trajectory_factors)
 from spatialscout_gym.eval.analysis.grounding import grounding_summary
-from spatialscout_gym.eval.layout import (EvalDir, accepted_positions, publish_json, publish_text, scene_sources,
+from spatialscout_gym.eval.layout import (EvalDir, accepted_positions, check_run_scene, publish_json, publish_text, scene_sources,
                                           seed_spread, spec_file_note)
 from spatialscout_gym.eval.pages.page import render_page
 from spatialscout_gym.eval.pages.report import effort_label, md
 from spatialscout_gym.eval.settings_check import comparability_problems, identity_of, protocol_settings
 from spatialscout_gym.eval.verification.verify import verification_status
-from spatialscout_gym.eval.analysis.stats import (bootstrap_intervals, method_note, paired_comparison, rank_intervals,
-                                         separated)
+from spatialscout_gym.eval.analysis.stats import (PAIRED_METHOD, RANK_METHOD, bootstrap_intervals, method_note,
+                                                  pairwise_separation, rank_intervals)
 from spatialscout_gym.eval.analysis.trajectory import load_trajectory
 
 __all__ = ["EpisodeRecord", "EvalEpisodes", "collect_episodes", "build_row", "build_leaderboard",
@@ -151,6 +151,7 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M, verify
     scores: list[tuple[int, SceneScore]] = []
     trajectories, outcomes, errors = [], {}, []
     for ep in eps.completed:
+        check_run_scene(ep.run_dir, ep.result)
         gt = load_ground_truth(ep.run_dir)
         score = score_scene(gt, accepted_positions(ep.run_dir, gt), lam=lam)
         scores.append((int(ep.result.get("seed", 0)), score))
@@ -258,7 +259,10 @@ def build_leaderboard(dirs: Sequence[str | os.PathLike], *, force: bool = False,
                                "settings on one leaderboard (" + "; ".join(problems)
                                + "); rerun them alike or pass --force")
     runs = {n: rows[n].pop("_cells") for n in rows}
-    ranks = rank_intervals(runs)
+    # one rule for the rank intervals and "separated from next": the paired comparison of every pair
+    # on the cells every row shares
+    pairs = pairwise_separation(runs, RANK_FIGURE) if len(runs) > 1 else {}
+    ranks = rank_intervals(runs, RANK_FIGURE, pairs=pairs or None)
     # by rank (on the cells every row shares); ties: model rows first, then the higher figure
     order = sorted(rows, key=lambda n: (ranks[n]["rank"], rows[n]["reference"],
                                         -rows[n]["object_micro"]["all"]["mean_iou"], n))
@@ -267,12 +271,8 @@ def build_leaderboard(dirs: Sequence[str | os.PathLike], *, force: bool = False,
         if nxt is None:
             rows[n]["separated_from_next"] = None
             continue
-        pair = paired_comparison(runs[nxt], runs[n], figures=(RANK_FIGURE,))
-        fig = pair["figures"].get(RANK_FIGURE)
-        rows[n]["separated_from_next"] = {"next": nxt, "cells": len(pair["cells"]),
-                                          "separated": bool(fig and separated(fig)),
-                                          **({k: fig[k] for k in ("difference", "low", "high", "p_value")}
-                                             if fig else {})}
+        fig = pairs[(nxt, n)]            # this row minus the next
+        rows[n]["separated_from_next"] = {"next": nxt, **fig}
     return {"rows": {n: rows[n] for n in order}, "order": order, "problems": problems,
             "scene_sets_differ": len({tuple(r["scenes"]) for r in rows.values()}) > 1,
             "cost": cost_summary(rows), "factor_labels": FACTOR_LABELS, "lambda_m": float(lam),
@@ -445,9 +445,9 @@ def format_leaderboard_md(board: dict) -> str:
              "Object-micro (pooled over targets) unless marked macro (mean of per-scene ratios); "
              "completed episodes only, failed ones counted apart. Reference rows (no model) are "
              "marked (ref). Figures show the estimate and its 95% interval. " + board["intervals_method"]
-             + " Rank: by object-micro all-target mean IoU on the (scene, seed) cells every row shares, with "
-             "its 95% interval over the same resamples; 'separated from next': the paired difference to the "
-             "next row excludes 0 and its paired permutation p < 0.05 ('no': these rows cannot be ordered).", ""]
+             + " Rank: by object-micro all-target mean IoU on the (scene, seed) cells every row shares; "
+             "'separated from next': the paired difference to the next row (" + PAIRED_METHOD + ") excludes 0 and "
+             "its paired permutation p < 0.05 ('no': these rows cannot be ordered); " + RANK_METHOD + ".", ""]
     if board["problems"]:
         lines += ["**Forced:** " + md("; ".join(board["problems"])), ""]
     if board["scene_sets_differ"]:
@@ -514,7 +514,7 @@ def _html(board: dict, plots: dict[str, Path], figures: dict[str, Path], out: Pa
              "(failed ones counted apart); reference agents in grey. Click a column header to sort. "
              "Figures show the estimate and its 95% interval. " + e(board["intervals_method"]) + " Rank: by "
              "object-micro all-target mean IoU on the cells every row shares; 'separated from next': the paired "
-             "difference to the next row excludes 0 and its permutation p &lt; 0.05.</p>"]
+             "difference to the next row excludes 0 and its permutation p &lt; 0.05; " + e(RANK_METHOD) + ".</p>"]
     if board["problems"]:
         parts.append(f"<p><b>Forced comparison:</b> {e('; '.join(board['problems']))}</p>")
     if board["scene_sets_differ"]:

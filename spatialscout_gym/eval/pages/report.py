@@ -51,11 +51,11 @@ from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, aggregate, score_sce
 from spatialscout_gym.core.table import format_table
 from spatialscout_gym.eval.verification.verify import verification_status
 from spatialscout_gym.eval.settings_check import comparability_problems, identity_of, protocol_settings
-from spatialscout_gym.eval.analysis.stats import (FIGURES, bootstrap_intervals, iqm_method_note, iqm_summary, method_note,
-                                          min_p_value, min_scenes_to_separate, paired_iqm, per_scene_differences,
+from spatialscout_gym.eval.analysis.stats import (FIGURES, PAIRED_METHOD, SEED, bootstrap_intervals, iqm_method_note,
+                                          iqm_summary, method_note, min_p_value, min_scenes_to_separate, paired_iqm, per_scene_differences,
                                           paired_comparison, separated)
-from spatialscout_gym.eval.layout import (EvalDir, accepted_positions, publish_json, publish_text, scene_sources,
-                                          seed_dir_name, seed_spread, spec_file_note, split_episode_key)
+from spatialscout_gym.eval.layout import (EvalDir, accepted_positions, check_run_scene, publish_json, publish_text,
+                                          scene_sources, seed_dir_name, seed_spread, spec_file_note, split_episode_key)
 
 __all__ = ["RunRecord", "find_runs", "find_failures", "failed_attempt_results", "episode_counts", "build_report", "write_report", "format_report_md",
            "compare_reports", "CompareError", "REPORT_JSON", "REPORT_MD"]
@@ -135,6 +135,7 @@ def find_runs(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> list
     ev = EvalDir(out_dir)
     ev.check_identities()
     for _, a in ev.completed():
+        check_run_scene(a.run_dir, a.result)
         gt = load_ground_truth(a.run_dir)
         score = score_scene(gt, accepted_positions(a.run_dir, gt), lam=lam)
         records.append(RunRecord(a.run_dir, a.result, score, [t.category for t in gt.targets]))
@@ -444,7 +445,8 @@ def paired_lines(name_a: str, name_b: str, paired: dict) -> list[str]:
                   f"permutation test cannot give p below {min_p_value(paired['scenes']):.3g}, so it cannot "
                   f"separate two agents at p < 0.05 whatever the difference; compare on {need} or more "
                   "scenes.", ""]
-    lines += [method_note(paired["n_resamples"]) + " p: two-sided paired permutation test over scenes "
+    lines += [f"95% intervals: {PAIRED_METHOD}, {paired['n_resamples']} resamples, seed {SEED}. p: two-sided "
+              "paired permutation test over scenes "
               "(scipy.stats.permutation_test, the two runs swapped within a scene). Separated: the interval "
               "excludes 0 and p < 0.05.", "",
               f"| figure | {md(name_a)} % | {md(name_b)} % | difference (points) [95% CI] | p | separated at 95% |",
@@ -460,7 +462,7 @@ def paired_lines(name_a: str, name_b: str, paired: dict) -> list[str]:
 
 
 def iqm_lines(iqms: dict[str, dict]) -> list[str]:
-    """Markdown: each run's interquartile mean (%) with its stratified interval."""
+    """Markdown: each run's interquartile mean (%) with its two-stage interval (scenes, then seeds)."""
     lines = ["## Interquartile mean per run (%)", "", iqm_method_note(), "",
              "| run | episodes | scenes | IQM [95% CI] |", "|---|---|---|---|"]
     for n, q in iqms.items():
@@ -474,8 +476,8 @@ def per_scene_lines(name_a: str, name_b: str, q: dict, rows: list[dict]) -> list
     lines = []
     if q["difference"] is not None:
         ci = "[-]" if q["low"] is None else f"[{_points(q['low'])}, {_points(q['high'])}]"
-        lines += [f"IQM (stratified by scene): {md(name_a)} {_pct(q['a'])}%, {md(name_b)} {_pct(q['b'])}%, "
-                  f"difference {_points(q['difference'])} points {ci}.", ""]
+        lines += [f"IQM (two-stage bootstrap: scenes, then seeds): {md(name_a)} {_pct(q['a'])}%, "
+                  f"{md(name_b)} {_pct(q['b'])}%, difference {_points(q['difference'])} points {ci}.", ""]
     lines += [f"Per scene (mean over shared seeds of the episodes' all-target mean IoU, %; {md(name_b)} - "
               f"{md(name_a)} in points):", "", f"| scene | seeds | mean {md(name_a)} | mean {md(name_b)} | difference |",
               "|---|---|---|---|---|"]
@@ -513,9 +515,9 @@ def compare_reports(dirs: Sequence[str | os.PathLike], *, force: bool = False,
     text : str
         Markdown: the completed and failed episode counts per run (paper Appendix A: comparisons
         report the completed count for each model), object-micro and scene-macro Table-3 rows per
-        run with 95% intervals, each run's interquartile mean with a 95% interval stratified by
-        scene, then for every pair the difference B - A of each headline figure on the (scene,
-        seed) cells both scored (interval, permutation p-value, the cells named), the IQM
+        run with 95% intervals, each run's interquartile mean with a 95% interval over scenes and
+        the seeds within them, then for every pair the difference B - A of each headline figure on
+        the (scene, seed) cells both scored (interval, permutation p-value, the cells named), the IQM
         difference and a per-scene table (scene, mean A, mean B, difference); a per-category
         mean-IoU table, and a note when the runs cover different scenes.
     reports : dict
