@@ -35,7 +35,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                     "the same way). Prints 'KEY: verified', 'KEY: diverged at event N: tool, field, "
                     "recorded vs recomputed', 'KEY: tool-side only' (a model run without a complete "
                     "harness.json), 'KEY: unplanned' or 'KEY: missing' (planned, no result) per episode; exit 0 "
-                    "only when every planned episode verified or is recorded as failed. Writes "
+                    "only when every planned episode verified or is recorded as failed (its failed attempt archived "
+                    "with its trace; a note alone is refused). Writes "
                     "DIR/verify.json into each DIR (evaluation or run directory). See docs/verify.md.")
     p.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="run or evaluation directories")
     p.add_argument("--json", action="store_true", help="print the verdicts as one JSON object")

@@ -3,7 +3,8 @@
 For each planned episode of a run or evaluation directory, :func:`verify_episode` first checks
 its identity (the scene and seed its path names are the ones its records name), rebuilds the
 scene (its content hash must equal the recorded ``scene_content_hash``; a scene from another
-catalog version or with other contents is **refused** with the reason) and replays it with no
+catalog version or with other contents is **refused** with the reason, and so is a scene under a
+catalog id whose hash is not the one that catalog version froze for the id) and replays it with no
 model and no pixels:
 
 * a model run (its trace holds ``model_request``/``model_response`` events and ``harness.json``
@@ -28,8 +29,11 @@ largest deviation seen is reported per episode.
 
 A model run without a complete ``harness.json`` is ``tool-side only``, never ``verified``. An
 episode planned in the evaluation (``planned.json``, else ``scenes.json`` and the seeds seen)
-without a completed run directory is reported ``missing`` (a failed one ``failed``), one the plan
-does not name ``unplanned``, so nothing disappears or is added silently. A broken file gives its
+without a completed run directory is reported ``missing``, one the plan does not name
+``unplanned``, so nothing disappears or is added silently; a failed one is ``failed`` only with its
+failed attempt archived with its trace (a note alone is ``refused``), and two model runs of one
+scene with the same model replies are one conversation filed under two seeds (both ``diverged``);
+the seed itself is bound into the trace's start event. A broken file gives its
 episode a verdict naming it; the others get theirs.
 
 No tool result depends on pixels (marks are pixel coordinates, poses are deterministic), so the
@@ -43,7 +47,8 @@ by another renderer (class, device, driver or SAPIEN version, named on both side
 :func:`write_verification` writes ``DIR/verify.json`` (a record for the submitter).
 :func:`verification_status`, which ``report`` and ``leaderboard`` call, never trusts it: it
 verifies the files itself, reusing only verdicts kept outside the directory for files with the
-same digest (:func:`verify_dir` with ``use_cache``). The threat model is in docs/verify.md.
+same key (:func:`verify_dir` with ``use_cache``;
+:mod:`~spatialscout_gym.eval.verification.verify_cache`). The threat model is in docs/verify.md.
 """
 
 from __future__ import annotations
