@@ -103,12 +103,14 @@ def cache_dir(root: Path) -> Path | None:
 
 def _read_inputs(root: Path, run_dir: Path, scene_args: dict[str, str]) -> list[list[Any]]:
     """The manifest of the files outside the run that verifying it reads (see the module docstring)."""
-    from spatialscout_gym.eval.layout import SCENES_FILE, SETTINGS_FILE
+    from spatialscout_gym.eval.layout import SCENES_FILE, SETTINGS_FILE, EvalDirError, read_json_object
     entries: list[tuple[str, Path]] = [("evaluate.json", root / SETTINGS_FILE), ("scenes.json", root / SCENES_FILE)]
     for base in (root, run_dir):        # a lone run directory may carry its own evaluate.json
-        try:
-            settings = json.loads((base / SETTINGS_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        if not (base / SETTINGS_FILE).is_file():
+            continue
+        try:                            # regular files only, bounded (a FIFO never blocks)
+            settings = read_json_object(base / SETTINGS_FILE)
+        except EvalDirError:
             continue
         opts = settings.get("agent_options") if isinstance(settings, dict) else None
         table = opts.get("price_table") if isinstance(opts, dict) else None
