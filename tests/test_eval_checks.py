@@ -88,6 +88,8 @@ def test_leaderboard_rank_intervals_and_modes(evals, tmp_path, capsys):
     sep = board["rows"][top]["separated_from_next"]
     assert sep["next"] == low and sep["cells"] == 6 and sep["p_value"] == pytest.approx(0.25)
     assert sep["separated"] is False                      # 3 scenes cannot separate at 95%
+    # so neither row's rank interval is one rank (a bootstrap of ranks once printed [1, 1] here)
+    assert board["rows"][top]["rank"]["high"] == 2 and board["rows"][low]["rank"]["low"] == 1
     md = (site / "leaderboard.md").read_text()
     assert "| rank [95%] | separated from next |" in md and "9999 resamples" in md
     for name in ("leaderboard.json", "leaderboard.md", "index.html"):

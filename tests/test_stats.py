@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from spatialscout_gym.core.scoring import SceneScore, aggregate
-from spatialscout_gym.eval.analysis.stats import (FIGURES, bootstrap_intervals, paired_comparison, rank_intervals,
-                                         separated)
+from spatialscout_gym.eval.analysis.stats import (FIGURES, bootstrap_intervals, paired_comparison, pairwise_separation,
+                                                  rank_intervals, separated)
 
 
 def score(scene: str, ious, submitted: int | None = None) -> SceneScore:
@@ -83,6 +83,35 @@ def test_rank_intervals_overlap_only_when_runs_are_close():
     assert ranks["good"] == {"rank": 1, "low": 1.0, "high": 1.0}
     assert ranks["base"]["low"] == 2.0 and ranks["near"]["low"] == 2.0   # equal means: both may be 2nd
     assert ranks["base"]["high"] == 3.0 and ranks["near"]["high"] == 3.0
+
+
+def test_rank_intervals_and_separation_follow_one_rule():
+    """B beats A on each of 3 scenes: every scene bootstrap put B first (a rank interval [1, 1]) while
+    3 scenes cannot separate two runs (p = 0.25): the ranks come from the paired rule, [1, 2] both."""
+    a = {(f"s{i}", 0): score(f"s{i}", [0.1 * i]) for i in range(3)}
+    b = {(f"s{i}", 0): score(f"s{i}", [0.1 * i + 0.5]) for i in range(3)}
+    pairs = pairwise_separation({"a": a, "b": b})
+    assert pairs[("a", "b")]["p_value"] == pytest.approx(0.25) and not pairs[("a", "b")]["separated"]
+    assert pairs[("b", "a")]["difference"] == pytest.approx(-0.5) and pairs[("b", "a")]["cells"] == 3
+    ranks = rank_intervals({"a": a, "b": b}, pairs=pairs)
+    assert ranks == {"a": {"rank": 2, "low": 1.0, "high": 2.0}, "b": {"rank": 1, "low": 1.0, "high": 2.0}}
+    # eight scenes: separated (p = 2/256), and each rank is one value
+    a8 = {(f"s{i}", 0): score(f"s{i}", [0.05 * i]) for i in range(8)}
+    b8 = {(f"s{i}", 0): score(f"s{i}", [0.05 * i + 0.5]) for i in range(8)}
+    assert pairwise_separation({"a": a8, "b": b8})[("a", "b")]["separated"]
+    assert rank_intervals({"a": a8, "b": b8}) == {"a": {"rank": 2, "low": 2.0, "high": 2.0},
+                                                  "b": {"rank": 1, "low": 1.0, "high": 1.0}}
+
+
+def test_the_paired_interval_resamples_scenes_and_seeds_within_them():
+    # B - A is +0.2 on every cell of s0 and s1 but s2's seeds disagree (+0.0 and +0.4): seeds
+    # resampled within a drawn scene move the interval below +0.2 and above it
+    a = {(f"s{i}", k): score(f"s{i}", [0.1]) for i in range(3) for k in range(2)}
+    b = {(f"s{i}", k): score(f"s{i}", [0.3]) for i in range(2) for k in range(2)}
+    b[("s2", 0)], b[("s2", 1)] = score("s2", [0.1]), score("s2", [0.5])
+    f = paired_comparison(a, b, n_resamples=2000)["figures"]["object_micro.all.mean_iou"]
+    assert f["difference"] == pytest.approx(0.2)
+    assert f["low"] < 0.2 - 0.02 and f["high"] > 0.2 + 0.02
 
 
 def test_variance_components_and_scenes_needed_by_hand(tmp_path):

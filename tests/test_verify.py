@@ -226,3 +226,58 @@ def test_images_a_model_received_are_re_encoded_and_compared(tmp_path, capsys):
     (run / "delivered_sha256.json").write_text(json.dumps(rec))
     assert main(["verify", str(tmp_path / "ev"), "--images", "--no-progress"]) == 1
     assert "diverged in delivered_sha256.json: frame 1, recorded ffffffffffff vs re-encoded" in capsys.readouterr().out
+
+
+def _targets_on_the_start_camera(spec):
+    """``spec`` with every target moved so that its box is centred on the initial camera."""
+    import dataclasses
+    from spatialscout_gym.core.spec import SceneSpec
+    cam = spec.public.initial_camera.position_world
+    objects = []
+    for o in spec.private.objects:
+        if o.role == "target":
+            lo, hi = o.aabb_world
+            shift = cam - (lo + hi) / 2
+            o = dataclasses.replace(o, parts=[dataclasses.replace(p, position_world=p.position_world + shift)
+                                              for p in o.parts])
+        objects.append(o)
+    return SceneSpec.from_objects(spec.scene_id, objects, spec.public.initial_camera, spec.public.intrinsics,
+                                  spec.private.lights, ambient_light=spec.private.ambient_light,
+                                  source=spec.private.source, description=spec.public.description)
+
+
+def test_a_spec_file_claiming_a_catalog_id_is_refused(tmp_path, capsys):
+    """A copy of Kitchen_01's spec with every target on the start camera, evaluated with ``origin``
+    (which then scores 100%) and filed as ``Kitchen_01/``: its scene is not catalog v3.0's
+    Kitchen_01, so verify refuses it at that episode, and no page shows it verified."""
+    from spatialscout_gym.scenes.catalog import load_scene, manifest, scene_content_hash
+    forged = _targets_on_the_start_camera(load_scene("Kitchen_01"))
+    spec_file = tmp_path / "kitchen_copy.json"
+    spec_file.write_text(forged.to_json())
+    ev = tmp_path / "origin"
+    evaluate(ev, EvalSettings("origin", 1, 20, 32), [str(spec_file)], seeds=1, workers=1, progress=False,
+             renderer_factory=FakeRenderer)
+    (ev / "kitchen_copy").rename(ev / "Kitchen_01")
+    (ev / "scenes.json").write_text(json.dumps({"Kitchen_01": str(spec_file)}))
+    (ev / "planned.json").write_text(json.dumps({"episodes": ["Kitchen_01/seed_0"]}))
+    result = json.loads((ev / "Kitchen_01" / "seed_0" / "result.json").read_text())
+    assert result["scene_id"] == "Kitchen_01" and result["all"]["mean_iou"] > 0.99   # the forged score
+    capsys.readouterr()
+    assert main(["verify", str(ev), "--no-progress", "--json"]) == 1
+    ep = json.loads(capsys.readouterr().out)["dirs"][str(ev)][0]
+    catalog = {r["scene_id"]: r["content_hash"] for r in manifest("3.0")["scenes"]}["Kitchen_01"]
+    assert ep["episode"] == "Kitchen_01/seed_0" and ep["status"] == "refused", ep
+    assert "is a catalog id, but this run's scene is not catalog v3.0's Kitchen_01" in ep["detail"]
+    assert catalog in ep["detail"] and scene_content_hash(forged) in ep["detail"] and "\n" not in ep["detail"]
+    assert verification_status(ev)["status"] == "diverged"
+    assert main(["report", str(ev), "--no-figures"]) == 0
+    report = json.loads((ev / "report.json").read_text())
+    assert report["scene_sources"]["Kitchen_01"] == {"source": "spec file", "content_hash": result["scene_content_hash"]}
+    assert ("1 scene(s) from spec files, not catalog scenes: Kitchen_01 (content hash "
+            f"{result['scene_content_hash'][:16]})") in (ev / "report.md").read_text()
+    assert "Verified: **diverged**" in (ev / "report.md").read_text()
+    site = tmp_path / "site"
+    assert main(["leaderboard", str(ev), "--out", str(site), "--no-progress"]) == 0
+    row = next(iter(json.loads((site / "leaderboard.json").read_text())["rows"].values()))
+    assert row["verified"] == "diverged" and row["scene_sources"]["Kitchen_01"]["source"] == "spec file"
+    assert "scene(s) from spec files, not catalog scenes: Kitchen_01" in (site / "leaderboard.md").read_text()

@@ -236,6 +236,34 @@ def _second_seed(d, plan: bool):
         _edit_json(d / "planned.json", lambda p: p["episodes"].append("procedural_1/seed_1"))
 
 
+def _same_conversation(d):
+    """EP1 filed again as seed 1, its seed relabelled everywhere and one reply's timestamp shifted:
+    no byte-identical trace, the same conversation."""
+    _second_seed(d, True)
+    run = d / "procedural_1" / "seed_1"
+
+    def fn(events):
+        _first(events, "start")["seed"] = 1
+        _first(events, "model_response", 2)["time_unix_s"] += 1.5
+    _edit_events(run / "trace.jsonl", fn)
+
+
+def _seed_in_trace(d):
+    _edit_events(_run(d) / "trace.jsonl", lambda ev: _first(ev, "start").update(seed=1))
+
+
+def _failed_note_only(d):
+    """EP2 (a scored episode) replaced by a note saying it could not start."""
+    shutil.rmtree(_run(d, EP2))
+    (d / "procedural_2" / "seed_0.failed.json").write_text(json.dumps({"scene": "procedural:2", "seed": 0,
+                                                                       "error": "RuntimeError: x"}))
+
+
+def _failed_without_trace(d):
+    _edit_json(_run(d, EP2) / "result.json", lambda r: r.update(status="failed", error="RuntimeError: x"))
+    (_run(d, EP2) / "trace.jsonl").unlink()
+
+
 def _event_extra_field(d):
     _edit_events(_run(d) / "trace.jsonl", lambda ev: _first(ev, "tool_call").update(note="fine"))
 
@@ -354,8 +382,15 @@ TAMPERS: list[tuple[str, Callable, str, str, str]] = [
     ("planned-drops-episode", _unplanned, EP2, "not in planned.json", "unplanned"),
     ("second-seed-unplanned", lambda d: _second_seed(d, False), "procedural_1/seed_1", "not in planned.json",
      "unplanned"),
-    ("second-seed-planned", lambda d: _second_seed(d, True), "procedural_1/seed_1", "byte-identical to "
+    ("second-seed-planned", lambda d: _second_seed(d, True), "procedural_1/seed_1", "at event 0: start, seed, "
+     "recorded 0 vs recomputed 1", "diverged"),
+    ("same-conversation-two-seeds", _same_conversation, "procedural_1/seed_1", "the same conversation as "
      "procedural_1/seed_0's", "diverged"),
+    ("seed-in-trace", _seed_in_trace, EP1, "at event 0: start, seed, recorded 1 vs recomputed 0", "diverged"),
+    ("failed-note-without-evidence", _failed_note_only, EP2, "failed without evidence: no failed attempt is "
+     "archived, only a note", "refused"),
+    ("failed-attempt-without-trace", _failed_without_trace, EP2, "failed without evidence: the failed attempt "
+     "procedural_2/seed_0 is not evidence", "refused"),
     ("event-extra-field", _event_extra_field, EP1, "note, recorded \"fine\" vs recomputed \"(no such field)\"",
      "diverged"),
     ("appended-model-response", _appended_response, EP1, ": model_response, event", "diverged"),
@@ -514,3 +549,86 @@ def test_verify_in_parallel_gives_the_same_verdicts(honest, tmp_path, capsys, mo
     monkeypatch.setenv("SPATIALSCOUT_VERIFY_CACHE", str(tmp_path / "cache-2"))     # nothing cached: both re-execute
     many = _verify(d, capsys, "--workers", "2")
     assert [(e["status"], e["detail"]) for e in one[1].values()] == [(e["status"], e["detail"]) for e in many[1].values()]
+
+
+def _old_stream(run_dir: Path) -> bytes:
+    """The byte stream the verdict cache once hashed: ``name\\0bytes\\0`` per file, end to end."""
+    return b"".join(str(p.relative_to(run_dir)).encode() + b"\0" + p.read_bytes() + b"\0"
+                    for p in sorted(run_dir.rglob("*")) if p.is_file())
+
+
+def test_a_cache_collision_of_the_old_digest_earns_no_mark(honest, tmp_path, capsys, monkeypatch):
+    """An honest run plus a file ``0`` streams like a forged run plus files ``0`` and ``zzz``; the
+    cache key is a manifest (path, size, digest per file), so the forged run is re-executed."""
+    monkeypatch.setenv("SPATIALSCOUT_VERIFY_CACHE", str(tmp_path / "cache"))
+    good, forged = _copy(honest, tmp_path, "good"), _copy(honest, tmp_path, "forged")
+    _result_score(forged)
+    s_good, s_forged = _old_stream(_run(good)), _old_stream(_run(forged))
+    (_run(good) / "0").write_bytes(b"x\0" + s_forged + b"zzz\0")
+    (_run(forged) / "0").write_bytes(b"x")
+    (_run(forged) / "zzz").write_bytes((b"\0" + s_good)[:-1])
+    assert _old_stream(_run(good)) == _old_stream(_run(forged))       # the collision holds
+    code, eps = _verify(good, capsys)
+    assert code == 0 and eps[EP1]["status"] == "verified" and not eps[EP1]["cached"]
+    code, eps = _verify(forged, capsys)
+    assert code == 1 and eps[EP1]["status"] == "diverged" and not eps[EP1]["cached"], eps[EP1]
+    assert "in result.json: all.mean_iou" in eps[EP1]["detail"]
+    code, eps = _verify(good, capsys)
+    assert code == 0 and eps[EP1]["cached"]                             # the honest verdict is reused
+
+
+def test_the_cache_key_covers_package_data_and_the_price_table(honest, tmp_path):
+    from spatialscout_gym.eval.verification import verify_cache
+    d = _copy(honest, tmp_path)
+    table = tmp_path / "prices.json"
+    table.write_text('{"scripted": {"input": 1.0, "output": 2.0}}')
+    _edit_json(d / "evaluate.json", lambda s: s.setdefault("agent_options", {}).update(price_table=str(table)))
+    key = lambda: verify_cache.cache_key(d, _run(d), EP1, {}, False)      # noqa: E731
+    first = key()
+    table.write_text('{"scripted": {"input": 0.0, "output": 0.0}}')
+    assert key() != first                                                 # the price table's bytes
+    table.unlink()
+    assert key() != first
+    names = {row[0] for row in verify_cache.package_manifest()}
+    assert {"scenes/data/catalog_v3.json", "eval/verification/verify.py", "servers/viewer/static/view.js"} <= names
+
+
+def test_no_cache_re_executes_and_keeps_nothing(honest, tmp_path, capsys, monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SPATIALSCOUT_VERIFY_CACHE", str(cache))
+    _verify(honest, capsys)
+    assert len(list(cache.glob("*.json"))) == 2
+    shutil.rmtree(cache)
+    code, eps = _verify(honest, capsys, "--no-cache")
+    assert code == 0 and not any(e["cached"] for e in eps.values()) and not cache.exists()
+
+
+def test_a_failed_attempt_archived_with_its_trace_counts_as_failed(honest, tmp_path, capsys):
+    d = _copy(honest, tmp_path)
+    _edit_json(_run(d, EP2) / "result.json", lambda r: r.update(status="failed", error="RuntimeError: x"))
+    code, eps = _verify(d, capsys)
+    assert code == 0 and eps[EP2]["status"] == "failed" and eps[EP1]["status"] == "verified", eps
+
+
+def test_every_recorded_start_event_names_its_seed(honest):
+    for key in (EP1, EP2):
+        start = json.loads((honest / key / "trace.jsonl").read_text().splitlines()[0])
+        assert start["event"] == "start" and start["seed"] == 0
+
+
+@pytest.mark.parametrize("edit,words", [(_pred_one_unit, "the map the episode accepted"),
+                                        (_result("scene_id", "procedural_7"), "names scene \"procedural_7\", but "
+                                                                             "trace.jsonl's start event names")],
+                         ids=["predictions-differ-from-the-trace", "result-names-another-scene"])
+def test_view_reads_through_the_checks_of_report_compare_and_leaderboard(honest, tmp_path, capsys, edit, words):
+    d = _copy(honest, tmp_path)
+    assert main(["view", str(d), "--out", str(tmp_path / "ok")]) == 0
+    edit(d)
+    site = tmp_path / "site"
+    for cmd in (["view", str(d), "--out", str(tmp_path / "view")], ["view", str(d / EP1), "--out", str(tmp_path / "one")],
+                ["report", str(d), "--no-figures"], ["compare", str(honest), str(d)],
+                ["leaderboard", str(d), "--out", str(site), "--no-progress", "--overwrite"]):
+        capsys.readouterr()
+        assert main(cmd) == 2, cmd
+        err = capsys.readouterr().err
+        assert words in err and err.count("\n") == 1 and "Traceback" not in err, (cmd, err)

@@ -6,8 +6,9 @@
 Each DIR (an evaluation directory or a lone run directory, e.g. from ``play``) gets
 ``DIR/verify.json`` (a record for the submitter: ``report`` and ``leaderboard`` verify for
 themselves and never trust it). Verdicts are also kept, keyed by the digest of the files they
-judged, in a cache outside the directory (``$XDG_CACHE_HOME/spatialscout/verify``), which
-``report`` and ``leaderboard`` reuse.
+judged, the code and data of the package and every other file verification reads, in a cache
+outside the directory (``$XDG_CACHE_HOME/spatialscout/verify``), which ``report`` and
+``leaderboard`` reuse; ``--no-cache`` re-executes everything.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                     "the same way). Prints 'KEY: verified', 'KEY: diverged at event N: tool, field, "
                     "recorded vs recomputed', 'KEY: tool-side only' (a model run without a complete "
                     "harness.json), 'KEY: unplanned' or 'KEY: missing' (planned, no result) per episode; exit 0 "
-                    "only when every planned episode verified or is recorded as failed. Writes "
+                    "only when every planned episode verified or is recorded as failed (its failed attempt archived "
+                    "with its trace; a note alone is refused). Writes "
                     "DIR/verify.json into each DIR (evaluation or run directory). See docs/verify.md.")
     p.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="run or evaluation directories")
     p.add_argument("--json", action="store_true", help="print the verdicts as one JSON object")
@@ -47,6 +49,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         "'tool-side only', never as verified")
     p.add_argument("--workers", type=int, default=1, metavar="N",
                    help="verify N episodes at a time in separate processes (default 1)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="re-execute every episode: neither reuse nor keep a verdict in the cache outside "
+                        "the directory")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -61,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"{d} is not a directory (expected a run or evaluation directory)")
         try:
             checks = verify_dir(d, progress=not args.no_progress and not args.json, images=args.images,
-                                workers=max(1, args.workers), use_cache=True)
+                                workers=max(1, args.workers), use_cache=not args.no_cache)
         except (FileNotFoundError, EvalDirError) as exc:
             raise CliError(str(exc)) from None
         # a lone run directory (e.g. a `play` run) keeps its verdict too, so its leaderboard row

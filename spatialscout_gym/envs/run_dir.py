@@ -51,7 +51,7 @@ from spatialscout_gym.episode.episode import Episode
 from spatialscout_gym.episode.trace import write_jsonl
 from spatialscout_gym.scenes.catalog import scene_catalog_version, scene_content_hash
 
-__all__ = ["write_run"]
+__all__ = ["write_run", "bind_seed"]
 
 
 def renderer_identity(renderer: Any) -> dict:
@@ -71,6 +71,16 @@ def frame_hashes(episode: Any) -> dict:
     return {"renderer": renderer_identity(episode.renderer),
             "rgb_sha256": {str(fid): hashlib.sha256(np.ascontiguousarray(f.image).tobytes()).hexdigest()
                            for fid, f in sorted(episode.frames.items())}}
+
+
+def bind_seed(trace: list[dict], seed: int) -> list[dict]:
+    """``trace`` with the agent seed in its start event (docs/protocol.md section 7): the recorded
+    episode names its seed, so a run filed under another seed is caught by ``verify``."""
+    out = list(trace)
+    i = next((k for k, e in enumerate(out) if e.get("event") == "start"), None)
+    if i is not None:
+        out[i] = {**out[i], "seed": int(seed)}
+    return out
 
 
 def write_run(out_dir: str | os.PathLike, spec: SceneSpec, episode: Episode, agent: Any, *, seed: int,
@@ -113,7 +123,7 @@ def write_run(out_dir: str | os.PathLike, spec: SceneSpec, episode: Episode, age
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:
-        write_jsonl(episode.trace if trace is None else trace, tmp / TRACE_FILE)
+        write_jsonl(bind_seed(episode.trace if trace is None else trace, seed), tmp / TRACE_FILE)
         if failure is None:
             write_json_atomic(tmp / PREDICTIONS_FILE, {"positions": positions})
             write_json_atomic(tmp / GROUND_TRUTH_FILE, spec.ground_truth_dict())

@@ -41,7 +41,8 @@ __all__ = ["EvalDir", "EvalDirError", "EpisodeDir", "Attempt", "seed_spread", "p
            "read_scene_args", "record_scene_args", "is_run_dir", "find_run_dirs", "seed_dir_name", "seed_of_dir",
            "split_episode_key",
            "SETTINGS_FILE", "SCENES_FILE", "SEED_DIR_PREFIX", "FAILED_SUFFIX", "ATTEMPTS_SUFFIX", "VERIFY_FILE", "PLANNED_FILE",
-           "record_planned", "read_planned", "trace_accepted_map", "accepted_positions"]
+           "record_planned", "read_planned", "trace_accepted_map", "accepted_positions", "check_run_scene", "scene_source",
+           "scene_sources", "spec_file_note"]
 
 # An evaluation directory's own files (a run directory's are in core/run_files.py).
 SETTINGS_FILE = "evaluate.json"
@@ -226,6 +227,29 @@ def accepted_positions(run_dir: str | os.PathLike, gt: Any) -> dict[str, list[fl
     return accepted
 
 
+def check_run_scene(run_dir: str | os.PathLike, result: dict) -> None:
+    """The scene ``result.json`` names must be the one the trace's start event and
+    ``ground_truth.json`` name; :class:`EvalDirError` (one line) when not: a result edited to name
+    another scene, or files gathered from several episodes, are never shown or scored. Every
+    reader of a run's scores (``report``, ``compare``, ``leaderboard``, ``view``) calls it."""
+    from spatialscout_gym.core.run_files import GROUND_TRUTH_FILE
+    run_dir = Path(run_dir)
+    sid = result.get("scene_id")
+    if sid is None:
+        return
+    named: list[tuple[str, Any]] = []
+    if (run_dir / TRACE_FILE).exists():
+        start = next((e for e in read_trace(run_dir / TRACE_FILE) if e.get("event") == "start"), {})
+        named.append((f"{TRACE_FILE}'s start event", start.get("scene_id")))
+    if (run_dir / GROUND_TRUTH_FILE).exists():
+        named.append((GROUND_TRUTH_FILE, read_json_object(run_dir / GROUND_TRUTH_FILE).get("scene_id")))
+    for where, other in named:
+        if other != sid:
+            raise EvalDirError(f"{run_dir / RESULT_FILE}: names scene {_short(sid)}, but {where} names "
+                               f"{_short(other)}; the files are not of one episode (edited or copied), so the run "
+                               "is not shown or scored (`spatialscout verify` names every difference)")
+
+
 def is_run_dir(path: str | os.PathLike) -> bool:
     """A run directory holds ``trace.jsonl`` and ``result.json`` (present, in any form: a file that
     cannot be read is reported by whoever reads it, never skipped here).
@@ -302,6 +326,49 @@ def read_scene_args(root: str | os.PathLike) -> dict[str, str]:
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in d.items()):
         raise EvalDirError(f"{path}: expected {{scene dir: scene argument}} strings; the file was edited")
     return d
+
+
+def scene_source(scene_arg: str | None, result: dict) -> str:
+    """Where an episode's scene came from, by the scene argument ``evaluate`` recorded for its
+    scene directory (else the recorded id): ``"procedural"``, ``"spec file"`` (a scene-spec JSON
+    file or a directory holding one), ``"catalog"`` (a catalog id of the recorded catalog
+    version; ``verify`` refuses one whose contents are not that catalog scene) or ``"imported"``."""
+    arg = scene_arg or str(result.get("scene_id"))
+    if arg.startswith("procedural:") or (scene_arg is None and arg.startswith("procedural_")):
+        return "procedural"
+    if arg.endswith(".json") or Path(arg).is_dir():
+        return "spec file"
+    from spatialscout_gym.scenes.catalog import CATALOG_VERSIONS, catalog_scene_ids
+    version = str(result.get("catalog_version"))
+    base = arg.rpartition("@")[0] or arg
+    return "catalog" if version in CATALOG_VERSIONS and base in catalog_scene_ids(version) else "imported"
+
+
+def scene_sources(ev: "EvalDir") -> dict[str, dict]:
+    """``{scene id: {"source", "content_hash"}}`` of an evaluation's completed episodes
+    (:func:`scene_source`): pages show a spec-file scene as one, with its hash, never as a catalog
+    scene."""
+    try:
+        args = read_scene_args(ev.root)
+    except EvalDirError:
+        args = {}
+    out: dict[str, dict] = {}
+    for _, a in ev.completed():
+        arg = None if ev.is_run_dir else args.get(a.run_dir.parent.name)
+        out[str(a.result.get("scene_id"))] = {"source": scene_source(arg, a.result),
+                                              "content_hash": a.result.get("scene_content_hash")}
+    return dict(sorted(out.items()))
+
+
+def spec_file_note(sources: dict[str, dict]) -> str | None:
+    """One sentence naming the scenes that came from spec files, each with its content hash (None
+    when there are none): they are not catalog scenes, whatever their ids."""
+    spec = [f"{k} (content hash {str(v.get('content_hash'))[:16]})" for k, v in sources.items()
+            if v.get("source") == "spec file"]
+    if not spec:
+        return None
+    return (f"{len(spec)} scene(s) from spec files, not catalog scenes: " + ", ".join(spec[:10])
+            + (", ..." if len(spec) > 10 else ""))
 
 
 def record_scene_args(root: str | os.PathLike, scene_args: dict[str, str]) -> None:

@@ -8,21 +8,24 @@ and all its seeds stay together (docs/protocol.md section 6.6 defines the figure
 * :func:`bootstrap_intervals`: 95% percentile intervals from :func:`scipy.stats.bootstrap`
   (``N_RESAMPLES`` resamples of the scenes, seed ``SEED``; the same seed gives the same interval).
 * :func:`paired_comparison`: on the (scene, seed) cells two runs share, the difference B - A of
-  each figure, its bootstrap interval over scenes and a two-sided paired permutation p-value from
+  each figure, its interval from a two-stage bootstrap (:func:`hierarchical_bootstrap`: scenes
+  drawn with replacement, then each drawn scene's seeds) and a two-sided paired permutation p-value from
   :func:`scipy.stats.permutation_test` (``permutation_type="samples"``: within each scene the two
   runs' results are swapped; exact when ``2**scenes <= N_RESAMPLES``).
-* :func:`rank_intervals`: each run's rank by object-micro all-target mean IoU over bootstrap
-  resamples of the shared scenes (the same resamples for every run).
+* :func:`rank_intervals`: each run's rank by object-micro all-target mean IoU, and the ranks the
+  paired rule allows (:func:`pairwise_separation`: a run's interval spans every rank not excluded by
+  a separated run above or below it), so a rank interval and "separated from next" never disagree.
 
 The figures RL papers report (rliable's conventions) take the **episode** as the unit: each
 (scene, seed) cell's all-target mean IoU (:func:`episode_scores`).
 
 * :func:`iqm`: the interquartile mean, :func:`scipy.stats.trim_mean` with 25% cut at each end.
-* :func:`stratified_bootstrap`: percentile interval of a statistic of the pooled episodes over
-  resamples stratified by scene (each scene's seeds resampled within the scene;
-  :func:`scipy.stats.bootstrap` with one sample per scene).
-* :func:`iqm_summary` (one run) and :func:`paired_iqm` (B - A on shared cells, a scene's seeds
-  resampled together for both runs), each with that interval; :func:`per_scene_differences`.
+* :func:`hierarchical_bootstrap`: percentile interval of a statistic of the pooled episodes over
+  two-stage resamples, the scenes (the unit of the benchmark) and then the seeds within each drawn
+  scene; :func:`stratified_bootstrap` resamples seeds within fixed scenes only (kept for callers;
+  no interval of this module uses it: it leaves out the variation between scenes).
+* :func:`iqm_summary` (one run) and :func:`paired_iqm` (B - A on shared cells, the same cells drawn
+  for both runs), each with the two-stage interval; :func:`per_scene_differences`.
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ import numpy as np
 from spatialscout_gym.core.scoring import THRESHOLD_KEYS
 
 __all__ = ["FIGURES", "N_RESAMPLES", "SEED", "CONFIDENCE", "METHOD", "Cell", "figure_sums",
-           "bootstrap_intervals", "paired_comparison", "separated", "rank_intervals", "method_note",
+           "bootstrap_intervals", "paired_comparison", "separated", "rank_intervals", "pairwise_separation",
+           "hierarchical_bootstrap", "method_note", "PAIRED_METHOD", "RANK_METHOD",
            "min_p_value", "min_scenes_to_separate", "iqm", "stratified_bootstrap", "episode_scores",
            "iqm_summary", "paired_iqm", "per_scene_differences", "IQM_METHOD", "iqm_method_note"]
 
@@ -45,6 +49,11 @@ N_RESAMPLES = 9999
 SEED = 20260101
 CONFIDENCE = 0.95
 METHOD = "percentile bootstrap over scenes (scipy.stats.bootstrap)"
+PAIRED_METHOD = ("percentile bootstrap over scenes and, within each drawn scene, its seeds (two-stage, numpy "
+                 "Generator), the same cells for both runs")
+RANK_METHOD = ("rank interval: from 1 + the rows separated above to the rows less those separated below, "
+               "'separated' being the paired rule (the difference's interval excludes 0 and its paired "
+               "permutation p < 0.05), so ranks and 'separated from next' cannot disagree")
 
 FIGURES: tuple[str, ...] = tuple(
     [f"object_micro.{v}.{k}" for v in ("all", "submitted") for k in ("mean_iou",) + THRESHOLD_KEYS]
@@ -120,6 +129,44 @@ def _bootstrap(stat: Callable[[np.ndarray], np.ndarray], n: int, n_resamples: in
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
+def hierarchical_bootstrap(strata: Sequence[int], statistic: Callable[[np.ndarray], np.ndarray],
+                           n_resamples: int = N_RESAMPLES) -> tuple[np.ndarray, np.ndarray] | None:
+    """Percentile interval of ``statistic`` over two-stage resamples: the scenes drawn with
+    replacement (the benchmark's unit), then within each drawn scene its seeds drawn with
+    replacement (numpy ``Generator`` seeded with ``SEED``; scipy's bootstrap has no two-stage form).
+
+    Parameters
+    ----------
+    strata : sequence of int
+        Seeds per scene of the pooled data, in order: scene ``k`` holds the positions
+        ``sum(strata[:k]) ... sum(strata[:k + 1]) - 1``.
+    statistic : callable
+        Maps positions, an int array of shape ``(resamples, n)``, to the statistic along the last
+        axis (shape ``(resamples,)``, or ``(m, resamples)`` for m statistics at once).
+
+    Returns
+    -------
+    (low, high) or None
+        None with fewer than two scenes (nothing to resample at the benchmark's unit).
+    """
+    sizes = np.asarray(strata, dtype=int)
+    if len(sizes) < 2:
+        return None
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    rng = np.random.default_rng(SEED)
+    scenes = rng.integers(0, len(sizes), (n_resamples, len(sizes)))
+    if (sizes == sizes[0]).all():         # every scene on as many seeds: one array of draws
+        seeds = rng.integers(0, sizes[0], (n_resamples, len(sizes), sizes[0]))
+        vals = np.asarray(statistic((offsets[scenes][..., None] + seeds).reshape(n_resamples, -1)))
+    else:
+        vals = np.stack([np.asarray(statistic(np.concatenate(
+            [offsets[k] + rng.integers(0, sizes[k], sizes[k]) for k in row])[None, :]))[..., 0] for row in scenes],
+            axis=-1)
+    q = 100 * (1 - CONFIDENCE) / 2
+    low, high = np.percentile(vals, [q, 100 - q], axis=-1)
+    return low, high
+
+
 def bootstrap_intervals(cells: dict[Cell, Any], n_resamples: int = N_RESAMPLES) -> dict:
     """95% interval of every Table-3 figure over scenes.
 
@@ -158,11 +205,14 @@ def paired_comparison(a: dict[Cell, Any], b: dict[Cell, Any], n_resamples: int =
     shared = sorted(set(a) & set(b))
     sa, na, da = figure_sums({c: a[c] for c in shared})
     _, nb, db = figure_sums({c: b[c] for c in shared})
-    out: dict[str, Any] = {"cells": [[s, k] for s, k in shared], "scenes": len(sa), "method": METHOD,
+    out: dict[str, Any] = {"cells": [[s, k] for s, k in shared], "scenes": len(sa), "method": PAIRED_METHOD,
                            "test": "paired permutation over scenes (scipy.stats.permutation_test)",
                            "n_resamples": n_resamples, "seed": SEED, "figures": {}}
     if not shared:
         return out
+    strata = [sum(1 for c in shared if c[0] == sc) for sc in sa]       # seeds per shared scene, in order
+    ea = np.array([[_entry_sums(a[c])[name] for name in FIGURES] for c in shared])   # (cells, figures, 2)
+    eb = np.array([[_entry_sums(b[c])[name] for name in FIGURES] for c in shared])
     for name in figures:
         f = FIGURES.index(name)
         num = np.concatenate([na[f], nb[f]])
@@ -173,11 +223,17 @@ def paired_comparison(a: dict[Cell, Any], b: dict[Cell, Any], n_resamples: int =
             ix, iy = ix.astype(int), iy.astype(int)
             return _ratio(num[iy].sum(-1), den[iy].sum(-1)) - _ratio(num[ix].sum(-1), den[ix].sum(-1))
 
+        def cell_diff(idx: np.ndarray, f: int = f) -> np.ndarray:
+            return (_ratio(eb[idx, f, 0].sum(-1), eb[idx, f, 1].sum(-1))
+                    - _ratio(ea[idx, f, 0].sum(-1), ea[idx, f, 1].sum(-1)))
+
         ra, rb = float(_ratio(na[f].sum(), da[f].sum())), float(_ratio(nb[f].sum(), db[f].sum()))
         row = {"a": ra, "b": rb, "difference": rb - ra, "low": None, "high": None, "p_value": None}
         if n >= 2:
             ia, ib = np.arange(n, dtype=float), np.arange(n, 2 * n, dtype=float)
-            row["low"], row["high"] = _bootstrap(lambda idx: diff(ia[idx], ib[idx]), n, n_resamples)
+            ci = hierarchical_bootstrap(strata, cell_diff, n_resamples)
+            assert ci is not None        # two or more scenes
+            row["low"], row["high"] = float(ci[0]), float(ci[1])
             test = permutation_test((ia, ib), lambda x, y, axis=-1: diff(x, y), permutation_type="samples",
                                     vectorized=True, n_resamples=n_resamples, alternative="two-sided",
                                     rng=np.random.default_rng(SEED))
@@ -220,34 +276,55 @@ def separated(fig: dict, alpha: float = 1 - CONFIDENCE) -> bool:
     return (fig["low"] > 0 or fig["high"] < 0) and fig["p_value"] < alpha
 
 
+def pairwise_separation(runs: dict[str, dict[Cell, Any]], figure: str = "object_micro.all.mean_iou",
+                        n_resamples: int = N_RESAMPLES) -> dict[tuple[str, str], dict]:
+    """:func:`paired_comparison` of ``figure`` for every pair of runs on the cells **every** run
+    shares: ``{(a, b): {"difference" (B - A), "low", "high", "p_value", "separated", "cells"}}``,
+    both orders (the reverse pair negated)."""
+    names = list(runs)
+    shared = set.intersection(*(set(r) for r in runs.values())) if runs else set()
+    out: dict[tuple[str, str], dict] = {}
+    for i, x in enumerate(names):
+        for y in names[i + 1:]:
+            pair = paired_comparison({c: runs[x][c] for c in shared}, {c: runs[y][c] for c in shared},
+                                     n_resamples, figures=(figure,))
+            fig = pair["figures"].get(figure) or {"difference": None, "low": None, "high": None, "p_value": None}
+            row = {k: fig[k] for k in ("difference", "low", "high", "p_value")}
+            out[(x, y)] = {**row, "separated": separated(row), "cells": len(pair["cells"])}
+            neg = lambda v: None if v is None else -v  # noqa: E731
+            out[(y, x)] = {"difference": neg(row["difference"]), "low": neg(row["high"]), "high": neg(row["low"]),
+                           "p_value": row["p_value"], "separated": out[(x, y)]["separated"],
+                           "cells": out[(x, y)]["cells"]}
+    return out
+
+
 def rank_intervals(runs: dict[str, dict[Cell, Any]], figure: str = "object_micro.all.mean_iou",
-                   n_resamples: int = N_RESAMPLES) -> dict:
-    """Each run's rank (1 = best) by ``figure`` on the cells every run shares, with its 95%
-    interval over bootstrap resamples of those scenes (every run sees the same resamples: one
-    seed). Returns ``{name: {"rank", "low", "high"}}`` (bounds None with fewer than two scenes)."""
+                   n_resamples: int = N_RESAMPLES, pairs: dict[tuple[str, str], dict] | None = None) -> dict:
+    """Each run's rank (1 = best) by ``figure`` on the cells every run shares, with the range of
+    ranks the paired tests allow: ``low`` is 1 + the runs **separated** above it, ``high`` the number
+    of runs less those separated below it (:func:`separated` on :func:`pairwise_separation`, or
+    ``pairs`` when given). One rule decides both the ranks and "separated from next", so a rank
+    interval of one value never stands beside a "not separated" neighbour. Returns ``{name:
+    {"rank", "low", "high"}}`` (bounds None with fewer than two shared scenes or one run)."""
     names = list(runs)
     shared = sorted(set.intersection(*(set(r) for r in runs.values()))) if runs else []
     f = FIGURES.index(figure)
     sums = [figure_sums({c: runs[n][c] for c in shared}) for n in names]
-    num = np.stack([s[1][f] for s in sums]) if shared else np.zeros((len(names), 0))
-    den = np.stack([s[2][f] for s in sums]) if shared else np.zeros((len(names), 0))
-    n_scenes = num.shape[1]
-
-    def ranks(idx: np.ndarray) -> np.ndarray:
-        vals = _ratio(num[:, idx].sum(-1), den[:, idx].sum(-1))      # (runs, ...)
-        # rank 1 + number of runs strictly better (ties share the better rank)
-        return 1 + (vals[None, :] > vals[:, None]).sum(axis=1)
-
-    point = ranks(np.arange(n_scenes)) if n_scenes else np.ones(len(names), int)
-    out: dict[str, dict] = defaultdict(dict)
+    vals = np.array([float(_ratio(s[1][f].sum(), s[2][f].sum())) for s in sums]) if shared else np.zeros(len(names))
+    n_scenes = len({sc for sc, _ in shared})
+    if pairs is None and n_scenes >= 2 and len(names) > 1:
+        pairs = pairwise_separation(runs, figure, n_resamples)
+    out: dict[str, dict] = {}
     for i, name in enumerate(names):
+        rank = int(1 + (vals > vals[i]).sum())      # ties share the better rank
         low = high = None
-        if n_scenes >= 2 and len(names) > 1:
-            def rank_of(idx: np.ndarray, i: int = i) -> np.ndarray:
-                return ranks(idx)[i].astype(float)
-            low, high = _bootstrap(rank_of, n_scenes, n_resamples)
-        out[name] = {"rank": int(point[i]), "low": low, "high": high}
-    return dict(out)
+        if pairs is not None and n_scenes >= 2 and len(names) > 1:
+            # (other, name): name - other; separated and negative means other is better
+            above = sum(pairs[(o, name)]["separated"] and pairs[(o, name)]["difference"] < 0 for o in names if o != name)
+            below = sum(pairs[(o, name)]["separated"] and pairs[(o, name)]["difference"] > 0 for o in names if o != name)
+            low, high = float(min(rank, 1 + above)), float(max(rank, len(names) - below))
+        out[name] = {"rank": rank, "low": low, "high": high}
+    return out
 
 
 def variance_components(cells: dict[Cell, Any]) -> dict:
@@ -292,16 +369,15 @@ def scenes_needed(components: dict, detect_points: float, seeds: int, power: flo
 
 # ---- rliable's figures: the interquartile mean, stratified by scene ----------------------------
 IQM_METHOD = ("interquartile mean of the per-episode all-target mean IoU (scipy.stats.trim_mean, 25% cut "
-              "at each end); 95% percentile interval from a bootstrap stratified by scene (scipy.stats.bootstrap)")
+              "at each end); 95% percentile interval from a two-stage bootstrap: scenes, then seeds within them")
 
 
 def iqm_method_note(n_resamples: int = N_RESAMPLES) -> str:
     """One sentence naming the IQM method, for every output that shows one."""
     return (f"IQM: mean of the middle half of the episodes' all-target mean IoU (scipy.stats.trim_mean, "
-            f"25% cut at each end). 95% interval: percentile bootstrap stratified by scene, each scene's "
-            f"seeds resampled within the scene, a scene run on one seed kept as it is "
-            f"(scipy.stats.bootstrap, {n_resamples} resamples, seed {SEED}); none when every scene ran on one seed, "
-            "zero width when every scene's seeds agree (a deterministic agent).")
+            f"25% cut at each end). 95% interval: percentile bootstrap over scenes and, within each drawn "
+            f"scene, its seeds ({n_resamples} resamples, numpy Generator seed {SEED}); none with fewer than two "
+            "scenes. A deterministic agent (every seed of a scene alike) still gets the width the scenes give.")
 
 
 def iqm(x: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -358,13 +434,13 @@ def episode_scores(cells: dict[Cell, Any]) -> dict[str, np.ndarray]:
 
 
 def iqm_summary(cells: dict[Cell, Any], n_resamples: int = N_RESAMPLES) -> dict:
-    """The IQM of one run's episodes with its stratified interval: ``{"iqm", "low", "high",
-    "episodes", "scenes", "method", "n_resamples", "seed"}`` (bounds None when every scene ran on
-    one seed)."""
+    """The IQM of one run's episodes with its two-stage interval (:func:`hierarchical_bootstrap`):
+    ``{"iqm", "low", "high", "episodes", "scenes", "method", "n_resamples", "seed"}`` (bounds None
+    with fewer than two scenes)."""
     by_scene = episode_scores(cells)
     flat = np.concatenate(list(by_scene.values()) or [np.zeros(0)])
-    ci = stratified_bootstrap([len(v) for v in by_scene.values()], lambda idx: iqm(flat[idx], axis=-1),
-                              n_resamples)
+    ci = hierarchical_bootstrap([len(v) for v in by_scene.values()], lambda idx: iqm(flat[idx], axis=-1),
+                                n_resamples)
     return {"iqm": float(iqm(flat)) if flat.size else None,
             "low": None if ci is None else float(ci[0]), "high": None if ci is None else float(ci[1]),
             "episodes": int(flat.size), "scenes": len(by_scene), "method": IQM_METHOD,
@@ -373,9 +449,9 @@ def iqm_summary(cells: dict[Cell, Any], n_resamples: int = N_RESAMPLES) -> dict:
 
 def paired_iqm(a: dict[Cell, Any], b: dict[Cell, Any], n_resamples: int = N_RESAMPLES) -> dict:
     """IQM of B minus IQM of A on the (scene, seed) cells both scored, with its interval: each
-    resample draws a scene's shared seeds with replacement and takes the same cells from both runs.
-    ``{"a", "b", "difference", "low", "high", "cells", "scenes"}`` (None without shared cells;
-    bounds None when every shared scene has one shared seed)."""
+    resample draws the shared scenes with replacement, then each drawn scene's shared seeds, and
+    takes the same cells from both runs. ``{"a", "b", "difference", "low", "high", "cells",
+    "scenes"}`` (None without shared cells; bounds None with fewer than two shared scenes)."""
     shared = sorted(set(a) & set(b))
     sa, sb = episode_scores({c: a[c] for c in shared}), episode_scores({c: b[c] for c in shared})
     out: dict[str, Any] = {"cells": len(shared), "scenes": len(sa), "a": None, "b": None, "difference": None,
@@ -385,8 +461,8 @@ def paired_iqm(a: dict[Cell, Any], b: dict[Cell, Any], n_resamples: int = N_RESA
     va, vb = np.concatenate(list(sa.values())), np.concatenate(list(sb.values()))
     out["a"], out["b"] = float(iqm(va)), float(iqm(vb))
     out["difference"] = out["b"] - out["a"]
-    ci = stratified_bootstrap([len(v) for v in sa.values()],
-                              lambda idx: iqm(vb[idx], axis=-1) - iqm(va[idx], axis=-1), n_resamples)
+    ci = hierarchical_bootstrap([len(v) for v in sa.values()],
+                                lambda idx: iqm(vb[idx], axis=-1) - iqm(va[idx], axis=-1), n_resamples)
     if ci is not None:
         out["low"], out["high"] = float(ci[0]), float(ci[1])
     return out

@@ -50,13 +50,14 @@ from spatialscout_gym.eval.analysis.behaviour import tool_behaviour
 from spatialscout_gym.eval.analysis.failures import (FACTOR_LABELS, FAILURE_FACTORS, SUCCESS_FACTORS, count_factors,
                                             submitted_errors, table4_thresholds, trajectory_factors)
 from spatialscout_gym.eval.analysis.grounding import grounding_summary
-from spatialscout_gym.eval.layout import EvalDir, accepted_positions, publish_json, publish_text, seed_spread
+from spatialscout_gym.eval.layout import (EvalDir, accepted_positions, check_run_scene, publish_json, publish_text, scene_sources,
+                                          seed_spread, spec_file_note)
 from spatialscout_gym.eval.pages.page import render_page
 from spatialscout_gym.eval.pages.report import effort_label, md
 from spatialscout_gym.eval.settings_check import comparability_problems, identity_of, protocol_settings
 from spatialscout_gym.eval.verification.verify import verification_status
-from spatialscout_gym.eval.analysis.stats import (bootstrap_intervals, method_note, paired_comparison, rank_intervals,
-                                         separated)
+from spatialscout_gym.eval.analysis.stats import (PAIRED_METHOD, RANK_METHOD, bootstrap_intervals, method_note,
+                                                  pairwise_separation, rank_intervals)
 from spatialscout_gym.eval.analysis.trajectory import load_trajectory
 
 __all__ = ["EpisodeRecord", "EvalEpisodes", "collect_episodes", "build_row", "build_leaderboard",
@@ -151,6 +152,7 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M, verify
     scores: list[tuple[int, SceneScore]] = []
     trajectories, outcomes, errors = [], {}, []
     for ep in eps.completed:
+        check_run_scene(ep.run_dir, ep.result)
         gt = load_ground_truth(ep.run_dir)
         score = score_scene(gt, accepted_positions(ep.run_dir, gt), lam=lam)
         scores.append((int(ep.result.get("seed", 0)), score))
@@ -208,6 +210,7 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M, verify
         "scene_hashes": {ep.result.get("scene_id"): ep.result.get("scene_content_hash") for ep in eps.completed},
         "protocol_settings": protocol_settings(results),
         "scenes": sorted({str(ep.result.get("scene_id")) for ep in eps.completed}),
+        "scene_sources": scene_sources(EvalDir(d)),
         "runs": {ep.key: str(ep.run_dir) for ep in eps.completed},
     }
 
@@ -257,7 +260,10 @@ def build_leaderboard(dirs: Sequence[str | os.PathLike], *, force: bool = False,
                                "settings on one leaderboard (" + "; ".join(problems)
                                + "); rerun them alike or pass --force")
     runs = {n: rows[n].pop("_cells") for n in rows}
-    ranks = rank_intervals(runs)
+    # one rule for the rank intervals and "separated from next": the paired comparison of every pair
+    # on the cells every row shares
+    pairs = pairwise_separation(runs, RANK_FIGURE) if len(runs) > 1 else {}
+    ranks = rank_intervals(runs, RANK_FIGURE, pairs=pairs or None)
     # by rank (on the cells every row shares); ties: model rows first, then the higher figure
     order = sorted(rows, key=lambda n: (ranks[n]["rank"], rows[n]["reference"],
                                         -rows[n]["object_micro"]["all"]["mean_iou"], n))
@@ -266,12 +272,8 @@ def build_leaderboard(dirs: Sequence[str | os.PathLike], *, force: bool = False,
         if nxt is None:
             rows[n]["separated_from_next"] = None
             continue
-        pair = paired_comparison(runs[nxt], runs[n], figures=(RANK_FIGURE,))
-        fig = pair["figures"].get(RANK_FIGURE)
-        rows[n]["separated_from_next"] = {"next": nxt, "cells": len(pair["cells"]),
-                                          "separated": bool(fig and separated(fig)),
-                                          **({k: fig[k] for k in ("difference", "low", "high", "p_value")}
-                                             if fig else {})}
+        fig = pairs[(nxt, n)]            # this row minus the next
+        rows[n]["separated_from_next"] = {"next": nxt, **fig}
     return {"rows": {n: rows[n] for n in order}, "order": order, "problems": problems,
             "scene_sets_differ": len({tuple(r["scenes"]) for r in rows.values()}) > 1,
             "cost": cost_summary(rows), "factor_labels": FACTOR_LABELS, "lambda_m": float(lam),
@@ -444,14 +446,18 @@ def format_leaderboard_md(board: dict) -> str:
              "Object-micro (pooled over targets) unless marked macro (mean of per-scene ratios); "
              "completed episodes only, failed ones counted apart. Reference rows (no model) are "
              "marked (ref). Figures show the estimate and its 95% interval. " + board["intervals_method"]
-             + " Rank: by object-micro all-target mean IoU on the (scene, seed) cells every row shares, with "
-             "its 95% interval over the same resamples; 'separated from next': the paired difference to the "
-             "next row excludes 0 and its paired permutation p < 0.05 ('no': these rows cannot be ordered).", ""]
+             + " Rank: by object-micro all-target mean IoU on the (scene, seed) cells every row shares; "
+             "'separated from next': the paired difference to the next row (" + PAIRED_METHOD + ") excludes 0 and "
+             "its paired permutation p < 0.05 ('no': these rows cannot be ordered); " + RANK_METHOD + ".", ""]
     if board["problems"]:
         lines += ["**Forced:** " + md("; ".join(board["problems"])), ""]
     if board["scene_sets_differ"]:
         lines += ["Note: the rows cover different scene sets: "
                   + ", ".join(f"{md(n)}: {len(r['scenes'])} scenes" for n, r in rows.items()), ""]
+    for n, r in rows.items():
+        note = spec_file_note(r.get("scene_sources") or {})
+        if note:
+            lines += [f"{md(n)}: {md(note)}.", ""]
     t = tables(board)
     lines += sum((_table_md(x) for x in _split_table3(t["table3"])), []) + _table_md(t["table5"]) + _table_md(t["table4"])
     cost = board["cost"]
@@ -509,12 +515,16 @@ def _html(board: dict, plots: dict[str, Path], figures: dict[str, Path], out: Pa
              "(failed ones counted apart); reference agents in grey. Click a column header to sort. "
              "Figures show the estimate and its 95% interval. " + e(board["intervals_method"]) + " Rank: by "
              "object-micro all-target mean IoU on the cells every row shares; 'separated from next': the paired "
-             "difference to the next row excludes 0 and its permutation p &lt; 0.05.</p>"]
+             "difference to the next row excludes 0 and its permutation p &lt; 0.05; " + e(RANK_METHOD) + ".</p>"]
     if board["problems"]:
         parts.append(f"<p><b>Forced comparison:</b> {e('; '.join(board['problems']))}</p>")
     if board["scene_sets_differ"]:
         parts.append("<p><b>Note:</b> the rows cover different scene sets: " + e(", ".join(
             f"{n}: {len(r['scenes'])} scenes" for n, r in rows.items())) + "</p>")
+    for n, r in rows.items():
+        note = spec_file_note(r.get("scene_sources") or {})
+        if note:
+            parts.append(f"<p>{e(n)}: {e(note)}.</p>")
     t = tables(board)
     parts.append(_table_html(t["table3"], "leaderboard"))
     parts.append("<h2>Tool use (Figures 5-6)</h2>")

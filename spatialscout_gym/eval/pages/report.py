@@ -15,6 +15,7 @@ with :func:`~spatialscout_gym.core.scoring.aggregate`. The report dict (``DIR/re
                   "attempts", "failed_attempts", "attempt_failure_rate", "end_reasons": {reason: n}},
      "failed_attempts_spend": {"episodes", "calls", "cost_usd", ...},   # failed attempts, redone or not
      "catalog_version": str | None, "scene_hashes": {scene_id: sha256},
+     "scene_sources": {scene_id: {"source": "catalog" | "procedural" | "spec file" | "imported", "content_hash"}},
      "scorer": {key: {"metric_version", "compat", "min_side_m", "lambda_m", "Q", "H", "M", "N"}}}
 
 ``key`` is the scene id when every scene ran once, else ``<scene_id>/seed_<k>``. Failed episodes
@@ -51,11 +52,11 @@ from spatialscout_gym.core.table import format_table
 from spatialscout_gym.eval.verification.verify import verification_status
 from spatialscout_gym.eval.settings_check import (NONE_MEANS, RECORDED, comparability_problems, identity_of,
                                                   protocol_settings)
-from spatialscout_gym.eval.analysis.stats import (FIGURES, bootstrap_intervals, iqm_method_note, iqm_summary, method_note,
-                                          min_p_value, min_scenes_to_separate, paired_iqm, per_scene_differences,
+from spatialscout_gym.eval.analysis.stats import (FIGURES, PAIRED_METHOD, SEED, bootstrap_intervals, iqm_method_note,
+                                          iqm_summary, method_note, min_p_value, min_scenes_to_separate, paired_iqm, per_scene_differences,
                                           paired_comparison, separated)
-from spatialscout_gym.eval.layout import (EvalDir, accepted_positions, publish_json, publish_text, seed_dir_name,
-                                          seed_spread, split_episode_key)
+from spatialscout_gym.eval.layout import (EvalDir, accepted_positions, check_run_scene, publish_json, publish_text,
+                                          scene_sources, seed_dir_name, seed_spread, spec_file_note, split_episode_key)
 
 __all__ = ["RunRecord", "find_runs", "find_failures", "failed_attempt_results", "episode_counts", "build_report", "write_report", "format_report_md",
            "compare_reports", "CompareError", "REPORT_JSON", "REPORT_MD"]
@@ -141,6 +142,7 @@ def find_runs(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> list
     ev = EvalDir(out_dir)
     ev.check_identities()
     for _, a in ev.completed():
+        check_run_scene(a.run_dir, a.result)
         gt = load_ground_truth(a.run_dir)
         score = score_scene(gt, accepted_positions(a.run_dir, gt), lam=lam)
         records.append(RunRecord(a.run_dir, a.result, score, [t.category for t in gt.targets]))
@@ -285,6 +287,7 @@ def build_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> d
         "scorer": {sc.scene_id: sc.record(lam) for sc in scores},
         "catalog_version": versions[0] if len(versions) == 1 else versions,
         "scene_hashes": {r.scene_id: r.result.get("scene_content_hash") for r in records},
+        "scene_sources": scene_sources(EvalDir(out)),
         "protocol_settings": protocol_settings([r.result for r in records]),
     })
     if report["catalog_version"] == "None":
@@ -337,6 +340,9 @@ def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> st
              f"agent: {md(', '.join(report['agent']))}; catalog version: {md(report['catalog_version'])}; "
              f"episodes: {e['completed']} completed, {e['failed']} failed "
              f"(failures are left out of every aggregate)", ""]
+    note = spec_file_note(report.get("scene_sources") or {})
+    if note:
+        lines += [md(note) + ".", ""]
     v = report.get("verified") or {}
     if v.get("missing"):
         miss = v["missing"]
@@ -477,7 +483,8 @@ def paired_lines(name_a: str, name_b: str, paired: dict) -> list[str]:
                   f"permutation test cannot give p below {min_p_value(paired['scenes']):.3g}, so it cannot "
                   f"separate two agents at p < 0.05 whatever the difference; compare on {need} or more "
                   "scenes.", ""]
-    lines += [method_note(paired["n_resamples"]) + " p: two-sided paired permutation test over scenes "
+    lines += [f"95% intervals: {PAIRED_METHOD}, {paired['n_resamples']} resamples, seed {SEED}. p: two-sided "
+              "paired permutation test over scenes "
               "(scipy.stats.permutation_test, the two runs swapped within a scene). Separated: the interval "
               "excludes 0 and p < 0.05.", "",
               f"| figure | {md(name_a)} % | {md(name_b)} % | difference (points) [95% CI] | p | separated at 95% |",
@@ -493,7 +500,7 @@ def paired_lines(name_a: str, name_b: str, paired: dict) -> list[str]:
 
 
 def iqm_lines(iqms: dict[str, dict]) -> list[str]:
-    """Markdown: each run's interquartile mean (%) with its stratified interval."""
+    """Markdown: each run's interquartile mean (%) with its two-stage interval (scenes, then seeds)."""
     lines = ["## Interquartile mean per run (%)", "", iqm_method_note(), "",
              "| run | episodes | scenes | IQM [95% CI] |", "|---|---|---|---|"]
     for n, q in iqms.items():
@@ -507,8 +514,8 @@ def per_scene_lines(name_a: str, name_b: str, q: dict, rows: list[dict]) -> list
     lines = []
     if q["difference"] is not None:
         ci = "[-]" if q["low"] is None else f"[{_points(q['low'])}, {_points(q['high'])}]"
-        lines += [f"IQM (stratified by scene): {md(name_a)} {_pct(q['a'])}%, {md(name_b)} {_pct(q['b'])}%, "
-                  f"difference {_points(q['difference'])} points {ci}.", ""]
+        lines += [f"IQM (two-stage bootstrap: scenes, then seeds): {md(name_a)} {_pct(q['a'])}%, "
+                  f"{md(name_b)} {_pct(q['b'])}%, difference {_points(q['difference'])} points {ci}.", ""]
     lines += [f"Per scene (mean over shared seeds of the episodes' all-target mean IoU, %; {md(name_b)} - "
               f"{md(name_a)} in points):", "", f"| scene | seeds | mean {md(name_a)} | mean {md(name_b)} | difference |",
               "|---|---|---|---|---|"]
@@ -546,9 +553,9 @@ def compare_reports(dirs: Sequence[str | os.PathLike], *, force: bool = False,
     text : str
         Markdown: the completed and failed episode counts per run (paper Appendix A: comparisons
         report the completed count for each model), object-micro and scene-macro Table-3 rows per
-        run with 95% intervals, each run's interquartile mean with a 95% interval stratified by
-        scene, then for every pair the difference B - A of each headline figure on the (scene,
-        seed) cells both scored (interval, permutation p-value, the cells named), the IQM
+        run with 95% intervals, each run's interquartile mean with a 95% interval over scenes and
+        the seeds within them, then for every pair the difference B - A of each headline figure on
+        the (scene, seed) cells both scored (interval, permutation p-value, the cells named), the IQM
         difference and a per-scene table (scene, mean A, mean B, difference); a per-category
         mean-IoU table, and a note when the runs cover different scenes.
     reports : dict

@@ -3,7 +3,8 @@
 For each planned episode of a run or evaluation directory, :func:`verify_episode` first checks
 its identity (the scene and seed its path names are the ones its records name), rebuilds the
 scene (its content hash must equal the recorded ``scene_content_hash``; a scene from another
-catalog version or with other contents is **refused** with the reason) and replays it with no
+catalog version or with other contents is **refused** with the reason, and so is a scene under a
+catalog id whose hash is not the one that catalog version froze for the id) and replays it with no
 model and no pixels:
 
 * a model run (its trace holds ``model_request``/``model_response`` events and ``harness.json``
@@ -28,8 +29,11 @@ largest deviation seen is reported per episode.
 
 A model run without a complete ``harness.json`` is ``tool-side only``, never ``verified``. An
 episode planned in the evaluation (``planned.json``, else ``scenes.json`` and the seeds seen)
-without a completed run directory is reported ``missing`` (a failed one ``failed``), one the plan
-does not name ``unplanned``, so nothing disappears or is added silently. A broken file gives its
+without a completed run directory is reported ``missing``, one the plan does not name
+``unplanned``, so nothing disappears or is added silently; a failed one is ``failed`` only with its
+failed attempt archived with its trace (a note alone is ``refused``), and two model runs of one
+scene with the same model replies are one conversation filed under two seeds (both ``diverged``);
+the seed itself is bound into the trace's start event. A broken file gives its
 episode a verdict naming it; the others get theirs.
 
 No tool result depends on pixels (marks are pixel coordinates, poses are deterministic), so the
@@ -43,13 +47,13 @@ by another renderer (class, device, driver or SAPIEN version, named on both side
 :func:`write_verification` writes ``DIR/verify.json`` (a record for the submitter).
 :func:`verification_status`, which ``report`` and ``leaderboard`` call, never trusts it: it
 verifies the files itself, reusing only verdicts kept outside the directory for files with the
-same digest (:func:`verify_dir` with ``use_cache``). The threat model is in docs/verify.md.
+same key (:func:`verify_dir` with ``use_cache``;
+:mod:`~spatialscout_gym.eval.verification.verify_cache`). The threat model is in docs/verify.md.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
 import json
 import os
@@ -66,11 +70,13 @@ from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.core.files import load_predictions
 from spatialscout_gym.core.scoring import GroundTruth, score_scene
 from spatialscout_gym.episode.episode import Episode
-from spatialscout_gym.core.run_files import (ATTEMPTS_DIR, FRAMES_DIR, frame_file_name, DELIVERED_FILE, GROUND_TRUTH_FILE, HARNESS_FILE,
+from spatialscout_gym.envs.run_dir import bind_seed
+from spatialscout_gym.core.run_files import (FRAMES_DIR, frame_file_name, DELIVERED_FILE, GROUND_TRUTH_FILE, HARNESS_FILE,
                                              PREDICTIONS_FILE, PROMPT_FILE, RESULT_FILE, TRACE_FILE)
-from spatialscout_gym.eval.layout import (ATTEMPTS_SUFFIX, PLANNED_FILE, SCENES_FILE, SETTINGS_FILE, VERIFY_FILE, EvalDir,
+from spatialscout_gym.eval.layout import (ATTEMPTS_SUFFIX, FAILED_SUFFIX, EpisodeDir, PLANNED_FILE, SCENES_FILE, SETTINGS_FILE, VERIFY_FILE, EvalDir,
                                           EvalDirError, publish_json, read_json_object, read_result, read_scene_args,
                                           read_trace, seed_of_dir)
+from spatialscout_gym.eval.verification.verify_cache import cache_dir, cache_key, files_digest, run_files
 from spatialscout_gym.eval.verification.verify_compare import ABS_TOLERANCE, REL_TOLERANCE, Comparison
 
 __all__ = ["EpisodeCheck", "verify_episode", "verify_dir", "write_verification", "verification_status",
@@ -133,27 +139,10 @@ def _dict_field(record: dict, key: str) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def _run_files(run_dir: Path) -> list[Path]:
-    """Every entry of a run directory but its earlier attempts, sorted (frames included)."""
-    if not run_dir.is_dir():
-        return []
-    return sorted(p for p in run_dir.rglob("*") if ATTEMPTS_DIR not in p.relative_to(run_dir).parts)
-
-
-def files_digest(run_dir: Path) -> str:
-    """SHA-256 over every regular file of a run directory (its name and bytes; earlier attempts
-    left out): any change to any file, frames included, changes it."""
-    h = hashlib.sha256()
-    for p in _run_files(run_dir):
-        if p.is_file() and not p.is_symlink():
-            h.update(str(p.relative_to(run_dir)).encode() + b"\0" + p.read_bytes() + b"\0")
-    return h.hexdigest()
-
-
 def _regular_files(run_dir: Path) -> None:
     """Raise :class:`_Diverged` when an entry is neither a regular file nor a folder (a FIFO, a
     socket, a symbolic link: reading one could block or read outside the run)."""
-    for p in _run_files(run_dir):
+    for p in run_files(run_dir):
         if p.is_symlink() or not (p.is_file() or p.is_dir()):
             raise _Diverged(f"unreadable: {p.relative_to(run_dir)} is not a regular file (a link, FIFO or "
                             "device); a run directory holds files only")
@@ -493,6 +482,28 @@ def _check_records(d: Path, result: dict, start: dict, spec: Any, settings: dict
                         f"{_hash_pair(result['scene_content_hash'], scene_content_hash(spec))}")
 
 
+def _catalog_identity(spec: SceneSpec) -> None:
+    """A scene under a catalog id must be that catalog scene: its content hash the one catalog
+    version ``v`` (the scene's own) froze for that id; raise :class:`_Diverged` when not (a spec
+    file that claims a catalog id with other contents)."""
+    from spatialscout_gym.scenes.catalog import manifest, scene_catalog_version, scene_content_hash
+    version = scene_catalog_version(spec)
+    try:
+        rows = {str(r.get("scene_id")): r for r in manifest(version)["scenes"]}
+    except (OSError, KeyError, TypeError, ValueError) as exc:
+        raise _Diverged(f"scene {spec.scene_id!r}: catalog v{version}'s manifest cannot be read here "
+                        f"({type(exc).__name__}), so a scene under a catalog id cannot be checked") from None
+    row = rows.get(spec.scene_id)
+    if row is None:
+        return
+    here = scene_content_hash(spec)
+    if row.get("content_hash") != here:
+        raise _Diverged(f"scene {spec.scene_id!r} is a catalog id, but this run's scene is not catalog "
+                        f"v{version}'s {spec.scene_id}: content hash "
+                        f"{_hash_pair(str(row.get('content_hash')), here).replace('recorded', 'the catalog')} "
+                        "(a spec file under a catalog id)")
+
+
 def _check_frames(d: Path, events: list[dict]) -> None:
     """The frames a run wrote against the hashes recorded when they were written
     (``frames/sha256.json``): one PNG per capture, each decoding to the recorded raw RGB bytes, no
@@ -551,6 +562,7 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
         _identity(d, result, scene_args or {})
         try:
             spec = _resolve(d, result, scene_args or {})
+            _catalog_identity(spec)
         except _Diverged as exc:
             return verdict("refused", str(exc))
         rec = [(i, e) for i, e in enumerate(events) if e.get("event") in _EPISODE_EVENTS]
@@ -576,6 +588,7 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
         _check_records(d, result, start, spec, settings, harness if tool_side_only is None else None)
         # wall-clock fields, and whether a reply came from the request cache: neither is re-derived
         strict = ("time_unix_s", *TIMING_FIELDS, "cached")
+        seed = int(result["seed"])      # bound into the start event (the path and result.json agree)
         if conversation == "re-derived":
             assert harness is not None   # not_checkable(None) is a reason: a re-derived run has its harness
             replies = [e for e in events if e.get("event") == "model_response"]
@@ -583,12 +596,12 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
             ep = wrapper.episode
             full = [(i, e) for i, e in enumerate(events)
                     if e.get("event") in _EPISODE_EVENTS + MODEL_EVENTS]
-            _compare_traces(cmp, full, [_norm(x) for x in mine], len(events), strict)
+            _compare_traces(cmp, full, [_norm(x) for x in bind_seed(mine, seed)], len(events), strict)
             n_req = sum(e.get("event") == "model_request" for e in mine)
             conversation = f"re-derived: {n_req} requests, {len(replies)} replies"
         else:
             ep = _replay_tools(spec, start, rec)
-            _compare_traces(cmp, rec, [_norm(x) for x in ep.trace], len(events),
+            _compare_traces(cmp, rec, [_norm(x) for x in bind_seed(ep.trace, seed)], len(events),
                             strict if tool_side_only is None else True)
         others = [(i, e) for i, e in enumerate(events) if e.get("event") not in _EPISODE_EVENTS + MODEL_EVENTS]
         if others:
@@ -644,14 +657,16 @@ def _scene_args(root: Path) -> dict[str, str]:
         return {}
 
 
-def _episode_dirs(ev: EvalDir) -> tuple[list[tuple[str, Path]], list[EpisodeCheck], list[str]]:
-    """``(completed (key, run dir), verdicts of episodes whose records cannot be read, failed keys)``:
-    a broken file in one episode gives that episode its verdict, never stops the others."""
+def _episode_dirs(ev: EvalDir, scene_args: dict[str, str]) -> tuple[list[tuple[str, Path]], list[EpisodeCheck],
+                                                                    list[tuple[str, str | None]]]:
+    """``(completed (key, run dir), verdicts of episodes whose records cannot be read, failed (key,
+    why its failure is not evidenced or None))``: a broken file in one episode gives that episode
+    its verdict, never stops the others."""
     if ev.is_run_dir:
         return [(EvalDir.key_of(ev.root), ev.root)], [], []
     done: list[tuple[str, Path]] = []
     broken: list[EpisodeCheck] = []
-    failed: list[str] = []
+    failed: list[tuple[str, str | None]] = []
     for path in ev._episode_paths():
         key = EvalDir.key_of(path)
         try:
@@ -667,42 +682,41 @@ def _episode_dirs(ev: EvalDir) -> tuple[list[tuple[str, Path]], list[EpisodeChec
         if e.completed is not None:
             done.append((key, e.completed.run_dir))
         elif e.attempts or e.notes or Path(str(e.path) + ATTEMPTS_SUFFIX).is_dir():
-            failed.append(key)
+            failed.append((key, _failure_evidence(e, scene_args)))
     return done, broken, failed
 
 
-def _cache_dir(root: Path) -> Path | None:
-    """Where verdicts are kept between commands, keyed by the digest of the files they judged:
-    ``$SPATIALSCOUT_VERIFY_CACHE``, else ``$XDG_CACHE_HOME/spatialscout/verify`` (``~/.cache``).
-    None when that is inside the directory being verified (a submission cannot bring its own)."""
-    base = os.environ.get("SPATIALSCOUT_VERIFY_CACHE") or str(
-        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "spatialscout" / "verify")
-    cache = Path(base).resolve()
-    if cache == root.resolve() or root.resolve() in cache.parents:
-        return None
-    return cache
-
-
-@functools.lru_cache(maxsize=1)
-def _code_digest() -> str:
-    """The version and every source file of the package: a verdict cached by other code (another
-    release, an edited replay or scorer) is never reused."""
-    from spatialscout_gym import __version__
-    h = hashlib.sha256(__version__.encode())
-    package = Path(__file__).resolve().parents[1]
-    for p in sorted(package.rglob("*.py")):
-        h.update(str(p.relative_to(package)).encode() + b"\0" + p.read_bytes())
-    return h.hexdigest()
-
-
-def _cache_key(run_dir: Path, key: str, context: bytes, images: bool) -> str | None:
-    try:
-        _regular_files(run_dir)
-    except _Diverged:
-        return None
-    h = hashlib.sha256(_code_digest().encode() + key.encode() + b"\0" + context + bytes([images]))
-    h.update(files_digest(run_dir).encode())
-    return h.hexdigest()
+def _failure_evidence(e: EpisodeDir, scene_args: dict[str, str]) -> str | None:
+    """Why a failed episode's failure is not shown by its records (None when it is): an episode
+    counts as failed only with a failed attempt archived whole, its ``result.json`` (status
+    ``failed``) naming the scene and seed its path names and its trace up to the failure, opening
+    with that scene's and seed's start event. A note alone (``seed_<k>.failed.json``) is no
+    evidence: it would let any episode leave the mean."""
+    tried = [a for a in e.attempts if not a.ok]
+    if not tried:
+        return (f"no failed attempt is archived, only a note ({e.path.name}{FAILED_SUFFIX} or "
+                f"{e.path.name}{ATTEMPTS_SUFFIX}/): a failure counts only with its trace up to the failure "
+                "(rerun the episode)")
+    why = ""
+    for a in tried:
+        where = a.run_dir.relative_to(e.path.parent.parent).as_posix()
+        try:
+            _regular_files(a.run_dir)
+            if not (a.run_dir / TRACE_FILE).is_file():
+                raise _Diverged(f"it has no {TRACE_FILE}")
+            _identity(e.path, a.result, scene_args)
+            events = read_trace(a.run_dir / TRACE_FILE)
+            start = next((x for x in events if x.get("event") == "start"), None)
+            if start is None:
+                raise _Diverged("the trace has no start event")
+            for field in ("scene_id", "seed"):
+                if start.get(field) != a.result.get(field):
+                    raise _Diverged(f"the trace's start event names {field} {_short(start.get(field))}, "
+                                    f"{RESULT_FILE} {_short(a.result.get(field))}")
+            return None
+        except (_Diverged, EvalDirError) as exc:
+            why = f"the failed attempt {where} is not evidence: {str(exc).removeprefix('in its path: ')}"
+    return why
 
 
 def _verify_one(job: tuple) -> EpisodeCheck:
@@ -715,7 +729,7 @@ def verify_dir(path: str | os.PathLike, progress: bool = False, images: bool = F
     """:func:`verify_episode` for every completed episode of a run or evaluation directory
     (``images``: re-render the captures with SAPIEN and compare their hashes too; ``workers``
     processes; ``use_cache``: reuse a verdict kept outside the directory for files with the same
-    digest, see :func:`_cache_dir`), then the plan: an episode the plan does not name is
+    key, see :mod:`~spatialscout_gym.eval.verification.verify_cache`), then the plan: an episode the plan does not name is
     ``unplanned``, a planned one without a result ``missing``, one whose attempts all failed
     ``failed``, and two episodes with byte-identical traces (one filed under two seeds) both
     ``diverged``; in key order.
@@ -734,17 +748,15 @@ def verify_dir(path: str | os.PathLike, progress: bool = False, images: bool = F
     if settings is None and (ev.root / PLANNED_FILE).exists():
         raise EvalDirError(f"{ev.root}: planned.json without evaluate.json (the settings every episode shares); "
                            "the directory was edited")
-    done, checks, failed = _episode_dirs(ev)
+    done, checks, failed = _episode_dirs(ev, args)
     if not done and not planned and not failed and not checks:
         raise FileNotFoundError(f"{ev.root} holds no completed episode to verify (a run directory or an "
                                 "evaluation directory from `spatialscout evaluate`)")
-    context = b"".join((ev.root / n).read_bytes() if (ev.root / n).is_file() else b"-" for n in
-                       (SETTINGS_FILE, SCENES_FILE))
-    cache = _cache_dir(ev.root) if use_cache else None
+    cache = cache_dir(ev.root) if use_cache else None
     todo: list[tuple[str, Path]] = []
     keys: dict[str, str | None] = {}
     for k, d in done:
-        keys[k] = _cache_key(d, k, context, images) if cache is not None else None
+        keys[k] = cache_key(ev.root, d, k, args, images) if cache is not None else None
         hit = cache / f"{keys[k]}.json" if cache is not None and keys[k] else None
         if hit is not None and hit.is_file():
             try:
@@ -801,16 +813,52 @@ def verify_dir(path: str | os.PathLike, progress: bool = False, images: bool = F
                 by_key[x].status = "diverged"
                 by_key[x].detail = (f"in {TRACE_FILE}: byte-identical to {other}'s, wall-clock times included "
                                     "(one episode filed under two seeds or scenes)")
-    for key in failed:
+    _same_conversations(done, by_key)
+    for key, why in failed:
         if key not in by_key:
-            by_key[key] = EpisodeCheck(key, "failed", "(every attempt failed: counted as failed by report; "
-                                                      "nothing to re-execute)", conversation="not checked")
+            by_key[key] = (EpisodeCheck(key, "refused", f"failed without evidence: {why}", conversation="not checked")
+                           if why else
+                           EpisodeCheck(key, "failed", "(every attempt failed, each archived with its trace: "
+                                                       "counted as failed by report)", conversation="not checked"))
             checks.append(by_key[key])
     for key in planned:
         if key not in by_key:
             checks.append(EpisodeCheck(key, "missing", "(planned; no run directory with a result.json: deleted, "
                                                         "moved or never run)", conversation="not checked"))
     return sorted(checks, key=lambda c: c.key)
+
+
+def _reply_sequence(run_dir: Path) -> tuple[str, str, str] | None:
+    """``(scene id, scene hash, digest of the model replies in order)`` of a model run, wall-clock
+    fields left out; None for a run without replies or whose records cannot be read."""
+    from spatialscout_gym.eval.verification.verify_conversation import TIMING_FIELDS
+    try:
+        result = read_result(run_dir / RESULT_FILE)
+        replies = [{k: v for k, v in e.items() if k not in TIMING_FIELDS and not k.endswith("_unix_s")}
+                   for e in read_trace(run_dir / TRACE_FILE) if e.get("event") == "model_response"]
+    except EvalDirError:
+        return None
+    if not replies:
+        return None
+    blob = json.dumps(replies, sort_keys=True, separators=(",", ":")).encode()
+    return str(result.get("scene_id")), str(result.get("scene_content_hash")), hashlib.sha256(blob).hexdigest()
+
+
+def _same_conversations(done: list[tuple[str, Path]], by_key: dict[str, EpisodeCheck]) -> None:
+    """Two model runs of one scene with the same sequence of model replies (timestamps aside) are
+    one conversation filed under two seeds: both are marked diverged (unless one is already caught)."""
+    seen: dict[tuple[str, str, str], str] = {}
+    for k, d in done:
+        fp = _reply_sequence(d)
+        if fp is None:
+            continue
+        first = seen.setdefault(fp, k)
+        if first == k or any(by_key[x].status not in ("verified", TOOL_SIDE_ONLY) for x in (first, k)):
+            continue
+        for x, other in ((first, k), (k, first)):
+            by_key[x].status = "diverged"
+            by_key[x].detail = (f"in {TRACE_FILE}: the same conversation as {other}'s (the same model replies in "
+                                "the same order, wall-clock times aside): one episode filed under two seeds")
 
 
 def write_verification(path: str | os.PathLike, checks: list[EpisodeCheck]) -> Path:

@@ -6,7 +6,12 @@ through the package's readers (``trace.jsonl``, ``result.json``, ``ground_truth.
 is not what it should be, or a symbolic link leading out of the run directory, is a one-line
 :class:`~spatialscout_gym.eval.layout.EvalDirError` naming it), the scorer
 (:func:`~spatialscout_gym.core.scoring.score_scene`) for per-target IoU and the paper's Table-4
-factors (:mod:`spatialscout_gym.eval.analysis.failures`). Which directories are runs, and the names of their
+factors (:mod:`spatialscout_gym.eval.analysis.failures`). It reads through the checks of ``report``,
+``compare`` and ``leaderboard``: the map scored is the one the trace accepted, and a
+``predictions.json`` that differs from it, a ``result.json`` naming another scene than its trace
+and ground truth, or two episodes holding one scene and seed are refused in one line
+(:func:`~spatialscout_gym.eval.layout.accepted_positions`,
+:func:`~spatialscout_gym.eval.layout.check_run_scene`). Which directories are runs, and the names of their
 files, belong to :mod:`spatialscout_gym.eval.layout`; this module adds only the viewer's rule that
 nothing a symbolic link leads to outside the run directory is read, and no file with more than
 one link (:func:`own_file`: a hard link is another name of a file anywhere on the same disk, so
@@ -22,8 +27,8 @@ from typing import Any
 
 from spatialscout_gym.core.run_files import (FRAMES_DIR, GROUND_TRUTH_FILE, PREDICTIONS_FILE, RESULT_FILE, TRACE_FILE,
                                             frame_file_name)
-from spatialscout_gym.eval.layout import (EvalDirError,
-                                          find_run_dirs, is_run_dir, read_json_object, read_result, read_trace)
+from spatialscout_gym.eval.layout import (EvalDir, EvalDirError, accepted_positions, check_run_scene, find_run_dirs,
+                                          is_run_dir, read_json_object, read_result, read_trace)
 
 __all__ = ["is_run_dir", "run_dirs", "run_payload", "eval_payload", "inside", "frame_files", "own_file"]
 
@@ -96,7 +101,8 @@ def _scoring(run: Path, result: dict) -> tuple[list[dict], dict | None]:
         return [], None
     gt_dict = read_json_object(gt_path)
     gt = load_ground_truth(gt_path)
-    score = score_scene(gt, load_predictions(pred_path, gt))
+    load_predictions(pred_path, gt)     # a file that is not a predictions file: its own one-line error
+    score = score_scene(gt, accepted_positions(run, gt))   # predictions.json must be the map the trace accepted
     rows = []
     for i, t in enumerate(gt_dict["targets"]):
         size = [float(b - a) for a, b in zip(t["box_min"], t["box_max"])]  # world-aligned box, m
@@ -144,6 +150,7 @@ def run_payload(run: Path, frame_url: str = "frames") -> dict:
     result = read_result(_file(run, RESULT_FILE) or run / RESULT_FILE)
     trace = _file(run, TRACE_FILE) or run / TRACE_FILE
     events = read_trace(trace)
+    check_run_scene(run, result)
     targets, factors = _scoring(run, result)
     frames = {}
     for e in events:
@@ -159,7 +166,10 @@ def run_payload(run: Path, frame_url: str = "frames") -> dict:
 
 
 def eval_payload(root: Path, runs: list[Path]) -> dict:
-    """The episode list of an evaluation directory: path, scene, agent, status, mean IoU."""
+    """The episode list of an evaluation directory: path, scene, agent, status, mean IoU. Two
+    episodes holding one scene and seed (one's files copied over the other's) are refused, as by
+    ``report`` (:meth:`~spatialscout_gym.eval.layout.EvalDir.check_identities`)."""
+    EvalDir(root).check_identities()
     rows = []
     for run in runs:
         r = read_result(_file(run, RESULT_FILE) or run / RESULT_FILE)
