@@ -224,3 +224,14 @@ def test_run_overwrite_removes_only_what_a_run_writes(tmp_path, capsys):
     assert json.loads((out / "result.json").read_text())["status"] == "ok"
     assert not (out / "frames" / "frame_009.png").exists() and (out / "frames" / "frame_000.png").is_file()
     assert [p.name for p in tmp_path.iterdir()] == ["mixed"]   # no temporary directory left
+
+
+@pytest.mark.parametrize("scene", ["x" * 5000, "a/" * 2100, "procedural:" + "9" * 5000, "b" * 300 + ".json"])
+def test_an_overlong_scene_name_is_one_short_line(tmp_path, capsys, scene):
+    """5,000 characters, a path over 4,096, a seed of 5,000 digits, a file name over 255 bytes:
+    one line and exit 2 (an OSError or ValueError traceback before)."""
+    from spatialscout_gym.cli.main import main as cli_main
+    code = cli_main(["run", "--agent", "origin", "--scene", scene, "--out", str(tmp_path / "r")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err and len(err) < 500, err[:300]
+    assert "cannot run scene" in err and not (tmp_path / "r").exists()

@@ -106,3 +106,19 @@ def test_decoding_a_submission_before_the_first_reset_says_to_reset():
     fresh = SpatialScoutEnv(spec, renderer=FakeRenderer(spec), resolution=64, tool_call_budget=None)
     with pytest.raises(RuntimeError, match=r"no episode yet: call reset\(\) first"):
         fresh.decode_action(_action(fresh, "submit_positions"))
+
+
+def test_reset_options_that_name_no_scene_are_clear_errors():
+    """A 10,000-character scene name is the unknown-scene error (not ``OSError: File name too
+    long``); options that are not a dict say what reset takes (not ``TypeError: string indices``)."""
+    from spatialscout_gym.core.errors import ConfigError
+    from spatialscout_gym.scenes.catalog import UnknownSceneError
+    spec = small_scene(32, 32)
+    e = SpatialScoutEnv(spec, renderer=FakeRenderer(spec), resolution=32)
+    with pytest.raises(UnknownSceneError, match="at most 4096 characters, got 10000"):
+        e.reset(options={"scene": "x" * 10_000})
+    with pytest.raises(UnknownSceneError, match=r"unknown scene 'yyyy.*\(300 characters\)"):
+        e.reset(options={"scene": "y" * 300})   # one path component longer than a file name may be
+    with pytest.raises(ConfigError, match="reset.options=.... takes a dict"):
+        e.reset(options="scene")
+    assert e.reset(seed=0)[1]["scene_id"] == spec.scene_id

@@ -281,6 +281,10 @@ class SpatialScoutEnv(gym.Env):
     # ---- gymnasium API -------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict[str, Any]]:
         super().reset(seed=seed)
+        if options is not None and not isinstance(options, Mapping):
+            from spatialscout_gym.core.errors import ConfigError
+            raise ConfigError(f"reset(options=...) takes a dict such as {{'scene': 'Kitchen_01'}} or None, "
+                              f"got {type(options).__name__}")
         if options and "scene" in options:
             from spatialscout_gym.scenes.catalog import scene_by_name
             spec = scene_by_name(str(options["scene"]))
