@@ -235,3 +235,23 @@ def test_an_overlong_scene_name_is_one_short_line(tmp_path, capsys, scene):
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err and len(err) < 500, err[:300]
     assert "cannot run scene" in err and not (tmp_path / "r").exists()
+
+
+def test_evaluate_on_a_full_disk_is_one_line(tmp_path, capsys, monkeypatch):
+    """ENOSPC from every write that is flushed to disk (what a full device answers): one line and
+    exit 2 (a traceback and exit 1 before)."""
+    import errno
+    import os
+    from fakes import small_scene
+    from spatialscout_gym.cli.main import main as cli_main
+    spec = tmp_path / "fake-0.json"
+    spec.write_text(small_scene(32, 32, scene_id="fake-0").to_json())
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    code = cli_main(["evaluate", "--agent", "origin", "--scenes", str(spec), "--out", str(tmp_path / "E"),
+                     "--resolution", "32", "--image-budget", "2", "--no-progress"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "no space is left on the device" in err, err[-300:]
