@@ -122,3 +122,14 @@ def test_reset_options_that_name_no_scene_are_clear_errors():
     with pytest.raises(ConfigError, match="reset.options=.... takes a dict"):
         e.reset(options="scene")
     assert e.reset(seed=0)[1]["scene_id"] == spec.scene_id
+
+
+def test_a_masked_tool_index_is_refused(env):
+    """A fully masked ``tool`` (its data says 0, list_entities) is no index: refused, not run."""
+    calls = env.unwrapped.episode.tool_calls if hasattr(env.unwrapped, "episode") else None
+    with pytest.raises(ValueError, match="action outside the action space: 'tool' is a masked array"):
+        env.step({"tool": np.ma.masked_array(0, mask=True)})
+    with pytest.raises(ValueError, match="'translation' is a masked array"):
+        env.step(_action(env, "move_camera", translation=np.ma.masked_array([0.1, 0, 0], mask=[True, False, False])))
+    if calls is not None:
+        assert env.unwrapped.episode.tool_calls == calls

@@ -374,6 +374,8 @@ class SpatialScoutEnv(gym.Env):
         space = self.action_space[key]
         if key not in action:
             raise self._bad_action(f"the key {key!r} is missing")
+        if isinstance(action[key], np.ma.MaskedArray) and np.ma.getmaskarray(action[key]).any():
+            raise self._bad_action(f"{key!r} is a masked array (a masked value is no number)")
         try:
             value = np.asarray(action[key])
         except Exception as e:   # ragged lists, objects numpy refuses or whose conversions raise
