@@ -242,3 +242,23 @@ def test_a_negative_seed_is_refused_alike_by_report_compare_and_leaderboard(base
         lines = [ln for ln in text.splitlines() if ln.startswith("spatialscout: error:")]
         assert rc == 2 and len(lines) == 1 and "Traceback" not in text, (cmd, text[-300:])
         assert "result.json: field 'seed' must be an integer >= 0" in lines[0], (cmd, lines[0])
+
+
+def test_view_copies_only_png_frames_of_frame_size(base, tmp_path):
+    """A 60000 x 60000 PNG header, a GIF and an empty file in ``frames/`` are skipped and listed,
+    never copied into the site (a browser would decode them); the real frame is copied."""
+    import struct
+    import zlib
+    d = tmp_path / "E"
+    shutil.copytree(base, d)
+    frames = d / RUN / "frames"
+    ihdr = struct.pack(">IIBBBBB", 60000, 60000, 8, 2, 0, 0, 0)
+    huge = (b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + ihdr
+            + struct.pack(">I", zlib.crc32(b"IHDR" + ihdr)))
+    bad = {"frame_901.png": huge, "frame_902.png": b"GIF89a\x01\x00\x01\x00\x00\x00\x00;", "frame_903.png": b""}
+    for name, data in bad.items():
+        (frames / name).write_bytes(data)
+    rc, text = _run(["view", str(d), "--out", str(tmp_path / "site")])
+    copied = {p.name for p in (tmp_path / "site").rglob("frame_*.png")}
+    assert rc in (0, None) and "frame_000.png" in copied and not copied & set(bad), (copied, text[-300:])
+    assert all(f"skipped {frames / name}" in text for name in bad)
