@@ -19,6 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from fakes import FakeRenderer, small_scene
@@ -202,3 +203,62 @@ def test_evaluate_resuming_over_a_bad_file_names_it(rel, label, base, tmp_path):
         evaluate(d, EvalSettings("uniform-ball", 5, 20, 32), [str(spec)], seeds=1, workers=1,
                  progress=False, renderer_factory=FakeRenderer)
     assert str(d / rel) in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_far_but_finite_prediction_scores_iou_0_alike_in_score_view_and_report(base, tmp_path):
+    """``[1e155, 0, 0]`` (a multi-instance target: the assignment's costs overflowed) and
+    ``[-1e308, 1e308, 0]`` (a single one): finite, so ``score`` and ``view`` score them, IoU 0 and a
+    finite error (no "cost matrix is infeasible"); ``report``, which checks the map against the
+    trace, refuses the edited file in one line."""
+    from spatialscout_gym.core.scoring import FAR_M, GroundTruth, score_scene
+    d = tmp_path / "E"
+    shutil.copytree(base, d)
+    path = d / RUN / "predictions.json"
+    far = {"chair_1": [1e155, 0.0, 0.0], "lamp_1": [-1e308, 1e308, 0.0]}
+    path.write_text(json.dumps({"positions": {**json.loads(path.read_text())["positions"], **far}}))
+    gt = GroundTruth.from_dict(json.loads((d / RUN / "ground_truth.json").read_text()))
+    score = score_scene(gt, json.loads(path.read_text())["positions"])
+    matched = [i for i, k in enumerate(score.matched_id) if k in far]
+    assert len(matched) == 2
+    for i in matched:
+        assert score.iou[i] == 0.0 and FAR_M / 2 < score.center_error_m[i] < 2 * FAR_M
+    assert np.isfinite(score.metrics()["center_error_m"]["rmse"])
+    for cmd in ("score", "view"):
+        rc, text = _run(_argv(cmd, base, d, tmp_path / cmd))
+        assert rc in (0, None) and "Traceback" not in text and "spatialscout: error" not in text, (cmd, text[-400:])
+    rc, text = _run(_argv("report", base, d, tmp_path / "report"))   # the map differs from the trace's
+    assert rc == 2 and text.count("spatialscout: error:") == 1 and "the file was edited" in text
+
+
+def test_a_negative_seed_is_refused_alike_by_report_compare_and_leaderboard(base, tmp_path):
+    """``"seed": -3`` in ``result.json``: one line naming the file and the field from each command
+    (report and compare gave a traceback, leaderboard accepted it)."""
+    d = tmp_path / "E"
+    shutil.copytree(base, d)
+    path = d / RUN / "result.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "seed": -3}))
+    for cmd in ("report", "compare", "leaderboard"):
+        rc, text = _run(_argv(cmd, base, d, tmp_path / cmd))
+        lines = [ln for ln in text.splitlines() if ln.startswith("spatialscout: error:")]
+        assert rc == 2 and len(lines) == 1 and "Traceback" not in text, (cmd, text[-300:])
+        assert "result.json: field 'seed' must be an integer >= 0" in lines[0], (cmd, lines[0])
+
+
+def test_view_copies_only_png_frames_of_frame_size(base, tmp_path):
+    """A 60000 x 60000 PNG header, a GIF and an empty file in ``frames/`` are skipped and listed,
+    never copied into the site (a browser would decode them); the real frame is copied."""
+    import struct
+    import zlib
+    d = tmp_path / "E"
+    shutil.copytree(base, d)
+    frames = d / RUN / "frames"
+    ihdr = struct.pack(">IIBBBBB", 60000, 60000, 8, 2, 0, 0, 0)
+    huge = (b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + ihdr
+            + struct.pack(">I", zlib.crc32(b"IHDR" + ihdr)))
+    bad = {"frame_901.png": huge, "frame_902.png": b"GIF89a\x01\x00\x01\x00\x00\x00\x00;", "frame_903.png": b""}
+    for name, data in bad.items():
+        (frames / name).write_bytes(data)
+    rc, text = _run(["view", str(d), "--out", str(tmp_path / "site")])
+    copied = {p.name for p in (tmp_path / "site").rglob("frame_*.png")}
+    assert rc in (0, None) and "frame_000.png" in copied and not copied & set(bad), (copied, text[-300:])
+    assert all(f"skipped {frames / name}" in text for name in bad)

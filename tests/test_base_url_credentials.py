@@ -102,8 +102,8 @@ def test_run_checks_the_endpoint_first_and_prints_neither_the_endpoint_nor_crede
     elapsed = time.perf_counter() - t0
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1 and "--base-url" in err
-    # printed errors never name the endpoint (docs/models.md): the flag to fix is named instead
-    assert "cannot reach [endpoint]" in err and f"127.0.0.1:{port}" not in err and KEY not in err
+    # the endpoint as typed, less its user info: which server did not answer (docs/models.md)
+    assert f"cannot reach http://127.0.0.1:{port}/v1 " in err and KEY not in err and USER not in err
     assert not (tmp_path / "run").exists() and elapsed < 5
 
 
@@ -113,7 +113,7 @@ def test_evaluate_prints_neither_the_endpoint_nor_credentials(tmp_path, capsys):
                  "--api-key", "placeholder", "--scenes", "procedural:1", "--out", str(tmp_path / "e"),
                  "--no-progress"])
     err = capsys.readouterr().err
-    assert code == 2 and "cannot reach [endpoint]" in err and f"127.0.0.1:{port}" not in err and KEY not in err
+    assert code == 2 and f"cannot reach http://127.0.0.1:{port}/v1 " in err and KEY not in err and USER not in err
 
 
 MALFORMED = ["http://u:s3cr3t/part@127.0.0.1:1/v1", "http://127.0.0.1:notaport/v1", "http://[::1/v1",
@@ -147,7 +147,7 @@ def test_a_key_in_the_query_string_is_never_printed_in_the_cannot_reach_line(tmp
     out = capsys.readouterr()
     text = out.out + out.err
     assert code == 2 and "cannot reach" in text and QUERY_KEY not in text
-    assert "cannot reach [endpoint]" in text and f"127.0.0.1:{port}" not in text   # errors name --base-url
+    assert f"cannot reach http://127.0.0.1:{port}/v1 " in text and "api-version" not in text   # no query
 
 
 def test_display_url_and_redact_share_one_rule_for_every_form():

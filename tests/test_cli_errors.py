@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -202,3 +203,55 @@ def test_evaluate_out_naming_a_file_is_one_line(tmp_path, capsys):
                      "--resolution", "32", "--no-progress"])
     err = capsys.readouterr().err.strip()
     assert code == 2 and "is a file" in err and len(err.splitlines()) == 1 and f.read_text() == "keep"
+
+
+def test_run_overwrite_removes_only_what_a_run_writes(tmp_path, capsys):
+    """A run directory that also holds the user's files: ``--overwrite`` replaces the run's files
+    (a stale frame included) and keeps ``precious.txt`` and ``sub/thesis.tex``."""
+    from spatialscout_gym.cli.main import main as cli_main
+    out = tmp_path / "mixed"
+    (out / "sub").mkdir(parents=True)
+    (out / "frames").mkdir()
+    (out / "result.json").write_text('{"status": "failed"}')
+    (out / "trace.jsonl").write_text('{"event": "start"}\n')
+    (out / "frames" / "frame_009.png").write_bytes(b"old")
+    (out / "precious.txt").write_text("keep me")
+    (out / "sub" / "thesis.tex").write_text("years of work")
+    code = cli_main(["run", "--agent", "origin", "--scene", "procedural:1", "--out", str(out),
+                     "--resolution", "32", "--overwrite"])
+    assert code == 0, capsys.readouterr().err
+    assert (out / "precious.txt").read_text() == "keep me" and (out / "sub" / "thesis.tex").read_text() == "years of work"
+    assert json.loads((out / "result.json").read_text())["status"] == "ok"
+    assert not (out / "frames" / "frame_009.png").exists() and (out / "frames" / "frame_000.png").is_file()
+    assert [p.name for p in tmp_path.iterdir()] == ["mixed"]   # no temporary directory left
+
+
+@pytest.mark.parametrize("scene", ["x" * 5000, "a/" * 2100, "procedural:" + "9" * 5000, "b" * 300 + ".json"])
+def test_an_overlong_scene_name_is_one_short_line(tmp_path, capsys, scene):
+    """5,000 characters, a path over 4,096, a seed of 5,000 digits, a file name over 255 bytes:
+    one line and exit 2 (an OSError or ValueError traceback before)."""
+    from spatialscout_gym.cli.main import main as cli_main
+    code = cli_main(["run", "--agent", "origin", "--scene", scene, "--out", str(tmp_path / "r")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err and len(err) < 500, err[:300]
+    assert "cannot run scene" in err and not (tmp_path / "r").exists()
+
+
+def test_evaluate_on_a_full_disk_is_one_line(tmp_path, capsys, monkeypatch):
+    """ENOSPC from every write that is flushed to disk (what a full device answers): one line and
+    exit 2 (a traceback and exit 1 before)."""
+    import errno
+    import os
+    from fakes import small_scene
+    from spatialscout_gym.cli.main import main as cli_main
+    spec = tmp_path / "fake-0.json"
+    spec.write_text(small_scene(32, 32, scene_id="fake-0").to_json())
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    code = cli_main(["evaluate", "--agent", "origin", "--scenes", str(spec), "--out", str(tmp_path / "E"),
+                     "--resolution", "32", "--image-budget", "2", "--no-progress"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "no space is left on the device" in err, err[-300:]

@@ -106,3 +106,30 @@ def test_decoding_a_submission_before_the_first_reset_says_to_reset():
     fresh = SpatialScoutEnv(spec, renderer=FakeRenderer(spec), resolution=64, tool_call_budget=None)
     with pytest.raises(RuntimeError, match=r"no episode yet: call reset\(\) first"):
         fresh.decode_action(_action(fresh, "submit_positions"))
+
+
+def test_reset_options_that_name_no_scene_are_clear_errors():
+    """A 10,000-character scene name is the unknown-scene error (not ``OSError: File name too
+    long``); options that are not a dict say what reset takes (not ``TypeError: string indices``)."""
+    from spatialscout_gym.core.errors import ConfigError
+    from spatialscout_gym.scenes.catalog import UnknownSceneError
+    spec = small_scene(32, 32)
+    e = SpatialScoutEnv(spec, renderer=FakeRenderer(spec), resolution=32)
+    with pytest.raises(UnknownSceneError, match="at most 4096 characters, got 10000"):
+        e.reset(options={"scene": "x" * 10_000})
+    with pytest.raises(UnknownSceneError, match=r"unknown scene 'yyyy.*\(300 characters\)"):
+        e.reset(options={"scene": "y" * 300})   # one path component longer than a file name may be
+    with pytest.raises(ConfigError, match="reset.options=.... takes a dict"):
+        e.reset(options="scene")
+    assert e.reset(seed=0)[1]["scene_id"] == spec.scene_id
+
+
+def test_a_masked_tool_index_is_refused(env):
+    """A fully masked ``tool`` (its data says 0, list_entities) is no index: refused, not run."""
+    calls = env.unwrapped.episode.tool_calls if hasattr(env.unwrapped, "episode") else None
+    with pytest.raises(ValueError, match="action outside the action space: 'tool' is a masked array"):
+        env.step({"tool": np.ma.masked_array(0, mask=True)})
+    with pytest.raises(ValueError, match="'translation' is a masked array"):
+        env.step(_action(env, "move_camera", translation=np.ma.masked_array([0.1, 0, 0], mask=[True, False, False])))
+    if calls is not None:
+        assert env.unwrapped.episode.tool_calls == calls

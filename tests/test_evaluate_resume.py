@@ -64,3 +64,35 @@ def test_killed_evaluation_resumes_to_the_uninterrupted_result(tmp_path):
     b = json.loads((reference / "report.json").read_text())
     assert a["object_micro"] == b["object_micro"] and a["scenes"] == b["scenes"]
     assert a["counters"] == b["counters"] and a["counters"]["episodes"] == len(DIRS)
+
+
+def test_resume_redoes_a_finished_run_that_is_incomplete_or_of_other_settings(tmp_path):
+    """A finished episode whose ``trace.jsonl`` is missing, and one whose ``result.json`` records
+    512 px and V = 100 inside a 32 px, V = 3 evaluation, fail the resume checks: each is archived
+    as an attempt and run again, so the rerun does not report them completed as they were."""
+    import json
+
+    from fakes import FakeRenderer, small_scene
+    from spatialscout_gym.eval.running.evaluate import EvalSettings, evaluate
+    spec = tmp_path / "fake-0.json"
+    spec.write_text(small_scene(32, 32, scene_id="fake-0").to_json())
+    settings = EvalSettings("origin", 3, 20, 32)
+    out = tmp_path / "E"
+
+    def run():
+        return evaluate(out, settings, [str(spec)], seeds=3, workers=1, progress=False, renderer_factory=FakeRenderer,
+                        write_report=False)
+
+    assert run().ran == 3
+    (out / "fake-0" / "seed_0" / "trace.jsonl").unlink()
+    result = out / "fake-0" / "seed_1" / "result.json"
+    result.write_text(json.dumps({**json.loads(result.read_text()), "resolution": 512, "image_budget": 100}))
+    summary = run()
+    assert summary.skipped == 1 and summary.ran == 2
+    assert summary.redone == {"fake-0/seed_0": "trace.jsonl missing",
+                              "fake-0/seed_1": "result.json records image_budget 100, this evaluation 3"}
+    for k in (0, 1):
+        run_dir = out / "fake-0" / f"seed_{k}"
+        assert (run_dir / "trace.jsonl").is_file() and (run_dir / "attempts" / "01" / "result.json").is_file()
+        assert json.loads((run_dir / "result.json").read_text())["resolution"] == 32
+    assert run().skipped == 3   # now every run passes

@@ -287,3 +287,19 @@ def test_a_urdf_joint_without_its_links_is_one_clear_error(tmp_path, joint):
     urdf.write_text(f'<?xml version="1.0"?><robot name="r"><link name="base"/><link name="door"/>{joint}</robot>')
     with pytest.raises(ConfigError, match=r"broken\.urdf: a URDF <joint> <(child|parent)> element has no 'link'"):
         ms._urdf_rest_visuals(urdf, np.eye(4), 1.0)
+
+
+@pytest.mark.parametrize("config", ["[]", '{"stage_instance": 5}',
+                                    '{"stage_instance": {"template_name": "s"}, "object_instances": [5]}'])
+def test_a_scene_config_of_the_wrong_shape_is_one_line(tmp_path, capsys, config):
+    """``scene_instance.json`` holding ``[]`` or ``"stage_instance": 5``: the scene is skipped with one
+    line naming the file and what is wrong, then exit 2 (a TypeError traceback before)."""
+    make_ai2thor_dataset(tmp_path / "assets")
+    (path,) = (tmp_path / "assets").rglob(f"{SCENE}.scene_instance.json")
+    path.write_text(config)
+    code = main(["scenes", "import-maniskill", "--dataset", "iTHOR", "--targets", "35",
+                 "--asset-dir", str(tmp_path / "assets"), "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    skipped, last = err.strip().splitlines()
+    assert code == 2 and "Traceback" not in err and last.startswith("spatialscout: error:"), err[-300:]
+    assert skipped.startswith(f"skipped {SCENE}: {path}: ") and "not a habitat scene_instance.json" in skipped

@@ -46,7 +46,10 @@ def _env(**kw):
 
 BAD = [np.complex128(3), np.array([3 + 0j]), complex(3, 0), np.timedelta64(3, "s"), np.array([3], "m8[s]"),
        np.datetime64(3, "s"), np.bool_(True), True, _ArrayRaises(), _ReprRaises(), [_ReprRaises()],
-       np.array([_ReprRaises()], object), "3", None, 3.5, np.nan, [3, 4]]
+       np.array([_ReprRaises()], object), "3", None, 3.5, np.nan, [3, 4],
+       # size 1 is not enough: a float, an array nested deeper than a vector env's (1,), a masked value
+       1.0, np.float64(3), np.array([[[2.0]]]), np.array([[[2]]]), np.ma.masked_array([3], mask=[True]),
+       np.ma.masked_array(3, mask=True)]
 
 
 @pytest.mark.parametrize("value", BAD, ids=[type(v).__name__ + str(i) for i, v in enumerate(BAD)])

@@ -315,3 +315,43 @@ def test_an_anthropic_input_with_a_5000_digit_number_is_a_refused_call():
     traced = [c for e in w.trace() if e["event"] == "model_response" for c in e["tool_calls"]]
     assert "cannot be written as JSON" in traced[0]["arguments"]
     _sent(w, "messages")
+
+
+HANG_S = 20
+"""A step still running after this many seconds walks without end (one takes well under a second)."""
+
+
+class _Hung(BaseException):
+    """Raised in a step that runs past :data:`HANG_S` (no ``Exception`` handler may swallow it)."""
+
+
+def _hung(*_):
+    raise _Hung(f"step still running after {HANG_S} s")
+
+
+@pytest.mark.parametrize("wire_format", [None, "chat_completions", "messages"])
+def test_cyclic_arguments_are_refused_in_bounded_work(wire_format):
+    """``a = {"forward": 0.1}; a["self"] = a`` as a call's arguments (a Python caller can hand over
+    any object; Episode.call refuses it at once): refused like any over-deep argument, the trace
+    and the next request written; a self-sharing object (2^32 paths) in the provider content too."""
+    import signal
+    a: dict = {"forward": 0.1}
+    a["self"] = a
+    shared: list = [1.0]
+    for _ in range(40):
+        shared = [shared, shared]
+    from spatialscout_gym.wrappers.tool_call import ModelReply, ToolCall
+    w = _wrapper(wire_format)
+    previous = signal.signal(signal.SIGALRM, _hung)
+    signal.alarm(HANG_S)
+    try:
+        _, _, _, _, info = w.step(ModelReply("", [ToolCall("c1", "move_camera", a)], provider_content=[shared]))
+        _sent(w, wire_format or "chat_completions")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    (res,) = info["tool_results"]
+    traced = [e for e in w.trace() if e["event"] == "model_response"][0]
+    assert not res["ok"] and "nested more than" in traced["tool_calls"][0]["arguments"]
+    assert not w.done and w.episode.tool_calls == 1
+    assert w.step(ModelReply("", [ToolCall("c2", "move_camera", {"forward": 0.1})]))[4]["tool_results"][0]["ok"]

@@ -21,7 +21,7 @@ from spatialscout_gym.scenes.procedural import procedural_scene
 from spatialscout_gym.scenes.stats import PAPER_REFERENCE_LOSSES_M, catalog_stats, reference_losses, size_comparison
 from spatialscout_gym.scenes.visibility import unseen_in_spec
 
-from test_scenes_generator import assert_physically_plausible
+from test_scenes_generator import assert_inside_world_box, assert_physically_plausible
 
 
 @pytest.fixture(scope="module")
@@ -139,6 +139,13 @@ def test_visibility_check_finds_a_target_behind_a_wall():
     walled = objs + [SceneObject("Slab_1", "Wall", "Wall", "static", slab, movable=False)]
     assert target.id in unseen_targets(walled, cam, 0.5 * np.linalg.norm(d) + 0.02, {target.id})
     assert target.id not in unseen_targets(objs, cam, spec.public.radius_m, {target.id})
+
+
+def test_every_v1_and_v2_start_and_target_lies_inside_the_world_box(specs, specs_v1):
+    """Generated once, as frozen: the start camera and every target inside the +-15 m box the
+    camera may move in (rooms may reach past it; the frozen plans are kept as drawn)."""
+    for spec in specs + specs_v1:
+        assert_inside_world_box(spec, targets_only=True)
 
 
 def test_every_catalog_scene_is_physically_plausible(specs_v1):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from spatialscout_gym.core.limits import WORLD_BOX_M
 from spatialscout_gym.scenes.catalog import (DEFAULT_CATALOG_VERSION, catalog_entries, generate_catalog_scene,
                                              load_scene, manifest)
 from spatialscout_gym.scenes.furniture import build_object
@@ -15,6 +16,8 @@ from spatialscout_gym.scenes.procedural import DEFAULT_RULES_VERSION
 from spatialscout_gym.scenes.placement import allowed_in_room, multiple_per_room, procthor_placement
 from spatialscout_gym.scenes.sizes import RULES_V3, sample_size
 from spatialscout_gym.scenes.stats import catalog_stats, room_plausibility
+
+from test_scenes_generator import targets_past_world_box
 
 
 @pytest.fixture(scope="module")
@@ -30,6 +33,19 @@ def test_v3_is_the_default_and_frozen_beside_the_older_versions(specs_v3):
         assert row["content_hash"] == spec.content_hash(m["render_settings"]), spec.scene_id
     for v in ("1.0", "2.0"):   # older versions still regenerate to their frozen hashes
         assert load_scene("Kitchen_01", version=v).scene_id == "Kitchen_01"
+
+
+def test_every_v3_start_lies_inside_the_world_box_and_targets_but_one_frozen_scene(specs_v3):
+    """Generated once, as frozen: every start camera inside the +-15 m box the camera may move
+    in, and every target but those of Apartment_31, whose east room's wall line stands at
+    x = 15.28 m (its 7 targets along that wall reach 15.33 m: seen from inside the box, kept so
+    that the frozen catalog keeps its hashes)."""
+    past = {}
+    for spec in specs_v3:
+        assert np.all(np.abs(spec.public.initial_camera.position_world) <= WORLD_BOX_M), spec.scene_id
+        if targets_past_world_box(spec):
+            past[spec.scene_id] = len(targets_past_world_box(spec))
+    assert past == {"Apartment_31": 7}
 
 
 def test_every_procthor_type_has_a_builder_of_its_size():

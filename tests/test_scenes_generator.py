@@ -10,11 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from spatialscout_gym.core.limits import WORLD_BOX_M
 from spatialscout_gym.core.spec import SceneSpec, natural_key, part_world_aabb
 from spatialscout_gym.scenes.categories import CATEGORIES, candidate_categories
 from spatialscout_gym.scenes.furniture import BUILDERS, build_object
 from spatialscout_gym.scenes.layout import sample_size
-from spatialscout_gym.scenes.procedural import FOV_Y_DEG, LAYOUTS, procedural_scene
+from spatialscout_gym.scenes.procedural import (FOV_Y_DEG, LAYOUTS, floor_plan, procedural_scene,
+                                                training_seed_sequence)
+from spatialscout_gym.scenes.rooms import WALL_T, plan_extent
 from spatialscout_gym.scenes.sizes import RULES
 
 ID_RE = re.compile(r"^[A-Za-z0-9_]+$")
@@ -252,3 +255,47 @@ def test_a_seed_whose_first_draw_is_too_small_is_drawn_again():
     assert len(a.public.inventory) == 40 and a.private.source["redraw"] == 1
     assert procedural_scene(528, 40, "Bathroom").content_hash() == a.content_hash()
     assert "redraw" not in procedural_scene(527, 40, "Bathroom").private.source
+
+
+def targets_past_world_box(spec: SceneSpec) -> list[str]:
+    """Ids of the targets whose box reaches past the +-WORLD_BOX_M world box."""
+    return [t.id for t in spec.targets
+            if np.any(np.abs(t.box_min) > WORLD_BOX_M) or np.any(np.abs(t.box_max) > WORLD_BOX_M)]
+
+
+def assert_inside_world_box(spec: SceneSpec, targets_only: bool = False) -> None:
+    """The start camera and every target (every object, rooms included, unless ``targets_only``)
+    lie inside the +-WORLD_BOX_M box the camera may move in."""
+    cam = spec.public.initial_camera.position_world
+    assert np.all(np.abs(cam) <= WORLD_BOX_M), (spec.scene_id, cam)
+    for o in spec.private.objects:
+        if targets_only and o.role != "target":
+            continue
+        lo, hi = o.aabb_world
+        assert np.all(np.abs(lo) <= WORLD_BOX_M) and np.all(np.abs(hi) <= WORLD_BOX_M), (spec.scene_id, o.id, lo, hi)
+
+
+def test_a_wide_apartment_starts_inside_the_world_box():
+    """Seed 1831015077's five-room apartment ran to x = 17 m and its start stood at x = 17.04 m,
+    where every move was refused: the plan is moved inside the box, the scene keeps its rooms."""
+    spec = procedural_scene(1831015077)
+    assert len(spec.public.description["rooms"]) == 5
+    assert_inside_world_box(spec)
+
+
+def test_every_training_plan_lies_inside_the_world_box():
+    """10,000 seeds at the stage that decides where rooms stand (the layout and the floor plan:
+    the start camera and the targets stand in its rooms), under every rules version; the seeds
+    whose plan had to move are generated whole, starts and objects checked."""
+    seeds = np.random.default_rng(55).integers(0, 2**32, 10_000)
+    moved = []
+    for k, seed in enumerate(seeds):
+        rules = RULES[("1.0", "2.0", "3.0")[k % 3]]
+        layout, plan = floor_plan(np.random.default_rng(training_seed_sequence(int(seed))), None, None, rules)
+        x0, y0, x1, y1 = plan_extent(plan)
+        assert -WORLD_BOX_M <= min(x0, y0) and max(x1, y1) <= WORLD_BOX_M, (int(seed), layout, x0, y0, x1, y1)
+        if min(x0, y0) < -WALL_T:
+            moved.append((int(seed), rules.version))
+    assert len(moved) > 100   # wide apartments are common enough that this checks something
+    for seed, version in moved[:6]:
+        assert_inside_world_box(procedural_scene(seed, catalog_version=version))

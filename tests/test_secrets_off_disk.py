@@ -124,3 +124,94 @@ def test_the_cli_own_words_are_not_redacted():
     assert redact(line) == line
     assert redact("Bearer sometokenvalue1") == "Bearer [redacted]"
     assert redact("bearer abcdefghijklmnopqrstuvwxyz") == "Bearer [redacted]"
+
+
+USER, PASSWORD = "scout", "Pw-7c1d9e2f4a6b8"   # 16 characters; the probe found 15 of them on disk
+
+
+class ReplyServer:
+    """A chat-completions server answering HTTP 200. ``"echo"``: a model reply whose text and tool
+    call arguments repeat every request header and the URL it was called at (a proxy or a model
+    that echoes its input). ``"html"``: a login page (text/html) that names the password."""
+
+    def __init__(self, kind: str) -> None:
+        outer = self
+        self.posts = 0
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                outer.posts += 1
+                echo = f"{dict(self.headers)} at http://127.0.0.1:{outer.port}{self.path}"
+                if kind == "html":
+                    data = f"<html><body>Sign in again: password {PASSWORD} expired</body></html>".encode()
+                    ctype = "text/html"
+                else:
+                    call = {"id": f"c{outer.posts}", "type": "function", "function": {
+                        "name": "rotate_camera", "arguments": json.dumps({"yaw": 10, "note": echo})}}
+                    data = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "echo",
+                                       "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                                           "role": "assistant", "content": echo, "tool_calls": [call]}}],
+                                       "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}).encode()
+                    ctype = "application/json"
+                self.send_response(200)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def _run_against(server: ReplyServer, out, extra: list[str]) -> int:
+    return main(["run", "--agent", "openai:echo", "--base-url", f"http://{USER}:{PASSWORD}@127.0.0.1:{server.port}/v1",
+                 "--api-key", KEY, "--scene", "procedural:11", "--out", str(out), "--resolution", "32",
+                 "--image-budget", "3", *extra])
+
+
+def _leaked(out, text: str, port: int) -> list[str]:
+    """Which secrets (the key, the password, 8 characters of it, the Basic credential, the
+    endpoint) are in a file under ``out`` or in ``text``."""
+    import base64
+    basic = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
+    needles = [KEY, PASSWORD, PASSWORD[:8], basic, f"127.0.0.1:{port}"]
+    bodies = [p.read_text(errors="replace") for p in out.rglob("*") if p.is_file()
+              and p.suffix in (".json", ".jsonl", ".md", ".txt")] + [text]
+    return [n for n in needles if any(n in b for b in bodies)]
+
+
+def test_a_reply_that_echoes_the_request_is_redacted_in_the_trace(tmp_path, capfd):
+    out = tmp_path / "run"
+    with ReplyServer("echo") as server:
+        _run_against(server, out, ["--call-budget", "2"])
+        assert server.posts == 2
+    captured = capfd.readouterr()
+    trace = (out / "trace.jsonl").read_text()
+    assert "rotate_camera" in trace and "[redacted]" in trace and "[endpoint]" in trace
+    assert _leaked(out, captured.out + captured.err, server.port) == []
+
+
+def test_an_html_page_with_status_200_is_a_failed_attempt_not_a_scored_reply(tmp_path, capfd, monkeypatch):
+    import spatialscout_gym.conversation.providers as providers
+    monkeypatch.setattr(providers.time, "sleep", lambda s: None)
+    out = tmp_path / "run"
+    with ReplyServer("html") as server:
+        rc = _run_against(server, out, ["--call-budget", "3"])
+        assert server.posts >= 2   # retried like a server error
+    captured = capfd.readouterr()
+    result = json.loads((out / "result.json").read_text())
+    assert rc == 1 and result["status"] == "failed" and "not JSON" in result["error"]
+    assert _leaked(out, captured.out + captured.err, server.port) == []

@@ -1,8 +1,11 @@
-"""The CLI's user-facing error type and the one-line message for a missing optional extra."""
+"""The CLI's user-facing error type and the one-line messages for a missing optional extra and a
+full disk."""
 
 from __future__ import annotations
 
-__all__ = ["CliError", "EXTRA_OF_MODULE", "extra_of_module", "missing_extra_message"]
+import errno
+
+__all__ = ["CliError", "EXTRA_OF_MODULE", "extra_of_module", "missing_extra_message", "disk_full_message"]
 
 
 class CliError(Exception):
@@ -41,3 +44,16 @@ def missing_extra_message(exc: BaseException) -> str | None:
         return None
     from spatialscout_gym.core.errors import install_command
     return f"this needs the '{extra}' extra ({module} is not installed): {install_command(extra)}"
+
+
+_DISK_FULL = {errno.ENOSPC: "no space is left on the device", errno.EDQUOT: "the disk quota is used up"}
+
+
+def disk_full_message(exc: BaseException) -> str | None:
+    """One line for an ``OSError`` of a full disk or quota (the user frees space and reruns; what a
+    command writes is atomic, so nothing finished is lost); None for anything else."""
+    if not isinstance(exc, OSError) or exc.errno not in _DISK_FULL:
+        return None
+    where = f" writing {exc.filename}" if exc.filename else ""
+    return (f"{_DISK_FULL[exc.errno]}{where}; free space and rerun the same command (finished episodes "
+            "and files are kept; an evaluation resumes)")

@@ -155,6 +155,8 @@ def run(args: argparse.Namespace) -> int:
             signal.signal(signal.SIGTERM, old_term)
     print(f"{summary.total} episodes: {summary.skipped} already done, {summary.ran} run now, "
           f"{len(summary.failed)} failed")
+    for key, why in summary.redone.items():
+        print(f"  redone {key}: its finished run did not pass the resume checks ({why}); kept as an attempt")
     for o in summary.failed:
         print(f"  failed {o.task.key}: {redact(o.error)}")
     if summary.report is not None and summary.report["object_micro"] is None:

@@ -129,6 +129,13 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"spatialscout: error: {line}", file=sys.stderr)
         return 2
+    except OSError as exc:   # a full disk: one line, exit 2 (any other OSError is a bug: traceback)
+        from spatialscout_gym.cli.errors import disk_full_message
+        line = disk_full_message(exc)
+        if line is None or getattr(args, "debug", False):
+            raise
+        print(f"spatialscout: error: {line}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("spatialscout: interrupted", file=sys.stderr)
         return 130

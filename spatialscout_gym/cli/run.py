@@ -176,7 +176,8 @@ def run(args: argparse.Namespace) -> int:
     except FileExistsError as exc:
         raise CliError(f"{exc}; choose another --out or pass --overwrite") from None
     except SpatialScoutError as exc:  # unknown scene, broken spec file, drifted catalog, bad setting
-        raise CliError(f"cannot run scene {args.scene!r}: {message_of(exc)}") from None
+        shown = args.scene if len(args.scene) <= 80 else f"{args.scene[:80]}... ({len(args.scene)} characters)"
+        raise CliError(f"cannot run scene {shown!r}: {message_of(exc)}") from None
     c = result["counters"]
     print(f"scene {result['scene_id']}  agent {result['agent']}  seed {result['seed']}  "
           f"ended by {result['end_reason']}")

@@ -46,8 +46,8 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"{exc.filename or args.out}: cannot be read or written ({exc.__class__.__name__}: "
                        f"{exc.strerror or exc})") from None
     for p in skipped[:5]:
-        print(f"skipped {p}: a symbolic or hard link, a directory or not a regular file (the viewer copies "
-              "only the run's own frame files)", file=sys.stderr)
+        print(f"skipped {p}: a symbolic or hard link, a directory, not a regular file or not a PNG of frame "
+              "size (the viewer copies only the run's own frame files)", file=sys.stderr)
     if len(skipped) > 5:
         print(f"skipped {len(skipped) - 5} more such entries", file=sys.stderr)
     if args.out:

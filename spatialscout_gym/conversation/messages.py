@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from typing import Any, Sequence, Union
 
-from spatialscout_gym.episode.tools import to_jsonable
+from spatialscout_gym.episode.tools import JSONABLE_MAX_DEPTH, argument_size_problem, to_jsonable
 from spatialscout_gym.conversation.images import DeliveredImage
 
 __all__ = ["history_digest", "ToolCall", "Message", "ModelReply", "Part", "EpisodeOverError", "parse_arguments",
@@ -235,7 +235,8 @@ def clean_text(s: str) -> str:
 
 def _clean(x: Any, depth: int = 0) -> Any:
     """``x`` with every string (dict keys too) passed through :func:`clean_text`; containers
-    below 32 levels only (deeper ones are left to the JSON writers' own depth cap)."""
+    below 32 levels only (deeper ones are left to the JSON writers' own depth cap). Callers pass
+    only values :func:`_size_problem` accepted, so the walk is bounded."""
     if isinstance(x, str):
         return clean_text(x)
     if depth > 32:
@@ -247,6 +248,47 @@ def _clean(x: Any, depth: int = 0) -> Any:
     if isinstance(x, tuple):
         return tuple(_clean(v, depth + 1) for v in x)
     return x
+
+
+MAX_REPLY_VALUES = 100_000
+"""Most values (containers, strings, numbers) a reply's name or provider content may hold: a
+Python caller can hand over a cyclic or self-sharing object, whose walk would never end."""
+
+
+def _size_problem(x: Any, max_values: int = MAX_REPLY_VALUES, max_depth: int = JSONABLE_MAX_DEPTH) -> str | None:
+    """None when ``x`` holds at most ``max_values`` values nested at most ``max_depth`` levels,
+    else why not; level by level, never holding more than ``max_values`` references (a cycle is
+    nested without end)."""
+    level, seen, depth = [x], 1, 0
+    while level:
+        nxt: list[Any] = []
+        for y in level:
+            if isinstance(y, (dict, list, tuple)):
+                if depth >= max_depth:
+                    return f"nested more than {max_depth} levels deep"
+                seen += 2 * len(y) if isinstance(y, dict) else len(y)
+                if seen > max_values:
+                    return f"more than {max_values} values"
+                if isinstance(y, dict):
+                    nxt.extend(y.keys())
+                    nxt.extend(y.values())
+                else:
+                    nxt.extend(y)
+        level, depth = nxt, depth + 1
+    return None
+
+
+def _bounded_arguments(args: Any) -> Any:
+    """``args``, or a short JSON text in their place when they cross the argument bounds of
+    docs/protocol.md section 4 (a cyclic object does: it is nested without end), so that nothing
+    after this (cleaning, the trace, the history sent back) walks them; the episode refuses the
+    call as it refuses any argument it does not know."""
+    if args is None or isinstance(args, str):
+        return args
+    problem = argument_size_problem(args)   # bounded: at most MAX_ARG_VALUES steps
+    if problem is None:
+        return args
+    return json.dumps({"not_kept": f"arguments over the size bounds ({problem}); refused"})
 
 
 def clean_reply(reply: ModelReply) -> ModelReply:
@@ -262,10 +304,13 @@ def clean_reply(reply: ModelReply) -> ModelReply:
     seen: dict[str, int] = {}
     for k, c in enumerate(reply.tool_calls if isinstance(reply.tool_calls, list) else []):
         cid = c.id if isinstance(c.id, str) and c.id else f"call_{k}"
-        calls.append(ToolCall(unique_id(clean_text(cid), seen), _clean(c.name), _clean(c.arguments)))
+        name = c.name if _size_problem(c.name, 1000) is None else safe_repr(type(c.name))
+        calls.append(ToolCall(unique_id(clean_text(cid), seen), _clean(name), _clean(_bounded_arguments(c.arguments))))
     content = reply.provider_content
     if content is not None:
         try:
+            if _size_problem(content, max_depth=sys.maxsize) is not None:   # to_jsonable caps depth
+                raise ValueError("a cyclic or oversized provider content")
             content = _clean(to_jsonable(content))
             json.dumps(content)   # what the next request sends: an integer of > 4300 digits cannot go
         except (RecursionError, ValueError):   # nested too deep or a huge integer: nothing to replay
@@ -308,7 +353,11 @@ def parse_arguments(raw: Any) -> tuple[dict | None, str | None]:
 
 
 def _refuse_huge_ints(args: dict) -> tuple[dict | None, str | None]:
-    """``(args, None)``, or ``(None, reason)`` when a nested integer exceeds the float range."""
+    """``(args, None)``, or ``(None, reason)`` when a nested integer exceeds the float range.
+    Arguments over the size bounds (a cyclic object among them) are passed on unwalked: the
+    episode refuses them first, in bounded time."""
+    if argument_size_problem(args) is not None:
+        return args, None
     stack: list[Any] = [args]
     while stack:
         x = stack.pop()

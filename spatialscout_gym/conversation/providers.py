@@ -39,11 +39,11 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence, TypeVar
 
 from spatialscout_gym.core.errors import ConfigError, SpatialScoutError
-from spatialscout_gym.core.redact import display_url, redact, register_endpoint, register_secret, url_problem
+from spatialscout_gym.core.redact import endpoint_shown, redact, register_endpoint, register_secret, url_problem
 from spatialscout_gym.conversation.codecs import anthropic_messages
 from spatialscout_gym.conversation.codecs import chat_completions
 from spatialscout_gym.conversation.codecs import responses
@@ -52,7 +52,8 @@ from spatialscout_gym.conversation.messages import WIRE_FORMATS, Message, ModelR
 
 __all__ = ["PROVIDERS", "ProviderEntry", "model_api", "provider_entry", "ModelProvider", "OpenAIProvider", "OpenAIResponsesProvider", "AnthropicProvider", "ModelServiceError",
            "PreflightError", "TIMEOUT_S", "ATTEMPTS", "BACKOFF_S", "ANTHROPIC_FALLBACK_MAX_TOKENS", "DEFAULT_REASONING_EFFORT",
-           "THINKING_BUDGET_TOKENS", "UNCAPPED_EFFORT", "MIN_THINKING_BUDGET_TOKENS", "THINKING_REPLY_TOKENS"]
+           "THINKING_BUDGET_TOKENS", "UNCAPPED_EFFORT", "MIN_THINKING_BUDGET_TOKENS", "THINKING_REPLY_TOKENS",
+           "redacted_reply"]
 
 TIMEOUT_S = 180.0
 """Per-HTTP-request timeout, seconds."""
@@ -89,8 +90,11 @@ class ModelServiceError(SpatialScoutError, RuntimeError):
 
 
 class PreflightError(ModelServiceError):
-    """The endpoint, key or model check before a batch failed. Printed like every error text:
-    keys and the endpoint removed (docs/models.md); the message names the flag to fix."""
+    """The endpoint, key or model check before a batch failed; printed, never stored. It names the
+    endpoint as typed, less user info and query (:func:`~spatialscout_gym.core.redact.endpoint_shown`;
+    docs/models.md), keys removed, and the flag to fix."""
+
+    shows_endpoint = True
 
 
 class ModelProvider:
@@ -333,7 +337,18 @@ class ModelProvider:
                                             f"{self.attempts} attempts; last: {line}") from exc
                 self._sleep(self.backoff_s[attempt - 1])
                 continue
-            reply = self._parse(response)
+            if isinstance(response, (str, bytes, bytearray)):
+                # the SDKs hand over a body that is not JSON (an HTML login or error page sent with
+                # HTTP 200) as text: no model reply, and it may hold anything, so none of it is kept
+                line = (f"call {self.calls} attempt {attempt}: the service answered with a body that is not "
+                        f"JSON ({len(response)} characters, not kept)")
+                self.failures.append(line)
+                if attempt == self.attempts:
+                    raise ModelServiceError(f"{self.provider} model call {self.calls} failed after "
+                                            f"{self.attempts} attempts; last: {line}")
+                self._sleep(self.backoff_s[attempt - 1])
+                continue
+            reply = redacted_reply(self._parse(response))
             reply.attempts = attempt
             return reply
         raise AssertionError("unreachable")
@@ -353,8 +368,8 @@ class ModelProvider:
         ModelServiceError
             The endpoint does not answer, refuses the key, or does not serve the model.
         """
-        # printed errors never name the endpoint (docs/models.md): the message is redacted here too
-        where = redact(display_url(self.base_url)) if self.base_url else f"the {self.provider} service"
+        # printed, never stored: the endpoint as typed, less user info and query (docs/models.md)
+        where = endpoint_shown(self.base_url) if self.base_url else f"the {self.provider} service"
         if getattr(self._client, "models", None) is None:
             return
         try:
@@ -376,6 +391,31 @@ class ModelProvider:
             shown = ", ".join(served[:8]) + (f" and {len(served) - 8} more" if len(served) > 8 else "")
             raise PreflightError(f"{where} does not serve model {self.model!r} (it serves {redact(shown)}); "
                                     f"check the model name in --agent")
+
+
+def redacted_reply(reply: ModelReply) -> ModelReply:
+    """``reply`` with keys, credentials and the endpoint removed from its text, tool-call arguments,
+    provider content and malformed notes, as from error texts (core/redact.py): a service or model
+    that echoes the request would otherwise put them into ``trace.jsonl``."""
+    calls = [replace(c, arguments=_redact_strings(c.arguments)) for c in reply.tool_calls] \
+        if isinstance(reply.tool_calls, list) else reply.tool_calls
+    return replace(reply, text=_redact_strings(reply.text), tool_calls=calls,
+                   provider_content=_redact_strings(reply.provider_content),
+                   malformed=[redact(m) for m in reply.malformed])
+
+
+def _redact_strings(x: Any, depth: int = 0) -> Any:
+    """``x`` with every string in it (dict keys too) redacted; JSON as an SDK parsed it, so the
+    walk is bounded by the reply's size (and by 64 levels)."""
+    if isinstance(x, str):
+        return redact(x)
+    if depth > 64:
+        return x
+    if isinstance(x, dict):
+        return {_redact_strings(k, depth + 1): _redact_strings(v, depth + 1) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return type(x)(_redact_strings(v, depth + 1) for v in x)
+    return x
 
 
 def _status(exc: Exception) -> int | None:

@@ -11,9 +11,12 @@ from typing import TypeGuard
 
 from spatialscout_gym.core.errors import ConfigError
 
-__all__ = ["MIN_RESOLUTION_PX", "MAX_RESOLUTION_PX", "MAX_IMAGE_BUDGET", "resolution_problem",
+__all__ = ["WORLD_BOX_M", "MIN_RESOLUTION_PX", "MAX_RESOLUTION_PX", "MAX_IMAGE_BUDGET", "resolution_problem",
            "image_budget_problem", "check_episode_settings"]
 
+WORLD_BOX_M = 15.0
+"""Every world coordinate of the camera stays within ``+-15`` m (docs/protocol.md section 4); the
+generator keeps every scene's rooms inside it."""
 MIN_RESOLUTION_PX = 8
 """Smallest side of the square render grid, pixels."""
 MAX_RESOLUTION_PX = 4096

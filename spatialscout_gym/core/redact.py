@@ -25,7 +25,8 @@ import re
 from typing import Iterable
 from urllib.parse import quote, quote_plus, unquote, urlsplit, urlunsplit
 
-__all__ = ["redact", "register_secret", "register_endpoint", "display_url", "url_problem", "REDACTED"]
+__all__ = ["redact", "register_secret", "register_endpoint", "display_url", "endpoint_shown", "url_problem",
+           "REDACTED"]
 
 REDACTED = "[redacted]"
 _ENDPOINT = "[endpoint]"
@@ -126,6 +127,16 @@ def display_url(url: str | None) -> str:
                      else f"{item.partition('=')[0]}={REDACTED}" for item in parts.query.split("&")) \
         if parts.query else ""
     return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2], query=query))
+
+
+def endpoint_shown(url: str | None) -> str:
+    """The endpoint ``url`` names, for a line that tells the user which server did not answer:
+    scheme, host, port and path; never user info or the query (a key may travel in either), and
+    registered secrets removed from what is left."""
+    shown = display_url(url)
+    if not shown or url_problem(shown) is not None:
+        return shown
+    return redact(urlunsplit(urlsplit(shown)._replace(query="", fragment="")), endpoints=False)
 
 
 def redact(text: object, secrets: Iterable[str] = (), *, endpoints: bool = True) -> str:

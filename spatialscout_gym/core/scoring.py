@@ -8,7 +8,10 @@ For one scene with N targets and M accepted submissions:
    without importing scipy.optimize, about 0.6 s, see :func:`assign`).
    Ties are broken reproducibly: predictions are ordered lexicographically by task-frame
    coordinates (then id), targets by task-frame centre, then world-box side lengths (then id).
-2. Centre error of a matched pair: ``|p_hat - p|`` (metres); mean, median and RMSE.
+2. Centre error of a matched pair: ``|p_hat - p|`` (metres); mean, median and RMSE. A coordinate
+   beyond :data:`FAR_M` (a hand-edited ``predictions.json``; the episode never accepts one) counts
+   as :data:`FAR_M`: such a box is far from every target (IoU 0 either way), and distances, their
+   squares and the assignment's costs stay finite.
 3. IoU of a pair: the **matched target's** world AABB, every side floored at 1 cm, is translated so
    its centre sits on the prediction and intersected with itself in place. The offset is measured
    along the box's own (world) axes, ``d = R0 (p_hat - p)``; for equal boxes
@@ -64,7 +67,8 @@ from spatialscout_gym.core.spec import TargetBox
 from spatialscout_gym.core.types import ArrayLike3, is_finite_number, is_finite_vec3
 
 __all__ = ["GroundTruth", "SceneScore", "score_scene", "aggregate", "box_iou", "assign",
-           "THRESHOLDS", "THRESHOLD_KEYS", "MIN_SIDE_M", "DEFAULT_LAMBDA_M", "COMPAT_MODES", "METRIC_VERSION"]
+           "THRESHOLDS", "THRESHOLD_KEYS", "MIN_SIDE_M", "DEFAULT_LAMBDA_M", "FAR_M", "COMPAT_MODES",
+           "METRIC_VERSION"]
 
 METRIC_VERSION = "spatialscout-paper-b2/1"
 """The scorer's metric version, saved with every result: the rules of paper Appendix B.2 as this
@@ -76,6 +80,9 @@ THRESHOLD_KEYS: tuple[str, ...] = ("gt_0", "gt_50", "gt_90")
 MIN_SIDE_M = 0.01
 """The paper's floor on every reference box side, metres (not applied under ``compat="release"``)."""
 DEFAULT_LAMBDA_M = 5.0
+FAR_M = 1e6
+"""Largest ``|coordinate|`` of a prediction the scorer uses, metres; farther ones are clipped (see
+the module docstring, item 2): ``[1e155, 0, 0]`` would overflow every distance."""
 """Omission penalty of the full-scene loss, metres."""
 COMPAT_MODES = ("paper", "release")
 Compat = Literal["paper", "release"]
@@ -504,6 +511,7 @@ def score_scene(gt: GroundTruth, positions: Mapping[str, ArrayLike3], *,
         raise ValueError(f"compat must be one of {COMPAT_MODES}, got {compat!r}")
     lam = _check_lambda(lam)
     pred_ids, P = _parse_positions(gt, positions)
+    P = np.clip(P, -FAR_M, FAR_M)
     n, m = gt.num_targets, len(pred_ids)
     R0 = gt.R_world_task
     paper = compat == "paper"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Sequence, Union
 
 import numpy as np
@@ -41,5 +42,9 @@ def natural_number(text: str) -> int | None:
     """The non-negative integer ``text`` writes in the ASCII digits 0-9 (leading zeros allowed),
     else None. The one reader of integers a user types (``--seeds``, ``procedural:<seed>``,
     ``-T seeds``, ``-T repeats``) and of numbered directory names: ``str.isdigit`` also accepts
-    ``'²'``, which ``int`` refuses, and ``int`` reads other scripts' digits and ``' 7'``."""
-    return int(text) if isinstance(text, str) and text.isascii() and text.isdigit() else None
+    ``'²'``, which ``int`` refuses, and ``int`` reads other scripts' digits and ``' 7'``. More digits
+    than ``int`` reads from text (``sys.get_int_max_str_digits()``, 4300) give None too."""
+    if not (isinstance(text, str) and text.isascii() and text.isdigit()):
+        return None
+    limit = getattr(sys, "get_int_max_str_digits", lambda: 0)()
+    return None if limit and len(text) > limit else int(text)

@@ -44,7 +44,7 @@ import numpy as np
 from spatialscout_gym.core.files import write_json_atomic
 from spatialscout_gym.core.redact import redact
 from spatialscout_gym.core.run_files import (ATTEMPTS_DIR, ENTITY_LIBRARY_FILE, FRAME_HASHES_FILE, FRAMES_DIR, frame_file_name,
-                                             GROUND_TRUTH_FILE, PREDICTIONS_FILE, RESULT_FILE, TRACE_FILE)
+                                             GROUND_TRUTH_FILE, PREDICTIONS_FILE, RESULT_FILE, RUN_FILES, TRACE_FILE)
 from spatialscout_gym.core.scoring import GroundTruth, score_scene
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.episode.episode import Episode
@@ -81,6 +81,26 @@ def bind_seed(trace: list[dict], seed: int) -> list[dict]:
     if i is not None:
         out[i] = {**out[i], "seed": int(seed)}
     return out
+
+
+def _run_owned(tmp: Path) -> set[str]:
+    """The names in a run directory that a run writes: the run files, ``frames/``, ``attempts/``
+    and whatever this run wrote (its agent's records) into ``tmp``."""
+    return {name.split("/")[0] for name in RUN_FILES} | {FRAMES_DIR, ATTEMPTS_DIR} | {p.name for p in tmp.iterdir()}
+
+
+def _replace_run_files(tmp: Path, out: Path, owned: set[str]) -> None:
+    """Move the new run in ``tmp`` into ``out``, removing only the ``owned`` names there first;
+    ``tmp`` is removed."""
+    for name in owned:
+        old = out / name
+        if old.is_dir() and not old.is_symlink():
+            shutil.rmtree(old)
+        elif old.exists() or old.is_symlink():
+            old.unlink()
+    for p in tmp.iterdir():
+        os.replace(p, out / p.name)
+    tmp.rmdir()
 
 
 def write_run(out_dir: str | os.PathLike, spec: SceneSpec, episode: Episode, agent: Any, *, seed: int,
@@ -144,7 +164,12 @@ def write_run(out_dir: str | os.PathLike, spec: SceneSpec, episode: Episode, age
             # leaves them in the temp dir, from where evaluate's clean-up moves them back
             if keep_attempts and (out / ATTEMPTS_DIR).is_dir():
                 os.replace(out / ATTEMPTS_DIR, tmp / ATTEMPTS_DIR)
-            shutil.rmtree(out)
+            owned = _run_owned(tmp)
+            if all(p.name in owned for p in out.iterdir()):
+                shutil.rmtree(out)
+            else:   # files of the user's own (``run --overwrite``): only what a run writes is replaced
+                _replace_run_files(tmp, out, owned)
+                return result
         os.replace(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -281,6 +281,10 @@ class SpatialScoutEnv(gym.Env):
     # ---- gymnasium API -------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict[str, Any]]:
         super().reset(seed=seed)
+        if options is not None and not isinstance(options, Mapping):
+            from spatialscout_gym.core.errors import ConfigError
+            raise ConfigError(f"reset(options=...) takes a dict such as {{'scene': 'Kitchen_01'}} or None, "
+                              f"got {type(options).__name__}")
         if options and "scene" in options:
             from spatialscout_gym.scenes.catalog import scene_by_name
             spec = scene_by_name(str(options["scene"]))
@@ -370,6 +374,8 @@ class SpatialScoutEnv(gym.Env):
         space = self.action_space[key]
         if key not in action:
             raise self._bad_action(f"the key {key!r} is missing")
+        if isinstance(action[key], np.ma.MaskedArray) and np.ma.getmaskarray(action[key]).any():
+            raise self._bad_action(f"{key!r} is a masked array (a masked value is no number)")
         try:
             value = np.asarray(action[key])
         except Exception as e:   # ragged lists, objects numpy refuses or whose conversions raise

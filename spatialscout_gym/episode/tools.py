@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from spatialscout_gym.core.limits import WORLD_BOX_M
 from spatialscout_gym.core.triangulation import MAX_OBSERVATIONS
 from spatialscout_gym.core.types import is_finite_number
 
@@ -29,8 +30,6 @@ MAX_ROTATION_DEG = 180.0
 """Largest ``|yaw|`` and ``|pitch|`` increment of one ``rotate_camera`` call, degrees."""
 PITCH_LIMIT_DEG = 85.0
 """The final pitch is clamped to ``[-85, 85]`` degrees."""
-WORLD_BOX_M = 15.0
-"""Every world coordinate of the camera stays within ``+-15`` m."""
 SUBMIT_MARGIN_M = 0.5
 """A submitted centre must satisfy ``|p| <= r + 0.5`` m (task frame)."""
 BOUND_TOLERANCE_M = 1e-9

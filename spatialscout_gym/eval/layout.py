@@ -125,6 +125,8 @@ _RESULT_FIELDS: dict[str, tuple[tuple[type, ...], str]] = {
     "num_targets": ((int, type(None)), "an integer"), "num_submitted": ((int, type(None)), "an integer"),
 }
 """Fields of ``result.json`` (docs/protocol.md section 7) -> the JSON types a reader accepts."""
+_NATURAL_FIELDS = ("seed", "attempt", "num_targets", "num_submitted")
+"""Integer fields of ``result.json`` that are never negative."""
 _SCORE_FIELDS = ("mean_iou", "gt_0", "gt_50", "gt_90", "mean", "median", "rmse")
 
 
@@ -140,6 +142,9 @@ def check_result(d: dict, path: Path) -> dict:
     for key, (types, want) in _RESULT_FIELDS.items():
         if key in d and (not isinstance(d[key], types) or isinstance(d[key], bool)):
             raise bad(key, want, d[key])
+    for key in _NATURAL_FIELDS:   # an agent seed, an attempt number, a count: never negative
+        if isinstance(d.get(key), int) and d[key] < 0:
+            raise bad(key, "an integer >= 0", d[key])
     for key in ("all", "submitted", "center_error_m"):
         for sub, v in (d.get(key) or {}).items():
             if sub in _SCORE_FIELDS and v is not None and (not isinstance(v, _NUMBER) or isinstance(v, bool)):
@@ -291,10 +296,11 @@ def attempt_dirs(run_dir: str | os.PathLike) -> list[Path]:
                   key=lambda p: int(p.name))
 
 
-def archive_failed_attempt(run_dir: Path) -> int:
+def archive_failed_attempt(run_dir: Path, redo: bool = False) -> int:
     """Before a failed episode is redone, move its failed attempt (trace, map snapshots, frames,
     records, result) from ``run_dir`` into ``run_dir/attempts/NN/``; return the number of the
-    attempt about to run (1 when ``run_dir`` holds none).
+    attempt about to run (1 when ``run_dir`` holds none). With ``redo`` a finished attempt moves
+    too (a resume found it incomplete or made under other settings).
 
     The files move into ``attempts/.NN.partial`` (``result.json`` last) and that folder is renamed
     to ``NN``, so a killed move is finished by the next call and never loses a file.
@@ -311,7 +317,7 @@ def archive_failed_attempt(run_dir: Path) -> int:
     for partial in sorted(root.glob(".*.partial")) if root.is_dir() else []:
         move_into(partial)   # finish a move a killed run left half done
     result = read_run_result(run_dir)
-    if result is not None and result.get("status", "ok") == "failed":
+    if result is not None and (redo or result.get("status", "ok") == "failed"):
         move_into(root / f".{len(attempt_dirs(run_dir)) + 1:02d}.partial")
     return len(attempt_dirs(run_dir)) + 1
 

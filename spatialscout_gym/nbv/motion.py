@@ -42,9 +42,14 @@ def _real_array(action, expected: str) -> np.ndarray:
 
 
 def _one_integer(action, n: int, expected: str) -> int:
-    """The one integer in ``[0, n)`` that ``action`` holds, or the ``ValueError`` of :func:`_real_array`."""
+    """The one integer in ``[0, n)`` that ``action`` holds (an integer scalar or an integer array of
+    shape (1,): what a ``Discrete`` space holds and a vector env hands over), or the ``ValueError``
+    of :func:`_real_array`. A float (``1.0``), an array nested deeper (``[[[2]]]``) and a masked
+    value are no index."""
     arr = _real_array(action, expected)
-    if arr.size != 1 or arr.dtype.kind == "b" or not np.isfinite(arr).all():
+    if isinstance(action, np.ma.MaskedArray) and np.ma.getmaskarray(action).any():
+        raise ValueError(f"{expected}, got a masked array")
+    if arr.size != 1 or arr.ndim > 1 or arr.dtype.kind not in "iu":
         raise ValueError(f"{expected}, got {_shown(action)}")
     x = arr.item()
     if float(x) != int(x) or not 0 <= int(x) < n:

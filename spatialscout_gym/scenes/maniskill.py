@@ -426,10 +426,43 @@ def _category_name(raw: str) -> str:
     return "".join(w[:1].upper() + w[1:] for w in words)
 
 
+def _scene_config(path: Path) -> dict:
+    """A ``*.scene_instance.json`` with the shape the adapter reads: an object whose
+    ``stage_instance`` is an object naming its ``template_name``, and whose ``object_instances``
+    are objects with a ``template_name``, a ``translation`` (3 numbers) and a ``rotation`` (4
+    numbers); :class:`ConfigError` naming the file and the first field that is not."""
+    def bad(what: str) -> ConfigError:
+        return ConfigError(f"{path}: {what}; not a habitat scene_instance.json (re-download the dataset)")
+
+    try:
+        cfg = json.loads(path.read_text())
+    except (ValueError, RecursionError) as exc:
+        raise bad(f"not valid JSON ({type(exc).__name__})") from None
+    if not isinstance(cfg, dict):
+        raise bad(f"expected a JSON object, found {type(cfg).__name__}")
+    stage = cfg.get("stage_instance")
+    if not isinstance(stage, dict) or not isinstance(stage.get("template_name"), str):
+        raise bad("'stage_instance' must be an object with a 'template_name' string")
+    insts = cfg.get("object_instances", [])
+    if not isinstance(insts, list):
+        raise bad(f"'object_instances' must be a list, found {type(insts).__name__}")
+    for k, inst in enumerate(insts):
+        if not (isinstance(inst, dict) and isinstance(inst.get("template_name"), str)
+                and _numbers(inst.get("translation"), 3) and _numbers(inst.get("rotation"), 4)):
+            raise bad(f"object_instances[{k}] must be an object with a 'template_name' string, a 'translation' "
+                      "of 3 numbers and a 'rotation' of 4")
+    return cfg
+
+
+def _numbers(x: object, n: int) -> bool:
+    return (isinstance(x, list) and len(x) == n
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v) for v in x))
+
+
 def _ai2thor_scene(layout, root, rel, cache) -> tuple:
     base = root / _AI2
     cfg_path = _require(layout.name, root / layout.scene_config_dir / rel, root)
-    cfg = json.loads(cfg_path.read_text())
+    cfg = _scene_config(cfg_path)
     mapping_path = _require(layout.name, base / "ai2thor-hab/configs/object_semantic_id_mapping.json", root)
     id_to_category = {int(v): str(k) for k, v in json.loads(mapping_path.read_text()).items()}
     stage_path = _require(layout.name,
@@ -461,7 +494,7 @@ def _ai2thor_scene(layout, root, rel, cache) -> tuple:
 def _replicacad_scene(layout, root, rel, cache) -> tuple:
     base = root / _RCAD
     cfg_path = _require(layout.name, root / layout.scene_config_dir / rel, root)
-    cfg = json.loads(cfg_path.read_text())
+    cfg = _scene_config(cfg_path)
     lexicon_path = base / "configs/ssd/replicaCAD_semantic_lexicon.json"
     id_to_category: dict[int, str] | None = None
     if lexicon_path.is_file():

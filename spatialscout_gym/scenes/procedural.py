@@ -27,10 +27,11 @@ from spatialscout_gym.core.spec import SceneObject, SceneSpec
 from spatialscout_gym.scenes.categories import GENERIC_ITEMS, SMALL_ITEMS_BY_ROOM
 from spatialscout_gym.scenes.layout import SIDE_YAW, Placed, RoomLayout
 from spatialscout_gym.scenes.sizes import RULES, GeneratorRules, rules_for
-from spatialscout_gym.scenes.rooms import FloorPlan, apartment_plan, build_shell, single_room_plan
+from spatialscout_gym.scenes.rooms import (FloorPlan, apartment_plan, build_shell, inside_world_box,
+                                           single_room_plan)
 
 __all__ = ["procedural_scene", "TooFewCandidatesError", "generate_scene", "ROOM_KINDS", "LAYOUTS", "SINGLE_ROOM_SHARE", "checked_single_room_share", "FOV_Y_DEG", "IMAGE_SIZE",
-           "TRAIN_NAMESPACE", "assign_roles"]
+           "TRAIN_NAMESPACE", "assign_roles", "floor_plan", "training_seed_sequence"]
 
 TRAIN_NAMESPACE = 0x7472_6169   # "trai"
 ROOM_KINDS = ("Kitchen", "LivingRoom", "Bedroom", "Bathroom", "Office")
@@ -75,12 +76,11 @@ def procedural_scene(seed: int, n_targets: int = 40, layout: str | None = None,
     # A draw whose room cannot hold N targets (a small bathroom asked for 40 under v3.0's repeat
     # caps) is drawn again from a sub-stream of the same seed, so every seed gives a scene.
     for redraw in range(_REDRAWS):
-        entropy = [TRAIN_NAMESPACE, int(seed)] + ([redraw] if redraw else [])
         source = {"generator": "procedural", "stream": "train", "seed": int(seed), "rules": rules.version,
                   **({"redraw": redraw} if redraw else {}),
                   **({"single_room_share": share} if share != SINGLE_ROOM_SHARE else {})}
         try:
-            return generate_scene(np.random.SeedSequence(entropy), n_targets, layout, f"procedural_{int(seed)}",
+            return generate_scene(training_seed_sequence(seed, redraw), n_targets, layout, f"procedural_{int(seed)}",
                                   n_rooms=n_rooms, source=source, rules=rules, single_room_share=share)
         except TooFewCandidatesError:
             if redraw == _REDRAWS - 1:
@@ -108,24 +108,17 @@ class TooFewCandidatesError(RuntimeError):
 def generate_scene(seed_seq: np.random.SeedSequence, n_targets: int, layout: str | None,
                    scene_id: str, n_rooms: int | None = None, source: dict | None = None,
                    rules: GeneratorRules = RULES["1.0"],
-                   single_room_share: float = SINGLE_ROOM_SHARE) -> SceneSpec:
+                   single_room_share: float = SINGLE_ROOM_SHARE, in_world_box: bool = True) -> SceneSpec:
     """Generate one scene from a seed sequence (the shared engine of training and catalog) under
     a catalog version's ``rules`` (scenes/sizes.py); an undrawn layout is a single room with
-    probability ``single_room_share``."""
+    probability ``single_room_share``. With ``in_world_box`` a plan reaching past the world box is
+    moved inside it (:func:`floor_plan`); the frozen catalog keeps its plans as they were drawn."""
     if layout is not None and layout not in LAYOUTS:
         raise ValueError(f"unknown layout {layout!r}; expected one of {', '.join(LAYOUTS)}")
     if not 1 <= n_targets <= 80:
         raise ValueError(f"n_targets must be in 1..80, got {n_targets}")
     rng = np.random.default_rng(seed_seq)
-    if layout is None:
-        layout = str(rng.choice(ROOM_KINDS)) if rng.random() < single_room_share else "Apartment"
-    if layout == "Apartment":
-        n = int(rng.integers(2, 6)) if n_rooms is None else int(n_rooms)
-        kinds = ["LivingRoom", "Kitchen"] + ["Bedroom", "Bathroom", "Office"][: n - 2]
-        order = rng.permutation(len(kinds))
-        plan = apartment_plan(rng, [kinds[i] for i in order], _room_scale(rules))
-    else:
-        plan = single_room_plan(rng, layout, _room_scale(rules))
+    layout, plan = floor_plan(rng, layout, n_rooms, rules, single_room_share, in_world_box)
     static, lights = build_shell(plan, rng)
     if layout == "Apartment":   # usually the living room; sometimes another room, looking out
         w = np.array([3.0 if r.kind == "LivingRoom" else 1.0 for r in plan.rooms])
@@ -169,6 +162,33 @@ def generate_scene(seed_seq: np.random.SeedSequence, n_targets: int, layout: str
             "rooms": [r.kind for r in plan.rooms], "camera_room": cam_room.kind}
     return SceneSpec.from_objects(scene_id, objects, camera, intr, lights, ambient_light=(0.35, 0.35, 0.35),
                                   source=source or {}, description=desc)
+
+
+def floor_plan(rng: np.random.Generator, layout: str | None, n_rooms: int | None = None,
+               rules: GeneratorRules = RULES["1.0"],
+               single_room_share: float = SINGLE_ROOM_SHARE,
+               in_world_box: bool = True) -> tuple[str, FloorPlan]:
+    """The layout and the floor plan, the first draws of :func:`generate_scene` from ``rng``.
+
+    With ``in_world_box`` the plan lies inside the world box (scenes/rooms.py
+    ``inside_world_box``), so the start camera, the targets and the rooms do too: this stage alone
+    decides where rooms stand.
+    """
+    if layout is None:
+        layout = str(rng.choice(ROOM_KINDS)) if rng.random() < single_room_share else "Apartment"
+    if layout == "Apartment":
+        n = int(rng.integers(2, 6)) if n_rooms is None else int(n_rooms)
+        kinds = ["LivingRoom", "Kitchen"] + ["Bedroom", "Bathroom", "Office"][: n - 2]
+        order = rng.permutation(len(kinds))
+        plan = apartment_plan(rng, [kinds[i] for i in order], _room_scale(rules))
+    else:
+        plan = single_room_plan(rng, layout, _room_scale(rules))
+    return layout, inside_world_box(plan) if in_world_box else plan
+
+
+def training_seed_sequence(seed: int, redraw: int = 0) -> np.random.SeedSequence:
+    """The seed sequence of training scene ``seed``'s ``redraw``-th draw (:func:`procedural_scene`)."""
+    return np.random.SeedSequence([TRAIN_NAMESPACE, int(seed)] + ([redraw] if redraw else []))
 
 
 def _room_scale(rules: GeneratorRules):

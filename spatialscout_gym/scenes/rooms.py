@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from spatialscout_gym.core.limits import WORLD_BOX_M
 from spatialscout_gym.core.spec import Light, SceneObject
 from spatialscout_gym.scenes.geometry import box, mat
 
 __all__ = ["Room", "Door", "FloorPlan", "single_room_plan", "apartment_plan", "build_shell",
-           "WALL_T", "DOOR_W", "DOOR_H", "ROOM_SIZES"]
+           "WALL_T", "DOOR_W", "DOOR_H", "ROOM_SIZES", "plan_extent", "inside_world_box"]
 
 WALL_T = 0.10
 DOOR_W = 0.9
@@ -164,6 +165,32 @@ def apartment_plan(rng: np.random.Generator, kinds: list[str], scale: float = 1.
     if len({find(i) for i in range(n)}) != 1:
         raise RuntimeError("apartment plan is not connected; this is a generator bug")
     return FloorPlan(rooms, doors, float(np.round(rng.uniform(2.6, 2.9), 2)))
+
+
+def plan_extent(plan: FloorPlan) -> tuple[float, float, float, float]:
+    """``(x0, y0, x1, y1)`` of the plan's outer wall faces, metres (wall lines +- half a wall)."""
+    h = WALL_T / 2
+    return (min(r.x0 for r in plan.rooms) - h, min(r.y0 for r in plan.rooms) - h,
+            max(r.x1 for r in plan.rooms) + h, max(r.y1 for r in plan.rooms) + h)
+
+
+def inside_world_box(plan: FloorPlan) -> FloorPlan:
+    """``plan``, moved so that it lies inside the +-:data:`WORLD_BOX_M` world box.
+
+    Plans grow from the origin towards +x and +y; a wide apartment would end beyond the box, where
+    the camera may not go. Such a plan is centred on the origin along each axis it crosses; a plan
+    inside the box is returned untouched (so every catalog scene keeps its coordinates).
+    """
+    x0, y0, x1, y1 = plan_extent(plan)
+    dx = -(x0 + x1) / 2 if x0 < -WORLD_BOX_M or x1 > WORLD_BOX_M else 0.0
+    dy = -(y0 + y1) / 2 if y0 < -WORLD_BOX_M or y1 > WORLD_BOX_M else 0.0
+    if dx == 0.0 and dy == 0.0:
+        return plan
+    dx, dy = float(np.round(dx, 2)), float(np.round(dy, 2))
+    rooms = [Room(r.name, r.kind, r.x0 + dx, r.y0 + dy, r.x1 + dx, r.y1 + dy, list(r.exterior)) for r in plan.rooms]
+    doors = [Door(d.axis, d.coord + (dx if d.axis == "x" else dy), d.t + (dy if d.axis == "x" else dx), d.width)
+             for d in plan.doors]
+    return FloorPlan(rooms, doors, plan.height)
 
 
 _FLOORS = {"Kitchen": ("tiles", (0.8, 0.8, 0.78)), "Bathroom": ("tiles", (0.85, 0.88, 0.9)),

@@ -60,7 +60,10 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from spatialscout_gym.core.errors import ConfigError, SpatialScoutError
 from spatialscout_gym.core.files import write_json_atomic
-from spatialscout_gym.core.run_files import ATTEMPTS_DIR
+from spatialscout_gym.core.run_files import (ATTEMPTS_DIR, ENTITY_LIBRARY_FILE, FRAME_HASHES_FILE, FRAMES_DIR,
+                                             GROUND_TRUTH_FILE, PREDICTIONS_FILE, RESULT_FILE, TRACE_FILE,
+                                             frame_file_name)
+from spatialscout_gym.core.types import natural_number
 from spatialscout_gym.eval.running.tasks import EpisodeTask, EvalSettings, Outcome, WorkerState
 from spatialscout_gym.eval.layout import (SETTINGS_FILE, archive_failed_attempt,
                                           read_json_object, read_run_result, record_planned, record_scene_args,
@@ -69,7 +72,7 @@ from spatialscout_gym.eval.layout import (SETTINGS_FILE, archive_failed_attempt,
 __all__ = ["is_finished", "EvalSettings", "EpisodeTask", "Outcome", "EvalSummary", "plan_tasks", "scene_dir_name",
            "expand_scenes", "evaluate", "execute_task", "WorkerState", "SETTINGS_FILE", "check_settings",
            "SettingsMismatchError", "provider_of", "attach_request_limiter", "attach_effort_record",
-           "evaluation_lock"]
+           "evaluation_lock", "resume_problem"]
 
 # the layout's names live in eval/layout.py (EvalDir reads what this module writes)
 _LOCK_FILE = ".evaluate.lock"
@@ -153,6 +156,9 @@ class EvalSummary:
         Finished in this call.
     failed : list of Outcome
         Failed in this call (also written as ``<run dir>.failed.json``).
+    redone : dict of str to str
+        Episodes whose finished run directory failed the resume checks (:func:`resume_problem`):
+        key -> why; archived as an attempt and run again.
     report : dict or None
         The report dict (``DIR/report.json``), None when no episode has finished.
     episode_wall_s : list of float
@@ -166,6 +172,7 @@ class EvalSummary:
     skipped: int
     ran: int
     failed: list[Outcome] = field(default_factory=list)
+    redone: dict[str, str] = field(default_factory=dict)
     report: dict | None = None
     episode_wall_s: list[float] = field(default_factory=list)
     wall_s: float = 0.0
@@ -239,6 +246,46 @@ def is_finished(task: EpisodeTask) -> bool:
     whose ``status`` is not ``"failed"`` (the runner writes failed episodes too; they are redone)."""
     result = read_run_result(task.run_dir)
     return result is not None and result.get("status", "ok") != "failed"
+
+
+_FINISHED_FILES = (RESULT_FILE, TRACE_FILE, PREDICTIONS_FILE, GROUND_TRUTH_FILE, ENTITY_LIBRARY_FILE,
+                   FRAME_HASHES_FILE)
+"""The files every completed run directory holds (the runner writes them together)."""
+
+
+def resume_problem(task: EpisodeTask, settings: EvalSettings) -> str | None:
+    """Why a finished episode cannot be kept when an evaluation resumes, or None.
+
+    The checks ``verify`` makes of a run's records without re-running it: every file a completed
+    run writes is there (each frame ``frames/sha256.json`` names included), and ``result.json``
+    records this evaluation's agent, V, resolution, budget and the task's seed. A run directory
+    copied in from another evaluation, or one a file of which was lost, is redone."""
+    d = Path(task.run_dir)
+    missing = [name for name in _FINISHED_FILES if not (d / name).is_file()]
+    if missing:
+        return f"{', '.join(missing)} missing"
+    try:
+        result = read_run_result(d) or {}
+        frames = read_json_object(d / FRAME_HASHES_FILE).get("rgb_sha256")
+    except SpatialScoutError as exc:
+        return str(exc)
+    if not isinstance(frames, dict):
+        return f"{FRAME_HASHES_FILE} names no frames"
+    lost = [k for k in frames if natural_number(k) is None or not (d / FRAMES_DIR / frame_file_name(int(k))).is_file()]
+    if lost:
+        return f"{FRAMES_DIR}/{frame_file_name(int(lost[0])) if natural_number(lost[0]) is not None else lost[0]} missing"
+    model = result.get("model")
+    want: list[tuple[str, object, object]] = [
+        ("agent", result.get("agent"), settings.agent), ("image_budget", result.get("image_budget"), settings.image_budget),
+        ("resolution", result.get("resolution"), settings.resolution), ("seed", result.get("seed"), task.seed)]
+    if not isinstance(model, dict):
+        want.append(("tool_call_budget", result.get("tool_call_budget"), settings.tool_call_budget))
+    elif settings.tool_call_budget is not None:   # B of a model agent: its model-call budget
+        want.append(("model.model_call_budget", model.get("model_call_budget"), settings.tool_call_budget))
+    for name, got, expected in want:
+        if got != expected or type(got) is bool:
+            return f"{RESULT_FILE} records {name} {got!r}, this evaluation {expected!r}"
+    return None
 
 
 def _remove_stale_temp_dirs(tasks: Iterable[EpisodeTask]) -> int:
@@ -422,11 +469,15 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
         record_scene_args(out, {Path(t.run_dir).parent.name: t.scene for t in tasks})
         record_planned(out, [t.key for t in tasks])
         _remove_stale_temp_dirs(tasks)
+        redone = {t.key: why for t in tasks if is_finished(t) and (why := resume_problem(t, settings))}
+        for t in tasks:   # a finished run that fails the checks is kept as an attempt and redone
+            if t.key in redone:
+                archive_failed_attempt(Path(t.run_dir), redo=True)
         done = [t for t in tasks if is_finished(t)]
         pending = [t for t in tasks if not is_finished(t)]
         # a finished task has its result.json; an ok outcome carries its result
         finished_results = [r for t in done if (r := read_run_result(t.run_dir)) is not None]
-        summary = EvalSummary(total=len(tasks), skipped=len(done), ran=0)
+        summary = EvalSummary(total=len(tasks), skipped=len(done), ran=0, redone=redone)
 
         bar = None
         if progress:

@@ -8,7 +8,9 @@ directory's site lists its episodes on ``index.html`` and holds one run site per
 
 Only the run's own regular files are copied: an entry of ``frames/`` that is a symbolic link (to a
 file or a directory, wherever it leads), a hard link (a file with more than one link) or a
-directory is skipped and listed, so a site never carries a file from outside the run directory.
+directory is skipped and listed, so a site never carries a file from outside the run directory;
+so is a file that is not a PNG of frame size (:func:`png_problem`: an empty file, a GIF, a
+60000 x 60000 header), which a browser would be asked to decode.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ import stat
 from importlib import resources
 from pathlib import Path
 
+from spatialscout_gym.core.limits import MAX_RESOLUTION_PX
 from spatialscout_gym.servers.viewer.data import eval_payload, frame_files, is_run_dir, run_dirs, run_payload
 
-__all__ = ["write_site", "STATIC_FILES"]
+__all__ = ["write_site", "STATIC_FILES", "png_problem", "MAX_FRAME_BYTES"]
 
 STATIC_FILES = ("common.js", "view.js", "style.css")
 
@@ -53,9 +56,30 @@ def _run_site(run: Path, out: Path, assets: str, back: str | None, skipped: list
             skipped.append(f)
 
 
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+MAX_FRAME_BYTES = 4 * MAX_RESOLUTION_PX * MAX_RESOLUTION_PX + (1 << 20)
+"""Largest frame file copied, bytes: more than a 4096 x 4096 RGBA PNG stored uncompressed."""
+
+
+def png_problem(header: bytes, size: int) -> str | None:
+    """Why a frame file whose first 24 bytes are ``header`` and whose size is ``size`` bytes is not
+    a frame a run writes, or None: a PNG (signature, then its IHDR chunk) of at most
+    :data:`MAX_RESOLUTION_PX` a side (so what a browser decodes stays bounded) and
+    :data:`MAX_FRAME_BYTES`. An empty file, a GIF, a 60000 x 60000 header are refused."""
+    if not header.startswith(_PNG_SIGNATURE) or len(header) < 24 or header[12:16] != b"IHDR":
+        return "not a PNG file"
+    width, height = int.from_bytes(header[16:20], "big"), int.from_bytes(header[20:24], "big")
+    if not (0 < width <= MAX_RESOLUTION_PX and 0 < height <= MAX_RESOLUTION_PX):
+        return f"a PNG of {width} x {height} pixels (frames have at most {MAX_RESOLUTION_PX} a side)"
+    if size > MAX_FRAME_BYTES:
+        return f"a PNG of {size} bytes (at most {MAX_FRAME_BYTES})"
+    return None
+
+
 def _copy_own(src: Path, dst: Path) -> bool:
-    """Copy ``src`` when the file opened (no link followed) is regular with one link; False, and
-    nothing written, otherwise (it changed since it was listed)."""
+    """Copy ``src`` when the file opened (no link followed) is regular with one link and a PNG
+    within the frame bounds (:func:`png_problem`); False, and nothing written, otherwise (it is
+    not a frame, or it changed since it was listed)."""
     try:
         fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
@@ -64,7 +88,11 @@ def _copy_own(src: Path, dst: Path) -> bool:
         st = os.fstat(f.fileno())
         if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
             return False
+        header = f.read(24)
+        if png_problem(header, st.st_size) is not None:
+            return False
         with open(dst, "wb") as g:
+            g.write(header)
             shutil.copyfileobj(f, g)
     return True
 
