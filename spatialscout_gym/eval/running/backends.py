@@ -53,15 +53,15 @@ class Work:
     episode whose worker died (called in the driver).
 
     A backend whose workers share no disk with the driver (Ray) runs ``prepare(task)`` in the
-    driver before it sends the task (earlier attempts archived there), ``ship`` on the worker in
-    place of ``execute`` (the outcome carries the run's files) and ``land(outcome)`` in the driver
+    driver before it sends the task (earlier attempts archived there), ``ship(task, state, execute)``
+    on the worker around ``execute`` (the outcome carries the run's files) and ``land(outcome)`` in the driver
     (the files written into ``DIR``) before ``on_outcome``."""
 
     state: Callable[[EvalSettings, Any, RendererFactory | None], WorkerState]   # Any: the limiter, a semaphore
     execute: Callable[[EpisodeTask, WorkerState], Outcome]
     crashed: Callable[[EpisodeTask, str], Outcome]
     prepare: Callable[[EpisodeTask], EpisodeTask] | None = None
-    ship: Callable[[EpisodeTask, WorkerState], Outcome] | None = None
+    ship: Callable[[EpisodeTask, WorkerState, Callable[[EpisodeTask, WorkerState], Outcome]], Outcome] | None = None
     land: Callable[[Outcome], Outcome] | None = None
 
 
@@ -199,9 +199,11 @@ class _RayWorker:
 
     def __init__(self, settings: EvalSettings, limiter: RaySemaphore | None, renderer_factory: RendererFactory | None,
                  state: Callable[[EvalSettings, Any, RendererFactory | None], WorkerState],
-                 execute: Callable[[EpisodeTask, WorkerState], Outcome]) -> None:
+                 execute: Callable[[EpisodeTask, WorkerState], Outcome],
+                 ship: Callable[[EpisodeTask, WorkerState, Callable[[EpisodeTask, WorkerState], Outcome]], Outcome]
+                 | None = None) -> None:
         from spatialscout_gym.cluster.join import node_place
-        self.state, self.execute = state(settings, limiter, renderer_factory), execute
+        self.state, self.execute, self.ship = state(settings, limiter, renderer_factory), execute, ship
         self.state.node = node_place()
 
     def place(self) -> dict:
@@ -210,6 +212,8 @@ class _RayWorker:
         return self.state.node
 
     def run(self, task: EpisodeTask) -> Outcome:
+        if self.ship is not None:
+            return self.ship(task, self.state, self.execute)
         return self.execute(task, self.state)
 
 
@@ -344,7 +348,6 @@ class RayBackend:
             limiter = RaySemaphore(sem.remote(max_concurrency))
         # pings run in their own group, so a busy actor answers them; episodes one at a time
         actor_cls = ray.remote(num_cpus=1, concurrency_groups={"ping": 1})(_RayWorker)
-        execute = work.ship if work.ship is not None else work.execute
         timeout, poll, ping_every = self.timeout_s, min(1.0, self.timeout_s / 4), min(5.0, self.timeout_s / 4)
 
         starting: dict[Any, tuple[Any, float]] = {}      # place() ref -> (actor, started at)
@@ -358,7 +361,7 @@ class RayBackend:
         dropped: list[str] = []
 
         def start_actor() -> None:
-            actor = actor_cls.remote(settings, limiter, renderer_factory, work.state, execute)
+            actor = actor_cls.remote(settings, limiter, renderer_factory, work.state, work.execute, work.ship)
             starting[actor.place.options(concurrency_group="ping").remote()] = (actor, time.monotonic())
 
         def finish(actor: Any, outcome: Outcome) -> None:

@@ -17,6 +17,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 from spatialscout_gym.core.errors import SpatialScoutError
 from spatialscout_gym.core.files import write_json_atomic
@@ -41,16 +42,16 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def ship_task(task: EpisodeTask, state: WorkerState) -> Outcome:
-    """Worker side: run ``task`` (:func:`~spatialscout_gym.eval.running.evaluate.execute_task`)
-    in a scratch copy of its directory layout, and return the outcome with the files it wrote."""
-    from spatialscout_gym.eval.running.evaluate import execute_task
-
+def ship_task(task: EpisodeTask, state: WorkerState,
+              execute: Callable[[EpisodeTask, WorkerState], Outcome]) -> Outcome:
+    """Worker side: run ``task`` with ``execute``
+    (:func:`~spatialscout_gym.eval.running.evaluate.execute_task`) in a scratch copy of its
+    directory layout, and return the outcome with the files it wrote."""
     run_dir = Path(task.run_dir)
     scratch = Path(tempfile.mkdtemp(prefix="spatialscout-episode-"))
     try:
         local = dataclasses.replace(task, run_dir=str(scratch / run_dir.parent.name / run_dir.name))
-        outcome = execute_task(local, state)
+        outcome = execute(local, state)
         here = Path(local.run_dir)
         if state.node is not None and (here / RESULT_FILE).is_file():
             result = read_run_result(here) or {}
