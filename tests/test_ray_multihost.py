@@ -3,7 +3,10 @@ namespace of its own on this machine (veth pairs on a bridge, private addresses 
 authentication on, and worker hosts that cannot see the evaluation directory (a tmpfs over it in
 their mount namespace). One worker host is killed mid-run: the evaluation finishes with that
 episode as a failed attempt, a rerun resumes it, and every episode's files are a local run's bytes
-(``result.json`` adds the node; the redone episode is attempt 2), none lost, none twice.
+(``result.json`` adds the node; the redone episode is attempt 2), none lost, none twice. The host
+dies during its first episode, while most episodes are still to give out and the other host's one
+CPU is busy: an episode given to the replacement actor, which cannot be placed, would never end,
+and the test fails by its bound.
 
 Needs root (``ip netns``, ``mount``): skipped with the reason elsewhere, failed where ``CI=true``.
 Every wait is bounded; the namespaces and every process started here go in the fixture's teardown.
@@ -73,6 +76,16 @@ class Host:
             except OSError:
                 continue
         return found
+
+    def running_an_episode(self) -> bool:
+        """True while an evaluation actor of this host runs an episode (Ray titles its process so)."""
+        for pid in self.pids():
+            try:
+                if "_RayWorker.run" in " ".join(psutil.Process(pid).cmdline()):
+                    return True
+            except psutil.Error:
+                continue
+        return False
 
     def kill(self) -> None:
         """Kill -9 every process of the host (the host is lost), and wait (bounded) until they are gone."""
@@ -212,11 +225,12 @@ def test_evaluation_across_hosts_survives_a_lost_host_and_matches_a_local_run(ho
         try:
             deadline = time.monotonic() + EVAL_BOUND_S
             while proc.poll() is None and time.monotonic() < deadline:
-                done = results(out)
-                if killed_at is None and any(r.get("node", {}).get("address") == w1.ip for r in done.values()):
-                    w1.kill()      # the host is lost right after its first episode landed: it runs its next one
-                    killed_at = len(done)
-                time.sleep(0.1)
+                if killed_at is None and w1.running_an_episode():
+                    # the host is lost during its first episode, with most of the work still to give out:
+                    # an episode given to the replacement actor (no CPU left for it) would never end
+                    killed_at = len(results(out))
+                    w1.kill()
+                time.sleep(0.5)
             assert proc.poll() is not None, (f"the evaluation did not finish within {EVAL_BOUND_S} s after a worker "
                                              "host was lost")
             stdout, stderr = proc.communicate(timeout=30)
@@ -224,7 +238,7 @@ def test_evaluation_across_hosts_survives_a_lost_host_and_matches_a_local_run(ho
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=30)
-        assert killed_at is not None and killed_at < SEEDS, f"w1 never finished an episode before the end: {stdout}"
+        assert killed_at is not None and killed_at < SEEDS - 2, f"w1 ran no episode before the end: {stdout}"
         assert f"{SEEDS} episodes: 0 already done, {SEEDS - 1} run now, 1 failed" in stdout, stdout + stderr[-2000:]
         assert proc.returncode == 1
         assert "Traceback" not in stderr, stderr[-3000:]
@@ -249,9 +263,8 @@ def test_evaluation_across_hosts_survives_a_lost_host_and_matches_a_local_run(ho
     crashed = [k for k, r in got.items() if r["attempt"] == 2]
     assert len(crashed) == 1 and all(r["attempt"] == 1 for k, r in got.items() if k not in crashed)
     note = json.loads((out / "procedural_1" / crashed[0] / "attempts" / "01" / "failed.json").read_text())
-    assert "WorkerCrash" in note["error"], note
-    assert {r["node"]["address"] for r in got.values()} <= {w1.ip, w2.ip}
-    assert any(r["node"]["address"] == w1.ip for r in got.values())
+    assert "WorkerCrash" in note["error"] and f" at {w1.ip}" in note["error"], note   # it ran on w1
+    assert {r["node"]["address"] for r in got.values()} == {w2.ip}      # the rest, and the redo, on w2
     for k in range(SEEDS):
         a, b = files_of(ref / "procedural_1" / f"seed_{k}"), files_of(out / "procedural_1" / f"seed_{k}")
         assert sorted(a) == sorted(b), k

@@ -13,7 +13,11 @@ from typing import Any
 
 from spatialscout_gym.core.errors import ConfigError
 
-__all__ = ["ADDRESS_FORMS", "join_ray", "node_place"]
+__all__ = ["ADDRESS_FORMS", "PROBE_TIMEOUT_S", "join_ray", "node_place"]
+
+PROBE_TIMEOUT_S = 10.0
+"""Seconds to wait for the head's port to accept a connection before ``ray.init`` (which retries an
+unreachable head for minutes)."""
 
 ADDRESS_FORMS = ("auto (the cluster `ray start` began on this machine), HOST:PORT (the head's GCS port, "
                  "6379 by default), ray://HOST:10001 (Ray Client); with token authentication on "
@@ -42,6 +46,7 @@ def join_ray(address: str, **kwargs: Any) -> None:
     from ray.exceptions import AuthenticationError
 
     kwargs = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": False, **kwargs}
+    _probe(address)
     hint = ("start it with `ray start --head` (docs/rllib.md), and where it uses token authentication "
             "export RAY_AUTH_MODE=token and its token (RAY_AUTH_TOKEN, or the file ~/.ray/auth_token)")
     try:
@@ -62,6 +67,21 @@ def join_ray(address: str, **kwargs: Any) -> None:
         raise
     except ValueError as exc:   # an address Ray cannot parse
         raise ConfigError(f"--ray-address {address}: {_why(exc)}; expected {ADDRESS_FORMS}") from None
+
+
+def _probe(address: str) -> None:
+    """One-line :class:`ConfigError` when ``HOST:PORT`` accepts no TCP connection within
+    :data:`PROBE_TIMEOUT_S` (``auto`` and ``ray://`` addresses are left to Ray)."""
+    import socket
+    host, sep, port = address.rpartition(":")
+    if address == "auto" or "://" in address or not sep or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_TIMEOUT_S).close()
+    except OSError as exc:
+        raise ConfigError(f"--ray-address {address}: nothing answers there ({exc.strerror or exc}); start the "
+                          "head with `ray start --head` (docs/rllib.md) or give its address "
+                          "(HOST:6379, auto on the head itself)") from None
 
 
 def node_place() -> dict:

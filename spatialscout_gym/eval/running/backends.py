@@ -407,7 +407,9 @@ class RayBackend:
                         try:
                             outcome = ray.get(ref)
                         except ray.exceptions.RayError as exc:
-                            finish(actor, _crash_outcome(work, task, f"Ray actor failed: {type(exc).__name__}: "
+                            node = node_of[actor]
+                            finish(actor, _crash_outcome(work, task, f"Ray actor on node {node['id'][:12]} at "
+                                                                     f"{node['address']} failed: {type(exc).__name__}: "
                                                                      f"{str(exc).splitlines()[0] if str(exc) else ''}"))
                             ray.kill(actor)
                             start_actor()

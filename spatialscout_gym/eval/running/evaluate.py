@@ -17,14 +17,17 @@ An evaluation directory ``DIR`` holds one run directory per episode, written by
                                       completed
     DIR/<scene>/seed_<k>/attempts/NN/ every EARLIER attempt of that episode (NN = 01, 02, ... its
                                       attempt number, two digits), each a complete run directory
-                                      as above with "status": "failed"; kept, never rewritten
+                                      as above with "status": "failed"; kept, never rewritten;
+                                      or only failed.json: the note of an attempt that wrote no
+                                      run directory (it could not start, its worker died)
     DIR/<scene>/seed_<k>.failed.json  an episode that failed before the runner could write its run
                                       directory (e.g. the scene cannot be built): error, traceback
     DIR/report.json, DIR/report.md    the pooled report (:mod:`spatialscout_gym.eval.pages.report`)
 
 Attempts (paper Appendix A, "Attempt accounting"): a rerun redoes every episode whose latest
 attempt failed. Before it runs, the failed attempt's files move from ``seed_<k>/`` into
-``seed_<k>/attempts/NN/`` (:func:`archive_failed_attempt`), and the new attempt is written to
+``seed_<k>/attempts/NN/``, and a failure note ``seed_<k>.failed.json`` into
+``seed_<k>/attempts/NN/failed.json`` (:func:`archive_failed_attempt`), and the new attempt is written to
 ``seed_<k>/`` with ``"attempt": NN + 1``; so ``seed_<k>/attempts/`` holds attempts ``1 .. A-1`` and
 ``seed_<k>/result.json`` attempt ``A``. A reader that wants one result per episode reads
 ``seed_<k>/result.json``; one that wants every attempt reads ``seed_<k>/attempts/*/result.json``
