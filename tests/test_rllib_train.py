@@ -160,7 +160,9 @@ def test_train_nbv_rllib_on_a_cluster_then_evaluate(ray_cluster, tmp_path):
 
     # the two env runners were actors on the cluster, in processes of their own, not the driver's
     record = json.loads((run / "rllib_runners.json").read_text())
-    assert record["ray_address"] == address and record["nodes"] == 1
+    assert record["ray_address_given"] == address and record["nodes"] == 1
+    assert record["ray_address"].rsplit(":", 1)[1].isdigit() and record["ray_address"] != "auto"
+    assert all(r["address"] == "127.0.0.1" and len(r["node_id"]) == 56 for r in record["env_runners"])
     pids = {r["pid"] for r in record["env_runners"]}
     assert [r["worker_index"] for r in record["env_runners"]] == [1, 2] and len(pids) == 2
     assert record["driver"]["pid"] not in pids

@@ -20,6 +20,8 @@ from spatialscout_gym.cli.options import (CALL_BUDGET_HELP, add_catalog_option, 
                                            call_budget_arg, check_episode_options, check_output_dir,
                                            preflight)
 from spatialscout_gym.cli.run import add_vlm_arguments, vlm_options
+from spatialscout_gym.cluster.join import ADDRESS_FORMS
+from spatialscout_gym.eval.running.backends import RAY_TIMEOUT_S
 from spatialscout_gym.core.types import natural_number
 
 
@@ -38,7 +40,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--backend", choices=("local", "ray"), default="local",
                    help="local process pool (default) or a Ray cluster")
     p.add_argument("--ray-address", default=None,
-                   help="Ray cluster address for --backend ray (default: start a local Ray instance)")
+                   help=f"Ray cluster address for --backend ray (default: start a local Ray instance): {ADDRESS_FORMS}")
+    p.add_argument("--ray-timeout", type=float, default=RAY_TIMEOUT_S, metavar="S",
+                   help=f"--backend ray: seconds an actor may take to start, and may stay silent during an episode "
+                        f"before that episode counts as a failed attempt (its node lost; the rest go on; default "
+                        f"{RAY_TIMEOUT_S:g})")
     seeds = p.add_mutually_exclusive_group()
     seeds.add_argument("--seeds", nargs="+", default=None, metavar="SEED",
                        help="the agent seeds to run on every scene: seed ids (--seeds 0, --seeds 0 1 2) or "
@@ -122,6 +128,8 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"--max-concurrency must be >= 1, got {args.max_concurrency}")
     if args.ray_address is not None and args.backend != "ray":
         raise CliError("--ray-address needs --backend ray")
+    if not args.ray_timeout > 0:
+        raise CliError(f"--ray-timeout must be > 0 seconds, got {args.ray_timeout}")
     from spatialscout_gym.eval.running.evaluate import expand_scenes
     from spatialscout_gym.scenes.catalog import scene_name_problem
     problems = [p for p in map(scene_name_problem, expand_scenes(args.scenes)) if p]
@@ -145,7 +153,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         summary = evaluate(args.out, settings, args.scenes, seeds=seeds, workers=args.workers,
                            backend=args.backend, max_concurrency=args.max_concurrency,
-                           ray_address=args.ray_address, progress=not args.no_progress,
+                           ray_address=args.ray_address, ray_timeout_s=args.ray_timeout,
+                           progress=not args.no_progress,
                            stop_after_failures=args.stop_after_failures or None)
     except KeyboardInterrupt:
         print("interrupted; finished episodes are kept. Rerun the same command to resume.", flush=True)

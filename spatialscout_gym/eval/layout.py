@@ -5,7 +5,8 @@
     DIR/evaluate.json                  the settings every episode shares
     DIR/<scene dir>/seed_<k>/          the episode's latest attempt (a run directory: result.json,
                                        trace.jsonl, ground_truth.json, predictions.json, frames/)
-    DIR/<scene dir>/seed_<k>/attempts/NN/   earlier attempts of that episode
+    DIR/<scene dir>/seed_<k>/attempts/NN/   earlier attempts of that episode (a run directory, or
+                                       failed.json: the note of an attempt that wrote none)
     DIR/<scene dir>/seed_<k>.failed.json    the episode could not start
     DIR/<scene dir>/seed_<k>.attempts/failed_NN.json   earlier failures (older layout)
 
@@ -40,7 +41,7 @@ __all__ = ["EvalDir", "EvalDirError", "EpisodeDir", "Attempt", "seed_spread", "p
            "read_json_object", "read_trace", "read_result", "check_result", "read_run_result", "attempt_dirs", "archive_failed_attempt",
            "read_scene_args", "record_scene_args", "is_run_dir", "find_run_dirs", "seed_dir_name", "seed_of_dir",
            "split_episode_key",
-           "SETTINGS_FILE", "SCENES_FILE", "SEED_DIR_PREFIX", "FAILED_SUFFIX", "ATTEMPTS_SUFFIX", "VERIFY_FILE", "PLANNED_FILE",
+           "SETTINGS_FILE", "SCENES_FILE", "SEED_DIR_PREFIX", "FAILED_SUFFIX", "FAILED_NOTE_FILE", "ATTEMPTS_SUFFIX", "VERIFY_FILE", "PLANNED_FILE",
            "record_planned", "read_planned", "trace_accepted_map", "accepted_positions", "check_run_scene", "scene_source",
            "scene_sources", "spec_file_note"]
 
@@ -50,6 +51,9 @@ SCENES_FILE = "scenes.json"
 VERIFY_FILE = "verify.json"
 PLANNED_FILE = "planned.json"
 FAILED_SUFFIX = ".failed.json"
+FAILED_NOTE_FILE = "failed.json"
+"""An archived failure note, ``seed_<k>/attempts/NN/failed.json``: an attempt that wrote no run
+directory (it could not start, or its worker died)."""
 ATTEMPTS_SUFFIX = ".attempts"
 SEED_DIR_PREFIX = "seed_"
 
@@ -298,9 +302,11 @@ def attempt_dirs(run_dir: str | os.PathLike) -> list[Path]:
 
 def archive_failed_attempt(run_dir: Path, redo: bool = False) -> int:
     """Before a failed episode is redone, move its failed attempt (trace, map snapshots, frames,
-    records, result) from ``run_dir`` into ``run_dir/attempts/NN/``; return the number of the
-    attempt about to run (1 when ``run_dir`` holds none). With ``redo`` a finished attempt moves
-    too (a resume found it incomplete or made under other settings).
+    records, result) from ``run_dir`` into ``run_dir/attempts/NN/``, and its failure note
+    (``seed_<k>.failed.json``: an attempt that wrote no run directory, a worker that died) into
+    ``run_dir/attempts/NN/failed.json``; return the number of the attempt about to run (1 when
+    ``run_dir`` holds none). With ``redo`` a finished attempt moves too (a resume found it
+    incomplete or made under other settings).
 
     The files move into ``attempts/.NN.partial`` (``result.json`` last) and that folder is renamed
     to ``NN``, so a killed move is finished by the next call and never loses a file.
@@ -319,6 +325,18 @@ def archive_failed_attempt(run_dir: Path, redo: bool = False) -> int:
     result = read_run_result(run_dir)
     if result is not None and (redo or result.get("status", "ok") == "failed"):
         move_into(root / f".{len(attempt_dirs(run_dir)) + 1:02d}.partial")
+    note = Path(str(run_dir) + FAILED_SUFFIX)
+    if note.is_file():
+        dest = root / f"{len(attempt_dirs(run_dir)) + 1:02d}"
+        part = root / f".{dest.name}.note"   # a killed move leaves this, never a half attempt
+        part.mkdir(parents=True, exist_ok=True)
+        os.replace(note, part / FAILED_NOTE_FILE)
+        os.replace(part, dest)
+    for part in sorted(root.glob(".*.note")) if root.is_dir() else []:   # a note a killed move left
+        if (part / FAILED_NOTE_FILE).is_file() and not note.exists():
+            os.replace(part / FAILED_NOTE_FILE, note)
+            part.rmdir()
+            return archive_failed_attempt(run_dir)
     return len(attempt_dirs(run_dir)) + 1
 
 
@@ -455,7 +473,8 @@ class EpisodeDir:
         ``path`` itself first (when it has a ``result.json``), then ``path/attempts/NN`` in order.
     notes : list of dict
         Failure records without a run directory: archived ``failed_NN.json`` (older layout), then
-        the ``.failed.json`` note (the episode could not start).
+        the notes archived as ``attempts/NN/failed.json``, then the ``.failed.json`` note (the
+        episode could not start, or its worker died).
     """
 
     key: str
@@ -533,6 +552,7 @@ class EvalDir:
         seed = f"*/{SEED_DIR_PREFIX}*"
         found = {p.parent for p in r.glob(f"{seed}/{RESULT_FILE}")}
         found |= {p.parent.parent.parent for p in r.glob(f"{seed}/{ATTEMPTS_DIR}/[0-9]*/{RESULT_FILE}")}
+        found |= {p.parent.parent.parent for p in r.glob(f"{seed}/{ATTEMPTS_DIR}/[0-9]*/{FAILED_NOTE_FILE}")}
         found |= {p.with_name(p.name[: -len(FAILED_SUFFIX)]) for p in r.glob(f"{seed}{FAILED_SUFFIX}")}
         found |= {p.with_name(p.name[: -len(ATTEMPTS_SUFFIX)]) for p in r.glob(f"{seed}{ATTEMPTS_SUFFIX}")}
         return sorted(d for d in found if seed_of_dir(d.name) is not None)
@@ -548,6 +568,8 @@ class EvalDir:
         tries = [ep] + attempt_dirs(ep)
         attempts = [Attempt(d, read_result(d / RESULT_FILE)) for d in tries if (d / RESULT_FILE).is_file()]
         notes = [read_result(p) for p in sorted(Path(str(ep) + ATTEMPTS_SUFFIX).glob("failed_*.json"))]
+        notes += [read_result(d / FAILED_NOTE_FILE) for d in tries[1:]
+                  if not (d / RESULT_FILE).is_file() and (d / FAILED_NOTE_FILE).is_file()]
         note = Path(str(ep) + FAILED_SUFFIX)
         if note.is_file():
             notes.append(read_result(note))

@@ -8,9 +8,9 @@
   the resource tracker then sees its last client go and exits too.
 * :class:`RayBackend`: one Ray actor per worker on a Ray cluster (``ray.init(address=...)``) or a
   local Ray instance; each actor keeps its renderer warm the same way. Ray is imported inside this
-  backend only. Every node needs this package installed (``pip install spatialscout-gym[ray,render]``)
-  and must see ``DIR`` at the same path (a shared filesystem), since actors write the run
-  directories themselves.
+  backend only. Every node needs this package installed (``pip install spatialscout-gym[ray,render]``);
+  no node needs to see ``DIR``: an actor runs its episode in a scratch directory and sends the
+  files back, and the driver writes them (:mod:`spatialscout_gym.eval.running.shipping`).
 
 What a worker does comes from the driver as a :class:`Work` (:mod:`spatialscout_gym.eval.running.evaluate`
 gives its ``WorkerState`` and ``execute_task``), so this module imports nothing of the evaluation
@@ -23,12 +23,13 @@ semaphore (a ``multiprocessing`` manager semaphore locally, a semaphore actor on
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterator, Protocol, Sequence
 
-from spatialscout_gym.core.errors import ConfigError, MissingExtraError, install_command
+from spatialscout_gym.core.errors import ConfigError, MissingExtraError, SpatialScoutError, install_command
 from spatialscout_gym.core.files import write_json_atomic
 from spatialscout_gym.core.lifetime import exit_with_parent, started_from_main_thread
 from spatialscout_gym.core.renderer_api import Renderer
@@ -36,7 +37,7 @@ from spatialscout_gym.core.renderer_api import Renderer
 if TYPE_CHECKING:
     from spatialscout_gym.eval.running.tasks import EpisodeTask, EvalSettings, Outcome, WorkerState
 
-__all__ = ["Backend", "LocalBackend", "RayBackend", "make_backend", "BACKENDS", "Work"]
+__all__ = ["Backend", "LocalBackend", "RayBackend", "make_backend", "BACKENDS", "Work", "RAY_TIMEOUT_S"]
 
 BACKENDS = ("local", "ray")
 OnOutcome = Callable[["Outcome"], None]
@@ -49,28 +50,53 @@ class Work:
     """What a worker does, given by the driver: ``state(settings, limiter, renderer_factory)`` builds
     a worker's warm state once, ``execute(task, state)`` runs one episode to its outcome (both are
     pickled to the workers, so module-level), and ``crashed(task, error)`` is the outcome of an
-    episode whose worker died (called in the driver)."""
+    episode whose worker died (called in the driver).
+
+    A backend whose workers share no disk with the driver (Ray) runs ``prepare(task)`` in the
+    driver before it sends the task (earlier attempts archived there), ``ship(task, state, execute)``
+    on the worker around ``execute`` (the outcome carries the run's files) and ``land(outcome)`` in the driver
+    (the files written into ``DIR``) before ``on_outcome``."""
 
     state: Callable[[EvalSettings, Any, RendererFactory | None], WorkerState]   # Any: the limiter, a semaphore
     execute: Callable[[EpisodeTask, WorkerState], Outcome]
     crashed: Callable[[EpisodeTask, str], Outcome]
+    prepare: Callable[[EpisodeTask], EpisodeTask] | None = None
+    ship: Callable[[EpisodeTask, WorkerState, Callable[[EpisodeTask, WorkerState], Outcome]], Outcome] | None = None
+    land: Callable[[Outcome], Outcome] | None = None
+
+
+RAY_TIMEOUT_S = 120.0
+"""Default of ``evaluate --ray-timeout``: seconds an actor may take to start (be placed on a node,
+import, answer), and may stay silent while it runs an episode before it counts as lost. (A scene
+build or a renderer's first pipeline can hold an actor's interpreter for a minute on a loaded
+software-rendering machine, so it answers nothing meanwhile.) A node the cluster reports dead
+ends its episode sooner, at the next look at the node table (every :data:`NODE_POLL_S`)."""
+
+NODE_POLL_S = 2.0
+"""How often the Ray backend reads the cluster's node table for nodes lost under busy actors."""
 
 
 class Backend(Protocol):
+    def session(self) -> ContextManager[None]:
+        """Reach the machines the episodes run on (before anything is written: a cluster that
+        cannot be joined is a one-line error and leaves nothing behind)."""
+        ...
+
     def run(self, tasks: Sequence[EpisodeTask], settings: EvalSettings, on_outcome: OnOutcome, *, work: Work,
             max_concurrency: int | None = None, renderer_factory: RendererFactory | None = None) -> None:
         """Run ``tasks``; call ``on_outcome`` once per task in the driver process."""
         ...
 
 
-def make_backend(name: str, *, workers: int = 1, ray_address: str | None = None) -> Backend:
+def make_backend(name: str, *, workers: int = 1, ray_address: str | None = None,
+                 ray_timeout_s: float = RAY_TIMEOUT_S) -> Backend:
     """``"local"`` -> :class:`LocalBackend`, ``"ray"`` -> :class:`RayBackend`."""
     if name == "local":
         if ray_address is not None:
             raise ConfigError("--ray-address is only used with --backend ray")
         return LocalBackend(workers)
     if name == "ray":
-        return RayBackend(workers, ray_address)
+        return RayBackend(workers, ray_address, ray_timeout_s)
     raise ConfigError(f"unknown backend {name!r}; expected one of {BACKENDS}")
 
 
@@ -113,6 +139,9 @@ class LocalBackend:
         if workers < 1:
             raise ConfigError(f"workers must be >= 1, got {workers}")
         self.workers = int(workers)
+
+    def session(self) -> ContextManager[None]:
+        return contextlib.nullcontext()
 
     def run(self, tasks: Sequence[EpisodeTask], settings: EvalSettings, on_outcome: OnOutcome, *, work: Work,
             max_concurrency: int | None = None, renderer_factory: RendererFactory | None = None) -> None:
@@ -174,14 +203,26 @@ class LocalBackend:
 # Ray
 # ---------------------------------------------------------------------------------------------
 class _RayWorker:
-    """Body of the Ray actor: one warm renderer, episodes one at a time."""
+    """Body of the Ray actor: one warm renderer, episodes one at a time; :meth:`place` answers at
+    once (its own concurrency group) while an episode runs, which is how the driver sees it alive."""
 
     def __init__(self, settings: EvalSettings, limiter: RaySemaphore | None, renderer_factory: RendererFactory | None,
                  state: Callable[[EvalSettings, Any, RendererFactory | None], WorkerState],
-                 execute: Callable[[EpisodeTask, WorkerState], Outcome]) -> None:
-        self.state, self.execute = state(settings, limiter, renderer_factory), execute
+                 execute: Callable[[EpisodeTask, WorkerState], Outcome],
+                 ship: Callable[[EpisodeTask, WorkerState, Callable[[EpisodeTask, WorkerState], Outcome]], Outcome]
+                 | None = None) -> None:
+        from spatialscout_gym.cluster.join import node_place
+        self.state, self.execute, self.ship = state(settings, limiter, renderer_factory), execute, ship
+        self.state.node = node_place()
+
+    def place(self) -> dict:
+        """The node this actor runs on (``{"id", "address"}``)."""
+        assert self.state.node is not None
+        return self.state.node
 
     def run(self, task: EpisodeTask) -> Outcome:
+        if self.ship is not None:
+            return self.ship(task, self.state, self.execute)
         return self.execute(task, self.state)
 
 
@@ -218,24 +259,64 @@ class RaySemaphore:
 
 
 class RayBackend:
-    """One actor per worker on a Ray cluster; same run directories as :class:`LocalBackend`.
+    """One actor per worker on a Ray cluster; same run directories as :class:`LocalBackend`, written
+    by the driver from the files each actor sends back (no disk shared with the workers needed:
+    :mod:`spatialscout_gym.eval.running.shipping`).
+
+    An episode goes only to an actor that has started (answered :meth:`_RayWorker.place`). An actor
+    that does not start within ``timeout_s`` is dropped (the rest go on). A busy actor that Ray
+    reports dead, whose node the cluster's node table shows dead or gone, or that answers no ping
+    for ``timeout_s`` is killed, its episode recorded as a failed attempt (``work.crashed``), and a
+    replacement is started under the same rule. ``workers`` above the cluster's CPUs is capped to
+    them (one line on stderr).
 
     Parameters
     ----------
     workers : int
         Actors (each asks Ray for one CPU).
     address : str, optional
-        ``ray.init(address=...)``, e.g. ``"auto"`` or ``"ray://head:10001"``; None starts a local
-        Ray instance (no dashboard, every port on loopback, ended with this process even by
-        ``kill -9``: :func:`~spatialscout_gym.cluster.local_ray.init_local_ray`) unless Ray is
-        already initialised in this process.
+        ``ray.init(address=...)``, e.g. ``"auto"`` or ``"HOST:6379"``
+        (:data:`~spatialscout_gym.cluster.join.ADDRESS_FORMS`); None starts a local Ray instance
+        (no dashboard, every port on loopback, ended with this process even by ``kill -9``:
+        :func:`~spatialscout_gym.cluster.local_ray.init_local_ray`) unless Ray is already
+        initialised in this process.
+    timeout_s : float
+        See above (:data:`RAY_TIMEOUT_S`).
     """
 
-    def __init__(self, workers: int = 1, address: str | None = None) -> None:
+    def __init__(self, workers: int = 1, address: str | None = None, timeout_s: float = RAY_TIMEOUT_S) -> None:
         if workers < 1:
             raise ConfigError(f"workers must be >= 1, got {workers}")
+        if not timeout_s > 0:
+            raise ConfigError(f"the Ray timeout must be > 0 seconds, got {timeout_s}")
         self.workers = int(workers)
         self.address = address
+        self.timeout_s = float(timeout_s)
+        self._joined = False
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[None]:
+        """Join the cluster at ``address`` for the block (a one-line
+        :class:`~spatialscout_gym.core.errors.ConfigError` when it cannot be joined: the caller
+        has written nothing yet); a local Ray is started later, only when there is work."""
+        if self.address is None:
+            yield
+            return
+        try:
+            import ray
+        except ImportError:
+            raise MissingExtraError(f"--backend ray needs Ray: {install_command('ray')}") from None
+        owns = not ray.is_initialized()
+        if owns:
+            from spatialscout_gym.cluster.join import join_ray
+            join_ray(self.address)
+        self._joined = True
+        try:
+            yield
+        finally:
+            self._joined = False
+            if owns:
+                ray.shutdown()
 
     def run(self, tasks: Sequence[EpisodeTask], settings: EvalSettings, on_outcome: OnOutcome, *, work: Work,
             max_concurrency: int | None = None, renderer_factory: RendererFactory | None = None) -> None:
@@ -248,39 +329,124 @@ class RayBackend:
             from spatialscout_gym.cluster.local_ray import init_local_ray
             init_local_ray(log_to_driver=False)
         elif owns:
-            ray.init(address=self.address, include_dashboard=False, log_to_driver=False)
+            from spatialscout_gym.cluster.join import join_ray
+            join_ray(str(self.address))
         try:
-            limiter = None
-            if max_concurrency is not None:
-                # Ray's typed ray.remote(**options) lists the task options only, not an actor's max_concurrency
-                sem = ray.remote(num_cpus=0, max_concurrency=max_concurrency + 64)(  # type: ignore[call-overload]
-                    _SemaphoreActor)
-                limiter = RaySemaphore(sem.remote(max_concurrency))
-            actor_cls = ray.remote(num_cpus=1)(_RayWorker)
+            self._run(ray, tasks, settings, on_outcome, work, max_concurrency, renderer_factory)
+        finally:
+            if owns and self.address is None:
+                from spatialscout_gym.cluster.local_ray import stop_local_ray
+                stop_local_ray()
+            elif owns:
+                ray.shutdown()
 
-            def new_actor() -> Any:
-                return actor_cls.remote(settings, limiter, renderer_factory, work.state, work.execute)
+    def _run(self, ray: Any, tasks: Sequence[EpisodeTask], settings: EvalSettings, on_outcome: OnOutcome,
+             work: Work, max_concurrency: int | None, renderer_factory: RendererFactory | None) -> None:
+        import sys
+        import time
 
-            idle = [new_actor() for _ in range(min(self.workers, len(tasks)))]
-            queue = list(tasks)
-            inflight: dict[Any, tuple[Any, Any]] = {}
+        cpus = int(ray.cluster_resources().get("CPU", 0))
+        workers = min(self.workers, len(tasks), max(cpus, 1))
+        if self.workers > max(cpus, 1):
+            print(f"--workers {self.workers} is more than the Ray cluster's {cpus} CPUs: running {max(cpus, 1)} "
+                  "actors", file=sys.stderr)
+        limiter = None
+        if max_concurrency is not None:
+            sem = ray.remote(num_cpus=0, max_concurrency=max_concurrency + 64)(
+                _SemaphoreActor)
+            limiter = RaySemaphore(sem.remote(max_concurrency))
+        # pings run in their own group, so a busy actor answers them; episodes one at a time
+        actor_cls = ray.remote(num_cpus=1, concurrency_groups={"ping": 1})(_RayWorker)
+        timeout, poll, ping_every = self.timeout_s, min(1.0, self.timeout_s / 4), min(5.0, self.timeout_s / 4)
+
+        starting: dict[Any, tuple[Any, float]] = {}      # place() ref -> (actor, started at)
+        node_of: dict[Any, dict] = {}                    # started actor -> its node {"id", "address"}
+        nodes_read = time.monotonic()
+        idle: list[Any] = []
+        inflight: dict[Any, tuple[Any, EpisodeTask]] = {}   # run() ref -> (actor, task)
+        heard: dict[Any, float] = {}                     # busy actor -> when it last answered
+        pings: dict[Any, Any] = {}                       # place() ref -> busy actor
+        queue = list(tasks)
+        dropped: list[str] = []
+
+        def start_actor() -> None:
+            actor = actor_cls.remote(settings, limiter, renderer_factory, work.state, work.execute, work.ship)
+            starting[actor.place.options(concurrency_group="ping").remote()] = (actor, time.monotonic())
+
+        def finish(actor: Any, outcome: Outcome) -> None:
+            heard.pop(actor, None)
+            if work.land is not None:
+                outcome = work.land(outcome)
+            on_outcome(outcome)
+
+        for _ in range(workers):
+            start_actor()
+        try:
             while queue or inflight:
                 while idle and queue:
                     actor, task = idle.pop(), queue.pop(0)
+                    if work.prepare is not None:
+                        task = work.prepare(task)
                     inflight[actor.run.remote(task)] = (actor, task)
-                ready, _ = ray.wait(list(inflight), num_returns=1)
-                actor, task = inflight.pop(ready[0])
-                try:
-                    outcome = ray.get(ready[0])
-                except ray.exceptions.RayError as exc:
-                    outcome = _crash_outcome(work, task, f"Ray actor failed: {type(exc).__name__}: {exc}")
-                    ray.kill(actor)
-                    actor = new_actor()
-                idle.append(actor)
-                on_outcome(outcome)
-            for actor in idle:
-                ray.kill(actor)
+                    heard[actor] = time.monotonic()
+                if not (idle or inflight or starting):
+                    raise SpatialScoutError(
+                        f"no Ray actor could start within {timeout:g} s ({dropped[-1] if dropped else 'none placed'}); "
+                        f"{len(queue)} episodes not run: free CPUs on the cluster (or raise --ray-timeout) and "
+                        "rerun the same command to resume")
+                ready, _ = ray.wait([*starting, *inflight, *pings], num_returns=1, timeout=poll)
+                now = time.monotonic()
+                for ref in ready:
+                    if ref in starting:
+                        actor, _t = starting.pop(ref)
+                        try:
+                            node_of[actor] = ray.get(ref)
+                            idle.append(actor)
+                        except ray.exceptions.RayError as exc:   # its constructor failed, or its node went
+                            dropped.append(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+                            ray.kill(actor)
+                    elif ref in pings:
+                        actor = pings.pop(ref)
+                        if actor in heard:
+                            with contextlib.suppress(ray.exceptions.RayError):
+                                ray.get(ref)
+                                heard[actor] = now
+                    else:
+                        actor, task = inflight.pop(ref)
+                        try:
+                            outcome = ray.get(ref)
+                        except ray.exceptions.RayError as exc:
+                            node = node_of[actor]
+                            finish(actor, _crash_outcome(work, task, f"Ray actor on node {node['id'][:12]} at "
+                                                                     f"{node['address']} failed: {type(exc).__name__}: "
+                                                                     f"{str(exc).splitlines()[0] if str(exc) else ''}"))
+                            ray.kill(actor)
+                            start_actor()
+                            continue
+                        finish(actor, outcome)
+                        idle.append(actor)
+                for ref, (actor, t0) in list(starting.items()):   # not placed, or not answering
+                    if now - t0 > timeout:
+                        del starting[ref]
+                        dropped.append(f"an actor was not placed or did not answer within {timeout:g} s")
+                        ray.kill(actor)
+                dead: set[str] = set()
+                if now - nodes_read > NODE_POLL_S and inflight:
+                    nodes_read = now
+                    alive = {n["NodeID"] for n in ray.nodes() if n.get("Alive")}
+                    dead = {node_of[a]["id"] for a, _ in inflight.values()} - alive
+                for ref, (actor, task) in list(inflight.items()):
+                    node = node_of[actor]
+                    if node["id"] in dead or now - heard[actor] > timeout:   # its node is lost, or it hangs
+                        del inflight[ref]
+                        why = "its node is dead" if node["id"] in dead else f"silent for {timeout:g} s (its node lost?)"
+                        finish(actor, _crash_outcome(work, task, f"Ray actor on node {node['id'][:12]} at "
+                                                                 f"{node['address']}: {why}; the episode did not finish"))
+                        ray.kill(actor)
+                        start_actor()
+                    elif actor not in pings.values() and now - heard[actor] > ping_every:
+                        pings[actor.place.options(concurrency_group="ping").remote()] = actor
         finally:
-            if owns:
-                from spatialscout_gym.cluster.local_ray import stop_local_ray
-                stop_local_ray()
+            for actor in [*idle, *(a for a, _ in starting.values()), *(a for a, _ in inflight.values())]:
+                with contextlib.suppress(Exception):
+                    ray.kill(actor)

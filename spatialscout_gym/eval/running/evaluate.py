@@ -17,14 +17,17 @@ An evaluation directory ``DIR`` holds one run directory per episode, written by
                                       completed
     DIR/<scene>/seed_<k>/attempts/NN/ every EARLIER attempt of that episode (NN = 01, 02, ... its
                                       attempt number, two digits), each a complete run directory
-                                      as above with "status": "failed"; kept, never rewritten
+                                      as above with "status": "failed"; kept, never rewritten;
+                                      or only failed.json: the note of an attempt that wrote no
+                                      run directory (it could not start, its worker died)
     DIR/<scene>/seed_<k>.failed.json  an episode that failed before the runner could write its run
                                       directory (e.g. the scene cannot be built): error, traceback
     DIR/report.json, DIR/report.md    the pooled report (:mod:`spatialscout_gym.eval.pages.report`)
 
 Attempts (paper Appendix A, "Attempt accounting"): a rerun redoes every episode whose latest
 attempt failed. Before it runs, the failed attempt's files move from ``seed_<k>/`` into
-``seed_<k>/attempts/NN/`` (:func:`archive_failed_attempt`), and the new attempt is written to
+``seed_<k>/attempts/NN/``, and a failure note ``seed_<k>.failed.json`` into
+``seed_<k>/attempts/NN/failed.json`` (:func:`archive_failed_attempt`), and the new attempt is written to
 ``seed_<k>/`` with ``"attempt": NN + 1``; so ``seed_<k>/attempts/`` holds attempts ``1 .. A-1`` and
 ``seed_<k>/result.json`` attempt ``A``. A reader that wants one result per episode reads
 ``seed_<k>/result.json``; one that wants every attempt reads ``seed_<k>/attempts/*/result.json``
@@ -365,8 +368,10 @@ def execute_task(task: EpisodeTask, state: WorkerState) -> Outcome:
     t0 = time.perf_counter()
     s = state.settings
     try:
+        # earlier attempts (a failed run directory, a failure note) are archived before anything can
+        # fail again, so that every attempt is kept; a driver that archived them gives the number
+        attempt = archive_failed_attempt(Path(task.run_dir)) if task.attempt is None else task.attempt
         spec = resolve_scene(task.scene)
-        attempt = archive_failed_attempt(Path(task.run_dir))
         agent = make_agent(s.agent, **s.agent_options, **s.runtime_options)
         attach_request_limiter(agent, state.limiter)
         attach_effort_record(agent, Path(task.run_dir).parent.parent)
@@ -399,6 +404,11 @@ def crashed_outcome(task: EpisodeTask, error: str) -> Outcome:
 # ---------------------------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------------------------
+def _made(out: Path) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
 def _pooled_mean_iou(results: Iterable[dict]) -> float | None:
     n = q = 0.0
     for r in results:
@@ -410,7 +420,7 @@ def _pooled_mean_iou(results: Iterable[dict]) -> float | None:
 def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequence[str], *,
              seeds: int | Sequence[int] = 1, workers: int = 1, backend: str = "local",
              max_concurrency: int | None = None, ray_address: str | None = None,
-             progress: bool = True, renderer_factory: Callable[..., Any] | None = None,
+             ray_timeout_s: float | None = None, progress: bool = True, renderer_factory: Callable[..., Any] | None = None,
              write_report: bool = True,
              stop_after_failures: int | None = STOP_AFTER_IDENTICAL_FAILURES) -> EvalSummary:
     """Run every (scene, seed) episode not yet finished in ``out_dir``, then write the report.
@@ -431,7 +441,11 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
     max_concurrency : int, optional
         Cap on simultaneous model requests of this agent's provider across all workers.
     ray_address : str, optional
-        ``ray.init(address=...)``; None starts a local Ray instance.
+        ``ray.init(address=...)``; None starts a local Ray instance. A cluster that cannot be
+        joined raises a one-line ``ConfigError`` before anything is written.
+    ray_timeout_s : float, optional
+        Seconds a Ray actor may take to start, and may stay silent during an episode before its
+        episode counts as a failed attempt (None: ``backends.RAY_TIMEOUT_S``).
     progress : bool
         Show a tqdm bar (episodes done, running object-micro all-target mean IoU, failures).
     renderer_factory : callable, optional
@@ -453,7 +467,8 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
     """
     import time
 
-    from spatialscout_gym.eval.running.backends import Work, make_backend
+    from spatialscout_gym.eval.running.backends import RAY_TIMEOUT_S, Work, make_backend
+    from spatialscout_gym.eval.running.shipping import land_outcome, prepare_task, ship_task
 
     t_start = time.perf_counter()
 
@@ -462,9 +477,11 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
     if max_concurrency is not None and max_concurrency < 1:
         raise ConfigError(f"max_concurrency must be >= 1, got {max_concurrency}")
     out = Path(out_dir).resolve()
-    out.mkdir(parents=True, exist_ok=True)
     tasks = plan_tasks(out, scenes, seeds)
-    with evaluation_lock(out):
+    runner = make_backend(backend, workers=workers, ray_address=ray_address,
+                          ray_timeout_s=RAY_TIMEOUT_S if ray_timeout_s is None else ray_timeout_s)
+    # the backend reaches its machines first: a cluster that cannot be joined leaves no DIR behind
+    with runner.session(), evaluation_lock(_made(out)):
         check_settings(out, settings)
         record_scene_args(out, {Path(t.run_dir).parent.name: t.scene for t in tasks})
         record_planned(out, [t.key for t in tasks])
@@ -517,8 +534,8 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
 
         try:
             if pending:
-                runner = make_backend(backend, workers=workers, ray_address=ray_address)
-                runner.run(pending, settings, on_outcome, work=Work(WorkerState, execute_task, crashed_outcome),
+                work = Work(WorkerState, execute_task, crashed_outcome, prepare_task, ship_task, land_outcome)
+                runner.run(pending, settings, on_outcome, work=work,
                            max_concurrency=max_concurrency, renderer_factory=renderer_factory)
         finally:
             if bar is not None:

@@ -13,7 +13,7 @@ from spatialscout_gym.core.renderer_api import Renderer
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.eval.layout import FAILED_SUFFIX
 
-__all__ = ["AgentOptions", "EvalSettings", "EpisodeTask", "Outcome", "WorkerState", "agent_option_keys",
+__all__ = ["AgentOptions", "EvalSettings", "EpisodeTask", "Outcome", "Shipment", "WorkerState", "agent_option_keys",
            "evaluate_keys"]
 
 
@@ -92,11 +92,14 @@ class EvalSettings:
 
 @dataclass(frozen=True)
 class EpisodeTask:
-    """One episode: scene argument, agent seed and its run directory (absolute path)."""
+    """One episode: scene argument, agent seed and its run directory (absolute path); ``attempt``
+    is the attempt number when the driver archived the earlier attempts itself (a worker that
+    ships its files back, :mod:`spatialscout_gym.eval.running.shipping`), None when the worker does."""
 
     scene: str
     seed: int
     run_dir: str
+    attempt: int | None = None
 
     @property
     def key(self) -> str:
@@ -111,13 +114,34 @@ class EpisodeTask:
 
 @dataclass
 class Outcome:
-    """What a worker reports for one task: ``result`` (the ``result.json`` dict) or ``error``."""
+    """What a worker reports for one task: ``result`` (the ``result.json`` dict) or ``error``;
+    ``files``: the run's files when the worker ships them back (:class:`Shipment`)."""
 
     task: EpisodeTask
     ok: bool
     result: dict | None = None
     error: str | None = None
     wall_s: float = 0.0
+    files: Shipment | None = None
+
+
+@dataclass(frozen=True)
+class Shipment:
+    """The files one episode wrote on a worker, sent back to the driver to write and check.
+
+    Attributes
+    ----------
+    run : dict
+        ``{path inside the run directory (POSIX): bytes}``; empty when the runner wrote none.
+    note : bytes or None
+        The ``.failed.json`` note (the episode could not start), else None.
+    digests : dict
+        ``{path: SHA-256 hex}`` of ``run`` as read on the worker, checked after the driver wrote them.
+    """
+
+    run: dict[str, bytes]
+    note: bytes | None
+    digests: dict[str, str]
 
 
 class WorkerState:
@@ -139,6 +163,8 @@ class WorkerState:
         self.limiter = limiter
         self.renderer_factory = renderer_factory
         self.renderer: Renderer | None = None
+        self.node: dict | None = None
+        """The Ray node this worker runs on (``{"id", "address"}``), None outside Ray."""
 
     def renderer_for(self, spec: SceneSpec) -> Renderer:
         """The worker's renderer (built on first use, on ``spec``)."""

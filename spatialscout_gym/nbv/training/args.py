@@ -22,8 +22,10 @@ class Args:
     """'sb3' (Stable-Baselines3 PPO, envs in this machine's processes) or 'rllib' (RLlib PPO, env runners
     spread over a Ray cluster: --ray-address, --num-env-runners; the policy is an rllib:PATH agent)"""
     ray_address: str = ""
-    """--backend rllib: the Ray cluster ('auto': the one this machine joined with `ray start`; 'HOST:PORT';
-    '': a Ray started on this machine for this run)"""
+    """--backend rllib: the Ray cluster ('auto': the one this machine joined with `ray start`; 'HOST:PORT':
+    the head's GCS port, 6379 by default; 'ray://HOST:10001': Ray Client; '': a Ray started on this machine
+    for this run). With token authentication on, export RAY_AUTH_MODE=token and the token (RAY_AUTH_TOKEN,
+    or the file ~/.ray/auth_token)"""
     num_env_runners: int = 2
     """--backend rllib: RLlib env runner actors (one CPU each, on any node of the cluster) sharing the
     --num-envs envs; 0: sample in this process"""

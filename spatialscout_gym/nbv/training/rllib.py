@@ -159,16 +159,19 @@ def rllib_policy_config(path: str | Path) -> dict:
 # ---- training ------------------------------------------------------------------------------------
 
 RUNNERS_FILE = "rllib_runners.json"
-"""Written into an RLlib run directory: the Ray address, the cluster's live nodes, and the node and
-process of the driver (which also learns) and of every env runner."""
+"""Written into an RLlib run directory: the cluster's address (``ray_address``: the GCS address
+joined, whatever ``--ray-address`` said, which is ``ray_address_given``), its live nodes, and the
+node (id and network address), host name and process of the driver (which also learns) and of
+every env runner."""
 
 
 def _runner_place(runner: Any) -> dict:
     import os
     import socket
 
-    import ray
-    return {"node_id": ray.get_runtime_context().get_node_id(), "host": socket.gethostname(), "pid": os.getpid(),
+    from spatialscout_gym.cluster.join import node_place
+    node = node_place()
+    return {"node_id": node["id"], "address": node["address"], "host": socket.gethostname(), "pid": os.getpid(),
             "worker_index": getattr(runner, "worker_index", None)}
 
 
@@ -228,9 +231,9 @@ def train_rllib(args: Args, config: NBVConfig, env_kwargs: dict) -> Path:
     try:
         if not args.ray_address and not ray.is_initialized():   # loopback only, gone with this process
             init_local_ray(logging_level=logging.WARNING, log_to_driver=False)
-        else:
-            ray.init(address=args.ray_address or None, ignore_reinit_error=True, include_dashboard=False,
-                     logging_level=logging.WARNING, log_to_driver=False)
+        elif not ray.is_initialized():   # one line for an unreachable head, a missing token, another version
+            from spatialscout_gym.cluster.join import join_ray
+            join_ray(args.ray_address)
     except ConnectionError as exc:
         from spatialscout_gym.core.errors import ConfigError
         raise ConfigError(f"--ray-address {args.ray_address}: cannot join that Ray cluster ({str(exc).splitlines()[0]}); "
@@ -246,7 +249,8 @@ def train_rllib(args: Args, config: NBVConfig, env_kwargs: dict) -> Path:
     assert algo.env_runner_group is not None   # build_algo() makes it (a local runner when runners == 0)
     where = algo.env_runner_group.foreach_env_runner(_runner_place, local_env_runner=runners == 0)
     (run_dir / RUNNERS_FILE).write_text(json.dumps({
-        "ray_address": args.ray_address or "local", "nodes": len([n for n in ray.nodes() if n.get("Alive")]),
+        "ray_address": ray.get_runtime_context().gcs_address, "ray_address_given": args.ray_address or "local",
+        "nodes": len([n for n in ray.nodes() if n.get("Alive")]),
         "driver": _runner_place(None), "env_runners": where}, indent=2))
     from torch.utils.tensorboard import SummaryWriter
     writer = SummaryWriter(str(run_dir))
