@@ -58,6 +58,9 @@ def add_vlm_arguments(p: argparse.ArgumentParser) -> None:
                         "(docs/protocol.md section 10). 'none' is sent as the value none; a service that "
                         "refuses the parameter gets it once and the run goes on without it, recorded in "
                         "harness.json")
+    g.add_argument("--require-effort", action="store_true",
+                   help="fail the run (one line, exit 2) when the service refuses the reasoning effort, "
+                        "instead of going on without it")
     g.add_argument("--no-reasoning-effort", action="store_true",
                    help="send no reasoning-effort parameter at all (the service's own default)")
     g.add_argument("--max-tokens", type=int,
@@ -105,6 +108,8 @@ def vlm_options(args: argparse.Namespace) -> dict:
         given.append("--mode")
     if getattr(args, "no_reasoning_effort", False):
         given.append("--no-reasoning-effort")
+    if getattr(args, "require_effort", False):
+        given.append("--require-effort")
     if getattr(args, "prompt_style", DEFAULT_PROMPT_STYLE) != DEFAULT_PROMPT_STYLE:
         given.append("--prompt")
     if getattr(args, "image_max_side", 384) != 384:
@@ -129,7 +134,8 @@ def vlm_options(args: argparse.Namespace) -> dict:
             "passive_views": args.passive_views, "image_history": args.image_history,
             "price_table": str(args.price_table) if args.price_table else None,
             "prompt_style": args.prompt_style, "image_max_side": args.image_max_side,
-            **({"request_cache": str(args.request_cache)} if getattr(args, "request_cache", None) else {})}
+            **({"request_cache": str(args.request_cache)} if getattr(args, "request_cache", None) else {}),
+            **({"require_effort": True} if getattr(args, "require_effort", False) else {})}
 
 
 def check_out_dir(out: Path, *, overwrite: bool) -> None:
@@ -183,6 +189,8 @@ def run(args: argparse.Namespace) -> int:
                   f"the run continued without it (harness.json, 'reasoning')")
     if result.get("status") == "failed":
         from spatialscout_gym.core.redact import redact
+        if result.get("error_type") == "EffortRefusedError":
+            raise CliError(f"{redact(result['error'])} (the failed run is in {args.out})")
         print(f"episode FAILED: {redact(result['error'])}")
         print(f"wrote {args.out}/ (trace.jsonl, result.json with status failed, frames/); it is left "
               f"out of scores and aggregates")

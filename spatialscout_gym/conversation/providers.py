@@ -51,7 +51,7 @@ from spatialscout_gym.conversation.effort_record import EffortRecord
 from spatialscout_gym.conversation.messages import WIRE_FORMATS, Message, ModelReply
 
 __all__ = ["PROVIDERS", "ProviderEntry", "model_api", "provider_entry", "ModelProvider", "OpenAIProvider", "OpenAIResponsesProvider", "AnthropicProvider", "ModelServiceError",
-           "PreflightError", "TIMEOUT_S", "ATTEMPTS", "BACKOFF_S", "ANTHROPIC_FALLBACK_MAX_TOKENS", "DEFAULT_REASONING_EFFORT",
+           "PreflightError", "EffortRefusedError", "TIMEOUT_S", "ATTEMPTS", "BACKOFF_S", "ANTHROPIC_FALLBACK_MAX_TOKENS", "DEFAULT_REASONING_EFFORT",
            "THINKING_BUDGET_TOKENS", "UNCAPPED_EFFORT", "MIN_THINKING_BUDGET_TOKENS", "THINKING_REPLY_TOKENS"]
 
 TIMEOUT_S = 180.0
@@ -88,6 +88,11 @@ class ModelServiceError(SpatialScoutError, RuntimeError):
     """A model call failed: the service refused it, or every attempt failed on the network."""
 
 
+class EffortRefusedError(ModelServiceError):
+    """The service refused the reasoning effort and the run requires it (``require_effort``,
+    ``--require-effort``): the run stops instead of going on without it."""
+
+
 class PreflightError(ModelServiceError):
     """The endpoint, key or model check before a batch failed. Printed like every error text:
     keys and the endpoint removed (docs/models.md); the message names the flag to fix."""
@@ -111,6 +116,9 @@ class ModelProvider:
         Sent to the service (module docstring); None sends none.
     reasoning_effort_source : str, optional
         Who chose the effort, for the records (e.g. "default: the paper's", "--reasoning-effort").
+    require_effort : bool
+        A refused effort parameter raises :class:`EffortRefusedError` instead of the run going on
+        without it (``--require-effort``).
     timeout_s, attempts, backoff_s :
         The retry policy (defaults: docs/protocol.md section 5).
     sleep : callable
@@ -145,7 +153,8 @@ class ModelProvider:
 
     def __init__(self, model: str, *, api_key: str | None = None, base_url: str | None = None,
                  max_tokens: int | None = None, reasoning_effort: str | None = None,
-                 reasoning_effort_source: str | None = None, timeout_s: float = TIMEOUT_S, attempts: int = ATTEMPTS,
+                 reasoning_effort_source: str | None = None, require_effort: bool = False,
+                 timeout_s: float = TIMEOUT_S, attempts: int = ATTEMPTS,
                  backoff_s: Sequence[float] = BACKOFF_S, sleep: Callable[[float], None] = time.sleep) -> None:
         if not model:
             raise ConfigError(f"a {self.provider} model name is required, e.g. {self.provider}:MODEL")
@@ -173,6 +182,7 @@ class ModelProvider:
         self.reasoning_effort_source = reasoning_effort_source or ("set by the caller" if reasoning_effort
                                                                    else "none sent")
         self.effort_refused: dict[str, str] = {}
+        self.require_effort = bool(require_effort)
         self.effort_record: EffortRecord | None = None
         self._effort_settled = False
         self.timeout_s = float(timeout_s)
@@ -204,7 +214,8 @@ class ModelProvider:
                 "reasoning_effort": self.reasoning_effort, "temperature": None,
                 "max_output_tokens": self.max_output_tokens, "max_output_tokens_source": self.max_tokens_source,
                 "timeout_s": self.timeout_s, "http_attempts_per_call": self.attempts,
-                "backoff_s": list(self.backoff_s), "reasoning": self.reasoning_record()}
+                "backoff_s": list(self.backoff_s), "require_effort": self.require_effort,
+                "reasoning": self.reasoning_record()}
 
     # ---- reasoning effort ----------------------------------------------------------------------------
     def _effort_params(self) -> dict[str, Any]:
@@ -303,7 +314,16 @@ class ModelProvider:
                     return reply
         self.effort_refused.update(known)
         self._effort_settled = True
+        self._check_effort_required()
         return self._attempt(messages)
+
+    def _check_effort_required(self) -> None:
+        """With ``require_effort``, a refused effort parameter ends the call (and the run)."""
+        if self.require_effort and self.effort_refused:
+            names = ", ".join(sorted(self.effort_refused))
+            raise EffortRefusedError(f"{self.provider} refused the reasoning effort {self.reasoning_effort!r} "
+                                     f"({names}) and --require-effort is set; rerun without --require-effort "
+                                     f"to go on without it, or choose another --reasoning-effort")
 
     def _attempt(self, messages: list[Message]) -> ModelReply:
         """The attempts of one logical model call (:meth:`complete`)."""
@@ -323,6 +343,7 @@ class ModelProvider:
                 if refused:   # the model takes no such parameter: drop it for good and resend now
                     for k in refused:
                         self.effort_refused[k] = line
+                    self._check_effort_required()
                     attempt -= 1   # not a network failure: the retry budget is untouched
                     continue
                 if not self._retryable(exc):

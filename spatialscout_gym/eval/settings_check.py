@@ -81,7 +81,10 @@ KNOWN_AGENT_OPTIONS = frozenset({
     # recorded, not compared: the output-token cap (providers' defaults differ; a cut-off reply
     # fails the attempt), passive views (only with mode "passive", which is compared), the price
     # table and request cache (spend and replay, not what the agent can do), the harness's name
-    "max_tokens", "passive_views", "price_table", "request_cache", "harness"})
+    "max_tokens", "passive_views", "price_table", "request_cache", "harness",
+    # recorded, not compared: --require-effort only decides whether a refused effort stops the run
+    # (the effort actually sent is compared through reasoning_effort and the model block)
+    "require_effort"})
 """Keys of ``evaluate.json``'s ``agent_options`` this code knows; any other refuses a comparison."""
 
 

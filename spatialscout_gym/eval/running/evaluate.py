@@ -124,7 +124,13 @@ wrong key, a server gone): the rest would fail the same way after building their
 
 
 class BatchStoppedError(SpatialScoutError, RuntimeError):
-    """:func:`evaluate` stopped early: consecutive identical model-service failures."""
+    """:func:`evaluate` stopped early: consecutive identical model-service failures, or a failure
+    that ends the run at once (:data:`_STOPS_THE_RUN`)."""
+
+
+_STOPS_THE_RUN = re.compile(r"^EffortRefusedError: ")
+"""Episode errors that stop the whole evaluation at the first: the service refused a reasoning
+effort the run requires (``--require-effort``); every other episode would fail the same way."""
 
 
 def failure_signature(error: str | None) -> str | None:
@@ -437,6 +443,9 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
         streak: list[str] = []   # signatures of the consecutive identical service failures
 
         def on_outcome(o: Outcome) -> None:
+            if not o.ok and _STOPS_THE_RUN.search(o.error or ""):
+                from spatialscout_gym.core.redact import redact
+                raise BatchStoppedError(f"{redact(o.error)[:400]} ({o.task.key}; finished episodes are kept)")
             sig = None if o.ok else failure_signature(o.error)
             if sig is None or (streak and streak[-1] != sig):
                 streak.clear()
