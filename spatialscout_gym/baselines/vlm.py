@@ -334,6 +334,10 @@ class VLMAgent:
             "model_calls": w.model_calls if w else 0,
             "http_attempts": int(getattr(self.provider, "http_attempts", 0)),
             "attempt_failures": [redact(f) for f in getattr(self.provider, "failures", [])],
+            # waits for rate limits (HTTP 429, Retry-After, the per-minute limits): counted and listed
+            "rate_limit_waits": len(getattr(self.provider, "waits", [])),
+            "rate_limit_wait_s": round(sum(w["seconds"] for w in getattr(self.provider, "waits", [])), 3),
+            "waits": list(getattr(self.provider, "waits", [])),
             "usage": usage,
             "cost_usd": episode_cost(usage, getattr(self.provider, "model", ""), self.price_table),
             **self._cache_figures(),
@@ -365,8 +369,10 @@ def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, ap
 
     ``reasoning_effort`` defaults to the paper's ``xhigh``; None sends none (docs/protocol.md
     section 10). ``price_table`` may be a path (see :func:`load_price_table`). ``provider_options``
-    go to the provider (``reasoning_effort_source``, ``timeout_s``, ``attempts``, ``backoff_s``,
-    ``sleep``).
+    go to the provider (``reasoning_effort_source``, ``require_effort``, ``timeout_s``, ``attempts``,
+    ``backoff_s``, ``rate_limit_wait_s``, ``sleep``), but ``requests_per_minute``,
+    ``tokens_per_minute`` and ``rate_limit_window_s`` build its
+    :class:`~spatialscout_gym.conversation.rate_limits.RateLimiter`.
     """
     from spatialscout_gym.conversation.providers import provider_entry
     entry = provider_entry(provider)
@@ -376,8 +382,15 @@ def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, ap
         provider_options["reasoning_effort_source"] = (
             "default: the paper's (Table 3)" if reasoning_effort == DEFAULT_REASONING_EFFORT else
             "set by the caller" if reasoning_effort else "none sent (set by the caller)")
+    limits = {k: provider_options.pop(k) for k in ("requests_per_minute", "tokens_per_minute", "rate_limit_window_s")
+              if k in provider_options}
     client = entry.client(model, api_key=api_key, base_url=base_url, max_tokens=max_tokens,
                                reasoning_effort=reasoning_effort, **provider_options)
+    if limits.get("requests_per_minute") is not None or limits.get("tokens_per_minute") is not None:
+        # in memory here; ``evaluate`` shares it through a file in the evaluation directory
+        from spatialscout_gym.conversation.rate_limits import WINDOW_S, RateLimiter
+        client.rate_limiter = RateLimiter(limits.get("requests_per_minute"), limits.get("tokens_per_minute"),
+                                          window_s=limits.get("rate_limit_window_s") or WINDOW_S)
     agent = VLMAgent(client, name=f"{provider}:{model}", mode=mode,
                      model_call_budget=model_call_budget, passive_views=passive_views,
                      price_table=price_table, prompt_style=prompt_style, image_max_side=image_max_side,

@@ -91,6 +91,21 @@ def add_vlm_arguments(p: argparse.ArgumentParser) -> None:
                    help="store each model response under the SHA-256 of its exact request and the episode's "
                         "seed; a rerun of a failed attempt replays the calls already paid for and continues "
                         "live (off by default, as the paper)")
+    g.add_argument("--timeout", type=float, default=None, metavar="S", dest="timeout_s",
+                   help="seconds per HTTP request (default 180, docs/protocol.md section 5)")
+    g.add_argument("--attempts", type=int, default=None, metavar="N",
+                   help="HTTP attempts per model call on network failures and 5xx (default 3)")
+    g.add_argument("--backoff", type=float, nargs="+", default=None, metavar="S", dest="backoff_s",
+                   help="seconds before the 2nd, 3rd, ... attempt (default 1 2; doubled on when "
+                        "--attempts asks for more); a longer Retry-After is waited instead")
+    g.add_argument("--rate-limit-wait", type=float, default=None, metavar="S", dest="rate_limit_wait_s",
+                   help="seconds one model call may wait out HTTP 429 answers (their Retry-After) before "
+                        "they count as failed attempts (default 900; 0: a 429 is a failed attempt)")
+    g.add_argument("--rpm", type=int, default=None, metavar="N", dest="requests_per_minute",
+                   help="requests per minute to the model, shared by every worker of an evaluation")
+    g.add_argument("--tpm", type=int, default=None, metavar="N", dest="tokens_per_minute",
+                   help="tokens per minute to the model (as the service counts them in usage), shared by "
+                        "every worker of an evaluation")
     g.add_argument("--passive-views", type=int, default=24,
                    help="views in passive mode, the initial one included (default 24)")
 
@@ -104,6 +119,7 @@ def vlm_options(args: argparse.Namespace) -> dict:
                                                    "max_tokens", "price_table", "image_history",
                                                    "request_cache")
              if getattr(args, n, None) is not None]
+    given += [flag for flag, n in REQUEST_FLAGS.items() if getattr(args, n, None) is not None]
     if args.mode != "active":
         given.append("--mode")
     if getattr(args, "no_reasoning_effort", False):
@@ -130,12 +146,41 @@ def vlm_options(args: argparse.Namespace) -> dict:
         raise CliError(f"--passive-views must be between 1 and --image-budget ({args.image_budget}), "
                        f"got {args.passive_views}")
     return {"base_url": args.base_url, "api_key": args.api_key, **reasoning_effort_option(args),
+            **request_options(args),
             "max_tokens": args.max_tokens, "mode": args.mode, "model_call_budget": args.call_budget,
             "passive_views": args.passive_views, "image_history": args.image_history,
             "price_table": str(args.price_table) if args.price_table else None,
             "prompt_style": args.prompt_style, "image_max_side": args.image_max_side,
             **({"request_cache": str(args.request_cache)} if getattr(args, "request_cache", None) else {}),
             **({"require_effort": True} if getattr(args, "require_effort", False) else {})}
+
+
+REQUEST_FLAGS = {"--timeout": "timeout_s", "--attempts": "attempts", "--backoff": "backoff_s",
+                 "--rate-limit-wait": "rate_limit_wait_s", "--rpm": "requests_per_minute",
+                 "--tpm": "tokens_per_minute"}
+"""The request-policy flags and their agent options (each recorded only when given, so that an
+evaluation without them keeps the settings it always had)."""
+
+
+def request_options(args: argparse.Namespace) -> dict:
+    """Agent options of the request-policy flags given (:data:`REQUEST_FLAGS`), checked; the
+    backoff is doubled on when ``--attempts`` asks for more retries than it lists."""
+    out = {n: getattr(args, n) for n in REQUEST_FLAGS.values() if getattr(args, n, None) is not None}
+    for flag, n in REQUEST_FLAGS.items():
+        value = out.get(n)
+        low = 1 if n in ("attempts", "requests_per_minute", "tokens_per_minute") else 0
+        if value is None:
+            continue
+        if any(v < low or v != v for v in (value if isinstance(value, list) else [value])) or (
+                n == "timeout_s" and value <= 0):
+            raise CliError(f"{flag} must be {'> 0' if n == 'timeout_s' else f'>= {low}'}, got {value}")
+    if "attempts" in out or "backoff_s" in out:
+        from spatialscout_gym.conversation.providers import ATTEMPTS, BACKOFF_S
+        backoff = list(out.get("backoff_s") or BACKOFF_S)
+        while len(backoff) < out.get("attempts", ATTEMPTS) - 1:
+            backoff.append(2 * backoff[-1] if backoff else 1.0)
+        out["backoff_s"] = backoff
+    return out
 
 
 def check_out_dir(out: Path, *, overwrite: bool) -> None:

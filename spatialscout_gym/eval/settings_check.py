@@ -84,7 +84,11 @@ KNOWN_AGENT_OPTIONS = frozenset({
     "max_tokens", "passive_views", "price_table", "request_cache", "harness",
     # recorded, not compared: --require-effort only decides whether a refused effort stops the run
     # (the effort actually sent is compared through reasoning_effort and the model block)
-    "require_effort"})
+    "require_effort",
+    # recorded, not compared: the request policy (timeout, attempts, backoff, how long a 429 is
+    # waited out) and the per-minute limits decide when a request is sent, not what the model sees
+    "timeout_s", "attempts", "backoff_s", "rate_limit_wait_s", "requests_per_minute", "tokens_per_minute",
+    "rate_limit_window_s"})
 """Keys of ``evaluate.json``'s ``agent_options`` this code knows; any other refuses a comparison."""
 
 

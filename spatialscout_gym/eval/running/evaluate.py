@@ -69,6 +69,7 @@ from spatialscout_gym.eval.layout import (SETTINGS_FILE, archive_failed_attempt,
 __all__ = ["is_finished", "EvalSettings", "EpisodeTask", "Outcome", "EvalSummary", "plan_tasks", "scene_dir_name",
            "expand_scenes", "evaluate", "execute_task", "WorkerState", "SETTINGS_FILE", "check_settings",
            "SettingsMismatchError", "provider_of", "attach_request_limiter", "attach_effort_record",
+           "attach_rate_limiter",
            "evaluation_lock"]
 
 # the layout's names live in eval/layout.py (EvalDir reads what this module writes)
@@ -310,6 +311,16 @@ def attach_effort_record(agent: Any, eval_dir: Path) -> None:
         provider.effort_record = EffortRecord(eval_dir / EFFORT_RECORD_FILE)
 
 
+def attach_rate_limiter(agent: Any, eval_dir: Path) -> None:
+    """Make a model agent's requests- and tokens-per-minute limiter (if it has one) share its
+    window with every worker of the evaluation, through ``DIR/rate_limit.json``
+    (:mod:`spatialscout_gym.conversation.rate_limits`: a file under ``flock``)."""
+    from spatialscout_gym.conversation.rate_limits import RATE_LIMIT_FILE
+    limiter = getattr(getattr(agent, "provider", None), "rate_limiter", None)
+    if limiter is not None:
+        limiter.path = eval_dir / RATE_LIMIT_FILE
+
+
 def execute_task(task: EpisodeTask, state: WorkerState) -> Outcome:
     """Run one episode into ``task.run_dir`` (atomically); never raises for an episode failure.
 
@@ -329,6 +340,7 @@ def execute_task(task: EpisodeTask, state: WorkerState) -> Outcome:
         agent = make_agent(s.agent, **s.agent_options, **s.runtime_options)
         attach_request_limiter(agent, state.limiter)
         attach_effort_record(agent, Path(task.run_dir).parent.parent)
+        attach_rate_limiter(agent, Path(task.run_dir).parent.parent)
         renderer = state.renderer_for(spec)
         result = run_episode(agent, spec, task.run_dir, seed=task.seed, image_budget=s.image_budget,
                              tool_call_budget=s.tool_call_budget, resolution=s.resolution, renderer=renderer,
