@@ -155,6 +155,7 @@ class VLMAgent:
             raise ConfigError(f"image_history must be >= 0 images or None (keep all), got {image_history}")
         self.image_history = None if image_history is None else int(image_history)
         self.request_limiter = request_limiter if request_limiter is not None else contextlib.nullcontext()
+        self.spend_ledger: Any = None   # conversation/spend.py SpendLedger: --max-cost-usd
         self.wrapper: ToolCallWrapper | None = None
         self.passive_frames: list[int] | None = None
         self.passive_baseline_m: float | None = None
@@ -170,12 +171,19 @@ class VLMAgent:
             The model service failed (the runner records the episode as failed).
         OutputCapError
             A reply was cut off at an output-token limit (the attempt failed).
+        CostCapReached
+            The run's spend reached its cap before a request (:attr:`spend_ledger`).
         """
         w = self.begin_episode(env, seed=seed)
         while not w.done:
+            if self.spend_ledger is not None:
+                self.spend_ledger.check()   # the run's spend reached --max-cost-usd: no request
             messages = limit_image_history(w.request(), self.image_history)
             with self.request_limiter:
                 reply = self.provider.complete(messages)
+            if self.spend_ledger is not None:
+                self.spend_ledger.add(episode_cost(reply.usage, getattr(self.provider, "model", ""),
+                                                   self.price_table) or 0.0)
             self.take_reply(reply)
 
     def begin_episode(self, env: Any, *, seed: int = 0) -> ToolCallWrapper:
@@ -370,7 +378,8 @@ def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, ap
     ``reasoning_effort`` defaults to the paper's ``xhigh``; None sends none (docs/protocol.md
     section 10). ``price_table`` may be a path (see :func:`load_price_table`). ``provider_options``
     go to the provider (``reasoning_effort_source``, ``require_effort``, ``timeout_s``, ``attempts``,
-    ``backoff_s``, ``rate_limit_wait_s``, ``sleep``), but ``requests_per_minute``,
+    ``backoff_s``, ``rate_limit_wait_s``, ``sleep``), but ``max_cost_usd`` sets the agent's
+    :class:`~spatialscout_gym.conversation.spend.SpendLedger` and ``requests_per_minute``,
     ``tokens_per_minute`` and ``rate_limit_window_s`` build its
     :class:`~spatialscout_gym.conversation.rate_limits.RateLimiter`.
     """
@@ -382,6 +391,7 @@ def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, ap
         provider_options["reasoning_effort_source"] = (
             "default: the paper's (Table 3)" if reasoning_effort == DEFAULT_REASONING_EFFORT else
             "set by the caller" if reasoning_effort else "none sent (set by the caller)")
+    max_cost_usd = provider_options.pop("max_cost_usd", None)
     limits = {k: provider_options.pop(k) for k in ("requests_per_minute", "tokens_per_minute", "rate_limit_window_s")
               if k in provider_options}
     client = entry.client(model, api_key=api_key, base_url=base_url, max_tokens=max_tokens,
@@ -396,6 +406,11 @@ def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, ap
                      price_table=price_table, prompt_style=prompt_style, image_max_side=image_max_side,
                      image_history=image_history)
     agent.request_cache_dir = request_cache   # conversation/request_cache.py; off by default
+    if max_cost_usd is not None:
+        if not price_table or model not in price_table:
+            raise ConfigError(f"max_cost_usd needs the price of {model} (--price-table with an entry for it)")
+        from spatialscout_gym.conversation.spend import SpendLedger
+        agent.spend_ledger = SpendLedger(max_cost_usd)   # ``evaluate`` shares it through DIR/spend.json
     return agent
 
 

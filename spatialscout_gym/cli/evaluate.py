@@ -61,6 +61,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         "are kept and a rerun resumes")
     p.add_argument("--html", action="store_true",
                    help="also write replay curves, figures and DIR/index.html (as `spatialscout report`)")
+    p.add_argument("--estimate", action="store_true",
+                   help="print the cost range of the evaluation (from --price-table and the budgets; "
+                        "docs/models.md) without calling the model, and exit")
     add_vlm_arguments(p)
     p.set_defaults(func=run)
 
@@ -131,6 +134,13 @@ def run(args: argparse.Namespace) -> int:
     options = {k: v for k, v in options.items()
                if (v is not None or k == "reasoning_effort") and k not in ("api_key", "base_url")}
     agent = build_agent(args.agent, **options, **runtime)   # fail here, in one line, not in every worker
+    if args.estimate:   # no endpoint check, no model call
+        from spatialscout_gym.eval.analysis.cost_estimate import estimate_lines
+        n = len(expand_scenes(args.scenes)) * (seeds if isinstance(seeds, int) else len(seeds))
+        for line in estimate_lines(agent, episodes=n, model_call_budget=args.call_budget,
+                                   image_budget=args.image_budget, resolution=args.resolution):
+            print(line)
+        return 0
     preflight(agent, options.get("request_cache"))   # endpoint, key and model once, before any scene is built
     settings = EvalSettings(args.agent, args.image_budget, args.call_budget, args.resolution,
                             agent_options=options, runtime_options=runtime)
@@ -144,6 +154,9 @@ def run(args: argparse.Namespace) -> int:
         return 130
     print(f"{summary.total} episodes: {summary.skipped} already done, {summary.ran} run now, "
           f"{len(summary.failed)} failed")
+    if summary.cost_capped:
+        print(f"stopped: the spend reached --max-cost-usd {args.max_cost_usd:g}; no further episode was started. "
+              f"Rerun with a higher cap to resume")
     for o in summary.failed:
         print(f"  failed {o.task.key}: {redact(o.error)}")
     if summary.report is not None:

@@ -106,6 +106,11 @@ def add_vlm_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--tpm", type=int, default=None, metavar="N", dest="tokens_per_minute",
                    help="tokens per minute to the model (as the service counts them in usage), shared by "
                         "every worker of an evaluation")
+    g.add_argument("--max-cost-usd", type=float, default=None, metavar="USD",
+                   help="stop when the spend (from --price-table; an evaluation's whole spend, every worker "
+                        "and earlier run) reaches USD: no episode starts after that and running ones end "
+                        "at their next request, recorded as failed (CostCapReached); a rerun with a higher "
+                        "cap resumes")
     g.add_argument("--passive-views", type=int, default=24,
                    help="views in passive mode, the initial one included (default 24)")
 
@@ -157,7 +162,7 @@ def vlm_options(args: argparse.Namespace) -> dict:
 
 REQUEST_FLAGS = {"--timeout": "timeout_s", "--attempts": "attempts", "--backoff": "backoff_s",
                  "--rate-limit-wait": "rate_limit_wait_s", "--rpm": "requests_per_minute",
-                 "--tpm": "tokens_per_minute"}
+                 "--tpm": "tokens_per_minute", "--max-cost-usd": "max_cost_usd"}
 """The request-policy flags and their agent options (each recorded only when given, so that an
 evaluation without them keeps the settings it always had)."""
 
@@ -174,6 +179,8 @@ def request_options(args: argparse.Namespace) -> dict:
         if any(v < low or v != v for v in (value if isinstance(value, list) else [value])) or (
                 n == "timeout_s" and value <= 0):
             raise CliError(f"{flag} must be {'> 0' if n == 'timeout_s' else f'>= {low}'}, got {value}")
+    if out.get("max_cost_usd") is not None and (out["max_cost_usd"] <= 0 or not getattr(args, "price_table", None)):
+        raise CliError("--max-cost-usd needs a positive amount and --price-table (the spend is priced from it)")
     if "attempts" in out or "backoff_s" in out:
         from spatialscout_gym.conversation.providers import ATTEMPTS, BACKOFF_S
         backoff = list(out.get("backoff_s") or BACKOFF_S)

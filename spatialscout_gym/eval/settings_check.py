@@ -88,7 +88,9 @@ KNOWN_AGENT_OPTIONS = frozenset({
     # recorded, not compared: the request policy (timeout, attempts, backoff, how long a 429 is
     # waited out) and the per-minute limits decide when a request is sent, not what the model sees
     "timeout_s", "attempts", "backoff_s", "rate_limit_wait_s", "requests_per_minute", "tokens_per_minute",
-    "rate_limit_window_s"})
+    "rate_limit_window_s",
+    # recorded, not compared: the spending cap ends the run; the episodes it ends are failed, not scored
+    "max_cost_usd"})
 """Keys of ``evaluate.json``'s ``agent_options`` this code knows; any other refuses a comparison."""
 
 
