@@ -29,7 +29,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Run AGENT on every scene (x seeds) in parallel worker processes or on Ray. Each "
                     "episode writes DIR/<scene>/seed_<k>/ atomically; rerunning the same command "
                     "resumes. Writes DIR/report.json and DIR/report.md at the end.")
-    p.add_argument("--agent", required=True, help=agent_help())
+    p.add_argument("--agent", default=None, help=agent_help() + " (required unless --models)")
+    p.add_argument("--models", type=Path, default=None, metavar="FILE",
+                   help="a TOML file of model presets ([models.NAME]: agent, base_url, api_key_env, "
+                        "reasoning_effort, limits, prices, workers, ...; docs/models.md): evaluate each in "
+                        "--out/NAME, as its options given as flags would")
     p.add_argument("--scenes", required=True, nargs="+", metavar="SCENE",
                    help="'catalog' (all catalog scenes) and/or scene ids, procedural:<seed>, spec JSON paths")
     p.add_argument("--out", required=True, type=Path, help="evaluation directory DIR")
@@ -106,6 +110,27 @@ def seeds_of(args: argparse.Namespace) -> int | list[int]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "models", None) is not None:
+        return _run_presets(args)
+    if not args.agent:
+        raise CliError("--agent is required (or --models FILE)")
+    return _run_one(args)
+
+
+def _run_presets(args: argparse.Namespace) -> int:
+    """Every model of the presets file, one after the other, each in ``--out/NAME``."""
+    from spatialscout_gym.cli.presets import load_presets, preset_args
+    if args.agent:
+        raise CliError("--agent and --models exclude each other: the presets file names each model's agent")
+    presets = load_presets(args.models)
+    worst = 0
+    for name, table in presets.items():
+        print(f"== {name} ({table['agent']}) -> {Path(args.out) / name}")
+        worst = max(worst, _run_one(preset_args(args, name, table, args.models)))
+    return worst
+
+
+def _run_one(args: argparse.Namespace) -> int:
     from spatialscout_gym.baselines.registry import build_agent
     from spatialscout_gym.core.redact import redact
     from spatialscout_gym.eval.running.evaluate import EvalSettings, evaluate
