@@ -20,7 +20,7 @@ from pathlib import Path
 
 from spatialscout_gym.core.errors import SpatialScoutError
 
-__all__ = ["SPEND_FILE", "SpendLedger", "CostCapReached"]
+__all__ = ["SPEND_FILE", "SpendLedger", "CostCapReached", "read_spend"]
 
 SPEND_FILE = "spend.json"
 """The shared total's file inside an evaluation directory."""
@@ -89,3 +89,22 @@ class SpendLedger:
         if self.reached():
             raise CostCapReached(f"the run's spend reached --max-cost-usd {self.cap_usd:g} "
                                  f"(${self.total():.4f} spent); no further request was sent")
+
+
+def read_spend(path: str | os.PathLike) -> float | None:
+    """The total in a ledger file, read under a shared ``flock`` (never a half-written file, and
+    nothing created); None when there is no ledger."""
+    try:
+        fh = open(path)
+    except FileNotFoundError:
+        return None
+    with fh:
+        fcntl.flock(fh, fcntl.LOCK_SH)
+        try:
+            text = fh.read()
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+    try:
+        return float(json.loads(text or "{}").get("usd", 0.0))
+    except (ValueError, AttributeError):
+        return None
