@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Sequence
 
 from spatialscout_gym.conversation.spend import SPEND_FILE, read_spend
+from spatialscout_gym.core.run_files import RESULT_FILE
 from spatialscout_gym.eval.layout import SETTINGS_FILE, read_planned, read_run_result
 from spatialscout_gym.eval.running.evaluate import _LOCK_FILE as LOCK_FILE
 
@@ -58,7 +59,7 @@ def progress_row(eval_dir: str | os.PathLike, now: float | None = None) -> dict:
             failed += 1
         else:
             done += 1
-            finished_at.append((root / key / "result.json").stat().st_mtime)
+            finished_at.append((root / key / RESULT_FILE).stat().st_mtime)
     ledger = read_spend(root / SPEND_FILE)   # counts calls of running episodes and earlier attempts too
     settings = root / SETTINGS_FILE
     left = len(planned) - done
