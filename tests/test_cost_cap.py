@@ -79,3 +79,20 @@ def test_the_cap_stops_at_the_stated_dollar_figure(tmp_path):
     third = out / "room_2" / "seed_0" / "result.json"
     assert not third.exists() or json.loads(third.read_text())["model"]["model_calls"] == 0
     assert (out / "report.json").is_file()   # the report of what finished is written
+
+
+def test_cached_input_is_recorded_and_priced_at_its_own_rate(tmp_path):
+    from spatialscout_gym.baselines.registry import make_agent
+    from spatialscout_gym.eval.running.runner import run_episode
+    prices = tmp_path / "cached.json"
+    prices.write_text(json.dumps({"scripted": {"input_per_mtok": 10.0, "output_per_mtok": 40.0,
+                                               "cached_input_per_mtok": 1.0}}))
+    spec = small_scene(32, 32)
+    with ScriptedServer(_policy) as server:
+        agent = make_agent("openai:scripted", base_url=server.openai_url, api_key="x", model_call_budget=6,
+                           price_table=str(prices))
+        result = run_episode(agent, spec, tmp_path / "r", renderer=FakeRenderer(spec), resolution=32, image_budget=4)
+    m = result["model"]
+    assert m["model_calls"] == 3 and m["cached_input_tokens"] == 1600   # calls 2 and 3: 800 each
+    fresh = m["usage"]["input_tokens"] - 1600
+    assert abs(m["cost_usd"] - (fresh * 10 + 1600 * 1 + m["usage"]["output_tokens"] * 40) / 1e6) < 1e-12

@@ -12,7 +12,9 @@ dict. ``fail`` maps request numbers (0-based, over all HTTP requests) to ``"500"
 ``"429"`` (no header), ``"429:S"`` (``Retry-After: S`` seconds) or ``"429:date:S"`` (``Retry-After``
 as the HTTP-date S whole seconds after the next whole second). ``arrivals`` holds the arrival time
 (``time.time()``) of every POST and ``answered`` ``(arrival time, tokens counted)`` of every request
-answered 200 (the tokens its ``usage`` reports).
+answered 200 (the tokens its ``usage`` reports). Chat completions after the first report 800 of
+their input tokens as cached (``prompt_tokens_details.cached_tokens``), as OpenAI's automatic
+prompt cache does for a repeated prefix.
 ``truncate`` holds the model steps whose reply is cut off at an output limit (OpenAI
 ``finish_reason: "length"``, Responses ``status: "incomplete"`` with ``incomplete_details.reason:
 "max_output_tokens"``, Anthropic ``stop_reason: "max_tokens"``). ``models`` maps model names
@@ -191,7 +193,8 @@ def _openai(step: int, calls, req) -> dict:
         msg["tool_calls"] = tool_calls
     return {"id": f"chatcmpl-{step}", "object": "chat.completion", "created": 0, "model": req["model"],
             "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls" if calls else "stop"}],
-            "usage": {"prompt_tokens": 1000 + step, "completion_tokens": 50, "total_tokens": 1050 + step}}
+            "usage": {"prompt_tokens": 1000 + step, "completion_tokens": 50, "total_tokens": 1050 + step,
+                      "prompt_tokens_details": {"cached_tokens": 800 if step else 0}}}
 
 
 def _anthropic(step: int, calls, req) -> dict:

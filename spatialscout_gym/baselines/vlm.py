@@ -20,7 +20,9 @@ Records: :meth:`VLMAgent.run_records` gives the files every attempt directory ho
 mode, reasoning and request settings, image settings; ``prompt.txt``: the same prompt as text).
 
 Cost: with a price table ``{model: {"input_per_mtok": USD, "output_per_mtok": USD}}`` the
-episode's cost is ``input_tokens * input_per_mtok / 1e6 + output_tokens * output_per_mtok / 1e6``.
+episode's cost is ``input_tokens * input_per_mtok / 1e6 + output_tokens * output_per_mtok / 1e6``;
+an entry's optional ``cached_input_per_mtok`` prices the input tokens the service answered from its
+prompt cache (``model.cached_input_tokens``) instead.
 
 Examples
 --------
@@ -80,19 +82,26 @@ def load_price_table(path: str | os.PathLike) -> dict[str, dict[str, float]]:
                          f"got {type(table).__name__}")
     for model, row in table.items():
         if not (isinstance(row, dict) and all(isinstance(row.get(k), (int, float)) and row[k] >= 0
-                                              for k in ("input_per_mtok", "output_per_mtok"))):
+                                              for k in ("input_per_mtok", "output_per_mtok"))
+                and (row.get("cached_input_per_mtok") is None
+                     or (isinstance(row["cached_input_per_mtok"], (int, float)) and row["cached_input_per_mtok"] >= 0))):
             raise ConfigError(f"{path}: entry {model!r} must be {{\"input_per_mtok\": number >= 0, "
-                             f"\"output_per_mtok\": number >= 0}}, got {row!r}")
-    return {m: {k: float(r[k]) for k in ("input_per_mtok", "output_per_mtok")} for m, r in table.items()}
+                             f"\"output_per_mtok\": number >= 0}} (optional \"cached_input_per_mtok\"), got {row!r}")
+    return {m: {k: float(r[k]) for k in ("input_per_mtok", "output_per_mtok", "cached_input_per_mtok") if k in r}
+            for m, r in table.items()}
 
 
 def episode_cost(usage: Mapping[str, int], model: str,
                  price_table: Mapping[str, Mapping[str, float]] | None) -> float | None:
-    """USD for ``usage`` at ``model``'s prices; None without a table or an entry for the model."""
+    """USD for ``usage`` at ``model``'s prices; None without a table or an entry for the model.
+    ``cached_input_tokens`` (part of ``input_tokens``) cost ``cached_input_per_mtok`` where the
+    table gives it, else the input price."""
     if not price_table or model not in price_table:
         return None
     p = price_table[model]
-    return (usage.get("input_tokens", 0) * p["input_per_mtok"]
+    cached = min(usage.get("cached_input_tokens", 0), usage.get("input_tokens", 0))   # part of the input
+    return ((usage.get("input_tokens", 0) - cached) * p["input_per_mtok"]
+            + cached * p.get("cached_input_per_mtok", p["input_per_mtok"])
             + usage.get("output_tokens", 0) * p["output_per_mtok"]) / 1e6
 
 
@@ -182,9 +191,16 @@ class VLMAgent:
             with self.request_limiter:
                 reply = self.provider.complete(messages)
             if self.spend_ledger is not None:
-                self.spend_ledger.add(episode_cost(reply.usage, getattr(self.provider, "model", ""),
-                                                   self.price_table) or 0.0)
+                self.spend_ledger.add(self._call_cost(reply) or 0.0)
             self.take_reply(reply)
+
+    def _call_cost(self, reply: ModelReply) -> float | None:
+        """USD of one answered call, its cached input at the cached price (the provider counts the
+        cached tokens of the whole episode; this call's are the growth since the last call)."""
+        cached = int(getattr(self.provider, "cached_input_tokens", 0) or 0)
+        usage = {**reply.usage, "cached_input_tokens": cached - getattr(self, "_cached_seen", 0)}
+        self._cached_seen = cached
+        return episode_cost(usage, getattr(self.provider, "model", ""), self.price_table)
 
     def begin_episode(self, env: Any, *, seed: int = 0) -> ToolCallWrapper:
         """Wrap ``env`` in this agent's :class:`ToolCallWrapper` and reset it; the caller then
@@ -322,6 +338,7 @@ class VLMAgent:
         """Model-side figures for ``result.json``: calls, HTTP attempts, tokens, cost, mode."""
         w = self.wrapper
         usage = dict(w.usage) if w else {"input_tokens": 0, "output_tokens": 0}
+        cached = int(getattr(self.provider, "cached_input_tokens", 0) or 0)
         return {"model": {
             "provider": getattr(self.provider, "provider", None),
             "name": getattr(self.provider, "model", None),
@@ -347,7 +364,10 @@ class VLMAgent:
             "rate_limit_wait_s": round(sum(w["seconds"] for w in getattr(self.provider, "waits", [])), 3),
             "waits": list(getattr(self.provider, "waits", [])),
             "usage": usage,
-            "cost_usd": episode_cost(usage, getattr(self.provider, "model", ""), self.price_table),
+            # input tokens the service answered from its prompt cache (part of usage's input_tokens)
+            "cached_input_tokens": cached,
+            "cost_usd": episode_cost({**usage, "cached_input_tokens": cached}, getattr(self.provider, "model", ""),
+                                     self.price_table),
             **self._cache_figures(),
         }}
 

@@ -78,8 +78,9 @@ def add_vlm_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--image-max-side", type=int, default=384, metavar="PX",
                    help="longest side of the JPEG a model receives, pixels (default 384, the protocol's "
                         "size: docs/protocol.md section 3); recorded in the run")
-    g.add_argument("--price-table", type=Path, help="JSON {model: {input_per_mtok, output_per_mtok}} "
-                                                    "(USD) for the episode cost in result.json")
+    g.add_argument("--price-table", type=Path, help="JSON {model: {input_per_mtok, output_per_mtok[, "
+                                                    "cached_input_per_mtok]}} (USD) for the episode cost in "
+                                                    "result.json")
     g.add_argument("--mode", choices=("active", "passive"), default="active",
                    help="passive: fixed scripted views (stereo pairs), a prompt of its own and only the six "
                         "non-camera tools (default active)")

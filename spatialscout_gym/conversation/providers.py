@@ -50,6 +50,7 @@ from spatialscout_gym.core.redact import display_url, redact, register_endpoint,
 from spatialscout_gym.conversation.codecs import anthropic_messages
 from spatialscout_gym.conversation.codecs import chat_completions
 from spatialscout_gym.conversation.codecs import responses
+from spatialscout_gym.conversation.codecs.common import cached_input_tokens
 from spatialscout_gym.conversation.effort_record import EffortRecord
 from spatialscout_gym.conversation.messages import WIRE_FORMATS, Message, ModelReply
 from spatialscout_gym.conversation.rate_limits import RateLimiter, estimate_request_tokens, retry_after_s
@@ -203,6 +204,7 @@ class ModelProvider:
         self.rate_limit_wait_s = float(rate_limit_wait_s)
         self.rate_limiter: RateLimiter | None = None
         self.waits: list[dict] = []
+        self.cached_input_tokens = 0
         self.timeout_s = float(timeout_s)
         self.attempts = int(attempts)
         self.backoff_s = tuple(float(b) for b in backoff_s)
@@ -388,6 +390,7 @@ class ModelProvider:
                     self._sleep(backoff)
                 continue
             reply = self._parse(response)
+            self.cached_input_tokens += cached_input_tokens(response)   # the service's prompt cache
             self._settle_rate_slot(slot, sum(v for v in reply.usage.values() if isinstance(v, int)) or None)
             reply.attempts = attempt
             return reply
