@@ -70,8 +70,8 @@ def test_two_presets_record_what_two_flag_commands_record(tmp_path, monkeypatch,
         by_file, by_flags = (tmp_path / d / name for d in ("p", "f"))
         assert json.loads((by_file / "evaluate.json").read_text()) == json.loads((by_flags / "evaluate.json").read_text())
         a, b = (json.loads((d / "room" / "seed_0" / "result.json").read_text()) for d in (by_file, by_flags))
-        assert {k: v for k, v in a["model"].items() if k not in ("usage", "cost_usd")} == \
-               {k: v for k, v in b["model"].items() if k not in ("usage", "cost_usd")}
+        assert {k: v for k, v in a["model"].items() if k not in ("usage", "cost_usd", "cached_input_tokens")} == \
+               {k: v for k, v in b["model"].items() if k not in ("usage", "cost_usd", "cached_input_tokens")}
         assert "secret-key-123" not in (by_file / "evaluate.json").read_text()
     assert json.loads((tmp_path / "p" / "fast" / "evaluate.json").read_text())["agent_options"]["reasoning_effort"] == "medium"
 
