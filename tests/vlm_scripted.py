@@ -8,7 +8,13 @@ missing output).
 
 ``ScriptedServer(policy)``: ``policy(step, body, fmt) -> list[(name, arguments)]`` (an empty list
 answers with text only); ``arguments`` is a JSON string (sent verbatim in the OpenAI format) or a
-dict. ``fail`` maps request numbers (0-based, over all HTTP requests) to ``"500"`` or ``"drop"``.
+dict. ``fail`` maps request numbers (0-based, over all HTTP requests) to ``"500"``, ``"drop"``,
+``"429"`` (no header), ``"429:S"`` (``Retry-After: S`` seconds) or ``"429:date:S"`` (``Retry-After``
+as the HTTP-date S whole seconds after the next whole second). ``arrivals`` holds the arrival time
+(``time.time()``) of every POST and ``answered`` ``(arrival time, tokens counted)`` of every request
+answered 200 (the tokens its ``usage`` reports). Chat completions after the first report 800 of
+their input tokens as cached (``prompt_tokens_details.cached_tokens``), as OpenAI's automatic
+prompt cache does for a repeated prefix.
 ``truncate`` holds the model steps whose reply is cut off at an output limit (OpenAI
 ``finish_reason: "length"``, Responses ``status: "incomplete"`` with ``incomplete_details.reason:
 "max_output_tokens"``, Anthropic ``stop_reason: "max_tokens"``). ``models`` maps model names
@@ -21,8 +27,11 @@ wire format's own error shape, and its body is kept in ``refused_requests``.
 
 from __future__ import annotations
 
+import email.utils
 import json
+import math
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
 
@@ -45,6 +54,9 @@ class ScriptedServer:
         self.refused: list[str] = []
         self.refuse_params = set(refuse_params)
         self.refused_requests: list[dict] = []
+        self.arrivals: list[float] = []
+        self.answered: list[tuple[float, int]] = []
+        self._lock = threading.Lock()
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -65,9 +77,19 @@ class ScriptedServer:
             def do_POST(self):
                 outer.posts.append(self.path)
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0))).decode("utf-8")
-                n = outer.http_requests
-                outer.http_requests += 1
+                arrived = time.time()
+                with outer._lock:
+                    n = outer.http_requests
+                    outer.http_requests += 1
+                    outer.arrivals.append(arrived)
                 mode = outer.fail.get(n)
+                if mode is not None and mode.startswith("429"):
+                    _, _, after = mode.partition(":")
+                    if after.startswith("date:"):
+                        after = email.utils.formatdate(math.ceil(time.time()) + float(after[5:]), usegmt=True)
+                    self._send(429, {"error": {"message": "Rate limit reached", "type": "rate_limit_error"}},
+                               {"retry-after": after} if after else {})
+                    return
                 if mode == "drop":
                     self.close_connection = True
                     self.connection.shutdown(2)
@@ -114,11 +136,17 @@ class ScriptedServer:
                         reply["incomplete_details"] = {"reason": "max_output_tokens"}
                     else:
                         reply["stop_reason"] = "max_tokens"
+                usage = reply["usage"]
+                with outer._lock:
+                    outer.answered.append((arrived, sum(usage.get(k, 0) for k in (
+                        "prompt_tokens", "completion_tokens", "input_tokens", "output_tokens"))))
                 self._send(200, reply)
 
-            def _send(self, code: int, payload: dict) -> None:
+            def _send(self, code: int, payload: dict, headers: dict | None = None) -> None:
                 data = json.dumps(payload).encode("utf-8")
                 self.send_response(code)
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
@@ -167,7 +195,8 @@ def _openai(step: int, calls, req) -> dict:
         msg["tool_calls"] = tool_calls
     return {"id": f"chatcmpl-{step}", "object": "chat.completion", "created": 0, "model": req["model"],
             "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls" if calls else "stop"}],
-            "usage": {"prompt_tokens": 1000 + step, "completion_tokens": 50, "total_tokens": 1050 + step}}
+            "usage": {"prompt_tokens": 1000 + step, "completion_tokens": 50, "total_tokens": 1050 + step,
+                      "prompt_tokens_details": {"cached_tokens": 800 if step else 0}}}
 
 
 def _anthropic(step: int, calls, req) -> dict:

@@ -20,7 +20,9 @@ Records: :meth:`VLMAgent.run_records` gives the files every attempt directory ho
 mode, reasoning and request settings, image settings; ``prompt.txt``: the same prompt as text).
 
 Cost: with a price table ``{model: {"input_per_mtok": USD, "output_per_mtok": USD}}`` the
-episode's cost is ``input_tokens * input_per_mtok / 1e6 + output_tokens * output_per_mtok / 1e6``.
+episode's cost is ``input_tokens * input_per_mtok / 1e6 + output_tokens * output_per_mtok / 1e6``;
+an entry's optional ``cached_input_per_mtok`` prices the input tokens the service answered from its
+prompt cache (``model.cached_input_tokens``) instead.
 
 Examples
 --------
@@ -80,19 +82,26 @@ def load_price_table(path: str | os.PathLike) -> dict[str, dict[str, float]]:
                          f"got {type(table).__name__}")
     for model, row in table.items():
         if not (isinstance(row, dict) and all(isinstance(row.get(k), (int, float)) and row[k] >= 0
-                                              for k in ("input_per_mtok", "output_per_mtok"))):
+                                              for k in ("input_per_mtok", "output_per_mtok"))
+                and (row.get("cached_input_per_mtok") is None
+                     or (isinstance(row["cached_input_per_mtok"], (int, float)) and row["cached_input_per_mtok"] >= 0))):
             raise ConfigError(f"{path}: entry {model!r} must be {{\"input_per_mtok\": number >= 0, "
-                             f"\"output_per_mtok\": number >= 0}}, got {row!r}")
-    return {m: {k: float(r[k]) for k in ("input_per_mtok", "output_per_mtok")} for m, r in table.items()}
+                             f"\"output_per_mtok\": number >= 0}} (optional \"cached_input_per_mtok\"), got {row!r}")
+    return {m: {k: float(r[k]) for k in ("input_per_mtok", "output_per_mtok", "cached_input_per_mtok") if k in r}
+            for m, r in table.items()}
 
 
 def episode_cost(usage: Mapping[str, int], model: str,
                  price_table: Mapping[str, Mapping[str, float]] | None) -> float | None:
-    """USD for ``usage`` at ``model``'s prices; None without a table or an entry for the model."""
+    """USD for ``usage`` at ``model``'s prices; None without a table or an entry for the model.
+    ``cached_input_tokens`` (part of ``input_tokens``) cost ``cached_input_per_mtok`` where the
+    table gives it, else the input price."""
     if not price_table or model not in price_table:
         return None
     p = price_table[model]
-    return (usage.get("input_tokens", 0) * p["input_per_mtok"]
+    cached = min(usage.get("cached_input_tokens", 0), usage.get("input_tokens", 0))   # part of the input
+    return ((usage.get("input_tokens", 0) - cached) * p["input_per_mtok"]
+            + cached * p.get("cached_input_per_mtok", p["input_per_mtok"])
             + usage.get("output_tokens", 0) * p["output_per_mtok"]) / 1e6
 
 
@@ -155,6 +164,7 @@ class VLMAgent:
             raise ConfigError(f"image_history must be >= 0 images or None (keep all), got {image_history}")
         self.image_history = None if image_history is None else int(image_history)
         self.request_limiter = request_limiter if request_limiter is not None else contextlib.nullcontext()
+        self.spend_ledger: Any = None   # conversation/spend.py SpendLedger: --max-cost-usd
         self.wrapper: ToolCallWrapper | None = None
         self.passive_frames: list[int] | None = None
         self.passive_baseline_m: float | None = None
@@ -170,13 +180,27 @@ class VLMAgent:
             The model service failed (the runner records the episode as failed).
         OutputCapError
             A reply was cut off at an output-token limit (the attempt failed).
+        CostCapReached
+            The run's spend reached its cap before a request (:attr:`spend_ledger`).
         """
         w = self.begin_episode(env, seed=seed)
         while not w.done:
+            if self.spend_ledger is not None:
+                self.spend_ledger.check()   # the run's spend reached --max-cost-usd: no request
             messages = limit_image_history(w.request(), self.image_history)
             with self.request_limiter:
                 reply = self.provider.complete(messages)
+            if self.spend_ledger is not None:
+                self.spend_ledger.add(self._call_cost(reply) or 0.0)
             self.take_reply(reply)
+
+    def _call_cost(self, reply: ModelReply) -> float | None:
+        """USD of one answered call, its cached input at the cached price (the provider counts the
+        cached tokens of the whole episode; this call's are the growth since the last call)."""
+        cached = int(getattr(self.provider, "cached_input_tokens", 0) or 0)
+        usage = {**reply.usage, "cached_input_tokens": cached - getattr(self, "_cached_seen", 0)}
+        self._cached_seen = cached
+        return episode_cost(usage, getattr(self.provider, "model", ""), self.price_table)
 
     def begin_episode(self, env: Any, *, seed: int = 0) -> ToolCallWrapper:
         """Wrap ``env`` in this agent's :class:`ToolCallWrapper` and reset it; the caller then
@@ -310,6 +334,7 @@ class VLMAgent:
         """Model-side figures for ``result.json``: calls, HTTP attempts, tokens, cost, mode."""
         w = self.wrapper
         usage = dict(w.usage) if w else {"input_tokens": 0, "output_tokens": 0}
+        cached = int(getattr(self.provider, "cached_input_tokens", 0) or 0)
         return {"model": {
             "provider": getattr(self.provider, "provider", None),
             "name": getattr(self.provider, "model", None),
@@ -331,8 +356,15 @@ class VLMAgent:
             "model_calls": w.model_calls if w else 0,
             "http_attempts": int(getattr(self.provider, "http_attempts", 0)),
             "attempt_failures": [redact(f) for f in getattr(self.provider, "failures", [])],
+            # waits for rate limits (HTTP 429, Retry-After, the per-minute limits): counted and listed
+            "rate_limit_waits": len(getattr(self.provider, "waits", [])),
+            "rate_limit_wait_s": round(sum(w["seconds"] for w in getattr(self.provider, "waits", [])), 3),
+            "waits": list(getattr(self.provider, "waits", [])),
             "usage": usage,
-            "cost_usd": episode_cost(usage, getattr(self.provider, "model", ""), self.price_table),
+            # input tokens the service answered from its prompt cache (part of usage's input_tokens)
+            "cached_input_tokens": cached,
+            "cost_usd": episode_cost({**usage, "cached_input_tokens": cached}, getattr(self.provider, "model", ""),
+                                     self.price_table),
             **self._cache_figures(),
         }}
 
@@ -372,8 +404,11 @@ def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, ap
 
     ``reasoning_effort`` defaults to the paper's ``xhigh``; None sends none (docs/protocol.md
     section 10). ``price_table`` may be a path (see :func:`load_price_table`). ``provider_options``
-    go to the provider (``reasoning_effort_source``, ``timeout_s``, ``attempts``, ``backoff_s``,
-    ``sleep``).
+    go to the provider (``reasoning_effort_source``, ``require_effort``, ``timeout_s``, ``attempts``,
+    ``backoff_s``, ``rate_limit_wait_s``, ``sleep``), but ``max_cost_usd`` sets the agent's
+    :class:`~spatialscout_gym.conversation.spend.SpendLedger` and ``requests_per_minute``,
+    ``tokens_per_minute`` and ``rate_limit_window_s`` build its
+    :class:`~spatialscout_gym.conversation.rate_limits.RateLimiter`.
     """
     from spatialscout_gym.conversation.providers import provider_entry
     entry = provider_entry(provider)
@@ -393,13 +428,26 @@ def make_vlm_agent(provider: str, model: str, *, base_url: str | None = None, ap
         provider_options["reasoning_effort_source"] = (
             "default: the paper's (Table 3)" if reasoning_effort == DEFAULT_REASONING_EFFORT else
             "set by the caller" if reasoning_effort else "none sent (set by the caller)")
+    max_cost_usd = provider_options.pop("max_cost_usd", None)
+    limits = {k: provider_options.pop(k) for k in ("requests_per_minute", "tokens_per_minute", "rate_limit_window_s")
+              if k in provider_options}
     client = entry.client(model, api_key=api_key, base_url=base_url, max_tokens=max_tokens,
                                reasoning_effort=reasoning_effort, **provider_options)
+    if limits.get("requests_per_minute") is not None or limits.get("tokens_per_minute") is not None:
+        # in memory here; ``evaluate`` shares it through a file in the evaluation directory
+        from spatialscout_gym.conversation.rate_limits import WINDOW_S, RateLimiter
+        client.rate_limiter = RateLimiter(limits.get("requests_per_minute"), limits.get("tokens_per_minute"),
+                                          window_s=limits.get("rate_limit_window_s") or WINDOW_S)
     agent = VLMAgent(client, name=f"{provider}:{model}", mode=mode,
                      model_call_budget=model_call_budget, passive_views=passive_views,
                      price_table=price_table, prompt_style=prompt_style, image_max_side=image_max_side,
                      image_history=image_history)
     agent.request_cache_dir = request_cache   # conversation/request_cache.py; off by default
+    if max_cost_usd is not None:
+        if not price_table or model not in price_table:
+            raise ConfigError(f"max_cost_usd needs the price of {model} (--price-table with an entry for it)")
+        from spatialscout_gym.conversation.spend import SpendLedger
+        agent.spend_ledger = SpendLedger(max_cost_usd)   # ``evaluate`` shares it through DIR/spend.json
     return agent
 
 

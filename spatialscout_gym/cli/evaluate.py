@@ -31,7 +31,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Run AGENT on every scene (x seeds) in parallel worker processes or on Ray. Each "
                     "episode writes DIR/<scene>/seed_<k>/ atomically; rerunning the same command "
                     "resumes. Writes DIR/report.json and DIR/report.md at the end.")
-    p.add_argument("--agent", required=True, help=agent_help())
+    p.add_argument("--agent", default=None, help=agent_help() + " (required unless --models)")
+    p.add_argument("--models", type=Path, default=None, metavar="FILE",
+                   help="a TOML file of model presets ([models.NAME]: agent, base_url, api_key_env, "
+                        "reasoning_effort, limits, prices, workers, ...; docs/models.md): evaluate each in "
+                        "--out/NAME, as its options given as flags would")
     p.add_argument("--scenes", required=True, nargs="+", metavar="SCENE",
                    help="'catalog' (all catalog scenes) and/or scene ids, procedural:<seed>, spec JSON paths")
     p.add_argument("--out", required=True, type=Path, help="evaluation directory DIR")
@@ -67,6 +71,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         "are kept and a rerun resumes")
     p.add_argument("--html", action="store_true",
                    help="also write replay curves, figures and DIR/index.html (as `spatialscout report`)")
+    p.add_argument("--estimate", action="store_true",
+                   help="print the cost range of the evaluation (from --price-table and the budgets; "
+                        "docs/models.md) without calling the model, and exit")
     add_vlm_arguments(p)
     p.set_defaults(func=run)
 
@@ -113,6 +120,27 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "models", None) is not None:
+        return _run_presets(args)
+    if not args.agent:
+        raise CliError("--agent is required (or --models FILE)")
+    return _run_one(args)
+
+
+def _run_presets(args: argparse.Namespace) -> int:
+    """Every model of the presets file, one after the other, each in ``--out/NAME``."""
+    from spatialscout_gym.cli.presets import load_presets, preset_args
+    if args.agent:
+        raise CliError("--agent and --models exclude each other: the presets file names each model's agent")
+    presets = load_presets(args.models)
+    worst = 0
+    for name, table in presets.items():
+        print(f"== {name} ({table['agent']}) -> {Path(args.out) / name}")
+        worst = max(worst, _run_one(preset_args(args, name, table, args.models)))
+    return worst
+
+
+def _run_one(args: argparse.Namespace) -> int:
     from spatialscout_gym.baselines.registry import build_agent
     from spatialscout_gym.core.redact import redact
     from spatialscout_gym.eval.running.evaluate import EvalSettings, evaluate
@@ -143,6 +171,13 @@ def run(args: argparse.Namespace) -> int:
     options = {k: v for k, v in options.items()
                if (v is not None or k == "reasoning_effort") and k not in ("api_key", "base_url")}
     agent = build_agent(args.agent, **options, **runtime)   # fail here, in one line, not in every worker
+    if args.estimate:   # no endpoint check, no model call
+        from spatialscout_gym.eval.analysis.cost_estimate import estimate_lines
+        n = len(expand_scenes(args.scenes)) * (seeds if isinstance(seeds, int) else len(seeds))
+        for line in estimate_lines(agent, episodes=n, model_call_budget=args.call_budget,
+                                   image_budget=args.image_budget, resolution=args.resolution):
+            print(line)
+        return 0
     preflight(agent, options.get("request_cache"))   # endpoint, key and model once, before any scene is built
     settings = EvalSettings(args.agent, args.image_budget, args.call_budget, args.resolution,
                             agent_options=options, runtime_options=runtime)
@@ -166,6 +201,9 @@ def run(args: argparse.Namespace) -> int:
           f"{len(summary.failed)} failed")
     for key, why in summary.redone.items():
         print(f"  redone {key}: its finished run did not pass the resume checks ({why}); kept as an attempt")
+    if summary.cost_capped:
+        print(f"stopped: the spend reached --max-cost-usd {args.max_cost_usd:g}; no further episode was started. "
+              f"Rerun with a higher cap to resume")
     for o in summary.failed:
         print(f"  failed {o.task.key}: {redact(o.error)}")
     if summary.report is not None and summary.report["object_micro"] is None:

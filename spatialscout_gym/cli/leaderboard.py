@@ -30,8 +30,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                     "(the page then names each difference). " + checked_settings_text())
     p.add_argument("dirs", nargs="+", type=Path, metavar="DIR",
                    help="evaluation directories (from `spatialscout evaluate --out DIR`), one row each")
-    p.add_argument("--out", type=Path, required=True, metavar="SITE",
-                   help="folder for index.html, leaderboard.json, leaderboard.md and plots/")
+    p.add_argument("--out", type=Path, default=None, metavar="SITE",
+                   help="folder for index.html, leaderboard.json, leaderboard.md and plots/ (required "
+                        "unless --watch)")
+    p.add_argument("--watch", action="store_true",
+                   help="instead of a page: show each evaluation's finished and failed episodes, spend so far, "
+                        "rate-limit waits and time left, refreshed every --interval seconds (evaluations "
+                        "still being written are fine), until Ctrl-C or none is running")
+    p.add_argument("--interval", type=float, default=10.0, metavar="S", help="--watch refresh, seconds (default 10)")
+    p.add_argument("--refreshes", type=int, default=None, metavar="N",
+                   help="--watch: stop after N tables (default: until Ctrl-C or none is running)")
     p.add_argument("--force", action="store_true", help="rank rows that differ in catalog version, scene hashes or "
                    "protocol settings (the page names each difference)")
     p.add_argument("--lambda", dest="lam", type=float, default=5.0, metavar="M",
@@ -51,8 +59,38 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.set_defaults(func=run)
 
 
+def watch(args: argparse.Namespace) -> int:
+    """``--watch``: print the progress table every ``--interval`` seconds until Ctrl-C, no
+    evaluation is running, or ``--refreshes`` tables."""
+    import time
+
+    from spatialscout_gym.eval.layout import EvalDirError
+    from spatialscout_gym.eval.pages.progress import progress_row, progress_table
+    if args.interval <= 0 or (args.refreshes is not None and args.refreshes < 1):
+        raise CliError("--interval must be > 0 and --refreshes >= 1")
+    shown = 0
+    try:
+        while True:
+            try:
+                rows = [progress_row(d) for d in args.dirs]
+            except EvalDirError as exc:
+                raise CliError(str(exc)) from None
+            print(time.strftime("%H:%M:%S") + "\n" + progress_table(rows) + "\n", flush=True)
+            shown += 1
+            if not any(r["running"] for r in rows) or (args.refreshes is not None and shown >= args.refreshes):
+                return 0
+            time.sleep(args.interval)
+    except KeyboardInterrupt:
+        return 0
+
+
 def run(args: argparse.Namespace) -> int:
     from spatialscout_gym.core.files import SceneFileError
+    if args.watch:
+        check_evaluation_dirs(args.dirs)
+        return watch(args)
+    if args.out is None:
+        raise CliError("--out SITE is required (or --watch)")
     from spatialscout_gym.eval.layout import EvalDirError
     from spatialscout_gym.eval.pages.leaderboard import LeaderboardError, write_leaderboard
     check_evaluation_dirs(args.dirs)

@@ -58,6 +58,9 @@ def add_vlm_arguments(p: argparse.ArgumentParser) -> None:
                         "(docs/protocol.md section 10). 'none' is sent as the value none; a service that "
                         "refuses the parameter gets it once and the run goes on without it, recorded in "
                         "harness.json")
+    g.add_argument("--require-effort", action="store_true",
+                   help="fail the run (one line, exit 2) when the service refuses the reasoning effort, "
+                        "instead of going on without it")
     g.add_argument("--no-reasoning-effort", action="store_true",
                    help="send no reasoning-effort parameter at all (the service's own default)")
     g.add_argument("--max-tokens", type=int,
@@ -75,8 +78,9 @@ def add_vlm_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--image-max-side", type=int, default=384, metavar="PX",
                    help="longest side of the JPEG a model receives, pixels (default 384, the protocol's "
                         "size: docs/protocol.md section 3); recorded in the run")
-    g.add_argument("--price-table", type=Path, help="JSON {model: {input_per_mtok, output_per_mtok}} "
-                                                    "(USD) for the episode cost in result.json")
+    g.add_argument("--price-table", type=Path, help="JSON {model: {input_per_mtok, output_per_mtok[, "
+                                                    "cached_input_per_mtok]}} (USD) for the episode cost in "
+                                                    "result.json")
     g.add_argument("--mode", choices=("active", "passive"), default="active",
                    help="passive: fixed scripted views (stereo pairs), a prompt of its own and only the six "
                         "non-camera tools (default active)")
@@ -88,6 +92,26 @@ def add_vlm_arguments(p: argparse.ArgumentParser) -> None:
                    help="store each model response under the SHA-256 of its exact request and the episode's "
                         "seed; a rerun of a failed attempt replays the calls already paid for and continues "
                         "live (off by default, as the paper)")
+    g.add_argument("--timeout", type=float, default=None, metavar="S", dest="timeout_s",
+                   help="seconds per HTTP request (default 180, docs/protocol.md section 5)")
+    g.add_argument("--attempts", type=int, default=None, metavar="N",
+                   help="HTTP attempts per model call on network failures and 5xx (default 3)")
+    g.add_argument("--backoff", type=float, nargs="+", default=None, metavar="S", dest="backoff_s",
+                   help="seconds before the 2nd, 3rd, ... attempt (default 1 2; doubled on when "
+                        "--attempts asks for more); a longer Retry-After is waited instead")
+    g.add_argument("--rate-limit-wait", type=float, default=None, metavar="S", dest="rate_limit_wait_s",
+                   help="seconds one model call may wait out HTTP 429 answers (their Retry-After) before "
+                        "they count as failed attempts (default 900; 0: a 429 is a failed attempt)")
+    g.add_argument("--rpm", type=int, default=None, metavar="N", dest="requests_per_minute",
+                   help="requests per minute to the model, shared by every worker of an evaluation")
+    g.add_argument("--tpm", type=int, default=None, metavar="N", dest="tokens_per_minute",
+                   help="tokens per minute to the model (as the service counts them in usage), shared by "
+                        "every worker of an evaluation")
+    g.add_argument("--max-cost-usd", type=float, default=None, metavar="USD",
+                   help="stop when the spend (from --price-table; an evaluation's whole spend, every worker "
+                        "and earlier run) reaches USD: no episode starts after that and running ones end "
+                        "at their next request, recorded as failed (CostCapReached); a rerun with a higher "
+                        "cap resumes")
     g.add_argument("--passive-views", type=int, default=24,
                    help="views in passive mode, the initial one included (default 24)")
 
@@ -110,10 +134,13 @@ def vlm_options(args: argparse.Namespace) -> dict:
                                                    "max_tokens", "price_table", "image_history",
                                                    "request_cache")
              if getattr(args, n, None) is not None]
+    given += [flag for flag, n in REQUEST_FLAGS.items() if getattr(args, n, None) is not None]
     if args.mode != "active":
         given.append("--mode")
     if getattr(args, "no_reasoning_effort", False):
         given.append("--no-reasoning-effort")
+    if getattr(args, "require_effort", False):
+        given.append("--require-effort")
     if getattr(args, "prompt_style", DEFAULT_PROMPT_STYLE) != DEFAULT_PROMPT_STYLE:
         given.append("--prompt")
     if getattr(args, "image_max_side", 384) != 384:
@@ -134,12 +161,44 @@ def vlm_options(args: argparse.Namespace) -> dict:
         raise CliError(f"--passive-views must be between 1 and --image-budget ({args.image_budget}), "
                        f"got {args.passive_views}")
     return {"base_url": args.base_url, "api_key": args.api_key, **reasoning_effort_option(args),
+            **request_options(args),
             "max_tokens": args.max_tokens, "mode": args.mode, "model_call_budget": args.call_budget,
             "passive_views": args.passive_views, "image_history": args.image_history,
             "price_table": str(args.price_table) if args.price_table else None,
             **({"price_table_sha256": _file_sha256(args.price_table)} if args.price_table else {}),
             "prompt_style": args.prompt_style, "image_max_side": args.image_max_side,
-            **({"request_cache": str(args.request_cache)} if getattr(args, "request_cache", None) else {})}
+            **({"request_cache": str(args.request_cache)} if getattr(args, "request_cache", None) else {}),
+            **({"require_effort": True} if getattr(args, "require_effort", False) else {})}
+
+
+REQUEST_FLAGS = {"--timeout": "timeout_s", "--attempts": "attempts", "--backoff": "backoff_s",
+                 "--rate-limit-wait": "rate_limit_wait_s", "--rpm": "requests_per_minute",
+                 "--tpm": "tokens_per_minute", "--max-cost-usd": "max_cost_usd"}
+"""The request-policy flags and their agent options (each recorded only when given, so that an
+evaluation without them keeps the settings it always had)."""
+
+
+def request_options(args: argparse.Namespace) -> dict:
+    """Agent options of the request-policy flags given (:data:`REQUEST_FLAGS`), checked; the
+    backoff is doubled on when ``--attempts`` asks for more retries than it lists."""
+    out = {n: getattr(args, n) for n in REQUEST_FLAGS.values() if getattr(args, n, None) is not None}
+    for flag, n in REQUEST_FLAGS.items():
+        value = out.get(n)
+        low = 1 if n in ("attempts", "requests_per_minute", "tokens_per_minute") else 0
+        if value is None:
+            continue
+        if any(v < low or v != v for v in (value if isinstance(value, list) else [value])) or (
+                n == "timeout_s" and value <= 0):
+            raise CliError(f"{flag} must be {'> 0' if n == 'timeout_s' else f'>= {low}'}, got {value}")
+    if out.get("max_cost_usd") is not None and (out["max_cost_usd"] <= 0 or not getattr(args, "price_table", None)):
+        raise CliError("--max-cost-usd needs a positive amount and --price-table (the spend is priced from it)")
+    if "attempts" in out or "backoff_s" in out:
+        from spatialscout_gym.conversation.providers import ATTEMPTS, BACKOFF_S
+        backoff = list(out.get("backoff_s") or BACKOFF_S)
+        while len(backoff) < out.get("attempts", ATTEMPTS) - 1:
+            backoff.append(2 * backoff[-1] if backoff else 1.0)
+        out["backoff_s"] = backoff
+    return out
 
 
 def check_out_dir(out: Path, *, overwrite: bool) -> None:
@@ -194,6 +253,8 @@ def run(args: argparse.Namespace) -> int:
                   f"the run continued without it (harness.json, 'reasoning')")
     if result.get("status") == "failed":
         from spatialscout_gym.core.redact import redact
+        if result.get("error_type") == "EffortRefusedError":
+            raise CliError(f"{redact(result['error'])} (the failed run is in {args.out})")
         print(f"episode FAILED: {redact(result['error'])}")
         print(f"wrote {args.out}/ (trace.jsonl, result.json with status failed, frames/); it is left "
               f"out of scores and aggregates")

@@ -6,7 +6,10 @@ one request (wire formats: :mod:`spatialscout_gym.conversation.codecs`, one modu
 :class:`~spatialscout_gym.conversation.messages.ModelReply`.
 
 Requests follow docs/protocol.md section 5: a 180 s timeout per HTTP request and up to 3 attempts with
-1 s and 2 s backoff on network failure (connection errors, timeouts, HTTP 5xx and 429). The SDKs'
+1 s and 2 s backoff on network failure (connection errors, timeouts, HTTP 5xx and 429), all
+configurable; a longer ``Retry-After`` is waited instead of the backoff, and HTTP 429 answers are
+waited out for up to :data:`RATE_LIMIT_WAIT_S` per call without spending attempts (each wait kept in
+:attr:`ModelProvider.waits`; the shared per-minute limits: :mod:`.rate_limits`). The SDKs'
 own retries are off (``max_retries=0``) so that logical model calls (:attr:`ModelProvider.calls`)
 and HTTP attempts (:attr:`ModelProvider.http_attempts`) are counted apart. Any other failure, or
 the last failed attempt, raises :class:`ModelServiceError`; the runner then records the episode
@@ -47,11 +50,14 @@ from spatialscout_gym.core.redact import endpoint_shown, redact, register_endpoi
 from spatialscout_gym.conversation.codecs import anthropic_messages
 from spatialscout_gym.conversation.codecs import chat_completions
 from spatialscout_gym.conversation.codecs import responses
+from spatialscout_gym.conversation.codecs.common import cached_input_tokens
 from spatialscout_gym.conversation.effort_record import EffortRecord
 from spatialscout_gym.conversation.messages import WIRE_FORMATS, Message, ModelReply
+from spatialscout_gym.conversation.rate_limits import RateLimiter, estimate_request_tokens, retry_after_s
 
 __all__ = ["PROVIDERS", "ProviderEntry", "model_api", "provider_entry", "ModelProvider", "OpenAIProvider", "OpenAIResponsesProvider", "AnthropicProvider", "ModelServiceError",
-           "PreflightError", "TIMEOUT_S", "ATTEMPTS", "BACKOFF_S", "ANTHROPIC_FALLBACK_MAX_TOKENS", "DEFAULT_REASONING_EFFORT",
+           "PreflightError", "EffortRefusedError", "TIMEOUT_S", "ATTEMPTS", "BACKOFF_S", "RATE_LIMIT_WAIT_S",
+           "ANTHROPIC_FALLBACK_MAX_TOKENS", "DEFAULT_REASONING_EFFORT",
            "THINKING_BUDGET_TOKENS", "UNCAPPED_EFFORT", "MIN_THINKING_BUDGET_TOKENS", "THINKING_REPLY_TOKENS",
            "redacted_reply"]
 
@@ -61,6 +67,9 @@ ATTEMPTS = 3
 """HTTP attempts per logical model call."""
 BACKOFF_S: tuple[float, ...] = (1.0, 2.0)
 """Waits before the second and third attempts, seconds."""
+RATE_LIMIT_WAIT_S = 900.0
+"""Seconds one model call may wait out HTTP 429 answers (a quota) before they count as failed
+attempts: a quota of requests or tokens per minute passes well within it."""
 ANTHROPIC_FALLBACK_MAX_TOKENS = 64_000
 """``max_tokens`` sent to an Anthropic-format endpoint whose Models API does not state the model's
 maximum: 64,000, the largest output limit Anthropic documents for its Claude 4.5 models (models
@@ -89,6 +98,11 @@ class ModelServiceError(SpatialScoutError, RuntimeError):
     """A model call failed: the service refused it, or every attempt failed on the network."""
 
 
+class EffortRefusedError(ModelServiceError):
+    """The service refused the reasoning effort and the run requires it (``require_effort``,
+    ``--require-effort``): the run stops instead of going on without it."""
+
+
 class PreflightError(ModelServiceError):
     """The endpoint, key or model check before a batch failed; printed, never stored. It names the
     endpoint as typed, less user info and query (:func:`~spatialscout_gym.core.redact.endpoint_shown`;
@@ -115,8 +129,15 @@ class ModelProvider:
         Sent to the service (module docstring); None sends none.
     reasoning_effort_source : str, optional
         Who chose the effort, for the records (e.g. "default: the paper's", "--reasoning-effort").
+    require_effort : bool
+        A refused effort parameter raises :class:`EffortRefusedError` instead of the run going on
+        without it (``--require-effort``).
     timeout_s, attempts, backoff_s :
-        The retry policy (defaults: docs/protocol.md section 5).
+        The retry policy (defaults: docs/protocol.md section 5); a failed request's
+        ``Retry-After`` is waited when it asks for more than the backoff.
+    rate_limit_wait_s : float
+        Seconds one call may wait out HTTP 429 answers (their ``Retry-After``) without spending its
+        attempts (:data:`RATE_LIMIT_WAIT_S`; 0: a 429 is a failed attempt like a 5xx).
     sleep : callable
         Waits between attempts (``time.sleep``; tests pass a recorder).
 
@@ -149,8 +170,10 @@ class ModelProvider:
 
     def __init__(self, model: str, *, api_key: str | None = None, base_url: str | None = None,
                  max_tokens: int | None = None, reasoning_effort: str | None = None,
-                 reasoning_effort_source: str | None = None, timeout_s: float = TIMEOUT_S, attempts: int = ATTEMPTS,
-                 backoff_s: Sequence[float] = BACKOFF_S, sleep: Callable[[float], None] = time.sleep) -> None:
+                 reasoning_effort_source: str | None = None, require_effort: bool = False,
+                 timeout_s: float = TIMEOUT_S, attempts: int = ATTEMPTS,
+                 backoff_s: Sequence[float] = BACKOFF_S, rate_limit_wait_s: float = RATE_LIMIT_WAIT_S,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
         if not model:
             raise ConfigError(f"a {self.provider} model name is required, e.g. {self.provider}:MODEL")
         if int(attempts) < 1:
@@ -177,8 +200,15 @@ class ModelProvider:
         self.reasoning_effort_source = reasoning_effort_source or ("set by the caller" if reasoning_effort
                                                                    else "none sent")
         self.effort_refused: dict[str, str] = {}
+        self.require_effort = bool(require_effort)
         self.effort_record: EffortRecord | None = None
         self._effort_settled = False
+        if float(rate_limit_wait_s) < 0:
+            raise ConfigError(f"rate_limit_wait_s must be >= 0 seconds, got {rate_limit_wait_s}")
+        self.rate_limit_wait_s = float(rate_limit_wait_s)
+        self.rate_limiter: RateLimiter | None = None
+        self.waits: list[dict] = []
+        self.cached_input_tokens = 0
         self.timeout_s = float(timeout_s)
         self.attempts = int(attempts)
         self.backoff_s = tuple(float(b) for b in backoff_s)
@@ -208,7 +238,11 @@ class ModelProvider:
                 "reasoning_effort": self.reasoning_effort, "temperature": None,
                 "max_output_tokens": self.max_output_tokens, "max_output_tokens_source": self.max_tokens_source,
                 "timeout_s": self.timeout_s, "http_attempts_per_call": self.attempts,
-                "backoff_s": list(self.backoff_s), "reasoning": self.reasoning_record()}
+                "backoff_s": list(self.backoff_s), "rate_limit_wait_s": self.rate_limit_wait_s,
+                "requests_per_minute": getattr(self.rate_limiter, "rpm", None),
+                "tokens_per_minute": getattr(self.rate_limiter, "tpm", None),
+                "require_effort": self.require_effort,
+                "reasoning": self.reasoning_record()}
 
     # ---- reasoning effort ----------------------------------------------------------------------------
     def _effort_params(self) -> dict[str, Any]:
@@ -307,7 +341,16 @@ class ModelProvider:
                     return reply
         self.effort_refused.update(known)
         self._effort_settled = True
+        self._check_effort_required()
         return self._attempt(messages)
+
+    def _check_effort_required(self) -> None:
+        """With ``require_effort``, a refused effort parameter ends the call (and the run)."""
+        if self.require_effort and self.effort_refused:
+            names = ", ".join(sorted(self.effort_refused))
+            raise EffortRefusedError(f"{self.provider} refused the reasoning effort {self.reasoning_effort!r} "
+                                     f"({names}) and --require-effort is set; rerun without --require-effort "
+                                     f"to go on without it, or choose another --reasoning-effort")
 
     def _attempt(self, messages: list[Message]) -> ModelReply:
         """The attempts of one logical model call (:meth:`complete`)."""
@@ -316,9 +359,11 @@ class ModelProvider:
             attempt += 1
             self.http_attempts += 1
             sent = self._effort_kwargs()
+            slot = self._take_rate_slot(messages)
             try:
                 response = self._send(messages)
             except Exception as exc:  # the SDKs' error classes; anything else is a bug and re-raised
+                self._settle_rate_slot(slot, 0)
                 if not self._is_sdk_error(exc):
                     raise
                 line = redact(f"call {self.calls} attempt {attempt}: {type(exc).__name__}: {exc}")
@@ -327,15 +372,26 @@ class ModelProvider:
                 if refused:   # the model takes no such parameter: drop it for good and resend now
                     for k in refused:
                         self.effort_refused[k] = line
+                    self._check_effort_required()
                     attempt -= 1   # not a network failure: the retry budget is untouched
                     continue
                 if not self._retryable(exc):
                     raise ModelServiceError(f"{self.provider} refused the request ({line}); check the "
                                             f"model name, key and options") from exc
+                asked = retry_after_s(exc)
+                quota = self._quota_wait(exc, asked)
+                if quota is not None:   # a rate limit: wait it out; the attempts are for failures
+                    self._wait("429 Retry-After" if asked is not None else "429", quota)
+                    attempt -= 1
+                    continue
                 if attempt == self.attempts:
                     raise ModelServiceError(f"{self.provider} model call {self.calls} failed after "
                                             f"{self.attempts} attempts; last: {line}") from exc
-                self._sleep(self.backoff_s[attempt - 1])
+                backoff = self.backoff_s[attempt - 1]
+                if asked is not None and asked > backoff:
+                    self._wait("Retry-After", asked)
+                else:
+                    self._sleep(backoff)
                 continue
             if isinstance(response, (str, bytes, bytearray)):
                 # the SDKs hand over a body that is not JSON (an HTML login or error page sent with
@@ -349,12 +405,45 @@ class ModelProvider:
                 self._sleep(self.backoff_s[attempt - 1])
                 continue
             reply = redacted_reply(self._parse(response))
+            self.cached_input_tokens += cached_input_tokens(response)   # the service's prompt cache
+            self._settle_rate_slot(slot, sum(v for v in reply.usage.values() if isinstance(v, int)) or None)
             reply.attempts = attempt
             return reply
         raise AssertionError("unreachable")
 
     def _is_sdk_error(self, exc: Exception) -> bool:
         raise NotImplementedError
+
+    # ---- rate limits -------------------------------------------------------------------------------
+    def _wait(self, reason: str, seconds: float) -> None:
+        """Sleep ``seconds`` and record the wait (``result.json``'s model block, the report)."""
+        self.waits.append({"call": self.calls, "reason": reason, "seconds": round(float(seconds), 3)})
+        self._sleep(seconds)
+
+    def _quota_wait(self, exc: Exception, asked: float | None) -> float | None:
+        """Seconds to wait before resending a request the service answered HTTP 429 (its
+        ``Retry-After``, else twice the last wait, from the last backoff, at most 60 s), while this
+        call's 429 waits stay within ``rate_limit_wait_s``; None otherwise (the attempt counts)."""
+        if _status(exc) != 429:
+            return None
+        mine = [w["seconds"] for w in self.waits if w["call"] == self.calls and w["reason"].startswith("429")]
+        wait = asked if asked is not None else min(60.0, 2 * mine[-1] if mine else max(self.backoff_s, default=1.0))
+        if sum(mine) + wait > self.rate_limit_wait_s:
+            return None
+        return wait
+
+    def _take_rate_slot(self, messages: list[Message]) -> str | None:
+        """Wait for room under the shared requests- and tokens-per-minute limits (if any)."""
+        if self.rate_limiter is None:
+            return None
+        key, waits = self.rate_limiter.acquire(estimate_request_tokens(messages, self.api_mode))
+        for reason, seconds in waits:
+            self.waits.append({"call": self.calls, "reason": reason, "seconds": round(float(seconds), 3)})
+        return key
+
+    def _settle_rate_slot(self, slot: str | None, tokens: int | None) -> None:
+        if slot is not None and self.rate_limiter is not None:
+            self.rate_limiter.settle(slot, tokens)
 
     # ---- preflight -------------------------------------------------------------------------------
     def preflight(self) -> None:

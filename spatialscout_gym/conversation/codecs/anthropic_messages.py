@@ -18,7 +18,7 @@ from spatialscout_gym.conversation.codecs.common import Reading, as_json, call_n
 from spatialscout_gym.conversation.messages import Message, ModelReply, Part, ToolCall, parse_arguments
 from spatialscout_gym.conversation.schemas import tool_schemas
 
-__all__ = ["tools", "messages", "to_request", "parse_response"]
+__all__ = ["tools", "messages", "to_request", "parse_response", "image_tokens"]
 
 
 def tools(names: Iterable[str] | None = None) -> list[dict]:
@@ -107,3 +107,10 @@ def parse_response(reply: Any) -> ModelReply:
                       usage_counts(get(reply, "usage"), "input_tokens", "output_tokens"),
                       provider_content=kept if replay else None, stop_reason=r.stop(get(reply, "stop_reason")),
                       malformed=r.bad)
+
+
+def image_tokens(width: int, height: int) -> int:
+    """Input tokens Anthropic counts for one image: width x height / 750 (its vision docs; 197 for
+    384 x 384)."""
+    import math
+    return math.ceil(width * height / 750)

@@ -15,7 +15,7 @@ from spatialscout_gym.conversation.codecs.common import (ImageDeferral, Reading,
 from spatialscout_gym.conversation.messages import Message, ModelReply, Part, ToolCall, short_repr
 from spatialscout_gym.conversation.schemas import tool_schemas
 
-__all__ = ["tools", "messages", "to_request", "parse_response"]
+__all__ = ["tools", "messages", "to_request", "parse_response", "image_tokens"]
 
 
 def tools(names: Iterable[str] | None = None) -> list[dict]:
@@ -100,3 +100,15 @@ def _message(message: Any, r: Reading) -> ModelReply:
     else:
         text = r.text(content, "the message content")
     return ModelReply(text, calls, malformed=r.bad)
+
+
+def image_tokens(width: int, height: int) -> int:
+    """Input tokens OpenAI counts for one image at high detail: fit in 2048 x 2048, shortest side
+    down to 768, then 85 + 170 per 512-px tile (OpenAI's vision pricing rule; 255 for 384 x 384)."""
+    import math
+    w, h = float(width), float(height)
+    s = min(1.0, 2048 / max(w, h))
+    w, h = w * s, h * s
+    s = min(1.0, 768 / min(w, h))
+    w, h = w * s, h * s
+    return 85 + 170 * math.ceil(w / 512) * math.ceil(h / 512)

@@ -12,7 +12,7 @@ from spatialscout_gym.episode.tools import to_jsonable
 from spatialscout_gym.conversation.messages import safe_repr, token_count, unique_id
 from spatialscout_gym.conversation.images import DeliveredImage
 
-__all__ = ["get", "usage_counts", "json_args", "call_name", "data_uri", "as_json", "ImageDeferral", "is_object",
+__all__ = ["get", "usage_counts", "cached_input_tokens", "json_args", "call_name", "data_uri", "as_json", "ImageDeferral", "is_object",
            "Reading"]
 
 
@@ -34,6 +34,20 @@ def usage_counts(usage: Any, input_key: str, output_key: str) -> dict:
         if n is not None:
             out[ours] = n
     return out
+
+
+def cached_input_tokens(response: Any) -> int:
+    """Input tokens the service answered from its prompt cache, as its usage reports them (OpenAI
+    chat ``prompt_tokens_details.cached_tokens``, Responses ``input_tokens_details.cached_tokens``,
+    both part of the input count; Anthropic ``cache_read_input_tokens``); 0 when not reported."""
+    usage = get(response, "usage")
+    if usage is None:
+        return 0
+    for details, key in (("prompt_tokens_details", "cached_tokens"), ("input_tokens_details", "cached_tokens")):
+        n = token_count(get(get(usage, details), key)) if get(usage, details) is not None else None
+        if n:
+            return n
+    return token_count(get(usage, "cache_read_input_tokens")) or 0
 
 
 def json_args(raw: Any) -> str:

@@ -17,7 +17,7 @@ from spatialscout_gym.conversation.codecs.common import (ImageDeferral, Reading,
 from spatialscout_gym.conversation.messages import Message, ModelReply, Part, ToolCall
 from spatialscout_gym.conversation.schemas import tool_schemas
 
-__all__ = ["tools", "input_items", "to_request", "parse_response"]
+__all__ = ["tools", "input_items", "to_request", "parse_response", "image_tokens"]
 
 
 def tools(names: Iterable[str] | None = None) -> list[dict]:
@@ -102,3 +102,9 @@ def parse_response(reply: Any) -> ModelReply:
     return ModelReply("\n".join(t for t in texts if t), calls,
                       usage_counts(get(reply, "usage"), "input_tokens", "output_tokens"),
                       stop_reason=stop or r.stop(get(reply, "status")), provider_content=replay, malformed=r.bad)
+
+
+def image_tokens(width: int, height: int) -> int:
+    """Input tokens of one image: the Responses API counts images as Chat Completions does."""
+    from spatialscout_gym.conversation.codecs.chat_completions import image_tokens as chat_image_tokens
+    return chat_image_tokens(width, height)

@@ -384,6 +384,11 @@ def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> st
         n = c["reasoning_effort_refused_episodes"]
         lines += [f"Reasoning effort: the service refused the effort parameter in {n} episode"
                   f"{'' if n == 1 else 's'}, which ran without it after the first request (each run's `harness.json`, `reasoning`; docs/protocol.md section 10.2).", ""]
+    if c.get("rate_limit_waits"):
+        lines += [f"Rate limits: the completed episodes waited {c['rate_limit_waits']} times, "
+                  f"{c.get('rate_limit_wait_s', 0):.4g} s in all (HTTP 429 and its Retry-After, the "
+                  f"requests- and tokens-per-minute limits; each wait in the episode's `result.json`, "
+                  f"`model.waits`).", ""]
     lines += _spend_and_failure_lines(report)
     lines += ["## Per category (pooled over scenes)", "",
               "| category | targets | submitted | mean IoU (%) | IoU > 0.5 (%) |", "|---|---|---|---|---|"]

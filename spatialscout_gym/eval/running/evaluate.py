@@ -75,6 +75,7 @@ from spatialscout_gym.eval.layout import (SETTINGS_FILE, archive_failed_attempt,
 __all__ = ["is_finished", "EvalSettings", "EpisodeTask", "Outcome", "EvalSummary", "plan_tasks", "scene_dir_name",
            "expand_scenes", "evaluate", "execute_task", "WorkerState", "SETTINGS_FILE", "check_settings",
            "SettingsMismatchError", "provider_of", "attach_request_limiter", "attach_effort_record",
+           "attach_rate_limiter", "attach_spend_ledger",
            "evaluation_lock", "resume_problem"]
 
 # the layout's names live in eval/layout.py (EvalDir reads what this module writes)
@@ -130,7 +131,21 @@ wrong key, a server gone): the rest would fail the same way after building their
 
 
 class BatchStoppedError(SpatialScoutError, RuntimeError):
-    """:func:`evaluate` stopped early: consecutive identical model-service failures."""
+    """:func:`evaluate` stopped early: consecutive identical model-service failures, or a failure
+    that ends the run at once (:data:`_STOPS_THE_RUN`)."""
+
+
+_COST_CAP = re.compile(r"^CostCapReached: ")
+"""An episode that ended because the evaluation's spend reached ``--max-cost-usd``."""
+
+
+class _CostCapStop(Exception):
+    """Raised in the driver to stop starting episodes once the spend reached its cap."""
+
+
+_STOPS_THE_RUN = re.compile(r"^EffortRefusedError: ")
+"""Episode errors that stop the whole evaluation at the first: the service refused a reasoning
+effort the run requires (``--require-effort``); every other episode would fail the same way."""
 
 
 def failure_signature(error: str | None) -> str | None:
@@ -169,6 +184,9 @@ class EvalSummary:
         worker's first episode, the episode, writing the run directory), in completion order.
     wall_s : float
         Seconds of this call, end to end.
+    cost_capped : bool
+        The spend reached ``--max-cost-usd``: no further episode was started, and the running ones
+        ended (failed, ``CostCapReached``) at their next request.
     """
 
     total: int
@@ -179,6 +197,7 @@ class EvalSummary:
     report: dict | None = None
     episode_wall_s: list[float] = field(default_factory=list)
     wall_s: float = 0.0
+    cost_capped: bool = False
 
 
 # ---------------------------------------------------------------------------------------------
@@ -354,6 +373,25 @@ def attach_effort_record(agent: Any, eval_dir: Path) -> None:
         provider.effort_record = EffortRecord(eval_dir / EFFORT_RECORD_FILE)
 
 
+def attach_rate_limiter(agent: Any, eval_dir: Path) -> None:
+    """Make a model agent's requests- and tokens-per-minute limiter (if it has one) share its
+    window with every worker of the evaluation, through ``DIR/rate_limit.json``
+    (:mod:`spatialscout_gym.conversation.rate_limits`: a file under ``flock``)."""
+    from spatialscout_gym.conversation.rate_limits import RATE_LIMIT_FILE
+    limiter = getattr(getattr(agent, "provider", None), "rate_limiter", None)
+    if limiter is not None:
+        limiter.path = eval_dir / RATE_LIMIT_FILE
+
+
+def attach_spend_ledger(agent: Any, eval_dir: Path) -> None:
+    """Make a model agent's spend ledger (``--max-cost-usd``) count the whole evaluation, every
+    worker and earlier run, through ``DIR/spend.json`` (:mod:`spatialscout_gym.conversation.spend`)."""
+    from spatialscout_gym.conversation.spend import SPEND_FILE
+    ledger = getattr(agent, "spend_ledger", None)
+    if ledger is not None:
+        ledger.path = eval_dir / SPEND_FILE
+
+
 def execute_task(task: EpisodeTask, state: WorkerState) -> Outcome:
     """Run one episode into ``task.run_dir`` (atomically); never raises for an episode failure.
 
@@ -375,6 +413,8 @@ def execute_task(task: EpisodeTask, state: WorkerState) -> Outcome:
         agent = make_agent(s.agent, **s.agent_options, **s.runtime_options)
         attach_request_limiter(agent, state.limiter)
         attach_effort_record(agent, Path(task.run_dir).parent.parent)
+        attach_rate_limiter(agent, Path(task.run_dir).parent.parent)
+        attach_spend_ledger(agent, Path(task.run_dir).parent.parent)
         renderer = state.renderer_for(spec)
         result = run_episode(agent, spec, task.run_dir, seed=task.seed, image_budget=s.image_budget,
                              tool_call_budget=s.tool_call_budget, resolution=s.resolution, renderer=renderer,
@@ -505,6 +545,13 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
         streak: list[str] = []   # signatures of the consecutive identical service failures
 
         def on_outcome(o: Outcome) -> None:
+            if not o.ok and _COST_CAP.search(o.error or ""):   # recorded as failed; stop starting episodes
+                summary.failed.append(o)
+                summary.cost_capped = True
+                raise _CostCapStop()
+            if not o.ok and _STOPS_THE_RUN.search(o.error or ""):
+                from spatialscout_gym.core.redact import redact
+                raise BatchStoppedError(f"{redact(o.error)[:400]} ({o.task.key}; finished episodes are kept)")
             sig = None if o.ok else failure_signature(o.error)
             if sig is None or (streak and streak[-1] != sig):
                 streak.clear()
@@ -537,6 +584,8 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
                 work = Work(WorkerState, execute_task, crashed_outcome, prepare_task, ship_task, land_outcome)
                 runner.run(pending, settings, on_outcome, work=work,
                            max_concurrency=max_concurrency, renderer_factory=renderer_factory)
+        except _CostCapStop:   # the backend has let its running episodes end (each at its next request)
+            pass
         finally:
             if bar is not None:
                 bar.close()

@@ -39,6 +39,18 @@ class AgentOptions:
     price_table_sha256: str | None = None   # the table's bytes as read: verify checks a cost only with them
     request_cache: str | None = None   # replay of responses already paid for
     harness: str | None = None         # the harness's name (the Inspect task)
+    # recorded, not compared: --require-effort only decides whether a refused effort stops the run
+    require_effort: bool | None = None
+    # recorded, not compared: the request policy and the per-minute limits decide when a request is
+    # sent, not what the model sees
+    timeout_s: float | None = None
+    attempts: int | None = None
+    backoff_s: Any = None
+    rate_limit_wait_s: float | None = None
+    requests_per_minute: float | None = None
+    tokens_per_minute: float | None = None
+    rate_limit_window_s: float | None = None
+    max_cost_usd: float | None = None   # the spending cap ends the run; the episodes it ends fail
 
 
 def agent_option_keys() -> frozenset[str]:

@@ -1,0 +1,185 @@
+"""Requests-per-minute and tokens-per-minute limits of one model, shared by every worker of a run,
+and the ``Retry-After`` wait a service asks for (docs/models.md, "Rate limits").
+
+Sharing: a :class:`RateLimiter` keeps its window in a small JSON file (``evaluate`` puts it in the
+evaluation directory, :data:`RATE_LIMIT_FILE`) and reads and rewrites it under an exclusive
+``flock``, so worker processes on one machine (and Ray actors that see the same directory) share one
+window; without a path it keeps the window in memory (one process, ``spatialscout run``).
+
+The window holds one entry per HTTP request of the last ``window_s`` seconds (60: "per minute"),
+with the tokens it is known or estimated to carry. Before a request, :meth:`RateLimiter.acquire`
+waits until one more request, of the estimated size, fits under both limits; the entry is stamped
+with the time its answer arrives (:meth:`RateLimiter.settle`) and its tokens become the tokens the
+service counted (``usage``), so a window a service counts by arrival time is never exceeded by one
+the client counts by answer time. Tokens are not known before a request: the estimate is the larger
+of the last request's counted tokens (the history only grows) and :func:`estimate_request_tokens`
+(text at 4 characters a token, images by the wire format's rule, each codec's ``image_tokens``). A request whose estimate alone is
+over the limit is sent when the window is empty.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import email.utils
+import fcntl
+import json
+import os
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+__all__ = ["RATE_LIMIT_FILE", "RateLimiter", "retry_after_s", "estimate_request_tokens", "CHARS_PER_TOKEN", "WINDOW_S"]
+
+RATE_LIMIT_FILE = "rate_limit.json"
+"""The shared window's file inside an evaluation directory."""
+WINDOW_S = 60.0
+"""The limits' window, seconds ("per minute")."""
+CHARS_PER_TOKEN = 4.0
+"""Text characters per token of the request estimate (English text in the services' tokenizers)."""
+
+
+def retry_after_s(exc: Any, now: Callable[[], float] = time.time) -> float | None:
+    """Seconds a failed request's ``Retry-After`` (or ``retry-after-ms``) header asks to wait: a
+    number of seconds or an HTTP-date; None without the header or with one that cannot be read."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - now())
+
+
+def estimate_request_tokens(messages: Sequence[Any], api_mode: str | None = None) -> int:
+    """A rough input-token count of a conversation: text at :data:`CHARS_PER_TOKEN`, each image by
+    ``api_mode``'s codec rule at its delivered size (the larger rule of all when unknown)."""
+    from spatialscout_gym.conversation.codecs import CODECS
+    chars = 0
+    sizes: list[tuple[int, int]] = []
+    for m in messages:
+        for part in getattr(m, "content", []) or []:
+            if isinstance(part, str):
+                chars += len(part)
+            else:
+                sizes.append((int(getattr(part, "width", 384) or 384), int(getattr(part, "height", 384) or 384)))
+        for call in getattr(m, "tool_calls", []) or []:
+            chars += len(str(getattr(call, "arguments", "")))
+    rules = [CODECS[api_mode]] if api_mode in CODECS else list(CODECS.values())
+    return int(chars / CHARS_PER_TOKEN) + sum(max(c.image_tokens(w, h) for c in rules) for w, h in sizes)
+
+
+class RateLimiter:
+    """Requests and tokens per ``window_s`` of one model, shared through ``path`` (module docstring).
+
+    Parameters
+    ----------
+    requests_per_minute, tokens_per_minute : int, optional
+        The limits (None: that one is not limited).
+    path : path, optional
+        The shared window file; None keeps it in memory.
+    window_s : float
+        The window, seconds (60; tests shorten it).
+    sleep, clock : callable
+        ``time.sleep`` and ``time.time`` (tests may pass others).
+    """
+
+    def __init__(self, requests_per_minute: int | None = None, tokens_per_minute: int | None = None, *,
+                 path: str | os.PathLike | None = None, window_s: float = WINDOW_S,
+                 sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.time) -> None:
+        self.rpm = None if requests_per_minute is None else int(requests_per_minute)
+        self.tpm = None if tokens_per_minute is None else int(tokens_per_minute)
+        self.path = None if path is None else Path(path)
+        self.window_s = float(window_s)
+        self._sleep, self._clock = sleep, clock
+        self._memory: dict = {"events": [], "last_tokens": 0}
+        self._mutex = threading.Lock()
+
+    @contextlib.contextmanager
+    def _state(self) -> Iterator[dict]:
+        """The window, held exclusively; what the block leaves in it is written back."""
+        if self.path is None:
+            with self._mutex:
+                yield self._memory
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "a+") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                fh.seek(0)
+                try:
+                    state = json.loads(fh.read() or "{}")
+                except ValueError:
+                    state = {}
+                state.setdefault("events", [])
+                state.setdefault("last_tokens", 0)
+                yield state
+                fh.seek(0)
+                fh.truncate()
+                fh.write(json.dumps(state))
+                fh.flush()
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def acquire(self, estimate: int) -> tuple[str, list[tuple[str, float]]]:
+        """Wait until one request of about ``estimate`` tokens fits, and enter it in the window.
+        Returns its id (for :meth:`settle`) and the waits made, ``[(reason, seconds)]``."""
+        waits: list[tuple[str, float]] = []
+        key = uuid.uuid4().hex
+        while True:
+            with self._state() as state:
+                now = self._clock()
+                events = [e for e in state["events"] if e[0] > now - self.window_s]
+                state["events"] = events
+                est = max(int(estimate), int(state.get("last_tokens") or 0))
+                wait, reason = self._wait_for(events, est, now)
+                if wait <= 0:
+                    events.append([now, est, key])
+                    return key, waits
+            waits.append((reason, wait))
+            self._sleep(wait)
+
+    def _wait_for(self, events: list, est: int, now: float) -> tuple[float, str]:
+        """Seconds until the oldest entries leave the window enough for one more request (0: now)."""
+        if not events:
+            return 0.0, ""
+        oldest = sorted(events, key=lambda e: e[0])
+        if self.rpm is not None and len(events) + 1 > self.rpm:
+            return oldest[len(events) - self.rpm][0] + self.window_s - now + 0.01, "requests per minute"
+        if self.tpm is not None:
+            total = sum(e[1] for e in events)
+            if total + est > self.tpm:
+                for e in oldest:   # the entries that must leave before the request fits
+                    total -= e[1]
+                    if total + est <= self.tpm:
+                        return e[0] + self.window_s - now + 0.01, "tokens per minute"
+                return oldest[-1][0] + self.window_s - now + 0.01, "tokens per minute"
+        return 0.0, ""
+
+    def settle(self, key: str, tokens: int | None) -> None:
+        """The request ``key`` was answered now and counted ``tokens`` (None: unknown, the
+        estimate stays)."""
+        with self._state() as state:
+            for e in state["events"]:
+                if e[2] == key:
+                    e[0] = self._clock()
+                    if tokens is not None:
+                        e[1] = int(tokens)
+            if tokens:
+                state["last_tokens"] = int(tokens)

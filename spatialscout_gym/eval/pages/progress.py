@@ -1,0 +1,93 @@
+"""Progress of evaluations still being written (``spatialscout leaderboard --watch``): per
+directory, the planned episodes, those finished and failed, the spend so far, the rate-limit waits,
+and an estimate of the time left, from the files alone.
+
+Nothing half-written is read: a run directory appears by one rename (``write_run``), so a
+``result.json`` found is whole; ``planned.json`` and ``evaluate.json`` are replaced atomically; the
+spend ledger is read under its shared lock (:func:`~spatialscout_gym.conversation.spend.read_spend`).
+A directory is *running* while an ``evaluate`` holds its lock file.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from pathlib import Path
+from typing import Sequence
+
+from spatialscout_gym.conversation.spend import SPEND_FILE, read_spend
+from spatialscout_gym.core.run_files import RESULT_FILE
+from spatialscout_gym.eval.layout import SETTINGS_FILE, read_planned, read_run_result
+from spatialscout_gym.eval.running.evaluate import _LOCK_FILE as LOCK_FILE
+
+__all__ = ["progress_row", "progress_table", "is_running"]
+
+
+def is_running(eval_dir: str | os.PathLike) -> bool:
+    """True while an ``evaluate`` holds ``DIR/.evaluate.lock`` (a killed run's stale file is not)."""
+    try:
+        fd = os.open(Path(eval_dir) / LOCK_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def progress_row(eval_dir: str | os.PathLike, now: float | None = None) -> dict:
+    """``{"dir", "planned", "done", "failed", "spend_usd", "waits", "eta_s", "running"}`` of one
+    evaluation directory; ``eta_s`` None until an episode has finished (or when nothing is left)."""
+    root = Path(eval_dir)
+    now = time.time() if now is None else now
+    planned = read_planned(root) or []
+    done = failed = waits = 0
+    spend = 0.0
+    finished_at: list[float] = []
+    for key in planned:
+        result = read_run_result(root / key)
+        if result is None:
+            continue
+        model = result.get("model") if isinstance(result.get("model"), dict) else {}
+        spend += float(model.get("cost_usd") or 0.0)
+        waits += int(model.get("rate_limit_waits") or 0)
+        if result.get("status", "ok") == "failed":
+            failed += 1
+        else:
+            done += 1
+            finished_at.append((root / key / RESULT_FILE).stat().st_mtime)
+    ledger = read_spend(root / SPEND_FILE)   # counts calls of running episodes and earlier attempts too
+    settings = root / SETTINGS_FILE
+    left = len(planned) - done
+    eta = None
+    if finished_at and left > 0 and settings.is_file():
+        elapsed = max(finished_at) - settings.stat().st_mtime
+        eta = max(0.0, elapsed / len(finished_at) * left - (now - max(finished_at)))
+    return {"dir": str(root), "planned": len(planned), "done": done, "failed": failed,
+            "spend_usd": ledger if ledger is not None else spend, "waits": waits, "eta_s": eta,
+            "running": is_running(root)}
+
+
+def _duration(s: float | None) -> str:
+    if s is None:
+        return "-"
+    s = int(round(s))
+    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
+
+
+def progress_table(rows: Sequence[dict]) -> str:
+    """The rows as a fixed-width text table (fits 80 columns)."""
+    lines = [f"{'evaluation':28s} {'done':>9} {'failed':>6} {'spend':>10} {'waits':>5} {'ETA':>7}  state"]
+    for r in rows:
+        name = Path(r["dir"]).name
+        name = name if len(name) <= 28 else name[:27] + "~"
+        state = "running" if r["running"] else ("complete" if r["done"] == r["planned"] else "stopped")
+        count = f"{r['done']}/{r['planned']}"
+        spend = f"${r['spend_usd']:.4f}"
+        lines.append(f"{name:28s} {count:>9} {r['failed']:>6} {spend:>10} {r['waits']:>5} "
+                     f"{_duration(r['eta_s']):>7}  {state}")
+    return "\n".join(lines)

@@ -1,0 +1,98 @@
+"""Cost before and during (docs/models.md, "Cost before and during"): ``evaluate --estimate`` prints
+a range that contains the real spend of a scripted run without calling the model, and
+``--max-cost-usd`` stops the evaluation once the spend reaches the cap: no episode starts after it,
+the running one ends at its next request, recorded as failed (``CostCapReached``). Real ``openai``
+client against the scripted server on 127.0.0.1; fake renderer."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from fakes import FakeRenderer, small_scene
+from vlm_scripted import ScriptedServer
+from spatialscout_gym.cli.main import main
+
+PRICE = {"scripted": {"input_per_mtok": 10.0, "output_per_mtok": 40.0}}   # a call: about $0.012
+
+
+def _policy(step: int, body: dict, fmt: str):
+    mine = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
+    return [[("capture_image", {})], [("submit_positions", {"positions": {"chair_1": [1.0, 1.0, 0.0]}})],
+            [("finish_mapping", {})]][min(mine, 2)]
+
+
+def _scenes(tmp_path, n):
+    out = []
+    for i in range(n):
+        path = tmp_path / f"room_{i}.json"
+        path.write_text(small_scene(32, 32, scene_id=f"room-{i}").to_json())
+        out.append(str(path))
+    return out
+
+
+def _args(tmp_path, server, scenes, out, *extra):
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps(PRICE))
+    return ["evaluate", "--agent", "openai:scripted", "--base-url", server.openai_url, "--api-key", "x",
+            "--scenes", *scenes, "--out", str(out), "--resolution", "32", "--image-budget", "4",
+            "--call-budget", "6", "--price-table", str(prices), "--no-progress", *extra]
+
+
+def _evaluate(tmp_path, server, scenes, out, **options):
+    from spatialscout_gym.eval.running.evaluate import EvalSettings, evaluate
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps(PRICE))
+    settings = EvalSettings("openai:scripted", 4, None, 32,
+                            agent_options={"model_call_budget": 6, "price_table": str(prices), **options},
+                            runtime_options={"base_url": server.openai_url, "api_key": "x"})
+    return evaluate(out, settings, scenes, progress=False, renderer_factory=FakeRenderer)
+
+
+def test_the_estimate_calls_nothing_and_contains_the_real_spend(tmp_path, capsys):
+    scenes = _scenes(tmp_path, 2)
+    with ScriptedServer(_policy) as server:
+        assert main(_args(tmp_path, server, scenes, tmp_path / "ev", "--estimate")) == 0
+        assert server.http_requests == 0 and server.gets == []   # no model call, no endpoint check
+        line = capsys.readouterr().out.strip().splitlines()[0]
+        low, high = map(float, re.search(r"2 episodes, \$([0-9.]+) - \$([0-9.]+)", line).groups())
+        _evaluate(tmp_path, server, scenes, tmp_path / "ev")
+    spent = sum(json.loads((tmp_path / "ev" / f"room_{k}" / "seed_0" / "result.json").read_text())
+                ["model"]["cost_usd"] for k in range(2))
+    assert 0 < low <= spent <= high, (low, spent, high)
+
+
+def test_the_cap_stops_at_the_stated_dollar_figure(tmp_path):
+    scenes = _scenes(tmp_path, 3)
+    out = tmp_path / "ev"
+    cap = 0.045   # passed during the 4th call (about $0.012 each): the 2nd episode ends at its next request
+    with ScriptedServer(_policy) as server:
+        summary = _evaluate(tmp_path, server, scenes, out, max_cost_usd=cap)
+        calls = server.http_requests
+    assert summary.cost_capped and summary.ran == 1
+    spend = json.loads((out / "spend.json").read_text())["usd"]
+    per_call = json.loads((out / "room_0" / "seed_0" / "result.json").read_text())["model"]["cost_usd"] / 3
+    assert cap <= spend <= cap + per_call * 1.01 and calls == 4
+    first = json.loads((out / "room_0" / "seed_0" / "result.json").read_text())
+    second = json.loads((out / "room_1" / "seed_0" / "result.json").read_text())
+    assert first["status"] == "ok" and second["status"] == "failed" and second["error_type"] == "CostCapReached"
+    third = out / "room_2" / "seed_0" / "result.json"
+    assert not third.exists() or json.loads(third.read_text())["model"]["model_calls"] == 0
+    assert (out / "report.json").is_file()   # the report of what finished is written
+
+
+def test_cached_input_is_recorded_and_priced_at_its_own_rate(tmp_path):
+    from spatialscout_gym.baselines.registry import make_agent
+    from spatialscout_gym.eval.running.runner import run_episode
+    prices = tmp_path / "cached.json"
+    prices.write_text(json.dumps({"scripted": {"input_per_mtok": 10.0, "output_per_mtok": 40.0,
+                                               "cached_input_per_mtok": 1.0}}))
+    spec = small_scene(32, 32)
+    with ScriptedServer(_policy) as server:
+        agent = make_agent("openai:scripted", base_url=server.openai_url, api_key="x", model_call_budget=6,
+                           price_table=str(prices))
+        result = run_episode(agent, spec, tmp_path / "r", renderer=FakeRenderer(spec), resolution=32, image_budget=4)
+    m = result["model"]
+    assert m["model_calls"] == 3 and m["cached_input_tokens"] == 1600   # calls 2 and 3: 800 each
+    fresh = m["usage"]["input_tokens"] - 1600
+    assert abs(m["cost_usd"] - (fresh * 10 + 1600 * 1 + m["usage"]["output_tokens"] * 40) / 1e6) < 1e-12
