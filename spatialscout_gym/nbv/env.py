@@ -76,9 +76,10 @@ class NBVEnv(gym.Env):
     ``motion="discrete"`` or ``"continuous"`` give NBV-v0's other action spaces.
 
     Walls (``walls=True``, NBV-v2's default; off in NBV-v1): a move whose straight world segment
-    enters one of the scene's walls (their boxes inflated by ``wall_margin_m`` = 0.1 m; door
-    openings are gaps, so doorways pass) or ends off the floor of the room or apartment is
-    blocked: it is not sent, the camera stays where it was (the turn and pitch still happen, then
+    enters one of the scene's walls, floor or ceiling slabs (their boxes inflated by
+    ``wall_margin_m`` = 0.1 m; door openings are gaps, so doorways pass; a vertical move, the
+    discrete ``up``/``down`` or a continuous action's third component, stops short of the floor and
+    the ceiling) or ends off the floor of the room or apartment is blocked: it is not sent, the camera stays where it was (the turn and pitch still happen, then
     the capture), and ``info["blocked"]`` is True (False for every other step; the key is there
     in NBV-v1 too, always False) (:mod:`spatialscout_gym.nbv.walls`).
 
@@ -179,8 +180,8 @@ class NBVEnv(gym.Env):
     num_workers=W)`` gives the vector env with the same defaults.
 
     ## Version History
-    - v2: walls stop the camera (``walls=True``: a move into a wall or off the floor is blocked,
-      ``info["blocked"]``); otherwise v1. The shipped policy is an NBV-v1 policy, not retrained.
+    - v2: walls stop the camera (``walls=True``: a move into a wall, the floor or the ceiling,
+      or off the floor's footprint, is blocked, ``info["blocked"]``); otherwise v1. The shipped policy is an NBV-v1 policy, not retrained.
     - v1: its own env (``env.unwrapped`` is this task); defaults are the shipped policy's recipe
       (``motion="heading"``, the ``scan`` observation, V = 20, 64 px); same step logic as v0;
       ``obs_layout`` added (default ``"dict"``, unchanged); the research observations
