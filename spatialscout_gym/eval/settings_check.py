@@ -14,6 +14,9 @@ setting                     where (``result.json``)            applies to
 V (image budget)            ``image_budget``                   every agent
 resolution                  ``resolution``                     every agent
 tool-call budget            ``tool_call_budget``               agents without a model
+NBV dynamics (env id)       ``nbv.env_id``                     NBV agents
+NBV walls                   ``nbv.walls``                      NBV agents
+NBV wall margin             ``nbv.wall_margin_m``              NBV agents
 B (model-call budget)       ``model.model_call_budget``        model agents
 prompt style                ``model.prompt_style``             model agents
 reasoning effort            ``model.reasoning_effort``         model agents
@@ -23,8 +26,11 @@ image max side              ``model.image_max_side_px``        model agents
 ==========================  =================================  ==========================
 
 An agent's **kind** is ``model`` when its episodes carry a ``model`` block (VLM agents: their
-budget is B; the episode has no tool-call budget) and ``reference`` otherwise (``origin``,
-``oracle-*``, NBV and policy agents: no model calls, a tool-call budget). A setting that does not
+budget is B; the episode has no tool-call budget), ``nbv`` when they carry an ``nbv`` block (the
+next-best-view agents and policies: no model calls, a tool-call budget, and the NBV dynamics they
+stepped under; the block's ``observation_keys`` and ``motion`` are recorded, not compared: what
+an agent observes and how it acts are the agent, not the task) and ``reference`` otherwise
+(``origin``, ``oracle-*``; NBV runs written before the ``nbv`` block existed). A setting that does not
 apply to a kind is not a difference: a model run and a reference run at the same V and resolution
 are comparable. A setting that applies to both sides but is recorded on one side only, or a key of
 ``evaluate.json`` this code does not know (:data:`KNOWN_EVALUATE_KEYS`,
@@ -44,8 +50,9 @@ from spatialscout_gym.eval.layout import EvalDir
 __all__ = ["Setting", "SETTINGS", "KINDS", "KNOWN_EVALUATE_KEYS", "KNOWN_AGENT_OPTIONS", "Identity",
            "identity_of", "protocol_settings", "comparability_problems", "checked_settings_text"]
 
-KINDS = ("model", "reference")
-"""Agent kinds: with a model block (VLM agents) or without (reference, oracle, NBV, policies)."""
+KINDS = ("model", "reference", "nbv")
+"""Agent kinds: with a model block (VLM agents), with an ``nbv`` block (NBV agents and policies),
+or with neither (reference, oracle)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,7 +69,10 @@ class Setting:
 SETTINGS: tuple[Setting, ...] = (
     Setting("V (image budget)", "", "image_budget", KINDS),
     Setting("resolution", "", "resolution", KINDS),
-    Setting("tool-call budget", "", "tool_call_budget", ("reference",)),
+    Setting("tool-call budget", "", "tool_call_budget", ("reference", "nbv")),
+    Setting("NBV dynamics (env id)", "nbv", "env_id", ("nbv",)),
+    Setting("NBV walls", "nbv", "walls", ("nbv",)),
+    Setting("NBV wall margin", "nbv", "wall_margin_m", ("nbv",)),
     Setting("B (model-call budget)", "model", "model_call_budget", ("model",)),
     Setting("prompt style", "model", "prompt_style", ("model",)),
     Setting("reasoning effort", "model", "reasoning_effort", ("model",)),
@@ -76,6 +86,8 @@ KNOWN_EVALUATE_KEYS = frozenset({"agent", "image_budget", "tool_call_budget", "r
 """Keys of ``evaluate.json`` this code knows (``EvalSettings``); any other refuses a comparison."""
 
 KNOWN_AGENT_OPTIONS = frozenset({
+    # checked through result.json's nbv block (SETTINGS): --nbv-env
+    "walls",
     # checked through result.json's model block (SETTINGS)
     "model_call_budget", "prompt_style", "reasoning_effort", "mode", "image_history", "image_max_side",
     # recorded, not compared: the output-token cap (providers' defaults differ; a cut-off reply
@@ -87,13 +99,14 @@ KNOWN_AGENT_OPTIONS = frozenset({
 
 def checked_settings_text() -> str:
     """One sentence listing what ``compare`` and ``leaderboard`` check (for their help)."""
-    per_kind: dict[str, list[str]] = {"model": [], "reference": [], "all": []}
+    per_kind: dict[str, list[str]] = {"model": [], "reference": [], "nbv": [], "all": []}
     for s in SETTINGS:
         per_kind["all" if set(s.kinds) == set(KINDS) else s.kinds[0]].append(s.name)
     return ("Checked for every pair, from each run's result.json and evaluate.json (never a cached "
             "report.json): the catalog version; each scene's content hash; "
             + ", ".join(per_kind["all"]) + " (every agent); "
             + ", ".join(per_kind["reference"]) + " (agents without a model); "
+            + ", ".join(per_kind["nbv"]) + " (NBV agents); "
             + ", ".join(per_kind["model"]) + " (model agents). A setting that does not apply to an "
             "agent's kind is not compared; one recorded on one side only, or an evaluate.json key "
             "this version does not know, refuses.")
@@ -114,7 +127,9 @@ class Identity:
 
 
 def _kind(result: Mapping) -> str:
-    return "model" if isinstance(result.get("model"), dict) else "reference"
+    if isinstance(result.get("model"), dict):
+        return "model"
+    return "nbv" if isinstance(result.get("nbv"), dict) else "reference"
 
 
 def _value(result: Mapping, s: Setting) -> tuple[bool, object]:

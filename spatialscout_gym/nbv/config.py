@@ -11,12 +11,14 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from spatialscout_gym.envs.registration import NBV_V1_ID, NBV_V2_ID
 from spatialscout_gym.episode.tools import MAX_TRANSLATION_M, PITCH_LIMIT_DEG
 
 __all__ = ["NBVConfig", "N_SECTORS", "DISCRETE_MOTIONS", "MAP_CHANNELS", "MOTIONS", "nbv_action_space",
            "nbv_observation_space", "OBS_LAYOUTS", "VECTOR_KEYS", "check_obs_layout", "layout_observation_space",
            "layout_observation", "RESEARCH_KEYS", "DEPTH_MAX_M", "POINTS_BOUND_M", "MAX_INVENTORY",
-           "OCCUPANCY_UNKNOWN", "OCCUPANCY_FREE", "OCCUPANCY_OCCUPIED", "research_observation_space"]
+           "OCCUPANCY_UNKNOWN", "OCCUPANCY_FREE", "OCCUPANCY_OCCUPIED", "research_observation_space",
+           "DYNAMICS_ENV_IDS", "dynamics_env_id", "dynamics_record"]
 
 N_SECTORS = 8
 """Yaw sectors (45 degrees each) of the ``sectors`` observation."""
@@ -335,3 +337,21 @@ def layout_observation(obs: dict[str, np.ndarray], layout: str = "dict") -> Laid
                 **{k: obs[k] for k in RESEARCH_KEYS if k in obs}}
     pixels = image.reshape(*lead, -1).astype(np.float32) / np.float32(255.0)
     return np.concatenate([pixels, vector], axis=-1)
+
+
+DYNAMICS_ENV_IDS: dict[bool, str] = {False: NBV_V1_ID, True: NBV_V2_ID}
+"""The env id whose dynamics a config steps under, by ``walls``: NBV-v1 (the camera passes walls,
+floor and ceiling; NBV-v0 moves the same) or NBV-v2 (walls, floor and ceiling stop it)."""
+
+
+def dynamics_env_id(config: NBVConfig) -> str:
+    """The env id of ``config``'s dynamics (:data:`DYNAMICS_ENV_IDS`)."""
+    return DYNAMICS_ENV_IDS[bool(config.walls)]
+
+
+def dynamics_record(config: NBVConfig) -> dict[str, Any]:
+    """What an NBV episode ran under, for ``result.json``'s ``nbv`` block: the dynamics (``env_id``,
+    ``walls``, ``wall_margin_m``), the motion kind and the observation keys the agent was given."""
+    return {"env_id": dynamics_env_id(config), "walls": bool(config.walls),
+            "wall_margin_m": float(config.wall_margin_m), "motion": str(config.motion),
+            "observation_keys": sorted(nbv_observation_space(config).spaces)}
