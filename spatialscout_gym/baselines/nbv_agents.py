@@ -80,11 +80,17 @@ class NBVAgent:
         self.mapper_name = mapper
         self.last_step: NBVStep | None = None
         """What the latest step did (None before the episode's first step)."""
+        self.exploration: dict[str, float | int] | None = None
+        """The latest episode's exploration metrics (None before one ran)."""
 
     def extra_result(self) -> dict[str, Any]:
         """``result.json``'s ``nbv`` block: the dynamics and observation keys the episode ran under
-        (:func:`~spatialscout_gym.nbv.config.dynamics_record`)."""
-        return {"nbv": dynamics_record(self.config)}
+        (:func:`~spatialscout_gym.nbv.config.dynamics_record`) and, once an episode ran, its
+        ``exploration`` metrics (:mod:`spatialscout_gym.nbv.exploration`)."""
+        block = dynamics_record(self.config)
+        if self.exploration is not None:
+            block["exploration"] = dict(self.exploration)
+        return {"nbv": block}
 
     def begin(self, controller: NBVController, rng: np.random.Generator) -> None:
         """Called once per episode before the first :meth:`act`."""
@@ -101,10 +107,15 @@ class NBVAgent:
         ctl = NBVController(episode, privileged.spec, privileged.renderer, make_mapper(self.mapper_name),
                             self.config)
         self.last_step = None
+        self.exploration = None
         self.begin(ctl, rng)
-        while not ctl.ended:   # the core's end rule (it calls finish_mapping when a step ends it)
-            self.last_step = ctl.step(self.act(ctl.observation(), ctl, rng))
-        ctl.finish()           # a starting state that already meets the rule
+        try:
+            while not ctl.ended:   # the core's end rule (it calls finish_mapping when a step ends it)
+                self.last_step = ctl.step(self.act(ctl.observation(), ctl, rng))
+            ctl.finish()           # a starting state that already meets the rule
+        finally:
+            assert ctl.exploration is not None   # NBVController keeps it
+            self.exploration = ctl.exploration.metrics()
 
 
 @register_agent("random-nbv", kind="nbv")

@@ -30,6 +30,7 @@ from spatialscout_gym.core.renderer_api import FrameSource, PrivilegedFrame
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.episode.episode import Episode, EpisodeFrame
 from spatialscout_gym.nbv.config import NBVConfig
+from spatialscout_gym.nbv.exploration import ExplorationTally
 from spatialscout_gym.nbv.features import ViewHistory, depth_rays, nbv_observation, yaw_sector
 from spatialscout_gym.nbv.motion import motion_args, move_parts
 from spatialscout_gym.nbv.ports import EpisodePort
@@ -196,6 +197,9 @@ class NBVCore:
         self.walls: WallMap | None = None
         """The episode's walls and floor (``config.walls``; None otherwise)."""
         self._walls_of: SceneSpec | None = None   # the spec self.walls was built from
+        self.exploration: ExplorationTally | None = None
+        """The episode's exploration metrics (:mod:`spatialscout_gym.nbv.exploration`), kept when
+        set before :meth:`begin` (the NBV agents' :class:`NBVController` does; None otherwise)."""
 
     # ---- episode start ---------------------------------------------------------------------
     def begin(self) -> None:
@@ -211,6 +215,9 @@ class NBVCore:
         if self.config.walls and self._walls_of is not self.port.spec:
             self.walls = WallMap.from_spec(self.port.spec, self.config.wall_margin_m)
             self._walls_of = self.port.spec
+        if self.exploration is not None:
+            self.exploration.begin(self.walls if self.walls is not None
+                                   else WallMap.from_spec(self.port.spec, self.config.wall_margin_m))
         self._after_capture()
         self.score = self.port.mean_iou()
         self._objective = self._objective_now()
@@ -296,11 +303,14 @@ class NBVCore:
             self._note(refused, p.rotate(yaw, pitch))
         move = np.asarray(move_args, float)
         blocked = bool(np.any(move) and not p.done and self.walls is not None and self.walls.blocks(p.pose_world, move))
+        before = p.pose_world.position_world.copy() if self.exploration is not None else None
         if np.any(move) and not p.done and not blocked:
             parts = move_parts(move)
             for _ in range(parts):
                 if not p.done:
                     self._note(refused, p.move(move / parts))
+        if self.exploration is not None:
+            self.exploration.step(before, p.pose_world.position_world, blocked)
         self._pending = (np.array(action, copy=True), refused, blocked)
         return self.capture_pose()
 
@@ -371,7 +381,9 @@ class NBVCore:
         p = self.port
         scan = self.config.scan_bins > 0
         research = self.research.needed
-        priv = p.privileged() if getattr(self.mapper, "needs_privileged", False) or scan or research else None
+        tally = self.exploration
+        priv = p.privileged() if getattr(self.mapper, "needs_privileged", False) or scan or research \
+            or tally is not None else None
         rays = depth_rays(priv.depth_m, self.config.view_fov_deg) if priv is not None and scan else None
         position, yaw = p.capture_pose_task()
         if self.history is None:
@@ -379,6 +391,8 @@ class NBVCore:
         self.history.record(position, yaw, rays)
         if research and priv is not None:   # read above whenever research is on
             self.research.record(priv, p.task_frame, position)
+        if tally is not None:
+            tally.capture(p.latest_image(), priv, p.task_frame, position)
         self._last_privileged = priv
         new = self.mapper.observe(p.latest_frame(), priv, p.task_frame)
         if not new or p.done:
@@ -389,7 +403,8 @@ class NBVCore:
 class NBVController(NBVCore):
     """The NBV core over an :class:`~spatialscout_gym.episode.episode.Episode` (fresh, frame 0
     captured), started at construction: the NBV agents' driver. ``renderer`` renders the
-    evaluator-only privileged frames; the episode is not scored step by step (rewards are 0).
+    evaluator-only privileged frames; the episode is not scored step by step (rewards are 0); its
+    exploration metrics are kept (:attr:`exploration`).
 
     Parameters
     ----------
@@ -406,4 +421,5 @@ class NBVController(NBVCore):
         super().__init__(EpisodePort(episode, spec, renderer), mapper, config)
         self.episode = episode
         """The episode driven (its frames and poses are public)."""
+        self.exploration = ExplorationTally(config)
         self.begin()
