@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from spatialscout_gym.core.camera import Intrinsics
 from spatialscout_gym.core.frames import CameraPose, TaskFrame
 from spatialscout_gym.core.renderer_api import FrameSource, PrivilegedFrame
 from spatialscout_gym.core.spec import SceneSpec
@@ -78,6 +79,10 @@ class NBVPort(Protocol):
     @property
     def pose_world(self) -> CameraPose:
         """The camera's :class:`~spatialscout_gym.core.frames.CameraPose` now (world frame)."""
+
+    @property
+    def intrinsics(self) -> Intrinsics:
+        """The capture's pinhole :class:`~spatialscout_gym.core.camera.Intrinsics` (pixels)."""
 
     def camera(self) -> tuple[np.ndarray, float, float]:
         """``(position (3,), yaw_deg, pitch_deg)`` of the camera now, task frame."""
@@ -248,6 +253,18 @@ class NBVCore:
     def coverage(self) -> float:
         """Fraction of the inventory in the accepted map."""
         return self.port.coverage()
+
+    def camera_info(self) -> dict[str, np.ndarray]:
+        """The camera now, for ``info``: ``camera_pose_task``, its 4 x 4 pose in the task frame
+        (docs/protocol.md section 2: columns 0-2 the camera's forward, left and up axes, column 3
+        its position in metres; maps camera-body coordinates to task coordinates), and
+        ``intrinsics``, the 3 x 3 pinhole matrix K of the captures (pixels, docs/protocol.md
+        section 3)."""
+        frame, pose = self.port.task_frame, self.port.pose_world
+        T = np.eye(4)
+        T[:3, :3] = frame.R_world_task.T @ pose.R_world_cam
+        T[:3, 3] = frame.to_task(pose.position_world)
+        return {"camera_pose_task": T, "intrinsics": np.asarray(self.port.intrinsics.K, float)}
 
     def sector(self, yaw_deg: float) -> int:
         """The 45-degree yaw sector (0-7, counter-clockwise) of a heading in degrees, as the

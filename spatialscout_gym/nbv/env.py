@@ -151,7 +151,11 @@ class NBVEnv(gym.Env):
     the camera in place), ``submitted`` (target ids the mapper added this step), ``coverage``,
     ``all_mean_iou``, ``blocked`` (walls stopped the step's move; always False without walls),
     ``occupancy_gain`` (voxels the capture made known; only with the occupancy observation or
-    reward), and at the episode's end ``metrics`` (the scorer's metrics dict).
+    reward), and at the episode's end ``metrics`` (the scorer's metrics dict). Both carry the camera
+    now: ``camera_pose_task`` (4 x 4 float64, camera body to task frame: columns 0-2 the camera's
+    forward, left and up axes, column 3 its position in metres; the camera looks along its
+    forward axis, ``R_world_cam``'s convention of docs/protocol.md section 2) and ``intrinsics``
+    (3 x 3 float64 pinhole K of the captures, pixels, at ``resolution``).
 
     ## Resets and rendering
     ``reset(seed=k)`` seeds the env and, on procedural scenes, builds a new scene from that seed
