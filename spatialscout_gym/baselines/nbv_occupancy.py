@@ -23,6 +23,7 @@ from spatialscout_gym.baselines.registry import register_agent
 from spatialscout_gym.core.frames import CameraPose
 from spatialscout_gym.nbv.config import OCCUPANCY_FREE, OCCUPANCY_OCCUPIED, OCCUPANCY_UNKNOWN, NBVConfig
 from spatialscout_gym.nbv.core import NBVController
+from spatialscout_gym.nbv.occupancy import grid_frame
 
 __all__ = ["OccupancyFrontierAgent", "frontier_mask"]
 
@@ -67,7 +68,8 @@ class OccupancyFrontierAgent(NBVAgent):
         assert g is not None   # the occupancy observation is on
         idx = np.stack(np.meshgrid(*[np.arange(n) for n in g.cells], indexing="ij"), axis=-1).reshape(-1, 3)
         centres_task = g.lower_m + (idx + 0.5) * g.voxel_m
-        self._centres = controller.port.task_frame.to_world(centres_task)   # world, one row per voxel
+        self._frame = grid_frame(controller.port.task_frame, self.config.occupancy_frame)
+        self._centres = self._frame.to_world(centres_task)   # world, one row per voxel
 
     def _clear(self, grid: np.ndarray, ctl: NBVController, start: np.ndarray, end: np.ndarray) -> bool:
         """No occupied voxel on the straight path from ``start`` to ``end`` (world), sampled every
@@ -76,7 +78,7 @@ class OccupancyFrontierAgent(NBVAgent):
         assert g is not None
         n = max(2, int(np.ceil(np.linalg.norm(end - start) / (g.voxel_m / 2))) + 1)
         pts = start + np.linspace(0.0, 1.0, n)[:, None] * (end - start)
-        ijk = g.voxel_of(ctl.port.task_frame.to_task(pts))
+        ijk = g.voxel_of(self._frame.to_task(pts))
         inside = np.all((ijk >= 0) & (ijk < np.asarray(g.cells)), axis=1)
         ijk = ijk[inside]
         return not np.any(grid[ijk[:, 0], ijk[:, 1], ijk[:, 2]] == OCCUPANCY_OCCUPIED)

@@ -18,7 +18,7 @@ __all__ = ["NBVConfig", "N_SECTORS", "DISCRETE_MOTIONS", "MAP_CHANNELS", "MOTION
            "nbv_observation_space", "OBS_LAYOUTS", "VECTOR_KEYS", "check_obs_layout", "layout_observation_space",
            "layout_observation", "RESEARCH_KEYS", "DEPTH_MAX_M", "POINTS_BOUND_M", "MAX_INVENTORY",
            "OCCUPANCY_UNKNOWN", "OCCUPANCY_FREE", "OCCUPANCY_OCCUPIED", "research_observation_space",
-           "DYNAMICS_ENV_IDS", "dynamics_env_id", "dynamics_record"]
+           "DYNAMICS_ENV_IDS", "dynamics_env_id", "dynamics_record", "OCCUPANCY_FRAMES"]
 
 N_SECTORS = 8
 """Yaw sectors (45 degrees each) of the ``sectors`` observation."""
@@ -34,6 +34,9 @@ MAP_CHANNELS: tuple[str, ...] = ("visited", "viewed", "inside")
 
 MOTIONS: tuple[str, ...] = ("discrete", "continuous", "heading")
 """The NBV action-space kinds (see :class:`NextBestViewWrapper`'s Action Space)."""
+
+OCCUPANCY_FRAMES: tuple[str, ...] = ("task", "gravity")
+"""The frames the occupancy grid may live in (``NBVConfig.occupancy_frame``)."""
 
 RESEARCH_KEYS: tuple[str, ...] = ("depth", "segmentation", "points", "occupancy")
 """The research observations ``privileged_obs`` turns on (``True``: all of them), in this order:
@@ -125,6 +128,11 @@ class NBVConfig:
         (unknown before, free or occupied after) as a fraction of the grid's voxels, in [0, 1].
         0 (default): no occupancy term. A positive weight keeps the occupancy grid even without
         the ``occupancy`` observation.
+    occupancy_frame : str
+        The frame of the ``occupancy`` grid: ``"task"`` (default; docs/protocol.md section 2:
+        axes the initial camera's forward, left, up, so pitched with the start camera) or
+        ``"gravity"`` (origin the initial camera position, x the initial heading projected on the
+        floor, y to its left, z world up: floor and ceiling each lie in one layer).
     walls : bool
         Walls stop the camera (``SpatialScout/NBV-v2``'s default; NBV-v0/v1: False): a move whose
         straight segment enters a wall of the scene (inflated by ``wall_margin_m``) or ends off
@@ -161,6 +169,7 @@ class NBVConfig:
     occupancy_range_m: float = 8.0
     occupancy_rays: int = 32
     reward_occupancy_weight: float = 0.0
+    occupancy_frame: str = "task"
     walls: bool = False
     wall_margin_m: float = 0.1
 
@@ -178,6 +187,9 @@ class NBVConfig:
         if not 0.0 <= float(self.reward_occupancy_weight) < float("inf") or not 0.0 <= float(self.wall_margin_m) < 1.0:
             raise ValueError(f"reward_occupancy_weight must be a finite number >= 0 and wall_margin_m in [0, 1) "
                              f"metres; got {self.reward_occupancy_weight} and {self.wall_margin_m}")
+        if self.occupancy_frame not in OCCUPANCY_FRAMES:
+            raise ValueError(f"occupancy_frame must be one of {', '.join(map(repr, OCCUPANCY_FRAMES))}, got "
+                             f"{self.occupancy_frame!r}")
         if self.motion not in MOTIONS:
             raise ValueError(f"motion must be one of {', '.join(map(repr, MOTIONS))}, got {self.motion!r}")
         object.__setattr__(self, "strides_m", tuple(float(x) for x in np.atleast_1d(self.strides_m)))

@@ -178,6 +178,7 @@ class NBVEnv(gym.Env):
     the research keys need ``"dict"`` or ``"image+vector"``); ``privileged_obs`` True, False or names
     among ``"depth"``, ``"segmentation"``, ``"points"``, ``"occupancy"``, with ``points``,
     ``occupancy_cells``, ``occupancy_voxel_m``, ``occupancy_range_m``, ``occupancy_rays``,
+    ``occupancy_frame`` (``"task"``, or ``"gravity"``: the grid without the start camera's pitch, z up),
     ``reward_occupancy_weight``;
     ``walls`` (NBV-v1: False, NBV-v2: True) and ``wall_margin_m`` (metres).
     ``gym.make_vec("SpatialScout/NBV-v1", num_envs=N, vectorization_mode="vector_entry_point",
