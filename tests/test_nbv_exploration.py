@@ -78,3 +78,18 @@ def test_every_nbv_episode_records_the_metrics_and_the_tables_show_them(runs):
     text, _ = compare_reports([runs / "frontier-nbv", runs / "nbv-occupancy-frontier"])
     table = text.split("## Exploration (NBV agents, mean per episode)")[1]
     assert "| frontier-nbv | 2 |" in table and "| nbv-occupancy-frontier | 2 |" in table
+
+
+def test_replay_of_an_nbv_evaluation_draws_each_episode_trajectory(runs, capsys):
+    from PIL import Image
+
+    from spatialscout_gym.cli.main import main
+    from spatialscout_gym.eval.pages.nbv_trajectory import capture_poses
+    d = runs / "nbv-occupancy-frontier"
+    assert main(["replay", str(d)]) == 0
+    assert "2 NBV trajectory plot(s)" in capsys.readouterr().out
+    for scene in ("fake-0", "fake-1"):
+        with Image.open(d / "replay" / f"trajectory_{scene}_seed_0.png") as png:
+            assert png.size[0] >= 600 and png.size[1] >= 600
+        assert len(capture_poses(d / scene / "seed_0")) == json.loads(
+            (d / scene / "seed_0" / "result.json").read_text())["counters"]["images_used"]
