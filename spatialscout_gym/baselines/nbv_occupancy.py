@@ -38,7 +38,7 @@ def frontier_mask(grid: np.ndarray) -> np.ndarray:
     for axis in range(3):
         for shift in (1, -1):
             rolled = np.roll(free, shift, axis=axis)
-            edge = [slice(None)] * 3
+            edge: list[slice | int] = [slice(None)] * 3
             edge[axis] = 0 if shift == 1 else -1
             rolled[tuple(edge)] = False          # no wrap-around
             near |= rolled

@@ -326,7 +326,7 @@ class NBVCore:
             for _ in range(parts):
                 if not p.done:
                     self._note(refused, p.move(move / parts))
-        if self.exploration is not None:
+        if self.exploration is not None and before is not None:
             self.exploration.step(before, p.pose_world.position_world, blocked)
         self._pending = (np.array(action, copy=True), refused, blocked)
         return self.capture_pose()

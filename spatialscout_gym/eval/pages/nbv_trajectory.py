@@ -61,16 +61,16 @@ def plot_nbv_trajectory(run_dir: str | os.PathLike, path: str | os.PathLike) -> 
     if shell is not None:
         walls, floors = shell
         for lo, hi in floors:
-            ax.add_patch(Rectangle(lo[:2], *(hi - lo)[:2], color="#f1ede4", zorder=0))
+            ax.add_patch(Rectangle((lo[0], lo[1]), hi[0] - lo[0], hi[1] - lo[1], color="#f1ede4", zorder=0))
         for lo, hi in walls:
-            ax.add_patch(Rectangle(lo[:2], *(hi - lo)[:2], color="#555555", zorder=1))
+            ax.add_patch(Rectangle((lo[0], lo[1]), hi[0] - lo[0], hi[1] - lo[1], color="#555555", zorder=1))
     gt_path = run / "ground_truth.json"
     pred_path = run / "predictions.json"
     mapped = set(json.loads(pred_path.read_text()).get("positions", {})) if pred_path.is_file() else set()
     if gt_path.is_file():
         for t in json.loads(gt_path.read_text()).get("targets", []):
             lo, hi = np.asarray(t["box_min"]), np.asarray(t["box_max"])
-            ax.add_patch(Rectangle(lo[:2], *(hi - lo)[:2], fill=t["id"] in mapped, color="#3a7d44", alpha=0.6,
+            ax.add_patch(Rectangle((lo[0], lo[1]), hi[0] - lo[0], hi[1] - lo[1], fill=t["id"] in mapped, color="#3a7d44", alpha=0.6,
                                    lw=1.0, zorder=2))
     if poses:
         xy = np.array([(x, y) for x, y, _ in poses])
