@@ -116,13 +116,14 @@ def scene_type(spec) -> str:
 
 
 def evaluate(agent_name: str, scene_ids: list[str], *, seed: int, image_budget: int, resolution: int,
-             renderer, mapper: str = "oracle") -> dict:
+             renderer, mapper: str = "oracle", walls: bool = False) -> dict:
     """Run ``agent_name`` once per scene (episode rng ``[seed, scene index]``); return the
     :func:`aggregate` dict (``object_micro``, ``scene_macro``, ``scenes``) plus ``by_type``: scene
     type -> object-micro metrics over the scenes of that type. ``mapper`` replaces the mapper of
-    agents that have one (``agent.mapper_name``)."""
+    agents that have one (``agent.mapper_name``); ``walls`` the dynamics of every NBV agent
+    (True: NBV-v2's, False: NBV-v1's, the dynamics of this script's tables)."""
     from spatialscout_gym.baselines.base import PrivilegedAccess
-    from spatialscout_gym.baselines.registry import make_agent
+    from spatialscout_gym.baselines.registry import is_nbv_agent, make_agent
     from spatialscout_gym.core.scoring import GroundTruth, aggregate, score_scene
     from spatialscout_gym.episode.episode import Episode
     from spatialscout_gym.scenes.catalog import scene_by_name
@@ -130,7 +131,7 @@ def evaluate(agent_name: str, scene_ids: list[str], *, seed: int, image_budget: 
     for scene_id in scene_ids:
         spec = scene_by_name(scene_id)
         renderer.set_scene(spec)
-        agent = make_agent(agent_name)
+        agent = make_agent(agent_name, **({"walls": walls} if is_nbv_agent(agent_name) else {}))
         if hasattr(agent, "mapper_name"):
             agent.mapper_name = mapper
         ep = Episode(spec.public, renderer, image_budget=image_budget, tool_call_budget=None)
@@ -285,7 +286,7 @@ def rliable_markdown(summaries: dict[str, dict]) -> str:
 
 
 def _job(agent_name: str, seed: int, scene_ids: list[str], image_budget: int, resolution: int,
-         mapper: str) -> tuple[dict, float]:
+         mapper: str, walls: bool) -> tuple[dict, float]:
     """One (agent, seed) evaluation in a worker process with its own renderer."""
     import torch
     torch.set_num_threads(1)
@@ -295,7 +296,7 @@ def _job(agent_name: str, seed: int, scene_ids: list[str], image_budget: int, re
     renderer = SapienRenderer(scene_by_name(scene_ids[0]), resolution, resolution)
     try:
         return evaluate(agent_name, scene_ids, seed=seed, image_budget=image_budget, resolution=resolution,
-                        renderer=renderer, mapper=mapper), time.time() - t
+                        renderer=renderer, mapper=mapper, walls=walls), time.time() - t
     finally:
         renderer.close()
 
@@ -317,7 +318,7 @@ def scene_set_key(procedural: bool) -> str:
 
 
 def cache_path(cache: Path, where: str, name: str, seed: int, image_budget: int, resolution: int,
-               mapper: str, n_scenes: int) -> Path:
+               mapper: str, n_scenes: int, walls: bool = False) -> Path:
     """Where ``--cache`` keeps one (agent, seed) result; a ``ppo:PATH`` key includes the policy's hash
     and whether its ``nbv_config.json`` acts greedily, and ``random-nbv``'s the action space it draws
     from (NBV-v1's 18 actions; its earlier results over NBV-v0's 10 are never reused)."""
@@ -332,7 +333,8 @@ def cache_path(cache: Path, where: str, name: str, seed: int, image_budget: int,
         config = model.with_name("nbv_config.json")     # greedy and sampled actions are different runs
         if config.is_file() and json.loads(config.read_text()).get("deterministic"):
             label += "-greedy"
-    return cache / f"{where}_{n_scenes}scenes_V{image_budget}_{resolution}px_{mapper}" / f"{label}__seed{seed}.json"
+    dynamics = "_nbv-v2" if walls else ""   # NBV-v1's dynamics keep the key they always had
+    return cache / f"{where}_{n_scenes}scenes_V{image_budget}_{resolution}px_{mapper}{dynamics}" / f"{label}__seed{seed}.json"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -355,6 +357,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--baseline", default="frontier-nbv",
                    help="every ppo:PATH agent is compared with this agent (one of --agents), paired on "
                         "(scene, seed) cells (default frontier-nbv)")
+    p.add_argument("--nbv-env", choices=("SpatialScout/NBV-v1", "SpatialScout/NBV-v2"), default="SpatialScout/NBV-v1",
+                   help="the dynamics of every NBV agent (default NBV-v1: the camera passes walls; the dynamics "
+                        "of the tables in docs/nbv.md and of the shipped policy's training)")
     p.add_argument("--resamples", type=int, default=None,
                    help="bootstrap and permutation resamples of the paired comparison (default 9999)")
     args = p.parse_args(argv)
@@ -368,7 +373,8 @@ def main(argv: list[str] | None = None) -> int:
     jobs = [(name, seed) for name in args.agents for seed in args.seeds]
     everything: dict = {"scenes": scene_ids, "catalog_version": manifest()["catalog_version"],
                         "image_budget": args.image_budget, "resolution": args.resolution,
-                        "mapper": args.mapper, "seeds": args.seeds, "agents": {}}
+                        "mapper": args.mapper, "seeds": args.seeds, "nbv_env": args.nbv_env, "agents": {}}
+    walls = args.nbv_env.endswith("-v2")
     results: dict[tuple[str, int], dict] = {}
     t0 = time.time()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -378,13 +384,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.cache is not None:
         for name, seed in jobs:
             path = cache_path(args.cache, where, name, seed, args.image_budget, args.resolution, args.mapper,
-                              len(scene_ids))
+                              len(scene_ids), walls)
             if path.is_file():
                 res = json.loads(path.read_text())
                 if "per_scene" in res:          # older cache entries lack what the paired table needs
                     cached[(name, seed)] = res
     with ProcessPoolExecutor(args.workers) as pool, tqdm(total=len(jobs), unit="run", desc="nbv_results") as bar:
-        futures = {pool.submit(_job, name, seed, scene_ids, args.image_budget, args.resolution, args.mapper):
+        futures = {pool.submit(_job, name, seed, scene_ids, args.image_budget, args.resolution, args.mapper, walls):
                    (name, seed) for name, seed in jobs if (name, seed) not in cached}
         for (name, seed), res in cached.items():
             results[(name, seed)] = res
@@ -396,7 +402,7 @@ def main(argv: list[str] | None = None) -> int:
             results[(name, seed)] = res
             if args.cache is not None:
                 path = cache_path(args.cache, where, name, seed, args.image_budget, args.resolution,
-                                  args.mapper, len(scene_ids))
+                                  args.mapper, len(scene_ids), walls)
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(json.dumps(res))
             bar.update(1)

@@ -1,4 +1,4 @@
-"""PPO on ``SpatialScout/NBV-v1`` in one file, CleanRL style: read it top to bottom.
+"""PPO on ``SpatialScout/NBV-v2`` in one file, CleanRL style: read it top to bottom.
 
 A small CNN encodes the ``image`` observation (channel-first inside the network), an MLP the
 other keys (``pose``, ``coverage``, ``sectors``, ``map``, ``scan``) flattened; one actor-critic
@@ -51,7 +51,7 @@ class Args:
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     image_budget: int = 20
-    """V, images per episode (NBV-v1's default)"""
+    """V, images per episode (NBV-v2's default)"""
     resolution: int = 64
     """render grid, pixels"""
     obs_size: int = 64
@@ -63,9 +63,9 @@ class Args:
 
 
 def make_env(seed: int, args: Args):
-    """A thunk, as ``SyncVectorEnv`` wants: NBV-v1 with episode statistics in ``info["episode"]``."""
+    """A thunk, as ``SyncVectorEnv`` wants: NBV-v2 with episode statistics in ``info["episode"]``."""
     def thunk() -> gym.Env:
-        env = gym.make("SpatialScout/NBV-v1", image_budget=args.image_budget, resolution=args.resolution,
+        env = gym.make("SpatialScout/NBV-v2", image_budget=args.image_budget, resolution=args.resolution,
                        obs_size=args.obs_size)
         env = gym.wrappers.RecordEpisodeStatistics(env)
         env.action_space.seed(seed)

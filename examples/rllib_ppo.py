@@ -1,6 +1,6 @@
-"""RLlib PPO (new API stack) on SpatialScout/NBV-v1, with a CNN on the image.
+"""RLlib PPO (new API stack) on SpatialScout/NBV-v2, with a CNN on the image.
 
-RLlib has no default encoder for NBV-v1's Dict observation, so the env is made with
+RLlib has no default encoder for NBV-v2's Dict observation, so the env is made with
 ``obs_layout="image+vector"`` (the channel-first uint8 image, and the pose, coverage, sectors, map
 and scan as one flat float vector) and the policy is the package's ``NBVConvModule``: a NatureCNN
 on the image, concatenated with the vector, then 64-64 policy and value MLPs. Training writes an
@@ -24,11 +24,11 @@ import torch
 from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
 
-import spatialscout_gym  # noqa: F401  (registers SpatialScout/NBV-v1 here; env runners import it by the id's prefix)
+import spatialscout_gym  # noqa: F401  (registers SpatialScout/NBV-v2 here; env runners import it by the id's prefix)
 from spatialscout_gym.cluster.local_ray import init_local_ray, stop_local_ray
 from spatialscout_gym.nbv import NBVConvModule, save_nbv_config
 
-ENV_ID = "spatialscout_gym:SpatialScout/NBV-v1"   # "module:id": Gymnasium imports the module in every env runner
+ENV_ID = "spatialscout_gym:SpatialScout/NBV-v2"   # "module:id": Gymnasium imports the module in every env runner
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     # inference needs no Ray: the RLModule alone, from its part of the checkpoint
     module = RLModule.from_checkpoint(Path(checkpoint) / "learner_group" / "learner" / "rl_module" / "default_policy")
-    env = gym.make("SpatialScout/NBV-v1", scene=args.scene, **env_config)
+    env = gym.make("SpatialScout/NBV-v2", scene=args.scene, **env_config)
     obs, info = env.reset(seed=0)
     done = False
     while not done:

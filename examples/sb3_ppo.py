@@ -1,9 +1,9 @@
-"""PPO from Stable-Baselines3 on ``SpatialScout/NBV-v1``, vectorised by SB3's own ``make_vec_env``.
+"""PPO from Stable-Baselines3 on ``SpatialScout/NBV-v2``, vectorised by SB3's own ``make_vec_env``.
 
 SB3's ``MultiInputPolicy`` puts its NatureCNN on the ``image`` key (transposed to channel-first by
 SB3's ``VecTransposeImage``) and flattens the others. ``--subproc`` runs the envs in SB3's
 ``SubprocVecEnv`` (one process each) instead of ``DummyVecEnv`` (one process); the env id is
-given as ``"spatialscout_gym:SpatialScout/NBV-v1"`` so that those processes register it. Run it
+given as ``"spatialscout_gym:SpatialScout/NBV-v2"`` so that those processes register it. Run it
 (the ``rl`` extra):
 
     python examples/sb3_ppo.py --total-timesteps 200000 --n-envs 8 --subproc
@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> PPO:
 
     # "module:id": Gymnasium imports spatialscout_gym first, also in SubprocVecEnv's fresh processes
     # (which do not run this file's imports, so the plain id is unknown there)
-    venv = make_vec_env("spatialscout_gym:SpatialScout/NBV-v1", n_envs=args.n_envs, seed=args.seed,
+    venv = make_vec_env("spatialscout_gym:SpatialScout/NBV-v2", n_envs=args.n_envs, seed=args.seed,
                         env_kwargs={"image_budget": args.image_budget, "resolution": args.resolution},
                         vec_env_cls=SubprocVecEnv if args.subproc else DummyVecEnv)
     model = PPO("MultiInputPolicy", venv, n_steps=args.n_steps, batch_size=min(64, args.n_steps * args.n_envs),

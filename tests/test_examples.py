@@ -1,4 +1,4 @@
-"""The RL recipes in examples/ train on ``SpatialScout/NBV-v1`` for a few hundred steps (real
+"""The RL recipes in examples/ train on ``SpatialScout/NBV-v2`` for a few hundred steps (real
 SAPIEN renders, small settings) and leave a policy that loads and acts, with its NBV settings
 beside it (`nbv_config.json`): the SB3 one is evaluated by `spatialscout evaluate --agent ppo:PATH`."""
 

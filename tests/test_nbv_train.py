@@ -260,3 +260,32 @@ def test_sigterm_stops_training_and_keeps_the_model(tmp_path):
     assert (run_dir / "model.zip").exists() and (run_dir / "nbv_config.json").exists(), out
     agent = make_agent(f"ppo:{run_dir}")
     assert agent.episode_settings == {"image_budget": 3, "resolution": 48}
+
+
+def test_train_nbv_dynamics_and_research_flags_go_into_the_policys_settings(tmp_path):
+    """``train-nbv`` runs NBV-v2's dynamics by default; ``--no-walls``, ``--privileged-obs`` and
+    ``--reward-occupancy-weight`` reach every env and the ``nbv_config.json`` ``ppo:PATH`` loads."""
+    import tyro
+
+    from spatialscout_gym.baselines.nbv_agents import load_policy_config, save_nbv_config
+    from spatialscout_gym.nbv.training.sb3 import _env_kwargs, nbv_config_of
+    assert nbv_config_of(Args()).walls is True and _env_kwargs(Args())["walls"] is True
+    args = tyro.cli(Args, args=["--no-walls", "--privileged-obs", "depth", "occupancy",
+                                "--reward-occupancy-weight", "0.5"])
+    config = nbv_config_of(args)
+    assert (config.walls, config.privileged_obs, config.reward_occupancy_weight) == \
+        (False, ("depth", "occupancy"), 0.5)
+    assert _env_kwargs(args)["privileged_obs"] == ("depth", "occupancy")
+    save_nbv_config(nbv_config_of(Args()), tmp_path)
+    assert json.loads((tmp_path / "nbv_config.json").read_text())["env_id"] == "SpatialScout/NBV-v2"
+    loaded = load_policy_config(tmp_path / "model.zip")["config"]
+    assert loaded.walls is True
+    save_nbv_config(config, tmp_path)
+    loaded = load_policy_config(tmp_path / "model.zip")["config"]
+    assert (loaded.walls, loaded.privileged_obs) == (False, ("depth", "occupancy"))
+
+
+def test_the_shipped_policy_states_its_nbv_v1_dynamics():
+    """models/nbv_ppo was trained on NBV-v1: its settings say so, and ppo:PATH runs it there."""
+    saved = json.loads(SHIPPED.with_name("nbv_config.json").read_text())
+    assert (saved["walls"], saved["env_id"]) == (False, "SpatialScout/NBV-v1")

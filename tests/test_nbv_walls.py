@@ -186,3 +186,55 @@ def test_nbv_v2_passes_both_checkers():
     v1 = gym.make("SpatialScout/NBV-v1", scene=spec, renderer=FakeRenderer(spec), image_budget=4)
     assert v1.unwrapped.config.walls is False
     v1.close()
+
+
+def slab(spec, category: str) -> tuple[float, float]:
+    """The (bottom, top) heights of the one room's ``category`` box (Floor or Ceiling), metres."""
+    (obj,) = [o for o in spec.private.objects if o.category == category]
+    p = obj.parts[0]
+    z, h = float(p.position_world[2]), float(p.half_size[2])
+    return z - h, z + h
+
+
+UP_DOWN = {"discrete": (4, 5), "continuous": (np.array([0, 0, 1, 0, 0], np.float32),
+                                               np.array([0, 0, -1, 0, 0], np.float32))}
+
+
+@pytest.mark.parametrize("motion", ["discrete", "continuous", "heading"])
+def test_the_ceiling_and_the_floor_stop_the_camera_in_every_motion_mode(motion):
+    """Kitchen_01 under NBV-v2: going up (then down) move by move, the camera stays between the
+    floor and the ceiling, each less the margin, and the step that would cross is blocked. The
+    heading motion has no vertical component: its moves keep the height, and the same wall map
+    blocks a lift through the ceiling from its poses."""
+    spec = load_scene("Kitchen_01")
+    ceiling, floor = slab(spec, "Ceiling")[0], slab(spec, "Floor")[1]
+    env = gym.make("SpatialScout/NBV-v2", scene=spec, renderer=FakeRenderer(spec, 32, 32), resolution=32,
+                   obs_size=32, image_budget=200, motion=motion)
+    tool = env.unwrapped.tool_env
+    env.reset(seed=0)
+    z0 = float(tool.episode.pose.position_world[2])
+    if motion == "heading":
+        walls = env.unwrapped.nbv.core.walls
+        for a in (2, 5, 8, 11, 14, 17):
+            _, _, _, _, info = env.step(a)
+            pose = tool.episode.pose
+            assert pose.position_world[2] == pytest.approx(z0)
+            assert walls.blocks(pose, np.array([0.0, 0.0, ceiling - z0 + 0.05]))
+            assert walls.blocks(pose, np.array([0.0, 0.0, floor - z0 - 0.05]))
+            assert not walls.blocks(pose, np.array([0.0, 0.0, 0.3]))
+        env.close()
+        return
+    for action, limit in zip(UP_DOWN[motion], (ceiling - MARGIN, floor + MARGIN)):
+        blocked = []
+        for _ in range(12):
+            before = tool.episode.pose.position_world.copy()
+            _, _, term, trunc, info = env.step(action)
+            after = tool.episode.pose.position_world
+            assert floor + MARGIN - 1e-6 <= after[2] <= ceiling - MARGIN + 1e-6, (motion, after)
+            if info["blocked"]:
+                np.testing.assert_allclose(after, before, atol=1e-9)
+            blocked.append(info["blocked"])
+            assert not (term or trunc)
+        assert blocked[0] is False and blocked[-1] is True       # moved, then stopped at the slab
+        assert abs(after[2] - limit) < 1.0
+    env.close()

@@ -1,9 +1,14 @@
 """The README's Stable-Baselines3 training block runs as written (real SAPIEN render, real SB3 with
-its rich progress bar, SB3's own ``make_vec_env`` on ``SpatialScout/NBV-v1``) and saves a policy."""
+its rich progress bar, SB3's own ``make_vec_env`` on ``SpatialScout/NBV-v2``, the current env) and
+saves a policy, in a fresh interpreter with ``-W error::DeprecationWarning``: no "out of date"
+warning from Gymnasium (a DeprecationWarning), none from anything else it runs."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,12 +24,16 @@ def _sb3_block() -> str:
 
 
 @pytest.mark.render
-def test_readme_sb3_training_block_runs_and_saves_a_policy(tmp_path, monkeypatch):
+def test_readme_sb3_training_block_runs_and_saves_a_policy(tmp_path):
     code = _sb3_block()
     assert len(code.strip().splitlines()) <= 15
-    assert '"SpatialScout/NBV-v1"' in code and "NBV-v0" not in code and "SB3VecEnv" not in code
-    monkeypatch.chdir(tmp_path)
-    exec(compile(code, "README.md", "exec"), {"__name__": "readme_sb3"})
+    assert '"SpatialScout/NBV-v2"' in code and "NBV-v0" not in code and "SB3VecEnv" not in code
+    (tmp_path / "block.py").write_text(code)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(README.parent), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "block.py"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "out of date" not in done.stderr + done.stdout
     assert (tmp_path / "nbv_ppo_example.zip").stat().st_size > 0
 
 

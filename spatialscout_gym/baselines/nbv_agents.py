@@ -34,6 +34,7 @@ All three use the oracle-perception mapper (privileged segmentation of each capt
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -45,9 +46,9 @@ from spatialscout_gym.baselines.registry import register_agent
 from spatialscout_gym.nbv.mappers import make_mapper
 from spatialscout_gym.core.frames import wrap_degrees
 from spatialscout_gym.episode.episode import Episode
-from spatialscout_gym.nbv.config import (N_SECTORS, NBVConfig, nbv_action_space,
+from spatialscout_gym.nbv.config import (N_SECTORS, NBVConfig, dynamics_record, nbv_action_space,
                                                   nbv_observation_space)
-from spatialscout_gym.nbv.core import NBVController
+from spatialscout_gym.nbv.core import NBVController, NBVStep
 from spatialscout_gym.nbv.policy_files import (CONFIG_FILE, fix_line, guess_config_fields, load_nbv_config,
                                                 load_policy_config, policy_path, save_nbv_config)
 
@@ -77,6 +78,19 @@ class NBVAgent:
         self.config = config or NBVConfig()
         make_mapper(mapper)  # an unknown name fails here, saying which names exist
         self.mapper_name = mapper
+        self.last_step: NBVStep | None = None
+        """What the latest step did (None before the episode's first step)."""
+        self.exploration: dict[str, float | int] | None = None
+        """The latest episode's exploration metrics (None before one ran)."""
+
+    def extra_result(self) -> dict[str, Any]:
+        """``result.json``'s ``nbv`` block: the dynamics and observation keys the episode ran under
+        (:func:`~spatialscout_gym.nbv.config.dynamics_record`) and, once an episode ran, its
+        ``exploration`` metrics (:mod:`spatialscout_gym.nbv.exploration`)."""
+        block = dynamics_record(self.config)
+        if self.exploration is not None:
+            block["exploration"] = dict(self.exploration)
+        return {"nbv": block}
 
     def begin(self, controller: NBVController, rng: np.random.Generator) -> None:
         """Called once per episode before the first :meth:`act`."""
@@ -92,10 +106,16 @@ class NBVAgent:
                              f"the runner, which passes PrivilegedAccess because agent.privileged is True")
         ctl = NBVController(episode, privileged.spec, privileged.renderer, make_mapper(self.mapper_name),
                             self.config)
+        self.last_step = None
+        self.exploration = None
         self.begin(ctl, rng)
-        while not ctl.ended:   # the core's end rule (it calls finish_mapping when a step ends it)
-            ctl.step(self.act(ctl.observation(), ctl, rng))
-        ctl.finish()           # a starting state that already meets the rule
+        try:
+            while not ctl.ended:   # the core's end rule (it calls finish_mapping when a step ends it)
+                self.last_step = ctl.step(self.act(ctl.observation(), ctl, rng))
+            ctl.finish()           # a starting state that already meets the rule
+        finally:
+            assert ctl.exploration is not None   # NBVController keeps it
+            self.exploration = ctl.exploration.metrics()
 
 
 @register_agent("random-nbv", kind="nbv")
@@ -110,11 +130,12 @@ class RandomNBVAgent(NBVAgent):
         Mapper name.
     **config
         :class:`NBVConfig` fields (``motion="heading"`` unless given: ``motion="discrete"`` draws
-        NBV-v0's ``Discrete(10)`` single motions instead).
+        NBV-v0's ``Discrete(10)`` single motions instead; ``walls=True`` unless given: NBV-v2's
+        dynamics, ``walls=False`` NBV-v1's).
     """
 
     def __init__(self, mapper: str = "oracle", **config: Any) -> None:
-        super().__init__(NBVConfig(**{"motion": "heading", **config}), mapper=mapper)
+        super().__init__(NBVConfig(**{"motion": "heading", "walls": True, **config}), mapper=mapper)
         space = nbv_action_space(self.config)
         if not isinstance(space, Discrete):
             raise ValueError("random-nbv draws discrete actions: motion must be 'heading' or 'discrete'")
@@ -135,16 +156,20 @@ class FrontierNBVAgent(NBVAgent):
         Pitch it keeps, degrees.
     mapper : str
         Mapper name (``"oracle"`` or ``"oracle-surface"``).
+    **config
+        :class:`NBVConfig` fields (``walls=True`` unless given: NBV-v2's dynamics; a blocked move
+        marks its heading as having no free space in that cell).
     """
 
     def __init__(self, pitch_deg: float = -20.0, mapper: str = "oracle", **config: Any) -> None:
-        super().__init__(NBVConfig(motion="continuous", **config), mapper=mapper)
+        super().__init__(NBVConfig(**{"walls": True, **config, "motion": "continuous"}), mapper=mapper)
         self.pitch_deg = float(pitch_deg)
 
     def begin(self, controller: NBVController, rng: np.random.Generator) -> None:
         self._free: dict[tuple[tuple[int, int], int], float] = {}
         self._cell_visits: dict[tuple[int, int], int] = {}
         self._last_frame = -1
+        self._last_move: tuple[tuple[int, int], int] | None = None   # (cell, sector) of the latest move
 
     def _note_capture(self, ctl: NBVController) -> None:
         ep = ctl.episode
@@ -165,6 +190,9 @@ class FrontierNBVAgent(NBVAgent):
             self._free[(cell, ctl.sector(pose.yaw_deg))] = free
 
     def act(self, obs: dict[str, np.ndarray], ctl: NBVController, rng: np.random.Generator) -> NBVAction:
+        if self._last_move is not None and self.last_step is not None and self.last_step.blocked:
+            self._free[self._last_move] = 0.0   # walls: that heading is closed from this cell
+        self._last_move = None
         self._note_capture(ctl)
         pose = ctl.episode.pose
         c = self.config
@@ -191,6 +219,7 @@ class FrontierNBVAgent(NBVAgent):
         if best is None:  # boxed in: turn around
             return np.array([0, 0, 0, 1.0, pitch], np.float32)
         s, step = best
+        self._last_move = (cell, s)
         yaw = wrap_degrees(45.0 * s - pose.yaw_deg)
         return np.array([step, 0, 0, yaw / c.max_yaw_deg, pitch], np.float32)
 
@@ -253,16 +282,20 @@ class PPONBVAgent(NBVAgent):
     deterministic : bool, optional
         Take the most likely action instead of sampling; None (default): as the policy's
         ``nbv_config.json`` says (``"deterministic"``, False if absent).
+    walls : bool, optional
+        Run under NBV-v2's dynamics (True) or NBV-v1's (False); None (default): those the policy
+        was trained under (its ``nbv_config.json``'s ``walls``, False if absent).
     """
 
-    def __init__(self, path: str, deterministic: bool | None = None) -> None:
+    def __init__(self, path: str, deterministic: bool | None = None, walls: bool | None = None) -> None:
         p = policy_path(path)
         if not p.exists():
             from spatialscout_gym.core.errors import ResourceMissingError
             raise ResourceMissingError(f"no trained policy at {p}; train one with `spatialscout train-nbv` "
                                     f"(it writes <out>/<run>/model.zip)")
         trained = load_policy_config(p)
-        super().__init__(trained["config"], mapper=trained["mapper"])
+        config = trained["config"] if walls is None else dataclasses.replace(trained["config"], walls=bool(walls))
+        super().__init__(config, mapper=trained["mapper"])
         self.episode_settings = trained_episode_settings(trained)
         """The image budget and resolution the policy was trained with (the CLI adopts them)."""
         try:

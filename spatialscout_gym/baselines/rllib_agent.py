@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -29,12 +30,15 @@ class RLlibNBVAgent(NBVAgent):
         RLModule checkpoint with ``nbv_config.json`` in or above it.
     deterministic : bool, optional
         The most likely action instead of a sample; None: as ``nbv_config.json`` says (False if absent).
+    walls : bool, optional
+        NBV-v2's dynamics (True) or NBV-v1's (False); None: as ``nbv_config.json`` says (False if absent).
     """
 
-    def __init__(self, path: str, deterministic: bool | None = None) -> None:
+    def __init__(self, path: str, deterministic: bool | None = None, walls: bool | None = None) -> None:
         module_dir = module_checkpoint(path)
         trained = rllib_policy_config(path)
-        super().__init__(trained["config"], mapper=trained["mapper"])
+        config = trained["config"] if walls is None else dataclasses.replace(trained["config"], walls=bool(walls))
+        super().__init__(config, mapper=trained["mapper"])
         self.episode_settings = trained_episode_settings(trained)
         """The image budget and resolution the policy was trained with (the CLI adopts them)."""
         self.obs_layout = trained["obs_layout"]

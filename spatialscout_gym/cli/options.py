@@ -189,3 +189,32 @@ def preflight(agent: object, request_cache: str | None) -> None:
                   f"need no endpoint, any other goes to the endpoint as usual")
             return
     provider.preflight()
+
+
+NBV_ENV_HELP = ("the dynamics every NBV agent (random-nbv, frontier-nbv, nbv-occupancy-frontier, ppo:PATH, "
+                "rllib:PATH) steps under: SpatialScout/NBV-v2 (walls, floor and ceiling stop the camera) or "
+                "SpatialScout/NBV-v1 (they do not); default: a policy's own (its nbv_config.json), NBV-v2 for "
+                "the baselines. Recorded per episode in result.json ('nbv': env_id, walls, observation keys); "
+                "compare and leaderboard refuse runs whose dynamics differ")
+
+
+def add_nbv_env_option(p: argparse.ArgumentParser) -> None:
+    """``--nbv-env ID``: the NBV dynamics (:data:`NBV_ENV_HELP`)."""
+    p.add_argument("--nbv-env", default=None, metavar="ID", help=NBV_ENV_HELP)
+
+
+def nbv_env_options(args: argparse.Namespace) -> dict:
+    """``make_agent`` options for ``--nbv-env`` (``{"walls": bool}``, {} when not given); a
+    :class:`CliError` for an unknown id or a non-NBV agent."""
+    given = getattr(args, "nbv_env", None)
+    if given is None:
+        return {}
+    from spatialscout_gym.baselines.registry import is_nbv_agent
+    from spatialscout_gym.nbv.config import DYNAMICS_ENV_IDS
+    by_id = {env_id: walls for walls, env_id in DYNAMICS_ENV_IDS.items()}
+    name = given if "/" in given else f"SpatialScout/{given if given.startswith('NBV-') else 'NBV-' + given}"
+    if name not in by_id:
+        raise CliError(f"--nbv-env must be one of {', '.join(sorted(by_id))}, got {given!r}")
+    if not is_nbv_agent(args.agent):
+        raise CliError(f"--nbv-env applies only to the NBV agents, not to {args.agent!r}")
+    return {"walls": by_id[name]}

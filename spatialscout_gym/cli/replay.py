@@ -2,7 +2,8 @@
 
 Writes ``DIR/replay/replay.json`` and PNG curves of all-target mean IoU, coverage and centre error
 against model calls (tool calls when the trace has no model calls) and images, and the full-scene
-loss for lambda in {1, 2, 5, 10} m.
+loss for lambda in {1, 2, 5, 10} m; for an NBV agent's runs also a top-down trajectory PNG per
+episode (``trajectory*.png``: :mod:`spatialscout_gym.eval.pages.nbv_trajectory`).
 """
 
 from __future__ import annotations
@@ -40,6 +41,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"replayed {n} episode(s), {snaps} map snapshot(s); final object-micro all-target mean IoU "
           f"{100 * f['all_mean_iou']:.3f}%  coverage {100 * f['coverage']:.1f}%  loss(lambda=5) "
           f"{f['loss_m']['5']:.3f} m")
+    trajectories = []
+    if not args.no_plots:   # NBV runs: a top-down trajectory per episode
+        from spatialscout_gym.eval.pages.nbv_trajectory import write_nbv_trajectories
+        trajectories = write_nbv_trajectories(args.dir, args.dir / "replay")
     print(f"wrote {args.dir / 'replay'}/ (replay.json" + ("" if args.no_plots else
-          ", curves_calls.png, curves_images.png, loss_lambda.png") + ")")
+          ", curves_calls.png, curves_images.png, loss_lambda.png") +
+          (f", {len(trajectories)} NBV trajectory plot(s) trajectory*.png" if trajectories else "") + ")")
     return 0

@@ -8,13 +8,17 @@ stale or edited.
 
 The settings are the fields of one per-episode record, :class:`EpisodeSettings`: each field
 names the setting, the one place ``result.json`` records it and the agent kinds it applies to (V
-and resolution: every agent; the tool-call budget: agents without a model; B, prompt style,
+and resolution: every agent; the tool-call budget: agents without a model; the NBV dynamics (env
+id), walls and wall margin: NBV agents; B, prompt style,
 reasoning effort asked and sent, mode, image history and image max side: model agents).
 :data:`SETTINGS` are its compared fields; a field recorded but not compared says why.
 
 An agent's **kind** is ``model`` when its episodes carry a ``model`` block (VLM agents: their
-budget is B; the episode has no tool-call budget) and ``reference`` otherwise (``origin``,
-``oracle-*``, NBV and policy agents: no model calls, a tool-call budget). A setting that does not
+budget is B; the episode has no tool-call budget), ``nbv`` when they carry an ``nbv`` block (the
+next-best-view agents and policies: no model calls, a tool-call budget, and the NBV dynamics they
+stepped under; the block's ``observation_keys`` and ``motion`` are recorded, not compared: what
+an agent observes and how it acts are the agent, not the task) and ``reference`` otherwise
+(``origin``, ``oracle-*``; NBV runs written before the ``nbv`` block existed). A setting that does not
 apply to a kind is not a difference: a model run and a reference run at the same V and resolution
 are comparable. A setting that applies to both sides but is recorded on one side only, or a key of
 ``evaluate.json`` this code does not know (:data:`KNOWN_EVALUATE_KEYS`,
@@ -36,8 +40,9 @@ __all__ = ["Setting", "SETTINGS", "RECORDED", "NONE_MEANS", "EpisodeSettings", "
            "KINDS", "KNOWN_EVALUATE_KEYS", "KNOWN_AGENT_OPTIONS", "Identity",
            "identity_of", "protocol_settings", "comparability_problems", "checked_settings_text"]
 
-KINDS = ("model", "reference")
-"""Agent kinds: with a model block (VLM agents) or without (reference, oracle, NBV, policies)."""
+KINDS = ("model", "reference", "nbv")
+"""Agent kinds: with a model block (VLM agents), with an ``nbv`` block (NBV agents and policies),
+or with neither (reference, oracle)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,6 +70,8 @@ def setting(name: str, where: str, kinds: tuple[str, ...], *, compared: bool = T
                                                      "compared": compared, "why": why, "none_means": none_means})
 
 
+
+
 @dataclasses.dataclass(frozen=True)
 class EpisodeSettings:
     """The one record of an episode's settings: what was asked and what was sent, each field read
@@ -74,7 +81,10 @@ class EpisodeSettings:
 
     image_budget: Any = setting("V (image budget)", "image_budget", KINDS)
     resolution: Any = setting("resolution", "resolution", KINDS)
-    tool_call_budget: Any = setting("tool-call budget", "tool_call_budget", ("reference",))
+    tool_call_budget: Any = setting("tool-call budget", "tool_call_budget", ("reference", "nbv"))
+    nbv_env_id: Any = setting("NBV dynamics (env id)", "nbv.env_id", ("nbv",))
+    nbv_walls: Any = setting("NBV walls", "nbv.walls", ("nbv",))
+    nbv_wall_margin_m: Any = setting("NBV wall margin", "nbv.wall_margin_m", ("nbv",))
     model_call_budget: Any = setting("B (model-call budget)", "model.model_call_budget", ("model",))
     prompt_style: Any = setting("prompt style", "model.prompt_style", ("model",))
     reasoning_effort: Any = setting("reasoning effort", "model.reasoning_effort", ("model",), none_means="none sent")
@@ -139,13 +149,14 @@ def shown_settings(result: Mapping) -> dict[str, object]:
 
 def checked_settings_text() -> str:
     """One sentence listing what ``compare`` and ``leaderboard`` check (for their help)."""
-    per_kind: dict[str, list[str]] = {"model": [], "reference": [], "all": []}
+    per_kind: dict[str, list[str]] = {"model": [], "reference": [], "nbv": [], "all": []}
     for s in SETTINGS:
         per_kind["all" if set(s.kinds) == set(KINDS) else s.kinds[0]].append(s.name)
     return ("Checked for every pair, from each run's result.json and evaluate.json (never a cached "
             "report.json): the catalog version; each scene's content hash; "
             + ", ".join(per_kind["all"]) + " (every agent); "
             + ", ".join(per_kind["reference"]) + " (agents without a model); "
+            + ", ".join(per_kind["nbv"]) + " (NBV agents); "
             + ", ".join(per_kind["model"]) + " (model agents). A setting that does not apply to an "
             "agent's kind is not compared; one recorded on one side only, or an evaluate.json key "
             "this version does not know, refuses.")
@@ -166,7 +177,9 @@ class Identity:
 
 
 def _kind(result: Mapping) -> str:
-    return "model" if isinstance(result.get("model"), dict) else "reference"
+    if isinstance(result.get("model"), dict):
+        return "model"
+    return "nbv" if isinstance(result.get("nbv"), dict) else "reference"
 
 
 def _value(result: Mapping, s: Setting) -> tuple[bool, object]:

@@ -11,12 +11,14 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from spatialscout_gym.envs.registration import NBV_V1_ID, NBV_V2_ID
 from spatialscout_gym.episode.tools import MAX_TRANSLATION_M, PITCH_LIMIT_DEG
 
 __all__ = ["NBVConfig", "N_SECTORS", "DISCRETE_MOTIONS", "MAP_CHANNELS", "MOTIONS", "nbv_action_space",
            "nbv_observation_space", "OBS_LAYOUTS", "VECTOR_KEYS", "check_obs_layout", "layout_observation_space",
            "layout_observation", "RESEARCH_KEYS", "DEPTH_MAX_M", "POINTS_BOUND_M", "MAX_INVENTORY",
-           "OCCUPANCY_UNKNOWN", "OCCUPANCY_FREE", "OCCUPANCY_OCCUPIED", "research_observation_space"]
+           "OCCUPANCY_UNKNOWN", "OCCUPANCY_FREE", "OCCUPANCY_OCCUPIED", "research_observation_space",
+           "DYNAMICS_ENV_IDS", "dynamics_env_id", "dynamics_record", "OCCUPANCY_FRAMES"]
 
 N_SECTORS = 8
 """Yaw sectors (45 degrees each) of the ``sectors`` observation."""
@@ -32,6 +34,9 @@ MAP_CHANNELS: tuple[str, ...] = ("visited", "viewed", "inside")
 
 MOTIONS: tuple[str, ...] = ("discrete", "continuous", "heading")
 """The NBV action-space kinds (see :class:`NextBestViewWrapper`'s Action Space)."""
+
+OCCUPANCY_FRAMES: tuple[str, ...] = ("task", "gravity")
+"""The frames the occupancy grid may live in (``NBVConfig.occupancy_frame``)."""
 
 RESEARCH_KEYS: tuple[str, ...] = ("depth", "segmentation", "points", "occupancy")
 """The research observations ``privileged_obs`` turns on (``True``: all of them), in this order:
@@ -123,6 +128,11 @@ class NBVConfig:
         (unknown before, free or occupied after) as a fraction of the grid's voxels, in [0, 1].
         0 (default): no occupancy term. A positive weight keeps the occupancy grid even without
         the ``occupancy`` observation.
+    occupancy_frame : str
+        The frame of the ``occupancy`` grid: ``"task"`` (default; docs/protocol.md section 2:
+        axes the initial camera's forward, left, up, so pitched with the start camera) or
+        ``"gravity"`` (origin the initial camera position, x the initial heading projected on the
+        floor, y to its left, z world up: floor and ceiling each lie in one layer).
     walls : bool
         Walls stop the camera (``SpatialScout/NBV-v2``'s default; NBV-v0/v1: False): a move whose
         straight segment enters a wall of the scene (inflated by ``wall_margin_m``) or ends off
@@ -159,6 +169,7 @@ class NBVConfig:
     occupancy_range_m: float = 8.0
     occupancy_rays: int = 32
     reward_occupancy_weight: float = 0.0
+    occupancy_frame: str = "task"
     walls: bool = False
     wall_margin_m: float = 0.1
 
@@ -176,6 +187,9 @@ class NBVConfig:
         if not 0.0 <= float(self.reward_occupancy_weight) < float("inf") or not 0.0 <= float(self.wall_margin_m) < 1.0:
             raise ValueError(f"reward_occupancy_weight must be a finite number >= 0 and wall_margin_m in [0, 1) "
                              f"metres; got {self.reward_occupancy_weight} and {self.wall_margin_m}")
+        if self.occupancy_frame not in OCCUPANCY_FRAMES:
+            raise ValueError(f"occupancy_frame must be one of {', '.join(map(repr, OCCUPANCY_FRAMES))}, got "
+                             f"{self.occupancy_frame!r}")
         if self.motion not in MOTIONS:
             raise ValueError(f"motion must be one of {', '.join(map(repr, MOTIONS))}, got {self.motion!r}")
         object.__setattr__(self, "strides_m", tuple(float(x) for x in np.atleast_1d(self.strides_m)))
@@ -335,3 +349,21 @@ def layout_observation(obs: dict[str, np.ndarray], layout: str = "dict") -> Laid
                 **{k: obs[k] for k in RESEARCH_KEYS if k in obs}}
     pixels = image.reshape(*lead, -1).astype(np.float32) / np.float32(255.0)
     return np.concatenate([pixels, vector], axis=-1)
+
+
+DYNAMICS_ENV_IDS: dict[bool, str] = {False: NBV_V1_ID, True: NBV_V2_ID}
+"""The env id whose dynamics a config steps under, by ``walls``: NBV-v1 (the camera passes walls,
+floor and ceiling; NBV-v0 moves the same) or NBV-v2 (walls, floor and ceiling stop it)."""
+
+
+def dynamics_env_id(config: NBVConfig) -> str:
+    """The env id of ``config``'s dynamics (:data:`DYNAMICS_ENV_IDS`)."""
+    return DYNAMICS_ENV_IDS[bool(config.walls)]
+
+
+def dynamics_record(config: NBVConfig) -> dict[str, Any]:
+    """What an NBV episode ran under, for ``result.json``'s ``nbv`` block: the dynamics (``env_id``,
+    ``walls``, ``wall_margin_m``), the motion kind and the observation keys the agent was given."""
+    return {"env_id": dynamics_env_id(config), "walls": bool(config.walls),
+            "wall_margin_m": float(config.wall_margin_m), "motion": str(config.motion),
+            "observation_keys": sorted(nbv_observation_space(config).spaces)}

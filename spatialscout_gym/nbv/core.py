@@ -25,11 +25,13 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from spatialscout_gym.core.camera import Intrinsics
 from spatialscout_gym.core.frames import CameraPose, TaskFrame
 from spatialscout_gym.core.renderer_api import FrameSource, PrivilegedFrame
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.episode.episode import Episode, EpisodeFrame
 from spatialscout_gym.nbv.config import NBVConfig
+from spatialscout_gym.nbv.exploration import ExplorationTally
 from spatialscout_gym.nbv.features import ViewHistory, depth_rays, nbv_observation, yaw_sector
 from spatialscout_gym.nbv.motion import motion_args, move_parts
 from spatialscout_gym.nbv.ports import EpisodePort
@@ -77,6 +79,10 @@ class NBVPort(Protocol):
     @property
     def pose_world(self) -> CameraPose:
         """The camera's :class:`~spatialscout_gym.core.frames.CameraPose` now (world frame)."""
+
+    @property
+    def intrinsics(self) -> Intrinsics:
+        """The capture's pinhole :class:`~spatialscout_gym.core.camera.Intrinsics` (pixels)."""
 
     def camera(self) -> tuple[np.ndarray, float, float]:
         """``(position (3,), yaw_deg, pitch_deg)`` of the camera now, task frame."""
@@ -196,6 +202,9 @@ class NBVCore:
         self.walls: WallMap | None = None
         """The episode's walls and floor (``config.walls``; None otherwise)."""
         self._walls_of: SceneSpec | None = None   # the spec self.walls was built from
+        self.exploration: ExplorationTally | None = None
+        """The episode's exploration metrics (:mod:`spatialscout_gym.nbv.exploration`), kept when
+        set before :meth:`begin` (the NBV agents' :class:`NBVController` does; None otherwise)."""
 
     # ---- episode start ---------------------------------------------------------------------
     def begin(self) -> None:
@@ -211,6 +220,9 @@ class NBVCore:
         if self.config.walls and self._walls_of is not self.port.spec:
             self.walls = WallMap.from_spec(self.port.spec, self.config.wall_margin_m)
             self._walls_of = self.port.spec
+        if self.exploration is not None:
+            self.exploration.begin(self.walls if self.walls is not None
+                                   else WallMap.from_spec(self.port.spec, self.config.wall_margin_m))
         self._after_capture()
         self.score = self.port.mean_iou()
         self._objective = self._objective_now()
@@ -241,6 +253,18 @@ class NBVCore:
     def coverage(self) -> float:
         """Fraction of the inventory in the accepted map."""
         return self.port.coverage()
+
+    def camera_info(self) -> dict[str, np.ndarray]:
+        """The camera now, for ``info``: ``camera_pose_task``, its 4 x 4 pose in the task frame
+        (docs/protocol.md section 2: columns 0-2 the camera's forward, left and up axes, column 3
+        its position in metres; maps camera-body coordinates to task coordinates), and
+        ``intrinsics``, the 3 x 3 pinhole matrix K of the captures (pixels, docs/protocol.md
+        section 3)."""
+        frame, pose = self.port.task_frame, self.port.pose_world
+        T = np.eye(4)
+        T[:3, :3] = frame.R_world_task.T @ pose.R_world_cam
+        T[:3, 3] = frame.to_task(pose.position_world)
+        return {"camera_pose_task": T, "intrinsics": np.asarray(self.port.intrinsics.K, float)}
 
     def sector(self, yaw_deg: float) -> int:
         """The 45-degree yaw sector (0-7, counter-clockwise) of a heading in degrees, as the
@@ -296,11 +320,14 @@ class NBVCore:
             self._note(refused, p.rotate(yaw, pitch))
         move = np.asarray(move_args, float)
         blocked = bool(np.any(move) and not p.done and self.walls is not None and self.walls.blocks(p.pose_world, move))
+        before = p.pose_world.position_world.copy() if self.exploration is not None else None
         if np.any(move) and not p.done and not blocked:
             parts = move_parts(move)
             for _ in range(parts):
                 if not p.done:
                     self._note(refused, p.move(move / parts))
+        if self.exploration is not None and before is not None:
+            self.exploration.step(before, p.pose_world.position_world, blocked)
         self._pending = (np.array(action, copy=True), refused, blocked)
         return self.capture_pose()
 
@@ -371,7 +398,9 @@ class NBVCore:
         p = self.port
         scan = self.config.scan_bins > 0
         research = self.research.needed
-        priv = p.privileged() if getattr(self.mapper, "needs_privileged", False) or scan or research else None
+        tally = self.exploration
+        priv = p.privileged() if getattr(self.mapper, "needs_privileged", False) or scan or research \
+            or tally is not None else None
         rays = depth_rays(priv.depth_m, self.config.view_fov_deg) if priv is not None and scan else None
         position, yaw = p.capture_pose_task()
         if self.history is None:
@@ -379,6 +408,8 @@ class NBVCore:
         self.history.record(position, yaw, rays)
         if research and priv is not None:   # read above whenever research is on
             self.research.record(priv, p.task_frame, position)
+        if tally is not None:
+            tally.capture(p.latest_image(), priv, p.task_frame, position)
         self._last_privileged = priv
         new = self.mapper.observe(p.latest_frame(), priv, p.task_frame)
         if not new or p.done:
@@ -389,7 +420,8 @@ class NBVCore:
 class NBVController(NBVCore):
     """The NBV core over an :class:`~spatialscout_gym.episode.episode.Episode` (fresh, frame 0
     captured), started at construction: the NBV agents' driver. ``renderer`` renders the
-    evaluator-only privileged frames; the episode is not scored step by step (rewards are 0).
+    evaluator-only privileged frames; the episode is not scored step by step (rewards are 0); its
+    exploration metrics are kept (:attr:`exploration`).
 
     Parameters
     ----------
@@ -406,4 +438,5 @@ class NBVController(NBVCore):
         super().__init__(EpisodePort(episode, spec, renderer), mapper, config)
         self.episode = episode
         """The episode driven (its frames and poses are public)."""
+        self.exploration = ExplorationTally(config)
         self.begin()

@@ -76,9 +76,10 @@ class NBVEnv(gym.Env):
     ``motion="discrete"`` or ``"continuous"`` give NBV-v0's other action spaces.
 
     Walls (``walls=True``, NBV-v2's default; off in NBV-v1): a move whose straight world segment
-    enters one of the scene's walls (their boxes inflated by ``wall_margin_m`` = 0.1 m; door
-    openings are gaps, so doorways pass) or ends off the floor of the room or apartment is
-    blocked: it is not sent, the camera stays where it was (the turn and pitch still happen, then
+    enters one of the scene's walls, floor or ceiling slabs (their boxes inflated by
+    ``wall_margin_m`` = 0.1 m; door openings are gaps, so doorways pass; a vertical move, the
+    discrete ``up``/``down`` or a continuous action's third component, stops short of the floor and
+    the ceiling) or ends off the floor of the room or apartment is blocked: it is not sent, the camera stays where it was (the turn and pitch still happen, then
     the capture), and ``info["blocked"]`` is True (False for every other step; the key is there
     in NBV-v1 too, always False) (:mod:`spatialscout_gym.nbv.walls`).
 
@@ -150,7 +151,11 @@ class NBVEnv(gym.Env):
     the camera in place), ``submitted`` (target ids the mapper added this step), ``coverage``,
     ``all_mean_iou``, ``blocked`` (walls stopped the step's move; always False without walls),
     ``occupancy_gain`` (voxels the capture made known; only with the occupancy observation or
-    reward), and at the episode's end ``metrics`` (the scorer's metrics dict).
+    reward), and at the episode's end ``metrics`` (the scorer's metrics dict). Both carry the camera
+    now: ``camera_pose_task`` (4 x 4 float64, camera body to task frame: columns 0-2 the camera's
+    forward, left and up axes, column 3 its position in metres; the camera looks along its
+    forward axis, ``R_world_cam``'s convention of docs/protocol.md section 2) and ``intrinsics``
+    (3 x 3 float64 pinhole K of the captures, pixels, at ``resolution``).
 
     ## Resets and rendering
     ``reset(seed=k)`` seeds the env and, on procedural scenes, builds a new scene from that seed
@@ -173,14 +178,15 @@ class NBVEnv(gym.Env):
     the research keys need ``"dict"`` or ``"image+vector"``); ``privileged_obs`` True, False or names
     among ``"depth"``, ``"segmentation"``, ``"points"``, ``"occupancy"``, with ``points``,
     ``occupancy_cells``, ``occupancy_voxel_m``, ``occupancy_range_m``, ``occupancy_rays``,
+    ``occupancy_frame`` (``"task"``, or ``"gravity"``: the grid without the start camera's pitch, z up),
     ``reward_occupancy_weight``;
     ``walls`` (NBV-v1: False, NBV-v2: True) and ``wall_margin_m`` (metres).
     ``gym.make_vec("SpatialScout/NBV-v1", num_envs=N, vectorization_mode="vector_entry_point",
     num_workers=W)`` gives the vector env with the same defaults.
 
     ## Version History
-    - v2: walls stop the camera (``walls=True``: a move into a wall or off the floor is blocked,
-      ``info["blocked"]``); otherwise v1. The shipped policy is an NBV-v1 policy, not retrained.
+    - v2: walls stop the camera (``walls=True``: a move into a wall, the floor or the ceiling,
+      or off the floor's footprint, is blocked, ``info["blocked"]``); otherwise v1. The shipped policy is an NBV-v1 policy, not retrained.
     - v1: its own env (``env.unwrapped`` is this task); defaults are the shipped policy's recipe
       (``motion="heading"``, the ``scan`` observation, V = 20, 64 px); same step logic as v0;
       ``obs_layout`` added (default ``"dict"``, unchanged); the research observations

@@ -3,7 +3,8 @@ observation and the occupancy-gain reward term of the NBV envs.
 
 The grid has ``(nx, ny, nz)`` voxels of side ``v`` metres, axis-aligned in the task frame
 (docs/protocol.md section 2: origin at the initial camera position, axes the initial camera's
-forward, left, up) and centred on its origin: voxel ``(i, j, k)`` spans
+forward, left, up; or, with ``occupancy_frame="gravity"``, in that frame without the start
+camera's pitch, z world up: :func:`grid_frame`) and centred on its origin: voxel ``(i, j, k)`` spans
 ``x in [-nx v / 2 + i v, -nx v / 2 + (i + 1) v)`` and likewise in y and z. Each voxel is
 unknown (0), free (1) or occupied (2) (:data:`~spatialscout_gym.nbv.config.OCCUPANCY_FREE` ...).
 
@@ -20,9 +21,22 @@ from __future__ import annotations
 
 import numpy as np
 
+from spatialscout_gym.core.frames import TaskFrame
 from spatialscout_gym.nbv.config import OCCUPANCY_FREE, OCCUPANCY_OCCUPIED, OCCUPANCY_UNKNOWN
 
-__all__ = ["OccupancyGrid"]
+__all__ = ["OccupancyGrid", "grid_frame"]
+
+
+def grid_frame(task_frame: TaskFrame, frame: str) -> TaskFrame:
+    """The frame the grid lives in (``NBVConfig.occupancy_frame``): the task frame itself for
+    ``"task"``; for ``"gravity"`` the task frame's origin with x the initial heading on the floor,
+    y to its left and z world up (the task frame without the start camera's pitch)."""
+    if frame == "task":
+        return task_frame
+    yaw = np.radians(float(task_frame.initial_yaw_deg))
+    c, s = np.cos(yaw), np.sin(yaw)
+    return TaskFrame(np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]), task_frame.origin_world.copy(),
+                     float(task_frame.initial_yaw_deg))
 
 
 class OccupancyGrid:

@@ -59,12 +59,15 @@ def load_nbv_config(model_path: str | Path) -> NBVConfig:
 def save_nbv_config(config: NBVConfig, directory: str | Path, *, mapper: str = "oracle",
                     image_budget: int | None = None, resolution: int | None = None,
                     deterministic: bool = False) -> Path:
-    """Write ``nbv_config.json`` into ``directory``: the :class:`NBVConfig` fields plus the mapper,
-    image budget and resolution the policy is trained with, and whether ``ppo:PATH`` acts
-    deterministically (most likely action) or samples by default."""
+    """Write ``nbv_config.json`` into ``directory``: the :class:`NBVConfig` fields (``walls``: the
+    dynamics) plus the mapper, image budget and resolution the policy is trained with, whether
+    ``ppo:PATH`` acts deterministically (most likely action) or samples by default, and ``env_id``,
+    the env whose dynamics those are (for the reader; loading reads ``walls``)."""
+    from spatialscout_gym.nbv.config import dynamics_env_id
     path = Path(directory) / CONFIG_FILE
     path.write_text(json.dumps({**asdict(config), "mapper": mapper, "image_budget": image_budget,
-                                "resolution": resolution, "deterministic": bool(deterministic)}, indent=2))
+                                "resolution": resolution, "deterministic": bool(deterministic),
+                                "env_id": dynamics_env_id(config)}, indent=2))
     return path
 
 

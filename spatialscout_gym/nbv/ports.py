@@ -24,6 +24,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from spatialscout_gym.core.camera import Intrinsics
 from spatialscout_gym.core.frames import CameraPose, TaskFrame
 from spatialscout_gym.core.renderer_api import FrameSource, PrivilegedFrame
 from spatialscout_gym.core.spec import SceneSpec
@@ -64,6 +65,10 @@ class _EpisodeReads:
     @property
     def pose_world(self) -> CameraPose:
         return self.episode.pose
+
+    @property
+    def intrinsics(self) -> Intrinsics:
+        return self.episode.intrinsics
 
     def camera(self) -> tuple[np.ndarray, float, float]:
         return camera_task(self.episode)

@@ -20,7 +20,8 @@ the resolution; nearest sampling, never an average across an edge):
   every valid point repeats (padding by repetition, no made-up points); all zeros when V = 0.
   Clipped to +-256 m.
 * ``occupancy`` (nx, ny, nz) uint8: the episode's :class:`~spatialscout_gym.nbv.occupancy.OccupancyGrid`
-  after the capture (0 unknown, 1 free, 2 occupied), updated along the rays to the surface points
+  after the capture (0 unknown, 1 free, 2 occupied; in the task frame, or gravity-aligned with
+  ``occupancy_frame="gravity"``), updated along the rays to the surface points
   of an ``R x R`` grid of depth samples (R = ``occupancy_rays``, 32; sampled as above with R for s).
 """
 
@@ -32,7 +33,7 @@ from spatialscout_gym.core.frames import TaskFrame
 from spatialscout_gym.core.renderer_api import PrivilegedFrame
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.nbv.config import DEPTH_MAX_M, MAX_INVENTORY, POINTS_BOUND_M, NBVConfig
-from spatialscout_gym.nbv.occupancy import OccupancyGrid
+from spatialscout_gym.nbv.occupancy import OccupancyGrid, grid_frame
 
 __all__ = ["ResearchObservations", "sample_pixels", "point_pixels"]
 
@@ -113,7 +114,11 @@ class ResearchObservations:
             r_rows, r_cols = sample_pixels(depth.shape[0], depth.shape[1], int(self.config.occupancy_rays))
             hit = depth[r_rows[:, None], r_cols[None, :]] > 0
             world = np.asarray(privileged.position_world)[r_rows[:, None], r_cols[None, :]][hit]
-            self.gain = self.occupancy.update(np.asarray(camera_task, float), task_frame.to_task(world.astype(np.float64)))
+            frame = grid_frame(task_frame, self.config.occupancy_frame)
+            camera = np.asarray(camera_task, float)
+            if frame is not task_frame:
+                camera = frame.to_task(task_frame.to_world(camera))
+            self.gain = self.occupancy.update(camera, frame.to_task(world.astype(np.float64)))
 
     def no_capture(self) -> None:
         """A step that captured nothing: no gain."""

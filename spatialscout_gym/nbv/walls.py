@@ -8,7 +8,9 @@ camera centre to where the move would put it, is blocked when
 
 * it enters a wall box inflated by ``margin_m`` on every side (a segment starting inside an
   inflated box, e.g. a start pose close to a wall, is tested against that box uninflated, so the
-  camera can always back away), or
+  camera can always back away); the rooms' floor and ceiling slabs (categories ``"Floor"`` and
+  ``"Ceiling"``) are such boxes too, so a vertical move (``up``/``down``, a continuous action's
+  third component) stops ``margin_m`` short of the floor and the ceiling, or
 * it ends outside every floor footprint (x-y), e.g. through a gap the walls leave.
 
 A blocked move does not happen at all: the camera stays where it was (no stopping short), so a
@@ -55,20 +57,27 @@ class WallMap:
     walls : ndarray, shape (n, 2, 3)
         Wall boxes' world AABBs (low, high), metres.
     floors : ndarray, shape (m, 2, 3)
-        Floor boxes' world AABBs; only their x-y footprint is used.
+        Floor boxes' world AABBs: their x-y footprint is where a move may end, and the boxes
+        themselves block like walls (a move down through the floor).
+    ceilings : ndarray, shape (k, 2, 3), optional
+        Ceiling boxes' world AABBs; they block like walls (a move up through the ceiling).
     margin_m : float
         Clearance kept from a wall face, metres.
     """
 
-    def __init__(self, walls: np.ndarray, floors: np.ndarray, margin_m: float = 0.1) -> None:
+    def __init__(self, walls: np.ndarray, floors: np.ndarray, margin_m: float = 0.1,
+                 ceilings: np.ndarray | None = None) -> None:
         self.walls = np.asarray(walls, float).reshape(-1, 2, 3)
         self.floors = np.asarray(floors, float).reshape(-1, 2, 3)
+        self.ceilings = np.zeros((0, 2, 3)) if ceilings is None else np.asarray(ceilings, float).reshape(-1, 2, 3)
         self.margin_m = float(margin_m)
+        # every box a move may not enter: walls, and the floor and ceiling slabs (the vertical check)
+        self.solid = np.concatenate([self.walls, self.floors, self.ceilings])
 
     @classmethod
     def from_spec(cls, spec: SceneSpec, margin_m: float = 0.1) -> "WallMap":
-        """The walls (category ``"Wall"``) and floors (``"Floor"``) of ``spec``."""
-        return cls(_part_aabbs(spec, "Wall"), _part_aabbs(spec, "Floor"), margin_m)
+        """The walls (category ``"Wall"``), floors (``"Floor"``) and ceilings (``"Ceiling"``) of ``spec``."""
+        return cls(_part_aabbs(spec, "Wall"), _part_aabbs(spec, "Floor"), margin_m, _part_aabbs(spec, "Ceiling"))
 
     def on_floor(self, point_world: np.ndarray) -> bool:
         """Whether ``point_world``'s x-y lies over a floor footprint (True when the scene has none)."""
@@ -78,16 +87,17 @@ class WallMap:
         return bool(np.any(np.all((self.floors[:, 0, :2] <= xy) & (xy <= self.floors[:, 1, :2]), axis=1)))
 
     def hits_wall(self, start_world: np.ndarray, end_world: np.ndarray) -> bool:
-        """Whether the segment enters a wall box inflated by the margin (uninflated for a box the
-        segment starts inside); all boxes at once (slab test)."""
-        if not len(self.walls):
+        """Whether the segment enters a wall, floor or ceiling box inflated by the margin (uninflated
+        for a box the segment starts inside); all boxes at once (slab test)."""
+        boxes = self.solid
+        if not len(boxes):
             return False
         s = np.asarray(start_world, float)
         d = np.asarray(end_world, float) - s
-        lo, hi = self.walls[:, 0] - self.margin_m, self.walls[:, 1] + self.margin_m
+        lo, hi = boxes[:, 0] - self.margin_m, boxes[:, 1] + self.margin_m
         inside = np.all((lo <= s) & (s <= hi), axis=1)
-        lo = np.where(inside[:, None], self.walls[:, 0], lo)
-        hi = np.where(inside[:, None], self.walls[:, 1], hi)
+        lo = np.where(inside[:, None], boxes[:, 0], lo)
+        hi = np.where(inside[:, None], boxes[:, 1], hi)
         with np.errstate(divide="ignore", invalid="ignore"):
             t1, t2 = (lo - s) / d, (hi - s) / d
         still = d == 0   # no motion on that axis: inside the slab for all t, or never

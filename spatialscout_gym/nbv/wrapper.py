@@ -178,7 +178,7 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
               ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         _, info = self.port.reset(seed=seed, options=options)
         self.core.begin()  # frame 0's map is part of the starting state
-        info = dict(info, all_mean_iou=self.core.score, coverage=self.core.coverage())
+        info = dict(info, all_mean_iou=self.core.score, coverage=self.core.coverage(), **self.core.camera_info())
         return self.core.observation(), info
 
     def prepare_step(self, action: npt.ArrayLike) -> CameraPose | None:
@@ -206,6 +206,7 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             info["occupancy_gain"] = s.occupancy_gain
         if s.terminated or s.truncated:
             info["metrics"] = self.port.metrics()
+        info.update(self.core.camera_info())
         return self.core.observation(), float(s.reward), s.terminated, s.truncated, info
 
 

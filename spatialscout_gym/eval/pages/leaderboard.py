@@ -23,7 +23,8 @@ NBV agents: their ``result.json`` has no ``model`` block).
 Every pair of rows is checked as ``spatialscout compare`` checks it, from the run directories
 (never a cached report): the catalog version, each scene's content hash and the protocol
 settings of :data:`~spatialscout_gym.eval.settings_check.SETTINGS` (V, resolution; the tool-call
-budget for agents without a model; B, prompt style, reasoning effort (asked), reasoning effort
+budget for agents without a model; NBV dynamics, NBV walls and NBV wall margin for the NBV
+agents; B, prompt style, reasoning effort (asked), reasoning effort
 sent, mode, image history and image max side for model agents: the compared fields of the
 settings record, ``EpisodeSettings``). A setting that does not apply to a row's kind is not compared;
 one recorded on one side only, or an ``evaluate.json`` key this code does not know, refuses.

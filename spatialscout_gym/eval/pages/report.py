@@ -230,6 +230,35 @@ def _counters(results: Sequence[dict]) -> dict:
     return out
 
 
+EXPLORATION_LABELS = {"known_occupancy_fraction": "known occupancy (%)", "explored_floor_m2": "explored floor (m^2)",
+                      "path_length_m": "path (m)", "blocked_moves": "blocked moves", "black_frames": "black frames"}
+"""The NBV exploration metrics (``result.json``: ``nbv.exploration``) and their column labels."""
+
+
+def exploration_summary(results: Sequence[dict]) -> dict | None:
+    """Mean per episode of each NBV exploration metric over the episodes that record them
+    (``{"episodes": n, metric: mean}``); None when none does (not an NBV run)."""
+    blocks = [b for r in results if isinstance(b := (r.get("nbv") or {}).get("exploration"), dict)]
+    if not blocks:
+        return None
+    return {"episodes": len(blocks), **{k: sum(float(b.get(k, float("nan"))) for b in blocks) / len(blocks)
+                                        for k in EXPLORATION_LABELS}}
+
+
+def exploration_lines(summaries: dict[str, dict | None]) -> list[str]:
+    """Markdown table: one row per run with exploration metrics (means per episode); [] when none."""
+    rows = {n: e for n, e in summaries.items() if e}
+    if not rows:
+        return []
+    lines = ["## Exploration (NBV agents, mean per episode)", "",
+             "| run | episodes | " + " | ".join(EXPLORATION_LABELS.values()) + " |",
+             "|---|---|" + "---|" * len(EXPLORATION_LABELS)]
+    for n, e in rows.items():
+        cells = [f"{100 * e[k]:.1f}" if k == "known_occupancy_fraction" else f"{e[k]:.2f}" for k in EXPLORATION_LABELS]
+        lines.append(f"| {md(n)} | {e['episodes']} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
 def _categories(records: Sequence[RunRecord]) -> dict:
     acc: dict[str, list[float]] = defaultdict(lambda: [0, 0, 0.0, 0])
     for r in records:
@@ -289,6 +318,7 @@ def build_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> d
         "scene_hashes": {r.scene_id: r.result.get("scene_content_hash") for r in records},
         "scene_sources": scene_sources(EvalDir(out)),
         "protocol_settings": protocol_settings([r.result for r in records]),
+        "exploration": exploration_summary([r.result for r in records]),
     })
     if report["catalog_version"] == "None":
         report["catalog_version"] = None
@@ -376,6 +406,7 @@ def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> st
         lines += [f"Seeds {s['seeds']}: object-micro all-target mean IoU {_pct(s['mean'])}% "
                   f"+- {_pct(s['std'])}% (std across seeds); per seed "
                   + ", ".join(f"{k}: {_pct(v)}%" for k, v in s["per_seed"].items()), ""]
+    lines += exploration_lines({", ".join(report["agent"]): report.get("exploration")})
     lines += ["## Counters", "", "| counter | total |", "|---|---|"]
     lines += [f"| {md(k)} | {v:.4g} |" if isinstance(v, float) else f"| {md(k)} | {md(v)} |"
               for k, v in shown_counters(c).items()]
@@ -622,6 +653,7 @@ def compare_reports(dirs: Sequence[str | os.PathLike], *, force: bool = False,
     for n in reports:
         reports[n] = {**reports[n], "iqm": iqm_summary(runs[n])}
     lines += iqm_lines({n: reports[n]["iqm"] for n in reports})
+    lines += exploration_lines({n: reports[n].get("exploration") for n in reports})
     first = base_name if base_name is not None else names[0]
     for a, b in compare_pairs(names, base_name):
         pair: dict[str, Any] = {"paired": paired_comparison(runs[a], runs[b]), "iqm": paired_iqm(runs[a], runs[b]),

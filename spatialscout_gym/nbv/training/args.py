@@ -72,6 +72,14 @@ class Args:
     reward_submitted_weight: float = 0.0
     """the reward adds this weight times the change in submitted mean IoU to the change in all-target
     mean IoU (0: all-target only); with the surface mapper it values placing mapped targets better"""
+    walls: bool = True
+    """walls, floor and ceiling stop the camera (SpatialScout/NBV-v2's dynamics; recorded in
+    nbv_config.json, so ppo:PATH runs under them); --no-walls: NBV-v1's (the camera passes them)"""
+    privileged_obs: tuple[str, ...] = ()
+    """research observations the policy gets besides NBV-v1's: any of depth segmentation points
+    occupancy (recorded in nbv_config.json); none by default"""
+    reward_occupancy_weight: float = 0.0
+    """the reward adds this weight times the occupancy gain (newly known voxels as a fraction of the grid)"""
     mapper: str = "oracle"
     """mapper turning captures into submissions during training (its IoU change is the reward): 'oracle' or 'oracle-surface'"""
     agent_mapper: str = ""

@@ -10,7 +10,9 @@ training episodes).
     spatialscout train-nbv --total-timesteps 200000 --num-envs 8 --time-limit-s 1800
     python -m spatialscout_gym.nbv.training.sb3 --help
 
-Every env is ``SpatialScout/NBV-v0`` on procedural training scenes (a new scene every
+Every env is ``SpatialScout/NBV-v0`` (with ``--walls``, the default, under NBV-v2's dynamics:
+walls, floor and ceiling stop the camera; ``--privileged-obs`` adds research observations; both
+recorded in ``nbv_config.json``) on procedural training scenes (a new scene every
 ``--reconfigure-every`` resets, never a catalog scene): ``SpatialScout/Procedural-v0`` wrapped in
 :class:`~spatialscout_gym.nbv.wrapper.NextBestViewWrapper` with the oracle mapper (``--mapper``;
 ``oracle-surface`` rewards localization: its IoU grows when a target is seen from more sides).
@@ -59,7 +61,7 @@ if TYPE_CHECKING:
 
     from spatialscout_gym.nbv.config import NBVConfig
 
-__all__ = ["Args", "make_env", "make_vec_env", "train", "main", "VECTORIZATIONS", "BACKENDS", "plot_learning_curve", "curve_points",
+__all__ = ["Args", "nbv_config_of", "make_env", "make_vec_env", "train", "main", "VECTORIZATIONS", "BACKENDS", "plot_learning_curve", "curve_points",
            "INIT_PROGRESS", "CURVE_COLUMNS", "write_init_progress"]
 
 _MIN_CNN_SIDE = 36
@@ -71,8 +73,24 @@ def _env_kwargs(args: Args) -> dict:
                 mapper=args.mapper, motion=args.motion, obs_size=args.obs_size,
                 reconfigure_every=args.reconfigure_every, move_m=args.move_m, turn_deg=args.turn_deg,
                 headings=args.headings, strides_m=tuple(args.strides_m), scan_bins=args.scan_bins,
-                reward_submitted_weight=args.reward_submitted_weight,
+                reward_submitted_weight=args.reward_submitted_weight, walls=args.walls,
+                privileged_obs=tuple(args.privileged_obs), reward_occupancy_weight=args.reward_occupancy_weight,
                 **({"single_room_share": args.single_room_share} if args.single_room_share >= 0 else {}))
+
+
+def nbv_config_of(args: Args) -> NBVConfig:
+    """The :class:`NBVConfig` of the run's envs (what ``nbv_config.json`` records: motion, sizes,
+    ``walls``, ``privileged_obs``, reward weights); a one-line ``ConfigError`` for a bad value."""
+    from spatialscout_gym.core.errors import ConfigError
+    from spatialscout_gym.nbv.config import NBVConfig
+    try:
+        return NBVConfig(motion=args.motion, obs_size=args.obs_size, move_m=args.move_m, turn_deg=args.turn_deg,
+                         headings=args.headings, strides_m=tuple(args.strides_m), scan_bins=args.scan_bins,
+                         reward_submitted_weight=args.reward_submitted_weight, walls=args.walls,
+                         privileged_obs=tuple(args.privileged_obs),
+                         reward_occupancy_weight=args.reward_occupancy_weight)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def make_env(args: Args, index: int) -> Callable[[], gym.Env]:
@@ -198,7 +216,6 @@ def train(args: Args) -> Path:
     from stable_baselines3.common.logger import configure
 
     from spatialscout_gym.core.errors import ConfigError
-    from spatialscout_gym.nbv.wrapper import NBVConfig
 
     if args.backend not in BACKENDS:
         raise ConfigError(f"--backend must be one of {', '.join(BACKENDS)}, got {args.backend!r}")
@@ -259,12 +276,7 @@ def train(args: Args) -> Path:
     if not (0 < args.move_m <= 1.0 and 0 < args.turn_deg <= 180):
         raise ConfigError(f"--move-m must be in (0, 1] metres (the move bound) and --turn-deg in (0, 180], "
                           f"got {args.move_m} and {args.turn_deg}")
-    try:  # validates early, with a clear error
-        config = NBVConfig(motion=args.motion, obs_size=args.obs_size, move_m=args.move_m, turn_deg=args.turn_deg,
-                           headings=args.headings, strides_m=tuple(args.strides_m), scan_bins=args.scan_bins,
-                           reward_submitted_weight=args.reward_submitted_weight)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
+    config = nbv_config_of(args)   # validates early, with a clear error
 
     if args.backend == "rllib":
         try:
