@@ -53,12 +53,15 @@ else:
 print("test_wheel.sh: installed package, shipped policy and install hints ok")
 PYEOF
 SCENE="$("$V/python" -c 'from spatialscout_gym.scenes.catalog import catalog_scene_ids; print(catalog_scene_ids()[0])')"
+say "at $((SECONDS - start)) s: the demo episode"
 # the demo episode (scripts/demo.sh, the README's first command)
 "$V/spatialscout" run --agent oracle-click --scene "$SCENE" --out demo
 "$V/python" -c 'import json; r = json.load(open("demo/result.json")); assert r["status"] == "ok", r["status"]'
+say "at $((SECONDS - start)) s: the shipped policy"
 # the shipped policy by its documented name, which works from any directory
 "$V/spatialscout" evaluate --agent ppo:models/nbv_ppo/model.zip --scenes "$SCENE" --out ppo
 "$V/python" -c 'import json; e = json.load(open("ppo/report.json"))["episodes"]; assert e["completed"] == e["total"] == 1, e'
+say "at $((SECONDS - start)) s: view"
 # the viewer's static page, served from package data
 "$V/spatialscout" view demo --out site
 [ -s site/index.html ] || { say "view wrote no site/index.html"; exit 1; }
