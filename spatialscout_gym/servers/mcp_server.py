@@ -291,7 +291,8 @@ def unreadable_error(exc: Exception) -> dict:
     text that is not JSON, ``-32602`` "Validation error" for JSON that is no JSON-RPC message (a
     batch, an array, is one: MCP has no batches); ``id`` null, as no request id could be read."""
     from mcp.types import INVALID_PARAMS, PARSE_ERROR
-    errors = exc.errors() if callable(getattr(exc, "errors", None)) else []
+    read_errors = getattr(exc, "errors", None)   # a pydantic ValidationError's list of what failed
+    errors: list = read_errors() if callable(read_errors) else []
     if any(e.get("type") == "json_invalid" for e in errors):
         code, message = PARSE_ERROR, f"Parse error: {errors[0].get('msg', exc)}"
     else:
