@@ -19,3 +19,6 @@ mypy            # types of the whole package; the strictness is stated in pyproj
 python -m pytest -q -p no:cacheprovider "$@"
 # the declared dependency floors are true: their own venv at the floors, a fast subset (SKIP_FLOORS=1 skips)
 [ "${SKIP_FLOORS:-0}" = 1 ] || bash scripts/test_floors.sh
+# the built wheel installs into a fresh venv and runs the demo, the shipped policy and `view` from
+# outside the checkout (SKIP_WHEEL=1 skips)
+[ "${SKIP_WHEEL:-0}" = 1 ] || bash scripts/test_wheel.sh

@@ -5,15 +5,15 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from spatialscout_gym.cli.errors import CliError
 from spatialscout_gym.cli.main import build_parser, main
 from spatialscout_gym.cli.options import check_episode_options
+from spatialscout_gym.nbv.policy_files import SHIPPED_POLICY
 
-SHIPPED = Path(__file__).resolve().parents[1] / "models" / "nbv_ppo" / "model.zip"
+SHIPPED = SHIPPED_POLICY / "model.zip"
 
 
 def settings(*argv: str) -> tuple:

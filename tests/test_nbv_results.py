@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from spatialscout_gym.nbv.policy_files import SHIPPED_POLICY
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -192,7 +194,7 @@ def test_script_writes_the_paired_comparison_of_the_shipped_policy(tmp_path):
     import subprocess
     import sys
     out = tmp_path / "r.json"
-    model = ROOT / "models" / "nbv_ppo" / "model.zip"
+    model = SHIPPED_POLICY / "model.zip"
     run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "nbv_results.py"), "--scenes", "2",
                           "--image-budget", "3", "--agents", "frontier-nbv", f"ppo:{model}", "--seeds", "0",
                           "--resamples", "99", "--out", str(out)], capture_output=True, text=True, timeout=600)

@@ -4,7 +4,6 @@ the saved policy."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -12,6 +11,7 @@ from fakes import FakeRenderer, small_scene
 from spatialscout_gym.baselines.registry import make_agent
 from spatialscout_gym.nbv.training.sb3 import Args, planned_steps, summary_line, train
 from spatialscout_gym.eval.running.runner import run_episode
+from spatialscout_gym.nbv.policy_files import SHIPPED_POLICY
 
 
 @pytest.mark.render
@@ -164,7 +164,7 @@ def test_too_small_obs_size_is_a_clear_error_not_a_torch_crash(tmp_path, capsys)
     assert not list(tmp_path.iterdir())      # refused before any run directory is made
 
 
-SHIPPED = Path(__file__).resolve().parents[1] / "models" / "nbv_ppo" / "model.zip"
+SHIPPED = SHIPPED_POLICY / "model.zip"
 
 
 def test_shipped_policy_reads_the_current_nbv_observation():

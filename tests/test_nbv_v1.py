@@ -6,7 +6,6 @@ settings, and ``make_vec`` as for NBV-v0."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -17,8 +16,9 @@ import spatialscout_gym  # noqa: F401  (registers the ids)
 from fakes import FakeRenderer, small_scene
 from spatialscout_gym.nbv.wrapper import NBVConfig, NextBestViewWrapper
 from spatialscout_gym.nbv.env import NBV_V1_DEFAULTS, NBVEnv
+from spatialscout_gym.nbv.policy_files import SHIPPED_POLICY
 
-SHIPPED = Path(__file__).resolve().parents[1] / "models" / "nbv_ppo"
+SHIPPED = SHIPPED_POLICY
 
 
 def fake_v1(**kw):

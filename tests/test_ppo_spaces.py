@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,8 +15,9 @@ from gymnasium import spaces
 from spatialscout_gym.baselines.nbv_agents import space_mismatch
 from spatialscout_gym.baselines.registry import make_agent
 from spatialscout_gym.core.errors import ConfigError
+from spatialscout_gym.nbv.policy_files import SHIPPED_POLICY
 
-SHIPPED = Path(__file__).resolve().parents[1] / "models" / "nbv_ppo"
+SHIPPED = SHIPPED_POLICY
 
 
 def test_the_shipped_policy_fits_its_env():

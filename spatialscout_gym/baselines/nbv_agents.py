@@ -301,8 +301,8 @@ class PPONBVAgent(NBVAgent):
         try:
             from stable_baselines3 import PPO
         except ImportError as exc:  # pragma: no cover - depends on the install
-            from spatialscout_gym.core.errors import MissingExtraError
-            raise MissingExtraError("ppo:PATH needs the RL extra: pip install -e \".[rl]\"") from exc
+            from spatialscout_gym.core.errors import MissingExtraError, install_command
+            raise MissingExtraError(f"ppo:PATH needs the RL extra: {install_command('rl')}") from exc
         self.model = PPO.load(str(p), device="cpu")
         differs = space_mismatch(self.model.observation_space, self.model.action_space,
                                  nbv_observation_space(self.config), nbv_action_space(self.config))

@@ -46,8 +46,8 @@ class RLlibNBVAgent(NBVAgent):
             import torch  # noqa: F401
             from ray.rllib.core.rl_module.rl_module import RLModule
         except ImportError as exc:  # pragma: no cover - depends on the install
-            from spatialscout_gym.core.errors import MissingExtraError
-            raise MissingExtraError(f"rllib:PATH needs RLlib and torch ({exc}): pip install -e \".[rl,ray]\"") from exc
+            from spatialscout_gym.core.errors import MissingExtraError, install_command
+            raise MissingExtraError(f"rllib:PATH needs RLlib and torch ({exc}): {install_command('rl,ray')}") from exc
         self.module = RLModule.from_checkpoint(str(module_dir))
         self.module.eval()  # type: ignore[attr-defined]  # a TorchRLModule (a torch Module); from_checkpoint returns the framework-neutral base type
         want_obs = layout_observation_space(self.config, self.obs_layout)

@@ -18,6 +18,7 @@ EXTRA_OF_MODULE: dict[str, str] = {
     "anyio": "vlm", "httpx": "vlm", "starlette": "vlm", "sse_starlette": "vlm", "httpx_sse": "vlm",
     "stable_baselines3": "rl", "torch": "rl", "tensorboard": "rl", "tyro": "rl",
     "ray": "ray", "mani_skill": "maniskill", "trimesh": "maniskill",
+    "inspect_ai": "inspect",
     "sapien": "render", "matplotlib": "plots",
 }
 """Top-level module -> the ``pyproject.toml`` extra that installs it. The model services' SDKs are

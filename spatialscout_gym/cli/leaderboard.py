@@ -10,6 +10,7 @@ Pareto frontier, Tables 4-5), ``SITE/leaderboard.json`` and ``SITE/leaderboard.m
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
@@ -118,5 +119,8 @@ def run(args: argparse.Namespace) -> int:
     each = sum(v["seconds_per_episode"] for v in fresh) / len(fresh) if fresh else 0.0
     print(f"verified every row here: {sum(v['seconds'] for v in ver):.1f} s ({each:.2f} s per episode "
           f"re-executed, {sum(v['cached'] for v in ver)} verdict(s) from the cache)")
-    print(f"wrote {args.out}/index.html, leaderboard.json, leaderboard.md and plots/")
+    from spatialscout_gym.eval.pages.figures import no_plots_note, plots_available
+    if not plots_available():
+        print(no_plots_note(), file=sys.stderr)
+    print(f"wrote {args.out}/index.html, leaderboard.json, leaderboard.md" + (" and plots/" if board["plots"] else ""))
     return 0

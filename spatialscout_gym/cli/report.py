@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
@@ -31,13 +32,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def make_site(out: Path, figures: bool = True, figure_seed: int | None = 0, figure_style: str = "meshes") -> Path:
     """Report, replay (with plots), figures and index.html; returns the index path."""
-    from spatialscout_gym.eval.pages.figures import write_index_html, write_run_figures
+    from spatialscout_gym.eval.pages.figures import plots_available, write_index_html, write_run_figures
     from spatialscout_gym.eval.running.replay import write_replay
     from spatialscout_gym.eval.pages.report import write_report
     report = write_report(out)
     if report["object_micro"] is None:   # every episode failed: a page of the failures, nothing to replay
         return write_index_html(out, report, None, {})
-    replay = write_replay(out, plots=True)
+    replay = write_replay(out, plots=plots_available())   # without the plots extra: tables and curve data only
     figs = write_run_figures(out, seed=figure_seed, style=figure_style) if figures else {}
     return write_index_html(out, report, replay, figs)
 
@@ -52,6 +53,9 @@ def run(args: argparse.Namespace) -> int:
                           figure_style=args.figure_style)
     except (FileNotFoundError, SceneFileError, EvalDirError) as exc:
         raise CliError(str(exc)) from None
+    from spatialscout_gym.eval.pages.figures import no_plots_note, plots_available
+    if not plots_available():
+        print(no_plots_note(), file=sys.stderr)
     print(f"wrote {args.dir}/report.json, report.md, replay/, "
           + ("" if args.no_figures else "figures/, ") + f"and {index}")
     return 0

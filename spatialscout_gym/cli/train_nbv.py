@@ -28,6 +28,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         from spatialscout_gym.nbv.training.sb3 import main
     except ImportError as exc:  # pragma: no cover - depends on the install
-        raise CliError(f"train-nbv needs the RL extra ({exc}); pip install -e \".[rl]\"") from None
+        from spatialscout_gym.core.errors import install_command
+        raise CliError(f"train-nbv needs the RL extra ({exc}); {install_command('rl')}") from None
     main(list(args.options))   # a bad option raises ConfigError: one line at the CLI edge
     return 0

@@ -36,11 +36,12 @@ def message_of(exc: BaseException) -> str:
 
 
 def install_command(extras: str) -> str:
-    """The command that installs ``extras`` (e.g. ``"vlm"``) for this copy of the package. The
-    package is not on a package index: it installs from its checkout, named here when this copy
-    runs from one (an editable install), so the command works from any directory."""
+    """The command that installs ``extras`` (e.g. ``"vlm"`` or ``"rl,ray"``) for this copy of the
+    package, as it was installed: from its checkout when this copy runs from one (an editable
+    install; the checkout named, so the command works from any directory), else into the installed
+    package (from a wheel: pip keeps the installed version and adds what the extras need)."""
     from pathlib import Path
     root = Path(__file__).resolve().parents[2]
     if (root / "pyproject.toml").is_file():
         return f"pip install -e '{root}[{extras}]'"
-    return f"pip install -e '.[{extras}]' in the spatialscout-gym checkout"
+    return f"pip install 'spatialscout-gym[{extras}]'"

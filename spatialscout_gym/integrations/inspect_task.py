@@ -35,6 +35,13 @@ from pathlib import Path
 from typing import Any, Literal, Sequence, cast, get_args
 
 import numpy as np
+
+try:   # the inspect extra: without it, one line that names the extra instead of a bare ModuleNotFoundError
+    import inspect_ai  # noqa: F401
+except ModuleNotFoundError as exc:
+    from spatialscout_gym.core.errors import MissingExtraError, install_command
+    raise MissingExtraError(f"the SpatialScout Inspect task needs the 'inspect' extra ({exc.name} is not "
+                            f"installed): {install_command('inspect')}") from None
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import (ChatMessage, ChatMessageAssistant, ChatMessageSystem, ChatMessageTool,

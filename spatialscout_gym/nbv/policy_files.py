@@ -1,6 +1,10 @@
 """The files beside a trained NBV policy: ``nbv_config.json`` (the :class:`NBVConfig` it was trained
 with, its mapper, image budget and resolution, and whether ``ppo:PATH`` acts deterministically) and the
-``model.zip`` that ``ppo:PATH`` names. Written by the trainer, read by the PPO agent and the CLI."""
+``model.zip`` that ``ppo:PATH`` names. Written by the trainer, read by the PPO agent and the CLI.
+
+The shipped policy lives in the package (``nbv/models/nbv_ppo``, installed with the wheel): its
+documented name ``models/nbv_ppo`` (or ``models/nbv_ppo/model.zip``) finds it from any directory,
+unless a file of that relative path exists there (a policy of one's own takes precedence)."""
 
 from __future__ import annotations
 
@@ -10,7 +14,8 @@ from pathlib import Path
 
 from spatialscout_gym.nbv.config import NBVConfig
 
-__all__ = ["CONFIG_FILE", "ASSUMED", "policy_path", "load_policy_config", "load_nbv_config", "save_nbv_config",
+__all__ = ["CONFIG_FILE", "ASSUMED", "SHIPPED_POLICY", "SHIPPED_NAMES", "policy_path", "load_policy_config",
+           "load_nbv_config", "save_nbv_config",
            "guess_config_fields", "fix_line"]
 
 CONFIG_FILE = "nbv_config.json"
@@ -24,9 +29,19 @@ resolution are then unknown (None): ``spatialscout run/evaluate`` use the NBV ta
 64 px, NBV-v1's too, without a warning."""
 
 
+SHIPPED_POLICY = Path(__file__).resolve().parent / "models" / "nbv_ppo"
+"""The shipped PPO policy's directory (``model.zip`` and the files of its training run), package data."""
+
+SHIPPED_NAMES = (Path("models/nbv_ppo"), Path("models/nbv_ppo/model.zip"))
+"""The relative names of the shipped policy that work in any directory (``ppo:models/nbv_ppo/model.zip``)."""
+
+
 def policy_path(path: str | Path) -> Path:
-    """The ``model.zip`` that ``ppo:PATH`` names (``PATH`` is the file or the run directory)."""
+    """The ``model.zip`` that ``ppo:PATH`` names (``PATH`` is the file or the run directory); a
+    :data:`SHIPPED_NAMES` name that is no file here is the shipped policy (:data:`SHIPPED_POLICY`)."""
     p = Path(path)
+    if not p.exists() and p in SHIPPED_NAMES:
+        p = SHIPPED_POLICY
     return p / "model.zip" if p.is_dir() else p
 
 

@@ -14,7 +14,7 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from spatialscout_gym.core.errors import SpatialScoutError
+from spatialscout_gym.core.errors import SpatialScoutError, install_command
 
 __all__ = ["DeviceReport", "RenderDeviceError", "check_vulkan", "fix_commands", "mesa_version",
            "NO_DEVICE_MARKERS"]
@@ -169,7 +169,7 @@ def check_vulkan(timeout_s: float = 60.0) -> DeviceReport:
         err = out.get("error", "")
         if "No module named" in err:
             return DeviceReport(False, mesa_version=mesa, error=err,
-                                fix=['pip install -e ".[render]"   # or: pip install sapien==3.0.3'])
+                                fix=[f"{install_command('render')}   # or: pip install sapien==3.0.3"])
         return DeviceReport(False, mesa_version=mesa, sapien_version=out.get("sapien_version", ""),
                             error=err, fix=fix_commands())
     name, soft = _parse_summary(out.get("summary", ""))

@@ -98,7 +98,8 @@ def _import_sapien():
     try:
         import sapien  # heavy; imported where used
     except ImportError as exc:  # pragma: no cover - depends on the install
-        raise ImportError("rendering needs SAPIEN: pip install -e \".[render]\" (sapien==3.0.3)") from exc
+        from spatialscout_gym.core.errors import install_command
+        raise ImportError(f"rendering needs SAPIEN: {install_command('render')} (sapien==3.0.3)") from exc
     return sapien
 
 

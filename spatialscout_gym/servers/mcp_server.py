@@ -19,6 +19,11 @@ and ``SPATIALSCOUT_MCP_TOKEN``, ``--token-file`` or ``--generate-token``) every 
 carry ``Authorization: Bearer <token>``; others get 401, so a second local client cannot drive the
 first one's episode.
 
+Liveness: tool calls run off the event loop (on the episode's worker thread), so a ping or another
+request is answered while a call waits for the renderer; a stdio line that is no JSON-RPC message
+(not JSON, or a batch) is answered with the JSON-RPC error the HTTP transport gives (``id`` null;
+:func:`unreadable_error`), never left unanswered.
+
 Budgets: a client's model calls are invisible to the server, so B counts **tool calls** here
 (``tool_call_budget``, default 100); V = ``image_budget`` images as usual.
 
@@ -54,7 +59,7 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
 __all__ = ["McpEpisode", "build_server", "serve_stdio", "serve_http", "HOST", "stdout_to_stderr",
-           "PROMPT_NAME", "BearerAuth"]
+           "PROMPT_NAME", "BearerAuth", "AnswerUnreadable", "unreadable_error"]
 
 HOST = "127.0.0.1"
 """The only interface the HTTP transport binds."""
@@ -248,7 +253,10 @@ def build_server(session: McpEpisode) -> Server:
         return types.ListToolsResult(tools=tools)
 
     async def on_call_tool(ctx, params) -> types.CallToolResult:
-        blocks, err = session.call(params.name, params.arguments)
+        import anyio
+        # off the event loop: a call waits for the renderer (its warm-up, a capture), and the server
+        # must keep answering meanwhile (a ping, another request, the client's cancellation)
+        blocks, err = await anyio.to_thread.run_sync(session.call, params.name, params.arguments)
         content: list[types.ContentBlock] = [
             types.TextContent(type="text", text=b["text"]) if b["type"] == "text" else
             types.ImageContent(type="image", data=b["data"], mime_type=b["mime_type"])
@@ -269,12 +277,71 @@ def serve_stdio(session: McpEpisode) -> None:
 
     async def main() -> None:
         async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+            await server.run(AnswerUnreadable(read, write), write, server.create_initialization_options())
 
     try:
         anyio.run(main)
     finally:
         session.close()
+
+
+def unreadable_error(exc: Exception) -> dict:
+    """The JSON-RPC error the streamable HTTP transport answers for a body it cannot read, for a
+    stdio line ``exc`` (the transport's parse failure) was raised on: ``-32700`` "Parse error" for
+    text that is not JSON, ``-32602`` "Validation error" for JSON that is no JSON-RPC message (a
+    batch, an array, is one: MCP has no batches); ``id`` null, as no request id could be read."""
+    from mcp.types import INVALID_PARAMS, PARSE_ERROR
+    read_errors = getattr(exc, "errors", None)   # a pydantic ValidationError's list of what failed
+    errors: list = read_errors() if callable(read_errors) else []
+    if any(e.get("type") == "json_invalid" for e in errors):
+        code, message = PARSE_ERROR, f"Parse error: {errors[0].get('msg', exc)}"
+    else:
+        code, message = INVALID_PARAMS, f"Validation error: {exc}"
+    return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+
+
+class AnswerUnreadable:
+    """The stdio transport's read stream, answering each line it could not read (its items that
+    are exceptions, which the server would only log, leaving the client waiting for ever) with
+    :func:`unreadable_error` on ``write``, as the HTTP transport does; messages pass through."""
+
+    def __init__(self, inner: Any, write: Any) -> None:
+        self._inner, self._write = inner, write
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        from mcp.shared.message import SessionMessage
+        from mcp.types import JSONRPCError
+        while True:
+            item = await self._inner.receive()
+            if not isinstance(item, Exception):
+                return item
+            await self._write.send(SessionMessage(JSONRPCError.model_validate(unreadable_error(item))))
+
+    def __aiter__(self) -> AnswerUnreadable:
+        return self
+
+    async def __anext__(self) -> Any:
+        import anyio
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    def close(self) -> None:
+        self._inner.close()
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> AnswerUnreadable:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
 
 class BearerAuth:

@@ -368,6 +368,22 @@ def write_run_figures(out_dir: str | os.PathLike, tile_px: int = 320, seed: int 
     return written
 
 
+def plots_available() -> bool:
+    """Whether matplotlib (the ``plots`` extra) can be imported: without it, reports and the
+    leaderboard are written as tables only, without the PNG curves and plots."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def no_plots_note() -> str:
+    """The one line saying that plots were left out, and how to get them."""
+    from spatialscout_gym.core.errors import install_command
+    return f"no plots drawn: the 'plots' extra is not installed (matplotlib); tables only. To draw them: {install_command('plots')}"
+
+
 def write_index_html(out_dir: str | os.PathLike, report: dict, replay: dict | None,
                      figures: dict[str, Path]) -> Path:
     """Write ``DIR/index.html``: the Table-3 report, per-category and per-scene tables, the replay

@@ -569,10 +569,13 @@ def write_leaderboard(dirs: Sequence[str | os.PathLike], out_dir: str | os.PathL
     out.mkdir(parents=True, exist_ok=True)
     board = build_leaderboard(dirs, force=force, lam=lam, progress=progress, verified_only=verified_only,
                               verify_workers=verify_workers)
-    plots = plot_behaviour({n: r["behaviour"] for n, r in board["rows"].items()}, out / "plots")
-    cost_png = plot_cost(board["cost"], out / "plots" / "cost_pareto.png")
-    if cost_png is not None:
-        plots["cost"] = cost_png
+    from spatialscout_gym.eval.pages.figures import plots_available
+    plots: dict[str, Path] = {}
+    if plots_available():     # without the plots extra: the tables only
+        plots = plot_behaviour({n: r["behaviour"] for n, r in board["rows"].items()}, out / "plots")
+        cost_png = plot_cost(board["cost"], out / "plots" / "cost_pareto.png")
+        if cost_png is not None:
+            plots["cost"] = cost_png
     figures: dict[str, Path] = {}
     if figure_scene is not None:
         from spatialscout_gym.eval.pages.figures import write_run_figure

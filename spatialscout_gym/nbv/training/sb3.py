@@ -282,7 +282,8 @@ def train(args: Args) -> Path:
         try:
             from spatialscout_gym.nbv.training.rllib import train_rllib
         except ImportError as exc:  # pragma: no cover - depends on the install
-            raise ConfigError(f"--backend rllib needs RLlib ({exc}): pip install -e \".[rl,ray]\"") from None
+            from spatialscout_gym.core.errors import install_command
+            raise ConfigError(f"--backend rllib needs RLlib ({exc}): {install_command('rl,ray')}") from None
         return train_rllib(args, config, _env_kwargs(args))
 
     # ---- seeding ---------------------------------------------------------------------------

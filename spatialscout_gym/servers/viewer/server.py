@@ -16,6 +16,11 @@ only their own scripts, styles, images and API, no framing, no referrer). The st
 server lists no directory and serves only regular files with one link (no symbolic or hard link:
 a hard link made inside the site could name any file of the machine). A client that hangs up
 early is no error: nothing is printed.
+
+Load: a fixed pool of :data:`WORKERS` threads handles connections, with at most :data:`WAITING`
+accepted connections waiting for one; a connection beyond that is answered at once with ``503
+Service Unavailable`` and ``Retry-After: 1`` (docs/serving.md), so a burst of requests gets answers,
+never a silent time-out, and the server's threads stay bounded.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import functools
 import hmac
 import http.server
 import os
+import queue
 import socket
 import stat
 import sys
@@ -32,7 +38,8 @@ from pathlib import Path
 from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 
-__all__ = ["GuardedHandler", "LocalServer", "serve_directory", "start_server", "TOKEN_HEADER", "MAX_BODY_BYTES", "SECURITY_HEADERS"]
+__all__ = ["GuardedHandler", "LocalServer", "serve_directory", "start_server", "TOKEN_HEADER", "MAX_BODY_BYTES",
+           "SECURITY_HEADERS", "WORKERS", "WAITING"]
 
 TOKEN_HEADER = "X-SpatialScout-Token"
 """The request header that carries a server's per-run token."""
@@ -52,14 +59,86 @@ SECURITY_HEADERS: dict[str, str] = {
 }
 """Headers of every response of both servers."""
 
+WORKERS = 16
+"""Threads that handle connections, per server."""
+WAITING = 64
+"""Accepted connections that may wait for a worker; one more is answered 503 at once."""
+
 
 class LocalServer(http.server.ThreadingHTTPServer):
-    """A threading server that says nothing when a client hangs up early (a closed tab, a
-    cancelled image load): those are not errors of the server."""
+    """A server with a bounded pool of handler threads (``workers``; at most ``waiting`` accepted
+    connections queued for them, 503 beyond) that says nothing when a client hangs up early (a
+    closed tab, a cancelled image load): those are not errors of the server."""
 
     daemon_threads = True
+    request_queue_size = 128    # the listen backlog: a burst is accepted, not dropped by the kernel
     url: str | None = None
     """The page's URL with its per-run token, for a server that has one (``play``)."""
+
+    def __init__(self, address: tuple[str, int], handler: Any, *, workers: int = WORKERS,
+                 waiting: int = WAITING) -> None:
+        if workers < 1 or waiting < 1:
+            raise ValueError(f"a server needs at least 1 worker and 1 waiting place, got {workers} and {waiting}")
+        super().__init__(address, handler)
+        self._waiting: queue.Queue = queue.Queue(maxsize=waiting)
+        self._workers = [threading.Thread(target=self._work, daemon=True, name=f"spatialscout-http-{i}")
+                         for i in range(workers)]
+        for t in self._workers:
+            t.start()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        try:
+            self._waiting.put_nowait((request, client_address))
+        except queue.Full:
+            self._busy(request)
+
+    def _work(self) -> None:
+        while True:
+            request, client_address = self._waiting.get()
+            if request is None:
+                return
+            try:
+                self.finish_request(request, client_address)
+            except Exception:
+                self.handle_error(request, client_address)
+            finally:
+                self.shutdown_request(request)
+
+    def _busy(self, request: socket.socket) -> None:
+        """Answer 503 without a worker: the request head that has arrived is read (so that closing
+        sends no reset that could drop the answer), the response written, the socket closed."""
+        body = b"server busy: too many requests at once; retry in a second\n"
+        head = ["HTTP/1.1 503 Service Unavailable", "Content-Type: text/plain; charset=utf-8",
+                f"Content-Length: {len(body)}", "Retry-After: 1", "Connection: close",
+                *(f"{k}: {v}" for k, v in SECURITY_HEADERS.items())]
+        try:
+            request.settimeout(0.5)
+            try:
+                request.recv(65536)
+            except OSError:
+                pass
+            request.sendall(("\r\n".join(head) + "\r\n\r\n").encode("ascii") + body)
+        except OSError:
+            pass
+        finally:
+            self.shutdown_request(request)
+
+    def shutdown(self) -> None:
+        super().shutdown()
+        self._stop_workers()
+
+    def server_close(self) -> None:
+        super().server_close()
+        self._stop_workers()
+
+    def _stop_workers(self) -> None:
+        for t in self._workers:     # a worker takes one sentinel and ends
+            if t.is_alive():
+                try:
+                    self._waiting.put((None, None), timeout=1)
+                except queue.Full:
+                    break
+        self._workers = []
 
     def handle_error(self, request: socket.socket | tuple[bytes, socket.socket], client_address: Any) -> None:
         if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
@@ -187,18 +266,20 @@ class _SiteHandler(GuardedHandler, http.server.SimpleHTTPRequestHandler):
             super().do_HEAD()
 
 
-def start_server(handler: type[GuardedHandler], port: int = 0, token: str | None = None,
-                 **kwargs: Any) -> LocalServer:
+def start_server(handler: type[GuardedHandler], port: int = 0, token: str | None = None, *,
+                 workers: int = WORKERS, waiting: int = WAITING, **kwargs: Any) -> LocalServer:
     """A started :class:`LocalServer` (a :class:`~http.server.ThreadingHTTPServer`) on 127.0.0.1 (``port`` 0: a free one) with
-    ``handler`` (given ``token`` and ``kwargs``), serving on a daemon thread; ``server_address[1]`` is
-    the port, ``server.shutdown()`` stops it."""
+    ``handler`` (given ``token`` and ``kwargs``), serving on a daemon thread with ``workers``
+    handler threads and ``waiting`` queued connections; ``server_address[1]`` is the port,
+    ``server.shutdown()`` stops it."""
     cls = type(handler.__name__, (handler,), {"token": token})
-    server = LocalServer(("127.0.0.1", port), functools.partial(cls, **kwargs) if kwargs else cls)
+    server = LocalServer(("127.0.0.1", port), functools.partial(cls, **kwargs) if kwargs else cls,
+                         workers=workers, waiting=waiting)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 
 
-def serve_directory(root: str | Path, port: int = 0) -> LocalServer:
+def serve_directory(root: str | Path, port: int = 0, *, workers: int = WORKERS, waiting: int = WAITING) -> LocalServer:
     """A started server for the static site ``root`` (written by
     :func:`~spatialscout_gym.servers.viewer.site.write_site`, which copies no symbolic link) on 127.0.0.1."""
-    return start_server(_SiteHandler, port, directory=str(root))
+    return start_server(_SiteHandler, port, workers=workers, waiting=waiting, directory=str(root))
