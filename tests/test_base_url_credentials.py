@@ -10,7 +10,6 @@ import base64
 import json
 import socket
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -96,15 +95,13 @@ def test_an_echoed_basic_header_is_redacted_in_result_json_and_stdout(tmp_path, 
 
 def test_run_checks_the_endpoint_first_and_prints_neither_the_endpoint_nor_credentials(tmp_path, capsys):
     port = _free_port()
-    t0 = time.perf_counter()
     code = main(["run", "--agent", "openai:m1", "--base-url", f"http://{USER}:{KEY}@127.0.0.1:{port}/v1",
                  "--api-key", "placeholder", "--scene", "procedural:1", "--out", str(tmp_path / "run")])
-    elapsed = time.perf_counter() - t0
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1 and "--base-url" in err
     # the endpoint as typed, less its user info: which server did not answer (docs/models.md)
     assert f"cannot reach http://127.0.0.1:{port}/v1 " in err and KEY not in err and USER not in err
-    assert not (tmp_path / "run").exists() and elapsed < 5
+    assert not (tmp_path / "run").exists()       # refused before any scene was built
 
 
 def test_evaluate_prints_neither_the_endpoint_nor_credentials(tmp_path, capsys):

@@ -49,7 +49,7 @@ def test_rays_are_unit_and_batched():
     np.testing.assert_allclose(np.linalg.norm(d, axis=-1), 1.0)
 
 
-@settings(max_examples=80)
+@settings(max_examples=80, deadline=None)
 @given(pix, pix, st.floats(0.2, 20.0), yaw, pitch,
        st.tuples(*[st.floats(-5, 5)] * 3).map(np.array))
 def test_pixel_ray_project_round_trip(u, v, depth, y, p, position):
@@ -77,6 +77,7 @@ def test_delivered_to_render_formula():
     assert delivered_to_render(10.0, 20.0, 256, 128, 512, 512) == pytest.approx((20.5, 81.5))
 
 
+@settings(deadline=None)
 @given(pix, pix, st.integers(16, 512), st.integers(16, 512))
 def test_delivered_render_inverse(u, v, wd, hd):
     ud, vd = render_to_delivered(u, v, 512, 512, wd, hd)
@@ -84,6 +85,7 @@ def test_delivered_render_inverse(u, v, wd, hd):
     np.testing.assert_allclose(back, (u, v), atol=1e-9)
 
 
+@settings(deadline=None)
 @given(pix, pix)
 def test_scaled_intrinsics_see_the_same_ray(u, v):
     small = K512.scaled(384, 384)

@@ -80,12 +80,11 @@ def _evaluate(out: Path, url: str, *extra: str, scenes: int = 4) -> list[str]:
             "--resolution", "32", "--image-budget", "2", "--call-budget", "2", "--no-progress", *extra]
 
 
-def test_a_wrong_base_url_is_one_line_within_seconds(tmp_path, capsys):
-    t0 = time.perf_counter()
+def test_a_wrong_base_url_is_one_line_before_any_scene(tmp_path, capsys):
     code = main(_evaluate(tmp_path / "e", f"http://127.0.0.1:{_free_port()}/v1"))
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1 and "--base-url" in err
-    assert time.perf_counter() - t0 < 20 and not (tmp_path / "e").exists()
+    assert not (tmp_path / "e").exists()       # refused before any scene was built (its time: bench_answers.py)
 
 
 def test_a_refused_key_and_an_unserved_model_are_named(tmp_path, capsys):

@@ -1,31 +1,21 @@
 """The RL recipes in examples/ train on ``SpatialScout/NBV-v2`` for a few hundred steps (real
 SAPIEN renders, small settings) and leave a policy that loads and acts, with its NBV settings
-beside it (`nbv_config.json`): the SB3 one is evaluated by `spatialscout evaluate --agent ppo:PATH`."""
+beside it (`nbv_config.json`). The SB3 recipe is trained once per session (tests/rl_recipes_trained.py)
+and shared with the RL journey, which evaluates it with `spatialscout evaluate --agent ppo:PATH`."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import sys
-from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 import pytest
 
 import spatialscout_gym  # noqa: F401  (registers the ids)
+from rl_recipes_trained import IMAGE_BUDGET, RESOLUTION, load_example, sb3_recipe
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 pytestmark = pytest.mark.render
-
-
-def load_example(name: str):
-    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module          # dataclasses look their module up while it loads
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_cleanrl_ppo_trains_counts_its_steps_and_saves_an_agent_that_acts(tmp_path):
@@ -63,21 +53,17 @@ def test_cleanrl_ppo_trains_counts_its_steps_and_saves_an_agent_that_acts(tmp_pa
         env.close()
 
 
-def test_sb3_make_vec_env_recipe_trains_saves_and_the_policy_acts(tmp_path):
-    import torch
+def test_sb3_make_vec_env_recipe_trains_saves_and_the_policy_acts(tmp_path_factory):
     from stable_baselines3 import PPO
-    ex = load_example("sb3_ppo")
-    save = tmp_path / "model"
-    torch.set_num_threads(2)
-    model = ex.main(["--total-timesteps", "256", "--n-envs", "2", "--n-steps", "64", "--image-budget", "6",
-                     "--subproc", "--save", str(save)])
+    trained = sb3_recipe(tmp_path_factory)     # 256 steps, 2 SubprocVecEnv envs, V = 4, 36 px render
+    model = trained.returned
     assert model.num_timesteps >= 256
-    assert torch.get_num_threads() == 1                            # one torch thread by default (docs/rl.md)
+    assert trained.torch_threads == 1                              # one torch thread by default (docs/rl.md)
     assert type(model.env.unwrapped).__name__ == "SubprocVecEnv"
-    loaded = PPO.load(str(save) + ".zip", device="cpu")
+    loaded = PPO.load(str(trained.saved), device="cpu")
     for a, b in zip(model.policy.parameters(), loaded.policy.parameters()):
         assert np.array_equal(a.detach().cpu().numpy(), b.detach().cpu().numpy())
-    env = gym.make("SpatialScout/NBV-v1", image_budget=6)
+    env = gym.make("SpatialScout/NBV-v1", image_budget=IMAGE_BUDGET, resolution=RESOLUTION)
     try:
         obs, _ = env.reset(seed=0)
         action, _ = loaded.predict(obs, deterministic=True)
@@ -86,12 +72,6 @@ def test_sb3_make_vec_env_recipe_trains_saves_and_the_policy_acts(tmp_path):
         assert 0.0 <= reward <= 1.0
     finally:
         env.close()
-
-    # the recipe's nbv_config.json lets `spatialscout evaluate` run the policy with no other flag
-    from spatialscout_gym.cli.main import main
-    out = tmp_path / "eval"
-    assert main(["evaluate", "--agent", f"ppo:{save}.zip", "--scenes", "Kitchen_01", "--out", str(out),
-                 "--no-progress"]) == 0
-    assert json.loads((out / "evaluate.json").read_text())["image_budget"] == 6      # adopted from the policy
-    report = json.loads((out / "report.json").read_text())
-    assert report["episodes"]["completed"] == 1 and report["episodes"]["end_reasons"] == {"finish_mapping": 1}
+    # the recipe's nbv_config.json names what it trained with (the RL journey evaluates the policy)
+    settings = json.loads((trained.saved.parent / "nbv_config.json").read_text())
+    assert (settings["image_budget"], settings["resolution"]) == (IMAGE_BUDGET, RESOLUTION)

@@ -39,9 +39,10 @@ def _scenes(tmp_path: Path) -> list[str]:
     return paths
 
 
-def _run(tmp_path: Path, name: str, **task_args):
+def _run(tmp_path: Path, name: str, *, rooms: int = 2, **task_args):
+    """The scripted model through the task on the first ``rooms`` of the two rooms."""
     from spatialscout_gym.integrations.inspect_task import spatialscout
-    scenes = _scenes(tmp_path)
+    scenes = _scenes(tmp_path)[:rooms]
     chair = GroundTruth.from_spec(SceneSpec.from_json(Path(scenes[0]).read_text()))
     centre = [float(x) for x in chair.centers_task[list(chair.ids).index("chair_1")]]
 
@@ -94,8 +95,8 @@ def test_reasoning_effort_off_as_yaml_reads_it_sends_none(tmp_path):
     from spatialscout_gym.integrations.inspect_task import _effort_argument
     assert [_effort_argument(v) for v in (False, "off", "none", "None", None, "medium")] == [
         None, None, None, None, None, "medium"]
-    log, out, (answered, refused) = _run(tmp_path, "off", reasoning_effort=False)
+    log, out, (answered, refused) = _run(tmp_path, "off", rooms=1, reasoning_effort=False)   # one room says it
     assert log.status == "success", log.error
-    assert not refused and len(answered) == 4 and not any("reasoning_effort" in r for r in answered)
+    assert not refused and len(answered) == 2 and not any("reasoning_effort" in r for r in answered)
     model = json.loads((out / "room-four" / "seed_0" / "result.json").read_text())["model"]
     assert model["reasoning_effort"] is None and model["reasoning_effort_refused"] == []

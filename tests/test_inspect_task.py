@@ -8,21 +8,17 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
-import numpy as np
 import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import (ChatCompletionChoice, ChatMessageAssistant, ContentImage, ModelOutput, ModelUsage,
                               get_model)
 from inspect_ai.tool import ToolCall as InspectToolCall
 
-from vlm_scripted import ScriptedServer
-from spatialscout_gym.cli.main import main
+from inspect_and_evaluate_runs import B, REPO, RES, SCENES, V, inspect_and_evaluate, plan as _plan, request_text
 from spatialscout_gym.core.scoring import GroundTruth
 from spatialscout_gym.eval.pages.leaderboard import build_row
 from spatialscout_gym.eval.verification.verify import verify_dir
@@ -30,49 +26,12 @@ from spatialscout_gym.scenes.catalog import scene_by_name
 
 pytestmark = [pytest.mark.render, pytest.mark.slow]
 
-REPO = Path(__file__).resolve().parents[1]
-SCENES = ["procedural:11", "procedural:12"]
-B = 5          # model calls: the reminder comes before the 3rd call (3 left)
-V = 4
-RES = 48
 EPISODE_EVENTS = ("start", "capture", "tool_call", "tool_call_refused", "map", "end")
 
 
 @pytest.fixture(scope="module")
 def truths() -> dict[str, GroundTruth]:
     return {s: GroundTruth.from_spec(scene_by_name(s)) for s in SCENES}
-
-
-def _scene_of(text: str, truths: dict[str, GroundTruth]) -> str:
-    """The scene whose every target id the conversation's list_entities result names."""
-    found = [s for s, gt in truths.items()
-             if all(re.search(rf"(?<![A-Za-z0-9_]){re.escape(i)}(?![A-Za-z0-9_])", text) for i in gt.ids)]
-    assert len(found) == 1, f"cannot tell the scene from the conversation ({found})"
-    return found[0]
-
-
-def _plan(turn: int, text: str, truths: dict[str, GroundTruth]) -> list[tuple[str, dict]]:
-    """The scripted model: turn k of an episode (k = assistant messages so far). One scene ends on
-    finish_mapping (a call after it is skipped), the other when B is used; both submit one exact
-    and one offset centre and make one call the episode refuses."""
-    if turn == 0:
-        return [("capture_image", {})]
-    if turn == 1:
-        return [("list_entities", {}), ("get_camera_pose", {})]
-    scene = _scene_of(text, truths)
-    gt = truths[scene]
-    if turn == 2:
-        c0, c1 = gt.centers_task[0], gt.centers_task[1] + np.array([0.05, 0.0, 0.0])
-        return [("rotate_camera", {"yaw": "left"}),
-                ("submit_positions", {"positions": {gt.ids[0]: [float(x) for x in c0],
-                                                    gt.ids[1]: [float(x) for x in c1]}})]
-    if scene == SCENES[0]:
-        return [("finish_mapping", {}), ("capture_image", {})]
-    return [("move_camera", {"forward": 0.2})] if turn == 3 else [("capture_image", {})]
-
-
-def _request_text(body: dict) -> str:
-    return json.dumps(body.get("messages", []))
 
 
 def _check_run_dir(run: Path) -> dict:
@@ -191,61 +150,14 @@ def _comparable(e: dict) -> dict:
     return e
 
 
-def _entry_point_dirs(tmp_path: Path) -> list[str]:
-    """What ``PYTHONPATH`` needs so that ``inspect eval spatialscout_gym/spatialscout`` finds the
-    task through the pyproject's ``inspect_ai`` entry point, as after ``pip install``: nothing when
-    the installed package declares exactly that entry point (a second distribution declaring it too
-    makes Inspect find no task), else a directory holding a distribution whose only content is it."""
-    from importlib.metadata import entry_points
-    eps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["entry-points"]["inspect_ai"]
-    installed = {e.name: e.value for e in entry_points(group="inspect_ai") if e.name in eps}
-    if installed == eps:
-        return []
-    return [str(_entry_point_dir(tmp_path, eps))]
-
-
-def _inspect_path(tmp_path: Path) -> list[str]:
-    """``PYTHONPATH`` for ``inspect eval``: empty when the package is installed with its entry point
-    (as after ``pip install -e``; putting the checkout first would also put its ``*.egg-info`` first,
-    a distribution that lists none of the package's modules, and Inspect would then register the
-    task without its ``spatialscout_gym/`` namespace), else the checkout and the entry point."""
-    extra = _entry_point_dirs(tmp_path)
-    return [str(REPO), *extra] if extra else []
-
-
-def _entry_point_dir(tmp_path: Path, eps: dict) -> Path:
-    info = tmp_path / "eps" / "spatialscout_gym_inspect_entry-0.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: spatialscout-gym-inspect-entry\nVersion: 0.0\n")
-    (info / "entry_points.txt").write_text("[inspect_ai]\n" + "".join(f"{k} = {v}\n" for k, v in eps.items()))
-    return info.parent
-
-
-def test_inspect_eval_and_evaluate_make_the_same_calls_and_scores(tmp_path, truths, capsys):
-    def policy(step, body, fmt):
-        turn = sum(m.get("role") == "assistant" for m in body["messages"])
-        return _plan(turn, _request_text(body), truths)
-
-    inspect_out, evaluate_out = tmp_path / "inspect_runs", tmp_path / "evaluate_runs"
-    with ScriptedServer(policy) as server:
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(_inspect_path(tmp_path)),
-               "SCRIPTED_BASE_URL": server.openai_url, "SCRIPTED_API_KEY": "local"}
-        p = subprocess.run([sys.executable, "-m", "inspect_ai", "eval", "spatialscout_gym/spatialscout",
-                            "--model", "openai-api/scripted/scripted", "-T", f"scenes={','.join(SCENES)}",
-                            "-T", "repeats=1", "-T", f"image_budget={V}", "-T", f"call_budget={B}",
-                            "-T", f"resolution={RES}", "-T", f"out={inspect_out}", "--log-dir", str(tmp_path / "logs"),
-                            "--display", "plain", "--max-samples", "1"],
-                           env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path)
-        assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-        inspect_requests = list(server.requests)
-        rc = main(["evaluate", "--agent", "openai:scripted", "--base-url", server.openai_url, "--api-key", "local",
-                   "--scenes", *SCENES, "--out", str(evaluate_out), "--resolution", str(RES),
-                   "--image-budget", str(V), "--call-budget", str(B), "--no-progress"])
-        assert rc == 0, capsys.readouterr()
+def test_inspect_eval_and_evaluate_make_the_same_calls_and_scores(tmp_path_factory):
+    runs = inspect_and_evaluate(tmp_path_factory)      # shared with the Inspect journey (made once)
+    inspect_out, evaluate_out = runs.inspect_out, runs.evaluate_out
+    inspect_requests = runs.inspect_requests
     # Inspect's output shows our metrics; the model saw the reminder before its 3rd call only
-    assert "all_miou_pct" in p.stdout and "macro_all_miou_pct" in p.stdout
+    assert "all_miou_pct" in runs.inspect_stdout and "macro_all_miou_pct" in runs.inspect_stdout
     reminded = [sum(m.get("role") == "assistant" for m in r["messages"]) for r in inspect_requests
-                if "REMINDER: 3 model calls remain" in _request_text(r)]
+                if "REMINDER: 3 model calls remain" in request_text(r)]
     assert reminded and set(reminded) >= {2}
     assert len(inspect_requests) == 4 + B   # finish_mapping ends one episode at its 4th call, B the other
 

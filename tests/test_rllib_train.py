@@ -1,7 +1,9 @@
 """``spatialscout train-nbv --backend rllib`` on a Ray cluster: the test starts a one-node cluster
 on 127.0.0.1 (``ray start --head``, 2 CPUs), trains PPO with two env runners placed on it, checks
 the run record (args, progress, learning curve, checkpoints, where the runners ran), then
-``spatialscout evaluate --agent rllib:RUN`` runs the trained policy on one scene. Every port the
+``spatialscout evaluate --agent rllib:RUN`` runs the trained policy on one scene, and ``spatialscout
+compare`` sets it beside ``frontier-nbv`` on the same settings (the journey docs/rllib.md describes,
+to its last step). Every port the
 cluster's processes listen on is on 127.0.0.1. The cluster is
 stopped by the process ids it started (``ray stop`` would stop every Ray on the machine), and the
 test checks that none survives."""
@@ -135,7 +137,7 @@ def ray_cluster():
         assert all(a == "127.0.0.1" for ads in ports.values() for a in ads), ports
 
 
-def test_train_nbv_rllib_on_a_cluster_then_evaluate(ray_cluster, tmp_path):
+def test_train_nbv_rllib_on_a_cluster_then_evaluate_and_compare(ray_cluster, tmp_path, capsys):
     address, note_children = ray_cluster
     out = tmp_path / "runs"
     cmd = [sys.executable, "-m", "spatialscout_gym.cli.main", "train-nbv", "--backend", "rllib",
@@ -217,3 +219,16 @@ def test_train_nbv_rllib_on_a_cluster_then_evaluate(ray_cluster, tmp_path):
     assert (on_cluster / "predictions.json").read_bytes() == (local / "predictions.json").read_bytes()
     a, b = (json.loads((d / "result.json").read_text()) for d in (local, on_cluster))
     assert a["all"] == b["all"] and a["counters"] == b["counters"]
+
+    # the journey's last step: the policy beside frontier-nbv on the same scene and settings, no --force
+    reference = tmp_path / "frontier-nbv"
+    assert main(["evaluate", "--agent", "frontier-nbv", "--scenes", "Kitchen_01", "--image-budget", "4",
+                 "--resolution", "32", "--out", str(reference), "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["compare", str(reference), str(ev)]) == 0
+    text = capsys.readouterr().out
+    assert re.findall(r"^## Paired: (\S+) - (\S+) on 1 shared", text, re.M) == [("eval", "frontier-nbv")], text
+    f = json.loads((reference / "Kitchen_01" / "seed_0" / "result.json").read_text())["all"]["mean_iou"]
+    p = a["all"]["mean_iou"]
+    row = f"| Kitchen_01 | 1 | {100 * f:.2f} | {100 * p:.2f} | {round(100 * (p - f), 2) + 0.0:+.2f} |"
+    assert row in text.splitlines(), (row, text)

@@ -73,7 +73,7 @@ def test_equal_box_volume_formula():
     assert box_iou(size, size, d) == pytest.approx(inter / (2 * np.prod(size) - inter))
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(st.tuples(*[st.floats(0.0, 3.0)] * 3), st.tuples(*[st.floats(0.0, 3.0)] * 3),
        st.tuples(*[st.floats(-4.0, 4.0)] * 3))
 def test_box_iou_in_unit_interval_and_symmetric(a, b, d):

@@ -83,12 +83,11 @@ def test_play_refuses_bodies_by_content_length_before_reading(game):
     port, token = server.server_address[1], server.url.split("token=")[1]
     for length, code in (("-1", 400), ("abc", 400), ("1e3", 400), ("\u00b2", 400), ("300000000", 413),
                          ("99999999999999999999", 400)):
-        t0 = time.monotonic()
+        # answered without reading a body: the server's own read would wait 20 s, past this timeout
         with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
             sock.sendall(f"POST /api/call HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{TOKEN_HEADER}: {token}\r\n"
                          f"Content-Length: {length}\r\n\r\n".encode("latin-1"))
             assert sock.recv(100).startswith(f"HTTP/1.0 {code}".encode()), length
-        assert time.monotonic() - t0 < 5            # answered at once, no thread left reading
     # no Content-Length: refused, not read to the end of the connection
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         sock.sendall(f"POST /api/call HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{TOKEN_HEADER}: {token}\r\n\r\n".encode())
