@@ -20,7 +20,7 @@ from spatialscout_gym.eval.settings_check import RECORDED, SETTINGS, EpisodeSett
 
 EXPECTED = {"image_budget", "resolution", "tool_call_budget", "model_call_budget", "prompt_style", "reasoning_effort",
             "reasoning_effort_sent", "mode", "image_history", "image_max_side_px", "reasoning_effort_source",
-            "max_output_tokens"}
+            "max_output_tokens", "nbv_env_id", "nbv_walls", "nbv_wall_margin_m"}
 """The settings an episode records (the record may grow; none may leave it unnoticed)."""
 NOT_COMPARED = {"reasoning_effort_source", "max_output_tokens"}
 """Recorded and shown, not compared (each field says why)."""
@@ -43,17 +43,34 @@ def runs(tmp_path_factory):
     return tmp
 
 
-def _changed(runs, tmp_path, s, value):
-    """A copy of the run the setting applies to, with the setting set to ``value`` in every result.json."""
-    name = "model" if "model" in s.kinds else "reference"
-    other = tmp_path / f"{name}-{s.field}"
-    shutil.copytree(runs / name, other)
-    for p in other.glob("*/seed_*/result.json"):
+NBV_BLOCK = {"env_id": "SpatialScout/NBV-v2", "walls": True, "wall_margin_m": 0.1}
+"""The dynamics an NBV agent's ``result.json`` records (its ``nbv`` block makes its kind ``nbv``)."""
+
+
+def _copy(src, dst, edit=None):
+    shutil.copytree(src, dst)
+    for p in dst.glob("*/seed_*/result.json"):
         r = json.loads(p.read_text())
+        if edit is not None:
+            edit(r)
+        p.write_text(json.dumps(r))
+    return dst
+
+
+def _changed(runs, tmp_path, s, value):
+    """A copy of the run the setting applies to, with the setting set to ``value`` in every result.json
+    (for a setting of NBV agents only, two copies of the reference run given an ``nbv`` block)."""
+    def nbv(r):
+        r["nbv"] = dict(NBV_BLOCK)
+
+    def change(r):
         holder = r[s.block] if s.block else r
         holder[s.key] = value
-        p.write_text(json.dumps(r))
-    return runs / name, other
+    if "model" not in s.kinds and "reference" not in s.kinds:
+        base = _copy(runs / "reference", tmp_path / f"nbv-base-{s.field}", nbv)
+        return base, _copy(runs / "reference", tmp_path / f"nbv-{s.field}", lambda r: (nbv(r), change(r)))
+    name = "model" if "model" in s.kinds else "reference"
+    return runs / name, _copy(runs / name, tmp_path / f"{name}-{s.field}", change)
 
 
 def test_the_record_holds_every_setting_and_every_run_records_it(runs):

@@ -52,7 +52,8 @@ def progress_row(eval_dir: str | os.PathLike, now: float | None = None) -> dict:
         result = read_run_result(root / key)
         if result is None:
             continue
-        model = result.get("model") if isinstance(result.get("model"), dict) else {}
+        block = result.get("model")
+        model: dict = block if isinstance(block, dict) else {}
         spend += float(model.get("cost_usd") or 0.0)
         waits += int(model.get("rate_limit_waits") or 0)
         if result.get("status", "ok") == "failed":
