@@ -207,9 +207,9 @@ def test_evaluate_resuming_over_a_bad_file_names_it(rel, label, base, tmp_path):
 
 def test_a_far_but_finite_prediction_scores_iou_0_alike_in_score_view_and_report(base, tmp_path):
     """``[1e155, 0, 0]`` (a multi-instance target: the assignment's costs overflowed) and
-    ``[-1e308, 1e308, 0]`` (a single one): finite, so ``score`` and ``view`` score them, IoU 0 and a
-    finite error (no "cost matrix is infeasible"); ``report``, which checks the map against the
-    trace, refuses the edited file in one line."""
+    ``[-1e308, 1e308, 0]`` (a single one): finite, so ``score`` scores them, IoU 0 and a finite error (no
+    "cost matrix is infeasible"); ``view`` and ``report``, which check the map against the trace,
+    refuse the edited file in one line."""
     from spatialscout_gym.core.scoring import FAR_M, GroundTruth, score_scene
     d = tmp_path / "E"
     shutil.copytree(base, d)
@@ -223,11 +223,11 @@ def test_a_far_but_finite_prediction_scores_iou_0_alike_in_score_view_and_report
     for i in matched:
         assert score.iou[i] == 0.0 and FAR_M / 2 < score.center_error_m[i] < 2 * FAR_M
     assert np.isfinite(score.metrics()["center_error_m"]["rmse"])
-    for cmd in ("score", "view"):
+    rc, text = _run(_argv("score", base, d, tmp_path / "score"))
+    assert rc in (0, None) and "Traceback" not in text and "spatialscout: error" not in text, text[-400:]
+    for cmd in ("view", "report"):       # they check the map against the trace's: the edited file is refused
         rc, text = _run(_argv(cmd, base, d, tmp_path / cmd))
-        assert rc in (0, None) and "Traceback" not in text and "spatialscout: error" not in text, (cmd, text[-400:])
-    rc, text = _run(_argv("report", base, d, tmp_path / "report"))   # the map differs from the trace's
-    assert rc == 2 and text.count("spatialscout: error:") == 1 and "the file was edited" in text
+        assert rc == 2 and text.count("spatialscout: error:") == 1 and "the file was edited" in text, (cmd, text[-400:])
 
 
 def test_a_negative_seed_is_refused_alike_by_report_compare_and_leaderboard(base, tmp_path):
