@@ -21,8 +21,8 @@ LIMIT_NAME = re.compile(r"(?:^|_)(?:MAX|MIN)(?:_|$)")
 EXCLUDED_DIRS = {"scenes", "render", "viewer"}
 EXCLUDED_FILES = re.compile(r"^(?:nbv.*|train_nbv|sb3_vec)\.py$")
 OTHER_LIMITS: dict[str, set[str]] = {
-    "episode/tools.py": {"PITCH_LIMIT_DEG", "WORLD_BOX_M", "SUBMIT_MARGIN_M", "BOUND_TOLERANCE_M",
-                         "MODEL_DECIMALS"},
+    "episode/tools.py": {"PITCH_LIMIT_DEG", "SUBMIT_MARGIN_M", "BOUND_TOLERANCE_M", "MODEL_DECIMALS"},
+    "core/limits.py": {"WORLD_BOX_M"},
     "core/triangulation.py": {"RADIUS_MARGIN_M"},
     "conversation/images.py": {"JPEG_QUALITY"},
     "conversation/prompt.py": {"REMINDER_AT"},
