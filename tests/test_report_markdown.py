@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from markdown_it import MarkdownIt
 
 from fakes import FakeRenderer, small_scene
@@ -46,17 +47,23 @@ def test_a_category_written_as_a_link_is_text_in_report_md(tmp_path):
 
 
 def test_recorded_strings_cannot_close_a_code_block_or_render_html(tmp_path):
-    """A scene id with a newline and a code fence, and markup in catalog_version and end_reason
-    (fields of result.json, which anyone may edit): report.md rendered by a CommonMark renderer
-    with raw HTML on holds no live <script> or <img>, and the per-scene table stays one code block."""
+    """Markup in catalog_version and end_reason (fields of result.json, which anyone may edit):
+    report.md rendered by a CommonMark renderer with raw HTML on holds no live <script> or <img>, and
+    the per-scene table stays one code block. A scene id edited to carry a code fence no longer
+    reaches the page: it disagrees with the trace, and the report refuses the run in one line."""
+    from spatialscout_gym.eval.layout import EvalDirError
     from spatialscout_gym.eval.pages.report import write_report
     spec = tmp_path / "fake-0.json"
     spec.write_text(small_scene(32, 32, scene_id="fake-0").to_json())
     out = tmp_path / "ev"
     evaluate(out, EvalSettings("origin", 3, 10, 32), [str(spec)], progress=False, renderer_factory=FakeRenderer)
     path = out / "fake-0" / "seed_0" / "result.json"
-    result = json.loads(path.read_text())
-    result["scene_id"] = "fake-0\n```\n<script>alert(1)</script><img src=x onerror=alert(2)>\n````\n"
+    honest = json.loads(path.read_text())
+    path.write_text(json.dumps({**honest, "scene_id": "fake-0\n```\n<script>alert(1)</script>\n````\n"}))
+    with pytest.raises(EvalDirError, match="names scene") as caught:
+        write_report(out)
+    assert "\n" not in str(caught.value).split(": names scene")[0]
+    result = dict(honest)
     result["catalog_version"] = "<script>alert(3)</script>"
     result["end_reason"] = "<img src=y onerror=alert(4)>"
     path.write_text(json.dumps(result))
@@ -67,6 +74,5 @@ def test_recorded_strings_cannot_close_a_code_block_or_render_html(tmp_path):
     assert "<script" not in html and "<img" not in html
     assert "&lt;script&gt;alert(3)" in html and "&lt;img src=y onerror=alert(4)&gt;" in html
     blocks = html.split("<pre><code>")
-    per_scene = [b for b in blocks if "fake-0\\n```\\n&lt;script&gt;" in b]
+    per_scene = [b for b in blocks[1:] if "fake-0" in b.split("</code></pre>")[0] and "100.00" in b.split("</code></pre>")[0]]
     assert len(per_scene) == 1 and "</code></pre>" in per_scene[0]
-    assert "100.00" in per_scene[0].split("</code></pre>")[0]   # the row's figures are in the same block
