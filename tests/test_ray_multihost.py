@@ -199,18 +199,19 @@ def test_evaluation_across_hosts_survives_a_lost_host_and_matches_a_local_run(ho
         for w in (w1, w2):
             start_node(w, head, 1, token, temp, out, tmp_path / f"{w.name}.log")
         status = [str(Path(sys.executable).with_name("ray")), "status", "--address", f"{head.ip}:6379"]
-        deadline = time.monotonic() + 180
         seen = ""
-        while "/2.0 CPU" not in seen:
-            left = deadline - time.monotonic()
-            assert left > 0, f"the cluster did not come up within 180 s: {seen[-1500:]}"
+        for _ in range(90):   # readiness polls, 2 s apart: the nodes come up when they come up
             try:
                 st = subprocess.run(["ip", "netns", "exec", head.ns, *status], env=node_env(head, token),
-                                    capture_output=True, text=True, timeout=max(5.0, left))
+                                    capture_output=True, text=True, timeout=30)
                 seen = st.stdout + st.stderr
             except subprocess.TimeoutExpired:
                 seen = "`ray status` did not answer"
+            if "/2.0 CPU" in seen:
+                break
             time.sleep(2)
+        else:
+            pytest.fail(f"the cluster did not come up after 90 polls of `ray status`: {seen[-1500:]}")
 
         # a driver without the token: one line, exit 2, nothing written
         bare = dict(node_env(head, None), HOME=str(tmp_path / "home"))

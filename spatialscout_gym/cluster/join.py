@@ -12,6 +12,7 @@ import logging
 from typing import Any
 
 from spatialscout_gym.core.errors import ConfigError
+from spatialscout_gym.core.types import natural_number
 
 __all__ = ["ADDRESS_FORMS", "PROBE_TIMEOUT_S", "join_ray", "node_place"]
 
@@ -74,10 +75,11 @@ def _probe(address: str) -> None:
     :data:`PROBE_TIMEOUT_S` (``auto`` and ``ray://`` addresses are left to Ray)."""
     import socket
     host, sep, port = address.rpartition(":")
-    if address == "auto" or "://" in address or not sep or not port.isdigit():
+    number = natural_number(port)
+    if address == "auto" or "://" in address or not sep or number is None:
         return
     try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_TIMEOUT_S).close()
+        socket.create_connection((host.strip("[]"), number), timeout=PROBE_TIMEOUT_S).close()
     except OSError as exc:
         raise ConfigError(f"--ray-address {address}: nothing answers there ({exc.strerror or exc}); start the "
                           "head with `ray start --head` (docs/rllib.md) or give its address "

@@ -12,7 +12,7 @@ import json
 import os
 from pathlib import Path
 
-from spatialscout_gym.core.run_files import RESULT_FILE, TRACE_FILE
+from spatialscout_gym.core.run_files import GROUND_TRUTH_FILE, PREDICTIONS_FILE, RESULT_FILE, TRACE_FILE
 from spatialscout_gym.eval.layout import read_result, read_trace
 
 __all__ = ["is_nbv_run", "capture_poses", "plot_nbv_trajectory", "write_nbv_trajectories"]
@@ -64,8 +64,8 @@ def plot_nbv_trajectory(run_dir: str | os.PathLike, path: str | os.PathLike) -> 
             ax.add_patch(Rectangle((lo[0], lo[1]), hi[0] - lo[0], hi[1] - lo[1], color="#f1ede4", zorder=0))
         for lo, hi in walls:
             ax.add_patch(Rectangle((lo[0], lo[1]), hi[0] - lo[0], hi[1] - lo[1], color="#555555", zorder=1))
-    gt_path = run / "ground_truth.json"
-    pred_path = run / "predictions.json"
+    gt_path = run / GROUND_TRUTH_FILE
+    pred_path = run / PREDICTIONS_FILE
     mapped = set(json.loads(pred_path.read_text()).get("positions", {})) if pred_path.is_file() else set()
     if gt_path.is_file():
         for t in json.loads(gt_path.read_text()).get("targets", []):

@@ -104,7 +104,7 @@ def cache_dir(root: Path) -> Path | None:
 def _read_inputs(root: Path, run_dir: Path, scene_args: dict[str, str]) -> list[list[Any]]:
     """The manifest of the files outside the run that verifying it reads (see the module docstring)."""
     from spatialscout_gym.eval.layout import SCENES_FILE, SETTINGS_FILE, EvalDirError, read_json_object
-    entries: list[tuple[str, Path]] = [("evaluate.json", root / SETTINGS_FILE), ("scenes.json", root / SCENES_FILE)]
+    entries: list[tuple[str, Path]] = [(SETTINGS_FILE, root / SETTINGS_FILE), (SCENES_FILE, root / SCENES_FILE)]
     for base in (root, run_dir):        # a lone run directory may carry its own evaluate.json
         if not (base / SETTINGS_FILE).is_file():
             continue
