@@ -96,3 +96,42 @@ def test_cached_input_is_recorded_and_priced_at_its_own_rate(tmp_path):
     assert m["model_calls"] == 3 and m["cached_input_tokens"] == 1600   # calls 2 and 3: 800 each
     fresh = m["usage"]["input_tokens"] - 1600
     assert abs(m["cost_usd"] - (fresh * 10 + 1600 * 1 + m["usage"]["output_tokens"] * 40) / 1e6) < 1e-12
+
+
+def test_anthropic_prompt_caching_is_sent_recorded_costed_and_verified(tmp_path):
+    """Anthropic requests carry ``cache_control`` on the last block of the last two user turns (the
+    conversation text is the same as without), the service's cache reads and writes are counted into
+    the recorded input, priced at their own rates, and the run verifies."""
+    from spatialscout_gym.conversation.codecs import anthropic_messages
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"scripted": {"input_per_mtok": 10.0, "output_per_mtok": 40.0,
+                                               "cached_input_per_mtok": 1.0, "cache_write_per_mtok": 12.5}}))
+    out = tmp_path / "ev"
+    with ScriptedServer(_policy, models={"scripted": 4096}) as server:
+        code = main(["evaluate", "--agent", "anthropic:scripted", "--base-url", server.anthropic_url,
+                     "--api-key", "x", "--scenes", *_scenes(tmp_path, 1), "--out", str(out), "--resolution", "32",
+                     "--image-budget", "4", "--call-budget", "6", "--price-table", str(prices), "--no-progress"])
+        sent = server.requests
+    assert code == 0 and len(sent) == 3
+    for req in sent:
+        users = [m for m in req["messages"] if m["role"] == "user"]
+        marked = [(i, j) for i, m in enumerate(users) for j, b in enumerate(m["content"]) if "cache_control" in b]
+        newest = range(max(0, len(users) - anthropic_messages.CACHE_BREAKPOINTS), len(users))
+        assert marked == [(i, len(users[i]["content"]) - 1) for i in newest] and len(marked) <= 4
+        assert all(users[i]["content"][-1]["cache_control"] == {"type": "ephemeral"} for i in newest)
+    # the breakpoints change no text: without them the request is the same conversation
+    strip = [{**m, "content": [{k: v for k, v in b.items() if k != "cache_control"} for b in m["content"]]}
+             for m in sent[-1]["messages"]]
+    assert "cache_control" not in json.dumps(strip) and len(strip) == len(sent[-1]["messages"])
+    m = json.loads((out / "room_0" / "seed_0" / "result.json").read_text())["model"]
+    assert m["usage"]["input_tokens"] == 1000 + 1001 + 1002   # the cached parts counted in, as OpenAI does
+    assert m["cached_input_tokens"] == 1600 and m["cache_write_input_tokens"] == 900 + 100 + 100
+    fresh = m["usage"]["input_tokens"] - 1600 - 1100
+    assert abs(m["cost_usd"] - (fresh * 10 + 1600 * 1 + 1100 * 12.5 + m["usage"]["output_tokens"] * 40) / 1e6) < 1e-12
+    assert main(["verify", str(out)]) == 0
+    # a recorded cache figure edited up is caught by verify's cost check
+    path = out / "room_0" / "seed_0" / "result.json"
+    result = json.loads(path.read_text())
+    result["model"]["cache_write_input_tokens"] = 0
+    path.write_text(json.dumps(result))
+    assert main(["verify", str(out)]) != 0

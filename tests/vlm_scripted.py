@@ -14,7 +14,10 @@ as the HTTP-date S whole seconds after the next whole second). ``arrivals`` hold
 (``time.time()``) of every POST and ``answered`` ``(arrival time, tokens counted)`` of every request
 answered 200 (the tokens its ``usage`` reports). Chat completions after the first report 800 of
 their input tokens as cached (``prompt_tokens_details.cached_tokens``), as OpenAI's automatic
-prompt cache does for a repeated prefix.
+prompt cache does for a repeated prefix. Anthropic requests with ``cache_control`` breakpoints (at
+most 4, or HTTP 400 as the real API answers) are answered as its prompt cache would: the first
+writes 900 input tokens to the cache, each later one reads 800 and writes 100, and
+``usage.input_tokens`` counts the rest (the whole input stays 1000 + step, as without breakpoints).
 ``truncate`` holds the model steps whose reply is cut off at an output limit (OpenAI
 ``finish_reason: "length"``, Responses ``status: "incomplete"`` with ``incomplete_details.reason:
 "max_output_tokens"``, Anthropic ``stop_reason: "max_tokens"``). ``models`` maps model names
@@ -100,6 +103,10 @@ class ScriptedServer:
                 req = json.loads(body)
                 fmt = ("openai" if self.path.endswith("/chat/completions") else
                        "responses" if self.path.endswith("/responses") else "anthropic")
+                if fmt == "anthropic" and _breakpoints(req) > 4:
+                    self._send(400, {"type": "error", "error": {"type": "invalid_request_error", "message":
+                                     f"A maximum of 4 blocks with cache_control may be provided. Found {_breakpoints(req)}."}})
+                    return
                 bad = sorted(outer.refuse_params & set(req))
                 if bad:
                     outer.refused_requests.append(req)
@@ -206,7 +213,19 @@ def _anthropic(step: int, calls, req) -> dict:
                 for i, (name, args) in enumerate(calls)]
     return {"id": f"msg_{step}", "type": "message", "role": "assistant", "model": req["model"],
             "content": content, "stop_reason": "tool_use" if calls else "end_turn", "stop_sequence": None,
-            "usage": {"input_tokens": 1000 + step, "output_tokens": 50}}
+            "usage": ({"input_tokens": 1000 + step, "output_tokens": 50} if not _breakpoints(req) else
+                      {"input_tokens": 100 + step, "cache_creation_input_tokens": 900, "cache_read_input_tokens": 0,
+                       "output_tokens": 50} if step == 0 else
+                      {"input_tokens": 100 + step, "cache_creation_input_tokens": 100, "cache_read_input_tokens": 800,
+                       "output_tokens": 50})}
+
+
+def _breakpoints(req: dict) -> int:
+    """The blocks of an Anthropic request that carry ``cache_control`` (tools, system, messages)."""
+    blocks = [*req.get("tools", []), *(req["system"] if isinstance(req.get("system"), list) else [])]
+    for m in req.get("messages", []):
+        blocks += m["content"] if isinstance(m.get("content"), list) else []
+    return sum(isinstance(b, dict) and "cache_control" in b for b in blocks)
 
 
 def _responses(step: int, calls, req) -> dict:

@@ -22,7 +22,8 @@ mode, reasoning and request settings, image settings; ``prompt.txt``: the same p
 Cost: with a price table ``{model: {"input_per_mtok": USD, "output_per_mtok": USD}}`` the
 episode's cost is ``input_tokens * input_per_mtok / 1e6 + output_tokens * output_per_mtok / 1e6``;
 an entry's optional ``cached_input_per_mtok`` prices the input tokens the service answered from its
-prompt cache (``model.cached_input_tokens``) instead.
+prompt cache (``model.cached_input_tokens``) instead, and ``cache_write_per_mtok`` those it wrote to
+it (``model.cache_write_input_tokens``, Anthropic; the input price where not given).
 
 Examples
 --------
@@ -36,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
 import time
 import warnings
@@ -66,6 +68,10 @@ class OutputCapError(RuntimeError):
     completed episode)."""
 
 
+#: Price-table keys an entry may add to input_per_mtok and output_per_mtok (USD per million tokens).
+OPTIONAL_PRICES = ("cached_input_per_mtok", "cache_write_per_mtok")
+
+
 def load_price_table(path: str | os.PathLike) -> dict[str, dict[str, float]]:
     """Read a price table JSON ``{model: {"input_per_mtok": x, "output_per_mtok": y}}`` (USD per
     million tokens); a readable ``ValueError`` names the first bad entry."""
@@ -80,28 +86,35 @@ def load_price_table(path: str | os.PathLike) -> dict[str, dict[str, float]]:
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: expected an object {{model: {{input_per_mtok, output_per_mtok}}}}, "
                          f"got {type(table).__name__}")
+
+    def price(v: Any) -> bool:
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+
     for model, row in table.items():
-        if not (isinstance(row, dict) and all(isinstance(row.get(k), (int, float)) and row[k] >= 0
-                                              for k in ("input_per_mtok", "output_per_mtok"))
-                and (row.get("cached_input_per_mtok") is None
-                     or (isinstance(row["cached_input_per_mtok"], (int, float)) and row["cached_input_per_mtok"] >= 0))):
+        if not (isinstance(row, dict) and all(price(row.get(k)) for k in ("input_per_mtok", "output_per_mtok"))
+                and all(row.get(k) is None or price(row[k]) for k in OPTIONAL_PRICES)):
             raise ConfigError(f"{path}: entry {model!r} must be {{\"input_per_mtok\": number >= 0, "
-                             f"\"output_per_mtok\": number >= 0}} (optional \"cached_input_per_mtok\"), got {row!r}")
-    return {m: {k: float(r[k]) for k in ("input_per_mtok", "output_per_mtok", "cached_input_per_mtok") if k in r}
+                              f"\"output_per_mtok\": number >= 0}} (optional "
+                              f"{', '.join(repr(k) for k in OPTIONAL_PRICES)}), got {row!r}")
+    return {m: {k: float(r[k]) for k in ("input_per_mtok", "output_per_mtok", *OPTIONAL_PRICES) if r.get(k) is not None}
             for m, r in table.items()}
 
 
 def episode_cost(usage: Mapping[str, int], model: str,
                  price_table: Mapping[str, Mapping[str, float]] | None) -> float | None:
     """USD for ``usage`` at ``model``'s prices; None without a table or an entry for the model.
-    ``cached_input_tokens`` (part of ``input_tokens``) cost ``cached_input_per_mtok`` where the
-    table gives it, else the input price."""
+    ``cached_input_tokens`` and ``cache_write_input_tokens`` (both part of ``input_tokens``) cost
+    ``cached_input_per_mtok`` and ``cache_write_per_mtok`` where the table gives them, else the
+    input price."""
     if not price_table or model not in price_table:
         return None
     p = price_table[model]
-    cached = min(usage.get("cached_input_tokens", 0), usage.get("input_tokens", 0))   # part of the input
-    return ((usage.get("input_tokens", 0) - cached) * p["input_per_mtok"]
+    total = usage.get("input_tokens", 0)
+    cached = min(usage.get("cached_input_tokens", 0), total)   # parts of the input
+    written = min(usage.get("cache_write_input_tokens", 0), total - cached)
+    return ((total - cached - written) * p["input_per_mtok"]
             + cached * p.get("cached_input_per_mtok", p["input_per_mtok"])
+            + written * p.get("cache_write_per_mtok", p["input_per_mtok"])
             + usage.get("output_tokens", 0) * p["output_per_mtok"]) / 1e6
 
 
@@ -198,8 +211,10 @@ class VLMAgent:
         """USD of one answered call, its cached input at the cached price (the provider counts the
         cached tokens of the whole episode; this call's are the growth since the last call)."""
         cached = int(getattr(self.provider, "cached_input_tokens", 0) or 0)
-        usage = {**reply.usage, "cached_input_tokens": cached - getattr(self, "_cached_seen", 0)}
-        self._cached_seen = cached
+        written = int(getattr(self.provider, "cache_write_input_tokens", 0) or 0)
+        usage = {**reply.usage, "cached_input_tokens": cached - getattr(self, "_cached_seen", 0),
+                 "cache_write_input_tokens": written - getattr(self, "_written_seen", 0)}
+        self._cached_seen, self._written_seen = cached, written
         return episode_cost(usage, getattr(self.provider, "model", ""), self.price_table)
 
     def begin_episode(self, env: Any, *, seed: int = 0) -> ToolCallWrapper:
@@ -335,6 +350,7 @@ class VLMAgent:
         w = self.wrapper
         usage = dict(w.usage) if w else {"input_tokens": 0, "output_tokens": 0}
         cached = int(getattr(self.provider, "cached_input_tokens", 0) or 0)
+        written = int(getattr(self.provider, "cache_write_input_tokens", 0) or 0)
         return {"model": {
             "provider": getattr(self.provider, "provider", None),
             "name": getattr(self.provider, "model", None),
@@ -363,7 +379,10 @@ class VLMAgent:
             "usage": usage,
             # input tokens the service answered from its prompt cache (part of usage's input_tokens)
             "cached_input_tokens": cached,
-            "cost_usd": episode_cost({**usage, "cached_input_tokens": cached}, getattr(self.provider, "model", ""),
+            # input tokens the service wrote to its prompt cache (Anthropic cache_control; part of input_tokens)
+            "cache_write_input_tokens": written,
+            "cost_usd": episode_cost({**usage, "cached_input_tokens": cached, "cache_write_input_tokens": written},
+                                     getattr(self.provider, "model", ""),
                                      self.price_table),
             **self._cache_figures(),
         }}

@@ -50,7 +50,7 @@ from spatialscout_gym.core.redact import endpoint_shown, redact, register_endpoi
 from spatialscout_gym.conversation.codecs import anthropic_messages
 from spatialscout_gym.conversation.codecs import chat_completions
 from spatialscout_gym.conversation.codecs import responses
-from spatialscout_gym.conversation.codecs.common import cached_input_tokens
+from spatialscout_gym.conversation.codecs.common import cache_write_tokens, cached_input_tokens
 from spatialscout_gym.conversation.effort_record import EffortRecord
 from spatialscout_gym.conversation.messages import WIRE_FORMATS, Message, ModelReply
 from spatialscout_gym.conversation.rate_limits import RateLimiter, estimate_request_tokens, retry_after_s
@@ -209,6 +209,7 @@ class ModelProvider:
         self.rate_limiter: RateLimiter | None = None
         self.waits: list[dict] = []
         self.cached_input_tokens = 0
+        self.cache_write_input_tokens = 0
         self.timeout_s = float(timeout_s)
         self.attempts = int(attempts)
         self.backoff_s = tuple(float(b) for b in backoff_s)
@@ -406,6 +407,7 @@ class ModelProvider:
                 continue
             reply = redacted_reply(self._parse(response))
             self.cached_input_tokens += cached_input_tokens(response)   # the service's prompt cache
+            self.cache_write_input_tokens += cache_write_tokens(response)
             self._settle_rate_slot(slot, sum(v for v in reply.usage.values() if isinstance(v, int)) or None)
             reply.attempts = attempt
             return reply
@@ -697,7 +699,8 @@ class AnthropicProvider(ModelProvider):
         max_tokens = self.max_tokens if self.max_tokens is not None else self._model_max_tokens()
         return self._client.messages.create(
             model=self.model, max_tokens=max_tokens, timeout=self.timeout_s,
-            **anthropic_messages.to_request(messages, self.tool_names), **self._effort_kwargs())
+            **anthropic_messages.to_request(messages, self.tool_names, cache_breakpoints=anthropic_messages.CACHE_BREAKPOINTS),
+            **self._effort_kwargs())
 
     def thinking_budget(self) -> int | None:
         """``budget_tokens`` for the effort: ``max_tokens - 1`` for :data:`UNCAPPED_EFFORT` (the

@@ -4,8 +4,15 @@ Requests: ``system`` (a system message, if any) and ``messages`` with alternatin
 consecutive tool results and user messages merge into one user turn (tool results first), and
 images travel inside the tool results. An assistant turn with thinking blocks is replayed verbatim
 (``Message.provider_content``), as the API requires. Responses: ``content`` blocks (``text``,
-``tool_use``, ``thinking``, ``redacted_thinking``), ``usage.input_tokens`` / ``output_tokens`` and
-``stop_reason``.
+``tool_use``, ``thinking``, ``redacted_thinking``), ``usage`` and ``stop_reason``.
+
+Prompt caching: the last content block of each of the last :data:`CACHE_BREAKPOINTS` user turns
+carries ``cache_control: {"type": "ephemeral"}``, so each request reads the prefix the one before
+it wrote (tools, system and history; the service caches nothing under its minimum length). The
+service counts ``usage.input_tokens`` without the cached part; :func:`parse_response` records the
+whole input (``input_tokens + cache_creation_input_tokens + cache_read_input_tokens``), as the
+OpenAI formats do, and :func:`~spatialscout_gym.conversation.codecs.common.cached_input_tokens` /
+:func:`~spatialscout_gym.conversation.codecs.common.cache_write_tokens` read the two parts.
 """
 
 from __future__ import annotations
@@ -15,10 +22,14 @@ from typing import Any, Iterable
 
 from spatialscout_gym.episode.tools import to_jsonable
 from spatialscout_gym.conversation.codecs.common import Reading, as_json, call_name, get, usage_counts
-from spatialscout_gym.conversation.messages import Message, ModelReply, Part, ToolCall, parse_arguments
+from spatialscout_gym.conversation.messages import Message, ModelReply, Part, ToolCall, parse_arguments, token_count
 from spatialscout_gym.conversation.schemas import tool_schemas
 
-__all__ = ["tools", "messages", "to_request", "parse_response", "image_tokens"]
+__all__ = ["tools", "messages", "to_request", "parse_response", "image_tokens", "CACHE_BREAKPOINTS"]
+
+#: User turns whose last block is a prompt-cache breakpoint: the newest (written for the next request)
+#: and the one before it (read by this request). The API allows at most 4 per request.
+CACHE_BREAKPOINTS = 2
 
 
 def tools(names: Iterable[str] | None = None) -> list[dict]:
@@ -68,10 +79,15 @@ def messages(conversation: list[Message]) -> tuple[str, list[dict]]:
     return system, out
 
 
-def to_request(conversation: list[Message], tool_names: Iterable[str] | None = None) -> dict:
+def to_request(conversation: list[Message], tool_names: Iterable[str] | None = None, *,
+               cache_breakpoints: int = 0) -> dict:
     """The conversation and tool fields of a ``messages.create`` request (``system`` only when the
-    conversation has a system message)."""
+    conversation has a system message), with ``cache_control`` on the last block of each of the last
+    ``cache_breakpoints`` user turns (0: none; the text sent is the same either way)."""
     system, msgs = messages(conversation)
+    users = [m for m in msgs if m["role"] == "user" and m["content"]]
+    for m in users[len(users) - min(cache_breakpoints, len(users)):]:
+        m["content"][-1] = {**m["content"][-1], "cache_control": {"type": "ephemeral"}}
     request: dict[str, Any] = {"messages": msgs, "tools": tools(tool_names)}
     if system:
         request["system"] = system
@@ -103,10 +119,19 @@ def parse_response(reply: Any) -> ModelReply:
         elif kind in ("thinking", "redacted_thinking"):
             replay = True
         kept.append(item)
-    return ModelReply("\n".join(t for t in texts if t), calls,
-                      usage_counts(get(reply, "usage"), "input_tokens", "output_tokens"),
+    return ModelReply("\n".join(t for t in texts if t), calls, _usage(get(reply, "usage")),
                       provider_content=kept if replay else None, stop_reason=r.stop(get(reply, "stop_reason")),
                       malformed=r.bad)
+
+
+def _usage(usage: Any) -> dict:
+    """``{"input_tokens", "output_tokens"}`` with the input the service answered from its prompt
+    cache and wrote to it counted in (Anthropic's ``input_tokens`` leaves both out)."""
+    counts = usage_counts(usage, "input_tokens", "output_tokens")
+    if usage is not None and "input_tokens" in counts:
+        counts["input_tokens"] += sum(token_count(get(usage, k)) or 0
+                                      for k in ("cache_creation_input_tokens", "cache_read_input_tokens"))
+    return counts
 
 
 def image_tokens(width: int, height: int) -> int:

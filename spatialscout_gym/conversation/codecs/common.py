@@ -12,7 +12,7 @@ from spatialscout_gym.episode.tools import to_jsonable
 from spatialscout_gym.conversation.messages import safe_repr, token_count, unique_id
 from spatialscout_gym.conversation.images import DeliveredImage
 
-__all__ = ["get", "usage_counts", "cached_input_tokens", "json_args", "call_name", "data_uri", "as_json", "ImageDeferral", "is_object",
+__all__ = ["get", "usage_counts", "cached_input_tokens", "cache_write_tokens", "json_args", "call_name", "data_uri", "as_json", "ImageDeferral", "is_object",
            "Reading"]
 
 
@@ -48,6 +48,13 @@ def cached_input_tokens(response: Any) -> int:
         if n:
             return n
     return token_count(get(usage, "cache_read_input_tokens")) or 0
+
+
+def cache_write_tokens(response: Any) -> int:
+    """Input tokens the service wrote to its prompt cache (Anthropic ``cache_creation_input_tokens``,
+    part of the recorded input; the OpenAI formats report none); 0 when not reported."""
+    usage = get(response, "usage")
+    return 0 if usage is None else token_count(get(usage, "cache_creation_input_tokens")) or 0
 
 
 def json_args(raw: Any) -> str:

@@ -315,7 +315,8 @@ def _check_model_records(cmp: Comparison, d: Path, result: dict, harness: dict, 
     name = model.get("name")
     if prices is not None and name in prices:
         from spatialscout_gym.baselines.vlm import episode_cost
-        usage = {**w.usage, "cached_input_tokens": model.get("cached_input_tokens") or 0}   # at its own price
+        usage = {**w.usage, "cached_input_tokens": model.get("cached_input_tokens") or 0,   # at their own prices
+                 "cache_write_input_tokens": model.get("cache_write_input_tokens") or 0}
         diff = cmp.first_diff(cost, episode_cost(usage, str(name), prices), "model.cost_usd")
         if diff:
             raise _Diverged(f"in {RESULT_FILE}: model.cost_usd, recorded {_short(diff[1])} vs the usage at the "
