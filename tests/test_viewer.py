@@ -191,3 +191,22 @@ def test_view_numbers_model_calls_and_tool_calls_apart(run_100, browser, tmp_pat
         browser.save_screenshot(str(tmp_path / "model_run.png"))
     finally:
         server.shutdown()
+
+
+def test_view_refuses_copied_episodes_by_the_rule_report_uses(tmp_path):
+    """Two listed episodes naming one scene and seed are refused in one line (the rule of
+    ``EvalDir.check_identities``); a plain folder of runs of one scene is no evaluation, and is listed."""
+    import json
+    from spatialscout_gym.eval.layout import EvalDirError
+    from spatialscout_gym.servers.viewer.data import eval_payload
+    result = {"scene_id": "Kitchen_01", "seed": 0, "status": "ok", "agent": "origin", "all": {"mean_iou": 0.1}}
+    runs = []
+    for name in ("scene_a/seed_0", "scene_b/seed_0", "plain_a", "plain_b"):
+        run = tmp_path / "ev" / name
+        run.mkdir(parents=True)
+        (run / "result.json").write_text(json.dumps(result))
+        (run / "trace.jsonl").write_text("")
+        runs.append(run)
+    with pytest.raises(EvalDirError, match="scene_a/seed_0 and scene_b/seed_0 both hold scene 'Kitchen_01' seed 0"):
+        eval_payload(tmp_path / "ev", runs[:2])
+    assert [r["path"] for r in eval_payload(tmp_path / "ev", runs[2:])["episodes"]] == ["plain_a", "plain_b"]

@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import contextlib
 import email.utils
-import fcntl
-import json
 import os
 import threading
 import time
 import uuid
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
+
+from spatialscout_gym.core.files import locked_json_object
 
 __all__ = ["RATE_LIMIT_FILE", "RateLimiter", "retry_after_s", "estimate_request_tokens", "CHARS_PER_TOKEN", "WINDOW_S"]
 
@@ -118,24 +118,10 @@ class RateLimiter:
             with self._mutex:
                 yield self._memory
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "a+") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            try:
-                fh.seek(0)
-                try:
-                    state = json.loads(fh.read() or "{}")
-                except ValueError:
-                    state = {}
-                state.setdefault("events", [])
-                state.setdefault("last_tokens", 0)
-                yield state
-                fh.seek(0)
-                fh.truncate()
-                fh.write(json.dumps(state))
-                fh.flush()
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+        with locked_json_object(self.path) as state:
+            state.setdefault("events", [])
+            state.setdefault("last_tokens", 0)
+            yield state
 
     def acquire(self, estimate: int) -> tuple[str, list[tuple[str, float]]]:
         """Wait until one request of about ``estimate`` tokens fits, and enter it in the window.

@@ -19,6 +19,7 @@ import threading
 from pathlib import Path
 
 from spatialscout_gym.core.errors import SpatialScoutError
+from spatialscout_gym.core.files import locked_json_object
 
 __all__ = ["SPEND_FILE", "SpendLedger", "CostCapReached", "read_spend"]
 
@@ -53,24 +54,12 @@ class SpendLedger:
                 self._memory["usd"] += usd
                 self._memory["calls"] += 1 if usd else 0
                 return dict(self._memory)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "a+") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            try:
-                fh.seek(0)
-                try:
-                    state = json.loads(fh.read() or "{}")
-                except ValueError:
-                    state = {}
-                state = {"usd": float(state.get("usd", 0.0)) + usd, "calls": int(state.get("calls", 0)) + (1 if usd else 0)}
-                if usd:
-                    fh.seek(0)
-                    fh.truncate()
-                    fh.write(json.dumps(state))
-                    fh.flush()
-                return state
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+        with locked_json_object(self.path) as state:
+            total = {"usd": float(state.get("usd", 0.0)) + usd, "calls": int(state.get("calls", 0)) + (1 if usd else 0)}
+            if usd:
+                state.clear()
+                state.update(total)
+            return total
 
     def add(self, usd: float) -> float:
         """Add one call's cost; the new total."""

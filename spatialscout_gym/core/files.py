@@ -13,17 +13,22 @@ overflow to infinity are rejected, and so are duplicate keys.
 Every reader of a JSON or JSONL file the package did not just write opens it through
 :func:`open_regular` (or :func:`read_text_bounded`): a regular file only (a FIFO put in a file's
 place would block a reader forever; a device never ends) and at most a bounded number of bytes.
+
+A small JSON object that several processes update (a shared spend total, a rate-limit window) is
+read, changed and written back under one exclusive ``flock`` by :func:`locked_json_object`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import io
 import json
 import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from spatialscout_gym.core.errors import SpatialScoutError
 from spatialscout_gym.core.run_files import GROUND_TRUTH_FILE, PREDICTIONS_FILE
@@ -32,7 +37,7 @@ from spatialscout_gym.core.types import is_finite_vec3
 
 __all__ = ["SceneFileError", "read_json", "load_ground_truth",
            "load_predictions", "find_scene_dirs", "write_json_atomic", "write_text_atomic", "open_regular",
-           "read_text_bounded", "loads_finite", "NotRegularFileError", "FileTooLargeError", "MAX_JSON_BYTES", "MAX_TRACE_BYTES"]
+           "read_text_bounded", "loads_finite", "locked_json_object", "NotRegularFileError", "FileTooLargeError", "MAX_JSON_BYTES", "MAX_TRACE_BYTES"]
 
 
 
@@ -241,3 +246,33 @@ def write_json_atomic(path: str | os.PathLike, obj: Any, *, indent: int | None =
     """Write ``obj`` as JSON to ``path`` atomically (:func:`write_text_atomic`). Non-finite floats
     are refused (``ValueError``)."""
     return write_text_atomic(path, json.dumps(obj, indent=indent, allow_nan=False) + "\n")
+
+
+@contextlib.contextmanager
+def locked_json_object(path: str | os.PathLike) -> Iterator[dict]:
+    """The JSON object in ``path`` (created empty if missing; ``{}`` when the file holds anything
+    but an object), held under an exclusive ``flock`` for the ``with`` block, and written back when
+    the block changed it. Every process sharing the file sees each update whole: the lock, not an
+    atomic rename, keeps readers out of a half-written file (:func:`read_spend` takes it shared)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            fh.seek(0)
+            text = fh.read()
+            try:
+                state = json.loads(text or "{}")
+            except ValueError:
+                state = {}
+            if not isinstance(state, dict):
+                state = {}
+            yield state
+            new = json.dumps(state)
+            if new != text:
+                fh.seek(0)
+                fh.truncate()
+                fh.write(new)
+                fh.flush()
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)

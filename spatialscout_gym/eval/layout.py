@@ -27,7 +27,7 @@ import json
 import os
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 
@@ -37,7 +37,7 @@ from spatialscout_gym.core.files import (MAX_TRACE_BYTES, FileTooLargeError, Not
 from spatialscout_gym.core.run_files import ATTEMPTS_DIR, PREDICTIONS_FILE, RESULT_FILE, TRACE_FILE
 from spatialscout_gym.core.types import natural_number
 
-__all__ = ["EvalDir", "EvalDirError", "EpisodeDir", "Attempt", "seed_spread", "publish_json", "publish_text",
+__all__ = ["EvalDir", "check_episode_identities", "EvalDirError", "EpisodeDir", "Attempt", "seed_spread", "publish_json", "publish_text",
            "read_json_object", "read_trace", "read_result", "check_result", "read_run_result", "attempt_dirs", "archive_failed_attempt",
            "read_scene_args", "record_scene_args", "is_run_dir", "find_run_dirs", "seed_dir_name", "seed_of_dir",
            "split_episode_key",
@@ -82,6 +82,22 @@ def split_episode_key(key: str) -> tuple[str, int | None]:
     seed = seed_of_dir(last) if sep else None
     return (scene, seed) if seed is not None else (key, None)
 
+
+
+def check_episode_identities(root: str | os.PathLike, results: Iterable[tuple[str, Mapping[str, Any]]]) -> None:
+    """Raise :class:`EvalDirError` (one line) when two of ``results`` (``(episode key, result.json)``
+    pairs) name the same scene and seed: one episode's files were copied over the other's, and
+    their scores must not be pooled. Results without a scene id are not episodes and are skipped."""
+    seen: dict[tuple[str, Any], str] = {}
+    for key, result in results:
+        if result.get("scene_id") is None:
+            continue
+        ident = (str(result.get("scene_id")), result.get("seed"))
+        if ident in seen:
+            raise EvalDirError(f"{root}: {seen[ident]} and {key} both hold scene {ident[0]!r} seed "
+                               f"{ident[1]!r}; one episode's files were copied over the other's "
+                               "(`spatialscout verify` names which)")
+        seen[ident] = key
 
 class EvalDirError(SpatialScoutError, ValueError):
     """An evaluation directory file that exists but is not readable JSON (corrupted or edited)."""
@@ -596,16 +612,7 @@ class EvalDir:
         """Raise :class:`EvalDirError` (one line) when two completed episodes name the same scene
         and seed in their ``result.json`` (one episode's files copied over another's): their scores
         must not be pooled. (``verify`` also checks each path against its records.)"""
-        seen: dict[tuple[str, Any], str] = {}
-        for key, a in self.completed():
-            if a.result.get("scene_id") is None:
-                continue
-            ident = (str(a.result.get("scene_id")), a.result.get("seed"))
-            if ident in seen:
-                raise EvalDirError(f"{self.root}: {seen[ident]} and {key} both hold scene {ident[0]!r} seed "
-                                   f"{ident[1]!r}; one episode's files were copied over the other's "
-                                   "(`spatialscout verify` names which)")
-            seen[ident] = key
+        check_episode_identities(self.root, ((key, a.result) for key, a in self.completed()))
 
     def completed(self) -> list[tuple[str, Attempt]]:
         """``(key, attempt)`` of every completed episode, sorted by key."""

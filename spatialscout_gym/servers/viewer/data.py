@@ -27,8 +27,9 @@ from typing import Any
 
 from spatialscout_gym.core.run_files import (FRAMES_DIR, GROUND_TRUTH_FILE, PREDICTIONS_FILE, RESULT_FILE, TRACE_FILE,
                                             frame_file_name)
-from spatialscout_gym.eval.layout import (EvalDirError, accepted_positions, check_run_scene, find_run_dirs, seed_of_dir,
-                                          is_run_dir, read_json_object, read_result, read_trace)
+from spatialscout_gym.eval.layout import (EvalDirError, accepted_positions, check_episode_identities, check_run_scene,
+                                          find_run_dirs, is_run_dir, read_json_object, read_result, read_trace,
+                                          seed_of_dir)
 
 __all__ = ["is_run_dir", "run_dirs", "run_payload", "eval_payload", "inside", "frame_files", "own_file"]
 
@@ -168,21 +169,16 @@ def run_payload(run: Path, frame_url: str = "frames") -> dict:
 def eval_payload(root: Path, runs: list[Path]) -> dict:
     """The episode list of an evaluation directory: path, scene, agent, status, mean IoU. Two
     episodes holding one scene and seed (one's files copied over the other's) are refused, as by
-    ``report`` (:meth:`~spatialscout_gym.eval.layout.EvalDir.check_identities`)."""
-    seen: dict[tuple[str, object], str] = {}
-    rows = []
+    ``report`` (:func:`~spatialscout_gym.eval.layout.check_episode_identities`)."""
+    rows, episodes = [], []
     for run in runs:                  # the listed runs only: a linked directory outside is not one
         r = read_result(_file(run, RESULT_FILE) or run / RESULT_FILE)
         key = run.relative_to(root).as_posix()
-        ident = (str(r.get("scene_id")), r.get("seed"))
-        episode = seed_of_dir(run.name) is not None and r.get("scene_id") is not None   # not a plain run folder
-        if episode and ident in seen:
-            raise EvalDirError(f"{root}: {seen[ident]} and {key} both hold scene {ident[0]!r} seed {ident[1]!r}; "
-                               "one episode's files were copied over the other's (`spatialscout verify` names which)")
-        if episode:
-            seen[ident] = key
-        rows.append({"path": run.relative_to(root).as_posix(), "scene": r.get("scene_id"),
+        if seed_of_dir(run.name) is not None:   # an episode, not a plain run folder
+            episodes.append((key, r))
+        rows.append({"path": key, "scene": r.get("scene_id"),
                      "agent": r.get("agent"), "status": r.get("status"),
                      "mean_iou": (r.get("all") or {}).get("mean_iou"),
                      "coverage": r.get("coverage"), "tool_calls": (r.get("counters") or {}).get("tool_calls")})
+    check_episode_identities(root, episodes)
     return {"kind": "eval", "name": root.name, "episodes": rows}

@@ -1,0 +1,44 @@
+"""``core.files.locked_json_object``: the one read-change-write of a JSON object shared by processes
+(the spend ledger and the rate-limit window use it): no update is lost between processes, and a
+file holding anything but an object reads as empty."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+
+from spatialscout_gym.core.files import locked_json_object
+
+
+def _bump(path: str, times: int) -> None:
+    for _ in range(times):
+        with locked_json_object(path) as state:
+            n = state.get("n", 0)
+            for _ in range(2000):   # widen the gap between read and write
+                pass
+            state["n"] = n + 1
+
+
+def test_no_update_is_lost_between_processes(tmp_path):
+    path = str(tmp_path / "shared" / "counter.json")
+    procs = [multiprocessing.get_context("fork").Process(target=_bump, args=(path, 100)) for _ in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join()
+    assert [p.exitcode for p in procs] == [0] * 4
+    assert json.loads(open(path).read()) == {"n": 400}
+
+
+def test_a_file_that_holds_no_object_reads_as_empty_and_an_unchanged_one_is_not_rewritten(tmp_path):
+    path = tmp_path / "state.json"
+    for text in ("[1, 2]", "not json", ""):
+        path.write_text(text)
+        with locked_json_object(path) as state:
+            assert state == {}
+        assert path.read_text() == "{}"   # what was read back replaces what could not be
+    path.write_text('{"a": 1}')
+    before = path.stat().st_mtime_ns
+    with locked_json_object(path) as state:
+        assert state == {"a": 1}
+    assert path.read_text() == '{"a": 1}' and path.stat().st_mtime_ns == before
