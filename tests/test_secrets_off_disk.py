@@ -215,3 +215,34 @@ def test_an_html_page_with_status_200_is_a_failed_attempt_not_a_scored_reply(tmp
     result = json.loads((out / "result.json").read_text())
     assert rc == 1 and result["status"] == "failed" and "not JSON" in result["error"]
     assert _leaked(out, captured.out + captured.err, server.port) == []
+
+
+def test_the_request_cache_keeps_no_secret_and_replays_the_redacted_reply(tmp_path, capfd):
+    """A reply that echoes the request is stored redacted in ``--request-cache DIR``; a rerun with the
+    endpoint gone is answered from it with the reply the live run recorded."""
+    cache, first, second = tmp_path / "cache", tmp_path / "first", tmp_path / "second"
+    with ReplyServer("echo") as server:
+        port = server.port
+        _run_against(server, first, ["--call-budget", "2", "--request-cache", str(cache)])
+        assert server.posts == 2
+    entries = list(cache.glob("*.json"))
+    assert len(entries) == 2 and any("[redacted]" in e.read_text() for e in entries)
+    _run_against(server, second, ["--call-budget", "2", "--request-cache", str(cache)])   # nothing listens now
+    captured = capfd.readouterr()
+    assert _leaked(cache, captured.out + captured.err, port) == [] and _leaked(first, "", port) == []
+
+    def replies(run):
+        return [(e.get("text"), e.get("tool_calls")) for e in map(json.loads, (run / "trace.jsonl").read_text().splitlines())
+                if e.get("event") == "model_response"]
+    assert len(replies(first)) == 2 and replies(second) == replies(first)
+    assert all(c["cached"] for c in json.loads((second / "request_cache.json").read_text())["calls"])
+
+
+@pytest.mark.parametrize("text", ["'Authorization': 'Bearer local-secret-Zq8vX3pL0w'", "x-api-key: abc123def",
+                                  '{"api_key": "sk-abcdefghijkl"}', "Authorization: Basic c2NvdXQ6cHc=",
+                                  "access_token=tok_9876543210&x=1", "Bearer abcdefghijklmnopqrstuvwxyz"])
+def test_redacting_twice_gives_what_redacting_once_gave(text):
+    """The trace and the request cache redact one reply at two places (the cache's copy is redacted
+    again when replayed), so :func:`redact` must be idempotent."""
+    once = redact(text)
+    assert once != text and redact(once) == once

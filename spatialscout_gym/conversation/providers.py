@@ -46,7 +46,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence, TypeVar
 
 from spatialscout_gym.core.errors import ConfigError, SpatialScoutError
-from spatialscout_gym.core.redact import endpoint_shown, redact, register_endpoint, register_secret, url_problem
+from spatialscout_gym.core.redact import (endpoint_shown, redact, redact_strings, register_endpoint, register_secret,
+                                         url_problem)
 from spatialscout_gym.conversation.codecs import anthropic_messages
 from spatialscout_gym.conversation.codecs import chat_completions
 from spatialscout_gym.conversation.codecs import responses
@@ -488,25 +489,11 @@ def redacted_reply(reply: ModelReply) -> ModelReply:
     """``reply`` with keys, credentials and the endpoint removed from its text, tool-call arguments,
     provider content and malformed notes, as from error texts (core/redact.py): a service or model
     that echoes the request would otherwise put them into ``trace.jsonl``."""
-    calls = [replace(c, arguments=_redact_strings(c.arguments)) for c in reply.tool_calls] \
+    calls = [replace(c, arguments=redact_strings(c.arguments)) for c in reply.tool_calls] \
         if isinstance(reply.tool_calls, list) else reply.tool_calls
-    return replace(reply, text=_redact_strings(reply.text), tool_calls=calls,
-                   provider_content=_redact_strings(reply.provider_content),
+    return replace(reply, text=redact_strings(reply.text), tool_calls=calls,
+                   provider_content=redact_strings(reply.provider_content),
                    malformed=[redact(m) for m in reply.malformed])
-
-
-def _redact_strings(x: Any, depth: int = 0) -> Any:
-    """``x`` with every string in it (dict keys too) redacted; JSON as an SDK parsed it, so the
-    walk is bounded by the reply's size (and by 64 levels)."""
-    if isinstance(x, str):
-        return redact(x)
-    if depth > 64:
-        return x
-    if isinstance(x, dict):
-        return {_redact_strings(k, depth + 1): _redact_strings(v, depth + 1) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return type(x)(_redact_strings(v, depth + 1) for v in x)
-    return x
 
 
 def _status(exc: Exception) -> int | None:

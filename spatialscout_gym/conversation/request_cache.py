@@ -15,6 +15,11 @@ endpoint even in a new evaluation directory, whose run has not heard of the refu
 checksum or names a response type outside the three SDKs is refused (:class:`RequestCacheError`,
 one line naming the file) and never used.
 
+Entries are redacted as the trace is (core/redact.py): every string of a stored response or refusal
+has the API key, credentials and the endpoint removed before it is written, so a service or model
+that echoes the request leaves no secret in ``DIR``. The provider redacts every reply it reads the
+same way, so a reply answered from the cache is the reply a live call gave the run.
+
 :meth:`RequestCache.install` swaps a provider's SDK client for a proxy; nothing else of the
 provider changes. :attr:`RequestCache.calls` records, per model request, its key and whether it
 was answered from the cache (written to the run directory as ``request_cache.json``).
@@ -30,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialscout_gym.core.errors import SpatialScoutError
+from spatialscout_gym.core.redact import redact, redact_strings
 
 __all__ = ["RequestCache", "RequestCacheError", "CACHE_FORMAT", "RECORD_FILE"]
 
@@ -175,10 +181,10 @@ class RequestCache:
 
     def _store(self, path: Path, key: str, endpoint: str, response: Any, refusal: bool = False) -> None:
         if refusal:
-            payload = {"status": getattr(response, "status_code", None), "message": str(response),
-                       "body": _norm(getattr(response, "body", None))}
+            payload = {"status": getattr(response, "status_code", None), "message": redact(str(response)),
+                       "body": redact_strings(_norm(getattr(response, "body", None)))}
         else:
-            payload = response.model_dump(mode="json")
+            payload = redact_strings(response.model_dump(mode="json"))
         entry = {"format": CACHE_FORMAT, "key": key, "endpoint": endpoint, "seed": self.seed,
                  "response_type": f"{type(response).__module__}:{type(response).__qualname__}",
                  "response": payload, "response_sha256": hashlib.sha256(_canonical(payload)).hexdigest(),

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import base64
 import re
-from typing import Iterable
+from typing import Any, Iterable
 from urllib.parse import quote, quote_plus, unquote, urlsplit, urlunsplit
 
-__all__ = ["redact", "register_secret", "register_endpoint", "display_url", "endpoint_shown", "url_problem",
+__all__ = ["redact", "redact_strings", "register_secret", "register_endpoint", "display_url", "endpoint_shown", "url_problem",
            "REDACTED"]
 
 REDACTED = "[redacted]"
@@ -35,8 +35,9 @@ _ENDPOINTS: set[str] = set()
 
 _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     # header or field name, separator, value: Authorization: Bearer x / "x-api-key": "x" / api_key=x
+    # (a value already redacted is left: redacting twice gives what redacting once gave)
     (re.compile(r"(?i)\b(authorization|proxy-authorization|x-api-key|api[-_]?key|access[-_]?token)"
-                r"(\W{0,3}\s*[:=]\s*['\"]?)(?:bearer\s+|basic\s+)?[^\s'\",;}\]]+"), r"\1\2" + REDACTED),
+                r"(\W{0,3}\s*[:=]\s*['\"]?)(?:bearer\s+|basic\s+)?(?!\[redacted\])[^\s'\",;}\]]+"), r"\1\2" + REDACTED),
     # a bare "Bearer <token>": a token has 8+ characters with a digit or symbol, or 20+ characters,
     # so that the CLI's own words ("the bearer token from ...") stay readable
     (re.compile(r"(?i)\bbearer\s+(?:(?=[A-Za-z]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]{8,}|[A-Za-z0-9._~+/=-]{20,})"),
@@ -153,3 +154,17 @@ def redact(text: object, secrets: Iterable[str] = (), *, endpoints: bool = True)
     for pattern, repl in _PATTERNS:
         s = pattern.sub(repl, s)
     return s
+
+
+def redact_strings(x: Any, depth: int = 0) -> Any:
+    """``x`` with every string in it (dict keys too) passed through :func:`redact`: a reply or
+    error body as an SDK parsed it (JSON), so the walk is bounded by its size (and by 64 levels)."""
+    if isinstance(x, str):
+        return redact(x)
+    if depth > 64:
+        return x
+    if isinstance(x, dict):
+        return {redact_strings(k, depth + 1): redact_strings(v, depth + 1) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return type(x)(redact_strings(v, depth + 1) for v in x)
+    return x
