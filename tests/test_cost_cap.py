@@ -10,16 +10,10 @@ import json
 import re
 
 from fakes import FakeRenderer, small_scene
-from vlm_scripted import ScriptedServer
+from vlm_scripted import ScriptedServer, capture_submit_finish
 from spatialscout_gym.cli.main import main
 
 PRICE = {"scripted": {"input_per_mtok": 10.0, "output_per_mtok": 40.0}}   # a call: about $0.012
-
-
-def _policy(step: int, body: dict, fmt: str):
-    mine = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
-    return [[("capture_image", {})], [("submit_positions", {"positions": {"chair_1": [1.0, 1.0, 0.0]}})],
-            [("finish_mapping", {})]][min(mine, 2)]
 
 
 def _scenes(tmp_path, n):
@@ -51,7 +45,7 @@ def _evaluate(tmp_path, server, scenes, out, **options):
 
 def test_the_estimate_calls_nothing_and_contains_the_real_spend(tmp_path, capsys):
     scenes = _scenes(tmp_path, 2)
-    with ScriptedServer(_policy) as server:
+    with ScriptedServer(capture_submit_finish) as server:
         assert main(_args(tmp_path, server, scenes, tmp_path / "ev", "--estimate")) == 0
         assert server.http_requests == 0 and server.gets == []   # no model call, no endpoint check
         line = capsys.readouterr().out.strip().splitlines()[0]
@@ -66,7 +60,7 @@ def test_the_cap_stops_at_the_stated_dollar_figure(tmp_path):
     scenes = _scenes(tmp_path, 3)
     out = tmp_path / "ev"
     cap = 0.045   # passed during the 4th call (about $0.012 each): the 2nd episode ends at its next request
-    with ScriptedServer(_policy) as server:
+    with ScriptedServer(capture_submit_finish) as server:
         summary = _evaluate(tmp_path, server, scenes, out, max_cost_usd=cap)
         calls = server.http_requests
     assert summary.cost_capped and summary.ran == 1
@@ -88,7 +82,7 @@ def test_cached_input_is_recorded_and_priced_at_its_own_rate(tmp_path):
     prices.write_text(json.dumps({"scripted": {"input_per_mtok": 10.0, "output_per_mtok": 40.0,
                                                "cached_input_per_mtok": 1.0}}))
     spec = small_scene(32, 32)
-    with ScriptedServer(_policy) as server:
+    with ScriptedServer(capture_submit_finish) as server:
         agent = make_agent("openai:scripted", base_url=server.openai_url, api_key="x", model_call_budget=6,
                            price_table=str(prices))
         result = run_episode(agent, spec, tmp_path / "r", renderer=FakeRenderer(spec), resolution=32, image_budget=4)
@@ -107,7 +101,7 @@ def test_anthropic_prompt_caching_is_sent_recorded_costed_and_verified(tmp_path)
     prices.write_text(json.dumps({"scripted": {"input_per_mtok": 10.0, "output_per_mtok": 40.0,
                                                "cached_input_per_mtok": 1.0, "cache_write_per_mtok": 12.5}}))
     out = tmp_path / "ev"
-    with ScriptedServer(_policy, models={"scripted": 4096}) as server:
+    with ScriptedServer(capture_submit_finish, models={"scripted": 4096}) as server:
         code = main(["evaluate", "--agent", "anthropic:scripted", "--base-url", server.anthropic_url,
                      "--api-key", "x", "--scenes", *_scenes(tmp_path, 1), "--out", str(out), "--resolution", "32",
                      "--image-budget", "4", "--call-budget", "6", "--price-table", str(prices), "--no-progress"])

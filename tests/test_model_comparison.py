@@ -12,21 +12,17 @@ import shutil
 
 import pytest
 
-from vlm_scripted import ScriptedServer
+from vlm_scripted import ScriptedServer, capture_finish
 from spatialscout_gym.cli.main import main
 from spatialscout_gym.eval.running.tasks import AgentOptions, EvalSettings, agent_option_keys
 from spatialscout_gym.eval.settings_check import KNOWN_AGENT_OPTIONS, KNOWN_EVALUATE_KEYS
-
-
-def _policy(step: int, body: dict, fmt: str):
-    return [[("capture_image", {})], [("finish_mapping", {})]][min(step, 1)]
 
 
 @pytest.fixture(scope="module")
 def two_runs(tmp_path_factory):
     """Two evaluations by the same command (the defaults: effort xhigh, its source the default)."""
     tmp = tmp_path_factory.mktemp("modelcmp")
-    with ScriptedServer(_policy) as server:
+    with ScriptedServer(capture_finish) as server:
         for name in ("a", "b"):
             rc = main(["evaluate", "--agent", "openai:scripted", "--base-url", server.openai_url, "--api-key", "x",
                        "--scenes", "procedural:11", "--out", str(tmp / name), "--resolution", "32",

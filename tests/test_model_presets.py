@@ -10,13 +10,8 @@ import json
 import pytest
 
 from fakes import FakeRenderer, small_scene
-from vlm_scripted import ScriptedServer
+from vlm_scripted import ScriptedServer, capture_finish
 from spatialscout_gym.cli.main import main
-
-
-def _policy(step: int, body: dict, fmt: str):
-    mine = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
-    return [[("capture_image", {})], [("finish_mapping", {})]][min(mine, 1)]
 
 
 @pytest.fixture
@@ -55,7 +50,7 @@ def test_two_presets_record_what_two_flag_commands_record(tmp_path, monkeypatch,
     scene.write_text(small_scene(32, 32).to_json())
     (tmp_path / "prices.json").write_text(json.dumps({"scripted": {"input_per_mtok": 1, "output_per_mtok": 2}}))
     common = ["--scenes", str(scene), "--resolution", "32", "--image-budget", "4", "--no-progress"]
-    with ScriptedServer(_policy) as server:
+    with ScriptedServer(capture_finish) as server:
         presets = tmp_path / "models.toml"
         presets.write_text(_presets(tmp_path, server.openai_url))
         assert main(["evaluate", "--models", str(presets), "--out", str(tmp_path / "p"), *common]) == 0

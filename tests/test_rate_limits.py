@@ -13,19 +13,12 @@ import json
 import pytest
 
 from fakes import FakeRenderer, small_scene
-from vlm_scripted import ScriptedServer
+from vlm_scripted import ScriptedServer, capture_submit_finish
 from spatialscout_gym.baselines.registry import make_agent
 from spatialscout_gym.cli import run as run_cli
 from spatialscout_gym.cli.errors import CliError
 from spatialscout_gym.conversation.rate_limits import RateLimiter
 from spatialscout_gym.eval.running.runner import run_episode
-
-
-def _policy(step: int, body: dict, fmt: str):
-    """By the episode's own step (its assistant turns), so concurrent episodes interleave."""
-    mine = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
-    return [[("capture_image", {})], [("submit_positions", {"positions": {"chair_1": [1.0, 1.0, 0.0]}})],
-            [("finish_mapping", {})]][min(mine, 2)]
 
 
 def _run(tmp_path, server, name="run", **options):
@@ -37,7 +30,7 @@ def _run(tmp_path, server, name="run", **options):
 
 @pytest.mark.parametrize("header, at_least", [("429:2", 2.0), ("429:date:2", 1.9)])
 def test_a_429_is_retried_no_earlier_than_its_retry_after(tmp_path, header, at_least):
-    with ScriptedServer(_policy, fail={1: header}) as server:
+    with ScriptedServer(capture_submit_finish, fail={1: header}) as server:
         result = _run(tmp_path, server)
         arrivals = list(server.arrivals)
     assert result["status"] == "ok" and len(arrivals) == 4
@@ -49,12 +42,12 @@ def test_a_429_is_retried_no_earlier_than_its_retry_after(tmp_path, header, at_l
 
 def test_a_quota_of_many_429s_is_waited_out_not_failed(tmp_path):
     # five 429s in a row: more than the 3 attempts a failure gets, and the episode still completes
-    with ScriptedServer(_policy, fail={k: "429:0.05" for k in range(1, 6)}) as server:
+    with ScriptedServer(capture_submit_finish, fail={k: "429:0.05" for k in range(1, 6)}) as server:
         result = _run(tmp_path, server, attempts=3)
     m = result["model"]
     assert result["status"] == "ok" and result["end_reason"] == "finish_mapping"
     assert m["rate_limit_waits"] == 5 and m["http_attempts"] == 8 and m["model_calls"] == 3
-    with ScriptedServer(_policy, fail={k: "429:0.05" for k in range(1, 6)}) as server:
+    with ScriptedServer(capture_submit_finish, fail={k: "429:0.05" for k in range(1, 6)}) as server:
         failed = _run(tmp_path, server, name="no-patience", attempts=3, rate_limit_wait_s=0)
     assert failed["status"] == "failed" and "after 3 attempts" in failed["error"]
 
@@ -68,7 +61,7 @@ def test_a_tokens_per_minute_limit_holds_across_two_workers(tmp_path):
         scenes.append(str(path))
     window, limit = 2.0, 2200   # each answer counts 1,050 tokens or a few more: two fit in a window
     out = tmp_path / "ev"
-    with ScriptedServer(_policy) as server:
+    with ScriptedServer(capture_submit_finish) as server:
         settings = EvalSettings("openai:scripted", 4, None, 32,
                                 agent_options={"model_call_budget": 6, "tokens_per_minute": limit,
                                                "rate_limit_window_s": window},

@@ -12,7 +12,7 @@ import json
 import pytest
 
 from fakes import FakeRenderer, small_scene
-from vlm_scripted import ScriptedServer
+from vlm_scripted import ScriptedServer, capture_submit_finish
 from spatialscout_gym.conversation.providers import (DEFAULT_REASONING_EFFORT, MIN_THINKING_BUDGET_TOKENS,
                                                   THINKING_BUDGET_TOKENS)
 from spatialscout_gym.baselines.registry import make_agent
@@ -20,11 +20,6 @@ from spatialscout_gym.cli import run as run_cli
 from spatialscout_gym.cli.errors import CliError
 from spatialscout_gym.core.errors import ConfigError
 from spatialscout_gym.eval.running.runner import run_episode
-
-
-def _policy(step: int, body: dict, fmt: str):
-    return [[("capture_image", {})], [("submit_positions", {"positions": {"chair_1": [1.0, 1.0, 0.0]}})],
-            [("finish_mapping", {})]][min(step, 2)]
 
 
 def _run(tmp_path, server, fmt="openai", name="run", **options):
@@ -37,7 +32,7 @@ def _run(tmp_path, server, fmt="openai", name="run", **options):
 
 def test_the_default_is_the_papers_xhigh_on_every_request(tmp_path):
     assert DEFAULT_REASONING_EFFORT == "xhigh"
-    with ScriptedServer(_policy) as server:
+    with ScriptedServer(capture_submit_finish) as server:
         result, h = _run(tmp_path, server)
         assert [r.get("reasoning_effort") for r in server.requests] == ["xhigh"] * 3
     assert h["reasoning"]["effort"] == "xhigh" and h["reasoning"]["source"] == "default: the paper's (Table 3)"
@@ -47,7 +42,7 @@ def test_the_default_is_the_papers_xhigh_on_every_request(tmp_path):
 
 @pytest.mark.parametrize("fmt, param", [("openai", "reasoning_effort"), ("openai-responses", "reasoning")])
 def test_a_refused_effort_is_sent_once_and_never_again_and_the_run_says_so(tmp_path, fmt, param):
-    with ScriptedServer(_policy, refuse_params={param}) as server:
+    with ScriptedServer(capture_submit_finish, refuse_params={param}) as server:
         result, h = _run(tmp_path, server, fmt=fmt)
         refused, answered = list(server.refused_requests), list(server.requests)
     assert len(refused) == 1 and param in refused[0]            # sent once ...
@@ -62,7 +57,7 @@ def test_a_refused_effort_is_sent_once_and_never_again_and_the_run_says_so(tmp_p
 
 
 def test_anthropic_effort_turns_on_thinking_and_a_refused_output_config_keeps_thinking(tmp_path):
-    with ScriptedServer(_policy, models={"scripted": 20_000}, refuse_params={"output_config"}) as server:
+    with ScriptedServer(capture_submit_finish, models={"scripted": 20_000}, refuse_params={"output_config"}) as server:
         result, h = _run(tmp_path, server, fmt="anthropic")
         refused, answered = list(server.refused_requests), list(server.requests)
     # the paper's xhigh, "no explicit limit": the largest budget the API accepts, max_tokens - 1
@@ -74,13 +69,13 @@ def test_anthropic_effort_turns_on_thinking_and_a_refused_output_config_keeps_th
     assert h["reasoning"]["sent_as"] == {"thinking": {"type": "enabled", "budget_tokens": budget}}
     assert h["reasoning"]["thinking_budget_rule"].startswith("max_tokens - 1")
     assert [r["max_tokens"] for r in answered] == [20_000] * 3   # the model's own maximum (Models API)
-    with ScriptedServer(_policy, models={"scripted": 20_000}) as server:   # a lower effort keeps its table budget
+    with ScriptedServer(capture_submit_finish, models={"scripted": 20_000}) as server:   # a lower effort keeps its table budget
         _run(tmp_path, server, fmt="anthropic", name="medium", reasoning_effort="medium")
         assert {r["thinking"]["budget_tokens"] for r in server.requests} == {THINKING_BUDGET_TOKENS["medium"]}
 
 
 def test_anthropic_without_room_for_thinking_and_with_an_unknown_effort(tmp_path):
-    with ScriptedServer(_policy) as server:
+    with ScriptedServer(capture_submit_finish) as server:
         _, h = _run(tmp_path, server, fmt="anthropic", max_tokens=MIN_THINKING_BUDGET_TOKENS)   # room for 1,023
         assert not any("thinking" in r for r in server.requests)
     assert "extended thinking not sent" in h["reasoning"]["note"]
@@ -99,11 +94,11 @@ def _cli(*argv: str) -> dict:
 def test_the_flag_overrides_none_is_a_value_and_no_reasoning_effort_sends_nothing(tmp_path):
     assert _cli()["reasoning_effort"] == "xhigh"
     assert _cli("--reasoning-effort", "medium")["reasoning_effort"] == "medium"
-    with ScriptedServer(_policy) as server:
+    with ScriptedServer(capture_submit_finish) as server:
         options = {k: v for k, v in _cli("--no-reasoning-effort").items() if k not in ("base_url", "api_key")}
         _, h = _run(tmp_path, server, name="off", **options)
         assert len(server.requests) == 3 and not any("reasoning_effort" in r for r in server.requests)
-    with ScriptedServer(_policy) as server:
+    with ScriptedServer(capture_submit_finish) as server:
         options = {k: v for k, v in _cli("--reasoning-effort", "none").items() if k not in ("base_url", "api_key")}
         _run(tmp_path, server, name="none", **options)
         assert [r["reasoning_effort"] for r in server.requests] == ["none"] * 3
@@ -118,7 +113,7 @@ def test_the_evaluation_report_says_the_effort_was_refused(tmp_path):
     scene = tmp_path / "room.json"
     scene.write_text(small_scene(32, 32).to_json())
     out = tmp_path / "ev"
-    with ScriptedServer(_policy, refuse_params={"reasoning_effort"}) as server:
+    with ScriptedServer(capture_submit_finish, refuse_params={"reasoning_effort"}) as server:
         settings = EvalSettings("openai:scripted", 4, None, 32, agent_options={"model_call_budget": 6},
                                 runtime_options={"base_url": server.openai_url, "api_key": "x"})
         done = execute_task(plan_tasks(out, [str(scene)], 1)[0], WorkerState(settings, renderer_factory=FakeRenderer))
@@ -130,11 +125,6 @@ def test_the_evaluation_report_says_the_effort_was_refused(tmp_path):
     assert "refused the effort parameter in 1 episode" in (out / "report.md").read_text()
 
 
-def _per_episode_policy(step: int, body: dict, fmt: str):
-    """``_policy`` by the episode's own step (its assistant turns), so concurrent episodes interleave."""
-    return _policy(sum(1 for m in body.get("messages", []) if m.get("role") == "assistant"), body, fmt)
-
-
 def test_a_refused_effort_reaches_the_service_once_per_evaluation_across_workers(tmp_path):
     from spatialscout_gym.eval.running.evaluate import EvalSettings, evaluate
     from spatialscout_gym.eval.pages.leaderboard import build_leaderboard
@@ -144,7 +134,7 @@ def test_a_refused_effort_reaches_the_service_once_per_evaluation_across_workers
         path.write_text(small_scene(32, 32, scene_id=f"room-{i}").to_json())
         scenes.append(str(path))
     out = tmp_path / "ev"
-    with ScriptedServer(_per_episode_policy, refuse_params={"reasoning_effort"}) as server:
+    with ScriptedServer(capture_submit_finish, refuse_params={"reasoning_effort"}) as server:
         settings = EvalSettings("openai:scripted", 4, None, 32, agent_options={"model_call_budget": 6},
                                 runtime_options={"base_url": server.openai_url, "api_key": "x"})
         summary = evaluate(out, settings, scenes, workers=2, progress=False, renderer_factory=FakeRenderer)

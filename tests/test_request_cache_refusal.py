@@ -9,13 +9,8 @@ from __future__ import annotations
 import json
 
 from fakes import FakeRenderer, small_scene
-from vlm_scripted import ScriptedServer
+from vlm_scripted import ScriptedServer, capture_finish
 from spatialscout_gym.eval.running.evaluate import EvalSettings, evaluate
-
-
-def _policy(step: int, body: dict, fmt: str):
-    own = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")   # this episode's step
-    return [[("capture_image", {})], [("finish_mapping", {})]][min(own, 1)]
 
 
 def test_a_cached_rerun_after_a_refused_effort_needs_no_endpoint(tmp_path, monkeypatch):
@@ -33,7 +28,7 @@ def test_a_cached_rerun_after_a_refused_effort_needs_no_endpoint(tmp_path, monke
                             agent_options={"model_call_budget": 4, "request_cache": str(cache)},
                             runtime_options={"base_url": url, "api_key": "x"})
 
-    with ScriptedServer(_policy, refuse_params={"reasoning_effort"}) as server:
+    with ScriptedServer(capture_finish, refuse_params={"reasoning_effort"}) as server:
         first = evaluate(tmp_path / "live", settings(server.openai_url), scenes, progress=False,
                          renderer_factory=FakeRenderer)
         url = server.openai_url

@@ -7,18 +7,14 @@ from __future__ import annotations
 import json
 
 from fakes import FakeRenderer, small_scene
-from vlm_scripted import ScriptedServer
+from vlm_scripted import ScriptedServer, capture_finish
 from spatialscout_gym.cli.main import main
-
-
-def _policy(step: int, body: dict, fmt: str):
-    return [[("capture_image", {})], [("finish_mapping", {})]][min(step, 1)]
 
 
 def test_run_with_require_effort_fails_in_one_line_against_a_refusing_server(tmp_path, capsys):
     scene = tmp_path / "room.json"
     scene.write_text(small_scene(32, 32).to_json())
-    with ScriptedServer(_policy, refuse_params={"reasoning_effort"}) as server:
+    with ScriptedServer(capture_finish, refuse_params={"reasoning_effort"}) as server:
         code = main(["run", "--agent", "openai:scripted", "--base-url", server.openai_url, "--api-key", "x",
                      "--scene", str(scene), "--out", str(tmp_path / "r"), "--resolution", "32",
                      "--image-budget", "4", "--call-budget", "4", "--require-effort"])
@@ -37,7 +33,7 @@ def test_evaluate_with_require_effort_stops_at_the_first_refusal(tmp_path, capsy
         path.write_text(small_scene(32, 32, scene_id=f"room-{i}").to_json())
         scenes.append(str(path))
     from spatialscout_gym.eval.running.evaluate import BatchStoppedError, EvalSettings, evaluate
-    with ScriptedServer(_policy, refuse_params={"reasoning_effort"}) as server:
+    with ScriptedServer(capture_finish, refuse_params={"reasoning_effort"}) as server:
         settings = EvalSettings("openai:scripted", 4, None, 32,
                                 agent_options={"model_call_budget": 4, "require_effort": True},
                                 runtime_options={"base_url": server.openai_url, "api_key": "x"})
@@ -56,7 +52,7 @@ def test_evaluate_with_require_effort_stops_at_the_first_refusal(tmp_path, capsy
 def test_without_require_effort_the_run_goes_on(tmp_path):
     scene = tmp_path / "room.json"
     scene.write_text(small_scene(32, 32).to_json())
-    with ScriptedServer(_policy, refuse_params={"reasoning_effort"}) as server:
+    with ScriptedServer(capture_finish, refuse_params={"reasoning_effort"}) as server:
         code = main(["run", "--agent", "openai:scripted", "--base-url", server.openai_url, "--api-key", "x",
                      "--scene", str(scene), "--out", str(tmp_path / "r"), "--resolution", "32",
                      "--image-budget", "4", "--call-budget", "4"])

@@ -16,22 +16,17 @@ from typing import Callable
 import pytest
 
 from fakes import FakeRenderer
-from vlm_scripted import ScriptedServer
+from vlm_scripted import ScriptedServer, capture_finish
 from spatialscout_gym.cli.main import main
 from spatialscout_gym.eval.running.evaluate import EvalSettings, evaluate
 
 EP1, EP2 = "procedural_1/seed_0", "procedural_2/seed_0"
 
 
-def _policy(step, body, fmt):
-    own = sum(m["role"] == "assistant" for m in body["messages"])
-    return [[("capture_image", {})], [("finish_mapping", {})]][min(own, 1)]
-
-
 @pytest.fixture(scope="module")
 def honest(tmp_path_factory):
     d = tmp_path_factory.mktemp("settings-tamper") / "honest"
-    with ScriptedServer(_policy) as server:
+    with ScriptedServer(capture_finish) as server:
         settings = EvalSettings("openai:scripted", 3, None, 32,
                                 agent_options={"model_call_budget": 6, "prompt_style": "appendix-a",
                                                "reasoning_effort": "xhigh", "mode": "active"},
@@ -107,7 +102,7 @@ def test_a_cost_verifies_with_its_price_table_and_not_with_another(tmp_path, cap
     prices = tmp_path / "prices.json"
     prices.write_text(json.dumps({"scripted": {"input_per_mtok": 1.0, "output_per_mtok": 2.0}}))
     out = tmp_path / "priced"
-    with ScriptedServer(_policy) as server:
+    with ScriptedServer(capture_finish) as server:
         assert main(["evaluate", "--agent", "openai:scripted", "--base-url", server.openai_url, "--api-key", "x",
                      "--scenes", "procedural:1", "--out", str(out), "--resolution", "32", "--image-budget", "3",
                      "--call-budget", "4", "--no-progress", "--price-table", str(prices)]) == 0

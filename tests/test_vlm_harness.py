@@ -11,7 +11,7 @@ import warnings
 import pytest
 
 from fakes import FakeRenderer, small_scene
-from vlm_scripted import ScriptedServer
+from vlm_scripted import ScriptedServer, capture_submit_finish
 from spatialscout_gym.baselines.passive import PassiveViewsWarning
 from spatialscout_gym.conversation.providers import ANTHROPIC_FALLBACK_MAX_TOKENS
 from spatialscout_gym.baselines.registry import make_agent
@@ -21,11 +21,6 @@ from spatialscout_gym.eval.pages.report import compare_reports, write_report
 from spatialscout_gym.eval.running.runner import run_episode
 from spatialscout_gym.conversation.prompt import (CAMERA_TOOLS, PASSIVE_TOOLS, first_message_text,
                                               reminder_text, task_prompt)
-
-
-def _policy(step: int, body: dict, fmt: str):
-    return [[("capture_image", {})], [("submit_positions", {"positions": {"chair_1": [1.0, 1.0, 0.0]}})],
-            [("finish_mapping", {})]][min(step, 2)]
 
 
 def _system(req: dict, fmt: str) -> str:
@@ -65,7 +60,7 @@ def test_content_list_prompt_stays_selectable_under_its_earlier_name():
 
 
 def test_default_prompt_is_the_first_user_message_and_detailed_keeps_the_system_role(tmp_path):
-    with ScriptedServer(_policy) as server:
+    with ScriptedServer(capture_submit_finish) as server:
         result, run = _run(tmp_path, server, name="paper")
         _run(tmp_path, server, name="detailed", prompt_style="detailed")
         first, detailed = server.requests[0], server.requests[-1]
@@ -94,7 +89,7 @@ def test_detailed_prompt_one_view_variant_and_legacy_by_name(tmp_path):
     assert "V = 1 image " in one and "initial image and its calibration" in one
     assert "first two views" not in one and ">= 2 frames" not in one and "(1, -(u - cx)/fx" in one
     # the legacy wording only by name, and the run records which one was used
-    with ScriptedServer(_policy) as server:
+    with ScriptedServer(capture_submit_finish) as server:
         result, run = _run(tmp_path, server, prompt_style="legacy")
         legacy_system = _system(server.requests[0], "openai")
     assert "scores nothing" in legacy_system and "Start by planning" in json.dumps(server.requests[0])
@@ -114,7 +109,7 @@ def test_first_message_and_reminders_follow_the_ending_rule():
 
 
 def test_one_view_episode_through_the_client(tmp_path):
-    with ScriptedServer(_policy) as server:
+    with ScriptedServer(capture_submit_finish) as server:
         result, _ = _run(tmp_path, server, image_budget=1)
         opening = server.requests[0]["messages"][0]["content"][0]["text"]
     assert "initial image and its calibration" in opening and "first two views" not in opening
@@ -123,7 +118,7 @@ def test_one_view_episode_through_the_client(tmp_path):
 
 # ---- passive mode -------------------------------------------------------------------------------
 def test_passive_prompt_and_request_list_only_enabled_tools_with_a_baseline(tmp_path):
-    with ScriptedServer(_policy) as server, warnings.catch_warnings():
+    with ScriptedServer(capture_submit_finish) as server, warnings.catch_warnings():
         warnings.simplefilter("error", PassiveViewsWarning)   # three views have a baseline
         result, run = _run(tmp_path, server, fmt="anthropic", mode="passive", passive_views=3)
         req = server.requests[0]
@@ -138,7 +133,7 @@ def test_passive_prompt_and_request_list_only_enabled_tools_with_a_baseline(tmp_
 
 
 def test_passive_views_without_baseline_warn_and_say_so(tmp_path):
-    with ScriptedServer(_policy) as server, pytest.warns(PassiveViewsWarning, match="share one camera centre"):
+    with ScriptedServer(capture_submit_finish) as server, pytest.warns(PassiveViewsWarning, match="share one camera centre"):
         result, run = _run(tmp_path, server, mode="passive", passive_views=1)
         system = _system(server.requests[0], "openai")
     assert "NO BASELINE" in system and "TRIANGULATION" not in system
@@ -147,10 +142,10 @@ def test_passive_views_without_baseline_warn_and_say_so(tmp_path):
 
 # ---- item 2: output caps ----------------------------------------------------------------------------
 def test_no_output_cap_unless_asked_and_a_cut_off_reply_fails(tmp_path):
-    with ScriptedServer(_policy) as server:
+    with ScriptedServer(capture_submit_finish) as server:
         _run(tmp_path, server, name="free")
         assert all("max_tokens" not in r and "max_completion_tokens" not in r for r in server.requests)
-    with ScriptedServer(_policy, truncate={1}) as server:
+    with ScriptedServer(capture_submit_finish, truncate={1}) as server:
         result, run = _run(tmp_path, server, name="capped", max_tokens=50)
         assert server.requests[0]["max_tokens"] == 50
     assert result["status"] == "failed" and result["error_type"] == "OutputCapError"
@@ -162,13 +157,13 @@ def test_no_output_cap_unless_asked_and_a_cut_off_reply_fails(tmp_path):
 
 
 def test_anthropic_gets_the_models_maximum_or_the_documented_fallback(tmp_path):
-    with ScriptedServer(_policy, models={"scripted": 12345}) as server:
+    with ScriptedServer(capture_submit_finish, models={"scripted": 12345}) as server:
         result, run = _run(tmp_path, server, fmt="anthropic", name="known")
         assert [r["max_tokens"] for r in server.requests] == [12345] * 3
         assert server.gets == ["/v1/models/scripted"]   # asked once, not counted as a model call
     assert result["model"]["max_output_tokens"] == 12345 and result["model"]["model_calls"] == 3
     assert "Models API" in json.loads((run / "harness.json").read_text())["model"]["max_output_tokens_source"]
-    with ScriptedServer(_policy) as server:   # a compatible server without the Models API
+    with ScriptedServer(capture_submit_finish) as server:   # a compatible server without the Models API
         result, _ = _run(tmp_path, server, fmt="anthropic", name="fallback")
         assert server.requests[0]["max_tokens"] == ANTHROPIC_FALLBACK_MAX_TOKENS
     assert result["model"]["max_output_tokens_source"].startswith("fallback")
@@ -186,10 +181,10 @@ def test_cut_off_attempt_is_kept_in_its_own_directory_next_to_the_rerun(tmp_path
     scene = tmp_path / "room.json"
     scene.write_text(small_scene(32, 32).to_json())
     out = tmp_path / "ev"
-    with ScriptedServer(_policy, truncate={1}) as server:   # stops at the harness's cap
+    with ScriptedServer(capture_submit_finish, truncate={1}) as server:   # stops at the harness's cap
         first, task = _attempt(out, str(scene), server)
     assert not first.ok and first.result["error_type"] == "OutputCapError" and first.result["attempt"] == 1
-    with ScriptedServer(_policy) as server:
+    with ScriptedServer(capture_submit_finish) as server:
         second, _ = _attempt(out, str(scene), server)
     assert second.ok and second.result["end_reason"] == "finish_mapping" and second.result["attempt"] == 2
     run = out / "room" / "seed_0"
@@ -210,7 +205,7 @@ def test_cut_off_attempt_is_kept_in_its_own_directory_next_to_the_rerun(tmp_path
 
 
 def test_attempt_directory_holds_the_records(tmp_path):
-    with ScriptedServer(_policy) as server:
+    with ScriptedServer(capture_submit_finish) as server:
         result, run = _run(tmp_path, server, fmt="anthropic", reasoning_effort="high", prompt_style="detailed")
         req = server.requests[0]
     h = json.loads((run / "harness.json").read_text())

@@ -239,3 +239,24 @@ def _responses(step: int, calls, req) -> dict:
             "output": output, "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
             "usage": {"input_tokens": 1000 + step, "output_tokens": 50, "total_tokens": 1050 + step,
                       "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 20}}}
+
+
+def replies_by_turn(*turns: list) -> Callable:
+    """A policy that answers an episode's k-th request with ``turns[k]`` (the last one repeated), k
+    counted from the assistant turns its conversation holds, so concurrent episodes interleave
+    (chat completions and Anthropic messages; a Responses request carries no ``messages``, and k is
+    the server's request count there: one episode at a time)."""
+    def policy(step: int, body: dict, fmt: str) -> list:
+        own = step if fmt == "responses" else sum(
+            1 for m in body.get("messages", []) if isinstance(m, dict) and m.get("role") == "assistant")
+        return turns[min(own, len(turns) - 1)]
+    return policy
+
+
+CAPTURE = [("capture_image", {})]
+SUBMIT_CHAIR = [("submit_positions", {"positions": {"chair_1": [1.0, 1.0, 0.0]}})]
+FINISH = [("finish_mapping", {})]
+capture_submit_finish = replies_by_turn(CAPTURE, SUBMIT_CHAIR, FINISH)
+"""Capture, submit ``chair_1`` (the small scene's first target), finish: three model calls."""
+capture_finish = replies_by_turn(CAPTURE, FINISH)
+"""Capture, then finish: two model calls."""

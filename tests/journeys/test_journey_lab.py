@@ -10,14 +10,8 @@ import json
 import re
 
 from fakes import FakeRenderer, small_scene
-from vlm_scripted import ScriptedServer
+from vlm_scripted import ScriptedServer, capture_submit_finish
 from spatialscout_gym.cli.main import main
-
-
-def _policy(step: int, body: dict, fmt: str):
-    mine = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
-    return [[("capture_image", {})], [("submit_positions", {"positions": {"chair_1": [1.0, 1.0, 0.0]}})],
-            [("finish_mapping", {})]][min(mine, 2)]
 
 
 def test_presets_estimate_capped_evaluation_watch_and_leaderboard(tmp_path, monkeypatch, capsys):
@@ -34,7 +28,7 @@ def test_presets_estimate_capped_evaluation_watch_and_leaderboard(tmp_path, monk
     out = tmp_path / "lab"
     common = ["--scenes", *scenes, "--out", str(out), "--resolution", "32", "--image-budget", "4",
               "--call-budget", "5", "--no-progress"]
-    with ScriptedServer(_policy) as alpha, ScriptedServer(_policy) as beta:
+    with ScriptedServer(capture_submit_finish) as alpha, ScriptedServer(capture_submit_finish) as beta:
         presets = tmp_path / "models.toml"
         presets.write_text(f"""
 [models.alpha]
