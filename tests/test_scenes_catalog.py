@@ -1,4 +1,4 @@
-"""The frozen 80-scene catalogs (v3.0, the default, has its own file): composition, hashes of v1.0 and
+"""The frozen 80-scene catalogs (v3.0 and v3.1, the default, have their own file): composition, hashes of v1.0 and
 v2.0 against their shipped manifests, statistics in the paper's ranges, v2.0's sizes against
 AI2-THOR's and its visibility check, training/catalog disjointness, scene lookup, provenance."""
 
@@ -38,7 +38,7 @@ def specs_v1() -> list[SceneSpec]:
 @pytest.fixture(autouse=True)
 def _default_catalog(monkeypatch):
     monkeypatch.setenv(CATALOG_ENV, "3.0")   # recorded, so teardown removes what a test sets
-    monkeypatch.delenv(CATALOG_ENV)          # a bare id means the default, v3.0, here
+    monkeypatch.delenv(CATALOG_ENV)          # a bare id means the default, v3.1, here
 
 
 def test_composition_matches_spec_section_8():
@@ -70,14 +70,16 @@ def test_manifest_is_frozen_and_matches_regenerated_hashes(version, specs, specs
 
 
 def test_versions_differ_and_v1_keeps_its_render_settings():
-    assert CATALOG_VERSION == "3.0" and RENDER_SETTINGS == render_settings("2.0") == render_settings("3.0")
+    assert CATALOG_VERSION == "3.1" and RENDER_SETTINGS == render_settings("2.0") == render_settings("3.0") \
+        == render_settings("3.1")
     assert render_settings("1.0") == {"width": 512, "height": 512, "fov_y_deg": 65.0, "shader": "minimal",
                                       "renderer_settings_version": 1}
     assert render_settings("2.0")["texture_library"] == 1 and render_settings("2.0")["renderer_settings_version"] == 2
     v1 = {r["content_hash"] for r in manifest("1.0")["scenes"]}
     assert not v1 & {r["content_hash"] for r in manifest("2.0")["scenes"]}
-    assert catalog_scene_ids("1.0") == catalog_scene_ids("2.0") == catalog_scene_ids("3.0")
+    assert catalog_scene_ids("1.0") == catalog_scene_ids("2.0") == catalog_scene_ids("3.0") == catalog_scene_ids("3.1")
     assert not v1 & {r["content_hash"] for r in manifest("3.0")["scenes"]}
+    assert not {r["content_hash"] for r in manifest("3.0")["scenes"]} & {r["content_hash"] for r in manifest("3.1")["scenes"]}
 
 
 def test_v2_statistics_match_the_paper(specs):
@@ -154,7 +156,7 @@ def test_every_catalog_scene_is_physically_plausible(specs_v1):
 
 
 def test_training_seeds_never_coincide_with_catalog_scenes():
-    for version in ("1.0", "2.0", "3.0"):
+    for version in ("1.0", "2.0", "3.0", "3.1"):
         frozen = {row["content_hash"] for row in manifest(version)["scenes"]}
         # same seed integers, same layouts and sizes as the catalog entries: the namespaces differ
         for e in catalog_entries(version)[::8]:
@@ -201,7 +203,7 @@ def test_scene_by_name_accepts_ids_seeds_and_files(tmp_path):
         scene_by_name("procedural:abc")
 
 
-@pytest.mark.parametrize("version", ["1.0", "2.0", "3.0"])
+@pytest.mark.parametrize("version", ["1.0", "2.0", "3.0", "3.1"])
 def test_freeze_reproduces_the_shipped_manifest(tmp_path, monkeypatch, version):
     shipped = manifest(version)["scenes"]
     full = catalog_entries(version)
@@ -234,9 +236,9 @@ def test_stats_count_groups_and_sizes_by_hand():
 
 
 def test_a_version_is_chosen_by_suffix_argument_or_environment(monkeypatch):
-    v3 = load_scene("Kitchen_02")   # a bare id means the default, v3.0
+    v3 = load_scene("Kitchen_02")   # a bare id means the default, v3.1
     v1 = scene_by_name("Kitchen_02@1.0")
-    assert scene_catalog_version(v3) == "3.0" and scene_catalog_version(v1) == "1.0"
+    assert scene_catalog_version(v3) == "3.1" and scene_catalog_version(v1) == "1.0"
     assert scene_content_hash(v1) == {r["scene_id"]: r["content_hash"] for r in manifest("1.0")["scenes"]}["Kitchen_02"]
     assert scene_content_hash(scene_by_name("Kitchen_02", catalog_version="1.0")) == scene_content_hash(v1)
     monkeypatch.setenv(CATALOG_ENV, "1.0")
@@ -244,7 +246,7 @@ def test_a_version_is_chosen_by_suffix_argument_or_environment(monkeypatch):
     monkeypatch.setenv(CATALOG_ENV, "2.0")
     assert scene_catalog_version(scene_by_name("Kitchen_02")) == "2.0"
     monkeypatch.setenv(CATALOG_ENV, "4.0")
-    with pytest.raises(ValueError, match="expected one of 1.0, 2.0, 3.0"):
+    with pytest.raises(ValueError, match="expected one of 1.0, 2.0, 3.0, 3.1"):
         scene_by_name("Kitchen_02")
 
 

@@ -1,5 +1,6 @@
-"""Catalog v3.0, the default: ProcTHOR's object types and placement rules, no room filled with one
-category, the paper's statistics kept, frozen beside v1.0 and v2.0, which stay hash-verified."""
+"""Catalog v3.1, the default, and v3.0: ProcTHOR's object types and placement rules, no room filled
+with one category, the paper's statistics kept, every room of v3.1 inside the world box; frozen
+beside v1.0, v2.0 and v3.0, which stay hash-verified."""
 
 from __future__ import annotations
 
@@ -22,30 +23,42 @@ from test_scenes_generator import targets_past_world_box
 
 @pytest.fixture(scope="module")
 def specs_v3():
-    return [generate_catalog_scene(e) for e in catalog_entries("3.0")]
+    """Every scene of the default catalog, v3.1, generated once."""
+    return [generate_catalog_scene(e) for e in catalog_entries("3.1")]
 
 
-def test_v3_is_the_default_and_frozen_beside_the_older_versions(specs_v3):
-    assert DEFAULT_CATALOG_VERSION == "3.0" and DEFAULT_RULES_VERSION == "3.0"
-    m = manifest("3.0")
-    assert m["generator_rules"]["placement"] == "procthor"
+def test_v3_1_is_the_default_and_frozen_beside_the_older_versions(specs_v3):
+    assert DEFAULT_CATALOG_VERSION == "3.1" and DEFAULT_RULES_VERSION == "3.0"   # training scenes keep v3.0's rules
+    m = manifest("3.1")
+    assert m["generator_rules"]["placement"] == "procthor" and m["generator_rules"]["in_world_box"] is True
     for row, spec in zip(m["scenes"], specs_v3):
         assert row["content_hash"] == spec.content_hash(m["render_settings"]), spec.scene_id
-    for v in ("1.0", "2.0"):   # older versions still regenerate to their frozen hashes
+    for v in ("1.0", "2.0", "3.0"):   # older versions still regenerate to their frozen hashes
         assert load_scene("Kitchen_01", version=v).scene_id == "Kitchen_01"
+    assert load_scene("Apartment_31", version="3.0").scene_id == "Apartment_31"
 
 
-def test_every_v3_start_lies_inside_the_world_box_and_targets_but_one_frozen_scene(specs_v3):
-    """Generated once, as frozen: every start camera inside the +-15 m box the camera may move
-    in, and every target but those of Apartment_31, whose east room's wall line stands at
-    x = 15.28 m (its 7 targets along that wall reach 15.33 m: seen from inside the box, kept so
-    that the frozen catalog keeps its hashes)."""
-    past = {}
+def test_v3_1_moves_only_the_scene_that_reached_past_the_box_and_scores_it_the_same():
+    """v3.0's Apartment_31 reaches x = 15.33 m; v3.1 moves the whole scene inside the box, so every
+    target keeps its task-frame centre (what is scored) and the start keeps its place in the rooms."""
+    old, new = load_scene("Apartment_31", version="3.0"), load_scene("Apartment_31", version="3.1")
+    assert targets_past_world_box(old) and not targets_past_world_box(new)
+    shift = new.public.initial_camera.position_world - old.public.initial_camera.position_world
+    assert shift[0] < 0 and shift[1] == 0 and shift[2] == 0
+    for a, b in zip(old.ground_truth_dict()["targets"], new.ground_truth_dict()["targets"]):
+        assert a["id"] == b["id"] and np.allclose(a["center"], b["center"])
+        assert np.allclose(np.asarray(b["box_min"]) - a["box_min"], shift)
+    kitchen_old, kitchen_new = load_scene("Kitchen_01", version="3.0"), load_scene("Kitchen_01", version="3.1")
+    assert np.array_equal(kitchen_old.public.initial_camera.position_world,
+                          kitchen_new.public.initial_camera.position_world)
+
+
+def test_every_v3_1_start_and_target_lies_inside_the_world_box(specs_v3):
+    """Generated once, as frozen: every start camera and every target of the default catalog inside
+    the +-15 m box the camera may move in (v3.0 had Apartment_31's 7 east-wall targets at 15.33 m)."""
     for spec in specs_v3:
         assert np.all(np.abs(spec.public.initial_camera.position_world) <= WORLD_BOX_M), spec.scene_id
-        if targets_past_world_box(spec):
-            past[spec.scene_id] = len(targets_past_world_box(spec))
-    assert past == {"Apartment_31": 7}
+        assert not targets_past_world_box(spec), spec.scene_id
 
 
 def test_every_procthor_type_has_a_builder_of_its_size():

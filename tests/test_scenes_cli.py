@@ -39,7 +39,7 @@ def test_list_prints_every_catalog_scene(capsys):
     out = capsys.readouterr().out
     for sid in catalog_scene_ids():
         assert sid in out
-    assert "catalog v3.0: 80 scenes" in out
+    assert "catalog v3.1: 80 scenes" in out
     assert _run(["scenes", "list", "--catalog", "1.0"]) == 0
     assert "catalog v1.0: 80 scenes" in capsys.readouterr().out
 
@@ -48,7 +48,7 @@ def test_stats_json_has_ours_paper_and_the_ai2thor_comparison(capsys, tmp_path):
     png = tmp_path / "sizes.png"
     assert _run(["scenes", "stats", "--json", "--plot", str(png)]) == 0
     d = json.loads(capsys.readouterr().out)
-    assert d["catalog_version"] == "3.0"
+    assert d["catalog_version"] == "3.1"
     assert d["ours"]["n_scenes"] == 80 and d["paper"]["n_targets"] == 3140
     assert set(d["paper"]) - {"top_categories"} <= set(d["ours"])
     assert set(d["release"]) - {"top_categories"} <= set(d["ours"])
@@ -64,7 +64,7 @@ def test_stats_json_has_ours_paper_and_the_ai2thor_comparison(capsys, tmp_path):
     assert d["reference_losses_m"]["paper"] == {"origin": 2.984, "uniform_ball": 4.487}
     for kind, paper in d["reference_losses_m"]["paper"].items():
         assert d["reference_losses_m"]["ours"][kind] == pytest.approx(paper, rel=0.05)
-    rooms = d["room_plausibility"]   # the default v3.0 places by ProcTHOR's annotations
+    rooms = d["room_plausibility"]   # the default v3.1 places by ProcTHOR's annotations
     assert rooms["single_rooms"]["fraction"] <= 0.05 and rooms["n_categories"] >= 110
     assert set(rooms["single_rooms"]["by_room"]) == {"Kitchen", "LivingRoom", "Bedroom", "Bathroom", "Office"}
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000

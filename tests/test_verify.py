@@ -248,7 +248,7 @@ def _targets_on_the_start_camera(spec):
 
 def test_a_spec_file_claiming_a_catalog_id_is_refused(tmp_path, capsys):
     """A copy of Kitchen_01's spec with every target on the start camera, evaluated with ``origin``
-    (which then scores 100%) and filed as ``Kitchen_01/``: its scene is not catalog v3.0's
+    (which then scores 100%) and filed as ``Kitchen_01/``: its scene is not catalog v3.1's
     Kitchen_01, so verify refuses it at that episode, and no page shows it verified."""
     from spatialscout_gym.scenes.catalog import load_scene, manifest, scene_content_hash
     forged = _targets_on_the_start_camera(load_scene("Kitchen_01"))
@@ -265,9 +265,9 @@ def test_a_spec_file_claiming_a_catalog_id_is_refused(tmp_path, capsys):
     capsys.readouterr()
     assert main(["verify", str(ev), "--no-progress", "--json"]) == 1
     ep = json.loads(capsys.readouterr().out)["dirs"][str(ev)][0]
-    catalog = {r["scene_id"]: r["content_hash"] for r in manifest("3.0")["scenes"]}["Kitchen_01"]
+    catalog = {r["scene_id"]: r["content_hash"] for r in manifest("3.1")["scenes"]}["Kitchen_01"]
     assert ep["episode"] == "Kitchen_01/seed_0" and ep["status"] == "refused", ep
-    assert "is a catalog id, but this run's scene is not catalog v3.0's Kitchen_01" in ep["detail"]
+    assert "is a catalog id, but this run's scene is not catalog v3.1's Kitchen_01" in ep["detail"]
     assert catalog in ep["detail"] and scene_content_hash(forged) in ep["detail"] and "\n" not in ep["detail"]
     assert verification_status(ev)["status"] == "diverged"
     assert main(["report", str(ev), "--no-figures"]) == 0

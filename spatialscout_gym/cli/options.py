@@ -128,7 +128,7 @@ def agent_help() -> str:
 
 
 def add_catalog_option(parser: argparse.ArgumentParser) -> None:
-    """``--catalog 1.0|2.0|3.0``: the catalog version bare scene ids and the word ``catalog`` mean."""
+    """``--catalog 1.0|2.0|3.0|3.1``: the catalog version bare scene ids and the word ``catalog`` mean."""
     from spatialscout_gym.scenes.catalog import CATALOG_VERSIONS, DEFAULT_CATALOG_VERSION
     parser.add_argument("--catalog", choices=CATALOG_VERSIONS, default=None, metavar="VERSION",
                         help=f"scene catalog version: {' or '.join(CATALOG_VERSIONS)} (default "

@@ -10,7 +10,7 @@
 * ``scenes freeze``: maintainer command; regenerates a version's manifest
   (``scenes/data/catalog_v2.json`` for ``--catalog 2.0``) after a deliberate catalog change.
 
-Every subcommand takes ``--catalog 1.0|2.0|3.0`` (default 3.0): the catalog version it lists,
+Every subcommand takes ``--catalog 1.0|2.0|3.0|3.1`` (default 3.1): the catalog version it lists,
 measures, exports or renders.
 * ``scenes render``: added by ``cli/scenes_render.py`` when present.
 * ``scenes import-maniskill``: ManiSkill3 datasets to scene directories (``cli/scenes_import.py``).

@@ -35,7 +35,7 @@ CATALOG_ENV = "SPATIALSCOUT_CATALOG"
 """The catalog version a bare scene id means (``spatialscout_gym.scenes.catalog.CATALOG_ENV``)."""
 SCENE_DIRS_ENV = "SPATIALSCOUT_SCENE_DIRS"
 """Directories of imported scenes (``spatialscout_gym.scenes.maniskill.SCENE_DIRS_ENV``)."""
-_DEFAULT_CATALOG_VERSION = "3.0"
+_DEFAULT_CATALOG_VERSION = "3.1"
 """``spatialscout_gym.scenes.catalog.DEFAULT_CATALOG_VERSION``, restated to keep this import light (a test checks they agree)."""
 _MANIFEST_DIR = Path(__file__).resolve().parents[1] / "scenes" / "data"
 

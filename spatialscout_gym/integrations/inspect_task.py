@@ -143,7 +143,7 @@ def spatialscout(scenes: str | list[str] = "catalog", seeds: int | str | list[in
         comma-separated (``--scenes``).
     seeds : seed ids ``0,1,2`` or a range ``A:B`` (``--seeds``); default seed 0.
     repeats : N, seeds 0..N-1 (``--repeats``).
-    catalog : catalog version of the catalog ids, e.g. ``3.0`` (``--catalog``).
+    catalog : catalog version of the catalog ids, e.g. ``3.1`` (``--catalog``).
     image_budget : V (``--image-budget``). call_budget : B, model calls (``--call-budget``).
     resolution : render grid, pixels (``--resolution``).
     prompt : ``appendix-a`` (default), ``content-list``, ``detailed`` or ``legacy`` (``--prompt``).

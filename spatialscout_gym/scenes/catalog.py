@@ -5,16 +5,18 @@
   targets (catalog indices 0, 7, 14, ..., 77) and 68 have 40.
 * Scene ``i`` is generated from ``numpy.random.SeedSequence([CATALOG_NAMESPACE, i])``; training
   scenes (:func:`procedural_scene`) use ``TRAIN_NAMESPACE``, so the two streams never coincide.
-* Versions: **v3.0** (the default) has all of ProcTHOR's object types and places them by
-  ProcTHOR's placement annotations and receptacles (scenes/placement.py), with v2.0's sizes;
-  **v2.0** sizes objects like AI2-THOR's assets and places targets as far from the start as the
-  paper's catalog; **v1.0** (hand-set sizes). All three stay loadable and hash-verified and
-  share the 80 recipes and scene ids; scenes/sizes.py holds each
-  version's generator rules. A bare id means :func:`default_catalog_version` (``3.0``, or
-  ``$SPATIALSCOUT_CATALOG``, which ``--catalog`` sets); ``Kitchen_03@1.0`` names a version.
-* Frozen: the shipped manifests ``data/catalog_v1.json``, ``catalog_v2.json`` and ``catalog_v3.json`` list every
-  scene's id, layout, seed, target count, radius and content hash
-  (``SceneSpec.content_hash(render_settings(version))``); v2.0's and v3.0's also carry ``provenance``
+* Versions: **v3.1** (the default) is v3.0 with every room inside the +-15 m world box the
+  camera may move in (v3.0's Apartment_31 has a room reaching x = 15.28 m; the other 79 scenes are
+  the same); **v3.0** has all of ProcTHOR's object types and places them by ProcTHOR's placement
+  annotations and receptacles (scenes/placement.py), with v2.0's sizes; **v2.0** sizes objects like
+  AI2-THOR's assets and places targets as far from the start as the paper's catalog; **v1.0**
+  (hand-set sizes). All four stay loadable and hash-verified and share the 80 recipes and scene
+  ids; scenes/sizes.py holds each version's generator rules. A bare id means
+  :func:`default_catalog_version` (``3.1``, or ``$SPATIALSCOUT_CATALOG``, which ``--catalog`` sets);
+  ``Kitchen_03@1.0`` names a version.
+* Frozen: the shipped manifests ``data/catalog_v1.json``, ``catalog_v2.json``, ``catalog_v3.json`` and
+  ``catalog_v3_1.json`` list every scene's id, layout, seed, target count, radius and content hash
+  (``SceneSpec.content_hash(render_settings(version))``); v2.0's and later also carry ``provenance``
   (see :func:`check_provenance`). :func:`load_scene` regenerates a scene and refuses it when its
   hash differs (the generator code changed the catalog: add a version and freeze it with
   ``spatialscout scenes freeze --catalog X``). :func:`catalog_scene_ids` reads only the manifest,
@@ -49,8 +51,8 @@ __all__ = ["CATALOG_VERSION", "CATALOG_NAMESPACE", "RENDER_SETTINGS", "CatalogEn
            "manifest_path", "scene_catalog_version", "check_provenance", "generator_fingerprint",
            "asset_fingerprint", "CATALOG_ENV"]
 
-CATALOG_VERSIONS = ("1.0", "2.0", "3.0")
-DEFAULT_CATALOG_VERSION = "3.0"
+CATALOG_VERSIONS = ("1.0", "2.0", "3.0", "3.1")
+DEFAULT_CATALOG_VERSION = "3.1"
 CATALOG_VERSION = DEFAULT_CATALOG_VERSION
 """The default catalog version (kept under its old name)."""
 CATALOG_ENV = "SPATIALSCOUT_CATALOG"
@@ -61,10 +63,12 @@ _RENDER_SETTINGS_V1: dict = {"width": IMAGE_SIZE, "height": IMAGE_SIZE, "fov_y_d
                              "shader": "minimal", "renderer_settings_version": 1}
 _RENDER_SETTINGS_V2: dict = {"width": IMAGE_SIZE, "height": IMAGE_SIZE, "fov_y_deg": FOV_Y_DEG,
                              "shader": "minimal", "renderer_settings_version": 2, "texture_library": 1}
-_RENDER_SETTINGS = {"1.0": _RENDER_SETTINGS_V1, "2.0": _RENDER_SETTINGS_V2, "3.0": _RENDER_SETTINGS_V2}
+_RENDER_SETTINGS = {"1.0": _RENDER_SETTINGS_V1, "2.0": _RENDER_SETTINGS_V2, "3.0": _RENDER_SETTINGS_V2,
+                    "3.1": _RENDER_SETTINGS_V2}
 RENDER_SETTINGS: dict = _RENDER_SETTINGS[DEFAULT_CATALOG_VERSION]
 """Render settings hashed with every scene of the default catalog (a change re-versions it)."""
-_MANIFESTS = {"1.0": "catalog_v1.json", "2.0": "catalog_v2.json", "3.0": "catalog_v3.json"}
+_MANIFESTS = {"1.0": "catalog_v1.json", "2.0": "catalog_v2.json", "3.0": "catalog_v3.json",
+              "3.1": "catalog_v3_1.json"}
 MANIFEST_PATH = Path(__file__).parent / "data" / _MANIFESTS[DEFAULT_CATALOG_VERSION]
 PROCEDURAL_PREFIX = "procedural:"
 
@@ -79,7 +83,7 @@ def _check_version(version: str) -> str:
 
 
 def default_catalog_version() -> str:
-    """The version a bare catalog id means: ``$SPATIALSCOUT_CATALOG`` when set, else 3.0."""
+    """The version a bare catalog id means: ``$SPATIALSCOUT_CATALOG`` when set, else 3.1."""
     return _check_version(os.environ.get(CATALOG_ENV) or DEFAULT_CATALOG_VERSION)
 
 
@@ -151,14 +155,14 @@ def generate_catalog_scene(entry: CatalogEntry) -> SceneSpec:
                           source={"generator": "procedural", "stream": "catalog",
                                   "catalog_version": entry.version, "seed": entry.seed},
                           rules=rules_for(entry.version),
-                          # frozen as drawn: a few apartments' far rooms reach past the world box
-                          # (their starts and targets lie inside; tests/test_scenes_catalog*.py)
-                          in_world_box=False)
+                          # v3.0 and earlier are frozen as drawn: Apartment_31's east room reaches
+                          # past the world box; v3.1 moves it inside (scenes/sizes.py)
+                          in_world_box=rules_for(entry.version).in_world_box)
 
 
 def manifest(version: str | None = None) -> dict:
     """The shipped manifest of catalog ``version`` (``data/catalog_v1.json``, ``catalog_v2.json``,
-    ``catalog_v3.json``)."""
+    ``catalog_v3.json``, ``catalog_v3_1.json``)."""
     return _manifest(_check_version(version or default_catalog_version()))
 
 

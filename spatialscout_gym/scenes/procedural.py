@@ -26,7 +26,7 @@ from spatialscout_gym.core.frames import CameraPose
 from spatialscout_gym.core.spec import SceneObject, SceneSpec
 from spatialscout_gym.scenes.categories import GENERIC_ITEMS, SMALL_ITEMS_BY_ROOM
 from spatialscout_gym.scenes.layout import SIDE_YAW, Placed, RoomLayout
-from spatialscout_gym.scenes.sizes import RULES, GeneratorRules, rules_for
+from spatialscout_gym.scenes.sizes import RULES, TRAINING_RULES, GeneratorRules, rules_for
 from spatialscout_gym.scenes.rooms import (FloorPlan, apartment_plan, build_shell, inside_world_box,
                                            single_room_plan)
 
@@ -62,7 +62,7 @@ def procedural_scene(seed: int, n_targets: int = 40, layout: str | None = None,
         Rooms of an apartment (2-5); drawn when None.
     catalog_version : str
         Whose generator rules (object sizes, room sizes; scenes/sizes.py) to follow: training
-        scenes resemble that catalog version. Default: the default catalog, v3.0.
+        scenes resemble that catalog version (v3.1's are v3.0's: ``TRAINING_RULES``). Default: v3.0.
     single_room_share : float
         Probability in [0, 1] that a drawn layout is a single room (default
         :data:`SINGLE_ROOM_SHARE`, the generator's own mix); the same uniform draw decides it, so
@@ -72,7 +72,7 @@ def procedural_scene(seed: int, n_targets: int = 40, layout: str | None = None,
     if int(seed) < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed}")
     share = checked_single_room_share(single_room_share)
-    rules = rules_for(catalog_version)
+    rules = rules_for(TRAINING_RULES.get(str(catalog_version), str(catalog_version)))
     # A draw whose room cannot hold N targets (a small bathroom asked for 40 under v3.0's repeat
     # caps) is drawn again from a sub-stream of the same seed, so every seed gives a scene.
     for redraw in range(_REDRAWS):

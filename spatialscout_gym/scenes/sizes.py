@@ -1,4 +1,5 @@
-"""Object sizes and the generator's versioned rules (catalog v1.0, v2.0 and v3.0, which keeps v2.0's sizes).
+"""Object sizes and the generator's versioned rules (catalog v1.0, v2.0, v3.0, which keeps v2.0's sizes,
+and v3.1, which keeps every room inside the world box).
 
 A frozen catalog version must regenerate bit for bit, so the generator never changes in place:
 each catalog version names a :class:`GeneratorRules` in :data:`RULES`, and every rule a newer
@@ -21,7 +22,7 @@ Sizes are ``(sx, sy, sz)`` = depth, width, height in metres in the object's loca
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -29,7 +30,7 @@ import numpy as np
 
 from spatialscout_gym.scenes.categories import CATEGORIES
 
-__all__ = ["GeneratorRules", "RULES", "RULES_V1", "RULES_V2", "sample_size", "ai2thor_reference",
+__all__ = ["GeneratorRules", "RULES", "TRAINING_RULES", "RULES_V1", "RULES_V2", "sample_size", "ai2thor_reference",
            "AI2THOR_SIZES_PATH", "RULES_V3", "ROUND_CATEGORIES", "OWN_SHAPE", "NOT_IN_AI2THOR", "rules_for"]
 
 AI2THOR_SIZES_PATH = Path(__file__).parent / "data" / "ai2thor_sizes.json"
@@ -98,6 +99,10 @@ class GeneratorRules:
     pillows_min : int
         Fewest pillows on a bed or sofa (at most 4 and 3); lower brings Pillow's share of the
         targets toward the paper's mix, where Chair, Painting, Window and Book lead.
+    in_world_box : bool
+        Move a catalog floor plan that reaches past the +-15 m world box inside it (scenes/rooms.py
+        ``inside_world_box``; v3.1). Earlier versions are frozen as drawn: v3.0's Apartment_31 has
+        a room whose wall stands at x = 15.28 m. Training scenes are always moved.
     """
 
     version: str
@@ -116,6 +121,7 @@ class GeneratorRules:
     room_scale_by_kind: tuple[tuple[str, float], ...] = ()
     loose_repeat_cap: int = 0
     floor_repeat_cap: int = 0
+    in_world_box: bool = False
 
     def room_scale_of(self, kind: str) -> float:
         """The room size factor of room ``kind`` (``room_scale`` unless ``room_scale_by_kind``
@@ -146,11 +152,18 @@ RULES_V3 = GeneratorRules("3.0", sizes="ai2thor", room_scale=1.21, repeat_decay=
 larger than scenes/rooms.py's ranges (both reference losses within 5 % of the paper's), bathrooms at their real-world sizes, so the smallest search radius nears the paper's (2.2 m or less);
 at most 3 of one loose item and 2 of one loose floor item per room, so a small room is not filled
 with one category."""
-RULES: dict[str, GeneratorRules] = {"1.0": RULES_V1, "2.0": RULES_V2, "3.0": RULES_V3}
+RULES_V3_1 = replace(RULES_V3, version="3.1", in_world_box=True)
+"""v3.1: v3.0's rules, with every floor plan inside the world box the camera may move in. Only
+Apartment_31 moves (7.69 m towards the origin along x); every target keeps its task-frame centre."""
+RULES: dict[str, GeneratorRules] = {"1.0": RULES_V1, "2.0": RULES_V2, "3.0": RULES_V3, "3.1": RULES_V3_1}
+TRAINING_RULES: dict[str, str] = {"3.1": "3.0"}
+"""Catalog versions whose training scenes (``procedural:<seed>``) are another version's: v3.1 only
+moves catalog plans inside the world box, which training plans always are, so its training scenes
+are v3.0's (same content hashes, same recorded ``rules``)."""
 
 
 def rules_for(version: str) -> GeneratorRules:
-    """The rules of catalog ``version`` ("1.0", "2.0" or "3.0"); ValueError naming the known ones."""
+    """The rules of catalog ``version`` ("1.0", "2.0", "3.0" or "3.1"); ValueError naming the known ones."""
     try:
         return RULES[str(version)]
     except KeyError:
