@@ -41,11 +41,13 @@ _MANIFEST_DIR = Path(__file__).resolve().parents[1] / "scenes" / "data"
 
 
 def _manifest_ids(version: str) -> list[str] | None:
-    """The scene ids in the shipped manifest ``catalog_v<major>.json`` of catalog ``version``
-    ("<major>.0"), read as plain JSON; None when the version or file is not of that form (the
-    catalog module then decides, with its own warning or error)."""
-    m = re.fullmatch(r"([1-9][0-9]*)\.0", version)
-    path = _MANIFEST_DIR / f"catalog_v{m.group(1)}.json" if m else None
+    """The scene ids in the shipped manifest of catalog ``version``: ``catalog_v<major>.json`` for
+    "<major>.0", ``catalog_v<major>_<minor>.json`` otherwise, read as plain JSON; None when the
+    version or file is not of that form (the catalog module then decides, with its own warning or
+    error)."""
+    m = re.fullmatch(r"([1-9][0-9]*)\.(0|[1-9][0-9]*)", version)
+    path = (_MANIFEST_DIR / (f"catalog_v{m.group(1)}.json" if m.group(2) == "0" else
+                             f"catalog_v{m.group(1)}_{m.group(2)}.json")) if m else None
     if path is None or not path.is_file():
         return None
     data = json.loads(path.read_text(encoding="utf-8"))
