@@ -16,7 +16,9 @@ if ! { command -v chromium && command -v chromedriver; } >/dev/null 2>&1 && comm
 fi
 ruff check .    # the lint rules are in pyproject.toml ([tool.ruff.lint])
 mypy            # types of the whole package; the strictness is stated in pyproject.toml ([tool.mypy])
-python -m pytest -q -p no:cacheprovider --durations=10 "$@"   # and the ten slowest tests
+# TEST_WORKERS pytest processes (pytest-xdist; default 2): each test file runs whole on one of them,
+# the Ray files one after another on one (tests/conftest.py); TEST_WORKERS=0 runs in this process
+python -m pytest -q -p no:cacheprovider --durations=10 -n "${TEST_WORKERS:-2}" --dist loadgroup "$@"   # and the ten slowest tests
 # the declared dependency floors are true: their own venv at the floors, a fast subset (SKIP_FLOORS=1 skips)
 [ "${SKIP_FLOORS:-0}" = 1 ] || bash scripts/test_floors.sh
 # the built wheel installs into a fresh venv and runs the demo, the shipped policy and `view` from

@@ -13,6 +13,8 @@ from spatialscout_gym.eval.running.evaluate import EvalSettings, evaluate
 ray = pytest.importorskip("ray")   # the [ray] extra; installed in CI
 
 
+pytestmark = pytest.mark.xdist_group("ray")   # Ray and the shared RL recipes: one worker (tests/conftest.py)
+
 @pytest.mark.slow
 def test_ray_backend_matches_local(tmp_path):
     scenes = []

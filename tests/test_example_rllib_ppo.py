@@ -14,7 +14,7 @@ pytest.importorskip("ray.rllib", reason="needs the ray extra with RLlib")
 
 from rl_recipes_trained import IMAGE_BUDGET, RESOLUTION, rllib_recipe
 
-pytestmark = [pytest.mark.render, pytest.mark.slow]
+pytestmark = [pytest.mark.render, pytest.mark.slow, pytest.mark.xdist_group("ray")]
 
 
 def test_rllib_ppo_example_trains_a_cnn_policy_and_plays_it(tmp_path_factory):

@@ -15,7 +15,7 @@ import pytest
 import spatialscout_gym  # noqa: F401  (registers the ids)
 from rl_recipes_trained import IMAGE_BUDGET, RESOLUTION, load_example, sb3_recipe
 
-pytestmark = pytest.mark.render
+pytestmark = [pytest.mark.render, pytest.mark.xdist_group("ray")]   # Ray and the shared RL recipes: one worker (tests/conftest.py)
 
 
 def test_cleanrl_ppo_trains_counts_its_steps_and_saves_an_agent_that_acts(tmp_path):

@@ -18,7 +18,8 @@ psutil = pytest.importorskip("psutil")
 
 from spatialscout_gym.cluster.local_ray import SESSION_VAR  # noqa: E402
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")]
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc"),
+              pytest.mark.xdist_group("ray")]   # Ray: one worker (tests/conftest.py)
 
 REPO = Path(__file__).resolve().parents[1]
 AGENTS = ("ray::DashboardAgent", "ray::RuntimeEnvAgent")

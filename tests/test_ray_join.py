@@ -16,6 +16,8 @@ pytest.importorskip("ray")
 from spatialscout_gym.cluster.join import join_ray
 from spatialscout_gym.core.errors import ConfigError
 
+pytestmark = pytest.mark.xdist_group("ray")   # Ray and the shared RL recipes: one worker (tests/conftest.py)
+
 REPO = Path(__file__).resolve().parents[1]
 
 

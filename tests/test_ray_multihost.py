@@ -29,7 +29,7 @@ import pytest
 pytest.importorskip("ray")
 psutil = pytest.importorskip("psutil")
 
-pytestmark = [pytest.mark.slow, pytest.mark.render]
+pytestmark = [pytest.mark.slow, pytest.mark.render, pytest.mark.xdist_group("ray")]
 
 REPO = Path(__file__).resolve().parents[1]
 SEEDS = 6

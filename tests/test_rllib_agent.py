@@ -19,6 +19,8 @@ from spatialscout_gym.baselines.registry import is_nbv_agent, make_agent
 from spatialscout_gym.nbv.config import NBVConfig, layout_observation
 
 
+pytestmark = pytest.mark.xdist_group("ray")   # Ray and the shared RL recipes: one worker (tests/conftest.py)
+
 def with_repo_path() -> dict:
     """This environment with this checkout first on the import path (for a ``python -c`` line)."""
     import os

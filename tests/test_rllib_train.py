@@ -31,7 +31,7 @@ import pytest
 pytest.importorskip("ray.rllib", reason="needs the ray extra with RLlib")
 psutil = pytest.importorskip("psutil")
 
-pytestmark = [pytest.mark.render, pytest.mark.slow]
+pytestmark = [pytest.mark.render, pytest.mark.slow, pytest.mark.xdist_group("ray")]
 
 REPO = Path(__file__).resolve().parents[1]
 RAY = str(Path(sys.executable).with_name("ray"))

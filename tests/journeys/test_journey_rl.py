@@ -23,7 +23,7 @@ import pytest
 from rl_recipes_trained import IMAGE_BUDGET, RESOLUTION, SCENE, frontier_reference, rllib_recipe, sb3_recipe
 from spatialscout_gym.cli.main import main
 
-pytestmark = [pytest.mark.render, pytest.mark.slow]
+pytestmark = [pytest.mark.render, pytest.mark.slow, pytest.mark.xdist_group("ray")]
 
 
 def _evaluate_and_compare(agent: str, out: Path, reference: Path, capsys) -> str:
