@@ -20,6 +20,7 @@ from typing import Any, Sequence, Union
 
 from spatialscout_gym.episode.tools import JSONABLE_MAX_DEPTH, argument_size_problem, to_jsonable
 from spatialscout_gym.conversation.images import DeliveredImage
+from spatialscout_gym.core.types import map_strings
 
 __all__ = ["history_digest", "ToolCall", "Message", "ModelReply", "Part", "EpisodeOverError", "parse_arguments",
            "short_repr", "limit_image_history", "MAX_ARGUMENT_CHARS", "bound_reply", "clean_reply", "clean_text",
@@ -233,21 +234,11 @@ def clean_text(s: str) -> str:
         return _SURROGATE.sub("\ufffd", s)
 
 
-def _clean(x: Any, depth: int = 0) -> Any:
+def _clean(x: Any) -> Any:
     """``x`` with every string (dict keys too) passed through :func:`clean_text`; containers
     below 32 levels only (deeper ones are left to the JSON writers' own depth cap). Callers pass
     only values :func:`_size_problem` accepted, so the walk is bounded."""
-    if isinstance(x, str):
-        return clean_text(x)
-    if depth > 32:
-        return x
-    if isinstance(x, dict):
-        return {_clean(k, depth + 1): _clean(v, depth + 1) for k, v in x.items()}
-    if isinstance(x, list):
-        return [_clean(v, depth + 1) for v in x]
-    if isinstance(x, tuple):
-        return tuple(_clean(v, depth + 1) for v in x)
-    return x
+    return map_strings(x, clean_text, 32)
 
 
 MAX_REPLY_VALUES = 100_000

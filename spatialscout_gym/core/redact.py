@@ -23,6 +23,8 @@ from __future__ import annotations
 import base64
 import re
 from typing import Any, Iterable
+
+from spatialscout_gym.core.types import map_strings
 from urllib.parse import quote, quote_plus, unquote, urlsplit, urlunsplit
 
 __all__ = ["redact", "redact_strings", "register_secret", "register_endpoint", "display_url", "endpoint_shown", "url_problem",
@@ -156,15 +158,7 @@ def redact(text: object, secrets: Iterable[str] = (), *, endpoints: bool = True)
     return s
 
 
-def redact_strings(x: Any, depth: int = 0) -> Any:
+def redact_strings(x: Any) -> Any:
     """``x`` with every string in it (dict keys too) passed through :func:`redact`: a reply or
     error body as an SDK parsed it (JSON), so the walk is bounded by its size (and by 64 levels)."""
-    if isinstance(x, str):
-        return redact(x)
-    if depth > 64:
-        return x
-    if isinstance(x, dict):
-        return {redact_strings(k, depth + 1): redact_strings(v, depth + 1) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return type(x)(redact_strings(v, depth + 1) for v in x)
-    return x
+    return map_strings(x, redact, 64)

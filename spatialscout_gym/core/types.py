@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Sequence, Union
+from typing import Any, Callable, Sequence, Union
 
 import numpy as np
 
@@ -48,3 +48,20 @@ def natural_number(text: str) -> int | None:
         return None
     limit = getattr(sys, "get_int_max_str_digits", lambda: 0)()
     return None if limit and len(text) > limit else int(text)
+
+
+def map_strings(x: Any, fn: Callable[[str], str], max_depth: int, depth: int = 0) -> Any:
+    """``x`` with ``fn`` applied to every string in it, dict keys too, through dicts, lists and
+    tuples (JSON as parsed, or a reply's parts). Containers deeper than ``max_depth`` levels are
+    returned as they are, so the walk is bounded by the value's size and depth."""
+    if isinstance(x, str):
+        return fn(x)
+    if depth > max_depth:
+        return x
+    if isinstance(x, dict):
+        return {map_strings(k, fn, max_depth, depth + 1): map_strings(v, fn, max_depth, depth + 1) for k, v in x.items()}
+    if isinstance(x, list):
+        return [map_strings(v, fn, max_depth, depth + 1) for v in x]
+    if isinstance(x, tuple):
+        return tuple(map_strings(v, fn, max_depth, depth + 1) for v in x)
+    return x
