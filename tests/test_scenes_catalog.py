@@ -14,25 +14,29 @@ from spatialscout_gym.core.spec import InventoryEntry, SceneObject, SceneSpec
 from spatialscout_gym.scenes import catalog
 from spatialscout_gym.scenes.catalog import (CATALOG_ENV, CATALOG_VERSION, RENDER_SETTINGS, CatalogMismatchError,
                                              catalog_entries, catalog_scene_ids, check_provenance,
-                                             generate_catalog_scene, load_scene, manifest, render_settings,
+                                             load_scene, manifest, render_settings,
                                              scene_by_name, scene_catalog_version, scene_content_hash)
 from spatialscout_gym.scenes.geometry import box, mat
 from spatialscout_gym.scenes.procedural import procedural_scene
 from spatialscout_gym.scenes.stats import PAPER_REFERENCE_LOSSES_M, catalog_stats, reference_losses, size_comparison
 from spatialscout_gym.scenes.visibility import unseen_in_spec
 
+from conftest import CATALOG_GROUP
 from test_scenes_generator import assert_inside_world_box, assert_physically_plausible
 
 
-@pytest.fixture(scope="module")
-def specs() -> list[SceneSpec]:
-    """Catalog v2.0 (the default before v3.0), generated once for the module."""
-    return [generate_catalog_scene(e) for e in catalog_entries("2.0")]
+pytestmark = CATALOG_GROUP
 
 
 @pytest.fixture(scope="module")
-def specs_v1() -> list[SceneSpec]:
-    return [generate_catalog_scene(e) for e in catalog_entries("1.0")]
+def specs(catalog_specs) -> list[SceneSpec]:
+    """Catalog v2.0 (the default before v3.0), generated once."""
+    return catalog_specs("2.0")
+
+
+@pytest.fixture(scope="module")
+def specs_v1(catalog_specs) -> list[SceneSpec]:
+    return catalog_specs("1.0")
 
 
 @pytest.fixture(autouse=True)

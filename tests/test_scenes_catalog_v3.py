@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 from spatialscout_gym.core.limits import WORLD_BOX_M
-from spatialscout_gym.scenes.catalog import (DEFAULT_CATALOG_VERSION, catalog_entries, generate_catalog_scene,
-                                             load_scene, manifest)
+from spatialscout_gym.scenes.catalog import (DEFAULT_CATALOG_VERSION, load_scene, manifest)
 from spatialscout_gym.scenes.furniture import build_object
 from spatialscout_gym.scenes.furniture_procthor import NEW_BUILDERS
 from spatialscout_gym.scenes.geometry import parts_aabb
@@ -18,13 +17,17 @@ from spatialscout_gym.scenes.placement import allowed_in_room, multiple_per_room
 from spatialscout_gym.scenes.sizes import RULES_V3, sample_size
 from spatialscout_gym.scenes.stats import catalog_stats, room_plausibility
 
+from conftest import CATALOG_GROUP
 from test_scenes_generator import targets_past_world_box
 
 
+pytestmark = CATALOG_GROUP
+
+
 @pytest.fixture(scope="module")
-def specs_v3():
+def specs_v3(catalog_specs):
     """Every scene of the default catalog, v3.1, generated once."""
-    return [generate_catalog_scene(e) for e in catalog_entries("3.1")]
+    return catalog_specs("3.1")
 
 
 def test_v3_1_is_the_default_and_frozen_beside_the_older_versions(specs_v3):

@@ -12,6 +12,10 @@ from spatialscout_gym.cli import scenes as scenes_cli
 from spatialscout_gym.cli.errors import CliError
 from spatialscout_gym.scenes.catalog import catalog_scene_ids
 
+from conftest import CATALOG_GROUP, generate_catalog_scene_once
+
+pytestmark = CATALOG_GROUP
+
 
 @pytest.fixture(autouse=True)
 def _default_catalog(monkeypatch):
@@ -44,7 +48,9 @@ def test_list_prints_every_catalog_scene(capsys):
     assert "catalog v1.0: 80 scenes" in capsys.readouterr().out
 
 
-def test_stats_json_has_ours_paper_and_the_ai2thor_comparison(capsys, tmp_path):
+def test_stats_json_has_ours_paper_and_the_ai2thor_comparison(capsys, tmp_path, monkeypatch):
+    from spatialscout_gym.scenes import catalog   # the scenes the catalog files generate, not again
+    monkeypatch.setattr(catalog, "generate_catalog_scene", generate_catalog_scene_once)
     png = tmp_path / "sizes.png"
     assert _run(["scenes", "stats", "--json", "--plot", str(png)]) == 0
     d = json.loads(capsys.readouterr().out)

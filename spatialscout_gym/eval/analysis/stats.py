@@ -159,9 +159,25 @@ def hierarchical_bootstrap(strata: Sequence[int], statistic: Callable[[np.ndarra
         seeds = rng.integers(0, sizes[0], (n_resamples, len(sizes), sizes[0]))
         vals = np.asarray(statistic((offsets[scenes][..., None] + seeds).reshape(n_resamples, -1)))
     else:
-        vals = np.stack([np.asarray(statistic(np.concatenate(
-            [offsets[k] + rng.integers(0, sizes[k], sizes[k]) for k in row])[None, :]))[..., 0] for row in scenes],
-            axis=-1)
+        # Every drawn scene gets sizes.max() seed slots, of which its first sizes[k] count; a
+        # resample's length is the sum of its scenes' sizes, so the resamples of one length form
+        # one array and the statistic is called once per length (a few calls, not one per resample).
+        drawn = sizes[scenes]                                               # (resamples, scenes)
+        slots = np.arange(sizes.max())
+        seeds = np.floor(rng.random((n_resamples, len(sizes), len(slots))) * drawn[..., None]).astype(int)
+        keep = slots < drawn[..., None]
+        positions = (offsets[scenes][..., None] + seeds)[keep]             # row-major: each resample in turn
+        lengths = drawn.sum(-1)
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+        parts: dict[int, np.ndarray] = {}
+        for length in np.unique(lengths):
+            rows = np.flatnonzero(lengths == length)
+            idx = positions[starts[rows][:, None] + np.arange(length)]    # (rows, length)
+            parts[int(length)] = np.asarray(statistic(idx))
+        first = next(iter(parts.values()))
+        vals = np.empty(first.shape[:-1] + (n_resamples,))
+        for length, part in parts.items():
+            vals[..., lengths == length] = part
     q = 100 * (1 - CONFIDENCE) / 2
     low, high = np.percentile(vals, [q, 100 - q], axis=-1)
     return low, high
