@@ -182,6 +182,21 @@ def test_load_scene_verifies_the_hash(monkeypatch):
         load_scene("Kitchen_02")
 
 
+def test_a_verified_scene_is_kept_and_each_load_gets_its_own_copy(monkeypatch):
+    calls = []
+    real = catalog.generate_catalog_scene
+    monkeypatch.setattr(catalog, "generate_catalog_scene", lambda e: calls.append(e.scene_id) or real(e))
+    catalog._verified.clear()
+    first = load_scene("Bedroom_03")
+    first.private.objects.clear()               # a caller's change stays in its copy
+    second, third = load_scene("Bedroom_03"), load_scene("Bedroom_03")
+    assert calls == ["Bedroom_03"] and second is not third and second.private.objects
+    assert scene_content_hash(second) == manifest()["scenes"][catalog_scene_ids().index("Bedroom_03")]["content_hash"]
+    for sid in catalog_scene_ids()[:catalog.VERIFIED_SCENES_KEPT + 1]:   # the oldest is dropped past the cap
+        load_scene(sid)
+    assert len(catalog._verified) == catalog.VERIFIED_SCENES_KEPT
+
+
 def test_unknown_catalog_id_names_the_fix():
     with pytest.raises(KeyError, match="scenes list"):
         load_scene("Garage_01")
