@@ -24,7 +24,7 @@ from spatialscout_gym.eval.pages.leaderboard import build_row
 from spatialscout_gym.eval.verification.verify import verify_dir
 from spatialscout_gym.scenes.catalog import scene_by_name
 
-pytestmark = [pytest.mark.render, pytest.mark.slow]
+pytestmark = [pytest.mark.render, pytest.mark.slow, pytest.mark.xdist_group("inspect")]   # the shared runs: one worker
 
 EPISODE_EVENTS = ("start", "capture", "tool_call", "tool_call_refused", "map", "end")
 

@@ -15,7 +15,7 @@ import pytest
 
 from mcp_client_episode import check_run_dir, client_session, scene_id, stdio_episode
 
-pytestmark = [pytest.mark.render, pytest.mark.slow]
+pytestmark = [pytest.mark.render, pytest.mark.slow, pytest.mark.xdist_group("mcp")]   # the shared episode: one worker
 
 
 def test_mcp_stdio_subprocess(tmp_path_factory):

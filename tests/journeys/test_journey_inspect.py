@@ -22,7 +22,7 @@ import pytest
 from inspect_and_evaluate_runs import SCENES, inspect_and_evaluate
 from spatialscout_gym.cli.main import main
 
-pytestmark = [pytest.mark.render, pytest.mark.slow]
+pytestmark = [pytest.mark.render, pytest.mark.slow, pytest.mark.xdist_group("inspect")]   # the shared runs: one worker
 
 
 def test_inspect_and_evaluate_runs_share_a_leaderboard_and_compare(tmp_path_factory, tmp_path, capsys):

@@ -21,7 +21,7 @@ pytest.importorskip("mcp", reason="needs the vlm extra (the mcp client)")
 from mcp_client_episode import stdio_episode
 from spatialscout_gym.cli.main import main
 
-pytestmark = [pytest.mark.render, pytest.mark.slow]
+pytestmark = [pytest.mark.render, pytest.mark.slow, pytest.mark.xdist_group("mcp")]   # the shared episode: one worker
 
 
 def test_an_mcp_episode_verifies_and_takes_its_place_on_the_leaderboard(tmp_path_factory, tmp_path, capsys):
