@@ -59,6 +59,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group(str(item.path.relative_to(config.rootpath))))
 
 
+@pytest.hookimpl(optionalhook=True)       # pytest-xdist's hook: the floors venv runs without xdist
 def pytest_xdist_node_collection_finished(node, ids):
     """Under ``--dist loadgroup`` every test id a pytest-xdist worker collected must carry its group
     (``...::test@group``), or the scheduler spreads the tests of a file over the workers and builds
