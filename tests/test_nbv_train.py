@@ -285,7 +285,10 @@ def test_train_nbv_dynamics_and_research_flags_go_into_the_policys_settings(tmp_
     assert (loaded.walls, loaded.privileged_obs) == (False, ("depth", "occupancy"))
 
 
-def test_the_shipped_policy_states_its_nbv_v1_dynamics():
-    """models/nbv_ppo was trained on NBV-v1: its settings say so, and ppo:PATH runs it there."""
+def test_the_shipped_policy_states_its_nbv_v2_dynamics():
+    """models/nbv_ppo was trained on NBV-v2 (its last phase): its settings say so, so ppo:PATH runs
+    it there, the env the baselines run in by default."""
+    from spatialscout_gym.baselines.nbv_agents import load_policy_config
     saved = json.loads(SHIPPED.with_name("nbv_config.json").read_text())
-    assert (saved["walls"], saved["env_id"]) == (False, "SpatialScout/NBV-v1")
+    assert (saved["walls"], saved["env_id"]) == (True, "SpatialScout/NBV-v2")
+    assert load_policy_config(SHIPPED)["config"].walls is True

@@ -42,10 +42,12 @@ def test_unwrapped_is_the_nbv_task_with_its_spec_sheet():
 
 def test_defaults_are_the_shipped_recipe():
     recipe = json.loads((SHIPPED / "nbv_config.json").read_text())
-    env = fake_v1()
+    assert recipe["env_id"] == "SpatialScout/NBV-v2"             # the shipped policy's env: NBV-v1 with walls
+    spec = small_scene(64, 64)
+    env = gym.make(recipe["env_id"], scene=spec, renderer=FakeRenderer(spec))
     config = env.unwrapped.config
     # the training reward (reward_mapper, reward_submitted_weight) is how the policy learnt, not
-    # how it acts: NBV-v1's defaults are the acting settings
+    # how it acts: NBV-v2's defaults (NBV-v1's, walls on) are the acting settings
     fields = set(NBVConfig.__dataclass_fields__) - {"reward_submitted_weight"}
     for key, value in recipe.items():
         if key in fields:
@@ -86,7 +88,7 @@ def test_v1_steps_equal_v0_steps_with_the_same_settings():
 def test_shipped_policy_runs_a_whole_episode_with_no_arguments():
     from stable_baselines3 import PPO
     model = PPO.load(str(SHIPPED / "model.zip"), device="cpu")
-    env = gym.make("SpatialScout/NBV-v1")
+    env = gym.make("SpatialScout/NBV-v2")                         # the env it was trained on
     assert model.action_space == env.action_space                 # 18 heading actions, not NBV-v0's 10
     assert set(model.observation_space.spaces) == set(env.observation_space.spaces)   # with "scan"
     obs, info = env.reset(seed=0)
