@@ -327,8 +327,8 @@ def cache_path(cache: Path, where: str, name: str, seed: int, image_budget: int,
     if name == "random-nbv":
         label += "-nbv-v1-actions"
     if name.startswith("ppo:"):
-        model = Path(name[4:])
-        model = model / "model.zip" if model.is_dir() else model
+        from spatialscout_gym.nbv.policy_files import policy_path
+        model = policy_path(name[4:])     # the shipped policy's documented name works from any directory
         label += "-" + hashlib.sha1(model.read_bytes()).hexdigest()[:10]
         config = model.with_name("nbv_config.json")     # greedy and sampled actions are different runs
         if config.is_file() and json.loads(config.read_text()).get("deterministic"):
@@ -442,7 +442,7 @@ def main(argv: list[str] | None = None) -> int:
     print(rliable_markdown(summaries))
     everything["paired"] = {}
     if args.baseline in args.agents:
-        from spatialscout_gym.eval.analysis.stats import method_note
+        from spatialscout_gym.eval.analysis.stats import PAIRED_METHOD, SEED
         subsets = paired_subsets(scene_ids, types, args.seeds)
         base = {c: v for seed in args.seeds for c, v in episode_scores(results[(args.baseline, seed)]["per_scene"],
                                                                            seed).items()}
@@ -453,8 +453,8 @@ def main(argv: list[str] | None = None) -> int:
             everything["paired"][name] = {"baseline": args.baseline, "subsets": table}
             for figure, title in zip(PAIRED_FIGURES, ("all-target", "submitted")):
                 print(f"\n{agent_label(name)} minus {args.baseline}, {title} mean IoU (percentage points), "
-                      f"paired on (scene, seed) cells; {method_note(args.resamples or 9999)} p: paired "
-                      f"permutation test over scenes:\n")
+                      f"paired on (scene, seed) cells; 95% intervals: {PAIRED_METHOD}, "
+                      f"{args.resamples or 9999} resamples, seed {SEED}. p: paired permutation test over scenes:\n")
                 print(paired_markdown(table, figure, args.baseline, agent_label(name)))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

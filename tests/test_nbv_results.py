@@ -226,6 +226,12 @@ def test_cache_key_of_a_policy_names_its_file_and_greedy_or_sampled(tmp_path):
     assert m.cache_path(tmp_path, "catalog-v3.0", "random-nbv", 0, 20, 64, "oracle", 80).name == \
         "random-nbv-nbv-v1-actions__seed0.json"
     assert sampled.parent.name == "catalog-v3.0_80scenes_V20_64px_oracle"
+    # the shipped policy by its documented name, from a directory that has no models/ folder
+    import hashlib
+    from spatialscout_gym.nbv.policy_files import SHIPPED_POLICY
+    digest = hashlib.sha1((SHIPPED_POLICY / "model.zip").read_bytes()).hexdigest()[:10]
+    shipped = m.cache_path(tmp_path, "catalog-v3.0", "ppo:models/nbv_ppo/model.zip", 0, 20, 64, "oracle", 80)
+    assert shipped.name == f"nbv_ppo-{digest}__seed0.json"
 
 
 def test_cache_key_changes_with_the_scenes_content(monkeypatch):

@@ -1,0 +1,85 @@
+"""docs/nbv.md's NBV-v2 tables of the shipped policy show only what ``benchmarks/nbv_results.py``
+wrote into ``docs/nbv_v2_v20_oracle.json`` (the command in docs/nbv.md): every agent row (mean of seeds, spread,
+scene-macro, per scene type) and every paired row (the two figures, difference, interval, p)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "docs" / "nbv_v2_v20_oracle.json"
+ROWS = {"nbv-occupancy-frontier": "nbv-occupancy-frontier", "frontier-nbv": "frontier-nbv",
+        "nbv_ppo_v1": "ppo:runs/nbv_ppo_v1/model.zip", "nbv_ppo": "ppo:models/nbv_ppo/model.zip"}
+"""The agent rows of the tables (the script's labels) and the ``--agents`` entry each was made from."""
+
+
+def section() -> str:
+    text = (ROOT / "docs" / "nbv.md").read_text()
+    start = text.index("**Results under NBV-v2.**")
+    return text[start:text.index("**NBV-v1 results (phase 3, history).**", start)]
+
+
+def cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def pct(x: float) -> str:
+    return f"{100 * x:.2f}"
+
+
+@pytest.fixture(scope="module")
+def results() -> dict:
+    return json.loads(RESULTS.read_text())
+
+
+def test_the_results_are_the_shipped_settings(results):
+    assert (results["nbv_env"], results["image_budget"], results["resolution"], results["mapper"]) == \
+        ("SpatialScout/NBV-v2", 20, 64, "oracle")
+    assert results["seeds"] == [0, 1, 2] and len(results["scenes"]) == 80 and results["catalog_version"] == "3.1"
+    assert set(results["agents"]) == set(ROWS.values())
+
+
+def seed_runs(results: dict, agent: str) -> list[dict]:
+    return [results["agents"][agent][str(s)] for s in results["seeds"]]
+
+
+def mean_and_spread(values: list[float]) -> list[str]:
+    return [pct(np.mean(values)), f"{100 * (max(values) - min(values)):.2f}"]
+
+
+def test_every_agent_row_is_the_json(results):
+    lines = [line for line in section().splitlines() if line.startswith("| ")]
+    first = {cells(line)[0]: cells(line)[1:] for line in lines if " (spread " in cells(line)[0]}
+    second = {cells(line)[0]: cells(line)[1:] for line in lines if cells(line)[0] in ROWS}
+    assert len(first) == len(second) == len(ROWS)
+    for label, agent in ROWS.items():
+        runs = seed_runs(results, agent)
+        micro = [r["object_micro"] for r in runs]
+        spread = mean_and_spread([m["all"]["mean_iou"] for m in micro])[1]
+        row = [pct(np.mean([m[view][k] for m in micro])) for view, k in
+               [("all", "mean_iou"), ("all", "gt_0"), ("all", "gt_50"), ("all", "gt_90"),
+                ("submitted", "mean_iou"), ("submitted", "gt_50"), ("submitted", "gt_90")]]
+        assert first[f"{label} (spread {spread})"] == row + [pct(np.mean([m["coverage"] for m in micro]))], label
+        expected = (mean_and_spread([m["all"]["mean_iou"] for m in micro])
+                    + mean_and_spread([r["scene_macro"]["all"]["mean_iou"] for r in runs])
+                    + [pct(np.mean([r["by_type"][t]["all"]["mean_iou"] for r in runs]))
+                       for t in ("single_room", "apartment")])
+        assert second[label] == expected, label
+
+
+def test_every_paired_row_is_the_json(results):
+    paired = results["paired"]["ppo:models/nbv_ppo/model.zip"]
+    assert paired["baseline"] == "frontier-nbv"
+    shown = {cells(line)[0]: cells(line)[1:] for line in section().splitlines()
+             if re.match(r"\| (overall|single rooms|apartments|fifth \d) ", line)}
+    assert set(shown) == set(paired["subsets"]) and len(shown) == 8
+    for name, sub in paired["subsets"].items():
+        f = sub["figures"]["object_micro.all.mean_iou"]
+        interval = f"[{100 * f['low']:+.2f}, {100 * f['high']:+.2f}]"
+        assert shown[name][1:6] == [pct(f["a"]), pct(f["b"]), f"{100 * f['difference']:+.2f}", interval,
+                                    f"{f['p_value']:.3f}"], name
