@@ -35,7 +35,7 @@ from spatialscout_gym.core.run_files import GROUND_TRUTH_FILE, PREDICTIONS_FILE
 from spatialscout_gym.core.scoring import GroundTruth
 from spatialscout_gym.core.types import is_finite_vec3
 
-__all__ = ["SceneFileError", "read_json", "load_ground_truth",
+__all__ = ["SceneFileError", "cache_root", "read_json", "load_ground_truth",
            "load_predictions", "find_scene_dirs", "write_json_atomic", "write_text_atomic", "open_regular",
            "read_text_bounded", "loads_finite", "locked_json_object", "NotRegularFileError", "FileTooLargeError", "MAX_JSON_BYTES", "MAX_TRACE_BYTES"]
 
@@ -218,6 +218,14 @@ def find_scene_dirs(path: str | os.PathLike) -> list[Path]:
         raise SceneFileError(p, f"no {GROUND_TRUTH_FILE} in this directory or below it (hidden "
                                 f"directories such as a killed run's .tmp ones are skipped)")
     return found
+
+
+def cache_root() -> Path:
+    """The folder where the package keeps what it derives once per machine (the texture library,
+    the camera shader pack): ``$SPATIALSCOUT_CACHE_DIR``, default ``~/.cache/spatialscout_gym``."""
+    root = os.environ.get("SPATIALSCOUT_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache",
+                                                                     "spatialscout_gym")
+    return Path(root)
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> Path:

@@ -13,6 +13,9 @@
 * The "minimal" shader gives RGB plus the depth buffer and a per-pixel entity id
   ("PositionSegmentation"), so privileged captures cost one extra read, not a second camera.
   Depth comes from the depth buffer (linearised, float64) for sub-millimetre precision nearby.
+  SAPIEN's "minimal" pack is drawn without its BRDF lookup table (``render/shaders.py``): the
+  scenes set no environment map, so the table changes no pixel, and building it is 10 s of every
+  rendering process's first picture on software Vulkan.
 * SAPIEN's Vulkan context is held for the process once a renderer was built (one empty render system
   per device), so later renderers skip its warm-up; it is let go before a fork while no renderer is
   open, since a forked child of a process holding it hangs in the driver. A process forked while
@@ -34,6 +37,7 @@ from spatialscout_gym.core.renderer_api import PrivilegedFrame
 from spatialscout_gym.core.spec import Material, Part, SceneSpec
 from spatialscout_gym.render.device import RenderDeviceError, fix_message, is_no_device_error
 from spatialscout_gym.render.meshes import box_mesh, cylinder_mesh, flat_mesh
+from spatialscout_gym.render.shaders import camera_shader_dir
 from spatialscout_gym.render.textures import (library_texture, texture_image, texture_key, texture_mode,
                                               tile_size_m)
 
@@ -154,9 +158,10 @@ class SapienRenderer:
             if is_no_device_error(str(exc)):
                 raise RenderDeviceError(fix_message(str(exc))) from exc
             raise
-        shader_dir = os.path.join(os.path.dirname(sapien.__file__), "vulkan_shader", shader)
+        self.shader_dir = camera_shader_dir(shader, os.path.join(os.path.dirname(sapien.__file__), "vulkan_shader"))
+        """The folder of GLSL files SAPIEN's camera draws with (``render/shaders.py``)."""
         self._camera_entity = sapien.Entity()
-        self._camera = sapien.render.RenderCameraComponent(self.width, self.height, shader_dir)
+        self._camera = sapien.render.RenderCameraComponent(self.width, self.height, self.shader_dir)
         self._camera_entity.add_component(self._camera)
         self._camera_entity.set_name("spatialscout_camera")
         self._scene.add_entity(self._camera_entity)

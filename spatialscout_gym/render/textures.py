@@ -51,6 +51,7 @@ from typing import Callable
 
 import numpy as np
 
+from spatialscout_gym.core.files import cache_root
 from spatialscout_gym.core.spec import canonical_json
 
 __all__ = ["TEXTURE_KINDS", "texture_image", "texture_key", "texture_mode", "tile_size_m",
@@ -214,9 +215,7 @@ def _exact_image(texture: dict) -> np.ndarray:
 
 def library_dir() -> Path:
     """Where the library's fields are cached on disk (one ``.npz`` per kind and variant)."""
-    root = os.environ.get("SPATIALSCOUT_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache",
-                                                                     "spatialscout_gym")
-    return Path(root) / f"textures-v{TEXTURE_LIBRARY_VERSION}"
+    return cache_root() / f"textures-v{TEXTURE_LIBRARY_VERSION}"
 
 
 def _fields(kind: str, variant: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
