@@ -64,7 +64,8 @@ def main(argv: list[str] | None = None) -> dict:
     hashes = {r["sha256"] for rs in runs.values() for r in rs}
     rows = {pack: {"first_picture_s_median": round(statistics.median(r["first_picture_s"] for r in rs), 3),
                    "process_cpu_s_median": round(statistics.median(r["process_cpu_s"] for r in rs), 2),
-                   "shader_dir": rs[0]["shader_dir"]} for pack, rs in runs.items()}
+                   "shader_pack": "/".join(Path(rs[0]["shader_dir"]).parts[-3:])}   # no machine's paths
+            for pack, rs in runs.items()}
     result = {"benchmark": "bench_first_picture", "machine": machine(), "scene": args.scene,
               "resolution": args.resolution, "repeats": args.repeats, "packs": rows,
               "same_pictures": len(hashes) == 1,
