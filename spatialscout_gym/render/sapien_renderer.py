@@ -51,8 +51,8 @@ SHADERS = ("minimal", "default")
 _CONTEXT_ANCHORS: dict[str | None, Any] = {}
 """Render device -> an empty SAPIEN render system held while the process has no reason to let it go.
 SAPIEN tears its Vulkan context down when the last render system goes and rebuilds it (pipelines,
-default lighting maps) for the next one; on software Vulkan that is about 3.5 s of the next
-renderer's first picture. Holding one empty system keeps the context, so a renderer built after
+default lighting maps) for the next one, a cost the next renderer's first picture pays on software
+Vulkan (docs/speed.md). Holding one empty system keeps the context, so a renderer built after
 another was closed starts at once; the pictures are the same bits."""
 
 _OPEN: "weakref.WeakSet[SapienRenderer]" = weakref.WeakSet()
