@@ -1,5 +1,5 @@
 """The SAPIEN camera shader folder a :class:`~spatialscout_gym.render.sapien_renderer.SapienRenderer`
-draws with (docs/architecture.md "render" layer; docs/speed.md "First picture").
+draws with (docs/architecture.md "Rendering is SAPIEN 3 through Vulkan"; figures in docs/speed.md).
 
 SAPIEN's "minimal" shader pack declares a BRDF lookup table for image-based lighting, and SAPIEN
 builds that table with a compute shader on the first picture of every process that declares it. On
@@ -11,8 +11,9 @@ changes no pixel.
 
 :func:`camera_shader_dir` therefore hands the renderer SAPIEN's own installed "minimal" pack with
 the table's two declarations removed and its one read replaced by zero. The pack is derived from the
-installed files at first use, never shipped, into the package's cache (:func:`~spatialscout_gym.core.files.cache_root`), under a
-name that hashes its content, so another SAPIEN gets its own. tests/test_render_shaders.py renders
+installed files at first use, never shipped, into the package's cache
+(:func:`~spatialscout_gym.core.files.cache_root`), under a name that hashes its content, so another
+SAPIEN gets its own. tests/test_render_shaders.py renders
 real scenes with both packs and finds the same bits in colour, depth, segmentation and positions.
 
 When the installed pack lacks the lines this change expects (another SAPIEN version) or the cache
