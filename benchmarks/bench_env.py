@@ -29,11 +29,13 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "bench_env.json")
     args = ap.parse_args(argv)
 
+    from spatialscout_gym.core.limits import MAX_IMAGE_BUDGET
     from spatialscout_gym.envs.spatialscout_env import SpatialScoutEnv
     from spatialscout_gym.episode import TOOL_NAMES
 
     t0 = time.perf_counter()
-    env = SpatialScoutEnv(args.scene, resolution=args.resolution, image_budget=10_000, tool_call_budget=None)
+    env = SpatialScoutEnv(args.scene, resolution=args.resolution, image_budget=MAX_IMAGE_BUDGET,
+                          tool_call_budget=None)   # the most images an episode may have: no capture refused
     construct_s = time.perf_counter() - t0
     reset_s = []
     for i in range(args.resets):
