@@ -119,6 +119,33 @@ def test_sapiens_own_pack_when_the_lines_are_not_there_or_the_cache_cannot_be_wr
         camera_shader_dir.cache_clear()
 
 
+def test_the_temporary_folder_is_used_only_when_nobody_else_can_write_it(tmp_path, monkeypatch):
+    blocked = tmp_path / "a-file"                          # the cache cannot be written
+    blocked.write_text("")
+    monkeypatch.setenv("SPATIALSCOUT_CACHE_DIR", str(blocked / "cache"))
+    monkeypatch.setattr(shaders.tempfile, "gettempdir", lambda: str(tmp_path))
+    mine = tmp_path / f"spatialscout_gym-{os.getuid()}"
+    camera_shader_dir.cache_clear()
+    try:
+        mine.mkdir(mode=0o777)
+        mine.chmod(0o777)                                  # another user could write it (or swap a file)
+        assert camera_shader_dir("minimal", str(STOCK)) == str(STOCK / "minimal")
+        assert list(mine.iterdir()) == []
+
+        mine.chmod(0o700)
+        camera_shader_dir.cache_clear()
+        pack = Path(camera_shader_dir("minimal", str(STOCK)))
+        assert pack.parent.parent == mine and "samplerBRDFLUT" not in (pack / "gbuffer.frag").read_text()
+
+        (pack / "gbuffer.frag").write_text("forged")        # a file changed in place is not drawn with
+        camera_shader_dir.cache_clear()
+        assert Path(camera_shader_dir("minimal", str(STOCK))) == pack
+        rewritten = (pack / "gbuffer.frag").read_text()
+        assert rewritten != "forged" and "samplerBRDFLUT" not in rewritten
+    finally:
+        camera_shader_dir.cache_clear()
+
+
 def test_every_edit_names_a_file_of_the_pack():
     assert set(LUT_FREE_EDITS) <= {p.name for p in (STOCK / "minimal").iterdir()}
     assert os.path.isdir(STOCK / "common")

@@ -13,11 +13,14 @@ changes no pixel.
 the table's two declarations removed and its one read replaced by zero. The pack is derived from the
 installed files at first use, never shipped, into the package's cache
 (:func:`~spatialscout_gym.core.files.cache_root`), under a name that hashes its content, so another
-SAPIEN gets its own. tests/test_render_shaders.py renders
-real scenes with both packs and finds the same bits in colour, depth, segmentation and positions.
+SAPIEN gets its own. A pack found there is used only when every file holds exactly what this
+module derives. tests/test_render_shaders.py renders real scenes with both packs and finds the same
+bits in colour, depth, segmentation and positions.
 
-When the installed pack lacks the lines this change expects (another SAPIEN version) or the cache
-cannot be written, the unmodified pack is used: the same pictures, with the slow first one.
+When the cache cannot be written, the pack goes into a folder of the user's own in the machine's
+temporary directory (refused when another user could write it). When the installed pack lacks the
+lines this change expects (another SAPIEN version) or neither folder can be used, the unmodified pack
+is used: the same pictures, with the slow first one.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import functools
 import hashlib
 import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 
@@ -84,15 +88,31 @@ def _written(folder: Path, files: dict[str, dict[str, str]]) -> bool:
         return False
 
 
-def _write_pack(root: Path, files: dict[str, dict[str, str]]) -> Path | None:
+def _private(root: Path) -> bool:
+    """``root`` is a real folder of this user that nobody else can write: a folder in a shared
+    temporary directory could otherwise be made, or swapped, by another user."""
+    try:
+        st = os.lstat(root)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022
+
+
+def _write_pack(root: Path, files: dict[str, dict[str, str]], *, shared: bool = False) -> Path | None:
     """The pack written under ``root`` (atomically: a temporary folder renamed into place, so
-    processes starting together never see half a pack); None if ``root`` cannot be written."""
+    processes starting together never see half a pack); None if ``root`` cannot be written, or,
+    with ``shared`` (a folder in the machine's temporary directory), is not :func:`_private`."""
     digest = hashlib.sha256(repr(sorted((s, sorted(g.items())) for s, g in files.items())).encode()).hexdigest()
     final = root / f"sapien-shaders-{digest[:16]}"
+    try:
+        root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError:
+        return None
+    if shared and not _private(root):
+        return None
     if _written(final, files):
         return final / PACK_NAME
     try:
-        root.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".sapien-shaders-", dir=root))
     except OSError:
         return None
@@ -126,8 +146,6 @@ def camera_shader_dir(shader: str, stock_root: str) -> str:
     files = derive_minimal_pack(Path(stock_root))
     if files is None:
         return stock
-    for root in (cache_root(), Path(tempfile.gettempdir()) / f"spatialscout_gym-{os.getuid()}"):
-        pack = _write_pack(root, files)
-        if pack is not None:
-            return str(pack)
-    return stock
+    pack = _write_pack(cache_root(), files) or \
+        _write_pack(Path(tempfile.gettempdir()) / f"spatialscout_gym-{os.getuid()}", files, shared=True)
+    return stock if pack is None else str(pack)
