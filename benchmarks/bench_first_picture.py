@@ -5,8 +5,9 @@ package's pack without the BRDF lookup table (``render/shaders.py``).
 
 Each repeat runs one fresh process per pack, the two back to back (pairs, so a busy minute hits
 both): the process builds a renderer for ``--scene``, takes one picture and reports the seconds of
-that picture; the child's CPU seconds (user + system, ``os.wait4``) cover the whole process. The
-pictures' hashes must agree. Prints and writes ``benchmarks/results/bench_first_picture.json``.
+that picture; the child's CPU seconds (user + system, ``os.wait4``) cover the whole process.
+``same_pictures`` records whether every picture's hash agrees. Prints and writes
+``benchmarks/results/bench_first_picture.json``.
 """
 
 from __future__ import annotations
