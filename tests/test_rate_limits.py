@@ -42,13 +42,14 @@ def test_a_429_is_retried_no_earlier_than_its_retry_after(tmp_path, header, at_l
 
 def test_a_quota_of_many_429s_is_waited_out_not_failed(tmp_path):
     # five 429s in a row: more than the 3 attempts a failure gets, and the episode still completes
+    # (a 429 waits at least the first backoff: short here)
     with ScriptedServer(capture_submit_finish, fail={k: "429:0.05" for k in range(1, 6)}) as server:
-        result = _run(tmp_path, server, attempts=3)
+        result = _run(tmp_path, server, attempts=3, backoff_s=[0.05, 0.1])
     m = result["model"]
     assert result["status"] == "ok" and result["end_reason"] == "finish_mapping"
     assert m["rate_limit_waits"] == 5 and m["http_attempts"] == 8 and m["model_calls"] == 3
     with ScriptedServer(capture_submit_finish, fail={k: "429:0.05" for k in range(1, 6)}) as server:
-        failed = _run(tmp_path, server, name="no-patience", attempts=3, rate_limit_wait_s=0)
+        failed = _run(tmp_path, server, name="no-patience", attempts=3, backoff_s=[0.05, 0.1], rate_limit_wait_s=0)
     assert failed["status"] == "failed" and "after 3 attempts" in failed["error"]
 
 

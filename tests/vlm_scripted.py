@@ -9,8 +9,8 @@ missing output).
 ``ScriptedServer(policy)``: ``policy(step, body, fmt) -> list[(name, arguments)]`` (an empty list
 answers with text only); ``arguments`` is a JSON string (sent verbatim in the OpenAI format) or a
 dict. ``fail`` maps request numbers (0-based, over all HTTP requests) to ``"500"``, ``"drop"``,
-``"429"`` (no header), ``"429:S"`` (``Retry-After: S`` seconds) or ``"429:date:S"`` (``Retry-After``
-as the HTTP-date S whole seconds after the next whole second). ``arrivals`` holds the arrival time
+``"429"`` (no header), ``"429:S"`` (``Retry-After: S``, any text) or ``"429:date:S"`` (``Retry-After``
+as the HTTP-date S whole seconds after the next whole second), and the same with ``"503"``. ``arrivals`` holds the arrival time
 (``time.time()``) of every POST and ``answered`` ``(arrival time, tokens counted)`` of every request
 answered 200 (the tokens its ``usage`` reports). Chat completions after the first report 800 of
 their input tokens as cached (``prompt_tokens_details.cached_tokens``), as OpenAI's automatic
@@ -86,11 +86,12 @@ class ScriptedServer:
                     outer.http_requests += 1
                     outer.arrivals.append(arrived)
                 mode = outer.fail.get(n)
-                if mode is not None and mode.startswith("429"):
+                if mode is not None and mode[:3] in ("429", "503"):
                     _, _, after = mode.partition(":")
                     if after.startswith("date:"):
                         after = email.utils.formatdate(math.ceil(time.time()) + float(after[5:]), usegmt=True)
-                    self._send(429, {"error": {"message": "Rate limit reached", "type": "rate_limit_error"}},
+                    self._send(int(mode[:3]), {"error": {"message": "Rate limit reached" if mode[:3] == "429"
+                                                         else "Service unavailable", "type": "rate_limit_error"}},
                                {"retry-after": after} if after else {})
                     return
                 if mode == "drop":

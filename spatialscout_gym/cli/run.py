@@ -188,9 +188,9 @@ def request_options(args: argparse.Namespace) -> dict:
         low = 1 if n in ("attempts", "requests_per_minute", "tokens_per_minute") else 0
         if value is None:
             continue
-        if any(v < low or v != v for v in (value if isinstance(value, list) else [value])) or (
+        if any(not low <= v < float("inf") for v in (value if isinstance(value, list) else [value])) or (
                 n == "timeout_s" and value <= 0):
-            raise CliError(f"{flag} must be {'> 0' if n == 'timeout_s' else f'>= {low}'}, got {value}")
+            raise CliError(f"{flag} must be a finite number {'> 0' if n == 'timeout_s' else f'>= {low}'}, got {value}")
     if out.get("max_cost_usd") is not None and (out["max_cost_usd"] <= 0 or not getattr(args, "price_table", None)):
         raise CliError("--max-cost-usd needs a positive amount and --price-table (the spend is priced from it)")
     if "attempts" in out or "backoff_s" in out:

@@ -204,8 +204,10 @@ class ModelProvider:
         self.require_effort = bool(require_effort)
         self.effort_record: EffortRecord | None = None
         self._effort_settled = False
-        if float(rate_limit_wait_s) < 0:
-            raise ConfigError(f"rate_limit_wait_s must be >= 0 seconds, got {rate_limit_wait_s}")
+        if not 0 <= float(rate_limit_wait_s) < float("inf"):   # nan and inf included: it is recorded as JSON
+            raise ConfigError(f"rate_limit_wait_s must be a finite number >= 0 seconds, got {rate_limit_wait_s}")
+        if not all(0 <= float(b) < float("inf") for b in backoff_s):
+            raise ConfigError(f"backoff_s must be finite numbers >= 0 seconds, got {list(backoff_s)}")
         self.rate_limit_wait_s = float(rate_limit_wait_s)
         self.rate_limiter: RateLimiter | None = None
         self.waits: list[dict] = []
@@ -391,6 +393,12 @@ class ModelProvider:
                                             f"{self.attempts} attempts; last: {line}") from exc
                 backoff = self.backoff_s[attempt - 1]
                 if asked is not None and asked > backoff:
+                    left = self.rate_limit_wait_s - self._waited_s()
+                    if asked > left:   # never slept: a wait past the budget is a call that fails
+                        raise ModelServiceError(
+                            f"{self.provider} model call {self.calls}: the service asked to wait {asked:.0f} s "
+                            f"(Retry-After), more than the {max(left, 0.0):.0f} s left of --rate-limit-wait "
+                            f"{self.rate_limit_wait_s:g}; not waited. Last: {line}") from exc
                     self._wait("Retry-After", asked)
                 else:
                     self._sleep(backoff)
@@ -424,16 +432,29 @@ class ModelProvider:
         self._sleep(seconds)
 
     def _quota_wait(self, exc: Exception, asked: float | None) -> float | None:
-        """Seconds to wait before resending a request the service answered HTTP 429 (its
-        ``Retry-After``, else twice the last wait, from the last backoff, at most 60 s), while this
-        call's 429 waits stay within ``rate_limit_wait_s``; None otherwise (the attempt counts)."""
+        """Seconds to wait before resending a request the service answered HTTP 429 without
+        spending an attempt, or None (the attempt counts, as for a 5xx).
+
+        The wait is the service's ``Retry-After`` (``asked``; None when it asked for no wait or
+        for one that cannot be read), else twice this call's last 429 wait, from the longest
+        backoff, at most 60 s; never less than the first backoff, so a service that answers
+        ``Retry-After: 0`` is not asked again at once. Every wait counts against
+        ``rate_limit_wait_s``: one that does not fit in what is left of it is None."""
         if _status(exc) != 429:
             return None
         mine = [w["seconds"] for w in self.waits if w["call"] == self.calls and w["reason"].startswith("429")]
+        floor = self.backoff_s[0] if self.backoff_s else 1.0
         wait = asked if asked is not None else min(60.0, 2 * mine[-1] if mine else max(self.backoff_s, default=1.0))
-        if sum(mine) + wait > self.rate_limit_wait_s:
+        wait = max(wait, floor)
+        if self._waited_s() + wait > self.rate_limit_wait_s:
             return None
         return wait
+
+    def _waited_s(self) -> float:
+        """Seconds this call has waited for the service's rate limits (429s, ``Retry-After``): what
+        ``rate_limit_wait_s`` bounds. The shared per-minute limits' own waits are not counted."""
+        return sum(w["seconds"] for w in self.waits
+                   if w["call"] == self.calls and (w["reason"].startswith("429") or w["reason"] == "Retry-After"))
 
     def _take_rate_slot(self, messages: list[Message]) -> str | None:
         """Wait for room under the shared requests- and tokens-per-minute limits (if any)."""

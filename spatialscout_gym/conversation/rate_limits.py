@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import email.utils
+import math
 import os
 import threading
 import time
@@ -42,29 +43,39 @@ CHARS_PER_TOKEN = 4.0
 
 def retry_after_s(exc: Any, now: Callable[[], float] = time.time) -> float | None:
     """Seconds a failed request's ``Retry-After`` (or ``retry-after-ms``) header asks to wait: a
-    number of seconds or an HTTP-date; None without the header or with one that cannot be read."""
+    number of seconds or an HTTP-date. None without the header, or with one that asks for no wait
+    or cannot be taken: not a number, not finite (``nan``, ``inf``), zero, negative, or a date in
+    the past; the caller then waits its own backoff (a ``0`` there would resend at once, forever)."""
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None)
     if headers is None:
         return None
-    ms = headers.get("retry-after-ms")
+    ms = _positive_seconds(headers.get("retry-after-ms"), 1000.0)
     if ms is not None:
-        try:
-            return max(0.0, float(ms) / 1000.0)
-        except ValueError:
-            pass
+        return ms
     value = headers.get("retry-after")
     if value is None:
         return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
+    seconds = _positive_seconds(value, 1.0)
+    if seconds is not None:
+        return seconds
     try:
         when = email.utils.parsedate_to_datetime(value)
+        left = when.timestamp() - now()
+    except (TypeError, ValueError, OverflowError, IndexError):
+        return None
+    return left if math.isfinite(left) and left > 0 else None
+
+
+def _positive_seconds(text: Any, per_second: float) -> float | None:
+    """``text`` as a finite number of seconds above 0 (``per_second`` units a second), else None."""
+    if text is None:
+        return None
+    try:
+        value = float(text) / per_second
     except (TypeError, ValueError):
         return None
-    return max(0.0, when.timestamp() - now())
+    return value if math.isfinite(value) and value > 0 else None
 
 
 def estimate_request_tokens(messages: Sequence[Any], api_mode: str | None = None) -> int:
