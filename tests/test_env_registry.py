@@ -13,7 +13,7 @@ from spatialscout_gym.envs.registration import registered_ids
 
 pytestmark = pytest.mark.render
 RES = 64
-NBV_IDS = ("SpatialScout/NBV-v0", "SpatialScout/NBV-v1", "SpatialScout/NBV-v2")
+NBV_IDS = ("SpatialScout/NBV-v0", "SpatialScout/NBV-v1", "SpatialScout/NBV-v2", "SpatialScout/NBV-v3")
 IDS = [i for i in registered_ids() if i not in NBV_IDS]  # tool-call envs (NBV: test_session_nbv.py, test_nbv_v1.py)
 
 

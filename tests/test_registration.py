@@ -39,7 +39,7 @@ def test_importing_the_package_alone_registers_every_id():
     assert out["creator"] == "NBVEnv" and out["hooks"] == [] and out["heavy"] == []
     assert {"SpatialScout/NBV-v1", "SpatialScout/NBV-v0", "SpatialScout/Procedural-v0",
             "SpatialScout/Kitchen_01-v0"} <= set(out["ids"])
-    assert len(out["ids"]) == 4 + len(catalog.catalog_scene_ids())   # NBV-v0, v1, v2, Procedural-v0
+    assert len(out["ids"]) == 5 + len(catalog.catalog_scene_ids())   # NBV-v0, v1, v2, v3, Procedural-v0
 
 
 def test_registration_is_idempotent():

@@ -5,7 +5,7 @@ separated; ``spatialscout scenes import-maniskill`` writes such directories).
 Light on purpose (it runs on ``import spatialscout_gym``): entry points are strings, the catalog's
 scene ids are read from its manifest JSON without importing the scene generator, and the importer
 of ManiSkill scenes is loaded only when ``$SPATIALSCOUT_SCENE_DIRS`` is set; no scene is built and
-SAPIEN is not imported. The next-best-view ids (:data:`NBV_ID`, :data:`NBV_V1_ID`, :data:`NBV_V2_ID`) are named here
+SAPIEN is not imported. The next-best-view ids (:data:`NBV_ID`, :data:`NBV_V1_ID`, :data:`NBV_V2_ID`, :data:`NBV_V3_ID`) are named here
 and registered by the NBV layer above (:mod:`spatialscout_gym.nbv.registration`), so that
 this layer names no module above it; ``import spatialscout_gym`` registers them.
 """
@@ -17,13 +17,15 @@ import os
 import re
 from pathlib import Path
 
-__all__ = ["register_envs", "registered_ids", "ENTRY_POINT", "NAMESPACE", "NBV_ID", "NBV_V1_ID", "NBV_V2_ID"]
+__all__ = ["register_envs", "registered_ids", "ENTRY_POINT", "NAMESPACE", "NBV_ID", "NBV_V1_ID", "NBV_V2_ID",
+           "NBV_V3_ID"]
 
 NAMESPACE = "SpatialScout"
 ENTRY_POINT = "spatialscout_gym.envs.spatialscout_env:SpatialScoutEnv"
 NBV_ID = f"{NAMESPACE}/NBV-v0"
 NBV_V1_ID = f"{NAMESPACE}/NBV-v1"
 NBV_V2_ID = f"{NAMESPACE}/NBV-v2"
+NBV_V3_ID = f"{NAMESPACE}/NBV-v3"
 
 
 def env_id_for_scene(scene_id: str) -> str:

@@ -14,7 +14,8 @@ from spatialscout_gym.core.lazy import lazy_exports
 
 __all__ = ["NBVConfig", "NextBestViewWrapper", "NBVObservationLayout", "make_nbv_env", "NBVEnv", "NBVVectorEnv",
            "NBVWorkerVectorEnv", "make_nbv_vector_env", "make_mapper", "SB3VecEnv", "NBVConvModule",
-           "load_nbv_config", "save_nbv_config", "register_nbv_envs", "NBV_ID", "NBV_V1_ID", "NBV_V2_ID"]
+           "load_nbv_config", "save_nbv_config", "register_nbv_envs", "NBV_ID", "NBV_V1_ID", "NBV_V2_ID",
+           "NBV_V3_ID"]
 
 _WHERE = {
     "NBVConfig": "spatialscout_gym.nbv.config",
@@ -34,6 +35,7 @@ _WHERE = {
     "NBV_ID": "spatialscout_gym.envs.registration",
     "NBV_V1_ID": "spatialscout_gym.envs.registration",
     "NBV_V2_ID": "spatialscout_gym.envs.registration",
+    "NBV_V3_ID": "spatialscout_gym.envs.registration",
 }
 """Public name -> the module that defines it."""
 

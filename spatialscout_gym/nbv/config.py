@@ -11,14 +11,14 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from spatialscout_gym.envs.registration import NBV_V1_ID, NBV_V2_ID
+from spatialscout_gym.envs.registration import NBV_V1_ID, NBV_V2_ID, NBV_V3_ID
 from spatialscout_gym.episode.tools import MAX_TRANSLATION_M, PITCH_LIMIT_DEG
 
 __all__ = ["NBVConfig", "N_SECTORS", "DISCRETE_MOTIONS", "MAP_CHANNELS", "MOTIONS", "nbv_action_space",
            "nbv_observation_space", "OBS_LAYOUTS", "VECTOR_KEYS", "check_obs_layout", "layout_observation_space",
            "layout_observation", "RESEARCH_KEYS", "DEPTH_MAX_M", "POINTS_BOUND_M", "MAX_INVENTORY",
            "OCCUPANCY_UNKNOWN", "OCCUPANCY_FREE", "OCCUPANCY_OCCUPIED", "research_observation_space",
-           "DYNAMICS_ENV_IDS", "dynamics_env_id", "dynamics_record", "OCCUPANCY_FRAMES"]
+           "DYNAMICS_ENV_IDS", "dynamics_env_id", "dynamics_record", "OCCUPANCY_FRAMES", "BLOCK_CAUSES"]
 
 N_SECTORS = 8
 """Yaw sectors (45 degrees each) of the ``sectors`` observation."""
@@ -31,6 +31,11 @@ MAP_CHANNELS: tuple[str, ...] = ("visited", "viewed", "inside")
 """Channels of the egocentric top-down ``map`` observation (see :meth:`ViewHistory.visit_map`)."""
 
 
+
+BLOCK_CAUSES: tuple[str, ...] = ("wall", "floor", "ceiling", "off_floor")
+"""What stopped a blocked move, in the order of the ``blocked`` observation (``blocked_obs``;
+:meth:`~spatialscout_gym.nbv.walls.WallMap.block_cause`): a wall box, the floor slab, the ceiling
+slab (the box the move's segment enters first), or the end off every floor footprint."""
 
 MOTIONS: tuple[str, ...] = ("discrete", "continuous", "heading")
 """The NBV action-space kinds (see :class:`NextBestViewWrapper`'s Action Space)."""
@@ -140,6 +145,10 @@ class NBVConfig:
         ``info["blocked"]`` is True (:mod:`spatialscout_gym.nbv.walls`).
     wall_margin_m : float
         How close to a wall face a move may bring the camera centre, metres.
+    blocked_obs : bool
+        Add the ``blocked`` observation (``SpatialScout/NBV-v3``'s default; needs ``walls``): 4
+        numbers, one-hot over :data:`BLOCK_CAUSES` when the last step's move was blocked, all 0
+        when it was not and after reset.
     """
 
     motion: str = "discrete"
@@ -172,11 +181,15 @@ class NBVConfig:
     occupancy_frame: str = "task"
     walls: bool = False
     wall_margin_m: float = 0.1
+    blocked_obs: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "privileged_obs", _research_keys(self.privileged_obs))
         object.__setattr__(self, "occupancy_cells", tuple(int(n) for n in np.atleast_1d(self.occupancy_cells)))
         object.__setattr__(self, "walls", bool(self.walls))
+        object.__setattr__(self, "blocked_obs", bool(self.blocked_obs))
+        if self.blocked_obs and not self.walls:
+            raise ValueError("blocked_obs=True needs walls=True (without walls no move is ever blocked)")
         if int(self.points) < 1 or int(self.occupancy_rays) < 1:
             raise ValueError(f"points and occupancy_rays must be >= 1, got {self.points} and {self.occupancy_rays}")
         if len(self.occupancy_cells) != 3 or min(self.occupancy_cells) < 1 or not self.occupancy_voxel_m > 0 \
@@ -233,6 +246,8 @@ def nbv_observation_space(config: NBVConfig) -> spaces.Dict:
     }
     if int(config.scan_bins) > 0:
         keys["scan"] = spaces.Box(0.0, 1.0, (int(config.scan_bins),), np.float32)
+    if config.blocked_obs:
+        keys["blocked"] = spaces.Box(0.0, 1.0, (len(BLOCK_CAUSES),), np.float32)
     keys.update(research_observation_space(config))
     return spaces.Dict(keys)
 
@@ -275,10 +290,10 @@ OBS_LAYOUTS: tuple[str, ...] = ("dict", "image", "flat", "image+vector")
 """The observation layouts of the NBV envs (``obs_layout=``); ``"dict"`` is the default and the one
 the NBV core and agents speak (see :func:`layout_observation_space`)."""
 
-VECTOR_KEYS: tuple[str, ...] = ("pose", "coverage", "sectors", "map", "scan")
+VECTOR_KEYS: tuple[str, ...] = ("pose", "coverage", "sectors", "map", "scan", "blocked")
 """The ``dict`` keys that make the flat ``vector`` of the ``"flat"`` and ``"image+vector"`` layouts,
 in this order, each flattened C-order (``map`` as channel, row, column); ``scan`` only when
-``scan_bins > 0``."""
+``scan_bins > 0``, ``blocked`` only with ``blocked_obs``."""
 
 
 LaidOutObservation = dict[str, np.ndarray] | np.ndarray
@@ -357,8 +372,9 @@ floor and ceiling; NBV-v0 moves the same) or NBV-v2 (walls, floor and ceiling st
 
 
 def dynamics_env_id(config: NBVConfig) -> str:
-    """The env id of ``config``'s dynamics (:data:`DYNAMICS_ENV_IDS`)."""
-    return DYNAMICS_ENV_IDS[bool(config.walls)]
+    """The env id of ``config``'s dynamics (:data:`DYNAMICS_ENV_IDS`), NBV-v3 where the config also
+    observes blocked moves (``blocked_obs``: NBV-v2's dynamics, one more observation key)."""
+    return NBV_V3_ID if config.blocked_obs else DYNAMICS_ENV_IDS[bool(config.walls)]
 
 
 def dynamics_record(config: NBVConfig) -> dict[str, Any]:

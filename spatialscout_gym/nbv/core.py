@@ -26,11 +26,12 @@ import numpy as np
 import numpy.typing as npt
 
 from spatialscout_gym.core.camera import Intrinsics
-from spatialscout_gym.core.frames import CameraPose, TaskFrame
+from spatialscout_gym.core.frames import CameraPose, TaskFrame, wrap_degrees
 from spatialscout_gym.core.renderer_api import FrameSource, PrivilegedFrame
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.episode.episode import Episode, EpisodeFrame
-from spatialscout_gym.nbv.config import NBVConfig
+from spatialscout_gym.episode.tools import PITCH_LIMIT_DEG
+from spatialscout_gym.nbv.config import BLOCK_CAUSES, NBVConfig, nbv_action_space
 from spatialscout_gym.nbv.exploration import ExplorationTally
 from spatialscout_gym.nbv.features import ViewHistory, depth_rays, nbv_observation, yaw_sector
 from spatialscout_gym.nbv.motion import motion_args, move_parts
@@ -155,6 +156,8 @@ class NBVStep:
     blocked : bool
         ``config.walls``: the move entered a wall or left the floor, so it was not sent (the
         camera stayed; :mod:`spatialscout_gym.nbv.walls`).
+    block_cause : str or None
+        What blocked it (one of :data:`~spatialscout_gym.nbv.config.BLOCK_CAUSES`), None when not blocked.
     occupancy_gain : int
         Voxels of the occupancy grid the step's capture made known (0 without a grid).
     """
@@ -169,6 +172,7 @@ class NBVStep:
     truncated: bool = False
     blocked: bool = False
     occupancy_gain: int = 0
+    block_cause: str | None = None
 
 
 class NBVCore:
@@ -195,7 +199,10 @@ class NBVCore:
         """The all-target mean IoU of the accepted map (None where the port does not score)."""
         self._objective: float | None = None   # what the reward is the change of
         self._last_privileged: PrivilegedFrame | None = None
-        self._pending: tuple[np.ndarray, list[str], bool] | None = None   # (action, refused, blocked)
+        self._pending: tuple[np.ndarray, list[str], str | None] | None = None   # (action, refused, block cause)
+        self.block_cause: str | None = None
+        """What blocked the last step's move (:data:`~spatialscout_gym.nbv.config.BLOCK_CAUSES`), None
+        when it was not blocked or no step was taken since :meth:`begin`: the ``blocked`` observation."""
         self._over = False
         self.research = ResearchObservations(config)
         """The research observations (``config.privileged_obs``) and the occupancy grid."""
@@ -214,6 +221,7 @@ class NBVCore:
         self.history = ViewHistory(self.config.cell_m)
         self._last_privileged = None
         self._pending = None
+        self.block_cause = None
         self._over = False
         self.mapper.reset(self.port.spec)
         self.research.begin(self.port.spec)
@@ -290,9 +298,42 @@ class NBVCore:
             raise RuntimeError("call reset() first")
         obs = nbv_observation(self.config, p.latest_image(), position, yaw, pitch, self.radius_m,
                               self.coverage(), p.images_left / p.image_budget, self.history)
+        if self.config.blocked_obs:
+            blocked = np.zeros(len(BLOCK_CAUSES), np.float32)
+            if self.block_cause is not None:
+                blocked[BLOCK_CAUSES.index(self.block_cause)] = 1.0
+            obs["blocked"] = blocked
         if self.research.keys:
             obs.update(self.research.observation())
         return obs
+
+    def action_masks(self) -> np.ndarray:
+        """Shape (n,) bool, one per action of the ``Discrete(n)`` action space: True where the
+        action's move would not be blocked by the walls from the camera pose now (sb3-contrib's
+        ``MaskablePPO`` convention: True = allowed). Computed from the scene's wall geometry, which
+        the policy does not observe: a policy that reads it is privileged (train with it, evaluate
+        on the ``blocked`` observation). All True without walls, before :meth:`begin` or once the
+        episode has ended; a move the episode would refuse (the world box) is not masked."""
+        space = nbv_action_space(self.config)
+        if not hasattr(space, "n"):
+            raise ValueError(f"action_masks needs a discrete NBV action space (motion 'heading' or 'discrete'), "
+                             f"got motion {self.config.motion!r}")
+        n = int(space.n)
+        mask = np.ones(n, bool)
+        p = self.port
+        if self.walls is None or self.history is None or p.done:
+            return mask
+        pose, pitch_now = p.pose_world, p.pitch_deg()
+        for a in range(n):
+            (yaw, pitch), move_args = motion_args(self.config, np.int64(a), pitch_now)
+            move = np.asarray(move_args, float)
+            if not np.any(move):
+                continue
+            # the pose after the step's rotation, as rotate_camera sets it (the move runs from there)
+            turned = CameraPose(pose.position_world, wrap_degrees(pose.yaw_deg + yaw),
+                                float(np.clip(pose.pitch_deg + pitch, -PITCH_LIMIT_DEG, PITCH_LIMIT_DEG)))
+            mask[a] = not self.walls.blocks(turned, move)
+        return mask
 
     def capture_pose(self) -> CameraPose | None:
         """The world pose this step's capture renders at, or None when it captures nothing (the
@@ -319,7 +360,9 @@ class NBVCore:
         if yaw or pitch:
             self._note(refused, p.rotate(yaw, pitch))
         move = np.asarray(move_args, float)
-        blocked = bool(np.any(move) and not p.done and self.walls is not None and self.walls.blocks(p.pose_world, move))
+        cause = self.walls.block_cause(p.pose_world, move) \
+            if np.any(move) and not p.done and self.walls is not None else None
+        blocked = cause is not None
         before = p.pose_world.position_world.copy() if self.exploration is not None else None
         if np.any(move) and not p.done and not blocked:
             parts = move_parts(move)
@@ -328,7 +371,7 @@ class NBVCore:
                     self._note(refused, p.move(move / parts))
         if self.exploration is not None and before is not None:
             self.exploration.step(before, p.pose_world.position_world, blocked)
-        self._pending = (np.array(action, copy=True), refused, blocked)
+        self._pending = (np.array(action, copy=True), refused, cause)
         return self.capture_pose()
 
     def step(self, action: npt.ArrayLike) -> NBVStep:
@@ -340,7 +383,9 @@ class NBVCore:
             raise ValueError(f"step() got action {np.asarray(action).tolist()!r} but prepare_step() applied "
                              f"{self._pending[0].tolist()!r}; pass the same action")
         assert self._pending is not None   # set by prepare() (or before this step)
-        refused, blocked = self._pending[1], self._pending[2]
+        refused, cause = self._pending[1], self._pending[2]
+        blocked = cause is not None
+        self.block_cause = cause
         self._pending = None
         p = self.port
         captured, submitted = False, []
@@ -369,7 +414,7 @@ class NBVCore:
         if before is not None and gain and self.config.reward_occupancy_weight and occupancy is not None:
             reward += float(self.config.reward_occupancy_weight) * gain / occupancy.size
         return NBVStep(refused, captured, submitted, reward, self.score, coverage, terminated, truncated,
-                       blocked=blocked, occupancy_gain=gain)
+                       blocked=blocked, occupancy_gain=gain, block_cause=cause)
 
     def finish(self) -> None:
         """``finish_mapping`` unless the episode has ended already (after the last step, or when

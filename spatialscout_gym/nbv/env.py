@@ -1,6 +1,7 @@
 """``SpatialScout/NBV-v1``: the next-best-view task as its own ``gymnasium.Env`` (:class:`NBVEnv`),
 with the shipped policy's recipe as its defaults; ``SpatialScout/NBV-v2``: the same with walls
-that stop the camera (``walls=True``).
+that stop the camera (``walls=True``); ``SpatialScout/NBV-v3``: NBV-v2 whose observation says
+whether the last move was blocked and by what, with ``action_masks()`` (``blocked_obs=True``).
 
 It holds a :class:`~spatialscout_gym.nbv.wrapper.NextBestViewWrapper` over the tool env and
 delegates every step to it, so NBV-v0, NBV-v1, the vector envs and the NBV agents run one step
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from spatialscout_gym.envs.spatialscout_env import SpatialScoutEnv
     from spatialscout_gym.nbv.mappers import Mapper
 
-__all__ = ["NBVEnv", "NBV_V1_DEFAULTS", "make_nbv_v1_vector_env", "make_nbv_v2_vector_env"]
+__all__ = ["NBVEnv", "NBV_V1_DEFAULTS", "make_nbv_v1_vector_env", "make_nbv_v2_vector_env", "make_nbv_v3_vector_env"]
 
 NBV_V1_DEFAULTS: dict[str, Any] = {"scene": "procedural", "image_budget": 20, "resolution": 64,
                                    "mapper": "oracle", "motion": "heading", "obs_size": 64}
@@ -83,6 +84,15 @@ class NBVEnv(gym.Env):
     the capture), and ``info["blocked"]`` is True (False for every other step; the key is there
     in NBV-v1 too, always False) (:mod:`spatialscout_gym.nbv.walls`).
 
+    Action masks (NBV-v3; any env with walls): ``env.unwrapped.action_masks()`` is a bool array
+    of shape (18,), True for each action whose move the walls would not block from the pose now
+    (stride 0 is always True), sb3-contrib's ``MaskablePPO`` convention; the vector envs'
+    ``action_masks()`` give shape (num_envs, 18). The mask is computed from the scene's wall,
+    floor and ceiling boxes, geometry the agent has not observed, so a policy that reads it at
+    evaluation is privileged: the mask shapes training only (``MaskablePPO.learn``), and at
+    evaluation the policy acts on the ``blocked`` observation (``predict`` without
+    ``action_masks``). A move the episode refuses (the +-15 m world box) is not masked.
+
     ## Observation Space
     A flat ``Dict`` (task frame of docs/protocol.md section 2: origin at the scene's search centre,
     x along the initial heading, z up; metres and degrees):
@@ -95,6 +105,7 @@ class NBVEnv(gym.Env):
     | ``sectors`` | Box(0, 1, (8,), float32) | 1 where a capture was taken in the current 1 m floor cell with heading in 45-deg sector k (egocentric, k = 0 ahead, counter-clockwise) |
     | ``map`` | Box(0, 1, (3, 16, 16), float32) | egocentric top-down map of 0.75 m cells, heading up: captures per cell / 3, captures whose 65-deg, 4 m view wedge covered the cell / 4, inside the search radius |
     | ``scan`` | Box(0, 1, (12,), float32) | free distance / 6 m per egocentric 30-deg bin, from the privileged depth of captures taken within 1 m (0: not seen yet) |
+    | ``blocked`` | Box(0, 1, (4,), float32) | NBV-v3 only (``blocked_obs``): the last step's move was blocked by a wall, the floor, the ceiling, or by ending off the floor (one-hot in that order, ``BLOCK_CAUSES``: the box the move entered first, else off the floor); all 0 when it was not blocked, and at reset |
 
     Research observations (``privileged_obs=True`` for all, or a list of names; off by default),
     read from SAPIEN's own buffers of the capture's single render (colour, depth and segmentation
@@ -110,9 +121,9 @@ class NBVEnv(gym.Env):
     | ``occupancy`` | Box(0, 2, (64, 64, 16), uint8) | voxels of ``occupancy_voxel_m`` = 0.25 m in the task frame, centred on its origin (x, y in [-8, 8) m, z in [-2, 2) m; ``occupancy_cells``): 0 unknown, 1 free, 2 occupied, ray cast from the depth of every capture so far along a 32 x 32 grid of rays (``occupancy_rays``; free before the hit, occupied at it, occupied final, rays cut at ``occupancy_range_m`` = 8 m) |
 
     ``obs_layout`` gives the same numbers in the layouts other RL libraries expect (``n`` = 796 =
-    6 + 2 + 8 + 3 x 16 x 16 + 12 with the defaults; the ``vector`` is ``pose``, ``coverage``,
-    ``sectors``, ``map``, ``scan`` flattened C-order in that order, each in its own units and bounds
-    above; the map as channel, row, column):
+    6 + 2 + 8 + 3 x 16 x 16 + 12 with the defaults, 800 in NBV-v3; the ``vector`` is ``pose``,
+    ``coverage``, ``sectors``, ``map``, ``scan``, ``blocked`` (NBV-v3) flattened C-order in that
+    order, each in its own units and bounds above; the map as channel, row, column):
 
     | ``obs_layout`` | space | for |
     |---|---|---|
@@ -150,6 +161,8 @@ class NBVEnv(gym.Env):
     ``refused`` (the refusal messages of the step's tool calls, list of str; a refused move leaves
     the camera in place), ``submitted`` (target ids the mapper added this step), ``coverage``,
     ``all_mean_iou``, ``blocked`` (walls stopped the step's move; always False without walls),
+    ``block_cause`` (NBV-v3: what stopped it, one of ``"wall"``, ``"floor"``, ``"ceiling"``,
+    ``"off_floor"``, or None),
     ``occupancy_gain`` (voxels the capture made known; only with the occupancy observation or
     reward), and at the episode's end ``metrics`` (the scorer's metrics dict). Both carry the camera
     now: ``camera_pose_task`` (4 x 4 float64, camera body to task frame: columns 0-2 the camera's
@@ -180,11 +193,14 @@ class NBVEnv(gym.Env):
     ``occupancy_cells``, ``occupancy_voxel_m``, ``occupancy_range_m``, ``occupancy_rays``,
     ``occupancy_frame`` (``"task"``, or ``"gravity"``: the grid without the start camera's pitch, z up),
     ``reward_occupancy_weight``;
-    ``walls`` (NBV-v1: False, NBV-v2: True) and ``wall_margin_m`` (metres).
+    ``walls`` (NBV-v1: False, NBV-v2 and v3: True) and ``wall_margin_m`` (metres); ``blocked_obs``
+    (NBV-v3: True; needs ``walls``).
     ``gym.make_vec("SpatialScout/NBV-v1", num_envs=N, vectorization_mode="vector_entry_point",
     num_workers=W)`` gives the vector env with the same defaults.
 
     ## Version History
+    - v3: the ``blocked`` observation (``blocked_obs=True``), ``info["block_cause"]`` and
+      ``action_masks()``; NBV-v2's dynamics, rewards and other keys unchanged.
     - v2: walls stop the camera (``walls=True``: a move into a wall, the floor or the ceiling,
       or off the floor's footprint, is blocked, ``info["blocked"]``); otherwise v1. The shipped policy is an NBV-v1 policy, not retrained.
     - v1: its own env (``env.unwrapped`` is this task); defaults are the shipped policy's recipe
@@ -247,6 +263,11 @@ class NBVEnv(gym.Env):
         obs, reward, terminated, truncated, info = self.nbv.step(action)
         return layout_observation(obs, self.obs_layout), reward, terminated, truncated, info
 
+    def action_masks(self) -> np.ndarray:
+        """Shape (n,) bool: True for each action whose move the walls would not block (Action
+        masks above; privileged: computed from geometry the agent has not observed)."""
+        return self.nbv.action_masks()
+
     def render(self) -> np.ndarray | None:  # type: ignore[override]  # gymnasium types it with an unbound TypeVar
         return cast("np.ndarray | None", self.nbv.render())   # the tool env's rgb_array frame
 
@@ -265,3 +286,8 @@ def make_nbv_v1_vector_env(num_envs: int = 1, **kwargs: Any) -> gym.vector.Vecto
 def make_nbv_v2_vector_env(num_envs: int = 1, **kwargs: Any) -> gym.vector.VectorEnv:
     """The vector entry point of ``SpatialScout/NBV-v2``: NBV-v1's with ``walls=True`` unless given."""
     return make_nbv_v1_vector_env(num_envs, **{"walls": True, **kwargs})
+
+
+def make_nbv_v3_vector_env(num_envs: int = 1, **kwargs: Any) -> gym.vector.VectorEnv:
+    """The vector entry point of ``SpatialScout/NBV-v3``: NBV-v2's with ``blocked_obs=True`` unless given."""
+    return make_nbv_v2_vector_env(num_envs, **{"blocked_obs": True, **kwargs})

@@ -133,6 +133,11 @@ class NBVVectorEnv(SyncVectorEnv):
         """The sub-envs' :class:`~spatialscout_gym.nbv.config.NBVConfig` (all alike)."""
         return self._nbv[0].config
 
+    def action_masks(self) -> np.ndarray:
+        """Shape (num_envs, n) bool: each sub-env's :meth:`NBVCore.action_masks
+        <spatialscout_gym.nbv.core.NBVCore.action_masks>` (privileged: from unobserved wall geometry)."""
+        return np.stack([nbv.core.action_masks() for nbv in self._nbv])
+
     @property
     def autoreset_due(self) -> np.ndarray:
         """Shape (num_envs,) bool: the sub-envs the next :meth:`step` resets instead of stepping

@@ -24,6 +24,7 @@ import numpy as np
 
 from spatialscout_gym.core.frames import CameraPose
 from spatialscout_gym.core.spec import SceneSpec, part_world_aabb
+from spatialscout_gym.nbv.config import BLOCK_CAUSES
 
 __all__ = ["WallMap", "move_end_world"]
 
@@ -73,6 +74,8 @@ class WallMap:
         self.margin_m = float(margin_m)
         # every box a move may not enter: walls, and the floor and ceiling slabs (the vertical check)
         self.solid = np.concatenate([self.walls, self.floors, self.ceilings])
+        # the cause (index into BLOCK_CAUSES) of each box in self.solid
+        self._kind = np.repeat([0, 1, 2], [len(self.walls), len(self.floors), len(self.ceilings)])
 
     @classmethod
     def from_spec(cls, spec: SceneSpec, margin_m: float = 0.1) -> "WallMap":
@@ -89,9 +92,14 @@ class WallMap:
     def hits_wall(self, start_world: np.ndarray, end_world: np.ndarray) -> bool:
         """Whether the segment enters a wall, floor or ceiling box inflated by the margin (uninflated
         for a box the segment starts inside); all boxes at once (slab test)."""
+        return bool(np.any(self._hits(start_world, end_world)[0]))
+
+    def _hits(self, start_world: np.ndarray, end_world: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per box of :attr:`solid`: whether the segment enters it (see :meth:`hits_wall`), and the
+        segment parameter in [0, 1] where it does (its entry ``t_in``)."""
         boxes = self.solid
         if not len(boxes):
-            return False
+            return np.zeros(0, bool), np.zeros(0)
         s = np.asarray(start_world, float)
         d = np.asarray(end_world, float) - s
         lo, hi = boxes[:, 0] - self.margin_m, boxes[:, 1] + self.margin_m
@@ -104,9 +112,19 @@ class WallMap:
         within = (lo <= s) & (s <= hi)
         t_in = np.where(still, np.where(within, -np.inf, np.inf), np.minimum(t1, t2)).max(axis=1)
         t_out = np.where(still, np.where(within, np.inf, -np.inf), np.maximum(t1, t2)).min(axis=1)
-        return bool(np.any((t_in <= t_out) & (t_out >= 0.0) & (t_in <= 1.0)))
+        return (t_in <= t_out) & (t_out >= 0.0) & (t_in <= 1.0), t_in
 
     def blocks(self, pose: CameraPose, move_m: np.ndarray) -> bool:
         """Whether ``move_camera(move_m)`` from ``pose`` is blocked."""
         end = move_end_world(pose, move_m)
         return self.hits_wall(pose.position_world, end) or not self.on_floor(end)
+
+    def block_cause(self, pose: CameraPose, move_m: np.ndarray) -> str | None:
+        """What blocks ``move_camera(move_m)`` from ``pose`` (one of :data:`BLOCK_CAUSES`: the kind
+        of the box the segment enters first, else ``"off_floor"``), or None when it is not
+        blocked; None exactly when :meth:`blocks` is False."""
+        end = move_end_world(pose, move_m)
+        hit, t_in = self._hits(pose.position_world, end)
+        if np.any(hit):
+            return BLOCK_CAUSES[int(self._kind[hit][np.argmin(t_in[hit])])]
+        return None if self.on_floor(end) else "off_floor"

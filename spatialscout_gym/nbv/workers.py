@@ -72,6 +72,8 @@ def _worker(conn: Any, num_envs: int, kwargs: dict, parent_pid: int | None = Non
                 out = venv.step(data)
             elif cmd == "reset":
                 out = venv.reset(seed=data[0], options=data[1])
+            elif cmd == "action_masks":
+                out = (venv.action_masks(),)
             else:  # close
                 venv.close()
                 conn.send(("ok", None))
@@ -258,6 +260,12 @@ class NBVWorkerVectorEnv(VectorEnv):
         obs = _concat([p[0] for p in parts])
         rewards, terminated, truncated = (np.concatenate([p[i] for p in parts]) for i in (1, 2, 3))
         return obs, rewards, terminated, truncated, _merge_infos([p[4] for p in parts], self.sizes)
+
+    def action_masks(self) -> np.ndarray:
+        """Shape (num_envs, n) bool: every sub-env's action mask (:meth:`NBVVectorEnv.action_masks
+        <spatialscout_gym.nbv.vector.NBVVectorEnv.action_masks>`), in sub-env order."""
+        self._send([("action_masks", None)] * len(self._conns))
+        return np.concatenate([p[0] for p in self._gather()])
 
     def close(self, terminate: bool = False, **kwargs: Any) -> None:
         if getattr(self, "_closed", True):

@@ -196,12 +196,19 @@ class NextBestViewWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         inner episode ended or no image is left)."""
         return self.core.capture_pose()
 
+    def action_masks(self) -> np.ndarray:
+        """The actions whose move the walls would not block (:meth:`NBVCore.action_masks
+        <spatialscout_gym.nbv.core.NBVCore.action_masks>`; privileged: from unobserved geometry)."""
+        return self.core.action_masks()
+
     def step(self, action: npt.ArrayLike) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         s = self.core.step(action)
         # the last inner step's info (counters; metrics and wrappers' keys such as "episode" at the end)
         info: dict[str, Any] = {k: v for k, v in self.port.last_info.items() if k != "tool_result"}
         info.update(refused=s.refused, submitted=s.submitted, coverage=s.coverage, all_mean_iou=s.score,
                     blocked=s.blocked)
+        if self.config.blocked_obs:
+            info["block_cause"] = s.block_cause
         if self.core.research.occupancy is not None:
             info["occupancy_gain"] = s.occupancy_gain
         if s.terminated or s.truncated:

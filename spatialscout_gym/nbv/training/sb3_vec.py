@@ -102,6 +102,9 @@ class SB3VecEnv(VecEnv):
             setattr(e, attr_name, value)
 
     def env_method(self, method_name: str, *method_args: Any, indices: VecEnvIndices = None, **method_kwargs: Any) -> list[Any]:
+        if method_name == "action_masks" and hasattr(self.venv, "action_masks"):   # MaskablePPO asks for it;
+            masks = self.venv.action_masks()   # the vector env answers for every sub-env, worker processes too
+            return [masks[i] for i in self._get_indices(indices)]
         return [getattr(e, method_name)(*method_args, **method_kwargs) for e in self._targets(indices)]
 
     def env_is_wrapped(self, wrapper_class: type, indices: VecEnvIndices = None) -> list[bool]:
