@@ -172,3 +172,15 @@ def test_maskable_ppo_learns_and_never_picks_a_masked_action():
             obs, _ = env.reset()
     assert masked_states > 0                           # the mask did exclude something on the way
     venv.close()
+
+
+def test_the_spec_sheet_names_the_env_the_shipped_policy_was_last_trained_in():
+    """``help(env.unwrapped)`` says what the shipped policy's ``nbv_config.json`` says."""
+    import json
+    from pathlib import Path
+
+    import spatialscout_gym.nbv as nbv_pkg
+    from spatialscout_gym.nbv.env import NBVEnv
+    saved = json.loads((Path(nbv_pkg.__file__).parent / "models/nbv_ppo/nbv_config.json").read_text())
+    doc = " ".join((NBVEnv.__doc__ or "").split())
+    assert f'``"env_id": "{saved["env_id"]}"``' in doc and "not retrained" not in doc

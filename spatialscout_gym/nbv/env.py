@@ -48,8 +48,8 @@ class NBVEnv(gym.Env):
     segmentation, so the task is view planning: the all-target mean IoU (docs/protocol.md section 6)
     equals the fraction of the inventory seen. Scenes are procedural training scenes (a new one
     every 16 resets) unless ``scene`` names a catalog scene. The defaults are the recipe of the
-    shipped PPO policy (``models/nbv_ppo``), so that policy runs in ``gym.make("SpatialScout/NBV-v1")``
-    with no arguments.
+    shipped PPO policy (``models/nbv_ppo``), so that policy runs in ``gym.make("SpatialScout/NBV-v2")``
+    (the env of its last training phase) and in NBV-v1 with no other arguments.
 
     The step logic is the NBV core's (:class:`~spatialscout_gym.nbv.core.NBVCore`, as
     :attr:`core`), driven by :class:`~spatialscout_gym.nbv.wrapper.NextBestViewWrapper` (held as
@@ -202,7 +202,10 @@ class NBVEnv(gym.Env):
     - v3: the ``blocked`` observation (``blocked_obs=True``), ``info["block_cause"]`` and
       ``action_masks()``; NBV-v2's dynamics, rewards and other keys unchanged.
     - v2: walls stop the camera (``walls=True``: a move into a wall, the floor or the ceiling,
-      or off the floor's footprint, is blocked, ``info["blocked"]``); otherwise v1. The shipped policy is an NBV-v1 policy, not retrained.
+      or off the floor's footprint, is blocked, ``info["blocked"]``); otherwise v1. The shipped
+      policy's last training phase ran in NBV-v2 (phase 4 of docs/nbv.md, continued from its NBV-v1
+      weights; its ``nbv_config.json`` says ``"walls": true`` and ``"env_id": "SpatialScout/NBV-v2"``),
+      so ``evaluate --agent ppo:...`` runs it under NBV-v2.
     - v1: its own env (``env.unwrapped`` is this task); defaults are the shipped policy's recipe
       (``motion="heading"``, the ``scan`` observation, V = 20, 64 px); same step logic as v0;
       ``obs_layout`` added (default ``"dict"``, unchanged); the research observations
