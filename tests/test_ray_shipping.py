@@ -96,3 +96,44 @@ def test_a_local_workers_failure_note_is_archived_before_the_rerun(tmp_path):
     assert archive_failed_attempt(run_dir) == 2
     assert archive_failed_attempt(run_dir) == 2     # nothing more to archive: same number
     assert json.loads((run_dir / "attempts" / "01" / "failed.json").read_text())["error"] == "WorkerCrash: died"
+
+
+def hostile(outcome, *, run=None, task=None):
+    """``outcome`` as a hostile worker might send it back: other file names, another task."""
+    files = outcome.files
+    if run is not None:
+        import hashlib
+        files = dataclasses.replace(files, run=run, digests={k: hashlib.sha256(v).hexdigest() for k, v in run.items()})
+    return dataclasses.replace(outcome, files=files, task=task or outcome.task)
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("name", ["/ABS/escaped.txt", "../escaped.txt", "../../escaped.txt", "a/../../escaped.txt",
+                                  "./result.json", "a//b", "attempts/01/result.json", "a\\..\\..\\x", "result.json/x"])
+def test_a_worker_naming_a_file_outside_its_run_directory_writes_nothing(tmp_path, scene, name):
+    [task] = plan_tasks(tmp_path / "ev", [scene], 1)
+    outcome = ship_task(prepare_task(task), WorkerState(SETTINGS, renderer_factory=FakeRenderer), execute_task)
+    name = name.replace("/ABS", str(tmp_path))
+    run = dict(outcome.files.run, **{name: b"planted"})
+    before = tree(tmp_path)
+    with pytest.raises(ShippedFilesError, match="refuses"):
+        land_outcome(hostile(outcome, run=run), task)
+    assert tree(tmp_path) == before                     # nothing written anywhere, the run dir included
+    assert not Path(task.run_dir).exists()
+
+
+def test_a_worker_naming_another_run_directory_deletes_and_writes_nothing(tmp_path, scene):
+    victim = tmp_path / "victim" / "seed_0"
+    victim.mkdir(parents=True)
+    (victim / "precious.txt").write_text("keep me")
+    [task] = plan_tasks(tmp_path / "ev", [scene], 1)
+    outcome = ship_task(prepare_task(task), WorkerState(SETTINGS, renderer_factory=FakeRenderer), execute_task)
+    before = tree(tmp_path)
+    for run_dir in (str(victim), str(tmp_path / "ev" / "other" / "seed_0")):
+        with pytest.raises(ShippedFilesError, match="another run directory"):
+            land_outcome(hostile(outcome, task=dataclasses.replace(task, run_dir=run_dir)), task)
+    assert tree(tmp_path) == before and (victim / "precious.txt").read_text() == "keep me"
+    assert land_outcome(outcome, task).ok and (Path(task.run_dir) / "result.json").is_file()   # the honest one lands

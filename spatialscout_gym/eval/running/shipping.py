@@ -7,12 +7,18 @@ bytes as a local run's, but for ``result.json``'s ``node`` (where the episode ra
 Three steps, given to the Ray backend in its :class:`~spatialscout_gym.eval.running.backends.Work`:
 :func:`prepare_task` (driver, before dispatch), :func:`ship_task` (worker), :func:`land_outcome`
 (driver, as the outcome arrives).
+
+The driver trusts nothing a worker names (docs/architecture.md "Scale"): the files land in the run
+directory the driver planned for the episode, never one the worker's outcome names, and every
+file name must be a plain relative path inside it (:func:`shipped_name_problem`), so a hostile or
+broken worker writes and deletes nothing outside ``DIR``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import os
 import shutil
 import tempfile
@@ -25,11 +31,48 @@ from spatialscout_gym.core.run_files import ATTEMPTS_DIR, RESULT_FILE
 from spatialscout_gym.eval.layout import archive_failed_attempt, read_run_result
 from spatialscout_gym.eval.running.tasks import EpisodeTask, Outcome, Shipment, WorkerState
 
-__all__ = ["prepare_task", "ship_task", "land_outcome", "ShippedFilesError"]
+__all__ = ["prepare_task", "ship_task", "land_outcome", "shipped_name_problem", "ShippedFilesError"]
 
 
 class ShippedFilesError(SpatialScoutError):
-    """The files the driver wrote are not those the worker sent (a disk that lost them)."""
+    """The files the driver wrote are not those the worker sent (a disk that lost them), or the
+    worker sent names the driver refuses (outside the run directory, another episode's)."""
+
+
+def shipped_name_problem(name: object) -> str | None:
+    """Why ``name`` may not be a file of a shipped run directory, or None: it must be a relative
+    POSIX path whose parts are plain names (no ``..``, ``.``, empty part, backslash or NUL) and
+    not under ``attempts/`` (the driver keeps the earlier attempts itself)."""
+    if not isinstance(name, str) or not name:
+        return f"{name!r} is not a file name"
+    if name.startswith("/"):
+        return f"{name[:80]!r} is absolute"
+    if "\\" in name or "\0" in name:
+        return f"{name[:80]!r} holds a backslash or NUL"
+    parts = name.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        return f"{name[:80]!r} is not a plain path inside the run directory"
+    if parts[0] == ATTEMPTS_DIR:
+        return f"{name[:80]!r} is under {ATTEMPTS_DIR}/, which the driver keeps"
+    return None
+
+
+def _refuse_names(shipped: Shipment, out: Path) -> None:
+    """One :class:`ShippedFilesError` naming the first name the driver refuses."""
+    if not (isinstance(shipped.run, dict) and isinstance(shipped.digests, dict)
+            and all(isinstance(d, bytes) for d in shipped.run.values())
+            and (shipped.note is None or isinstance(shipped.note, bytes))):
+        raise ShippedFilesError(f"{out}: the worker sent files that are not bytes; nothing was written")
+    names = set(shipped.run)
+    if set(shipped.digests) != names:
+        raise ShippedFilesError(f"{out}: the worker's file list and its digests differ; nothing was written")
+    for name in sorted(names, key=str):
+        why = shipped_name_problem(name)
+        if why is None and any("/".join(name.split("/")[:k]) in names for k in range(1, name.count("/") + 1)):
+            why = f"{name[:80]!r} lies under another shipped file"
+        if why is not None:
+            raise ShippedFilesError(f"{out}: the worker sent a file name the driver refuses ({why}); nothing "
+                                    "was written")
 
 
 def prepare_task(task: EpisodeTask) -> EpisodeTask:
@@ -62,26 +105,45 @@ def ship_task(task: EpisodeTask, state: WorkerState,
         files = {p.relative_to(here).as_posix(): p.read_bytes() for p in sorted(here.rglob("*"))
                  if p.is_file() and ATTEMPTS_DIR not in p.relative_to(here).parts} if here.is_dir() else {}
         note = local.failed_file.read_bytes() if local.failed_file.is_file() else None
+        if state.node is not None and not outcome.ok:   # a failure names the node it happened on
+            where = f" (on node {str(state.node.get('id'))[:12]} at {state.node.get('address')})"
+            outcome = dataclasses.replace(outcome, error=f"{outcome.error}{where}")
+            if note is not None:
+                failed = json.loads(note)
+                failed.update(error=f"{failed.get('error')}{where}", node=state.node)
+                note = (json.dumps(failed, indent=2) + "\n").encode()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     shipment = Shipment(files, note, {k: _digest(v) for k, v in files.items()})
     return dataclasses.replace(outcome, task=task, files=shipment)
 
 
-def land_outcome(outcome: Outcome) -> Outcome:
+def land_outcome(outcome: Outcome, planned: EpisodeTask | None = None) -> Outcome:
     """Driver side: write the shipped run directory into ``DIR`` (earlier attempts kept), or the
     failure note; remove a note an earlier attempt left once a run directory replaces it.
+
+    ``planned`` is the task the driver sent (its run directory, inside ``DIR``, is where the files
+    land); the outcome's own task, which came back from the worker, must name the same one. None:
+    the outcome's task (a caller that made it itself).
 
     Raises
     ------
     ShippedFilesError
-        A file read back differs from what the worker sent.
+        A file read back differs from what the worker sent, or the worker named another run
+        directory or a file outside it (nothing is written).
     """
     shipped = outcome.files
+    task = outcome.task if planned is None else planned
+    if planned is not None and (not isinstance(outcome.task, EpisodeTask) or outcome.task.run_dir != planned.run_dir):
+        claimed = getattr(outcome.task, "run_dir", outcome.task)
+        raise ShippedFilesError(f"{planned.run_dir}: the worker answered for another run directory "
+                                f"({str(claimed)[:200]!r}); nothing was written")
     if shipped is None:
-        return outcome
-    task = outcome.task
+        return dataclasses.replace(outcome, task=task)
+    if not isinstance(shipped, Shipment):
+        raise ShippedFilesError(f"{task.run_dir}: the worker sent no file list the driver can read; nothing was written")
     out = Path(task.run_dir)
+    _refuse_names(shipped, out)
     if shipped.run:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
@@ -111,4 +173,4 @@ def land_outcome(outcome: Outcome) -> Outcome:
         tmp_note = task.failed_file.with_name(task.failed_file.name + ".tmp")
         tmp_note.write_bytes(shipped.note)
         os.replace(tmp_note, task.failed_file)
-    return dataclasses.replace(outcome, files=None)   # the bytes are on disk; the driver keeps no copy
+    return dataclasses.replace(outcome, task=task, files=None)   # the bytes are on disk; the driver keeps no copy
