@@ -135,13 +135,44 @@ def _run_presets(args: argparse.Namespace) -> int:
         raise CliError("--agent and --models exclude each other: the presets file names each model's agent")
     presets = load_presets(args.models)
     worst = 0
+    estimates: list[tuple[dict[str, float] | None, float | None]] | None = [] if args.estimate else None
     for name, table in presets.items():
         print(f"== {name} ({table['agent']}) -> {Path(args.out) / name}")
-        worst = max(worst, _run_one(preset_args(args, name, table, args.models)))
+        worst = max(worst, _run_one(preset_args(args, name, table, args.models), estimates))
+    if estimates is not None:
+        print(_total_line(estimates))
     return worst
 
 
-def _run_one(args: argparse.Namespace) -> int:
+def _cap_line(usd: dict[str, float], cap: float) -> str:
+    """What ``--max-cost-usd`` (or a preset's ``max_cost_usd``) does to an estimated range."""
+    if usd["high"] <= cap:
+        return f"  cap ${cap:.2f}: not reached, even at the high end"
+    inflight = "plus at most the calls in flight, one per worker"
+    if usd["low"] >= cap:
+        return f"  cap ${cap:.2f}: reached even at the low end; the evaluation stops at ${cap:.2f} ({inflight})"
+    return (f"  cap ${cap:.2f}: inside the range; the evaluation stops there if it costs more, so "
+            f"${usd['low']:.2f} - ${cap:.2f} ({inflight})")
+
+
+def _total_line(estimates: list[tuple[dict[str, float] | None, float | None]]) -> str:
+    """The presets file's total range, and the same with each model's cap applied."""
+    priced = [(usd, cap) for usd, cap in estimates if usd is not None]
+    low, high = sum(u["low"] for u, _ in priced), sum(u["high"] for u, _ in priced)
+    capped = [(min(u["low"], c) if c is not None else u["low"], min(u["high"], c) if c is not None else u["high"])
+              for u, c in priced]
+    line = f"total of {len(priced)} priced model(s): ${low:.2f} - ${high:.2f}"
+    if any(c is not None for _, c in priced):
+        line += f"; with their caps ${sum(lo for lo, _ in capped):.2f} - ${sum(hi for _, hi in capped):.2f}"
+    if len(priced) < len(estimates):
+        line += f" ({len(estimates) - len(priced)} model(s) without a price not counted)"
+    return line
+
+
+def _run_one(args: argparse.Namespace,
+             estimates: list[tuple[dict[str, float] | None, float | None]] | None = None) -> int:
+    """One evaluation; with ``--estimate`` only its cost range (and the cap it would hit), added to
+    ``estimates`` for a presets file's total."""
     from spatialscout_gym.baselines.registry import build_agent
     from spatialscout_gym.core.redact import redact
     from spatialscout_gym.eval.running.evaluate import EvalSettings, evaluate
@@ -173,11 +204,17 @@ def _run_one(args: argparse.Namespace) -> int:
                if (v is not None or k == "reasoning_effort") and k not in ("api_key", "base_url")}
     agent = build_agent(args.agent, **options, **runtime)   # fail here, in one line, not in every worker
     if args.estimate:   # no endpoint check, no model call
-        from spatialscout_gym.eval.analysis.cost_estimate import estimate_lines
+        from spatialscout_gym.eval.analysis.cost_estimate import estimate_lines, estimate_usd
         n = len(expand_scenes(args.scenes)) * (seeds if isinstance(seeds, int) else len(seeds))
-        for line in estimate_lines(agent, episodes=n, model_call_budget=args.call_budget,
-                                   image_budget=args.image_budget, resolution=args.resolution):
+        budgets = {"episodes": n, "model_call_budget": args.call_budget, "image_budget": args.image_budget,
+                   "resolution": args.resolution}
+        for line in estimate_lines(agent, **budgets):
             print(line)
+        usd = estimate_usd(agent, **budgets)
+        if usd is not None and args.max_cost_usd is not None:
+            print(_cap_line(usd, args.max_cost_usd))
+        if estimates is not None:
+            estimates.append((usd, args.max_cost_usd))
         return 0
     preflight(agent, options.get("request_cache"))   # endpoint, key and model once, before any scene is built
     settings = EvalSettings(args.agent, args.image_budget, args.call_budget, args.resolution,

@@ -152,6 +152,9 @@ def vlm_options(args: argparse.Namespace) -> dict:
             raise CliError(f"{', '.join(given)} apply only to model agents "
                            f"({', '.join(f'{n}:MODEL' for n in PROVIDERS)}), not to {args.agent!r}")
         return {}
+    if args.price_table:   # a FIFO or a device would block or never end the reads below
+        from spatialscout_gym.cli.input_files import check_small_file
+        check_small_file(args.price_table, "--price-table", utf8=True)
     if args.image_history is not None and args.image_history < 0:
         raise CliError(f"--image-history must be >= 0 images, got {args.image_history}")
     if args.max_tokens is not None and args.max_tokens < 1:

@@ -95,3 +95,25 @@ def estimate_lines(agent: object, *, episodes: int, model_call_budget: int, imag
             f"(${episodes * r['all_calls_low']:.2f} - ${episodes * r['high']:.2f} if every episode makes all "
             f"{model_call_budget} calls); per episode ${r['low']:.4f} - ${r['high']:.4f}; "
             f"{per_image} tokens per {w}x{h} image"]
+
+
+def estimate_usd(agent: object, *, episodes: int, model_call_budget: int, image_budget: int,
+                 resolution: int) -> dict[str, float] | None:
+    """The range :func:`estimate_lines` prints, as numbers for all ``episodes`` (``low``,
+    ``all_calls_low``, ``high``; USD), for the totals and the cap of a presets file; None when the
+    agent has no price."""
+    from spatialscout_gym.conversation.codecs import CODECS
+    from spatialscout_gym.conversation.images import delivered_size
+    provider = getattr(agent, "provider", None)
+    table = getattr(agent, "price_table", None) or {}
+    model = getattr(provider, "model", None)
+    if provider is None or model not in table:
+        return None
+    w, h = delivered_size(resolution, resolution, getattr(agent, "image_max_side", 384))
+    codec = CODECS.get(getattr(provider, "api_mode", ""))
+    per_image = (codec.image_tokens(w, h) if codec is not None
+                 else max(c.image_tokens(w, h) for c in CODECS.values()))
+    r = episode_cost_range(model_call_budget=model_call_budget, image_budget=image_budget,
+                           schema_chars=len(json.dumps(provider.tool_schema())), image_tokens=per_image,
+                           price=table[model])
+    return {k: episodes * v for k, v in r.items()}
