@@ -255,3 +255,15 @@ def test_evaluate_on_a_full_disk_is_one_line(tmp_path, capsys, monkeypatch):
                      "--resolution", "32", "--image-budget", "2", "--no-progress"])
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1 and "no space is left on the device" in err, err[-300:]
+
+
+@pytest.mark.parametrize("command", ["score", "view", "report"])
+@pytest.mark.parametrize("name_length", [300, 5000])
+def test_a_path_past_the_file_name_limit_is_one_line_naming_it(tmp_path, capsys, command, name_length):
+    """A directory name over 255 bytes (and a path over 4,096) given to score, view or report:
+    one line naming the path and exit 2 (an ``OSError: File name too long`` traceback before)."""
+    path = tmp_path / ("L" * name_length) / "seed_0"
+    code = main([command, str(path)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err[-300:]
+    assert "ENAMETOOLONG" in err and f"({len(str(path))} characters)" in err and str(path)[-30:] in err

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import errno
 
-__all__ = ["CliError", "EXTRA_OF_MODULE", "extra_of_module", "missing_extra_message", "disk_full_message"]
+__all__ = ["CliError", "EXTRA_OF_MODULE", "extra_of_module", "missing_extra_message", "disk_full_message",
+           "path_message", "os_error_message"]
 
 
 class CliError(Exception):
@@ -58,3 +59,28 @@ def disk_full_message(exc: BaseException) -> str | None:
     where = f" writing {exc.filename}" if exc.filename else ""
     return (f"{_DISK_FULL[exc.errno]}{where}; free space and rerun the same command (finished episodes "
             "and files are kept; an evaluation resumes)")
+
+
+def _shown_path(path: object) -> str:
+    text = str(path)
+    return repr(text) if len(text) <= 80 else f"'{text[:40]}...{text[-30:]}' ({len(text)} characters)"
+
+
+_PATH_ERRORS = {errno.ENAMETOOLONG: "is too long for this file system (a name over 255 bytes or a path over 4,096: "
+                                    "ENAMETOOLONG); give a shorter path",
+                errno.ELOOP: "has too many levels of symbolic links (ELOOP); check the links it goes through"}
+
+
+def path_message(exc: BaseException) -> str | None:
+    """One line naming the path of an ``OSError`` no command could use whatever it held (too long
+    a name, a loop of links), so any command that is given one says so instead of a traceback;
+    None for anything else."""
+    if not isinstance(exc, OSError) or exc.errno not in _PATH_ERRORS or exc.filename is None:
+        return None
+    return f"the path {_shown_path(exc.filename)} {_PATH_ERRORS[exc.errno]}"
+
+
+def os_error_message(exc: BaseException) -> str | None:
+    """The one line the CLI prints for an ``OSError`` that is the user's to fix (a full disk, a
+    path no file system takes); None for any other (a bug: its traceback is kept)."""
+    return disk_full_message(exc) or path_message(exc)

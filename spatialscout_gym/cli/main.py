@@ -129,9 +129,9 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"spatialscout: error: {line}", file=sys.stderr)
         return 2
-    except OSError as exc:   # a full disk: one line, exit 2 (any other OSError is a bug: traceback)
-        from spatialscout_gym.cli.errors import disk_full_message
-        line = disk_full_message(exc)
+    except OSError as exc:   # a full disk, a path too long: one line, exit 2 (any other OSError is a bug: traceback)
+        from spatialscout_gym.cli.errors import os_error_message
+        line = os_error_message(exc)
         if line is None or getattr(args, "debug", False):
             raise
         print(f"spatialscout: error: {line}", file=sys.stderr)
