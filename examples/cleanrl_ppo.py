@@ -2,12 +2,16 @@
 
 A small CNN encodes the ``image`` observation (channel-first inside the network), an MLP the
 other keys (``pose``, ``coverage``, ``sectors``, ``map``, ``scan``) flattened; one actor-critic
-head over both. Gymnasium's ``SyncVectorEnv`` steps ``num_envs`` envs built by the ``make_env``
+head over both. That network is ``Agent``, the package's
+``spatialscout_gym.nbv.training.cleanrl_net.NBVActorCritic`` (read it there: 40 lines), so that
+``spatialscout evaluate --agent cleanrl:<save_dir>/agent.pt`` rebuilds the saved policy in another
+process; a recipe that changes the network saves weights that agent refuses in one line. Gymnasium's ``SyncVectorEnv`` steps ``num_envs`` envs built by the ``make_env``
 thunk. Run it (the ``rl`` extra: torch, tyro, tensorboard; the renderer):
 
     python examples/cleanrl_ppo.py --total-timesteps 200000 --num-envs 8
 
-It writes ``<save_dir>/agent.pt`` (the network's weights and the settings to rebuild it),
+It writes ``<save_dir>/agent.pt`` (the network's weights and the settings to rebuild it; evaluate it
+with ``spatialscout evaluate --agent cleanrl:<save_dir>/agent.pt``),
 ``<save_dir>/nbv_config.json`` (the NBV settings of the env it trained on, as ``train-nbv`` writes
 them) and ``<save_dir>/summary.json`` (steps taken, episodes finished, the last losses). docs/rl.md lists the
 other recipes.
@@ -25,10 +29,11 @@ import numpy as np
 import torch
 import torch.nn as nn
 import tyro
-from torch.distributions import Categorical
 
 import spatialscout_gym  # noqa: F401  (registers SpatialScout/...)
 from spatialscout_gym.nbv import save_nbv_config
+from spatialscout_gym.nbv.training.cleanrl_net import AGENT_FILE
+from spatialscout_gym.nbv.training.cleanrl_net import NBVActorCritic as Agent
 
 
 @dataclass
@@ -71,45 +76,6 @@ def make_env(seed: int, args: Args):
         env.action_space.seed(seed)
         return env
     return thunk
-
-
-def layer_init(layer: nn.Module, std: float = np.sqrt(2), bias_const: float = 0.0) -> nn.Module:
-    torch.nn.init.orthogonal_(layer.weight, std)
-    torch.nn.init.constant_(layer.bias, bias_const)
-    return layer
-
-
-class Agent(nn.Module):
-    """CNN on the image (uint8, H x W x 3) + MLP on the flattened other keys -> policy and value."""
-
-    def __init__(self, observation_space: gym.spaces.Dict, n_actions: int) -> None:
-        super().__init__()
-        self.vector_keys = [k for k in observation_space.spaces if k != "image"]
-        n_vector = sum(int(np.prod(observation_space[k].shape)) for k in self.vector_keys)
-        self.cnn = nn.Sequential(
-            layer_init(nn.Conv2d(3, 32, 5, stride=2)), nn.ReLU(),
-            layer_init(nn.Conv2d(32, 64, 3, stride=2)), nn.ReLU(),
-            layer_init(nn.Conv2d(64, 64, 3, stride=1)), nn.ReLU(),
-            nn.AdaptiveAvgPool2d(4), nn.Flatten(),
-            layer_init(nn.Linear(64 * 4 * 4, 256)), nn.ReLU())
-        self.mlp = nn.Sequential(layer_init(nn.Linear(n_vector, 128)), nn.Tanh())
-        self.actor = layer_init(nn.Linear(256 + 128, n_actions), std=0.01)
-        self.critic = layer_init(nn.Linear(256 + 128, 1), std=1.0)
-
-    def features(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
-        image = obs["image"].permute(0, 3, 1, 2).float() / 255.0          # channel-first for the CNN
-        vector = torch.cat([obs[k].flatten(1).float() for k in self.vector_keys], dim=1)
-        return torch.cat([self.cnn(image), self.mlp(vector)], dim=1)
-
-    def get_value(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
-        return self.critic(self.features(obs))
-
-    def get_action_and_value(self, obs: dict[str, torch.Tensor], action: torch.Tensor | None = None):
-        hidden = self.features(obs)
-        dist = Categorical(logits=self.actor(hidden))
-        if action is None:
-            action = dist.sample()
-        return action, dist.log_prob(action), dist.entropy(), self.critic(hidden)
 
 
 def to_tensors(obs: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
@@ -196,7 +162,7 @@ def main(args: Args) -> dict:
 
     out = Path(args.save_dir)
     out.mkdir(parents=True, exist_ok=True)
-    torch.save({"state_dict": agent.state_dict(), "args": asdict(args)}, out / "agent.pt")
+    torch.save({"state_dict": agent.state_dict(), "args": asdict(args)}, out / AGENT_FILE)
     save_nbv_config(config, out, image_budget=args.image_budget, resolution=args.resolution)
     summary = {"global_step": global_step, "episodes": episodes, "losses": losses,
                "mean_return": float(np.mean(returns)) if returns else None, "seconds": time.time() - start}

@@ -1,4 +1,5 @@
-"""Next-best-view policies as agents: ``random-nbv``, ``frontier-nbv``, ``ppo:PATH``, ``rllib:PATH``.
+"""Next-best-view policies as agents: ``random-nbv``, ``frontier-nbv``, ``ppo:PATH``, ``rllib:PATH``,
+``cleanrl:PATH``.
 
 Each agent drives the episode through the NBV core
 (:class:`~spatialscout_gym.nbv.core.NBVController`, the core over an ``Episode``): the
@@ -30,6 +31,9 @@ All three use the oracle-perception mapper (privileged segmentation of each capt
 * ``rllib:PATH``: an RLlib PPO policy saved by ``spatialscout train-nbv --backend rllib`` (``PATH``
   is its run directory or a checkpoint), run from its RLModule alone, with the same
   ``nbv_config.json`` rules (:class:`~spatialscout_gym.baselines.rllib_agent.RLlibNBVAgent`).
+* ``cleanrl:PATH``: a policy of the CleanRL recipe (``examples/cleanrl_ppo.py``; ``PATH`` is its
+  ``agent.pt`` or save directory), its network rebuilt from the ``nbv_config.json`` beside it
+  (:class:`~spatialscout_gym.baselines.cleanrl_agent.CleanRLNBVAgent`).
 """
 
 from __future__ import annotations
@@ -303,7 +307,13 @@ class PPONBVAgent(NBVAgent):
         except ImportError as exc:  # pragma: no cover - depends on the install
             from spatialscout_gym.core.errors import MissingExtraError, install_command
             raise MissingExtraError(f"ppo:PATH needs the RL extra: {install_command('rl')}") from exc
-        self.model = PPO.load(str(p), device="cpu")
+        try:
+            self.model = PPO.load(str(p), device="cpu")
+        except Exception as exc:   # not an SB3 zip (a CleanRL agent.pt, a truncated file): one line, not a traceback
+            from spatialscout_gym.core.errors import ConfigError
+            hint = (f"; a CleanRL recipe's {p.name} is evaluated with cleanrl:{path}" if p.suffix == ".pt" else "")
+            raise ConfigError(f"ppo:PATH: {p} is not a Stable-Baselines3 model.zip ({type(exc).__name__}: "
+                              f"{(str(exc).splitlines() or ['no message'])[0]}){hint}") from None
         differs = space_mismatch(self.model.observation_space, self.model.action_space,
                                  nbv_observation_space(self.config), nbv_action_space(self.config))
         if differs:  # refuse at load, not mid-episode with a shape error

@@ -45,7 +45,8 @@ their agents have ``privileged = True`` and the runner hands them
 
 AGENT_MODULES = ("spatialscout_gym.baselines.inventory", "spatialscout_gym.baselines.oracle",
                  "spatialscout_gym.baselines.oracle_silhouette", "spatialscout_gym.baselines.nbv_agents",
-                 "spatialscout_gym.baselines.rllib_agent", "spatialscout_gym.baselines.nbv_occupancy")
+                 "spatialscout_gym.baselines.rllib_agent", "spatialscout_gym.baselines.nbv_occupancy",
+                 "spatialscout_gym.baselines.cleanrl_agent")
 """The modules that define the package's agents (each registers its own); imported on the first lookup."""
 
 Factory = Callable[..., Agent]

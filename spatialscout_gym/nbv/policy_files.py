@@ -14,12 +14,16 @@ from pathlib import Path
 
 from spatialscout_gym.nbv.config import NBVConfig
 
-__all__ = ["CONFIG_FILE", "ASSUMED", "SHIPPED_POLICY", "SHIPPED_NAMES", "policy_path", "load_policy_config",
+__all__ = ["CLEANRL_AGENT_FILE", "CONFIG_FILE", "ASSUMED", "SHIPPED_POLICY", "SHIPPED_NAMES", "policy_path", "load_policy_config",
            "load_nbv_config", "save_nbv_config",
            "guess_config_fields", "fix_line"]
 
 CONFIG_FILE = "nbv_config.json"
 """Written beside a trained ``model.zip``: the :class:`NBVConfig` the policy was trained with."""
+
+CLEANRL_AGENT_FILE = "agent.pt"
+"""What the CleanRL recipe (``examples/cleanrl_ppo.py``) saves: ``{"state_dict": ..., "args": ...}``
+of :class:`~spatialscout_gym.nbv.training.cleanrl_net.NBVActorCritic` (``cleanrl:PATH`` loads it)."""
 
 ASSUMED: dict = {"motion": "heading"}
 """The :class:`NBVConfig` fields a policy with no ``nbv_config.json`` (and no ``args.json``) is
