@@ -13,6 +13,7 @@ Rerunning the same command skips finished episodes and redoes failed or unfinish
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
@@ -79,6 +80,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.set_defaults(func=run)
 
 
+MAX_SEEDS = 100_000
+"""Most seeds one evaluation takes (``--seeds``, ``--repeats``): far above any protocol's repeats
+(the paper ran 3), and a plan of that many episodes per scene still fits in memory."""
+
+
 def parse_seeds(tokens: list[str]) -> list[int]:
     """``--seeds`` values: seed ids and ranges ``A:B`` (seeds A..B-1). A one-line
     :class:`CliError` for anything else, and for one bare number above 0: it once meant a count
@@ -89,31 +95,53 @@ def parse_seeds(tokens: list[str]) -> list[int]:
         k = int(tokens[0])
         raise CliError(f"--seeds {k}: one number no longer counts repeats; write --repeats {k} for seeds "
                        f"0..{k - 1}, or --seeds {k}:{k + 1} for seed {k} alone")
-    seeds: list[int] = []
+    parts: list[range] = []
     for tok in tokens:
         lo, sep, hi = tok.partition(":")
         if sep:
             a, b = natural_number(lo), natural_number(hi)
             if a is None or b is None or b <= a:
                 raise bad(tok)
-            seeds.extend(range(a, b))
+            parts.append(range(a, b))
         elif natural_number(tok) is not None:
-            seeds.append(int(tok))
+            parts.append(range(int(tok), int(tok) + 1))
         else:
             raise bad(tok)
-    dup = sorted({s for s in seeds if seeds.count(s) > 1})
-    if dup:
-        raise CliError(f"--seeds lists seed(s) {dup} more than once")
+    count = sum(len(r) for r in parts)   # counted before a list is made: 0:1000000000000 is refused here
+    if count > MAX_SEEDS:
+        raise CliError(f"--seeds names {count} seeds; at most {MAX_SEEDS} per evaluation")
+    seeds = [k for r in parts for k in r]
+    seen: set[int] = set()
+    repeated: set[int] = set()
+    for k in seeds:   # a set, not list.count: linear in the seeds
+        (repeated if k in seen else seen).add(k)
+    if repeated:
+        dup = sorted(repeated)
+        shown = ", ".join(map(str, dup[:10])) + (f" and {len(dup) - 10} more" if len(dup) > 10 else "")
+        raise CliError(f"--seeds lists seed(s) {shown} more than once")
     return seeds
 
 
 def seeds_of(args: argparse.Namespace) -> int | list[int]:
     """The seeds to run: ``--repeats N`` (seeds 0..N-1, as a count), ``--seeds`` ids, or seed 0."""
     if args.repeats is not None:
-        if args.repeats < 1:
-            raise CliError(f"--repeats must be >= 1 (seeds 0..N-1 per scene), got {args.repeats}")
+        if not 1 <= args.repeats <= MAX_SEEDS:
+            raise CliError(f"--repeats must be between 1 and {MAX_SEEDS} (seeds 0..N-1 per scene), got {args.repeats}")
         return args.repeats
     return parse_seeds(args.seeds) if args.seeds is not None else 1
+
+
+def check_shared_files(agent: object, out: Path) -> None:
+    """The evaluation's spend ledger (with ``--max-cost-usd``) and rate-limit window (with
+    ``--rpm``/``--tpm``) read once before anything is sent: one that cannot be read stops the run
+    here, in one line naming it (docs/models.md, "Cost before and during")."""
+    from spatialscout_gym.conversation.rate_limits import RATE_LIMIT_FILE, RateLimiter
+    from spatialscout_gym.conversation.spend import SPEND_FILE, SpendLedger
+    if getattr(agent, "spend_ledger", None) is not None and os.path.lexists(out / SPEND_FILE):
+        SpendLedger(path=out / SPEND_FILE).total()
+    if getattr(getattr(agent, "provider", None), "rate_limiter", None) is not None \
+            and os.path.lexists(out / RATE_LIMIT_FILE):
+        RateLimiter(path=out / RATE_LIMIT_FILE).check()
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -216,6 +244,7 @@ def _run_one(args: argparse.Namespace,
         if estimates is not None:
             estimates.append((usd, args.max_cost_usd))
         return 0
+    check_shared_files(agent, args.out)   # a ledger that cannot be read: no request at all
     preflight(agent, options.get("request_cache"))   # endpoint, key and model once, before any scene is built
     settings = EvalSettings(args.agent, args.image_budget, args.call_budget, args.resolution,
                             agent_options=options, runtime_options=runtime)

@@ -23,15 +23,17 @@ import contextlib
 import email.utils
 import math
 import os
+import sys
 import threading
 import time
 import uuid
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from spatialscout_gym.core.files import locked_json_object
+from spatialscout_gym.core.errors import SpatialScoutError
+from spatialscout_gym.core.files import SharedFileError, locked_json_object
 
-__all__ = ["RATE_LIMIT_FILE", "RateLimiter", "retry_after_s", "estimate_request_tokens", "CHARS_PER_TOKEN", "WINDOW_S"]
+__all__ = ["RATE_LIMIT_FILE", "RateLimiter", "RateLimitFileError", "retry_after_s", "estimate_request_tokens", "CHARS_PER_TOKEN", "WINDOW_S"]
 
 RATE_LIMIT_FILE = "rate_limit.json"
 """The shared window's file inside an evaluation directory."""
@@ -76,6 +78,24 @@ def _positive_seconds(text: Any, per_second: float) -> float | None:
     except (TypeError, ValueError):
         return None
     return value if math.isfinite(value) and value > 0 else None
+
+
+class RateLimitFileError(SpatialScoutError, ValueError):
+    """The shared window's file cannot be used (a link, not a regular file, not the window)."""
+
+
+def _file_error(path: Path, problem: str) -> RateLimitFileError:
+    return RateLimitFileError(f"{path}: {problem}; it is neither used nor changed. It holds only the "
+                              f"last minute's requests: delete it and rerun")
+
+
+def _entry_ok(entry: Any, latest: float) -> bool:
+    """``[time, tokens, id]`` with a finite time up to ``latest`` and a token count in range."""
+    if not isinstance(entry, list) or len(entry) != 3 or not isinstance(entry[2], str):
+        return False
+    t, tokens = entry[0], entry[1]
+    return (type(t) in (int, float) and math.isfinite(t) and 0 <= t <= latest
+            and type(tokens) in (int, float) and 0 <= tokens < 1e15)
 
 
 def estimate_request_tokens(messages: Sequence[Any], api_mode: str | None = None) -> int:
@@ -124,15 +144,44 @@ class RateLimiter:
 
     @contextlib.contextmanager
     def _state(self) -> Iterator[dict]:
-        """The window, held exclusively; what the block leaves in it is written back."""
+        """The window, held exclusively; what the block leaves in it is written back. A shared
+        file that is a link, not a regular file, or not the window's shape raises
+        :class:`RateLimitFileError`; entries out of range are dropped (:meth:`_checked`)."""
         if self.path is None:
             with self._mutex:
                 yield self._memory
             return
-        with locked_json_object(self.path) as state:
-            state.setdefault("events", [])
-            state.setdefault("last_tokens", 0)
-            yield state
+        try:
+            with locked_json_object(self.path, finite=False) as state:
+                self._checked(state)
+                yield state
+        except SharedFileError as exc:
+            raise _file_error(self.path, exc.problem) from None
+
+    def _checked(self, state: dict) -> None:
+        """Refuse a window of the wrong shape; drop, with a note on stderr, entries that are not
+        ``[time, tokens, id]`` with a finite time at most one window ahead of now (a time far in
+        the future would hold every request until then) and a finite token count >= 0."""
+        assert self.path is not None
+        events = state.setdefault("events", [])
+        last = state.setdefault("last_tokens", 0)
+        if not isinstance(events, list):
+            raise _file_error(self.path, f'"events" is a JSON {type(events).__name__}, not a list')
+        if type(last) not in (int, float) or not 0 <= last < 1e15:
+            raise _file_error(self.path, f'"last_tokens" is {last!r}, not a token count')
+        now = self._clock()
+        kept = [e for e in events if _entry_ok(e, now + self.window_s)]
+        if len(kept) < len(events):
+            print(f"note: {self.path}: dropped {len(events) - len(kept)} entries that are not a request "
+                  f"of the last minute (a time in the future or not finite, or a token count out of range)",
+                  file=sys.stderr)
+            state["events"] = kept
+        state["last_tokens"] = int(last)
+
+    def check(self) -> None:
+        """Read the window once (:meth:`_state`'s refusals and notes), sending nothing."""
+        with self._state():
+            pass
 
     def acquire(self, estimate: int) -> tuple[str, list[tuple[str, float]]]:
         """Wait until one request of about ``estimate`` tokens fits, and enter it in the window.

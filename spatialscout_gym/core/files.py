@@ -37,7 +37,7 @@ from spatialscout_gym.core.types import is_finite_vec3
 
 __all__ = ["SceneFileError", "cache_root", "read_json", "load_ground_truth",
            "load_predictions", "find_scene_dirs", "write_json_atomic", "write_text_atomic", "open_regular",
-           "read_text_bounded", "loads_finite", "locked_json_object", "NotRegularFileError", "FileTooLargeError", "MAX_JSON_BYTES", "MAX_TRACE_BYTES"]
+           "read_text_bounded", "loads_finite", "locked_json_object", "SharedFileError", "NotRegularFileError", "FileTooLargeError", "MAX_JSON_BYTES", "MAX_TRACE_BYTES"]
 
 
 
@@ -256,31 +256,99 @@ def write_json_atomic(path: str | os.PathLike, obj: Any, *, indent: int | None =
     return write_text_atomic(path, json.dumps(obj, indent=indent, allow_nan=False) + "\n")
 
 
+class SharedFileError(SpatialScoutError, ValueError):
+    """A shared state file (:func:`locked_json_object`) that is a link, not a regular file, or
+    does not hold a JSON object; the message starts with its path. Nothing was written to it."""
+
+    def __init__(self, path: str | os.PathLike, problem: str) -> None:
+        self.path = Path(path)
+        self.problem = problem
+        super().__init__(f"{path}: {problem}")
+
+    def __reduce__(self):
+        return (type(self), (str(self.path), self.problem))
+
+
+def _create_json_object(path: Path) -> None:
+    """Make ``path`` hold ``{}`` unless something is there: written beside it and linked in, so
+    that no process ever finds the file empty (an empty file is a write that did not finish)."""
+    if os.path.lexists(path):
+        return
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write("{}")
+        try:
+            os.link(tmp, path)
+        except FileExistsError:   # another process made it first
+            pass
+    finally:
+        os.unlink(tmp)
+
+
+def _open_shared(path: Path) -> int:
+    """A read-write descriptor of the regular file ``path``; never through a symbolic link (the
+    link's target would be overwritten) and never blocking on a FIFO."""
+    st = os.lstat(path)   # the type first: opening a FIFO to read waits for a writer
+    if stat.S_ISLNK(st.st_mode):
+        raise SharedFileError(path, "is a symbolic link; it is not followed (its target would be overwritten)")
+    if not stat.S_ISREG(st.st_mode):
+        raise SharedFileError(path, f"is {_kind(st.st_mode)}, not a regular file; it is not read")
+    try:   # O_NOFOLLOW and the second check: the path may have been swapped since
+        fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise SharedFileError(path, f"cannot be opened ({exc.strerror}); it is not read") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise SharedFileError(path, "is not a regular file; it is not read")
+    os.set_blocking(fd, True)
+    return fd
+
+
 @contextlib.contextmanager
-def locked_json_object(path: str | os.PathLike) -> Iterator[dict]:
-    """The JSON object in ``path`` (created empty if missing; ``{}`` when the file holds anything
-    but an object), held under an exclusive ``flock`` for the ``with`` block, and written back when
-    the block changed it. Every process sharing the file sees each update whole: the lock, not an
-    atomic rename, keeps readers out of a half-written file (:func:`read_spend` takes it shared)."""
+def locked_json_object(path: str | os.PathLike, *, finite: bool = True,
+                       limit: int = MAX_JSON_BYTES) -> Iterator[dict]:
+    """The JSON object in ``path`` (created as ``{}`` if missing), held under an exclusive
+    ``flock`` for the ``with`` block, and written back when the block changed it. Every process
+    sharing the file sees each update whole: the lock, not an atomic rename, keeps readers out of a
+    half-written file (:func:`read_spend` takes it shared).
+
+    A file that cannot be taken is never reset: :class:`SharedFileError` when ``path`` is a
+    symbolic link or not a regular file, when it is empty, larger than ``limit``, not UTF-8 or not
+    JSON, or holds anything but an object, and (``finite``) when it holds ``NaN`` or ``Infinity``.
+    The new text is written over the old before the file is cut to its length, so a write that
+    did not finish leaves text that does not parse, never an empty file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+") as fh:
+    _create_json_object(path)
+    with os.fdopen(_open_shared(path), "r+b") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
-            fh.seek(0)
-            text = fh.read()
+            data = fh.read(limit + 1)
+            if len(data) > limit:
+                raise SharedFileError(path, f"holds more than the {limit} bytes read; it is not read")
             try:
-                state = json.loads(text or "{}")
-            except ValueError:
-                state = {}
+                text = data.decode("utf-8")
+                state = (loads_finite(text) if finite else json.loads(text)) if text.strip() else None
+            except UnicodeDecodeError:
+                raise SharedFileError(path, "is not UTF-8 text") from None
+            except json.JSONDecodeError as exc:
+                raise SharedFileError(path, f"is not JSON ({exc.msg} at line {exc.lineno}, column "
+                                            f"{exc.colno}): a write that did not finish, or an edit") from None
+            except ValueError as exc:
+                raise SharedFileError(path, f"holds a {exc}") from None
+            except RecursionError:
+                raise SharedFileError(path, "is not JSON (nested too deeply)") from None
+            if state is None:
+                raise SharedFileError(path, "is empty: a write that did not finish, or an edit")
             if not isinstance(state, dict):
-                state = {}
+                raise SharedFileError(path, f"holds a JSON {type(state).__name__}, not an object")
             yield state
-            new = json.dumps(state)
+            new = json.dumps(state, allow_nan=False)
             if new != text:
                 fh.seek(0)
+                fh.write(new.encode("utf-8"))
                 fh.truncate()
-                fh.write(new)
                 fh.flush()
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)

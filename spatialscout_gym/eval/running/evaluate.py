@@ -143,9 +143,11 @@ class _CostCapStop(Exception):
     """Raised in the driver to stop starting episodes once the spend reached its cap."""
 
 
-_STOPS_THE_RUN = re.compile(r"^EffortRefusedError: ")
+_STOPS_THE_RUN = re.compile(r"^(EffortRefusedError|SpendLedgerError|RateLimitFileError): ")
 """Episode errors that stop the whole evaluation at the first: the service refused a reasoning
-effort the run requires (``--require-effort``); every other episode would fail the same way."""
+effort the run requires (``--require-effort``), or the evaluation's spend ledger or rate-limit
+window file cannot be read (no request is sent while the spend is unknown); every other episode
+would fail the same way."""
 
 
 def failure_signature(error: str | None) -> str | None:
@@ -551,7 +553,7 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
                 raise _CostCapStop()
             if not o.ok and _STOPS_THE_RUN.search(o.error or ""):
                 from spatialscout_gym.core.redact import redact
-                raise BatchStoppedError(f"{redact(o.error)[:400]} ({o.task.key}; finished episodes are kept)")
+                raise BatchStoppedError(f"{redact(o.error)[:1000]} ({o.task.key}; finished episodes are kept)")
             sig = None if o.ok else failure_signature(o.error)
             if sig is None or (streak and streak[-1] != sig):
                 streak.clear()
