@@ -97,6 +97,31 @@ def test_derived_once_into_the_cache_and_a_damaged_pack_is_rewritten(tmp_path, m
         camera_shader_dir.cache_clear()
 
 
+@pytest.mark.render
+@pytest.mark.parametrize("stray", ["minimal/composite1.frag", "common/extra.glsl", "minimal/more/x.frag"])
+def test_a_stray_file_in_the_cached_pack_is_removed_like_a_changed_one(tmp_path, monkeypatch, stray):
+    """SAPIEN compiles every shader file of the pack's folder: a stray one with bad GLSL broke every
+    picture and was never repaired. The pack must hold exactly the derived files."""
+    monkeypatch.setenv("SPATIALSCOUT_CACHE_DIR", str(tmp_path / "cache"))
+    camera_shader_dir.cache_clear()
+    try:
+        pack = Path(camera_shader_dir("minimal", str(STOCK)))
+        derived = sorted(str(p.relative_to(pack.parent)) for p in pack.parent.rglob("*"))
+        planted = pack.parent / stray
+        planted.parent.mkdir(exist_ok=True)
+        planted.write_text("#version 450\nthis is not GLSL;\n")
+        camera_shader_dir.cache_clear()
+        assert Path(camera_shader_dir("minimal", str(STOCK))) == pack
+        assert sorted(str(p.relative_to(pack.parent)) for p in pack.parent.rglob("*")) == derived
+        r = SapienRenderer(resolve_scene("procedural:3"), 16, 16)
+        try:
+            assert Path(r.shader_dir) == pack and r.capture_rgb(r.spec.public.initial_camera).mean() > 20
+        finally:
+            r.close()
+    finally:
+        camera_shader_dir.cache_clear()
+
+
 def test_sapiens_own_pack_when_the_lines_are_not_there_or_the_cache_cannot_be_written(tmp_path, monkeypatch):
     camera_shader_dir.cache_clear()
     try:
@@ -131,6 +156,12 @@ def test_the_temporary_folder_is_used_only_when_nobody_else_can_write_it(tmp_pat
         mine.chmod(0o777)                                  # another user could write it (or swap a file)
         assert camera_shader_dir("minimal", str(STOCK)) == str(STOCK / "minimal")
         assert list(mine.iterdir()) == []
+
+        for group_writable in (0o775, 0o770, 0o720):        # a group member could write it
+            mine.chmod(group_writable)
+            camera_shader_dir.cache_clear()
+            assert camera_shader_dir("minimal", str(STOCK)) == str(STOCK / "minimal"), oct(group_writable)
+            assert list(mine.iterdir()) == []
 
         mine.chmod(0o700)
         camera_shader_dir.cache_clear()

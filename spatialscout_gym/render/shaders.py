@@ -13,8 +13,8 @@ changes no pixel.
 the table's two declarations removed and its one read replaced by zero. The pack is derived from the
 installed files at first use, never shipped, into the package's cache
 (:func:`~spatialscout_gym.core.files.cache_root`), under a name that hashes its content, so another
-SAPIEN gets its own. A pack found there is used only when every file holds exactly what this
-module derives. tests/test_render_shaders.py renders real scenes with both packs and finds the same
+SAPIEN gets its own. A pack found there is used only when it holds exactly the files this module
+derives, no more, each with exactly their text; any other is rewritten. tests/test_render_shaders.py renders real scenes with both packs and finds the same
 bits in colour, depth, segmentation and positions.
 
 When the cache cannot be written, the pack goes into a folder of the user's own in the machine's
@@ -77,14 +77,26 @@ def derive_minimal_pack(stock_root: Path) -> dict[str, dict[str, str]] | None:
     return files
 
 
+def _names(folder: Path) -> set[str]:
+    return {p.name for p in folder.iterdir()}
+
+
 def _written(folder: Path, files: dict[str, dict[str, str]]) -> bool:
-    """``folder`` holds exactly ``files`` and was completed."""
-    if not (folder / _COMPLETE).is_file():
-        return False
+    """``folder`` holds exactly ``files`` and was completed: the same file names, no more (SAPIEN
+    compiles every shader file a pack folder holds, so a stray one breaks every picture), each a
+    regular file, not a link, with the same text."""
     try:
-        return all((folder / sub / name).read_text(encoding="utf-8") == text
-                   for sub, group in files.items() for name, text in group.items())
-    except OSError:
+        if _names(folder) != {*files, _COMPLETE} or not (folder / _COMPLETE).is_file():
+            return False
+        for sub, group in files.items():
+            if _names(folder / sub) != set(group):
+                return False
+            for name, text in group.items():
+                path = folder / sub / name
+                if not stat.S_ISREG(os.lstat(path).st_mode) or path.read_text(encoding="utf-8") != text:
+                    return False
+        return True
+    except (OSError, UnicodeDecodeError):
         return False
 
 
