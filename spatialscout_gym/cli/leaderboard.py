@@ -38,7 +38,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="instead of a page: show each evaluation's finished and failed episodes, spend so far, "
                         "rate-limit waits and time left, refreshed every --interval seconds (evaluations "
                         "still being written are fine), until Ctrl-C or none is running")
-    p.add_argument("--interval", type=float, default=10.0, metavar="S", help="--watch refresh, seconds (default 10)")
+    p.add_argument("--interval", type=interval_arg, default=10.0, metavar="S",
+                   help=f"--watch refresh, seconds (default 10; more than 0, at most {MAX_INTERVAL_S:g})")
     p.add_argument("--refreshes", type=int, default=None, metavar="N",
                    help="--watch: stop after N tables (default: until Ctrl-C or none is running)")
     p.add_argument("--force", action="store_true", help="rank rows that differ in catalog version, scene hashes or "
@@ -58,6 +59,22 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--overwrite", action="store_true", help="let --out replace an existing site (index.html)")
     p.set_defaults(func=run)
+
+
+MAX_INTERVAL_S = 86400.0
+"""Longest ``--watch`` refresh, seconds (a day): ``time.sleep`` refuses far longer waits."""
+
+
+def interval_arg(text: str) -> float:
+    """``--interval``: a number of seconds above 0 and at most :data:`MAX_INTERVAL_S` (``nan``,
+    ``inf`` and ``1e300`` are refused by argparse, exit 2)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 < value <= MAX_INTERVAL_S:   # false for nan too
+        raise argparse.ArgumentTypeError(f"expected seconds above 0 and at most {MAX_INTERVAL_S:g}, got {text!r}")
+    return value
 
 
 def watch(args: argparse.Namespace) -> int:

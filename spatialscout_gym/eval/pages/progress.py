@@ -5,6 +5,8 @@ and an estimate of the time left, from the files alone.
 Nothing half-written is read: a run directory appears by one rename (``write_run``), so a
 ``result.json`` found is whole; ``planned.json`` and ``evaluate.json`` are replaced atomically; the
 spend ledger is read under its shared lock (:func:`~spatialscout_gym.conversation.spend.read_spend`).
+A ledger or result that cannot be read (a FIFO, a directory, a device, text where a number belongs)
+is shown as unreadable with one line saying why, never a traceback, and the watch goes on.
 A directory is *running* while an ``evaluate`` holds its lock file.
 """
 
@@ -16,7 +18,8 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from spatialscout_gym.conversation.spend import SPEND_FILE, read_spend
+from spatialscout_gym.conversation.spend import SPEND_FILE, SpendLedgerError, read_spend
+from spatialscout_gym.core.errors import SpatialScoutError
 from spatialscout_gym.core.run_files import RESULT_FILE
 from spatialscout_gym.eval.layout import SETTINGS_FILE, read_planned, read_run_result
 from spatialscout_gym.eval.running.evaluate import _LOCK_FILE as LOCK_FILE
@@ -48,20 +51,31 @@ def progress_row(eval_dir: str | os.PathLike, now: float | None = None) -> dict:
     done = failed = waits = 0
     spend = 0.0
     finished_at: list[float] = []
+    unreadable = 0   # result.json files or recorded costs that cannot be read: counted, never fatal
     for key in planned:
-        result = read_run_result(root / key)
+        try:
+            result = read_run_result(root / key)
+        except (SpatialScoutError, OSError):
+            unreadable += 1
+            continue
         if result is None:
             continue
         block = result.get("model")
         model: dict = block if isinstance(block, dict) else {}
-        spend += float(model.get("cost_usd") or 0.0)
-        waits += int(model.get("rate_limit_waits") or 0)
+        cost, n = _number(model.get("cost_usd")), _number(model.get("rate_limit_waits"))
+        unreadable += (cost is None) + (n is None)
+        spend += cost or 0.0
+        waits += int(n or 0)
         if result.get("status", "ok") == "failed":
             failed += 1
         else:
             done += 1
             finished_at.append((root / key / RESULT_FILE).stat().st_mtime)
-    ledger = read_spend(root / SPEND_FILE)   # counts calls of running episodes and earlier attempts too
+    try:
+        ledger = read_spend(root / SPEND_FILE)   # counts calls of running episodes and earlier attempts too
+        ledger_problem = None
+    except SpendLedgerError as exc:   # shown in the row; the watch goes on
+        ledger, ledger_problem = None, str(exc).split("; the run's spend", 1)[0]
     settings = root / SETTINGS_FILE
     left = len(planned) - done
     eta = None
@@ -69,8 +83,19 @@ def progress_row(eval_dir: str | os.PathLike, now: float | None = None) -> dict:
         elapsed = max(finished_at) - settings.stat().st_mtime
         eta = max(0.0, elapsed / len(finished_at) * left - (now - max(finished_at)))
     return {"dir": str(root), "planned": len(planned), "done": done, "failed": failed,
-            "spend_usd": ledger if ledger is not None else spend, "waits": waits, "eta_s": eta,
-            "running": is_running(root)}
+            "spend_usd": None if ledger_problem else ledger if ledger is not None else spend,
+            "waits": waits, "eta_s": eta, "running": is_running(root),
+            "ledger_problem": ledger_problem, "unreadable": unreadable}
+
+
+def _number(value: object) -> float | None:
+    """A recorded figure (a cost, a count): a finite number >= 0; 0 when absent, None when it
+    cannot be read (text, a negative or non-finite number)."""
+    if value is None:
+        return 0.0
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
+        return None
+    return float(value)
 
 
 def _duration(s: float | None) -> str:
@@ -88,7 +113,10 @@ def progress_table(rows: Sequence[dict]) -> str:
         name = name if len(name) <= 28 else name[:27] + "~"
         state = "running" if r["running"] else ("complete" if r["done"] == r["planned"] else "stopped")
         count = f"{r['done']}/{r['planned']}"
-        spend = f"${r['spend_usd']:.4f}"
+        spend = "unreadable" if r["spend_usd"] is None else f"${r['spend_usd']:.4f}"
         lines.append(f"{name:28s} {count:>9} {r['failed']:>6} {spend:>10} {r['waits']:>5} "
                      f"{_duration(r['eta_s']):>7}  {state}")
-    return "\n".join(lines)
+    notes = [f"  {r['ledger_problem']}" for r in rows if r.get("ledger_problem")]
+    notes += [f"  {r['dir']}: {r['unreadable']} recorded figures or result files unreadable, left out"
+              for r in rows if r.get("unreadable")]
+    return "\n".join(lines + notes)
