@@ -129,7 +129,7 @@ def test_edited_usage_is_caught(model_eval, tmp_path, capsys):
     code, eps = _verify_json(d, capsys)
     assert code == 1 and eps["procedural_1/seed_0"]["detail"].startswith(
         "in result.json: model.usage.input_tokens, recorded")
-    assert "vs the sum over the recorded replies" in eps["procedural_1/seed_0"]["detail"]
+    assert "vs derived from the trace" in eps["procedural_1/seed_0"]["detail"]
     # usage edited in a reply instead: the totals no longer add up
     shutil.copy(model_eval / "procedural_1" / "seed_0" / "result.json", run / "result.json")
     lines = _trace(run)

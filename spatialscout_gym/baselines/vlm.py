@@ -35,6 +35,7 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import math
@@ -46,9 +47,10 @@ from typing import Any, Mapping
 from spatialscout_gym.baselines.passive import PASSIVE_VIEWS, check_views_baseline, scripted_path
 from spatialscout_gym.conversation.providers import DEFAULT_REASONING_EFFORT
 from spatialscout_gym.core.errors import ConfigError, ResourceMissingError
+from spatialscout_gym.core.pricing import OPTIONAL_PRICES, episode_cost
 from spatialscout_gym.core.redact import redact
 from spatialscout_gym.core.run_files import DELIVERED_FILE, HARNESS_FILE, PROMPT_FILE
-from spatialscout_gym.conversation.messages import WIRE_FORMATS, ModelReply, limit_image_history
+from spatialscout_gym.conversation.messages import WIRE_FORMATS, ModelReply, clean_usage, limit_image_history
 from spatialscout_gym.conversation.images import JPEG_QUALITY, MAX_SIDE_PX, delivered_size
 from spatialscout_gym.conversation.prompt import DEFAULT_PROMPT_STYLE, REMINDER_AT, check_prompt_style
 from spatialscout_gym.conversation.schemas import tool_schemas
@@ -67,9 +69,6 @@ class OutputCapError(RuntimeError):
     """A model reply was cut off at an output-token limit: the attempt failed (it is not a
     completed episode)."""
 
-
-#: Price-table keys an entry may add to input_per_mtok and output_per_mtok (USD per million tokens).
-OPTIONAL_PRICES = ("cached_input_per_mtok", "cache_write_per_mtok")
 
 
 def load_price_table(path: str | os.PathLike) -> dict[str, dict[str, float]]:
@@ -100,22 +99,11 @@ def load_price_table(path: str | os.PathLike) -> dict[str, dict[str, float]]:
             for m, r in table.items()}
 
 
-def episode_cost(usage: Mapping[str, int], model: str,
-                 price_table: Mapping[str, Mapping[str, float]] | None) -> float | None:
-    """USD for ``usage`` at ``model``'s prices; None without a table or an entry for the model.
-    ``cached_input_tokens`` and ``cache_write_input_tokens`` (both part of ``input_tokens``) cost
-    ``cached_input_per_mtok`` and ``cache_write_per_mtok`` where the table gives them, else the
-    input price."""
-    if not price_table or model not in price_table:
-        return None
-    p = price_table[model]
-    total = usage.get("input_tokens", 0)
-    cached = min(usage.get("cached_input_tokens", 0), total)   # parts of the input
-    written = min(usage.get("cache_write_input_tokens", 0), total - cached)
-    return ((total - cached - written) * p["input_per_mtok"]
-            + cached * p.get("cached_input_per_mtok", p["input_per_mtok"])
-            + written * p.get("cache_write_per_mtok", p["input_per_mtok"])
-            + usage.get("output_tokens", 0) * p["output_per_mtok"]) / 1e6
+def _served_from_cache(http: dict) -> bool:
+    """Whether a call was answered from the request cache (a replay costs nothing now: the money
+    was spent when the call was sent live)."""
+    answers = [c for c in http.get("cache") or [] if not c.get("refused")]
+    return bool(answers) and all(c.get("cached") for c in answers)
 
 
 class VLMAgent:
@@ -197,25 +185,45 @@ class VLMAgent:
             The run's spend reached its cap before a request (:attr:`spend_ledger`).
         """
         w = self.begin_episode(env, seed=seed)
+        self.failed_call_http = None
         while not w.done:
             if self.spend_ledger is not None:
                 self.spend_ledger.check()   # the run's spend reached --max-cost-usd: no request
             messages = limit_image_history(w.request(), self.image_history)
-            with self.request_limiter:
-                reply = self.provider.complete(messages)
-            if self.spend_ledger is not None:
-                self.spend_ledger.add(self._call_cost(reply) or 0.0)
+            marks = self._call_marks()
+            try:
+                with self.request_limiter:
+                    reply = self.provider.complete(messages)
+            except BaseException:
+                self.failed_call_http = self._call_record(marks)[0]   # traced with the failure
+                raise
+            http, cache_parts = self._call_record(marks)
+            reply = dataclasses.replace(reply, usage={**reply.usage, **cache_parts}, http=http)
+            if self.spend_ledger is not None and not _served_from_cache(http):
+                self.spend_ledger.add(episode_cost(clean_usage(reply.usage), getattr(self.provider, "model", ""),
+                                                   self.price_table) or 0.0)
             self.take_reply(reply)
 
-    def _call_cost(self, reply: ModelReply) -> float | None:
-        """USD of one answered call, its cached input at the cached price (the provider counts the
-        cached tokens of the whole episode; this call's are the growth since the last call)."""
-        cached = int(getattr(self.provider, "cached_input_tokens", 0) or 0)
-        written = int(getattr(self.provider, "cache_write_input_tokens", 0) or 0)
-        usage = {**reply.usage, "cached_input_tokens": cached - getattr(self, "_cached_seen", 0),
-                 "cache_write_input_tokens": written - getattr(self, "_written_seen", 0)}
-        self._cached_seen, self._written_seen = cached, written
-        return episode_cost(usage, getattr(self.provider, "model", ""), self.price_table)
+    def _call_marks(self) -> tuple[int, int, int, int, int, int]:
+        """Where the provider's (and the request cache's) running counts stand before a call."""
+        p, cache = self.provider, getattr(self, "request_cache", None)
+        return (int(getattr(p, "http_attempts", 0) or 0), len(getattr(p, "failures", []) or []),
+                len(getattr(p, "waits", []) or []), int(getattr(p, "cached_input_tokens", 0) or 0),
+                int(getattr(p, "cache_write_input_tokens", 0) or 0), len(cache.calls) if cache is not None else 0)
+
+    def _call_record(self, marks: tuple[int, int, int, int, int, int]) -> tuple[dict, dict]:
+        """One call's HTTP record for the trace (its attempts, failures, rate-limit waits and request
+        cache answers: the growth of the provider's counts since ``marks``) and its prompt-cache
+        token counts, which go into the reply's usage."""
+        p, cache = self.provider, getattr(self, "request_cache", None)
+        now = self._call_marks()
+        http: dict[str, Any] = {"attempts": now[0] - marks[0],
+                                "failures": [redact(f) for f in (getattr(p, "failures", []) or [])[marks[1]:]],
+                                "waits": [dict(x) for x in (getattr(p, "waits", []) or [])[marks[2]:]]}
+        if cache is not None:
+            http["cache"] = [{"cached": bool(c.get("cached")), **({"refused": True} if c.get("refused") else {})}
+                             for c in cache.calls[marks[5]:]]
+        return http, {"cached_input_tokens": now[3] - marks[3], "cache_write_input_tokens": now[4] - marks[4]}
 
     def begin_episode(self, env: Any, *, seed: int = 0) -> ToolCallWrapper:
         """Wrap ``env`` in this agent's :class:`ToolCallWrapper` and reset it; the caller then

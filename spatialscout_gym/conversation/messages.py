@@ -20,6 +20,7 @@ from typing import Any, Sequence, Union
 
 from spatialscout_gym.episode.tools import JSONABLE_MAX_DEPTH, argument_size_problem, to_jsonable
 from spatialscout_gym.conversation.images import DeliveredImage
+from spatialscout_gym.core.pricing import USAGE_KEYS
 from spatialscout_gym.core.types import map_strings
 
 __all__ = ["history_digest", "ToolCall", "Message", "ModelReply", "Part", "EpisodeOverError", "parse_arguments",
@@ -145,6 +146,9 @@ class ModelReply:
     provider_content : object
         Provider content to replay in later requests (optional).
     stop_reason : str or None
+    http : dict or None
+        The call's HTTP record as the harness traced it (attempts, failures, rate-limit waits, request
+        cache answers: :data:`~spatialscout_gym.core.records.HTTP_FIELD`); None when not recorded.
     malformed : list of str
         What of the reply could not be read (a text that is not a string, tool calls that are not a
         list, an item that is not an object, ...), one reason each: the wrapper tells the model and
@@ -158,6 +162,7 @@ class ModelReply:
     provider_content: Any = None
     stop_reason: str | None = None
     malformed: list[str] = field(default_factory=list)
+    http: dict | None = None
 
 
 WIRE_FORMATS = ("chat_completions", "responses", "messages")
@@ -184,12 +189,13 @@ def token_count(x: Any) -> int | None:
 
 
 def clean_usage(usage: Any) -> dict:
-    """``{"input_tokens", "output_tokens"}`` with only the well-formed counts of ``usage`` (a dict;
-    anything else is unknown usage, ``{}``)."""
+    """The well-formed token counts of ``usage`` (a dict; anything else is unknown usage, ``{}``):
+    ``input_tokens``, ``output_tokens`` and, where the reply reports them, the prompt-cache parts of
+    the input (:data:`~spatialscout_gym.core.pricing.USAGE_KEYS`)."""
     if not isinstance(usage, dict):
         return {}
     out = {}
-    for k in ("input_tokens", "output_tokens"):
+    for k in USAGE_KEYS:
         n = token_count(usage.get(k))
         if n is not None:
             out[k] = n

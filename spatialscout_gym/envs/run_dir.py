@@ -44,11 +44,12 @@ import numpy as np
 from spatialscout_gym.core.files import write_json_atomic
 from spatialscout_gym.core.redact import redact
 from spatialscout_gym.core.run_files import (ATTEMPTS_DIR, ENTITY_LIBRARY_FILE, FRAME_HASHES_FILE, FRAMES_DIR, frame_file_name,
-                                             GROUND_TRUTH_FILE, PREDICTIONS_FILE, RESULT_FILE, RUN_FILES, TRACE_FILE)
-from spatialscout_gym.core.scoring import GroundTruth, score_scene
+                                             GROUND_TRUTH_FILE, HARNESS_FILE, PREDICTIONS_FILE, RESULT_FILE, RUN_FILES, TRACE_FILE)
+from spatialscout_gym.core.records import FAILURE_EVENT, HTTP_FIELD, RecordInputs, derive_run_record
+from spatialscout_gym.core.scoring import GroundTruth
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.episode.episode import Episode
-from spatialscout_gym.episode.trace import write_jsonl
+from spatialscout_gym.episode.trace import event, write_jsonl
 from spatialscout_gym.scenes.catalog import scene_catalog_version, scene_content_hash
 
 __all__ = ["write_run", "bind_seed"]
@@ -81,6 +82,26 @@ def bind_seed(trace: list[dict], seed: int) -> list[dict]:
     if i is not None:
         out[i] = {**out[i], "seed": int(seed)}
     return out
+
+
+def failure_event(failure: BaseException, http: dict | None = None) -> dict:
+    """The trace event a failed episode ends with (:data:`~spatialscout_gym.core.records.FAILURE_EVENT`):
+    the error's type and redacted message and, for a model call that failed, its HTTP record."""
+    return event(FAILURE_EVENT, error_type=type(failure).__name__, error=redact(f"{type(failure).__name__}: {failure}"),
+                 **({HTTP_FIELD: http} if http is not None else {}))
+
+
+def claimed_fields(agent: Any, attempt: int | None) -> dict[str, Any]:
+    """The run record's claimed fields (:class:`~spatialscout_gym.core.records.RecordInputs`): the
+    agent's name, the attempt, and what the agent says that its trace does not carry."""
+    extra = getattr(agent, "extra_result", None)
+    said = extra() if callable(extra) else {}
+    model = said.get("model")
+    model = model if isinstance(model, dict) else {}
+    return {"agent": getattr(agent, "name", type(agent).__name__),
+            "attempt": None if attempt is None else int(attempt),
+            "model.custom_endpoint": bool(model.get("custom_endpoint", False)),
+            "nbv": said.get("nbv"), "human": said.get("human")}
 
 
 def _run_owned(tmp: Path) -> set[str]:
@@ -119,31 +140,22 @@ def write_run(out_dir: str | os.PathLike, spec: SceneSpec, episode: Episode, age
     out = Path(out_dir)
     gt = GroundTruth.from_spec(spec)
     positions = {k: [float(x) for x in v] for k, v in episode.accepted_map.items()}
-    if failure is None:
-        score = score_scene(gt, positions)
-        result = {"status": "ok", **score.metrics(), "scorer": score.record()}
-    else:  # no metrics and no ground_truth.json/predictions.json: scorers and reports skip it
-        result = {"status": "failed", "error": redact(f"{type(failure).__name__}: {failure}"),
-                  "error_type": type(failure).__name__}
-    extra = getattr(agent, "extra_result", None)
-    if callable(extra):
-        result.update(extra())
-    result.update({
-        "scene_id": spec.scene_id, "agent": getattr(agent, "name", type(agent).__name__),
-        "seed": int(seed), "catalog_version": scene_catalog_version(spec),
-        "scene_content_hash": scene_content_hash(spec), "resolution": int(resolution),
-        "end_reason": episode.end_reason, "counters": episode.counters(),
-        "image_budget": int(image_budget), "tool_call_budget": tool_call_budget,
-    })
-    if attempt is not None:
-        result["attempt"] = int(attempt)
     records = getattr(agent, "run_records", None)
     records = records() if callable(records) else {}
+    events = bind_seed(episode.trace if trace is None else trace, seed)
+    if failure is not None:     # the trace ends in the failure (before the episode's end): the record derives from it
+        at = len(events) - 1 if events and events[-1].get("event") == "end" else len(events)
+        events.insert(at, failure_event(failure, getattr(agent, "failed_call_http", None)))
+    harness = records.get(HARNESS_FILE)
+    result = derive_run_record(events, RecordInputs(
+        ground_truth=gt, catalog_version=scene_catalog_version(spec), scene_content_hash=scene_content_hash(spec),
+        harness=harness if isinstance(harness, dict) else None, price_table=getattr(agent, "price_table", None),
+        claimed=claimed_fields(agent, attempt))).to_json()
 
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:
-        write_jsonl(bind_seed(episode.trace if trace is None else trace, seed), tmp / TRACE_FILE)
+        write_jsonl(events, tmp / TRACE_FILE)
         if failure is None:
             write_json_atomic(tmp / PREDICTIONS_FILE, {"positions": positions})
             write_json_atomic(tmp / GROUND_TRUTH_FILE, spec.ground_truth_dict())

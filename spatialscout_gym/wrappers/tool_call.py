@@ -360,7 +360,8 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._emit("model_response", model_call_index=index, text=reply.text,
                    tool_calls=[c.to_trace() for c in reply.tool_calls], usage=usage,
                    attempts=int(reply.attempts), stop_reason=reply.stop_reason,
-                   **({"malformed": list(reply.malformed)} if reply.malformed else {}))
+                   **({"malformed": list(reply.malformed)} if reply.malformed else {}),
+                   **({"http": reply.http} if reply.http is not None else {}))
         self._reported = len(self.messages)
         results: list[Message] = []
         tool_results: list[dict] = []
@@ -417,7 +418,8 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             self.usage[k] += usage.get(k, 0)
         self._emit("model_response", model_call_index=self.model_calls - 1, text=reply.text,
                    tool_calls=[c.to_trace() for c in reply.tool_calls], usage=usage,
-                   attempts=int(reply.attempts), stop_reason=reply.stop_reason, truncated=True)
+                   attempts=int(reply.attempts), stop_reason=reply.stop_reason, truncated=True,
+                   **({"http": reply.http} if reply.http is not None else {}))
 
     def _read(self, reply: Any) -> ModelReply:
         """``reply`` in neutral form, decoded with the episode's wire format (kept from the first

@@ -68,7 +68,9 @@ from spatialscout_gym.core.frames import CameraPose
 from spatialscout_gym.core.renderer_api import BlankRenderer
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.core.files import load_predictions
-from spatialscout_gym.core.scoring import GroundTruth, score_scene
+from spatialscout_gym.core.records import (SCHEMA_VERSION, RecordError, RecordInputs, derive_run_record, derived_json, parse_run_record,
+                                           run_kind, underivable_fields)
+from spatialscout_gym.core.scoring import GroundTruth
 from spatialscout_gym.episode.episode import Episode
 from spatialscout_gym.envs.run_dir import bind_seed
 from spatialscout_gym.core.run_files import (FRAMES_DIR, frame_file_name, DELIVERED_FILE, GROUND_TRUTH_FILE, HARNESS_FILE,
@@ -83,9 +85,6 @@ __all__ = ["EpisodeCheck", "verify_episode", "verify_dir", "write_verification",
            "REL_TOLERANCE", "ABS_TOLERANCE", "TOOL_SIDE_ONLY", "STATUSES"]
 
 _EPISODE_EVENTS = ("start", "capture", "tool_call", "map", "end")
-_RESULT_NEEDS = ("seed", "scene_id", "agent", "catalog_version", "scene_content_hash", "resolution", "image_budget",
-                 "tool_call_budget", "end_reason", "counters")
-"""Fields of ``result.json`` every run since the records were complete carries (checked below)."""
 
 
 TOOL_SIDE_ONLY = "tool-side only"
@@ -293,34 +292,10 @@ def _replay_tools(spec: SceneSpec, start: dict, rec: list[tuple[int, dict]]) -> 
 
 
 def _check_model_records(cmp: Comparison, d: Path, result: dict, harness: dict, w: Any) -> None:
-    """``result.json``'s model figures and ``harness.json``'s prompt and tools against the replay."""
+    """``harness.json``'s prompt and tools against the replay, ``prompt.txt`` against the prompt
+    and the run's settings against ``evaluate.json`` (the model block's figures are part of the
+    derived record, compared whole in :func:`_check_derived`)."""
     from spatialscout_gym.eval.verification.verify_conversation import harness_expected
-    model = _dict_field(result, "model")
-    # a request refused for its effort parameter is an HTTP attempt no reply counts (it was resent
-    # at once): each is listed in attempt_failures, naming the refused parameter
-    refused = [str(p) for p in model.get("reasoning_effort_refused") or []]
-    refusals = sum(1 for f in model.get("attempt_failures") or []
-                   if refused and any(p in str(f) for p in refused) and ("400" in str(f) or "422" in str(f)))
-    want = {"model_calls": w.model_calls, "http_attempts": w.attempts + refusals, "usage": dict(w.usage),
-            "prompt_style": harness.get("prompt_style"), "mode": harness.get("mode"),
-            "model_call_budget": w.model_call_budget}
-    diff = cmp.first_diff(model, want, "model")
-    if diff:
-        raise _Diverged(f"in {RESULT_FILE}: {diff[0]}, recorded {_short(diff[1])} vs the sum over the recorded "
-                        f"replies {_short(diff[2])}" if ".usage" in diff[0] or "calls" in diff[0] or "attempts" in diff[0]
-                        else f"in {RESULT_FILE}: {diff[0]}, recorded {_short(diff[1])} vs harness.json's "
-                             f"{_short(diff[2])}")
-    cost = model.get("cost_usd")
-    prices = _price_table(d)
-    name = model.get("name")
-    if prices is not None and name in prices:
-        from spatialscout_gym.baselines.vlm import episode_cost
-        usage = {**w.usage, "cached_input_tokens": model.get("cached_input_tokens") or 0,   # at their own prices
-                 "cache_write_input_tokens": model.get("cache_write_input_tokens") or 0}
-        diff = cmp.first_diff(cost, episode_cost(usage, str(name), prices), "model.cost_usd")
-        if diff:
-            raise _Diverged(f"in {RESULT_FILE}: model.cost_usd, recorded {_short(diff[1])} vs the usage at the "
-                            f"recorded prices {_short(diff[2])}")
     expected = _norm(harness_expected(w, harness))
     diff = cmp.first_diff(harness, expected)
     if diff:
@@ -353,20 +328,8 @@ def _check_model_settings(d: Path, result: dict, harness: dict) -> None:
     on disk; a cost needs its price table. Raise :class:`_Diverged` naming the first that does not."""
     from spatialscout_gym.conversation.prompt import PROMPT_STYLE_ALIASES
     model = _dict_field(result, "model")
-    hmodel, reasoning, images = _dict_field(harness, "model"), _dict_field(harness, "reasoning"), _dict_field(harness, "images")
-    checks: list[tuple[str, str, Any, str, Any]] = [
-        (RESULT_FILE, "model.name", model.get("name"), f"{HARNESS_FILE}'s model.name", hmodel.get("name")),
-        (RESULT_FILE, "model.reasoning_effort", model.get("reasoning_effort"), f"{HARNESS_FILE}'s reasoning.effort",
-         reasoning.get("effort")),
-        (RESULT_FILE, "model.reasoning_effort_sent", model.get("reasoning_effort_sent", {}),
-         f"{HARNESS_FILE}'s reasoning.sent_as", reasoning.get("sent_as", {})),
-        (RESULT_FILE, "model.reasoning_effort_refused", model.get("reasoning_effort_refused", []),
-         f"{HARNESS_FILE}'s reasoning.refused", sorted(reasoning.get("refused") or {})),
-        (RESULT_FILE, "harness", result.get("harness"), f"{HARNESS_FILE}'s harness", harness.get("harness")),
-    ]
-    if "history" in images:       # runs written before the history was in harness.json lack it
-        checks.append((RESULT_FILE, "model.image_history", model.get("image_history"), f"{HARNESS_FILE}'s images.history",
-                       images.get("history")))
+    reasoning, images = _dict_field(harness, "reasoning"), _dict_field(harness, "images")
+    checks: list[tuple[str, str, Any, str, Any]] = []
     settings_path = next((r / SETTINGS_FILE for r in (d.parent.parent, d) if (r / SETTINGS_FILE).is_file()), None)
     opts = _dict_field(read_json_object(settings_path), "agent_options") if settings_path is not None else {}
     style = opts.get("prompt_style")
@@ -385,10 +348,6 @@ def _check_model_settings(d: Path, result: dict, harness: dict) -> None:
     for where, field, got, whose, want in checks:
         if _norm(got) != _norm(want):
             raise _Diverged(f"in {where}: {field}, recorded {_short(got)} vs {whose} {_short(want)}")
-    if model.get("cost_usd") is not None and _price_table(d) is None:
-        raise _Diverged(f"in {RESULT_FILE}: model.cost_usd, recorded {_short(model.get('cost_usd'))} without a "
-                        "price table the verifier can read (evaluate.json names none, or its file is missing or "
-                        "changed); a cost is verified only with its prices")
 
 
 def _price_table(d: Path) -> dict | None:
@@ -431,18 +390,8 @@ def _check_records(d: Path, result: dict, start: dict, spec: Any, settings: dict
     event, ``evaluate.json``, ``harness.json`` and the scene rebuilt here; raise :class:`_Diverged`
     naming the first that does not."""
     from spatialscout_gym.scenes.catalog import scene_catalog_version, scene_content_hash
-    for k in _RESULT_NEEDS:
-        if k not in result:
-            raise _Diverged(f"in {RESULT_FILE}: field {k!r} is missing (every run records it; the file was edited)")
     K = Intrinsics.from_dict(start["intrinsics"])
-    checks: list[tuple[str, str, Any, str, Any]] = [
-        (RESULT_FILE, "image_budget", result["image_budget"], "the trace's start event", start.get("image_budget")),
-        (RESULT_FILE, "tool_call_budget", result["tool_call_budget"], "the trace's start event",
-         start.get("tool_call_budget")),
-        (RESULT_FILE, "resolution", result["resolution"], "the trace's image width", K.width),
-        (RESULT_FILE, "scene_id", result["scene_id"], "the trace's start event", start.get("scene_id")),
-        (RESULT_FILE, "catalog_version", result["catalog_version"], "the scene's here", scene_catalog_version(spec)),
-    ]
+    checks: list[tuple[str, str, Any, str, Any]] = []
     if settings is not None:
         for k in ("agent", "image_budget", "resolution"):
             checks.append((SETTINGS_FILE, k, settings.get(k, "(missing)"), f"{RESULT_FILE}'s", result.get(k)))
@@ -482,6 +431,62 @@ def _check_records(d: Path, result: dict, start: dict, spec: Any, settings: dict
     if result["scene_content_hash"] != scene_content_hash(spec):
         raise _Diverged(f"in {RESULT_FILE}: scene_content_hash "
                         f"{_hash_pair(result['scene_content_hash'], scene_content_hash(spec))}")
+    if result["catalog_version"] != scene_catalog_version(spec):
+        raise _Diverged(f"in {RESULT_FILE}: catalog_version, recorded {_short(result['catalog_version'])} vs the "
+                        f"scene's here {_short(scene_catalog_version(spec))}")
+
+
+def _check_derived(cmp: Comparison, d: Path, result: dict, events: list[dict], spec: SceneSpec,
+                   harness: dict | None) -> None:
+    """``result.json`` against the run record derived here from the trace (which re-executed) and
+    the named inputs (the scene rebuilt here, the harness record, the evaluation's price table):
+    every derived field, compared whole, so a field the record gains is compared without being
+    listed; a run named as an agent of another kind than its trace is refused. Raise
+    :class:`_Diverged` naming the first field that differs."""
+    from spatialscout_gym.scenes.catalog import scene_catalog_version, scene_content_hash
+    recorded = parse_run_record(result, RESULT_FILE)
+    mine = derive_run_record(events, RecordInputs(
+        ground_truth=GroundTruth.from_spec(spec), catalog_version=scene_catalog_version(spec),
+        scene_content_hash=scene_content_hash(spec), harness=harness, price_table=_price_table(d)))
+    _check_kind(recorded.agent, run_kind(events))
+    skip = underivable_fields(recorded, harness_known=harness is not None)
+    got, want = _without(derived_json(recorded), skip), _without(derived_json(mine), skip)
+    diff = cmp.first_diff(got, want, extra_ok=())
+    if diff and diff[0] == "model.cost_usd" and diff[2] is None:
+        raise _Diverged(f"in {RESULT_FILE}: model.cost_usd, recorded {_short(diff[1])} without a price table the "
+                        "verifier can read (evaluate.json names none, or its file is missing or changed); a cost "
+                        "is verified only with its prices")
+    if diff:
+        raise _Diverged(f"in {RESULT_FILE}: {diff[0]}, recorded {_short(diff[1])} vs derived from the trace "
+                        f"{_short(diff[2])}")
+
+
+def _without(d: dict, paths: tuple[str, ...]) -> dict:
+    """``d`` without the dotted ``paths`` (a version-1 record's claimed fields)."""
+    out = dict(d)
+    for p in paths:
+        head, _, rest = p.partition(".")
+        if rest and isinstance(out.get(head), dict):
+            out[head] = _without(out[head], (rest,))
+        elif not rest:
+            out.pop(head, None)
+    return out
+
+
+def _check_kind(agent: str, kind: str) -> None:
+    """A run's agent name must be of the kind its trace shows: a model agent's run holds its
+    conversation, any other agent's none (an oracle's run filed under a model's name is refused)."""
+    from spatialscout_gym.baselines.registry import agent_kind
+    try:
+        named = agent_kind(agent)
+    except Exception:        # an unknown prefix or name: judged by its form below
+        named = None
+    if kind == "model" and named not in (None, "model"):
+        raise _Diverged(f"in {RESULT_FILE}: agent {agent!r} is a {named} agent, but the trace holds a model's "
+                        "conversation")
+    if kind != "model" and named == "model":
+        raise _Diverged(f"in {RESULT_FILE}: agent {agent!r} is a model agent, but the trace holds no model "
+                        "request or reply (a run of another agent filed under a model's name)")
 
 
 def _catalog_identity(spec: SceneSpec) -> None:
@@ -558,6 +563,7 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
         _regular_files(d)
         digest = files_digest(d)
         result = read_result(d / RESULT_FILE)
+        parse_run_record(result, RESULT_FILE)       # strict: a missing, unknown or mistyped field
         if not (d / TRACE_FILE).is_file():
             raise _Diverged("refused: no trace.jsonl to replay")
         events = read_trace(d / TRACE_FILE)
@@ -587,7 +593,6 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
             why = not_checkable(harness)
             conversation = f"not checkable: {why}" if why else "re-derived"
             tool_side_only = why
-        _check_records(d, result, start, spec, settings, harness if tool_side_only is None else None)
         # wall-clock fields, and whether a reply came from the request cache: neither is re-derived
         strict = ("time_unix_s", *TIMING_FIELDS, "cached")
         seed = int(result["seed"])      # bound into the start event (the path and result.json agree)
@@ -628,19 +633,15 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
         if diff:
             raise _Diverged(f"in {GROUND_TRUTH_FILE}: {diff[0]}, recorded {_short(diff[1])} vs the scene's "
                             f"{_short(diff[2])}")
-        score = score_scene(gt, positions)
-        want = _norm({**score.metrics(), "scorer": score.record(), "end_reason": ep.end_reason,
-                      "counters": ep.counters(), "scene_id": spec.scene_id})
-        diff = cmp.first_diff(result, want)
-        if diff:
-            raise _Diverged(f"in {RESULT_FILE}: {diff[0]}, recorded {_short(diff[1])} vs recomputed {_short(diff[2])}")
+        _check_derived(cmp, d, result, events, spec, harness if tool_side_only is None else None)
+        _check_records(d, result, start, spec, settings, harness if tool_side_only is None else None)
         if wrapper is not None and harness is not None:   # a re-derived run has both
             _check_model_records(cmp, d, result, harness, wrapper)
         _check_frames(d, events)
         image_verdict = images.check(d, spec, events) if images is not None else "not checked"
     except _Diverged as exc:
         return verdict("diverged", str(exc))
-    except EvalDirError as exc:
+    except (EvalDirError, RecordError) as exc:
         return verdict("diverged", f"unreadable: {exc}")
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:   # a field of the wrong kind
         return verdict("diverged", f"unreadable: a record has a missing or malformed field ({type(exc).__name__}: "
@@ -715,10 +716,34 @@ def _failure_evidence(e: EpisodeDir, scene_args: dict[str, str]) -> str | None:
                 if start.get(field) != a.result.get(field):
                     raise _Diverged(f"the trace's start event names {field} {_short(start.get(field))}, "
                                     f"{RESULT_FILE} {_short(a.result.get(field))}")
+            _failed_record_derives(a.run_dir, a.result, events)
             return None
         except (_Diverged, EvalDirError) as exc:
             why = f"the failed attempt {where} is not evidence: {str(exc).removeprefix('in its path: ')}"
     return why
+
+
+def _failed_record_derives(run_dir: Path, result: dict, events: list[dict]) -> None:
+    """A failed attempt's record is the one its trace derives: the trace ends in the failure it
+    names (a completed episode's trace under a ``failed`` record is not evidence). Records written
+    before the failure was traced (version 1) are held to their start event only."""
+    try:
+        recorded = parse_run_record(result, RESULT_FILE)
+    except RecordError as exc:
+        raise _Diverged(str(exc)) from None
+    if recorded.schema_version < SCHEMA_VERSION:
+        return
+    harness = read_json_object(run_dir / HARNESS_FILE) if (run_dir / HARNESS_FILE).is_file() else None
+    try:
+        mine = derive_run_record(events, RecordInputs(
+            ground_truth=None, catalog_version=recorded.catalog_version,
+            scene_content_hash=recorded.scene_content_hash, harness=harness, price_table=_price_table(run_dir)))
+    except RecordError:
+        raise _Diverged("its trace ends in no failure: the episode it records was completed") from None
+    diff = Comparison().first_diff(derived_json(recorded), derived_json(mine), extra_ok=())
+    if diff:
+        raise _Diverged(f"in {RESULT_FILE}: {diff[0]}, recorded {_short(diff[1])} vs derived from the trace "
+                        f"{_short(diff[2])}")
 
 
 def _verify_one(job: tuple) -> EpisodeCheck:

@@ -84,9 +84,11 @@ def replay_model_run(spec: SceneSpec, start: dict, harness: dict, replies: list[
             calls = [ToolCall(str(c.get("id")), c.get("name"), _arguments(c.get("arguments")))
                      for c in (r.get("tool_calls") or []) if isinstance(c, dict)]
             usage = r.get("usage")
+            http = r.get("http")      # what the service did: recorded, not re-derived
             reply = ModelReply(text=str(r.get("text") or ""), tool_calls=calls,
                                usage=usage if isinstance(usage, dict) else {},
-                               attempts=int(r.get("attempts") or 1), stop_reason=r.get("stop_reason"))
+                               attempts=int(r.get("attempts") or 1), stop_reason=r.get("stop_reason"),
+                               http=http if isinstance(http, dict) else None)
             w.request()
             if r.get("truncated"):
                 w.record_truncated(reply)
