@@ -117,7 +117,8 @@ def scene_type(spec) -> str:
 
 def evaluate(agent_name: str, scene_ids: list[str], *, seed: int, image_budget: int, resolution: int,
              renderer, mapper: str = "oracle", walls: bool = False) -> dict:
-    """Run ``agent_name`` once per scene (episode rng ``[seed, scene index]``); return the
+    """Run ``agent_name`` once per scene (the agent's rng ``episode_rng(seed)``, the rule of ``spatialscout
+    evaluate``: the same for every scene, so a scene's cell does not depend on the list); return the
     :func:`aggregate` dict (``object_micro``, ``scene_macro``, ``scenes``) plus ``by_type``: scene
     type -> object-micro metrics over the scenes of that type. ``mapper`` replaces the mapper of
     agents that have one (``agent.mapper_name``); ``walls`` the dynamics of every NBV agent
@@ -126,6 +127,7 @@ def evaluate(agent_name: str, scene_ids: list[str], *, seed: int, image_budget: 
     from spatialscout_gym.baselines.registry import is_nbv_agent, make_agent
     from spatialscout_gym.core.scoring import GroundTruth, aggregate, score_scene
     from spatialscout_gym.episode.episode import Episode
+    from spatialscout_gym.eval.running.runner import episode_rng
     from spatialscout_gym.scenes.catalog import scene_by_name
     scores, types, per_scene = [], {}, {}
     for scene_id in scene_ids:
@@ -136,7 +138,7 @@ def evaluate(agent_name: str, scene_ids: list[str], *, seed: int, image_budget: 
             agent.mapper_name = mapper
         ep = Episode(spec.public, renderer, image_budget=image_budget, tool_call_budget=None)
         priv = PrivilegedAccess(spec, renderer) if agent.privileged else None
-        agent.run(ep, rng=np.random.default_rng([seed, len(scores)]), privileged=priv)
+        agent.run(ep, rng=episode_rng(seed), privileged=priv)
         if not ep.done:
             ep.end("agent_stopped")
         positions = {k: [float(x) for x in v] for k, v in ep.accepted_map.items()}
@@ -319,7 +321,8 @@ def scene_set_key(procedural: bool) -> str:
 
 def cache_path(cache: Path, where: str, name: str, seed: int, image_budget: int, resolution: int,
                mapper: str, n_scenes: int, walls: bool = False) -> Path:
-    """Where ``--cache`` keeps one (agent, seed) result; a ``ppo:PATH`` key includes the policy's hash
+    """Where ``--cache`` keeps one (agent, seed) result (under the seeding rule of
+    :func:`~spatialscout_gym.eval.running.runner.episode_rng`); a ``ppo:PATH`` key includes the policy's hash
     and whether its ``nbv_config.json`` acts greedily, and ``random-nbv``'s the action space it draws
     from (NBV-v1's 18 actions; its earlier results over NBV-v0's 10 are never reused)."""
     import hashlib
@@ -334,7 +337,9 @@ def cache_path(cache: Path, where: str, name: str, seed: int, image_budget: int,
         if config.is_file() and json.loads(config.read_text()).get("deterministic"):
             label += "-greedy"
     dynamics = "_nbv-v2" if walls else ""   # NBV-v1's dynamics keep the key they always had
-    return cache / f"{where}_{n_scenes}scenes_V{image_budget}_{resolution}px_{mapper}{dynamics}" / f"{label}__seed{seed}.json"
+    # results seeded by the earlier rule (rng [seed, scene index]) are never reused
+    rule = "_rng-seed-only"
+    return cache / f"{where}_{n_scenes}scenes_V{image_budget}_{resolution}px_{mapper}{dynamics}{rule}" / f"{label}__seed{seed}.json"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -225,7 +225,8 @@ def test_cache_key_of_a_policy_names_its_file_and_greedy_or_sampled(tmp_path):
     # random-nbv's results before it drew from NBV-v1's 18 actions are not reused
     assert m.cache_path(tmp_path, "catalog-v3.0", "random-nbv", 0, 20, 64, "oracle", 80).name == \
         "random-nbv-nbv-v1-actions__seed0.json"
-    assert sampled.parent.name == "catalog-v3.0_80scenes_V20_64px_oracle"
+    # results of the earlier seeding rule (rng [seed, scene index]) are not reused either
+    assert sampled.parent.name == "catalog-v3.0_80scenes_V20_64px_oracle_rng-seed-only"
     # the shipped policy by its documented name, from a directory that has no models/ folder
     import hashlib
     from spatialscout_gym.nbv.policy_files import SHIPPED_POLICY

@@ -24,7 +24,16 @@ if TYPE_CHECKING:
 
     from spatialscout_gym.envs.spatialscout_env import SpatialScoutEnv
 
-__all__ = ["run_episode", "write_run", "resolve_scene", "make_scene_env", "env_episode", "EnvEpisode"]
+__all__ = ["run_episode", "write_run", "resolve_scene", "make_scene_env", "env_episode", "EnvEpisode", "episode_rng"]
+
+
+def episode_rng(seed: int) -> np.random.Generator:
+    """The one seeding rule of every entry point that runs an agent episode (``spatialscout run``,
+    ``spatialscout evaluate`` on any backend, ``benchmarks/nbv_results.py``, so the validation of
+    ``train-nbv``'s checkpoints too): the episode of agent seed ``seed`` hands its agent
+    ``numpy.random.default_rng(seed)``. It depends on the seed alone, not on the scene or its place in
+    a list of scenes, so a subset of scenes gives the same cells (docs/nbv.md "One seeding rule")."""
+    return np.random.default_rng(int(seed))
 
 
 
@@ -121,7 +130,7 @@ def run_episode(agent: Agent, scene: str | SceneSpec, out_dir: str | os.PathLike
     out_dir : path
         The run directory to create (its parent is created if needed).
     seed : int
-        Seeds the agent's ``numpy.random.Generator``.
+        Seeds the agent's ``numpy.random.Generator`` (:func:`episode_rng`, the one seeding rule).
     image_budget, tool_call_budget : int
         V and the tool-call budget (None: unlimited).
     resolution : int
@@ -160,7 +169,7 @@ def run_episode(agent: Agent, scene: str | SceneSpec, out_dir: str | os.PathLike
         episode = session.new_episode()
         privileged = PrivilegedAccess(spec, session.renderer) if agent.privileged else None
         try:
-            agent.run(episode, rng=np.random.default_rng(seed), privileged=privileged)
+            agent.run(episode, rng=episode_rng(seed), privileged=privileged)
         except Exception as exc:  # service or runtime failure: recorded, left out of aggregates
             failure = exc
             episode.end("failed")
