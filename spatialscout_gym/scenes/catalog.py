@@ -6,8 +6,8 @@
 * Scene ``i`` is generated from ``numpy.random.SeedSequence([CATALOG_NAMESPACE, i])``; training
   scenes (:func:`procedural_scene`) use ``TRAIN_NAMESPACE``, so the two streams never coincide.
 * Versions: **v3.1** (the default) is v3.0 with every room inside the +-15 m world box the
-  camera may move in (v3.0's Apartment_31 has a room reaching x = 15.28 m; the other 79 scenes are
-  the same); **v3.0** has all of ProcTHOR's object types and places them by ProcTHOR's placement
+  camera may move in (five v3.0 apartments, 11, 16, 17, 26 and 31, have walls past x = 15 m and
+  move towards the origin; the other 75 scenes keep their plans); **v3.0** has all of ProcTHOR's object types and places them by ProcTHOR's placement
   annotations and receptacles (scenes/placement.py), with v2.0's sizes; **v2.0** sizes objects like
   AI2-THOR's assets and places targets as far from the start as the paper's catalog; **v1.0**
   (hand-set sizes). All four stay loadable and hash-verified and share the 80 recipes and scene
@@ -157,8 +157,8 @@ def generate_catalog_scene(entry: CatalogEntry) -> SceneSpec:
                           source={"generator": "procedural", "stream": "catalog",
                                   "catalog_version": entry.version, "seed": entry.seed},
                           rules=rules_for(entry.version),
-                          # v3.0 and earlier are frozen as drawn: Apartment_31's east room reaches
-                          # past the world box; v3.1 moves it inside (scenes/sizes.py)
+                          # v3.0 and earlier are frozen as drawn: five apartments' east walls stand
+                          # past the world box; v3.1 moves them inside (scenes/sizes.py)
                           in_world_box=rules_for(entry.version).in_world_box)
 
 

@@ -101,8 +101,8 @@ class GeneratorRules:
         targets toward the paper's mix, where Chair, Painting, Window and Book lead.
     in_world_box : bool
         Move a catalog floor plan that reaches past the +-15 m world box inside it (scenes/rooms.py
-        ``inside_world_box``; v3.1). Earlier versions are frozen as drawn: v3.0's Apartment_31 has
-        a room whose wall stands at x = 15.28 m. Training scenes are always moved.
+        ``inside_world_box``; v3.1). Earlier versions are frozen as drawn: five v3.0 apartments
+        (11, 16, 17, 26, 31) have walls past x = 15 m. Training scenes are always moved.
     """
 
     version: str
@@ -153,8 +153,9 @@ larger than scenes/rooms.py's ranges (both reference losses within 5 % of the pa
 at most 3 of one loose item and 2 of one loose floor item per room, so a small room is not filled
 with one category."""
 RULES_V3_1 = replace(RULES_V3, version="3.1", in_world_box=True)
-"""v3.1: v3.0's rules, with every floor plan inside the world box the camera may move in. Only
-Apartment_31 moves (7.69 m towards the origin along x); every target keeps its task-frame centre."""
+"""v3.1: v3.0's rules, with every floor plan inside the world box the camera may move in. Five
+apartments move towards the origin along x (Apartment_11 8.38 m, 17 8.28 m, 16 8.04 m, 26 8.01 m,
+31 7.69 m; CHANGELOG.md); every target keeps its task-frame centre."""
 RULES: dict[str, GeneratorRules] = {"1.0": RULES_V1, "2.0": RULES_V2, "3.0": RULES_V3, "3.1": RULES_V3_1}
 TRAINING_RULES: dict[str, str] = {"3.1": "3.0"}
 """Catalog versions whose training scenes (``procedural:<seed>``) are another version's: v3.1 only
