@@ -397,12 +397,13 @@ def underivable_fields(record: RunRecord, harness_known: bool = True) -> tuple[s
     """The derived fields that cannot be derived for ``record``: a version-1 record's per-call cache
     tokens, HTTP attempts, failures and waits (not traced then), and, without a harness record
     (``harness_known`` False), the model settings it holds. Claimed for that record only."""
+    old = () if record.schema_version >= SCHEMA_VERSION else ("schema_version",)
     if record.model is None:
-        return ()
+        return old
     without_harness = () if harness_known else HARNESS_DERIVED
-    if record.schema_version >= SCHEMA_VERSION:
+    if not old:
         return without_harness
-    return without_harness + ("model.http_attempts", "model.attempt_failures", "model.rate_limit_waits", "model.rate_limit_wait_s",
+    return old + without_harness + ("model.http_attempts", "model.attempt_failures", "model.rate_limit_waits", "model.rate_limit_wait_s",
             "model.waits", "model.cached_input_tokens", "model.cache_write_input_tokens", "model.cost_usd",
             "model.usage_incurred", "model.cost_incurred_usd", "model.request_cache", "error", "status")
 

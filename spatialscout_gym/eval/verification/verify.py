@@ -68,7 +68,7 @@ from spatialscout_gym.core.frames import CameraPose
 from spatialscout_gym.core.renderer_api import BlankRenderer
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.core.files import load_predictions
-from spatialscout_gym.core.records import (SCHEMA_VERSION, RecordError, RecordInputs, derive_run_record, derived_json, parse_run_record,
+from spatialscout_gym.core.records import (HTTP_FIELD, SCHEMA_VERSION, RecordError, RecordInputs, derive_run_record, derived_json, parse_run_record,
                                            run_kind, underivable_fields)
 from spatialscout_gym.core.scoring import GroundTruth
 from spatialscout_gym.episode.episode import Episode
@@ -449,6 +449,10 @@ def _check_derived(cmp: Comparison, d: Path, result: dict, events: list[dict], s
         ground_truth=GroundTruth.from_spec(spec), catalog_version=scene_catalog_version(spec),
         scene_content_hash=scene_content_hash(spec), harness=harness, price_table=_price_table(d)))
     _check_kind(recorded.agent, run_kind(events))
+    if recorded.schema_version < SCHEMA_VERSION and any(HTTP_FIELD in e for e in events):
+        raise _Diverged(f"in {RESULT_FILE}: schema_version, recorded {recorded.schema_version} vs "
+                        f"{SCHEMA_VERSION} (the trace holds per-call HTTP records, which version "
+                        f"{SCHEMA_VERSION} writes)")
     skip = underivable_fields(recorded, harness_known=harness is not None)
     got, want = _without(derived_json(recorded), skip), _without(derived_json(mine), skip)
     diff = cmp.first_diff(got, want, extra_ok=())
