@@ -1,5 +1,7 @@
-"""The Ray that ``evaluate --backend ray`` starts for itself listens on loopback only, and nothing of
-it outlives the evaluation killed with ``kill -9`` (``cluster/local_ray.py``)."""
+"""The Ray that ``evaluate --backend ray`` starts for itself listens on loopback only, joins no
+cluster an environment names, and nothing of it outlives the evaluation killed with ``kill -9``
+(``cluster/local_ray.py``). The test holds the run open with an episode waiting on a gate
+(``tests/ray_gate.py``)."""
 
 from __future__ import annotations
 
@@ -35,34 +37,45 @@ def listening(proc: psutil.Process) -> list[str]:
     return out
 
 
-def test_evaluate_backend_ray_listens_on_loopback_and_dies_with_kill_9(tmp_path):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]),
-               OMP_NUM_THREADS="1", RAY_USAGE_STATS_ENABLED="0")
+def gate_env() -> dict:
+    """This checkout and ``tests/`` (the gate renderer) on the driver's path; Ray's workers inherit it."""
+    path = os.pathsep.join([str(REPO), str(REPO / "tests"), *filter(None, [os.environ.get("PYTHONPATH")])])
+    env = dict(os.environ, PYTHONPATH=path, OMP_NUM_THREADS="1", RAY_USAGE_STATS_ENABLED="0")
     env.pop(SESSION_VAR, None)
-    proc = subprocess.Popen([sys.executable, "-m", "spatialscout_gym.cli.main", "evaluate", "--agent", "origin",
-                             "--scenes", "Kitchen_01", "--seeds", "0", "1", "2", "3", "4", "5", "6", "7", "--resolution", "32", "--backend",
-                             "ray", "--workers", "1", "--out", str(tmp_path / "ev"), "--no-progress"],
+    return env
+
+
+def wait_for(path: Path, proc: subprocess.Popen, limit_s: float = 120) -> None:
+    """Until ``path`` exists (an episode started), failing if the driver ends first."""
+    deadline = time.monotonic() + limit_s
+    while not path.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert path.exists(), (proc.poll(), proc.stderr.read().decode()[-2000:] if proc.poll() is not None else "")
+
+
+def test_evaluate_backend_ray_listens_on_loopback_and_dies_with_kill_9(tmp_path):
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    # a cluster address left in the environment (a `ray start` elsewhere) is not joined: a Ray of its own
+    env = dict(gate_env(), RAY_ADDRESS="127.0.0.1:9")
+    # the episode waits on a gate this test never opens: the run is held open while the test looks
+    proc = subprocess.Popen([sys.executable, str(REPO / "tests" / "ray_gate.py"), str(tmp_path / "ev"), str(gate)],
                             cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             start_new_session=True)
     driver = psutil.Process(proc.pid)
     seen: dict[int, psutil.Process] = {}
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and proc.poll() is None:   # until Ray's agents and a worker are up
-            tree = driver.children(recursive=True)
-            seen.update((p.pid, p) for p in tree)
-            names = [p.name() for p in tree]
-            if all(a in names for a in AGENTS) and any(n.startswith("ray::") and n not in AGENTS for n in names):
-                break
-            time.sleep(0.5)
-        assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
-        time.sleep(2.0)       # the worker's ports
+        wait_for(gate / "started", proc)      # a worker is in its episode: Ray's agents and ports are up
         tree = driver.children(recursive=True)
         seen.update((p.pid, p) for p in tree)
-        assert {p.name() for p in tree} >= {*AGENTS, "gcs_server", "raylet"}
+        names = {p.name() for p in tree}
+        assert names >= {*AGENTS, "gcs_server", "raylet"}, names
+        assert any(n.startswith("ray::") and n not in AGENTS for n in names), names    # the episode's worker
         addresses = {f"{p.name()}[{p.pid}]": listening(p) for p in [driver, *tree]}
         assert sum(len(a) for a in addresses.values()) >= 4, addresses
         assert all(a == "127.0.0.1" for ads in addresses.values() for a in ads), addresses
+        # still held: the driver runs and no episode has finished, so nothing above raced the run's end
+        assert proc.poll() is None and not list((tmp_path / "ev").glob("*/seed_*/result.json"))
     finally:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)

@@ -131,7 +131,9 @@ def init_local_ray(**kwargs: Any) -> str:
     os.environ.update({LOOPBACK_ENV: "0", SESSION_VAR: session})
     ray_constants.ENABLE_RAY_CLUSTER = False       # read when ray was imported: set it as the env says
     try:
-        ray.init(**{"include_dashboard": False, "_node_ip_address": "127.0.0.1", **kwargs})
+        # address "local": a new Ray, never one a `ray start` left running on this machine
+        # (``ray.init()`` would join that, through RAY_ADDRESS or /tmp/ray/ray_current_cluster)
+        ray.init(**{"address": "local", "include_dashboard": False, "_node_ip_address": "127.0.0.1", **kwargs})
     finally:
         ray_constants.ENABLE_RAY_CLUSTER = saved_flag
         for k, v in saved.items():
