@@ -47,9 +47,11 @@ def _env(**kw):
 BAD = [np.complex128(3), np.array([3 + 0j]), complex(3, 0), np.timedelta64(3, "s"), np.array([3], "m8[s]"),
        np.datetime64(3, "s"), np.bool_(True), True, _ArrayRaises(), _ReprRaises(), [_ReprRaises()],
        np.array([_ReprRaises()], object), "3", None, 3.5, np.nan, [3, 4],
-       # size 1 is not enough: a float, an array nested deeper than a vector env's (1,), a masked value
+       # size 1 is not enough: a float, any array or list of shape (1,) or deeper, a masked value
        1.0, np.float64(3), np.array([[[2.0]]]), np.array([[[2]]]), np.ma.masked_array([3], mask=[True]),
-       np.ma.masked_array(3, mask=True)]
+       np.ma.masked_array(3, mask=True), np.ma.masked_array([3], mask=[False]),
+       # what gymnasium's Discrete(18).contains refuses: shape (1,), a list, a dtype with no safe cast to int64
+       np.array([1]), [1], (1,), np.uint64(1)]
 
 
 @pytest.mark.parametrize("value", BAD, ids=[type(v).__name__ + str(i) for i, v in enumerate(BAD)])
@@ -62,6 +64,27 @@ def test_nbv_v1_refuses_values_the_space_does_not_hold_and_moves_nothing(value):
     assert repr(port.camera()) == before
     env.unwrapped.step(3)   # an integer still steps: heading 1 turns the camera 60 degrees
     assert repr(port.camera()) != before
+    env.close()
+
+
+@pytest.mark.parametrize("value", [1, np.int64(1), np.int8(1), np.uint32(1), np.array(1), np.array(1, np.uint8)])
+def test_nbv_v1_takes_what_the_discrete_space_holds(value):
+    """The other side of the refusals: every value ``Discrete(18).contains`` holds steps."""
+    env = _env()
+    assert env.action_space.contains(value)
+    before = repr(env.unwrapped.core.port.camera())
+    env.unwrapped.step(value)
+    assert repr(env.unwrapped.core.port.camera()) != before   # action 1: heading 0, the middle stride
+    env.close()
+
+
+@pytest.mark.parametrize("value", [np.array([1]), [1], np.uint64(1)])
+def test_the_refusal_says_why_a_near_miss_is_not_discrete(value):
+    env = _env()
+    assert not env.action_space.contains(value)
+    with pytest.raises(ValueError, match=r"shape \(1,\), where a Discrete space holds one integer scalar|"
+                                         r"uint64, which does not cast safely"):
+        env.unwrapped.step(value)
     env.close()
 
 

@@ -42,15 +42,24 @@ def _real_array(action, expected: str) -> np.ndarray:
 
 
 def _one_integer(action, n: int, expected: str) -> int:
-    """The one integer in ``[0, n)`` that ``action`` holds (an integer scalar or an integer array of
-    shape (1,): what a ``Discrete`` space holds and a vector env hands over), or the ``ValueError``
-    of :func:`_real_array`. A float (``1.0``), an array nested deeper (``[[[2]]]``) and a masked
-    value are no index."""
+    """The one integer in ``[0, n)`` that ``action`` is, as gymnasium's ``Discrete.contains``
+    decides: a Python ``int`` or a numpy integer scalar (or 0-d array) whose dtype casts safely to
+    the space's int64 (what a vector env hands each sub-env: an element of its batch), else the
+    ``ValueError`` of :func:`_real_array`. A list or an array of shape (1,) (``[1]``,
+    ``np.array([1])``), ``np.uint64`` (no safe cast to int64), a float (``1.0``), a boolean and a
+    masked value are no index; unlike ``contains``, ``True`` is refused too."""
     arr = _real_array(action, expected)
     if isinstance(action, np.ma.MaskedArray) and np.ma.getmaskarray(action).any():
         raise ValueError(f"{expected}, got a masked array")
-    if arr.size != 1 or arr.ndim > 1 or arr.dtype.kind not in "iu":
+    if arr.ndim != 0 or isinstance(action, (list, tuple)):
+        what = f"a {type(action).__name__}" if isinstance(action, (list, tuple)) else "an array"
+        raise ValueError(f"{expected}, got {_shown(action)}: {what} of shape {arr.shape}, where a Discrete space "
+                         f"holds one integer scalar")
+    if arr.dtype.kind not in "iu":
         raise ValueError(f"{expected}, got {_shown(action)}")
+    if not np.can_cast(arr.dtype, np.int64):
+        raise ValueError(f"{expected}, got {_shown(action)} of dtype {arr.dtype}, which does not cast safely to the "
+                         f"space's int64")
     x = arr.item()
     if float(x) != int(x) or not 0 <= int(x) < n:
         raise ValueError(f"{expected}, got {_shown(action)}")
