@@ -66,6 +66,11 @@ def test_http_bearer_token_refuses_a_client_without_it(tmp_path):
         for headers in ({}, {"Authorization": "Bearer wrong-token-0123456789"}):
             r = httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=headers)
             assert r.status_code == 401 and "Authorization: Bearer" in r.json()["error"]
+        # two Authorization headers, a wrong one first or last, or the right one twice: refused
+        right, wrong = ("Authorization", f"Bearer {TOKEN}"), ("authorization", "Bearer wrong-token-0123456789")
+        for pair in ([wrong, right], [right, wrong], [right, right]):
+            r = httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=pair)
+            assert r.status_code == 401 and "this request has 2" in r.json()["error"], pair
 
         async def without():
             async with Client(url) as client:

@@ -345,7 +345,9 @@ class AnswerUnreadable:
 
 
 class BearerAuth:
-    """ASGI middleware: HTTP requests without ``Authorization: Bearer <token>`` get 401.
+    """ASGI middleware: HTTP requests without exactly one ``Authorization: Bearer <token>`` header
+    get 401 (two, even a wrong one and the right one, are refused: what reads the headers next may
+    pick either).
 
     The comparison is constant-time; lifespan events pass through."""
 
@@ -358,11 +360,12 @@ class BearerAuth:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("type") == "http":
             import hmac
-            got = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(got, self._expected):
+            given = [v for k, v in scope.get("headers") or [] if k.lower() == b"authorization"]
+            if len(given) != 1 or not hmac.compare_digest(given[0], self._expected):
                 body = json.dumps({"error": "unauthorized: this SpatialScout MCP server needs the header "
                                             "'Authorization: Bearer <token>' (the token the server was "
-                                            "started with)"}).encode("utf-8")
+                                            "started with), once" + (f"; this request has {len(given)}"
+                                                                     if len(given) > 1 else "")}).encode("utf-8")
                 await send({"type": "http.response.start", "status": 401,
                             "headers": [(b"content-type", b"application/json"),
                                         (b"content-length", str(len(body)).encode()),
