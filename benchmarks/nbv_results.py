@@ -48,6 +48,8 @@ from pathlib import Path
 
 import numpy as np
 
+from spatialscout_gym.scenes.splits import VAL_SEEDS
+
 COLUMNS = ("all: mean IoU", ">0", ">0.5", ">0.9", "submitted: mean IoU", ">0.5", ">0.9", "coverage")
 SUMMARY_COLUMNS = ("object-micro", "spread", "scene-macro", "spread", "single rooms (micro)",
                    "apartments (micro)")
@@ -56,8 +58,8 @@ SCENE_TYPES = ("single_room", "apartment")
 MAPPERS = ("oracle", "oracle-surface")
 PAIRED_FIGURES = ("object_micro.all.mean_iou", "object_micro.submitted.mean_iou")
 """Figures of the paired comparison (policy minus baseline): all-target and submitted mean IoU."""
-VALIDATION_SEED = 10_000_000
-"""First seed of the ``--procedural`` validation scenes."""
+VALIDATION_SEED = VAL_SEEDS.start
+"""First seed of the ``--procedural`` validation scenes: the named ``val`` split's first scenes."""
 
 
 def _row(m: dict) -> list[float]:

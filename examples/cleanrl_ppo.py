@@ -34,6 +34,7 @@ import spatialscout_gym  # noqa: F401  (registers SpatialScout/...)
 from spatialscout_gym.nbv import save_nbv_config
 from spatialscout_gym.nbv.training.cleanrl_net import AGENT_FILE
 from spatialscout_gym.nbv.training.cleanrl_net import NBVActorCritic as Agent
+from spatialscout_gym.scenes.splits import check_training_scene
 
 
 @dataclass
@@ -61,6 +62,9 @@ class Args:
     """render grid, pixels"""
     obs_size: int = 64
     """the image observation's side, pixels"""
+    scenes: str = "split:train"
+    """training scenes: split:train (new procedural scenes) or one train-split scene (procedural:<seed>);
+    val and test scenes are refused (docs/nbv.md, named splits)"""
     save_dir: str = "runs/cleanrl_ppo"
     """where agent.pt and summary.json go"""
     torch_threads: int = 1
@@ -70,8 +74,8 @@ class Args:
 def make_env(seed: int, args: Args):
     """A thunk, as ``SyncVectorEnv`` wants: NBV-v2 with episode statistics in ``info["episode"]``."""
     def thunk() -> gym.Env:
-        env = gym.make("SpatialScout/NBV-v2", image_budget=args.image_budget, resolution=args.resolution,
-                       obs_size=args.obs_size)
+        env = gym.make("SpatialScout/NBV-v2", scene=check_training_scene(args.scenes),
+                       image_budget=args.image_budget, resolution=args.resolution, obs_size=args.obs_size)
         env = gym.wrappers.RecordEpisodeStatistics(env)
         env.action_space.seed(seed)
         return env
@@ -84,6 +88,7 @@ def to_tensors(obs: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
 
 def main(args: Args) -> dict:
     torch.set_num_threads(args.torch_threads)
+    check_training_scene(args.scenes)        # before any env is built
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
     # same-step autoreset: every step is a real env step; an ended env's next observation is its

@@ -27,6 +27,7 @@ from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
 import spatialscout_gym  # noqa: F401  (registers SpatialScout/NBV-v2 here; env runners import it by the id's prefix)
 from spatialscout_gym.cluster.local_ray import init_local_ray, stop_local_ray
 from spatialscout_gym.nbv import NBVConvModule, save_nbv_config
+from spatialscout_gym.scenes.splits import check_training_scene
 
 ENV_ID = "spatialscout_gym:SpatialScout/NBV-v2"   # "module:id": Gymnasium imports the module in every env runner
 
@@ -40,13 +41,17 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--image-budget", type=int, default=20, help="V, images per episode")
     p.add_argument("--resolution", type=int, default=64, help="render grid and observed image side, pixels")
     p.add_argument("--scene", default="Kitchen_01", help="catalog scene of the final greedy episode")
+    p.add_argument("--scenes", default="split:train",
+                   help="training scenes: split:train (new procedural scenes) or one train-split scene "
+                        "(procedural:<seed>); val and test scenes are refused (docs/nbv.md, named splits)")
     p.add_argument("--out", type=Path, default=Path("runs/rllib_ppo"), help="checkpoint directory")
     p.add_argument("--torch-threads", type=int, default=1,
                    help="torch CPU threads of this process, the learner (Ray gives env runners one each)")
     args = p.parse_args(argv)
     torch.set_num_threads(args.torch_threads)
 
-    env_config = {"obs_layout": "image+vector", "image_budget": args.image_budget,
+    env_config = {"scene": check_training_scene(args.scenes), "obs_layout": "image+vector",
+                  "image_budget": args.image_budget,
                   "resolution": args.resolution, "obs_size": args.resolution}
     probe = gym.make(ENV_ID, **env_config)                     # the spaces the module is built for
     nbv_config = probe.unwrapped.config                        # the NBV settings, saved with the checkpoint

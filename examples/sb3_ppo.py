@@ -25,6 +25,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
 import spatialscout_gym  # noqa: F401  (registers SpatialScout/...)
 from spatialscout_gym.nbv import save_nbv_config
+from spatialscout_gym.scenes.splits import check_training_scene
 
 
 def main(argv: list[str] | None = None) -> PPO:
@@ -36,16 +37,20 @@ def main(argv: list[str] | None = None) -> PPO:
     p.add_argument("--resolution", type=int, default=64)
     p.add_argument("--subproc", action="store_true", help="SubprocVecEnv (one process per env)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--scenes", default="split:train",
+                   help="training scenes: split:train (new procedural scenes) or one train-split scene "
+                        "(procedural:<seed>); val and test scenes are refused (docs/nbv.md, named splits)")
     p.add_argument("--save", default="runs/sb3_ppo/model", help="where model.zip goes (without .zip)")
     p.add_argument("--torch-threads", type=int, default=1,
                    help="torch CPU threads of this process (1: faster beside the renderer on small machines)")
     args = p.parse_args(argv)
     torch.set_num_threads(args.torch_threads)
+    scene = check_training_scene(args.scenes)     # before any env is built
 
     # "module:id": Gymnasium imports spatialscout_gym first, also in SubprocVecEnv's fresh processes
     # (which do not run this file's imports, so the plain id is unknown there)
     venv = make_vec_env("spatialscout_gym:SpatialScout/NBV-v2", n_envs=args.n_envs, seed=args.seed,
-                        env_kwargs={"image_budget": args.image_budget, "resolution": args.resolution},
+                        env_kwargs={"scene": scene, "image_budget": args.image_budget, "resolution": args.resolution},
                         vec_env_cls=SubprocVecEnv if args.subproc else DummyVecEnv)
     model = PPO("MultiInputPolicy", venv, n_steps=args.n_steps, batch_size=min(64, args.n_steps * args.n_envs),
                 seed=args.seed, verbose=1)

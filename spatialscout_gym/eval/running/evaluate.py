@@ -222,7 +222,8 @@ def scene_dir_name(scene: str) -> str:
 
 
 def expand_scenes(scenes: Sequence[str]) -> list[str]:
-    """Replace the word ``catalog`` by every catalog scene id (in catalog order); keep the rest.
+    """Replace the word ``catalog`` by every catalog scene id (in catalog order) and a named split
+    ``split:<name>[:<n>]`` by its scenes (:mod:`spatialscout_gym.scenes.splits`); keep the rest.
 
     Raises
     ------
@@ -230,10 +231,13 @@ def expand_scenes(scenes: Sequence[str]) -> list[str]:
         No scenes, or the same scene directory twice.
     """
     out: list[str] = []
+    from spatialscout_gym.scenes.splits import expand_split
     for s in scenes:
         if s == "catalog":
             from spatialscout_gym.scenes.catalog import catalog_scene_ids
             out.extend(catalog_scene_ids())
+        elif (named := expand_split(str(s))) is not None:
+            out.extend(named)
         else:
             out.append(str(s))
     if not out:

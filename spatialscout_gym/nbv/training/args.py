@@ -63,6 +63,11 @@ class Args:
     """discrete forward/back/left/right step, metres"""
     turn_deg: float = 45.0
     """discrete yaw step, degrees"""
+    scenes: str = "split:train"
+    """the scenes training draws: 'split:train' (the default: a new procedural scene every
+    --reconfigure-every resets, the train split's random draws) or one train-split scene
+    (procedural:<seed>); a scene of the val or test split (a catalog id, a val seed) is refused
+    (named splits: docs/nbv.md)"""
     reconfigure_every: int = 16
     """resets per procedural training scene (a new scene is generated and uploaded every K resets;
     between them the same scene from a random start yaw)"""

@@ -69,7 +69,9 @@ _MIN_CNN_SIDE = 36
 
 
 def _env_kwargs(args: Args) -> dict:
-    return dict(**({"render_device": args.render_device} if args.render_device else {}), scene="procedural", image_budget=args.image_budget, resolution=args.resolution,
+    from spatialscout_gym.scenes.splits import check_training_scene
+    scene = check_training_scene(args.scenes)   # a val or test scene is refused in one line
+    return dict(**({"render_device": args.render_device} if args.render_device else {}), scene=scene, image_budget=args.image_budget, resolution=args.resolution,
                 mapper=args.mapper, motion=args.motion, obs_size=args.obs_size,
                 reconfigure_every=args.reconfigure_every, move_m=args.move_m, turn_deg=args.turn_deg,
                 headings=args.headings, strides_m=tuple(args.strides_m), scan_bins=args.scan_bins,
@@ -219,6 +221,8 @@ def train(args: Args) -> Path:
 
     if args.backend not in BACKENDS:
         raise ConfigError(f"--backend must be one of {', '.join(BACKENDS)}, got {args.backend!r}")
+    from spatialscout_gym.scenes.splits import check_training_scene
+    check_training_scene(args.scenes)   # a val or test scene: refused before any run directory is made
     if args.backend == "rllib":
         runners = max(1, args.num_env_runners)
         if args.num_env_runners < 0 or args.num_envs % runners:
