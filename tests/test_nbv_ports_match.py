@@ -115,3 +115,26 @@ def test_parting_sequence_maps_match_and_gymnasium_env_match_agrees():
     finally:
         a.close()
         b.close()
+
+
+def test_nbv_v3s_blocked_flag_and_masks_match_over_both_ports():
+    """NBV-v3's settings (walls, the ``blocked`` observation): the two ports agree on every
+    observation and on ``action_masks()`` at every step, and some moves were blocked."""
+    a, b = pair("Apartment_05", walls=True, blocked_obs=True)
+    try:
+        a.reset(seed=4)
+        b.reset(seed=4)
+        rng = np.random.default_rng(5)
+        blocked = 0
+        for step, action in enumerate(int(x) for x in rng.integers(a.action_space.n, size=40)):
+            np.testing.assert_array_equal(a.unwrapped.action_masks(), b.core.action_masks(), err_msg=f"step {step}")
+            out_a, out_b = a.step(action), b.step(action)
+            assert data_equivalence(out_a[0], out_b[0], exact=True), f"step {step}: observations differ"
+            blocked += int(out_a[0]["blocked"].any())
+            if out_a[2] or out_a[3]:
+                a.reset(seed=step)
+                b.reset(seed=step)
+        assert blocked > 0
+    finally:
+        a.close()
+        b.close()
