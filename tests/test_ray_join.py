@@ -41,7 +41,7 @@ def test_an_address_nothing_answers_at_is_one_line_and_writes_nothing(tmp_path):
 
 @pytest.mark.parametrize("raised, said", [
     ("version", "Version mismatch: The cluster was started with: Ray: 2.59.0"),
-    ("auth", "the cluster refused this process's token"),
+    ("auth", "the cluster refused the token (this process's token: "),
 ])
 def test_a_version_mismatch_or_a_refused_token_is_one_line(monkeypatch, raised, said):
     import ray
@@ -57,6 +57,50 @@ def test_a_version_mismatch_or_a_refused_token_is_one_line(monkeypatch, raised, 
     with pytest.raises(ConfigError) as info:
         join_ray("auto")
     assert said in str(info.value) and "\n" not in str(info.value)
+
+
+RAY_REFUSAL_LOG = ("[2026-12-04 09:00:00,000 E 4242 4242] gcs_client.cc:106: Failed to get cluster ID from GCS "
+                   "server: Unauthenticated: InvalidAuthToken: the token provided does not match the cluster's\n")
+
+
+@pytest.mark.parametrize("token", ["wrong", None])
+def test_a_refused_token_is_said_as_such_and_rays_retry_lines_stay_off_the_terminal(monkeypatch, capfd, token):
+    """Ray's client logs a score of ``InvalidAuthToken`` retries on file descriptor 2 (its C++
+    logger), then raises a ``ConnectionError`` that never names the token; the one line says it."""
+    import ray
+    monkeypatch.setenv("HOME", "/nonexistent")
+    monkeypatch.delenv("RAY_AUTH_TOKEN_PATH", raising=False)
+    if token is None:
+        monkeypatch.delenv("RAY_AUTH_TOKEN", raising=False)
+    else:
+        monkeypatch.setenv("RAY_AUTH_TOKEN", token)
+
+    def refuse(**kwargs):
+        for _ in range(20):
+            os.write(2, RAY_REFUSAL_LOG.encode())
+        raise ConnectionError("Failed to connect to GCS at address 127.0.0.1:6379 within 5 seconds")
+
+    monkeypatch.setattr(ray, "init", refuse)
+    with pytest.raises(ConfigError) as info:
+        join_ray("auto")
+    said = str(info.value)
+    assert "the cluster refused the token" in said and "\n" not in said
+    assert ("RAY_AUTH_TOKEN)" in said) if token else ("none: RAY_AUTH_TOKEN is unset" in said)
+    out, err = capfd.readouterr()
+    assert "InvalidAuthToken" not in out + err and "gcs_client" not in err
+
+
+def test_a_head_that_does_not_answer_is_still_cannot_join(monkeypatch, capfd):
+    import ray
+
+    def unreachable(**kwargs):
+        os.write(2, b"[2026-12-04 09:00:00,000 W 4242 4242] rpc_client.h:153: Failed to connect to GCS\n")
+        raise ConnectionError("Failed to connect to GCS at address 127.0.0.1:6379 within 5 seconds")
+
+    monkeypatch.setattr(ray, "init", unreachable)
+    with pytest.raises(ConfigError, match="cannot join that Ray cluster") as info:
+        join_ray("auto")
+    assert "token" not in str(info.value).split(";")[0] and "rpc_client" not in capfd.readouterr().err
 
 
 def test_evaluate_help_lists_the_address_forms():
