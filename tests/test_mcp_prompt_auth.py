@@ -5,6 +5,7 @@ bearer token (a client without it is refused). Fake renderer: fast, no SAPIEN.""
 from __future__ import annotations
 
 import json
+import os
 import socket
 import threading
 
@@ -96,11 +97,17 @@ def test_http_bearer_token_refuses_a_client_without_it(tmp_path):
 @pytest.mark.parametrize("argv, env, needle", [
     (["--generate-token"], {}, "applies to --transport http"),
     (["--transport", "http", "--token-file", "{tmp}/none.txt"], {}, "does not exist"),
+    (["--transport", "http", "--token-file", "{tmp}/latin1.txt"], {}, "latin1.txt: not UTF-8 text (byte 5, line 1)"),
+    (["--transport", "http", "--token-file", "{tmp}/fifo"], {}, "fifo: a FIFO, not a regular file"),
+    (["--transport", "http", "--token-file", "{tmp}/folder"], {}, "folder: a directory, not a regular file"),
     (["--transport", "http"], {"SPATIALSCOUT_MCP_TOKEN": "short"}, "at least 16 characters"),
 ])
 def test_token_options_are_checked_in_one_line(argv, env, needle, tmp_path, capsys, monkeypatch):
     for k, v in env.items():
         monkeypatch.setenv(k, v)
+    (tmp_path / "latin1.txt").write_bytes(b"token\xe9" + b"x" * 20)
+    os.mkfifo(tmp_path / "fifo")     # no writer: a reader that opened it would wait forever
+    (tmp_path / "folder").mkdir()
     rc = main(["mcp", "--scene", "procedural:1", "--out", str(tmp_path / "m")]
               + [a.replace("{tmp}", str(tmp_path)) for a in argv])
     err = capsys.readouterr().err.strip().splitlines()

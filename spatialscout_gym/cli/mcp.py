@@ -54,6 +54,10 @@ TOKEN_ENV = "SPATIALSCOUT_MCP_TOKEN"
 MIN_TOKEN_CHARS = 16
 
 
+TOKEN_FILE_LIMIT = 4096
+"""Bytes a ``--token-file`` may hold (a token is a few dozen)."""
+
+
 def http_token(args: argparse.Namespace) -> str | None:
     """The bearer token the HTTP transport requires, or None; a one-line error for a token given
     with stdio, a missing or short token file."""
@@ -69,9 +73,20 @@ def http_token(args: argparse.Namespace) -> str | None:
     if args.generate_token:
         return secrets.token_urlsafe(24)
     if args.token_file is not None:
-        if not args.token_file.is_file():
+        if not os.path.lexists(args.token_file):
             raise CliError(f"--token-file {args.token_file} does not exist")
-        token = args.token_file.read_text(encoding="utf-8").strip()
+        # a FIFO, a directory or a device is refused as such, before anything opens it (a FIFO opened
+        # to read would meet its writer); bytes that are not UTF-8 in one line
+        import stat
+        from spatialscout_gym.cli.input_files import read_text
+        try:
+            mode = os.stat(args.token_file).st_mode
+        except OSError as exc:
+            raise CliError(f"--token-file {args.token_file}: cannot read it ({exc.strerror})") from None
+        if not stat.S_ISREG(mode):
+            kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a device or socket"
+            raise CliError(f"--token-file {args.token_file}: {kind}, not a regular file")
+        token = read_text(args.token_file, "--token-file", TOKEN_FILE_LIMIT).strip()
         source = f"--token-file {args.token_file}"
     else:
         token = os.environ.get(TOKEN_ENV, "").strip()
