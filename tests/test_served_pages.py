@@ -100,6 +100,56 @@ def test_play_refuses_bodies_by_content_length_before_reading(game):
     assert _calls(g) == 0
 
 
+def _answer(sock: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection."""
+    parts = []
+    while part := sock.recv(4096):
+        parts.append(part)
+    return b"".join(parts)
+
+
+def test_a_tls_handshake_or_binary_bytes_are_refused_at_once(game):
+    """``https://`` to the plain-HTTP play page: its ClientHello has no line end, so reading a
+    request line waited for the socket's 20 s timeout (past this 10 s one); now a 400 at once."""
+    import ssl
+    _, server = game
+    port = server.server_address[1]
+    for first, said in ((b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + bytes(32), b"not TLS"),
+                        (b"\x00\xff binary", b"not an HTTP request")):
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(first)
+            answer = _answer(sock)
+            assert answer.startswith(b"HTTP/1.0 400") and said in answer, answer[:200]
+    context = ssl.create_default_context()
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+        with pytest.raises(ssl.SSLError):             # a real client: refused, not left waiting
+            context.wrap_socket(raw, server_hostname="127.0.0.1")
+    assert _request(port, "GET", "/")[0] == 200      # the page itself still loads
+
+
+def test_a_body_shorter_than_its_content_length_is_refused_not_waited_for(game, monkeypatch):
+    from spatialscout_gym.servers.viewer import server as served
+    g, server = game
+    port, token = server.server_address[1], server.url.split("token=")[1]
+    head = (f"POST /api/call HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{TOKEN_HEADER}: {token}\r\n"
+            f"Content-Type: application/json\r\n")
+    call = json.dumps({"tool": "rotate_camera", "args": {"yaw": 15}}).encode()
+    # a body sent in two parts within the pause allowed is read whole
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(f"{head}Content-Length: {len(call)}\r\n\r\n".encode() + call[:10])
+        time.sleep(0.05)
+        sock.sendall(call[10:])
+        assert sock.recv(100).startswith(b"HTTP/1.0 200")
+    assert _calls(g) == 1
+    monkeypatch.setattr(served, "BODY_PAUSE_S", 0.3, raising=False)   # was: 20 s, past this 10 s timeout
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:   # 10 of 100 bytes, then silence
+        sock.sendall(f"{head}Content-Length: 100\r\n\r\n".encode() + call[:10])
+        answer = _answer(sock)
+        assert answer.startswith(b"HTTP/1.0 400") and b"shorter than its Content-Length (10 of 100" in answer
+    assert _calls(g) == 1
+
+
 @pytest.fixture()
 def run_with_links(tmp_path) -> tuple[Path, Path]:
     """A run directory (one scripted episode, Vulkan-free renderer) whose frames/ holds a link to a

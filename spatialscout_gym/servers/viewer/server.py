@@ -7,7 +7,9 @@ whose ``Origin`` names another page (and a state-changing one whose ``Sec-Fetch-
 site sent it); with a token, every
 state-changing request must carry it in the ``X-SpatialScout-Token`` header (401 otherwise); and a
 request body is refused by its ``Content-Length`` before a byte is read (411 when absent, 400 when
-not a non-negative integer, 413 above the limit). A socket that stops sending times out.
+not a non-negative integer, 413 above the limit), and a body that pauses :data:`BODY_PAUSE_S`
+short of it is refused (400). A connection that opens with a TLS handshake or other bytes no
+request line starts with is refused at once (400). A socket that stops sending times out.
 
 A request must carry exactly one ``Host`` header (400 otherwise) and a path without a NUL byte
 (``/%00/...``: 400). Every response carries the headers a static site should send
@@ -28,6 +30,7 @@ from __future__ import annotations
 import functools
 import hmac
 import http.server
+import io
 import os
 import queue
 import socket
@@ -39,12 +42,16 @@ from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 
 __all__ = ["GuardedHandler", "LocalServer", "serve_directory", "start_server", "TOKEN_HEADER", "MAX_BODY_BYTES",
-           "SECURITY_HEADERS", "WORKERS", "WAITING"]
+           "BODY_PAUSE_S", "SECURITY_HEADERS", "WORKERS", "WAITING"]
 
 TOKEN_HEADER = "X-SpatialScout-Token"
 """The request header that carries a server's per-run token."""
 MAX_BODY_BYTES = 1 << 20
 """The largest request body read (a tool call's JSON is a few kB)."""
+BODY_PAUSE_S = 2.0
+"""Seconds a request body may pause before the request is refused as shorter than its
+``Content-Length`` (a page on this machine sends its few kB at once): a short body does not hold a
+worker for the socket's whole :attr:`GuardedHandler.timeout`."""
 
 
 SECURITY_HEADERS: dict[str, str] = {
@@ -170,9 +177,27 @@ class GuardedHandler(http.server.BaseHTTPRequestHandler):
 
     def handle_one_request(self) -> None:
         try:
+            if self._not_http():
+                return
             super().handle_one_request()
         except (ConnectionError, TimeoutError):   # the client hung up: nothing to answer
             self.close_connection = True
+
+    def _not_http(self) -> bool:
+        """Refuse at once (400, connection closed) a connection whose first byte cannot begin an
+        HTTP request line: a TLS handshake (``https://`` to this plain-HTTP server: its ClientHello
+        has no line end, so reading the request line would wait for the socket's timeout) or other
+        binary bytes. True when refused."""
+        first = cast("io.BufferedReader", self.rfile).peek(1)[:1]   # rbufsize -1: a buffered reader
+        if not first or first.isalpha() or first in (b"\r", b"\n"):
+            return False
+        self.request_version, self.requestline = "HTTP/1.0", ""   # no request line was read
+        port = cast("tuple[str, int]", self.server.server_address)[1]
+        if first == b"\x16":
+            self._refuse(400, f"refused: this server speaks plain HTTP, not TLS; open http://127.0.0.1:{port}/")
+        else:
+            self._refuse(400, "refused: not an HTTP request")
+        return True
 
     def _refuse(self, code: int, text: str) -> bool:
         body = (text + "\n").encode()
@@ -231,7 +256,29 @@ class GuardedHandler(http.server.BaseHTTPRequestHandler):
         if n > limit:
             self._refuse(413, f"refused: the body has {n} bytes; at most {limit} are read")
             raise BodyRefused
-        return self.rfile.read(n)
+        return self._read_exactly(n)
+
+    def _read_exactly(self, n: int) -> bytes:
+        """``n`` body bytes, each part arriving within :data:`BODY_PAUSE_S` of the last; a body
+        that ends or pauses short of ``n`` is refused (400, :class:`BodyRefused`)."""
+        parts: list[bytes] = []
+        got = 0
+        self.connection.settimeout(BODY_PAUSE_S)
+        try:
+            while got < n:
+                try:
+                    part = self.rfile.read1(n - got)
+                except TimeoutError:
+                    part = b""
+                if not part:
+                    self._refuse(400, f"refused: the body is shorter than its Content-Length ({got} of {n} bytes "
+                                      f"arrived)")
+                    raise BodyRefused
+                parts.append(part)
+                got += len(part)
+        finally:
+            self.connection.settimeout(self.timeout)
+        return b"".join(parts)
 
 
 class _SiteHandler(GuardedHandler, http.server.SimpleHTTPRequestHandler):
