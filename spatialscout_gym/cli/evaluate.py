@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import Iterable
 
 from spatialscout_gym.cli.errors import CliError
 from spatialscout_gym.cli.options import (CALL_BUDGET_HELP, add_catalog_option, add_nbv_env_option, agent_help, apply_catalog_option,
@@ -85,6 +86,16 @@ MAX_SEEDS = 100_000
 (the paper ran 3), and a plan of that many episodes per scene still fits in memory."""
 
 
+def repeated(items: Iterable[int]) -> list[int]:
+    """The items that occur more than once, sorted; linear in the items (a set, not ``list.count``
+    per item: 20,000 seeds took 35 s that way)."""
+    seen: set[int] = set()
+    twice: set[int] = set()
+    for k in items:
+        (twice if k in seen else seen).add(k)
+    return sorted(twice)
+
+
 def parse_seeds(tokens: list[str]) -> list[int]:
     """``--seeds`` values: seed ids and ranges ``A:B`` (seeds A..B-1). A one-line
     :class:`CliError` for anything else, and for one bare number above 0: it once meant a count
@@ -111,12 +122,8 @@ def parse_seeds(tokens: list[str]) -> list[int]:
     if count > MAX_SEEDS:
         raise CliError(f"--seeds names {count} seeds; at most {MAX_SEEDS} per evaluation")
     seeds = [k for r in parts for k in r]
-    seen: set[int] = set()
-    repeated: set[int] = set()
-    for k in seeds:   # a set, not list.count: linear in the seeds
-        (repeated if k in seen else seen).add(k)
-    if repeated:
-        dup = sorted(repeated)
+    dup = repeated(seeds)
+    if dup:
         shown = ", ".join(map(str, dup[:10])) + (f" and {len(dup) - 10} more" if len(dup) > 10 else "")
         raise CliError(f"--seeds lists seed(s) {shown} more than once")
     return seeds
@@ -161,7 +168,9 @@ def _run_presets(args: argparse.Namespace) -> int:
     from spatialscout_gym.cli.presets import load_presets, preset_args
     if args.agent:
         raise CliError("--agent and --models exclude each other: the presets file names each model's agent")
-    presets = load_presets(args.models)
+    own = argparse.ArgumentParser(prog="spatialscout").add_subparsers()
+    register(own)   # evaluate's own parser: each preset value goes through its flag's type and choices
+    presets = load_presets(args.models, own.choices["evaluate"])
     worst = 0
     estimates: list[tuple[dict[str, float] | None, float | None]] | None = [] if args.estimate else None
     for name, table in presets.items():

@@ -25,14 +25,22 @@ input token at the full rate, an upper bound where the provider caches.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Mapping
 
-__all__ = ["Rates", "LOW", "HIGH", "PROMPT_CHARS", "episode_cost_range", "estimate_lines"]
+from spatialscout_gym.core.errors import ConfigError
+
+__all__ = ["Rates", "LOW", "HIGH", "PROMPT_CHARS", "MAX_ESTIMATE_CALLS", "episode_cost_range", "estimate_lines"]
 
 PROMPT_CHARS = 6000
 """Characters of the prompt and the first message (the inventory included) assumed besides the tool
 schema: the ``appendix-a`` prompt of a catalog scene is 3,000 to 5,000."""
+
+
+MAX_ESTIMATE_CALLS = 10**15
+"""Largest model-call budget an estimate takes: the closed form answers any budget at once, but the
+sums of larger ones leave the range of a float."""
 
 
 @dataclass(frozen=True)
@@ -50,14 +58,25 @@ LOW = Rates(chars_per_token=5.0, turn_tokens=30, output_tokens=20, images_per_ca
 HIGH = Rates(chars_per_token=3.0, turn_tokens=600, output_tokens=8000, images_per_call=1.0)
 
 
+def _images_sent(calls: int, per_call: float, budget: int) -> float:
+    """``sum(min(1 + j * per_call, budget) for j in range(calls))`` in closed form: the images
+    the ``calls`` requests carry together (a budget of a trillion calls is answered at once)."""
+    if calls <= 0:
+        return 0.0
+    if budget < 1:
+        return float(calls * budget)
+    # requests 0 .. growing-1 carry 1 + j * per_call images (<= budget); the rest carry the budget
+    growing = calls if per_call <= 0 else min(calls, math.floor((budget - 1) / per_call) + 1)
+    return growing + per_call * growing * (growing - 1) / 2 + (calls - growing) * budget
+
+
 def _episode(calls: int, prompt_chars: int, image_tokens: int, image_budget: int, rates: Rates,
              price: Mapping[str, float]) -> float:
+    """USD of ``calls`` requests (module docstring's sum over i, in closed form)."""
     p = prompt_chars / rates.chars_per_token
-    tokens_in = tokens_out = 0.0
-    for i in range(1, calls + 1):
-        images = min(1 + (i - 1) * rates.images_per_call, image_budget)
-        tokens_in += p + (i - 1) * rates.turn_tokens + images * image_tokens
-        tokens_out += rates.output_tokens
+    tokens_in = (calls * p + rates.turn_tokens * calls * (calls - 1) / 2
+                 + _images_sent(calls, rates.images_per_call, image_budget) * image_tokens)
+    tokens_out = float(calls * rates.output_tokens)
     return (tokens_in * price["input_per_mtok"] + tokens_out * price["output_per_mtok"]) / 1e6
 
 
@@ -67,6 +86,10 @@ def episode_cost_range(*, model_call_budget: int, image_budget: int, schema_char
     ``high`` (B calls, one image each, the high rates); module docstring."""
     chars = PROMPT_CHARS + schema_chars
     b, v = int(model_call_budget), int(image_budget)
+    if b > MAX_ESTIMATE_CALLS:
+        shown = str(b) if b < 10**30 else f"{len(str(b))} digits"
+        raise ConfigError(f"cannot estimate a model-call budget of {shown}: at most {MAX_ESTIMATE_CALLS:.0e} calls "
+                          f"an episode (its cost would not fit in a number)")
     return {"low": _episode(1, chars, image_tokens, v, LOW, price),
             "all_calls_low": _episode(b, chars, image_tokens, v, LOW, price),
             "high": _episode(b, chars, image_tokens, v, HIGH, price)}
