@@ -168,7 +168,9 @@ def _run_presets(args: argparse.Namespace) -> int:
     from spatialscout_gym.cli.presets import load_presets, preset_args
     if args.agent:
         raise CliError("--agent and --models exclude each other: the presets file names each model's agent")
-    presets = load_presets(args.models)
+    own = argparse.ArgumentParser(prog="spatialscout").add_subparsers()
+    register(own)   # evaluate's own parser: each preset value goes through its flag's type and choices
+    presets = load_presets(args.models, own.choices["evaluate"])
     worst = 0
     estimates: list[tuple[dict[str, float] | None, float | None]] | None = [] if args.estimate else None
     for name, table in presets.items():

@@ -77,12 +77,13 @@ def _name_problem(name: str) -> str | None:
     return None
 
 
-def load_presets(path: Path) -> dict[str, dict]:
+def load_presets(path: Path, parser: argparse.ArgumentParser) -> dict[str, dict]:
     """``{name: {key: value}}`` from a presets file; one-line :class:`CliError` for a file that
     cannot be read (or is not a regular file of at most 1 MiB, so a FIFO or a device never blocks),
     is not UTF-8 or not TOML (nested past the parser's depth included), has no models, a name
     that cannot name a directory inside ``--out``, or a key this version does not know (named
-    with its line)."""
+    with its line). ``parser`` is ``evaluate``'s own: each value is converted and checked by the
+    ``type`` and ``choices`` its flag has there."""
     from spatialscout_gym.cli.input_files import read_text
     text = read_text(Path(path), "--models")
     try:
@@ -110,16 +111,7 @@ def load_presets(path: Path) -> dict[str, dict]:
                                f"{', '.join([*KEYS, *_EXTRA])}")
         if "agent" not in table:
             raise CliError(f"--models {path}: [models.{name}] needs an agent (e.g. agent = \"openai:MODEL\")")
-    return {name: _parse_table(Path(path), text, name, table) for name, table in models.items()}
-
-
-def _evaluate_parser() -> argparse.ArgumentParser:
-    """The ``evaluate`` command's own parser: a preset value is converted and checked by the very
-    ``type`` and ``choices`` its flag has."""
-    from spatialscout_gym.cli import evaluate
-    sub = argparse.ArgumentParser(prog="spatialscout").add_subparsers()
-    evaluate.register(sub)
-    return sub.choices["evaluate"]
+    return {name: _parse_table(Path(path), text, name, table, parser) for name, table in models.items()}
 
 
 def _shown(value: object) -> str:
@@ -188,13 +180,12 @@ def _price_problem(price: object) -> str | None:
     return None
 
 
-def _parse_table(path: Path, text: str, name: str, table: dict) -> dict:
+def _parse_table(path: Path, text: str, name: str, table: dict, parser: argparse.ArgumentParser) -> dict:
     """One preset's keys parsed as their flags: ``{key: value}`` ready to set on the parsed options
     (paths made relative to the presets file); a one-line :class:`CliError` naming the file, the
     preset, the key and its line for a value its flag would refuse, so a bad value in the last
     preset stops the command before the first model runs."""
     from spatialscout_gym.cli.input_files import check_small_file
-    parser = _evaluate_parser()
     actions = {a.dest: a for a in parser._actions if a.option_strings}
     out: dict = {}
     for key, value in table.items():
