@@ -384,8 +384,6 @@ TAMPERS: list[tuple[str, Callable, str, str, str]] = [
      "unplanned"),
     ("second-seed-planned", lambda d: _second_seed(d, True), "procedural_1/seed_1", "at event 0: start, seed, "
      "recorded 0 vs recomputed 1", "diverged"),
-    ("same-conversation-two-seeds", _same_conversation, "procedural_1/seed_1", "the same conversation as "
-     "procedural_1/seed_0's", "diverged"),
     ("seed-in-trace", _seed_in_trace, EP1, "at event 0: start, seed, recorded 1 vs recomputed 0", "diverged"),
     ("failed-note-without-evidence", _failed_note_only, EP2, "failed without evidence: no failed attempt is "
      "archived, only a note", "refused"),
@@ -601,6 +599,18 @@ def test_no_cache_re_executes_and_keeps_nothing(honest, tmp_path, capsys, monkey
     shutil.rmtree(cache)
     code, eps = _verify(honest, capsys, "--no-cache")
     assert code == 0 and not any(e["cached"] for e in eps.values()) and not cache.exists()
+
+
+def test_a_seed_filed_again_as_the_only_other_planned_seed_counts_once(honest, tmp_path, capsys):
+    # every planned seed of the scene then holds one conversation: "repeated", one episode in the
+    # aggregates, so the copy gains nothing over running one seed
+    from spatialscout_gym.eval.pages.report import build_report
+    d = _copy(honest, tmp_path)
+    _same_conversation(d)
+    code, eps = _verify(d, capsys)
+    assert code == 0, eps
+    assert eps[EP1]["status"] == eps["procedural_1/seed_1"]["status"] == "repeated" and eps[EP2]["status"] == "verified"
+    assert build_report(d)["episodes"]["completed"] == 2
 
 
 def test_a_completed_episode_relabelled_failed_is_no_evidence_of_a_failure(honest, tmp_path, capsys):

@@ -77,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
             for c in checks:
                 print(f"{d}/{c.line()}" if len(args.dirs) > 1 else c.line())
     # a failed episode (every attempt failed) is accounted for by report; any other status fails
-    accepted = ("verified", "failed", TOOL_SIDE_ONLY) if args.allow_tool_side_only else ("verified", "failed")
+    # a repeated scene (every seed one conversation: a deterministic model) verified and counts once
+    accepted = ("verified", "repeated", "failed") + ((TOOL_SIDE_ONLY,) if args.allow_tool_side_only else ())
     ok = all(c.status in accepted for cs in out.values() for c in cs)
     if args.json:
         print(json.dumps({"verified": ok, "tool_side_only_allowed": bool(args.allow_tool_side_only),
@@ -86,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         counts = Counter(c.status for cs in out.values() for c in cs)
         n = sum(counts.values()) - counts["failed"]
-        rest = [f"{counts[k]} {k}" for k in (TOOL_SIDE_ONLY, "diverged", "refused", "unplanned", "missing", "failed")
+        rest = [f"{counts[k]} {k}" for k in ("repeated", TOOL_SIDE_ONLY, "diverged", "refused", "unplanned", "missing",
+                                             "failed")
                 if counts[k]]
         note = (" (tool-side only accepted by --allow-tool-side-only: those replies are unchecked)"
                 if args.allow_tool_side_only and counts[TOOL_SIDE_ONLY] else "")

@@ -34,6 +34,7 @@ from typing import Any, Iterable, Literal, Mapping, Sequence, Union
 
 from spatialscout_gym.core.errors import SpatialScoutError
 from spatialscout_gym.core.pricing import USAGE_KEYS, episode_cost
+from spatialscout_gym.core.run_files import RESULT_FILE
 from spatialscout_gym.core.scoring import GroundTruth, score_scene
 
 __all__ = ["SCHEMA_VERSION", "DERIVED", "CLAIMED", "RunRecord", "ModelFigures", "RecordInputs", "RecordError",
@@ -333,7 +334,7 @@ def _build(cls: type, d: Mapping[str, Any], prefix: str, file: str) -> Any:
     return cls(**kwargs)
 
 
-def parse_run_record(d: Any, file: str = "result.json") -> RunRecord:
+def parse_run_record(d: Any, file: str = RESULT_FILE) -> RunRecord:
     """``d`` (a parsed ``result.json``) as a :class:`RunRecord`, strictly; a record without
     ``schema_version`` goes through :func:`migrate_v1` first."""
     if not isinstance(d, dict):
@@ -354,7 +355,7 @@ def load_run_record(path: str | os.PathLike) -> RunRecord:
     from spatialscout_gym.core.files import SceneFileError, read_json
     p = Path(path)
     if p.is_dir() and not p.is_symlink():
-        p = p / "result.json"
+        p = p / RESULT_FILE
     if p.is_symlink():
         raise RecordError(f"{p}: a symbolic link where the run's own file belongs; it is not read")
     try:

@@ -211,22 +211,9 @@ def read_trace(path: Path) -> list[dict]:
 
 
 def trace_accepted_map(events: list[dict]) -> dict[str, list[float]]:
-    """The map an episode accepted, rebuilt exactly from its trace: every position of every accepted
-    ``submit_positions`` call, in order (the ``map`` snapshots are rounded to 6 decimals; the
-    call's arguments are what the agent submitted)."""
-    out: dict[str, list[float]] = {}
-    for e in events:
-        if e.get("event") != "tool_call" or e.get("tool") != "submit_positions":
-            continue
-        res = e.get("result")
-        if not isinstance(res, dict):
-            res = {}
-        if not res.get("ok"):
-            continue
-        given = (e.get("args") or {}).get("positions") or {}
-        for k in (res.get("result") or {}).get("accepted") or []:
-            out[str(k)] = [float(x) for x in given[k]]
-    return out
+    """The map an episode accepted, rebuilt exactly from its trace (:func:`~spatialscout_gym.core.records.accepted_map`)."""
+    from spatialscout_gym.core.records import accepted_map
+    return accepted_map(events)
 
 
 def accepted_positions(run_dir: str | os.PathLike, gt: Any) -> dict[str, list[float]]:

@@ -54,6 +54,7 @@ from spatialscout_gym.eval.analysis.grounding import grounding_summary
 from spatialscout_gym.eval.layout import (EvalDir, accepted_positions, check_run_scene, publish_json, publish_text, scene_sources,
                                           seed_spread, spec_file_note)
 from spatialscout_gym.eval.pages.page import render_page
+from spatialscout_gym.eval.verification.identity import counted_once_keys
 from spatialscout_gym.eval.pages.report import effort_label, md
 from spatialscout_gym.eval.settings_check import comparability_problems, identity_of, protocol_settings
 from spatialscout_gym.eval.verification.verify import verification_status
@@ -109,7 +110,9 @@ def collect_episodes(eval_dir: str | os.PathLike) -> EvalEpisodes:
     (the rule is :class:`~spatialscout_gym.eval.layout.EvalDir`'s)."""
     ev = EvalDir(eval_dir)
     ev.check_identities()
-    return EvalEpisodes([EpisodeRecord(k, a.run_dir, a.result) for k, a in ev.completed()],
+    completed = ev.completed()
+    once = counted_once_keys(ev, completed)    # a repeated scene's further seeds count once
+    return EvalEpisodes([EpisodeRecord(k, a.run_dir, a.result) for k, a in completed if k not in once],
                         [e.key for e in ev.failed()], ev.failed_results())
 
 
@@ -242,7 +245,7 @@ def build_leaderboard(dirs: Sequence[str | os.PathLike], *, force: bool = False,
         from tqdm import tqdm
         iterator = tqdm(dirs, desc="leaderboard", unit="dir")
     built = [build_row(d, lam, verify_workers) for d in iterator]
-    dropped = [r["dir"] for r in built if verified_only and r["verified"] != "verified"]
+    dropped = [r["dir"] for r in built if verified_only and r["verified"] not in ("verified", "repeated")]
     built = [r for r in built if r["dir"] not in dropped]
     if not built:
         raise LeaderboardError("--verified-only: no row is verified (`spatialscout verify DIR` names why; "

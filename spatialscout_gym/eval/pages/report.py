@@ -49,6 +49,7 @@ from spatialscout_gym.core.errors import SpatialScoutError
 from spatialscout_gym.core.files import load_ground_truth
 from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, aggregate, score_scene
 from spatialscout_gym.core.table import format_table
+from spatialscout_gym.eval.verification.identity import counted_once_keys
 from spatialscout_gym.eval.verification.verify import verification_status
 from spatialscout_gym.eval.settings_check import (NONE_MEANS, RECORDED, comparability_problems, identity_of,
                                                   protocol_settings)
@@ -141,7 +142,11 @@ def find_runs(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> list
     records = []
     ev = EvalDir(out_dir)
     ev.check_identities()
-    for _, a in ev.completed():
+    completed = ev.completed()
+    once = counted_once_keys(ev, completed)
+    for key, a in completed:
+        if key in once:
+            continue        # a repeated scene's further seeds: one conversation counts once
         check_run_scene(a.run_dir, a.result)
         gt = load_ground_truth(a.run_dir)
         score = score_scene(gt, accepted_positions(a.run_dir, gt), lam=lam)
@@ -381,7 +386,7 @@ def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> st
                   "every aggregate below is over the completed ones only.", ""]
     if report.get("verified"):
         v = report["verified"]
-        n_ok = sum(x == "verified" for x in v["episodes"].values())
+        n_ok = sum(x in ("verified", "repeated") for x in v["episodes"].values())
         lines += [f"Verified: **{md(v['status'])}** ({n_ok} of {len(v['episodes'])} completed episodes re-executed "
                   f"by this report and matching their records, {v.get('seconds_per_episode', 0.0):.2f} s per "
                   f"episode, {v.get('cached', 0)} verdict(s) from the cache; a verify.json in the directory is "

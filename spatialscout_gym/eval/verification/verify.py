@@ -91,7 +91,7 @@ TOOL_SIDE_ONLY = "tool-side only"
 """The status of a model run whose conversation cannot be re-derived (no complete ``harness.json``):
 its tool calls re-executed, its replies unchecked. Not ``verified``: it passes ``verify`` only with
 ``--allow-tool-side-only``, and every page that shows the run shows this status."""
-STATUSES = ("verified", TOOL_SIDE_ONLY, "diverged", "refused", "unplanned", "missing", "failed")
+STATUSES = ("verified", "repeated", TOOL_SIDE_ONLY, "diverged", "refused", "unplanned", "missing", "failed")
 
 
 @dataclasses.dataclass
@@ -844,7 +844,7 @@ def verify_dir(path: str | os.PathLike, progress: bool = False, images: bool = F
                 by_key[x].status = "diverged"
                 by_key[x].detail = (f"in {TRACE_FILE}: byte-identical to {other}'s, wall-clock times included "
                                     "(one episode filed under two seeds or scenes)")
-    _same_conversations(done, by_key)
+    _one_episode_checks(done, planned, by_key)
     for key, why in failed:
         if key not in by_key:
             by_key[key] = (EpisodeCheck(key, "refused", f"failed without evidence: {why}", conversation="not checked")
@@ -859,37 +859,31 @@ def verify_dir(path: str | os.PathLike, progress: bool = False, images: bool = F
     return sorted(checks, key=lambda c: c.key)
 
 
-def _reply_sequence(run_dir: Path) -> tuple[str, str, str] | None:
-    """``(scene id, scene hash, digest of the model replies in order)`` of a model run, wall-clock
-    fields left out; None for a run without replies or whose records cannot be read."""
-    from spatialscout_gym.eval.verification.verify_conversation import TIMING_FIELDS
-    try:
-        result = read_result(run_dir / RESULT_FILE)
-        replies = [{k: v for k, v in e.items() if k not in TIMING_FIELDS and not k.endswith("_unix_s")}
-                   for e in read_trace(run_dir / TRACE_FILE) if e.get("event") == "model_response"]
-    except EvalDirError:
-        return None
-    if not replies:
-        return None
-    blob = json.dumps(replies, sort_keys=True, separators=(",", ":")).encode()
-    return str(result.get("scene_id")), str(result.get("scene_content_hash")), hashlib.sha256(blob).hexdigest()
-
-
-def _same_conversations(done: list[tuple[str, Path]], by_key: dict[str, EpisodeCheck]) -> None:
-    """Two model runs of one scene with the same sequence of model replies (timestamps aside) are
-    one conversation filed under two seeds: both are marked diverged (unless one is already caught)."""
-    seen: dict[tuple[str, str, str], str] = {}
-    for k, d in done:
-        fp = _reply_sequence(d)
-        if fp is None:
-            continue
-        first = seen.setdefault(fp, k)
-        if first == k or any(by_key[x].status not in ("verified", TOOL_SIDE_ONLY) for x in (first, k)):
-            continue
-        for x, other in ((first, k), (k, first)):
-            by_key[x].status = "diverged"
-            by_key[x].detail = (f"in {TRACE_FILE}: the same conversation as {other}'s (the same model replies in "
-                                "the same order, wall-clock times aside): one episode filed under two seeds")
+def _one_episode_checks(done: list[tuple[str, Path]], planned: list[str], by_key: dict[str, EpisodeCheck]) -> None:
+    """Episodes that are one episode (:mod:`~spatialscout_gym.eval.verification.identity`): a scene
+    whose every planned seed holds one conversation is ``repeated`` (verified, counted once); seeds
+    that share a conversation short of that are all ``diverged``; two scene folders holding one
+    scene are all ``refused``."""
+    from spatialscout_gym.eval.verification.identity import REPEATED, repeated_and_shared, same_scene_folders
+    repeated, shared = repeated_and_shared(done, planned)
+    for key, others in shared.items():
+        c = by_key[key]
+        if c.status in ("verified", TOOL_SIDE_ONLY):
+            c.status, c.detail = "diverged", (
+                f"in {TRACE_FILE}: the same conversation as {', '.join(others)} (the same replies, text and tool "
+                "calls, in the same order) while other planned seeds of the scene differ: one episode filed "
+                "under several seeds")
+    for key in repeated:
+        c = by_key[key]
+        if c.status == "verified":
+            c.status, c.detail = REPEATED, ("(every planned seed of this scene holds one conversation: a "
+                                            "deterministic model; counted as one episode)")
+    sound = [(k, d) for k, d in done if by_key[k].status in ("verified", REPEATED, TOOL_SIDE_ONLY)]
+    for key, other in same_scene_folders(sound).items():     # each a sound run: one scene under two names
+        c = by_key[key]
+        if c.status not in ("missing", "unplanned"):
+            c.status, c.detail = "refused", (f"its scene folder and {other!r} hold one scene (the same content hash): "
+                                             "one scene filed under two names")
 
 
 def write_verification(path: str | os.PathLike, checks: list[EpisodeCheck]) -> Path:
@@ -910,7 +904,8 @@ def verification_status(path: str | os.PathLike, *, workers: int = 1, use_cache:
 
     Returns ``{"status", "episodes": {key: status}, "seconds", "seconds_per_episode", "cached",
     "self_reported"}`` and the keys of :func:`planned_count`. ``status`` is ``verified`` when every
-    episode re-executed to its records, ``tool-side only`` when the rest did but some model run's
+    episode re-executed to its records, ``repeated`` when they did and some scene is repeated (a
+    deterministic model: each such scene counts once), ``tool-side only`` when the rest did but some model run's
     conversation cannot be re-derived, else ``diverged`` (any episode diverged, was refused, is
     unplanned, or is planned and missing).
     """
@@ -920,8 +915,8 @@ def verification_status(path: str | os.PathLike, *, workers: int = 1, use_cache:
     checks = verify_dir(path, workers=workers, use_cache=use_cache)
     out = {c.key: c.status for c in checks if c.status != "failed"}
     vals = set(out.values())
-    status = ("verified" if vals <= {"verified"} else TOOL_SIDE_ONLY if vals <= {"verified", TOOL_SIDE_ONLY}
-              else "diverged")
+    status = ("verified" if vals <= {"verified"} else "repeated" if vals <= {"verified", "repeated"}
+              else TOOL_SIDE_ONLY if vals <= {"verified", "repeated", TOOL_SIDE_ONLY} else "diverged")
     seconds = time.perf_counter() - t0
     fresh = [c for c in checks if c.seconds and not c.cached]
     p = ev.root / VERIFY_FILE
