@@ -1,13 +1,15 @@
 """``core.files.locked_json_object``: the one read-change-write of a JSON object shared by processes
 (the spend ledger and the rate-limit window use it): no update is lost between processes, and a
-file holding anything but an object reads as empty."""
+file holding anything but an object is refused and left as it is, never reset."""
 
 from __future__ import annotations
 
 import json
 import multiprocessing
 
-from spatialscout_gym.core.files import locked_json_object
+import pytest
+
+from spatialscout_gym.core.files import SharedFileError, locked_json_object
 
 
 def _bump(path: str, times: int) -> None:
@@ -30,15 +32,20 @@ def test_no_update_is_lost_between_processes(tmp_path):
     assert json.loads(open(path).read()) == {"n": 400}
 
 
-def test_a_file_that_holds_no_object_reads_as_empty_and_an_unchanged_one_is_not_rewritten(tmp_path):
+def test_a_file_that_holds_no_object_is_refused_untouched_and_an_unchanged_one_is_not_rewritten(tmp_path):
     path = tmp_path / "state.json"
-    for text in ("[1, 2]", "not json", ""):
+    for text in ("[1, 2]", "not json", "", '{"a": NaN}'):
         path.write_text(text)
-        with locked_json_object(path) as state:
-            assert state == {}
-        assert path.read_text() == "{}"   # what was read back replaces what could not be
+        with pytest.raises(SharedFileError, match=str(path)):
+            with locked_json_object(path):
+                pass
+        assert path.read_text() == text   # never reset: what it held is kept for a person to see
     path.write_text('{"a": 1}')
     before = path.stat().st_mtime_ns
     with locked_json_object(path) as state:
         assert state == {"a": 1}
     assert path.read_text() == '{"a": 1}' and path.stat().st_mtime_ns == before
+    fresh = tmp_path / "new.json"
+    with locked_json_object(fresh) as state:   # a missing file starts as an empty object
+        assert state == {}
+    assert fresh.read_text() == "{}"

@@ -133,7 +133,7 @@ def seeds_of(args: argparse.Namespace) -> int | list[int]:
     """The seeds to run: ``--repeats N`` (seeds 0..N-1, as a count), ``--seeds`` ids, or seed 0."""
     if args.repeats is not None:
         if not 1 <= args.repeats <= MAX_SEEDS:
-            raise CliError(f"--repeats must be between 1 and {MAX_SEEDS} (seeds 0..N-1 per scene), got {args.repeats}")
+            raise CliError(f"--repeats must be >= 1 and at most {MAX_SEEDS} (seeds 0..N-1 per scene), got {args.repeats}")
         return args.repeats
     return parse_seeds(args.seeds) if args.seeds is not None else 1
 
