@@ -98,6 +98,8 @@ def _refusal(tmp_path, capsys, text: str | bytes, *extra: str) -> str:
     ('prompt_style = "bogus"', ["--prompt", "bogus"]),
     ('call_budget = "many"', ["--call-budget", "many"]),
     ("workers = 2.5", ["--workers", "2.5"]),
+    ('max_cost_usd = "lots"', ["--max-cost-usd", "lots"]),
+    ('mode = "sideways"', ["--mode", "sideways"]),
     ('backoff_s = [1, "soon"]', ["--backoff", "1", "soon"]),
 ])
 def test_a_bad_value_is_refused_by_its_flags_own_parser_naming_preset_key_and_line(tmp_path, capsys, line, flag_argv):
