@@ -172,13 +172,13 @@ def test_the_rebuild_restores_the_recorded_spend_and_replaces_a_link_not_its_tar
 def test_a_rate_window_with_entries_out_of_range_drops_them_with_a_note(tmp_path, capsys):
     path = tmp_path / "rate_limit.json"
     path.write_text('{"events": [[4e9, 10, "a"], [1e18, 10, "b"], [Infinity, 10, "c"], [5.0, 1e400, "d"], '
-                    '"junk", [99.0, 10, "kept"]], "last_tokens": 0}')
+                    '"junk", [99.0, 10, "kept"]], "last_tokens": 0, "stray": NaN}')
     slept: list[float] = []
     limiter = RateLimiter(requests_per_minute=2, path=path, sleep=slept.append, clock=lambda: 100.0)
     key, waits = limiter.acquire(10)
     assert waits == [] and slept == []           # the entry of the last minute left room for this one
     kept = json.loads(path.read_text())["events"]
-    assert [e[2] for e in kept] == ["kept", key]
+    assert [e[2] for e in kept] == ["kept", key] and "stray" not in json.loads(path.read_text())
     assert "dropped 5 entries" in capsys.readouterr().err
 
 

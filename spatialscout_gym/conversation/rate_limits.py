@@ -169,6 +169,8 @@ class RateLimiter:
             raise _file_error(self.path, f'"events" is a JSON {type(events).__name__}, not a list')
         if type(last) not in (int, float) or not 0 <= last < 1e15:
             raise _file_error(self.path, f'"last_tokens" is {last!r}, not a token count')
+        for key in [k for k in state if k not in ("events", "last_tokens")]:
+            del state[key]   # nothing else belongs here (a NaN there could not be written back)
         now = self._clock()
         kept = [e for e in events if _entry_ok(e, now + self.window_s)]
         if len(kept) < len(events):

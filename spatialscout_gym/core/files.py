@@ -289,7 +289,10 @@ def _create_json_object(path: Path) -> None:
 def _open_shared(path: Path) -> int:
     """A read-write descriptor of the regular file ``path``; never through a symbolic link (the
     link's target would be overwritten) and never blocking on a FIFO."""
-    st = os.lstat(path)   # the type first: opening a FIFO to read waits for a writer
+    try:
+        st = os.lstat(path)   # the type first: opening a FIFO to read waits for a writer
+    except FileNotFoundError:
+        raise SharedFileError(path, "was removed while it was being opened; run again") from None
     if stat.S_ISLNK(st.st_mode):
         raise SharedFileError(path, "is a symbolic link; it is not followed (its target would be overwritten)")
     if not stat.S_ISREG(st.st_mode):
