@@ -276,3 +276,28 @@ def test_a_current_record_relabelled_version_1_is_refused(runs, tmp_path):
     (run / "result.json").write_text(json.dumps(res))
     v = _verdict(run)
     assert v.status == "diverged" and "schema_version, recorded 1" in v.detail, v.detail
+
+
+def test_the_price_table_travels_with_the_evaluation(tmp_path, monkeypatch, capsys):
+    # a relative --price-table is copied into the evaluation: verify reads the copy from any folder,
+    # after the user's file is gone
+    from spatialscout_gym.cli.main import main
+    from vlm_scripted import ScriptedServer
+    work, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
+    work.mkdir()
+    elsewhere.mkdir()
+    (work / "prices.json").write_text(json.dumps(PRICES))
+    monkeypatch.chdir(work)
+    with ScriptedServer(_policy) as server:
+        rc = main(["evaluate", "--agent", "openai:scripted", "--base-url", server.openai_url, "--api-key", "k",
+                   "--scenes", "procedural:3", "--out", "ev", "--resolution", "32", "--image-budget", "3",
+                   "--call-budget", "5", "--price-table", "prices.json", "--no-progress"])
+    assert rc == 0, capsys.readouterr()
+    opts = json.loads((work / "ev" / "evaluate.json").read_text())["agent_options"]
+    assert opts["price_table"] == "price_table.json"
+    assert json.loads((work / "ev" / "price_table.json").read_text()) == PRICES
+    (work / "prices.json").unlink()
+    monkeypatch.chdir(elsewhere)
+    capsys.readouterr()
+    assert main(["verify", str(work / "ev"), "--no-cache", "--no-progress"]) == 0, capsys.readouterr()
+    assert load_run_record(work / "ev" / EP).model.cost_usd > 0

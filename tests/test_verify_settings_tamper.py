@@ -110,7 +110,11 @@ def test_a_cost_verifies_with_its_price_table_and_not_with_another(tmp_path, cap
     assert len(settings["agent_options"]["price_table_sha256"]) == 64
     code, eps = _verify(out, capsys)
     assert code == 0 and {e["status"] for e in eps.values()} == {"verified"}
-    prices.write_text(json.dumps({"scripted": {"input_per_mtok": 9.0, "output_per_mtok": 9.0}}))   # another table
+    assert settings["agent_options"]["price_table"] == "price_table.json"     # the evaluation's own copy
+    prices.write_text(json.dumps({"scripted": {"input_per_mtok": 9.0, "output_per_mtok": 9.0}}))   # the user's file:
+    code, eps = _verify(out, capsys)                                                            # not what verify reads
+    assert code == 0
+    (out / "price_table.json").write_text(prices.read_text())          # another table in the copy's place
     monkeypatch.setenv("SPATIALSCOUT_VERIFY_CACHE", str(tmp_path / "fresh-verdicts"))   # no verdict kept from before
     code, eps = _verify(out, capsys)
     assert code == 1 and "without a price table" in eps[EP1]["detail"]

@@ -39,7 +39,7 @@ from spatialscout_gym.core.types import natural_number
 
 __all__ = ["EvalDir", "check_episode_identities", "EvalDirError", "EpisodeDir", "Attempt", "seed_spread", "publish_json", "publish_text",
            "read_json_object", "read_trace", "read_result", "check_result", "read_run_result", "attempt_dirs", "archive_failed_attempt",
-           "read_scene_args", "record_scene_args", "is_run_dir", "find_run_dirs", "seed_dir_name", "seed_of_dir",
+           "read_scene_args", "record_scene_args", "evaluation_file", "PRICE_TABLE_FILE", "is_run_dir", "find_run_dirs", "seed_dir_name", "seed_of_dir",
            "split_episode_key",
            "SETTINGS_FILE", "SCENES_FILE", "SEED_DIR_PREFIX", "FAILED_SUFFIX", "FAILED_NOTE_FILE", "ATTEMPTS_SUFFIX", "VERIFY_FILE", "PLANNED_FILE",
            "record_planned", "read_planned", "trace_accepted_map", "accepted_positions", "check_run_scene", "scene_source",
@@ -50,6 +50,8 @@ SETTINGS_FILE = "evaluate.json"
 SCENES_FILE = "scenes.json"
 VERIFY_FILE = "verify.json"
 PLANNED_FILE = "planned.json"
+PRICE_TABLE_FILE = "price_table.json"
+"""The evaluation's copy of its price table (``evaluate.json`` names it by this relative name)."""
 FAILED_SUFFIX = ".failed.json"
 FAILED_NOTE_FILE = "failed.json"
 """An archived failure note, ``seed_<k>/attempts/NN/failed.json``: an attempt that wrote no run
@@ -341,6 +343,14 @@ def archive_failed_attempt(run_dir: Path, redo: bool = False) -> int:
             part.rmdir()
             return archive_failed_attempt(run_dir)
     return len(attempt_dirs(run_dir)) + 1
+
+
+def evaluation_file(root: str | os.PathLike, recorded: str) -> Path:
+    """A file ``evaluate.json`` names (the price table): a relative name is inside the evaluation
+    directory ``root``, wherever the command runs; an absolute one is as written (evaluations made
+    before the table was copied in)."""
+    p = Path(recorded)
+    return p if p.is_absolute() else Path(root) / p
 
 
 def read_scene_args(root: str | os.PathLike) -> dict[str, str]:

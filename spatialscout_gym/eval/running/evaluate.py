@@ -62,13 +62,13 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from spatialscout_gym.core.errors import ConfigError, SpatialScoutError
-from spatialscout_gym.core.files import write_json_atomic
+from spatialscout_gym.core.files import write_json_atomic, write_text_atomic
 from spatialscout_gym.core.run_files import (ATTEMPTS_DIR, ENTITY_LIBRARY_FILE, FRAME_HASHES_FILE, FRAMES_DIR,
                                              GROUND_TRUTH_FILE, PREDICTIONS_FILE, RESULT_FILE, TRACE_FILE,
                                              frame_file_name)
 from spatialscout_gym.core.types import natural_number
 from spatialscout_gym.eval.running.tasks import EpisodeTask, EvalSettings, Outcome, WorkerState
-from spatialscout_gym.eval.layout import (SETTINGS_FILE, archive_failed_attempt,
+from spatialscout_gym.eval.layout import (PRICE_TABLE_FILE, SETTINGS_FILE, archive_failed_attempt, evaluation_file,
                                           read_json_object, read_run_result, record_planned, record_scene_args,
                                           seed_dir_name)
 
@@ -335,6 +335,40 @@ def _remove_stale_temp_dirs(tasks: Iterable[EpisodeTask]) -> int:
     return removed
 
 
+def keep_price_table(out: Path, settings: EvalSettings) -> EvalSettings:
+    """``settings`` with its price table copied into the evaluation (``DIR/price_table.json``, the
+    bytes whose SHA-256 was recorded) and named by that relative name, so that ``verify`` reads
+    the copy wherever it runs. An evaluation that already records the same table keeps its name."""
+    import hashlib
+    opts = settings.agent_options
+    table, digest = opts.get("price_table"), opts.get("price_table_sha256")
+    if not isinstance(table, str) or not digest:
+        return settings
+    old_path = out / SETTINGS_FILE
+    if old_path.is_file():
+        old = read_json_object(old_path).get("agent_options")
+        if isinstance(old, dict) and old.get("price_table_sha256") == digest and isinstance(old.get("price_table"), str):
+            table = old["price_table"]
+            return _priced(settings, table, evaluation_file(out, table))
+    dest = out / PRICE_TABLE_FILE
+    src = Path(table)
+    if not (dest.exists() and src.exists() and src.resolve() == dest.resolve()):
+        data = src.read_bytes()
+        if hashlib.sha256(data).hexdigest() != digest:
+            raise ConfigError(f"price table {table}: changed since it was read (its SHA-256 differs); rerun")
+        write_text_atomic(dest, data.decode("utf-8"))     # a price table is UTF-8 JSON (checked when read)
+    return _priced(settings, PRICE_TABLE_FILE, dest)
+
+
+def _priced(settings: EvalSettings, recorded: str, path: Path) -> EvalSettings:
+    """``settings`` recording the price table as ``recorded`` and handing its content to the workers."""
+    import dataclasses
+
+    from spatialscout_gym.baselines.vlm import load_price_table
+    return dataclasses.replace(settings, agent_options={**settings.agent_options, "price_table": recorded},
+                               runtime_options={**settings.runtime_options, "price_table": load_price_table(path)})
+
+
 def check_settings(out: Path, settings: EvalSettings) -> None:
     """Record ``settings`` in ``DIR/evaluate.json``, or refuse (one line, each difference named)
     when the directory holds an evaluation made with other settings."""
@@ -416,7 +450,9 @@ def execute_task(task: EpisodeTask, state: WorkerState) -> Outcome:
         # fail again, so that every attempt is kept; a driver that archived them gives the number
         attempt = archive_failed_attempt(Path(task.run_dir)) if task.attempt is None else task.attempt
         spec = resolve_scene(task.scene)
-        agent = make_agent(s.agent, **s.agent_options, **s.runtime_options)
+        # runtime options win: the price table travels as its content (a Ray node's scratch
+        # directory holds no copy of it)
+        agent = make_agent(s.agent, **{**s.agent_options, **s.runtime_options})
         attach_request_limiter(agent, state.limiter)
         attach_effort_record(agent, Path(task.run_dir).parent.parent)
         attach_rate_limiter(agent, Path(task.run_dir).parent.parent)
@@ -528,6 +564,7 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
                           ray_timeout_s=RAY_TIMEOUT_S if ray_timeout_s is None else ray_timeout_s)
     # the backend reaches its machines first: a cluster that cannot be joined leaves no DIR behind
     with runner.session(), evaluation_lock(_made(out)):
+        settings = keep_price_table(out, settings)
         check_settings(out, settings)
         record_scene_args(out, {Path(t.run_dir).parent.name: t.scene for t in tasks})
         record_planned(out, [t.key for t in tasks])

@@ -76,7 +76,7 @@ from spatialscout_gym.envs.run_dir import bind_seed
 from spatialscout_gym.core.run_files import (FRAMES_DIR, frame_file_name, DELIVERED_FILE, GROUND_TRUTH_FILE, HARNESS_FILE,
                                              PREDICTIONS_FILE, PROMPT_FILE, RESULT_FILE, TRACE_FILE)
 from spatialscout_gym.eval.layout import (ATTEMPTS_SUFFIX, FAILED_SUFFIX, EpisodeDir, PLANNED_FILE, SCENES_FILE, SETTINGS_FILE, VERIFY_FILE, EvalDir,
-                                          EvalDirError, publish_json, read_json_object, read_result, read_scene_args,
+                                          EvalDirError, evaluation_file, publish_json, read_json_object, read_result, read_scene_args,
                                           read_trace, seed_of_dir)
 from spatialscout_gym.eval.verification.verify_cache import cache_dir, cache_key, files_digest, run_files
 from spatialscout_gym.eval.verification.verify_compare import ABS_TOLERANCE, REL_TOLERANCE, Comparison
@@ -363,13 +363,14 @@ def _price_table(d: Path) -> dict | None:
         table = opts.get("price_table") if isinstance(opts, dict) else None
         if isinstance(table, dict):
             return table
-        if isinstance(table, str) and Path(table).is_file():
+        path = evaluation_file(root, table) if isinstance(table, str) else None
+        if path is not None and path.is_file() and not path.is_symlink():
             from spatialscout_gym.baselines.vlm import load_price_table
             # the table's bytes as the evaluation read them: another table under the same name is not it
-            if hashlib.sha256(Path(table).read_bytes()).hexdigest() != opts.get("price_table_sha256"):
+            if hashlib.sha256(path.read_bytes()).hexdigest() != opts.get("price_table_sha256"):
                 return None
             try:
-                return load_price_table(table)
+                return load_price_table(path)
             except Exception:
                 return None
     return None

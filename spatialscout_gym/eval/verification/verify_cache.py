@@ -115,7 +115,9 @@ def _read_inputs(root: Path, run_dir: Path, scene_args: dict[str, str]) -> list[
         opts = settings.get("agent_options") if isinstance(settings, dict) else None
         table = opts.get("price_table") if isinstance(opts, dict) else None
         if isinstance(table, str):
-            entries.append((f"price table {Path(table).resolve()}", Path(table)))
+            from spatialscout_gym.eval.layout import evaluation_file
+            path = evaluation_file(base, table)
+            entries.append((f"price table {path.resolve()}", path))
     arg = scene_args.get(run_dir.parent.name)
     if arg:
         spec = Path(arg)
