@@ -37,7 +37,8 @@ from spatialscout_gym.core.renderer_api import Renderer
 if TYPE_CHECKING:
     from spatialscout_gym.eval.running.tasks import EpisodeTask, EvalSettings, Outcome, WorkerState
 
-__all__ = ["Backend", "LocalBackend", "RayBackend", "make_backend", "BACKENDS", "Work", "RAY_TIMEOUT_S"]
+__all__ = ["Backend", "LocalBackend", "RayBackend", "make_backend", "BACKENDS", "Work", "RAY_TIMEOUT_S",
+           "HEAD_LOST_S", "HOST_ERRORS", "HOST_ERROR_LIMIT", "host_error", "RayHeadLostError"]
 
 BACKENDS = ("local", "ray")
 OnOutcome = Callable[["Outcome"], None]
@@ -55,14 +56,14 @@ class Work:
     A backend whose workers share no disk with the driver (Ray) runs ``prepare(task)`` in the
     driver before it sends the task (earlier attempts archived there), ``ship(task, state, execute)``
     on the worker around ``execute`` (the outcome carries the run's files) and ``land(outcome)`` in the driver
-    (the files written into ``DIR``) before ``on_outcome``."""
+    (the files written into ``DIR``, where the driver's own task says) before ``on_outcome``."""
 
     state: Callable[[EvalSettings, Any, RendererFactory | None], WorkerState]   # Any: the limiter, a semaphore
     execute: Callable[[EpisodeTask, WorkerState], Outcome]
     crashed: Callable[[EpisodeTask, str], Outcome]
     prepare: Callable[[EpisodeTask], EpisodeTask] | None = None
     ship: Callable[[EpisodeTask, WorkerState, Callable[[EpisodeTask, WorkerState], Outcome]], Outcome] | None = None
-    land: Callable[[Outcome], Outcome] | None = None
+    land: Callable[[Outcome, EpisodeTask], Outcome] | None = None   # (outcome, the task the driver sent)
 
 
 RAY_TIMEOUT_S = 120.0
@@ -74,6 +75,45 @@ ends its episode sooner, at the next look at the node table (every :data:`NODE_P
 
 NODE_POLL_S = 2.0
 """How often the Ray backend reads the cluster's node table for nodes lost under busy actors."""
+
+HEAD_LOST_S = 15.0
+"""Seconds the cluster's head (its GCS) may answer nothing before the Ray backend ends the run in one
+line, its running episodes recorded as failed attempts. Ray's own driver gives up after 60 s, by
+exiting with only its ``rpc_client`` message, so this must be well under that."""
+
+HOST_ERRORS = ("ENOSPC", "EIO", "EROFS")
+"""Errors that say the node's disk is at fault, not the episode (full, failing, read-only)."""
+
+HOST_ERROR_LIMIT = 2
+"""A node whose episodes failed this many times with :data:`HOST_ERRORS` draws no more episodes."""
+
+
+class RayHeadLostError(SpatialScoutError):
+    """The Ray cluster's head stopped answering mid-run."""
+
+
+def host_error(error: str | None) -> str | None:
+    """The :data:`HOST_ERRORS` name an episode's error shows (``OSError: [Errno 28] ...``), or None."""
+    import errno
+    import re
+    for number in re.findall(r"\[Errno (\d+)\]", error or ""):
+        name = errno.errorcode.get(int(number))
+        if name in HOST_ERRORS:
+            return name
+    return None
+
+
+def _reason(exc: BaseException) -> str:
+    """``Type: first line`` of a Ray error, or of the exception a Ray task raised (its ``cause``)."""
+    cause = getattr(exc, "cause", None)
+    shown = cause if isinstance(cause, BaseException) else exc
+    lines = str(shown).splitlines()
+    return f"{type(shown).__name__}: {lines[0] if lines else ''}"
+
+
+def _where(node: dict) -> str:
+    """A node as a failure names it: its id's first 12 characters and its address."""
+    return f"node {str(node.get('id'))[:12]} at {node.get('address')}"
 
 
 class Backend(Protocol):
@@ -258,6 +298,39 @@ class RaySemaphore:
         ray.get(self.actor.release.remote())
 
 
+class _NodeTable:
+    """The Ray cluster's node table, read in a thread: the read blocks while the head is gone (Ray's
+    client retries it for a minute), and the driver must notice that and end the run itself."""
+
+    def __init__(self, ray: Any) -> None:
+        self.ray = ray
+        self.box: list[set[str]] = []
+        self.thread: Any = None
+        self.silent_since: float | None = None   # when the head first failed to answer
+
+    def _read(self, box: list[set[str]]) -> None:
+        try:
+            box.append({n["NodeID"] for n in self.ray.nodes() if n.get("Alive")})
+        except Exception:   # a head that refuses: counted as silent
+            pass
+
+    def alive(self, now: float, wait_s: float) -> set[str] | None:
+        """Ids of the nodes alive, or None when the head did not answer within ``wait_s``."""
+        import threading
+        if self.thread is None or not self.thread.is_alive():
+            box: list[set[str]] = []
+            self.box = box
+            self.thread = threading.Thread(target=self._read, args=(box,), daemon=True, name="ray-node-table")
+            self.thread.start()
+        self.thread.join(wait_s)
+        if self.box:
+            self.thread, self.silent_since = None, None
+            return self.box[0]
+        if self.silent_since is None:
+            self.silent_since = now
+        return None
+
+
 class RayBackend:
     """One actor per worker on a Ray cluster; same run directories as :class:`LocalBackend`, written
     by the driver from the files each actor sends back (no disk shared with the workers needed:
@@ -268,7 +341,11 @@ class RayBackend:
     reports dead, whose node the cluster's node table shows dead or gone, or that answers no ping
     for ``timeout_s`` is killed, its episode recorded as a failed attempt (``work.crashed``), and a
     replacement is started under the same rule. ``workers`` above the cluster's CPUs is capped to
-    them (one line on stderr).
+    them (one line on stderr). Every failure names the node it happened on; a node with
+    :data:`HOST_ERROR_LIMIT` disk failures (:data:`HOST_ERRORS`) draws no more episodes (one line on
+    stderr; its actors are replaced on other nodes). A head that answers nothing for
+    :data:`HEAD_LOST_S` ends the run (:class:`RayHeadLostError`, one line), the running episodes
+    recorded as failed attempts.
 
     Parameters
     ----------
@@ -293,6 +370,7 @@ class RayBackend:
         self.address = address
         self.timeout_s = float(timeout_s)
         self._joined = False
+        self._head_lost = False
 
     @contextlib.contextmanager
     def session(self) -> Iterator[None]:
@@ -315,7 +393,7 @@ class RayBackend:
             yield
         finally:
             self._joined = False
-            if owns:
+            if owns and not self._head_lost:   # with the head gone, shutting down waits for it
                 ray.shutdown()
 
     def run(self, tasks: Sequence[EpisodeTask], settings: EvalSettings, on_outcome: OnOutcome, *, work: Work,
@@ -337,7 +415,7 @@ class RayBackend:
             if owns and self.address is None:
                 from spatialscout_gym.cluster.local_ray import stop_local_ray
                 stop_local_ray()
-            elif owns:
+            elif owns and not self._head_lost:
                 ray.shutdown()
 
     def _run(self, ray: Any, tasks: Sequence[EpisodeTask], settings: EvalSettings, on_outcome: OnOutcome,
@@ -362,22 +440,68 @@ class RayBackend:
         starting: dict[Any, tuple[Any, float]] = {}      # place() ref -> (actor, started at)
         node_of: dict[Any, dict] = {}                    # started actor -> its node {"id", "address"}
         nodes_read = time.monotonic()
+        table = _NodeTable(ray)
         idle: list[Any] = []
         inflight: dict[Any, tuple[Any, EpisodeTask]] = {}   # run() ref -> (actor, task)
         heard: dict[Any, float] = {}                     # busy actor -> when it last answered
         pings: dict[Any, Any] = {}                       # place() ref -> busy actor
         queue = list(tasks)
         dropped: list[str] = []
+        host_errors: dict[str, list[str]] = {}           # node id -> its episodes' disk errors
+        barred: set[str] = set()                         # node ids that draw no more episodes
+        stranded: list[EpisodeTask] = []                 # not run: every node is barred
 
         def start_actor() -> None:
-            actor = actor_cls.remote(settings, limiter, renderer_factory, work.state, work.execute, work.ship)
+            cls = actor_cls
+            if barred:   # Ray's node-id label keeps the replacement off the nodes that draw no episodes
+                cls = actor_cls.options(label_selector={"ray.io/node-id": f"!in({', '.join(sorted(barred))})"})
+            actor = cls.remote(settings, limiter, renderer_factory, work.state, work.execute, work.ship)
             starting[actor.place.options(concurrency_group="ping").remote()] = (actor, time.monotonic())
 
-        def finish(actor: Any, outcome: Outcome) -> None:
+        def retire(actor: Any) -> None:
+            """Kill an actor on a barred node and start one elsewhere."""
+            with contextlib.suppress(ray.exceptions.RayError):
+                ray.kill(actor)
+            start_actor()
+
+        def finish(actor: Any, outcome: Any, task: EpisodeTask) -> None:
             heard.pop(actor, None)
+            node = node_of[actor]
             if work.land is not None:
-                outcome = work.land(outcome)
+                try:
+                    outcome = work.land(outcome, task)
+                except (SpatialScoutError, TypeError, AttributeError) as exc:   # what the worker sent is refused
+                    outcome = _crash_outcome(work, task, f"Ray actor on {_where(node)} sent files the driver "
+                                                         f"refused: {exc}")
+            code = None if outcome.ok else host_error(outcome.error)
+            if code is not None:
+                errors = host_errors.setdefault(node["id"], [])
+                errors.append(code)
+                if len(errors) >= HOST_ERROR_LIMIT and node["id"] not in barred:
+                    barred.add(node["id"])
+                    print(f"Ray {_where(node)}: {len(errors)} episodes failed with a disk error there "
+                          f"({', '.join(errors)}); it draws no more episodes", file=sys.stderr, flush=True)
+                    for a in [a for a in idle if node_of[a]["id"] in barred]:
+                        idle.remove(a)
+                        retire(a)
+                    if {n["NodeID"] for n in ray.nodes() if n.get("Alive")} <= barred:   # nowhere left to run
+                        stranded.extend(queue)
+                        queue.clear()
             on_outcome(outcome)
+
+        def head_lost(head: str) -> RayHeadLostError:
+            """Record the running episodes as failed attempts; the one-line error that ends the run."""
+            self._head_lost = True
+            running = list(inflight.values())
+            inflight.clear()
+            for actor, task in running:
+                finish(actor, _crash_outcome(work, task, f"Ray actor on {_where(node_of[actor])}: the cluster's "
+                                                         f"head at {head} stopped answering; the episode did "
+                                                         "not finish"), task)
+            return RayHeadLostError(
+                f"lost the Ray cluster's head at {head}: it answered nothing for {HEAD_LOST_S:g} s; the episodes "
+                f"that were running are recorded as failed attempts, {len(queue)} not started. Restart the head "
+                "(ray start --head) and rerun the same command to resume")
 
         for _ in range(workers):
             start_actor()
@@ -401,10 +525,14 @@ class RayBackend:
                         actor, _t = starting.pop(ref)
                         try:
                             node_of[actor] = ray.get(ref)
-                            idle.append(actor)
                         except ray.exceptions.RayError as exc:   # its constructor failed, or its node went
                             dropped.append(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
                             ray.kill(actor)
+                            continue
+                        if node_of[actor]["id"] in barred:    # placed before its node was barred
+                            retire(actor)
+                        else:
+                            idle.append(actor)
                     elif ref in pings:
                         actor = pings.pop(ref)
                         if actor in heard:
@@ -416,37 +544,48 @@ class RayBackend:
                         try:
                             outcome = ray.get(ref)
                         except ray.exceptions.RayError as exc:
-                            node = node_of[actor]
-                            finish(actor, _crash_outcome(work, task, f"Ray actor on node {node['id'][:12]} at "
-                                                                     f"{node['address']} failed: {type(exc).__name__}: "
-                                                                     f"{str(exc).splitlines()[0] if str(exc) else ''}"))
+                            finish(actor, _crash_outcome(work, task, f"Ray actor on {_where(node_of[actor])} failed: "
+                                                                     f"{_reason(exc)}"), task)
                             ray.kill(actor)
                             start_actor()
                             continue
-                        finish(actor, outcome)
-                        idle.append(actor)
+                        finish(actor, outcome, task)
+                        if node_of[actor]["id"] in barred:
+                            retire(actor)
+                        else:
+                            idle.append(actor)
                 for ref, (actor, t0) in list(starting.items()):   # not placed, or not answering
                     if now - t0 > timeout:
                         del starting[ref]
                         dropped.append(f"an actor was not placed or did not answer within {timeout:g} s")
                         ray.kill(actor)
                 dead: set[str] = set()
-                if now - nodes_read > NODE_POLL_S and inflight:
+                if now - nodes_read > NODE_POLL_S and (inflight or starting):
                     nodes_read = now
-                    alive = {n["NodeID"] for n in ray.nodes() if n.get("Alive")}
-                    dead = {node_of[a]["id"] for a, _ in inflight.values()} - alive
+                    alive = table.alive(now, min(1.0, NODE_POLL_S / 2))
+                    if alive is None:
+                        if table.silent_since is not None and now - table.silent_since >= HEAD_LOST_S:
+                            raise head_lost(ray.get_runtime_context().gcs_address)
+                    else:
+                        dead = {node_of[a]["id"] for a, _ in inflight.values()} - alive
                 for ref, (actor, task) in list(inflight.items()):
                     node = node_of[actor]
                     if node["id"] in dead or now - heard[actor] > timeout:   # its node is lost, or it hangs
                         del inflight[ref]
                         why = "its node is dead" if node["id"] in dead else f"silent for {timeout:g} s (its node lost?)"
-                        finish(actor, _crash_outcome(work, task, f"Ray actor on node {node['id'][:12]} at "
-                                                                 f"{node['address']}: {why}; the episode did not finish"))
+                        finish(actor, _crash_outcome(work, task, f"Ray actor on {_where(node)}: {why}; the episode "
+                                                                 "did not finish"), task)
                         ray.kill(actor)
                         start_actor()
                     elif actor not in pings.values() and now - heard[actor] > ping_every:
                         pings[actor.place.options(concurrency_group="ping").remote()] = actor
+            if stranded:
+                raise SpatialScoutError(
+                    f"every node of the Ray cluster failed episodes with disk errors and draws no more: "
+                    f"{len(stranded)} episodes not run; free the nodes' disks (or add nodes) and rerun the same "
+                    "command to resume")
         finally:
-            for actor in [*idle, *(a for a, _ in starting.values()), *(a for a, _ in inflight.values())]:
-                with contextlib.suppress(Exception):
-                    ray.kill(actor)
+            if not self._head_lost:   # with the head gone, each kill waits for it
+                for actor in [*idle, *(a for a, _ in starting.values()), *(a for a, _ in inflight.values())]:
+                    with contextlib.suppress(Exception):
+                        ray.kill(actor)
