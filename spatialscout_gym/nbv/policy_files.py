@@ -2,8 +2,9 @@
 with, its mapper, image budget and resolution, and whether ``ppo:PATH`` acts deterministically) and the
 ``model.zip`` that ``ppo:PATH`` names. Written by the trainer, read by the PPO agent and the CLI.
 
-The shipped policy lives in the package (``nbv/models/nbv_ppo``, installed with the wheel): its
-documented name ``models/nbv_ppo`` (or ``models/nbv_ppo/model.zip``) finds it from any directory,
+The shipped policies live in the package (``nbv/models/nbv_ppo``, the NBV-v2 policy, and
+``nbv/models/nbv_ppo_v3``, it fine-tuned on NBV-v3; installed with the wheel): a documented name
+``models/nbv_ppo`` or ``models/nbv_ppo_v3`` (or ``.../model.zip``) finds it from any directory,
 unless a file of that relative path exists there (a policy of one's own takes precedence)."""
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from pathlib import Path
 
 from spatialscout_gym.nbv.config import NBVConfig
 
-__all__ = ["CLEANRL_AGENT_FILE", "CONFIG_FILE", "ASSUMED", "SHIPPED_POLICY", "SHIPPED_NAMES", "policy_path", "load_policy_config",
+__all__ = ["CLEANRL_AGENT_FILE", "CONFIG_FILE", "ASSUMED", "SHIPPED_POLICY", "SHIPPED_V3_POLICY",
+           "SHIPPED_POLICIES", "SHIPPED_NAMES", "policy_path", "load_policy_config",
            "load_nbv_config", "save_nbv_config",
            "guess_config_fields", "fix_line"]
 
@@ -36,16 +38,23 @@ resolution are then unknown (None): ``spatialscout run/evaluate`` use the NBV ta
 SHIPPED_POLICY = Path(__file__).resolve().parent / "models" / "nbv_ppo"
 """The shipped PPO policy's directory (``model.zip`` and the files of its training run), package data."""
 
-SHIPPED_NAMES = (Path("models/nbv_ppo"), Path("models/nbv_ppo/model.zip"))
-"""The relative names of the shipped policy that work in any directory (``ppo:models/nbv_ppo/model.zip``)."""
+SHIPPED_V3_POLICY = SHIPPED_POLICY.with_name("nbv_ppo_v3")
+"""The shipped policy fine-tuned on ``SpatialScout/NBV-v3`` (it observes blocked moves), package data."""
+
+SHIPPED_POLICIES = {Path("models/nbv_ppo"): SHIPPED_POLICY, Path("models/nbv_ppo_v3"): SHIPPED_V3_POLICY}
+"""Each shipped policy's documented folder name and its directory in the package."""
+
+SHIPPED_NAMES = tuple(n for name in SHIPPED_POLICIES for n in (name, name / "model.zip"))
+"""The relative names of the shipped policies that work in any directory (``ppo:models/nbv_ppo/model.zip``,
+``ppo:models/nbv_ppo_v3``)."""
 
 
 def policy_path(path: str | Path) -> Path:
     """The ``model.zip`` that ``ppo:PATH`` names (``PATH`` is the file or the run directory); a
-    :data:`SHIPPED_NAMES` name that is no file here is the shipped policy (:data:`SHIPPED_POLICY`)."""
+    :data:`SHIPPED_NAMES` name that is no file here is that shipped policy (:data:`SHIPPED_POLICIES`)."""
     p = Path(path)
     if not p.exists() and p in SHIPPED_NAMES:
-        p = SHIPPED_POLICY
+        p = SHIPPED_POLICIES[p.parent if p.name == "model.zip" else p]
     return p / "model.zip" if p.is_dir() else p
 
 

@@ -80,6 +80,14 @@ class Args:
     walls: bool = True
     """walls, floor and ceiling stop the camera (SpatialScout/NBV-v2's dynamics; recorded in
     nbv_config.json, so ppo:PATH runs under them); --no-walls: NBV-v1's (the camera passes them)"""
+    blocked_obs: bool = False
+    """observe whether the last move was blocked and by what (SpatialScout/NBV-v3's 'blocked' key;
+    needs --walls; recorded in nbv_config.json, so ppo:PATH runs under NBV-v3); --init-model may be a
+    policy without that key: its weights are copied and the new key's start at zero"""
+    action_mask: bool = False
+    """--backend sb3 --vectorization vector: train with sb3-contrib's MaskablePPO on the envs'
+    action_masks() (the wall-geometry mask, privileged: it shapes training only; the saved policy is
+    a plain PPO model.zip that acts without it)"""
     privileged_obs: tuple[str, ...] = ()
     """research observations the policy gets besides NBV-v1's: any of depth segmentation points
     occupancy (recorded in nbv_config.json); none by default"""

@@ -77,6 +77,7 @@ def _env_kwargs(args: Args) -> dict:
                 headings=args.headings, strides_m=tuple(args.strides_m), scan_bins=args.scan_bins,
                 reward_submitted_weight=args.reward_submitted_weight, walls=args.walls,
                 privileged_obs=tuple(args.privileged_obs), reward_occupancy_weight=args.reward_occupancy_weight,
+                **({"blocked_obs": True} if args.blocked_obs else {}),
                 **({"single_room_share": args.single_room_share} if args.single_room_share >= 0 else {}))
 
 
@@ -90,7 +91,7 @@ def nbv_config_of(args: Args) -> NBVConfig:
                          headings=args.headings, strides_m=tuple(args.strides_m), scan_bins=args.scan_bins,
                          reward_submitted_weight=args.reward_submitted_weight, walls=args.walls,
                          privileged_obs=tuple(args.privileged_obs),
-                         reward_occupancy_weight=args.reward_occupancy_weight)
+                         reward_occupancy_weight=args.reward_occupancy_weight, blocked_obs=args.blocked_obs)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
 
@@ -135,12 +136,50 @@ def save_policy(model: BaseAlgorithm, config: NBVConfig, directory: Path, args: 
     resolution) into ``directory``; returns the ``model.zip`` path."""
     from spatialscout_gym.nbv.policy_files import save_nbv_config
     directory.mkdir(parents=True, exist_ok=True)
-    model.save(str(directory / "model.zip"))
+    as_ppo(model).save(str(directory / "model.zip"))
     config_path = save_nbv_config(config, directory, mapper=args.agent_mapper or args.mapper,
                                   image_budget=args.image_budget, resolution=args.resolution)
-    config_path.write_text(json.dumps({**json.loads(config_path.read_text()), "reward_mapper": args.mapper},
-                                      indent=2))
+    # the run behind it: the reward's mapper, the steps taken, the seed and the weights it started from
+    config_path.write_text(json.dumps({**json.loads(config_path.read_text()), "reward_mapper": args.mapper,
+                                       "total_timesteps": int(model.num_timesteps), "seed": args.seed,
+                                       "init_model": args.init_model or None}, indent=2))
     return directory / "model.zip"
+
+
+def as_ppo(model: Any) -> BaseAlgorithm:
+    """``model`` as a plain SB3 ``PPO`` (what ``ppo:PATH`` loads): a ``MaskablePPO`` (``--action-mask``)
+    has the same parameters under the same names, copied into a ``PPO`` on its env; the mask it
+    trained with is the env's, so the saved policy acts without one."""
+    from stable_baselines3 import PPO
+    if type(model) is PPO:
+        return model
+    # the policy is what ppo:PATH reads; --init-model takes its hyperparameters from the command line.
+    # No seed here: it would reseed the envs mid-run
+    plain = PPO("MultiInputPolicy", model.get_env(), policy_kwargs=model.policy_kwargs, device=model.device,
+                n_steps=model.n_steps, batch_size=model.batch_size, n_epochs=model.n_epochs, gamma=model.gamma,
+                gae_lambda=model.gae_lambda, ent_coef=model.ent_coef, vf_coef=model.vf_coef)
+    plain.policy.load_state_dict(model.policy.state_dict())
+    plain.num_timesteps = model.num_timesteps
+    return plain
+
+
+def start_model(algorithm: Any, envs: VecEnv, init_model: str, hyper: dict[str, Any]) -> BaseAlgorithm:
+    """``algorithm`` (``PPO`` or ``MaskablePPO``) on ``envs`` starting from the saved PPO
+    ``init_model``: loaded whole (optimizer state too) when its class and spaces are these, else a
+    new model whose parameters are the saved ones, widened to the env's extra observation keys
+    (their input weights zero, so it starts acting exactly as the saved policy:
+    :func:`~spatialscout_gym.nbv.training.init_weights.copy_widened`) with a fresh optimizer."""
+    from stable_baselines3 import PPO
+
+    from spatialscout_gym.nbv.training.init_weights import copy_widened
+    schedules = {k: hyper[k] for k in ("learning_rate", "clip_range")}
+    rest = {k: v for k, v in hyper.items() if k not in schedules}
+    saved = PPO.load(init_model, device=hyper.get("device", "cpu"))
+    if algorithm is PPO and saved.observation_space == envs.observation_space:
+        return PPO.load(init_model, env=envs, custom_objects=schedules, **rest)
+    model = algorithm("MultiInputPolicy", envs, policy_kwargs=saved.policy_kwargs, **hyper)
+    copy_widened(model.policy, saved.policy)
+    return model
 
 
 def _callbacks(args: Args, run_dir: Path, config):
@@ -266,6 +305,8 @@ def train(args: Args) -> Path:
         if differs:
             raise ConfigError("--init-model was trained with other settings: " + ", ".join(
                 f"{k} {a!r} there, {b!r} here" for k, (a, b) in differs.items()))
+        if saved["config"].blocked_obs and not args.blocked_obs:
+            raise ConfigError("--init-model observes blocked moves (NBV-v3's 'blocked' key): add --blocked-obs")
         args.init_model = str(init)
     from spatialscout_gym.nbv.mappers import MAPPERS
     for name in ("mapper", "agent_mapper"):
@@ -280,6 +321,9 @@ def train(args: Args) -> Path:
     if not (0 < args.move_m <= 1.0 and 0 < args.turn_deg <= 180):
         raise ConfigError(f"--move-m must be in (0, 1] metres (the move bound) and --turn-deg in (0, 180], "
                           f"got {args.move_m} and {args.turn_deg}")
+    if args.action_mask and (args.backend != "sb3" or args.vectorization != "vector"):
+        raise ConfigError("--action-mask trains with sb3-contrib's MaskablePPO, which reads the masks of "
+                          "--backend sb3 --vectorization vector envs; drop it or use those")
     config = nbv_config_of(args)   # validates early, with a clear error
 
     if args.backend == "rllib":
@@ -310,12 +354,18 @@ def train(args: Args) -> Path:
                  n_epochs=args.update_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda,
                  clip_range=args.clip_coef, ent_coef=args.ent_coef, vf_coef=args.vf_coef, seed=args.seed,
                  device=args.device, verbose=0)
+    algorithm: Any = PPO
+    if args.action_mask:
+        try:
+            from sb3_contrib import MaskablePPO
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            from spatialscout_gym.core.errors import install_command
+            raise ConfigError(f"--action-mask needs sb3-contrib ({exc}): {install_command('rl')}") from None
+        algorithm = MaskablePPO
     if args.init_model:
-        model = PPO.load(args.init_model, env=envs, custom_objects={
-            k: hyper[k] for k in ("learning_rate", "clip_range")}, **{
-            k: v for k, v in hyper.items() if k not in ("learning_rate", "clip_range")})
+        model = start_model(algorithm, envs, args.init_model, hyper)
     else:
-        model = PPO("MultiInputPolicy", envs, **hyper)
+        model = algorithm("MultiInputPolicy", envs, **hyper)
     model.set_logger(configure(str(run_dir), ["tensorboard", "csv"]))
     callback = _callbacks(args, run_dir, config)
     t0 = time.perf_counter()

@@ -101,6 +101,11 @@ class SB3VecEnv(VecEnv):
         for e in self._targets(indices):
             setattr(e, attr_name, value)
 
+    def has_attr(self, attr_name: str) -> bool:
+        if attr_name == "action_masks" and hasattr(self.venv, "action_masks"):   # MaskablePPO's check: the
+            return True   # vector env answers for every sub-env (worker processes too, unreachable one by one)
+        return super().has_attr(attr_name)
+
     def env_method(self, method_name: str, *method_args: Any, indices: VecEnvIndices = None, **method_kwargs: Any) -> list[Any]:
         if method_name == "action_masks" and hasattr(self.venv, "action_masks"):   # MaskablePPO asks for it;
             masks = self.venv.action_masks()   # the vector env answers for every sub-env, worker processes too
