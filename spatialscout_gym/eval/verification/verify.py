@@ -341,10 +341,6 @@ def _check_model_settings(d: Path, result: dict, harness: dict) -> None:
     for key, (whose, got, want) in against.items():
         if key in opts:
             checks.append((SETTINGS_FILE, f"agent_options.{key}", got, f"the run's {whose}", want))
-    if "attempt" in result:
-        from spatialscout_gym.eval.layout import attempt_dirs
-        checks.append((RESULT_FILE, "attempt", result["attempt"], "the attempts kept beside it + 1",
-                       len(attempt_dirs(d)) + 1))
     for where, field, got, whose, want in checks:
         if _norm(got) != _norm(want):
             raise _Diverged(f"in {where}: {field}, recorded {_short(got)} vs {whose} {_short(want)}")
@@ -393,6 +389,10 @@ def _check_records(d: Path, result: dict, start: dict, spec: Any, settings: dict
     from spatialscout_gym.scenes.catalog import scene_catalog_version, scene_content_hash
     K = Intrinsics.from_dict(start["intrinsics"])
     checks: list[tuple[str, str, Any, str, Any]] = []
+    if "attempt" in result:     # claimed, and held to the attempts kept beside it (any agent)
+        from spatialscout_gym.eval.layout import attempt_dirs
+        checks.append((RESULT_FILE, "attempt", result["attempt"], "the attempts kept beside it + 1",
+                       len(attempt_dirs(d)) + 1))
     if settings is not None:
         for k in ("agent", "image_budget", "resolution"):
             checks.append((SETTINGS_FILE, k, settings.get(k, "(missing)"), f"{RESULT_FILE}'s", result.get(k)))

@@ -4,7 +4,7 @@ A verdict is kept outside the directory it judged, under a key that names **ever
 verdict depends on, each through a canonical manifest (one ``[relative path, size, SHA-256]``
 entry per file, serialised as JSON, so no two different sets of files give the same bytes):
 
-* the run directory's files (earlier attempts left out: they are not re-executed);
+* the run directory's files, its earlier attempts included (verify counts them);
 * the package: its version and every file of it, code and data alike (``scenes/data/*.json``: the
   catalog manifests, size tables; the viewer's static files), so a verdict given by other code or
   other data is never reused;
@@ -26,7 +26,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
-from spatialscout_gym.core.run_files import ATTEMPTS_DIR, SCENE_SPEC_FILE
+from spatialscout_gym.core.run_files import SCENE_SPEC_FILE
 
 __all__ = ["run_files", "manifest", "manifest_digest", "files_digest", "code_digest", "package_manifest", "cache_dir", "cache_key",
            "SCENE_DIRS_ENV"]
@@ -35,15 +35,20 @@ SCENE_DIRS_ENV = "SPATIALSCOUT_SCENE_DIRS"
 
 
 def run_files(run_dir: Path) -> list[Path]:
-    """Every entry of a run directory but its earlier attempts, sorted (frames included)."""
+    """Every entry of a run directory, its earlier attempts included (verify counts them), sorted
+    (frames included)."""
     if not run_dir.is_dir():
         return []
-    return sorted(p for p in run_dir.rglob("*") if ATTEMPTS_DIR not in p.relative_to(run_dir).parts)
+    return sorted(run_dir.rglob("*"))
 
 
 def _file_entry(name: str, path: Path) -> list[Any]:
-    """``[name, size, sha256]`` of a regular file; ``[name, -1, "absent"]`` when there is none."""
-    if not path.is_file() or path.is_symlink():
+    """``[name, size, sha256]`` of a regular file; ``[name, -1, "absent"]`` when there is none; a
+    link is entered as what reading it gives (its target's bytes, as verification reads them) with
+    the target's name, so an edit behind a link changes the key."""
+    if path.is_symlink():
+        return [name, -2, f"link to {os.readlink(path)}", _file_entry(name, path.resolve())[1:]]
+    if not path.is_file():
         return [name, -1, "absent"]
     h = hashlib.sha256()
     size = 0
@@ -68,7 +73,7 @@ def manifest_digest(rows: Any) -> str:
 
 def files_digest(run_dir: Path) -> str:
     """The digest of a run directory's manifest (relative path, size, SHA-256 of every regular file,
-    earlier attempts left out): any change to any file, frames included, or any file added,
+    earlier attempts included): any change to any file, frames included, or any file added,
     removed or renamed changes it."""
     return manifest_digest(manifest((p.relative_to(run_dir).as_posix(), p) for p in run_files(run_dir)
                                     if p.is_file() and not p.is_symlink()))
