@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -108,3 +109,75 @@ def test_evaluate_help_lists_the_address_forms():
     text = " ".join(build_parser()._subparsers._group_actions[0].choices["evaluate"].format_help().split())
     for form in ("auto", "HOST:PORT", "ray://HOST:10001", "RAY_AUTH_TOKEN", "--ray-timeout"):
         assert form in text, form
+
+
+def recipe_head_command() -> list[str]:
+    """docs/rllib.md's ``ray start --head ... --include-dashboard=true`` line, as written."""
+    import shlex
+    text = (REPO / "docs" / "rllib.md").read_text()
+    [line] = [ln.strip() for ln in text.splitlines() if ln.strip().startswith("ray start --head")
+              and "--include-dashboard=true" in ln]
+    return shlex.split(line.split("#")[0])
+
+
+@pytest.mark.slow
+def test_the_dashboard_recipe_of_the_rllib_doc_runs_with_the_ray_extra(tmp_path):
+    """The recipe's commands (token, head with its dashboard) with what ``pip install
+    spatialscout-gym[ray]`` installs: the dashboard answers on 127.0.0.1. Ports are free ones, the
+    node on loopback; the head is stopped by its own processes' ids (``ray stop`` ends every Ray on
+    the machine, other users' runs included)."""
+    import shutil
+    import signal
+    import tempfile
+    import time
+    import urllib.error
+    import urllib.request
+
+    import psutil
+    ray_cli = str(Path(sys.executable).with_name("ray"))
+    temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")        # short: Ray's socket paths have a limit
+    env = dict(os.environ, HOME=str(tmp_path), RAY_AUTH_MODE="token", RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0",
+               RAY_USAGE_STATS_ENABLED="0")
+    env.pop("RAY_AUTH_TOKEN", None)
+    subprocess.run([ray_cli, "get-auth-token", "--generate"], env=env, check=True, capture_output=True, timeout=60)
+    token_file = tmp_path / ".ray" / "auth_token"
+    token_file.chmod(0o600)
+    dashboard = free_port()
+    command = recipe_head_command()
+    assert command[:3] == ["ray", "start", "--head"] and "--dashboard-host" in command
+    head = [ray_cli, *command[1:], "--port", str(free_port()), "--num-cpus", "1", "--dashboard-port", str(dashboard),
+            "--node-ip-address", "127.0.0.1", "--temp-dir", temp, "--disable-usage-stats",
+            "--ray-client-server-port", str(free_port()), "--dashboard-agent-listen-port", str(free_port()),
+            "--min-worker-port", "0", "--max-worker-port", "0"]
+    try:
+        started = subprocess.run(head, env=env, capture_output=True, text=True, timeout=180)
+        assert started.returncode == 0, (started.stdout + started.stderr)[-3000:]
+        answer = None
+        for _ in range(120):       # the dashboard comes up after `ray start` returns
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{dashboard}/api/version", timeout=5) as r:
+                    answer = r.status
+            except urllib.error.HTTPError as exc:     # it answered (token authentication may refuse us)
+                answer = exc.code
+            except OSError:
+                time.sleep(0.5)
+                continue
+            break
+        assert answer in (200, 401, 403), answer
+    finally:
+        # the recipe's `ray stop`, for this head only: its processes name its temp dir or ports
+        # (and what those started: the agents rewrite their command lines with their titles)
+        mine = {p.pid: p for p in psutil.process_iter(["cmdline"]) if temp in " ".join(p.info["cmdline"] or [])}
+        for p in list(mine.values()):
+            with contextlib.suppress(psutil.NoSuchProcess):
+                mine.update((c.pid, c) for c in p.children(recursive=True))
+        names = set()
+        for p in mine.values():
+            with contextlib.suppress(psutil.NoSuchProcess):
+                names.add(p.name())
+        for p in mine.values():
+            with contextlib.suppress(psutil.NoSuchProcess):
+                p.send_signal(signal.SIGKILL)
+        gone, alive = psutil.wait_procs(list(mine.values()), timeout=10)
+        shutil.rmtree(temp, ignore_errors=True)
+    assert not alive and names >= {"gcs_server", "raylet", "ray::DashboardAgent"}, names
