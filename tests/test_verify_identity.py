@@ -110,3 +110,18 @@ def test_one_scene_under_two_folder_names_is_refused_for_a_reference_agent(refer
     for key in ("procedural_4/seed_0", f"{twin}/seed_0"):
         assert eps[key]["status"] == "refused" and "hold one scene" in eps[key]["detail"], eps[key]
     assert eps["procedural_5/seed_0"]["status"] == "verified"
+
+
+def test_compare_shows_each_runs_verified_mark(reference, tmp_path, capsys):
+    # an honest run beside one whose record was edited: compare says which is which
+    forged = _copy(reference, tmp_path)
+    res_path = forged / "procedural_4" / "seed_0" / "result.json"
+    res = json.loads(res_path.read_text())
+    res["full_scene_loss_m"] = 0.0
+    res_path.write_text(json.dumps(res))
+    capsys.readouterr()
+    code = main(["compare", str(reference), str(forged)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert f"| {reference.name} | **verified** |" in out and f"| {forged.name} | **diverged** |" in out, out
+

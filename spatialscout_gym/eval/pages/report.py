@@ -635,14 +635,17 @@ def compare_reports(dirs: Sequence[str | os.PathLike], *, force: bool = False,
         lines += ["Note: the runs cover different (scene, seed) cells: " + ", ".join(
             f"{md(n)}: {len({sc for sc, _ in s})} scenes, {len(s)} cells" for n, s in cell_sets.items()), ""]
     lines += ["## Episodes per run (completed episodes are the ones scored)", "",
-              "| run | agent | completed | failed | failure rate (%) | attempts | scenes |",
-              "|---|---|---|---|---|---|---|"]
+              "Verified: re-executed by this command from each run's files (`spatialscout verify`).", "",
+              "| run | verified | agent | completed | failed | failure rate (%) | attempts | scenes |",
+              "|---|---|---|---|---|---|---|---|"]
     for n, r in reports.items():
         e = r.get("episodes") or {"completed": r.get("counters", {}).get("episodes", 0),
                                   "failed": len(r.get("failures", []))}
         total = e["completed"] + e["failed"]
         rate = _pct(e["failed"] / total) if total else "-"
-        lines.append(f"| {md(n)} | {md(', '.join(r.get('agent') or []) or '-')} | {e['completed']} | {e['failed']} | "
+        mark = (r.get("verified") or {}).get("status", "not checked")
+        lines.append(f"| {md(n)} | **{md(mark)}** | {md(', '.join(r.get('agent') or []) or '-')} | {e['completed']} | "
+                     f"{e['failed']} | "
                      f"{rate} | {e.get('attempts', '-')} | {len({sc for sc, _ in runs[n]})} |")
     lines += [""]
     safe = {md(n): n for n in names}
