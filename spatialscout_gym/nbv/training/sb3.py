@@ -25,7 +25,14 @@ frame 0's map (part of the starting state), so with the oracle mapper ``charts/e
 is at most ``charts/coverage``. The reward is that IoU change, plus ``--reward-submitted-weight``
 times the change in submitted mean IoU (default 0: nothing else, no shaping).
 ``nbv_config.json`` names ``--mapper`` as ``reward_mapper`` and, as ``mapper``, the one the
-``ppo:PATH`` agent maps with (``--agent-mapper``, by default the same).
+``ppo:PATH`` agent maps with (``--agent-mapper``, by default the same), and the run's steps, seed
+and starting weights (``--init-model``).
+
+``--blocked-obs`` adds NBV-v3's ``blocked`` observation (the policy then runs under NBV-v3);
+``--init-model`` may then name a policy without it (its weights copied, the new key's starting at
+zero: :mod:`~spatialscout_gym.nbv.training.init_weights`). ``--action-mask`` trains with
+sb3-contrib's ``MaskablePPO`` on the envs' ``action_masks()`` (privileged wall geometry: training
+only) and saves a plain PPO ``model.zip`` that acts on the observation alone.
 
 ``--backend rllib`` trains the same task with RLlib's PPO instead, its env runners spread over a Ray
 cluster (``--ray-address``, ``--num-env-runners``), writing the same ``args.json``, ``progress.csv``
