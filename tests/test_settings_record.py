@@ -64,6 +64,9 @@ def _changed(runs, tmp_path, s, value):
         r["nbv"] = dict(NBV_BLOCK)
 
     def change(r):
+        if s.derive is not None:      # a derived setting: its source changed (the effort refused)
+            r["model"].update(reasoning_effort_refused=["reasoning_effort"], reasoning_effort_sent={})
+            return
         holder = r[s.block] if s.block else r
         holder[s.key] = value
     if "model" not in s.kinds and "reference" not in s.kinds:
@@ -91,7 +94,8 @@ def test_changing_any_field_of_the_record_makes_compare_refuse_naming_it(runs, t
     if s in SETTINGS:
         with pytest.raises(CompareError) as caught:
             compare_reports([base, other])
-        assert f"{s.name} differs" in str(caught.value) and str({"changed": field}) in str(caught.value)
+        shown = "refused" if s.derive is not None else str({"changed": field})
+        assert f"{s.name} differs" in str(caught.value) and shown in str(caught.value)
     else:
         meta = next(f for f in dataclasses.fields(EpisodeSettings) if f.name == field).metadata
         assert meta["why"]                                          # recorded, not compared, and says why

@@ -10,8 +10,15 @@ The settings are the fields of one per-episode record, :class:`EpisodeSettings`:
 names the setting, the one place ``result.json`` records it and the agent kinds it applies to (V
 and resolution: every agent; the tool-call budget: agents without a model; the NBV dynamics (env
 id), walls and wall margin: NBV agents; B, prompt style,
-reasoning effort asked and sent, mode, image history and image max side: model agents).
-:data:`SETTINGS` are its compared fields; a field recorded but not compared says why.
+reasoning effort asked, whether it was honoured and the parameters sent for it, mode, image history and
+image max side: model agents). :data:`SETTINGS` are its compared fields; a field recorded but not
+compared says why.
+
+Models of different providers are compared by the effort level asked and whether it was honoured
+(:func:`effort_outcome`: sent, partly refused, refused, not supported, none asked); the parameters a
+provider sends for one level (``reasoning_effort`` for chat completions, ``thinking`` and
+``output_config`` for Anthropic) are compared only between runs of one provider and API
+(``within="wire"``), where a changed thinking budget for one level separates.
 
 An agent's **kind** is ``model`` when its episodes carry a ``model`` block (VLM agents: their
 budget is B; the episode has no tool-call budget), ``nbv`` when they carry an ``nbv`` block (the
@@ -31,14 +38,15 @@ import dataclasses
 import json
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from spatialscout_gym.eval.layout import EvalDir
 from spatialscout_gym.eval.running.tasks import agent_option_keys, evaluate_keys
 
 __all__ = ["Setting", "SETTINGS", "RECORDED", "NONE_MEANS", "EpisodeSettings", "episode_settings", "shown_settings", "setting",
            "KINDS", "KNOWN_EVALUATE_KEYS", "KNOWN_AGENT_OPTIONS", "Identity",
-           "identity_of", "protocol_settings", "comparability_problems", "checked_settings_text"]
+           "identity_of", "protocol_settings", "comparability_problems", "checked_settings_text", "effort_outcome",
+           "EFFORT_OUTCOMES", "wire_of"]
 
 KINDS = ("model", "reference", "nbv")
 """Agent kinds: with a model block (VLM agents), with an ``nbv`` block (NBV agents and policies),
@@ -56,10 +64,14 @@ class Setting:
     key: str
     kinds: tuple[str, ...]
     field: str = ""
+    within: str = ""
+    """``"wire"``: compared only between runs of one provider and API (a provider's own parameters)."""
+    derive: Callable[[Mapping], tuple[bool, object]] | None = None
+    """How the setting is derived from a ``result.json`` when no one field holds it."""
 
 
 def setting(name: str, where: str, kinds: tuple[str, ...], *, compared: bool = True, why: str = "",
-            none_means: str = "") -> Any:
+            none_means: str = "", within: str = "", derive: Callable[[Mapping], tuple[bool, object]] | None = None) -> Any:
     """One field of :class:`EpisodeSettings`: its ``name`` in messages and pages, ``where``
     ``result.json`` records it (``"image_budget"``, ``"model.prompt_style"``), the agent kinds it
     applies to; ``compared=False`` (with ``why``) for a setting recorded and shown but not
@@ -67,7 +79,29 @@ def setting(name: str, where: str, kinds: tuple[str, ...], *, compared: bool = T
     if not compared and not why:
         raise ValueError(f"setting {name!r} is not compared: say why")
     return dataclasses.field(default=None, metadata={"name": name, "where": where, "kinds": kinds,
-                                                     "compared": compared, "why": why, "none_means": none_means})
+                                                     "compared": compared, "why": why, "none_means": none_means,
+                                                     "within": within, "derive": derive})
+
+
+EFFORT_OUTCOMES = ("sent", "partly refused", "refused", "not supported", "none asked")
+"""Whether the reasoning effort asked was honoured, in the protocol's terms (any provider)."""
+
+
+def effort_outcome(result: Mapping) -> tuple[bool, object]:
+    """``(recorded, outcome)``: the reasoning effort asked was ``sent`` (the provider's parameters
+    for it went with every request), ``partly refused`` or ``refused`` (the service refused some or
+    all of them and the run went on without), ``not supported`` (asked, but the provider has no
+    parameter for it) or ``none asked``; derived from the model block, comparable across providers."""
+    model = result.get("model")
+    if not isinstance(model, dict) or "reasoning_effort" not in model:
+        return False, None
+    refused, sent = model.get("reasoning_effort_refused") or [], model.get("reasoning_effort_sent") or {}
+    if model.get("reasoning_effort") is None:
+        return True, "none asked"
+    if refused:
+        return True, "partly refused" if sent else "refused"
+    return True, "sent" if sent else "not supported"
+
 
 
 
@@ -88,7 +122,11 @@ class EpisodeSettings:
     model_call_budget: Any = setting("B (model-call budget)", "model.model_call_budget", ("model",))
     prompt_style: Any = setting("prompt style", "model.prompt_style", ("model",))
     reasoning_effort: Any = setting("reasoning effort", "model.reasoning_effort", ("model",), none_means="none sent")
-    reasoning_effort_sent: Any = setting("reasoning effort sent", "model.reasoning_effort_sent", ("model",))
+    reasoning_effort_outcome: Any = setting("reasoning effort honoured", "model.reasoning_effort_outcome", ("model",),
+                                            derive=effort_outcome)
+    # the provider's wire parameters for the effort: one level is sent differently by each provider
+    reasoning_effort_sent: Any = setting("reasoning effort sent", "model.reasoning_effort_sent", ("model",),
+                                         within="wire")
     mode: Any = setting("mode", "model.mode", ("model",))
     image_history: Any = setting("image history", "model.image_history", ("model",), none_means="all images")
     image_max_side_px: Any = setting("image max side", "model.image_max_side_px", ("model",))
@@ -102,7 +140,8 @@ class EpisodeSettings:
 
 def _setting_of(f: dataclasses.Field) -> Setting:
     block, _, key = str(f.metadata["where"]).rpartition(".")
-    return Setting(str(f.metadata["name"]), block, key, tuple(f.metadata["kinds"]), f.name)
+    return Setting(str(f.metadata["name"]), block, key, tuple(f.metadata["kinds"]), f.name,
+                   str(f.metadata["within"]), f.metadata["derive"])
 
 
 RECORDED: tuple[Setting, ...] = tuple(_setting_of(f) for f in dataclasses.fields(EpisodeSettings))
@@ -174,6 +213,16 @@ class Identity:
     settings: dict[str, object]
     unrecorded: list[str]
     unknown: list[str]
+    wire: str | None = None
+    """The provider and API of a model run (``openai/chat_completions``): settings ``within`` the
+    wire are compared only between runs that share it."""
+
+
+def wire_of(results: Sequence[Mapping]) -> str | None:
+    """``provider/api_mode`` of the runs' model blocks (one value; joined when they differ)."""
+    found = sorted({f"{m.get('provider')}/{m.get('api_mode')}" for r in results
+                    if isinstance(m := r.get("model"), dict)})
+    return ", ".join(found) if found else None
 
 
 def _kind(result: Mapping) -> str:
@@ -184,6 +233,8 @@ def _kind(result: Mapping) -> str:
 
 def _value(result: Mapping, s: Setting) -> tuple[bool, object]:
     """(recorded, value) of setting ``s`` in one ``result.json``."""
+    if s.derive is not None:
+        return s.derive(result)
     holder: Any = result
     for part in s.block.split(".") if s.block else ():
         holder = holder.get(part) if isinstance(holder, dict) else None
@@ -232,7 +283,7 @@ def identity_of(eval_dir: str | Path, results: Sequence[Mapping]) -> Identity:
         unknown += [f"evaluate.json agent option {k!r}" for k in sorted(set(options) - KNOWN_AGENT_OPTIONS)]
     return Identity(None if version == "None" else version,
                     {str(r.get("scene_id")): r.get("scene_content_hash") for r in results},
-                    tuple(sorted({_kind(r) for r in results})), settings, unrecorded, unknown)
+                    tuple(sorted({_kind(r) for r in results})), settings, unrecorded, unknown, wire_of(results))
 
 
 def comparability_problems(runs: Mapping[str, Identity]) -> list[str]:
@@ -249,18 +300,13 @@ def comparability_problems(runs: Mapping[str, Identity]) -> list[str]:
         problems += [f"{n}: unknown setting ({k}), so it cannot be shown to agree" for k in r.unknown]
     for s in SETTINGS:
         applies = {n: r for n, r in runs.items() if set(r.kinds) & set(s.kinds)}
-        if len(applies) < 2:
+        if s.within == "wire":     # compared between runs of one provider and API only
+            by_wire: dict[str | None, dict[str, Identity]] = defaultdict(dict)
+            for n, r in applies.items():
+                by_wire[r.wire][n] = r
+            problems += [p for group in by_wire.values() if len(group) >= 2 for p in _setting_problems(s, group)]
             continue
-        missing = [n for n, r in applies.items() if s.name in r.unrecorded]
-        if missing:
-            problems.append(f"{s.name} is unknown for {', '.join(missing)} (not recorded in every result.json), "
-                            "so it cannot be shown to agree: " + ", ".join(
-                                f"{n}: {'not recorded' if n in missing else str(r.settings.get(s.name))}"
-                                for n, r in applies.items()))
-            continue
-        values = {n: r.settings.get(s.name) for n, r in applies.items()}
-        if len({json.dumps(v, sort_keys=True) for v in values.values()}) > 1:
-            problems.append(f"{s.name} differs: " + ", ".join(f"{n}: {str(v)}" for n, v in values.items()))
+        problems += _setting_problems(s, applies)
     hashes: dict[str, dict[str, str | None]] = defaultdict(dict)
     for n, r in runs.items():
         for sid, h in r.scene_hashes.items():
@@ -270,3 +316,19 @@ def comparability_problems(runs: Mapping[str, Identity]) -> list[str]:
         problems.append(f"{len(differing)} scene(s) have different content hashes, e.g. {differing[0]}: "
                         + ", ".join(f"{n}: {str(h)[:12]}" for n, h in hashes[differing[0]].items()))
     return problems
+
+
+def _setting_problems(s: Setting, applies: Mapping[str, Identity]) -> list[str]:
+    """Why the runs ``applies`` (all of a kind ``s`` applies to) disagree on ``s``."""
+    if len(applies) < 2:
+        return []
+    missing = [n for n, r in applies.items() if s.name in r.unrecorded]
+    if missing:
+        return [f"{s.name} is unknown for {', '.join(missing)} (not recorded in every result.json), "
+                "so it cannot be shown to agree: " + ", ".join(
+                    f"{n}: {'not recorded' if n in missing else str(r.settings.get(s.name))}" for n, r in applies.items())]
+    values = {n: r.settings.get(s.name) for n, r in applies.items()}
+    if len({json.dumps(v, sort_keys=True) for v in values.values()}) > 1:
+        where = f" (between runs of {next(iter(applies.values())).wire})" if s.within == "wire" else ""
+        return [f"{s.name} differs{where}: " + ", ".join(f"{n}: {str(v)}" for n, v in values.items())]
+    return []

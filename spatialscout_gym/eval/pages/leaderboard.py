@@ -24,9 +24,10 @@ Every pair of rows is checked as ``spatialscout compare`` checks it, from the ru
 (never a cached report): the catalog version, each scene's content hash and the protocol
 settings of :data:`~spatialscout_gym.eval.settings_check.SETTINGS` (V, resolution; the tool-call
 budget for agents without a model; NBV dynamics, NBV walls and NBV wall margin for the NBV
-agents; B, prompt style, reasoning effort (asked), reasoning effort
-sent, mode, image history and image max side for model agents: the compared fields of the
-settings record, ``EpisodeSettings``). A setting that does not apply to a row's kind is not compared;
+agents; B, prompt style, reasoning effort (asked), reasoning effort honoured (sent, refused, not
+supported: compared across providers), reasoning effort sent (the provider's parameters for it:
+compared between rows of one provider and API), mode, image history and image max side for model
+agents: the compared fields of the settings record, ``EpisodeSettings``). A setting that does not apply to a row's kind is not compared;
 one recorded on one side only, or an ``evaluate.json`` key this code does not know, refuses.
 Rows that differ are refused unless ``force``; the page then says which settings differ.
 
