@@ -163,6 +163,8 @@ def test_train_nbv_rllib_on_a_cluster_then_evaluate_and_compare(ray_cluster, tmp
     # the two env runners were actors on the cluster, in processes of their own, not the driver's
     record = json.loads((run / "rllib_runners.json").read_text())
     assert record["ray_address_given"] == address and record["nodes"] == 1
+    assert record["iteration"] == 0 and record["replaced"] == []      # no runner was restored meanwhile
+    assert "[state-dump]" not in stderr
     assert record["ray_address"].rsplit(":", 1)[1].isdigit() and record["ray_address"] != "auto"
     assert all(r["address"] == "127.0.0.1" and len(r["node_id"]) == 56 for r in record["env_runners"])
     pids = {r["pid"] for r in record["env_runners"]}
@@ -232,3 +234,58 @@ def test_train_nbv_rllib_on_a_cluster_then_evaluate_and_compare(ray_cluster, tmp
     p = a["all"]["mean_iou"]
     row = f"| Kitchen_01 | 1 | {100 * f:.2f} | {100 * p:.2f} | {round(100 * (p - f), 2) + 0.0:+.2f} |"
     assert row in text.splitlines(), (row, text)
+
+
+class FakeRunnerGroup:
+    """An env runner group whose runner 2 RLlib restored on another node after iteration 1."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def foreach_env_runner(self, func, local_env_runner=False):
+        self.calls += 1
+        first = self.calls <= 2
+        return [{"node_id": "a" * 56, "address": "127.0.0.2", "host": "h2", "pid": 11, "worker_index": 1},
+                {"node_id": ("b" if first else "c") * 56, "address": "127.0.0.3" if first else "127.0.0.4",
+                 "host": "h3" if first else "h4", "pid": 12 if first else 13, "worker_index": 2}]
+
+
+def test_rllib_runners_json_follows_a_runner_restored_elsewhere(tmp_path, monkeypatch):
+    import types
+
+    import ray
+
+    from spatialscout_gym.nbv.training import rllib
+    monkeypatch.setattr(ray, "get_runtime_context", lambda: types.SimpleNamespace(gcs_address="127.0.0.1:6379"))
+    monkeypatch.setattr(ray, "nodes", lambda: [{"Alive": True}, {"Alive": True}, {"Alive": False}])
+    monkeypatch.setattr(rllib, "_runner_place", lambda runner: {"node_id": "d" * 56, "pid": 10})
+    algo = types.SimpleNamespace(env_runner_group=FakeRunnerGroup())
+    path = tmp_path / rllib.RUNNERS_FILE
+    first = rllib._record_runners(tmp_path, algo, False, "127.0.0.1:6379", 0, None)
+    assert json.loads(path.read_text()) == first and first["iteration"] == 0 and first["replaced"] == []
+    mtime = path.stat().st_mtime_ns
+    assert rllib._record_runners(tmp_path, algo, False, "127.0.0.1:6379", 1, first) is first
+    assert path.stat().st_mtime_ns == mtime                  # nothing moved: not rewritten
+    later = rllib._record_runners(tmp_path, algo, False, "127.0.0.1:6379", 2, first)
+    on_disk = json.loads(path.read_text())
+    assert on_disk == later and on_disk["iteration"] == 2 and on_disk["nodes"] == 2
+    assert [r["address"] for r in on_disk["env_runners"]] == ["127.0.0.2", "127.0.0.4"]     # the dead host is gone
+    assert [r["address"] for r in on_disk["replaced"]] == ["127.0.0.3"] and on_disk["driver"]["pid"] == 10
+
+
+def test_raylet_state_dump_lines_stay_off_the_drivers_terminal(capfd):
+    """What ``train-nbv --backend rllib`` runs under: the raylet's ``[state-dump]`` lines (28 of
+    them when a worker node dies), from Ray's Python threads, its C++ logger or a process started
+    meanwhile, are dropped; every other line, and a progress bar's unfinished one, passes."""
+    from spatialscout_gym.cluster.ray_output import without_state_dumps
+    with without_state_dumps():
+        os.write(1, b"\x1b[36m(raylet)\x1b[0m [state-dump] NodeManager:\n" * 28)
+        os.write(2, b"(raylet) A worker died or was killed while executing a task\n")
+        print("train-nbv: 256 steps", flush=True)
+        os.write(2, b"\rtrain-nbv (rllib):  50%")
+        subprocess.run([sys.executable, "-c", "import sys; sys.stderr.write('[2026-12-04 09:00:00,000 I 1 1] "
+                        "node_manager.cc:1 [state-dump] Event stats:\\n[state-dump] \\tqueued\\nkept\\n')"], check=True)
+    out, err = capfd.readouterr()
+    assert "state-dump" not in out + err
+    assert out == "train-nbv: 256 steps\n", out
+    assert err == ("(raylet) A worker died or was killed while executing a task\n\rtrain-nbv (rllib):  50%kept\n"), err

@@ -162,7 +162,29 @@ RUNNERS_FILE = "rllib_runners.json"
 """Written into an RLlib run directory: the cluster's address (``ray_address``: the GCS address
 joined, whatever ``--ray-address`` said, which is ``ray_address_given``), its live nodes, and the
 node (id and network address), host name and process of the driver (which also learns) and of
-every env runner."""
+every env runner. Rewritten after any training iteration that changed where the env runners are
+(RLlib restores a lost runner, maybe on another node): ``iteration`` says after which, and
+``replaced`` lists the runners restored elsewhere since the start."""
+
+
+def _record_runners(run_dir: Path, algo: Any, local: bool, given: str | None, iteration: int,
+                    before: dict | None) -> dict:
+    """The runners' places now, written to :data:`RUNNERS_FILE` when they differ from ``before``
+    (the record last written; None: none yet). Returns the record on disk."""
+    import ray
+
+    from spatialscout_gym.core.files import write_json_atomic
+    where = sorted(algo.env_runner_group.foreach_env_runner(_runner_place, local_env_runner=local),
+                   key=lambda r: (r.get("worker_index") or 0, r["pid"]))
+    if before is not None and where == before["env_runners"]:
+        return before
+    gone = [r for r in (before or {}).get("env_runners", []) if r not in where]
+    record = {"ray_address": ray.get_runtime_context().gcs_address, "ray_address_given": given or "local",
+              "nodes": len([n for n in ray.nodes() if n.get("Alive")]),
+              "driver": before["driver"] if before else _runner_place(None), "env_runners": where,
+              "iteration": iteration, "replaced": [*(before or {}).get("replaced", []), *gone]}
+    write_json_atomic(run_dir / RUNNERS_FILE, record)
+    return record
 
 
 def _runner_place(runner: Any) -> dict:
@@ -216,7 +238,15 @@ def _save_checkpoint(algo: Any, directory: Path, config: NBVConfig, args: Any) -
 def train_rllib(args: Args, config: NBVConfig, env_kwargs: dict) -> Path:
     """``spatialscout train-nbv --backend rllib``: PPO with ``args.num_env_runners`` env runners
     on the Ray cluster at ``args.ray_address`` (see the module docstring); returns the run's final
-    checkpoint directory (``rllib:<it>`` and ``rllib:<run dir>`` both load it)."""
+    checkpoint directory (``rllib:<it>`` and ``rllib:<run dir>`` both load it). The raylet's
+    ``[state-dump]`` lines, which Ray shows when a node dies, stay off the terminal
+    (:func:`~spatialscout_gym.cluster.ray_output.without_state_dumps`)."""
+    from spatialscout_gym.cluster.ray_output import without_state_dumps
+    with without_state_dumps():
+        return _train_rllib(args, config, env_kwargs)
+
+
+def _train_rllib(args: Args, config: NBVConfig, env_kwargs: dict) -> Path:
     import ray
 
     from spatialscout_gym.nbv.training.record import plot_learning_curve, summary_line
@@ -247,11 +277,7 @@ def train_rllib(args: Args, config: NBVConfig, env_kwargs: dict) -> Path:
                       gpu=args.device != "cpu").build_algo()
     # where the samples come from, for the run record: each env runner's node and process
     assert algo.env_runner_group is not None   # build_algo() makes it (a local runner when runners == 0)
-    where = algo.env_runner_group.foreach_env_runner(_runner_place, local_env_runner=runners == 0)
-    (run_dir / RUNNERS_FILE).write_text(json.dumps({
-        "ray_address": ray.get_runtime_context().gcs_address, "ray_address_given": args.ray_address or "local",
-        "nodes": len([n for n in ray.nodes() if n.get("Alive")]),
-        "driver": _runner_place(None), "env_runners": where}, indent=2))
+    placed = _record_runners(run_dir, algo, runners == 0, args.ray_address, 0, None)
     from torch.utils.tensorboard import SummaryWriter
     writer = SummaryWriter(str(run_dir))
     bar = None
@@ -269,6 +295,7 @@ def train_rllib(args: Args, config: NBVConfig, env_kwargs: dict) -> Path:
             while steps < args.total_timesteps and not stopped_early:
                 result = algo.train()
                 iteration += 1
+                placed = _record_runners(run_dir, algo, runners == 0, args.ray_address, iteration, placed)
                 before, steps = steps, int(result.get("num_env_steps_sampled_lifetime")
                                            or result["env_runners"]["num_env_steps_sampled_lifetime"])
                 elapsed = time.perf_counter() - t0
