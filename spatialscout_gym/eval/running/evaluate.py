@@ -135,15 +135,15 @@ class BatchStoppedError(SpatialScoutError, RuntimeError):
     that ends the run at once (:data:`_STOPS_THE_RUN`)."""
 
 
-_COST_CAP = re.compile(r"^CostCapReached: ")
-"""An episode that ended because the evaluation's spend reached ``--max-cost-usd``."""
+_COST_CAP = "CostCapReached"
+"""The error type of an episode that ended because the evaluation's spend reached ``--max-cost-usd``."""
 
 
 class _CostCapStop(Exception):
     """Raised in the driver to stop starting episodes once the spend reached its cap."""
 
 
-_STOPS_THE_RUN = re.compile(r"^(EffortRefusedError|SpendLedgerError|RateLimitFileError): ")
+_STOPS_THE_RUN = frozenset({"EffortRefusedError", "SpendLedgerError", "RateLimitFileError"})
 """Episode errors that stop the whole evaluation at the first: the service refused a reasoning
 effort the run requires (``--require-effort``), or the evaluation's spend ledger or rate-limit
 window file cannot be read (no request is sent while the spend is unknown); every other episode
@@ -465,7 +465,7 @@ def execute_task(task: EpisodeTask, state: WorkerState) -> Outcome:
             task.failed_file.unlink(missing_ok=True)
             from spatialscout_gym.core.redact import redact
             return Outcome(task, False, result=result, error=redact(result.get("error")),
-                           wall_s=time.perf_counter() - t0)
+                           wall_s=time.perf_counter() - t0, error_type=result.get("error_type"))
     except Exception as exc:  # an episode failure is data, listed apart
         from spatialscout_gym.core.redact import redact
         error = redact(f"{type(exc).__name__}: {exc}")
@@ -473,7 +473,7 @@ def execute_task(task: EpisodeTask, state: WorkerState) -> Outcome:
                                              "traceback": redact(traceback.format_exc())})
         if isinstance(exc, RuntimeError) and state.renderer is not None:
             state.close()   # a renderer in an unknown state is rebuilt for the next episode
-        return Outcome(task, False, error=error, wall_s=time.perf_counter() - t0)
+        return Outcome(task, False, error=error, wall_s=time.perf_counter() - t0, error_type=type(exc).__name__)
     task.failed_file.unlink(missing_ok=True)
     return Outcome(task, True, result=result, wall_s=time.perf_counter() - t0)
 
@@ -588,11 +588,11 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
         streak: list[str] = []   # signatures of the consecutive identical service failures
 
         def on_outcome(o: Outcome) -> None:
-            if not o.ok and _COST_CAP.search(o.error or ""):   # recorded as failed; stop starting episodes
+            if not o.ok and o.error_type == _COST_CAP:   # recorded as failed; stop starting episodes
                 summary.failed.append(o)
                 summary.cost_capped = True
                 raise _CostCapStop()
-            if not o.ok and _STOPS_THE_RUN.search(o.error or ""):
+            if not o.ok and o.error_type in _STOPS_THE_RUN:
                 from spatialscout_gym.core.redact import redact
                 raise BatchStoppedError(f"{redact(o.error)[:1000]} ({o.task.key}; finished episodes are kept)")
             sig = None if o.ok else failure_signature(o.error)

@@ -136,6 +136,8 @@ class Outcome:
     error: str | None = None
     wall_s: float = 0.0
     files: Shipment | None = None
+    error_type: str | None = None
+    """The failure's exception type (the run record's ``error_type``): what the driver dispatches on."""
 
 
 @dataclass(frozen=True)
