@@ -48,6 +48,27 @@ def test_list_prints_every_catalog_scene(capsys):
     assert "catalog v1.0: 80 scenes" in capsys.readouterr().out
 
 
+def test_list_says_the_provenance_notes_once_and_keeps_json_clean(capsys, tmp_path, monkeypatch):
+    """The recorded-only notes change nothing a run does: ``scenes list`` says them once (on stderr,
+    so ``--json`` stays JSON) and again only when they change."""
+    from spatialscout_gym.scenes import catalog
+    monkeypatch.setenv("SPATIALSCOUT_CACHE_DIR", str(tmp_path / "cache"))
+    notes = ["catalog v3.1: the generator code differs", "catalog v3.1: numpy 9 here, 1 when frozen",
+             "catalog v3.1: sapien 9 here, 3 when frozen"]
+    monkeypatch.setattr(catalog, "check_provenance", lambda version=None: list(notes))
+    assert _run(["scenes", "list"]) == 0
+    first = capsys.readouterr()
+    assert [ln for ln in first.err.splitlines() if ln.startswith("note:")] == [f"note: {n}" for n in notes]
+    assert "note:" not in first.out
+    assert _run(["scenes", "list"]) == 0
+    assert "note:" not in capsys.readouterr().err        # said once
+    assert _run(["scenes", "list", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["catalog_version"] == "3.1"
+    notes.append("catalog v3.1: scipy 9 here, 1 when frozen")     # a new difference is said again
+    assert _run(["scenes", "list"]) == 0
+    assert len([ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("note:")]) == 4
+
+
 def test_stats_json_has_ours_paper_and_the_ai2thor_comparison(capsys, tmp_path, monkeypatch):
     from spatialscout_gym.scenes import catalog   # the scenes the catalog files generate, not again
     monkeypatch.setattr(catalog, "generate_catalog_scene", generate_catalog_scene_once)

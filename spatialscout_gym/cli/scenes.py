@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
@@ -75,10 +76,10 @@ def _with_catalog(func):
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from spatialscout_gym.scenes.catalog import check_provenance, manifest
+    from spatialscout_gym.scenes.catalog import manifest
     m = manifest()
-    for note in check_provenance():
-        print(f"note: {note}")
+    for note in new_provenance_notes(str(m["catalog_version"])):
+        print(f"note: {note}", file=sys.stderr)
     if args.json:
         print(json.dumps(m, indent=1))
         return 0
@@ -88,6 +89,28 @@ def run_list(args: argparse.Namespace) -> int:
         print(f"{s['scene_id']:<15} {s['layout']:<11} {','.join(s['rooms']):<48} {s['n_targets']:>7} "
               f"{s['radius_m']:>8.2f}  {s['content_hash'][:12]}")
     return 0
+
+
+NOTES_SEEN_FILE = "provenance_notes_seen.json"
+"""In :func:`~spatialscout_gym.core.files.cache_root`: the provenance notes already shown, by catalog version."""
+
+
+def new_provenance_notes(version: str) -> list[str]:
+    """The catalog's recorded-only provenance notes (``scenes.catalog.check_provenance``) when they
+    differ from the ones this machine was last shown for ``version``, else none: they change nothing
+    a run does, so ``scenes list`` says them once (on stderr, keeping ``--json`` parseable) and again
+    only when they change. An unreadable or unwritable record shows them, as before."""
+    from spatialscout_gym.core.files import cache_root, locked_json_object
+    from spatialscout_gym.scenes.catalog import check_provenance
+    notes = check_provenance(version)
+    try:
+        with locked_json_object(cache_root() / NOTES_SEEN_FILE) as seen:
+            if seen.get(version) == notes:
+                return []
+            seen[version] = notes
+    except (OSError, ValueError):
+        pass
+    return notes
 
 
 def _fmt(v) -> str:
