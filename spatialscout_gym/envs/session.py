@@ -266,10 +266,6 @@ class EpisodeSession:
             return _SceneBound(self._renderer, self.spec)
         return self._renderer
 
-    @property
-    def owns_renderer(self) -> bool:
-        return self._owns
-
     def metrics(self) -> dict:
         """The scorer's metrics dict of the current accepted map (docs/protocol.md section 6;
         evaluator-only data)."""
@@ -280,10 +276,6 @@ class EpisodeSession:
         if self._score_cache[0] is not self._episode_gt:   # group results hold for one ground truth
             self._score_cache = (self._episode_gt, {})
         return score_scene(self._episode_gt, self.episode.accepted_map, group_cache=self._score_cache[1]).metrics()
-
-    def all_mean_iou(self) -> float:
-        """``metrics()["all"]["mean_iou"]``: the all-target mean IoU of the accepted map."""
-        return float(self.metrics()["all"]["mean_iou"])
 
     def write_run(self, out_dir: str | os.PathLike, agent: Any, *, seed: int = 0,
                   failure: BaseException | None = None, attempt: int | None = None,

@@ -179,7 +179,7 @@ class SapienRenderer:
         privileged frame re-checks its scene)."""
         self._entities: list[Any] = []
         self._lights: list[Any] = []
-        self._id_to_index = np.full(1, -1, dtype=np.int32)
+        self._id_to_index_clip = np.full(1, -1, dtype=np.int32)
         self._spec: SceneSpec | None = None
         self._intrinsics: Intrinsics | None = None
         self.set_scene(spec)
@@ -309,8 +309,7 @@ class SapienRenderer:
         lut = np.full(max([p[0] for p in pairs], default=0) + 1, -1, dtype=np.int32)
         for eid, index in pairs:
             lut[eid] = index
-        self._id_to_index = lut
-        self._id_to_index_clip = np.append(lut, np.int32(-1))
+        self._id_to_index_clip = np.append(lut, np.int32(-1))   # the clip index past the end: -1
 
         self._scene.set_ambient_light(list(map(float, spec.private.ambient_light)))
         for light in spec.private.lights:

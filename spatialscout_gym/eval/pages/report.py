@@ -57,7 +57,7 @@ from spatialscout_gym.eval.analysis.stats import (FIGURES, PAIRED_METHOD, SEED, 
                                           iqm_summary, method_note, min_p_value, min_scenes_to_separate, paired_iqm, per_scene_differences,
                                           paired_comparison, separated)
 from spatialscout_gym.eval.layout import (EvalDir, accepted_positions, check_run_scene, publish_json, publish_text,
-                                          scene_sources, seed_dir_name, seed_spread, spec_file_note, split_episode_key)
+                                          scene_sources, seed_dir_name, seed_spread, spec_file_note)
 
 __all__ = ["RunRecord", "find_runs", "find_failures", "failed_attempt_results", "episode_counts", "build_report", "write_report", "format_report_md",
            "compare_reports", "CompareError", "REPORT_JSON", "REPORT_MD"]
@@ -458,12 +458,6 @@ def write_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> d
     return report
 
 
-def _load_report(d: Path) -> dict:
-    """The report of ``d`` built here from its run directories (a ``report.json`` inside ``d`` is
-    the submitter's and is never trusted for a comparison)."""
-    return build_report(d)
-
-
 _MD_LINK = re.compile(r"(\]|!)([(\[])")
 
 
@@ -490,11 +484,6 @@ def code_block(text: str) -> list[str]:
     runs = [len(m) for m in re.findall(r"`+", text)]
     fence = "`" * max(3, max(runs, default=0) + 1)
     return [fence, text, fence]
-
-
-def _scene_count(keys: Sequence[str]) -> int:
-    """Distinct scenes among report keys (``scene`` or ``scene/seed_<k>``)."""
-    return len({split_episode_key(str(k))[0] for k in keys})
 
 
 HEADLINE: tuple[tuple[str, str], ...] = (
