@@ -53,8 +53,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         f"{RAY_TIMEOUT_S:g})")
     seeds = p.add_mutually_exclusive_group()
     seeds.add_argument("--seeds", nargs="+", default=None, metavar="SEED",
-                       help="the agent seeds to run on every scene: seed ids (--seeds 0, --seeds 0 1 2) or "
-                            "ranges A:B meaning seeds A..B-1 (--seeds 7:8 runs seed 7 only); default: seed 0")
+                       help="the agent seeds to run on every scene: seed ids (--seeds 0 1 2) or ranges A:B "
+                            "meaning seeds A..B-1 (--seeds 7:8 runs seed 7 only); one number alone other "
+                            "than 0 is refused, as it once counted repeats: for seeds 0..N-1 write --repeats N, "
+                            "for seed K alone --seeds K:K+1; default: seed 0")
     seeds.add_argument("--repeats", type=int, default=None, metavar="N",
                        help="N repeats per scene, with seeds 0..N-1 (the same as --seeds 0:N)")
     p.add_argument("--image-budget", type=int, default=None,
