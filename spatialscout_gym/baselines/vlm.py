@@ -59,7 +59,7 @@ from spatialscout_gym.wrappers.tool_call import ToolCallWrapper
 __all__ = ["VLMAgent", "make_vlm_agent", "model_agent",
            "load_price_table", "episode_cost", "MODES", "OutputCapError", "TRUNCATED_STOP_REASONS"]
 
-MODES = ("active", "passive")
+MODES = ("active", "passive", "blind")
 TRUNCATED_STOP_REASONS = frozenset({"length", "max_tokens", "max_output_tokens", "model_context_window_exceeded"})
 """Stop reasons meaning "cut off at an output limit": OpenAI chat ``length``, Anthropic
 ``max_tokens`` / ``model_context_window_exceeded``, Responses ``max_output_tokens``."""
@@ -115,9 +115,10 @@ class VLMAgent:
         Sends the conversation to the model and counts calls and HTTP attempts.
     name : str
         Registry name, e.g. ``"openai:gpt-x"``.
-    mode : {"active", "passive"}
+    mode : {"active", "passive", "blind"}
         ``passive``: the model gets ``passive_views`` fixed views (:mod:`.passive`) and the camera
-        tools are refused.
+        tools are refused. ``blind``: as ``active``, but no image is sent (each frame's caption says
+        it is withheld): the blind control.
     model_call_budget : int
         B (docs/protocol.md section 5: 100).
     passive_views : int
@@ -234,6 +235,7 @@ class VLMAgent:
                                            passive_views=self.passive_views if passive else None,
                                            passive_path=scripted_path() if passive else None,
                                            max_side=self.image_max_side, prompt_style=self.prompt_style,
+                                           blind=self.mode == "blind",
                                            clock=time.time,   # tool_call events get execution times
                                            wire_format=getattr(self.provider, "api_mode", None)
                                            if getattr(self.provider, "api_mode", None) in WIRE_FORMATS else None)

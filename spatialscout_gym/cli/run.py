@@ -82,9 +82,10 @@ def add_vlm_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--price-table", type=Path, help="JSON {model: {input_per_mtok, output_per_mtok[, "
                                                     "cached_input_per_mtok]}} (USD) for the episode cost in "
                                                     "result.json")
-    g.add_argument("--mode", choices=("active", "passive"), default="active",
+    g.add_argument("--mode", choices=("active", "passive", "blind"), default="active",
                    help="passive: fixed scripted views (stereo pairs), a prompt of its own and only the six "
-                        "non-camera tools (default active)")
+                        "non-camera tools; blind: the blind control, every tool result but no image (a "
+                        "frame's caption says it is withheld), listed apart from seeing runs (default active)")
     g.add_argument("--image-history", type=int, metavar="K",
                    help="send only the last K images with each request, older ones replaced by their "
                         "captions (for small-context models; default: every image, as the paper); "

@@ -34,6 +34,11 @@ Passive mode (fixed views, camera tools disabled) has its own prompt in both sty
 the enabled tools (:data:`PASSIVE_TOOLS`), describes the given views instead of camera moves, and
 says so when the views share one camera centre (nothing can be triangulated then).
 
+Blind mode (the blind control: every tool result, no image) keeps each wording and changes only
+what would promise an image: the sentences about what the images show, the delivered-JPEG
+conversion and "captured images included" give way to :data:`BLIND_NOTE`, a neutral statement that
+images are withheld (frame ids and camera poses still come with every frame).
+
 The prompt is built from public data only: the inventory (ids, categories, groups), the search
 radius ``r``, the intrinsics and the budgets. It never mentions a score or a target position.
 """
@@ -57,7 +62,7 @@ from spatialscout_gym.conversation.images import MAX_SIDE_PX, delivered_size
 __all__ = ["task_prompt", "reminder_text", "first_message_text", "passive_baseline_m", "REMINDER_AT",
            "PASSIVE_NOTE", "PROMPT_STYLES", "DEFAULT_PROMPT_STYLE", "CAMERA_TOOLS", "PASSIVE_TOOLS",
            "check_prompt_style", "PROMPT_ROLES", "prompt_role", "PROMPT_STYLE_ALIASES",
-           "appendix_a_lines"]
+           "appendix_a_lines", "BLIND_NOTE"]
 
 REMINDER_AT: tuple[int, ...] = (10, 3)
 """A reminder is inserted before the model request when this many model calls remain, the call
@@ -85,6 +90,10 @@ PASSIVE_NOTE = (
     "and will be refused. Work only from the given frames: mark pixels, triangulate, submit, finish.")
 """The note the legacy wording appended to the active prompt in passive mode (kept for reference;
 passive mode now has its own prompt)."""
+
+BLIND_NOTE = ("Images are withheld in this episode: frame 0 and every capture come with their frame id "
+              "and camera pose, without the image.")
+"""What a blind-mode prompt says of images, in place of any sentence that would promise one."""
 
 
 def check_prompt_style(style: str) -> str:
@@ -171,8 +180,13 @@ def _responses_section(budget_counts_tool_calls: bool) -> list[str]:
             "their results."]
 
 
-def _pixels_section(intrinsics: Intrinsics, max_side: int) -> list[str]:
+def _pixels_section(intrinsics: Intrinsics, max_side: int, blind: bool = False) -> list[str]:
     K = intrinsics
+    if blind:   # no image is delivered: the calibration stays, the JPEG conversion goes
+        return ["", f"PIXELS: the render grid is {K.width}x{K.height} (fx={K.fx:.3f}, fy={K.fy:.3f}, "
+                f"cx={K.cx:.3f}, cy={K.cy:.3f}); pixel (u, v) has u to the right and v down, integers at "
+                "pixel centres, origin at the centre of the top-left pixel; triangulate_observations takes "
+                "render-grid pixels. " + BLIND_NOTE]
     wd, hd = delivered_size(K.width, K.height, max_side)
     return ["",
             f"PIXELS: the render grid is {K.width}x{K.height} (fx={K.fx:.3f}, fy={K.fy:.3f}, "
@@ -192,8 +206,12 @@ _TRIANGULATION = (
     "average). Heed warnings (small ray angle, large residual). At most "
     f"{MAX_OBSERVATIONS} observations per call.")
 
-def _one_view(single: bool) -> str:
+def _one_view(single: bool, blind: bool = False) -> str:
     """Estimating without triangulation: the ray of a pixel, and depth from what the image shows."""
+    if blind:   # single view only (passive mode has no blind form)
+        return ("Estimate each centre from the calibration: pixel (u, v) of frame 0 looks from the origin "
+                "along the task-frame direction (1, -(u - cx)/fx, -(v - cy)/fy) (frame 0's camera axes are "
+                "the task axes).")
     if single:
         ray = ("Estimate each centre from the initial image and its calibration: pixel (u, v) of frame 0 "
                "looks from the origin along the task-frame direction (1, -(u - cx)/fx, -(v - cy)/fy) "
@@ -206,7 +224,10 @@ def _one_view(single: bool) -> str:
             "size, where it meets the floor, what it stands next to).")
 
 
-def _camera_section() -> list[str]:
+def _camera_section(blind: bool = False) -> list[str]:
+    capture = ("capture_image records a new frame at the current pose (its image is withheld); moving alone "
+               "records no frame." if blind else
+               "capture_image renders a new image at the current pose; moving alone gives no image.")
     return ["",
             f"CAMERA MOVES: move_camera translates along the current horizontal forward/right and world "
             f"vertical, at most {MAX_TRANSLATION_M:g} m per call; rotate_camera turns by yaw (positive = "
@@ -215,8 +236,7 @@ def _camera_section() -> list[str]:
             f"{PITCH_LIMIT_DEG:g}] degrees; roll is always 0; every world coordinate of the camera stays "
             f"within +-{WORLD_BOX_M:g} m. set_camera_position teleports to a task-frame position (yaw "
             "relative to the initial heading, pitch = elevation). A request outside a bound is refused and "
-            "nothing moves. The camera passes through objects (no collisions). capture_image renders a new "
-            "image at the current pose; moving alone gives no image."]
+            "nothing moves. The camera passes through objects (no collisions). " + capture]
 
 
 def _inventory_section(inventory: list[dict]) -> list[str]:
@@ -228,7 +248,7 @@ def _inventory_section(inventory: list[dict]) -> list[str]:
 def task_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_budget: int,
                 image_budget: int, passive: bool = False, budget_counts_tool_calls: bool = False,
                 style: str = DEFAULT_PROMPT_STYLE, max_side: int = MAX_SIDE_PX,
-                passive_positions: Mapping[int, ArrayLike3] | None = None) -> str:
+                passive_positions: Mapping[int, ArrayLike3] | None = None, blind: bool = False) -> str:
     """The task prompt: the sourced sentences (``"appendix-a"``), the earlier content list
     (``"content-list"``), or the protocol, the inventory and the budgets (``"detailed"``,
     ``"legacy"``); :func:`prompt_role` says in which role it is sent.
@@ -255,21 +275,26 @@ def task_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_budge
     passive_positions : mapping of int to [x, y, z], optional
         Passive mode: camera centre (task frame, metres) of each given frame; the prompt states
         the number of views and whether they allow triangulation.
+    blind : bool
+        Blind mode: the wording of ``style`` with no sentence that promises an image
+        (:data:`BLIND_NOTE` says they are withheld). Not with ``passive``.
     """
     style = check_prompt_style(style)
+    if blind and passive:
+        raise ValueError("blind and passive are two modes: a prompt is one or the other")
     if style == "legacy":
         return _legacy_prompt(public, intrinsics, model_call_budget=model_call_budget,
                               image_budget=image_budget, passive=passive,
-                              budget_counts_tool_calls=budget_counts_tool_calls, max_side=max_side)
+                              budget_counts_tool_calls=budget_counts_tool_calls, max_side=max_side, blind=blind)
     if passive:
         return _passive_prompt(public, intrinsics, model_call_budget=model_call_budget,
                                max_side=max_side, positions=passive_positions or {0: [0.0, 0.0, 0.0]})
     if style == "appendix-a":
         return "\n".join(appendix_a_lines(model_call_budget=model_call_budget, image_budget=image_budget,
-                                           budget_counts_tool_calls=budget_counts_tool_calls))
+                                           budget_counts_tool_calls=budget_counts_tool_calls, blind=blind))
     if style == "content-list":
         return _content_list_prompt(model_call_budget=model_call_budget, image_budget=image_budget,
-                                    budget_counts_tool_calls=budget_counts_tool_calls)
+                                    budget_counts_tool_calls=budget_counts_tool_calls, blind=blind)
     inventory, shared = _inventory(public)
     one_view = int(image_budget) == 1
     lines = ["You are mapping an indoor scene with a camera. Estimate the 3D centre of every target in "
@@ -286,11 +311,16 @@ def task_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_budge
                     "submit and finish. ")
     lines += ["", budgets + _ending_text(budget_counts_tool_calls)]
     lines += _responses_section(budget_counts_tool_calls)
-    lines += _camera_section()
-    lines += _pixels_section(intrinsics, max_side)
+    lines += _camera_section(blind)
+    lines += _pixels_section(intrinsics, max_side, blind)
     lines += ["", ("ONE VIEW: triangulate_observations needs marks in two frames taken from different "
-                   "positions, so it cannot help here. " + _one_view(True)) if one_view else _TRIANGULATION]
-    if one_view:
+                   "positions, so it cannot help here. " + _one_view(True, blind)) if one_view else _TRIANGULATION]
+    if blind:
+        guidance = ("SUBMISSIONS: give your estimates using the calibration (intrinsics above; frame 0's "
+                    "camera is at the origin looking along +x)." if one_view else
+                    "SUBMISSIONS: after your first two views, submit estimates for the targets you can "
+                    "locate, then add new targets and revise earlier estimates as you explore.")
+    elif one_view:
         guidance = ("SUBMISSIONS: give estimates that are supported by what you see in the initial image, "
                     "using its calibration (intrinsics above; frame 0's camera is at the origin looking "
                     "along +x).")
@@ -306,9 +336,11 @@ def task_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_budge
 
 
 def appendix_a_lines(*, model_call_budget: int, image_budget: int,
-                     budget_counts_tool_calls: bool = False) -> list[str]:
+                     budget_counts_tool_calls: bool = False, blind: bool = False) -> list[str]:
     """The ``"appendix-a"`` task prompt, one sentence per line; docs/protocol.md section 10 gives
-    each sentence's source (a test checks that table against these lines)."""
+    each sentence's source (a test checks that table against these lines). ``blind``: the three
+    sentences that speak of seen images become :data:`BLIND_NOTE`, "from frame 0's pose and its
+    calibration" and the same sentence without "captured images included"."""
     multi = int(image_budget) > 1
     calls = "tool calls" if budget_counts_tool_calls else "model calls"
     lines = [
@@ -330,17 +362,18 @@ def appendix_a_lines(*, model_call_budget: int, image_budget: int,
         "A point from triangulate_observations is the surface point at the marked pixels, not the centre "
         "of the object's bounding box.",
         # section 3.1: visually supported estimates
-        "Give estimates that are supported by what you see in the images.",
+        BLIND_NOTE if blind else "Give estimates that are supported by what you see in the images.",
         # section 3.1 (V > 1): submit after the first two views; Appendix A (V = 1)
         ("After your first two views, submit estimates for the targets you can locate, then add new "
          "targets and revise earlier estimates as you explore." if multi else
+         "Estimate the centres from frame 0's pose and its calibration." if blind else
          "Estimate the centres from the initial image and its calibration."),
         # section 3.1: submissions return the map; an empty batch inspects it
         "Each submission returns the current accepted map, and an empty submission shows it without "
         "changing it.",
         # Appendix A: actions in one response are specified before their feedback is seen
-        "All tool calls in one response are specified before you see any of their results, captured "
-        "images included.",
+        "All tool calls in one response are specified before you see any of their results"
+        + ("." if blind else ", captured images included."),
         # Appendix A: rejected captures use no image
         "A rejected capture does not use an image.",
     ]
@@ -354,7 +387,8 @@ def appendix_a_lines(*, model_call_budget: int, image_budget: int,
     return lines
 
 
-def _content_list_prompt(*, model_call_budget: int, image_budget: int, budget_counts_tool_calls: bool) -> str:
+def _content_list_prompt(*, model_call_budget: int, image_budget: int, budget_counts_tool_calls: bool,
+                         blind: bool = False) -> str:
     """The earlier default, a paraphrase of the paper's content list (kept verbatim)."""
     one_view = int(image_budget) == 1
     calls = (f"{model_call_budget} tool calls" if budget_counts_tool_calls else
@@ -365,9 +399,10 @@ def _content_list_prompt(*, model_call_budget: int, image_budget: int, budget_co
              "Task axes (fixed for the episode): origin at the initial camera position; +x is the initial "
              "camera's forward direction, +y its left, +z its up; metres.",
              "A target's centre is the centre of its world-axis-aligned bounding box.",
-             "Give estimates that are supported by what you see in the images."]
+             BLIND_NOTE if blind else "Give estimates that are supported by what you see in the images."]
     if one_view:
-        lines.append("Estimate the centres from the initial image and its calibration.")
+        lines.append("Estimate the centres from frame 0's pose and its calibration." if blind else
+                     "Estimate the centres from the initial image and its calibration.")
     else:
         lines.append("After your first two views, submit estimates for the targets you can locate, then add "
                      "new targets and revise earlier estimates as you explore.")
@@ -414,17 +449,19 @@ def _passive_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_b
 
 
 def first_message_text(*, passive: bool = False, style: str = DEFAULT_PROMPT_STYLE,
-                       frames: Sequence[int] = (0,)) -> str:
-    """The text that opens the first user message (the images follow it)."""
+                       frames: Sequence[int] = (0,), blind: bool = False) -> str:
+    """The text that opens the first user message (the images, or in blind mode frame 0's caption,
+    follow it)."""
     style = check_prompt_style(style)
+    initial = ("Here is frame 0, taken at the task-frame origin; its image is withheld." if blind else
+               "Here is the initial image (frame 0), taken at the task-frame origin.")
     if style == "legacy":
-        intro = ("Here are the fixed views of this episode." if passive else
-                 "Here is the initial image (frame 0), taken at the task-frame origin.")
+        intro = "Here are the fixed views of this episode." if passive else initial
         return intro + " Start by planning; call list_entities if you want the inventory and budgets again."
     if passive:
         intro = f"Here are the fixed views of this episode (frames {', '.join(str(f) for f in frames)})."
     else:
-        intro = "Here is the initial image (frame 0), taken at the task-frame origin."
+        intro = initial
         if style in ("appendix-a", "content-list"):
             return intro
     return (intro + " Answer with tool calls; write your plan in the same response. A response without a "
@@ -449,7 +486,8 @@ def reminder_text(calls_left: int, images_left: int, submitted: int, inventory: 
 
 
 def _legacy_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_budget: int,
-                   image_budget: int, passive: bool, budget_counts_tool_calls: bool, max_side: int) -> str:
+                   image_budget: int, passive: bool, budget_counts_tool_calls: bool, max_side: int,
+                   blind: bool = False) -> str:
     """The wording before the paper's guidance was followed (kept verbatim for ``style="legacy"``)."""
     K = intrinsics
     wd, hd = delivered_size(K.width, K.height, max_side)
@@ -506,5 +544,8 @@ def _legacy_prompt(public: PublicScene, intrinsics: Intrinsics, *, model_call_bu
     ]
     if passive:
         lines += ["", PASSIVE_NOTE]
+    if blind:   # the PIXELS paragraph without the delivered JPEG (the rest is kept verbatim)
+        at = next(i for i, line in enumerate(lines) if line.startswith("PIXELS:"))
+        lines[at] = _pixels_section(intrinsics, max_side, blind=True)[1]
     lines += _inventory_section(inventory)
     return "\n".join(lines)

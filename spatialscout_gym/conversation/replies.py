@@ -12,7 +12,8 @@ Used by :class:`~spatialscout_gym.wrappers.tool_call.ToolCallWrapper` and the MC
   strings in a result longer than :data:`MAX_ECHO_CHARS` likewise;
 * :func:`unknown_tool_error`: the refusal that lists the valid tools;
 * :func:`frame_caption` / :func:`frame_parts`: the caption of a delivered frame (camera pose in the
-  task frame and the pixel conversion, docs/protocol.md section 3) and the JPEG itself.
+  task frame and the pixel conversion, docs/protocol.md section 3) and the JPEG itself;
+  :func:`withheld_caption`: a frame's caption in blind mode (the pose, and that the image is withheld).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from spatialscout_gym.conversation.images import (JPEG_QUALITY, MAX_SIDE_PX, Del
                                               encode_for_model)
 
 __all__ = ["MAX_ERROR_CHARS", "MAX_ECHO_CHARS", "MAX_VALUE_CHARS", "MAX_REFUSED_ENTRIES", "clip_error", "result_text", "refusal_text", "unknown_tool_error",
-           "frame_caption", "frame_parts"]
+           "frame_caption", "frame_parts", "withheld_caption", "WITHHELD_TEXT"]
 
 MAX_ERROR_CHARS = 600
 """Longest error text a model receives, characters (the rest is counted, not sent)."""
@@ -91,14 +92,29 @@ def unknown_tool_error(name: Any) -> str:
     return f"unknown tool {short_repr(name, 60)}; valid tools: {', '.join(TOOL_NAMES)}"
 
 
+def _pose_text(frame_id: int, pose_task: Mapping[str, Any]) -> str:
+    # + 0.0 turns a rounded -0.0 into 0.0: "-0.000" would depend on the last bit of a sum
+    pos = ", ".join(f"{round(float(x), 3) + 0.0:.3f}" for x in pose_task["position"])
+    return (f"Frame {frame_id}: camera at [{pos}] m (task frame), yaw {pose_task['yaw_deg']:.1f} deg, pitch "
+            f"{pose_task['pitch_deg']:.1f} deg.")
+
+
 def frame_caption(frame_id: int, pose_task: Mapping[str, Any], image: DeliveredImage) -> str:
     """``Frame k: camera at [x, y, z] m (task frame), yaw .. deg, pitch .. deg.`` plus the conversion
     from delivered to render pixels. ``pose_task`` is the frame's pose in the task frame
     (``position`` in metres, ``yaw_deg``, ``pitch_deg``)."""
-    # + 0.0 turns a rounded -0.0 into 0.0: "-0.000" would depend on the last bit of a sum
-    pos = ", ".join(f"{round(float(x), 3) + 0.0:.3f}" for x in pose_task["position"])
-    return (f"Frame {frame_id}: camera at [{pos}] m (task frame), yaw {pose_task['yaw_deg']:.1f} deg, pitch "
-            f"{pose_task['pitch_deg']:.1f} deg. {conversion_text(image)}")
+    return f"{_pose_text(frame_id, pose_task)} {conversion_text(image)}"
+
+
+WITHHELD_TEXT = "The image is withheld in this episode."
+"""What blind mode says in place of a frame's image."""
+
+
+def withheld_caption(episode: Any, frame_id: int) -> str:
+    """A captured frame of ``episode`` as blind mode sends it: the caption's pose and
+    :data:`WITHHELD_TEXT`, no image and no pixel conversion."""
+    frame = episode.frames[frame_id]
+    return f"{_pose_text(frame_id, episode.task_frame.pose_to_task(frame.pose))} {WITHHELD_TEXT}"
 
 
 def frame_parts(episode: Any, frame_id: int, *, max_side: int = MAX_SIDE_PX,

@@ -5,7 +5,8 @@ wrapped further) and the env speaks to a tool-calling model (docs/protocol.md se
 
 * ``reset()`` returns the conversation opening as the observation: the task prompt (by default
   the sourced ``appendix-a`` sentences, as the first user message; or a system message in the ``detailed``/``legacy``
-  wordings) and frame 0 (or, in passive mode, the fixed views) as JPEG with its caption;
+  wordings) and frame 0 (or, in passive mode, the fixed views) as JPEG with its caption (in blind mode,
+  ``blind=True``, the caption alone: every frame's image is withheld, its id and pose are sent);
 * ``step(reply)`` takes one model reply (an OpenAI or Anthropic message, SDK object or dict, a
   plain list of ``{"name", "arguments"}`` or a :class:`~spatialscout_gym.conversation.messages.ModelReply`),
   encodes each tool call into the env's action (:mod:`spatialscout_gym.wrappers.encode`) and calls
@@ -69,7 +70,7 @@ from spatialscout_gym.conversation.prompt import (CAMERA_TOOLS, DEFAULT_PROMPT_S
                                               check_prompt_style, first_message_text, prompt_role, reminder_text,
                                               task_prompt)
 from spatialscout_gym.conversation.replies import (clip_error, frame_parts, refusal_text, result_text,
-                                               unknown_tool_error)
+                                               unknown_tool_error, withheld_caption)
 from spatialscout_gym.conversation.schemas import tool_schemas
 
 if TYPE_CHECKING:
@@ -93,6 +94,10 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         Passive mode: on ``reset`` the evaluator captures this many views (frame 0 included) along
         ``passive_path`` (env steps, recorded in the trace like any tool call); they open the
         conversation and the camera tools (:data:`CAMERA_TOOLS`) are refused with a reason.
+    blind : bool
+        Blind mode (the blind control): every tool result and frame caption is sent, no image; a
+        frame's caption says its image is withheld, and the prompt promises none
+        (:data:`~spatialscout_gym.conversation.prompt.BLIND_NOTE`). Not with ``passive_views``.
     passive_path : sequence of (position, yaw_deg, pitch_deg)
         Task-frame poses to visit in order (a pose the episode refuses is skipped); the camera then
         returns to the origin. Required with ``passive_views``
@@ -141,13 +146,13 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
                  passive_path: Sequence[tuple[Sequence[float], float, float]] | None = None,
                  max_side: int = MAX_SIDE_PX, jpeg_quality: int = JPEG_QUALITY,
                  prompt_style: str = DEFAULT_PROMPT_STYLE, clock: Any = None,
-                 wire_format: str | None = None) -> None:
+                 wire_format: str | None = None, blind: bool = False) -> None:
         # recorded so that env.spec (and Gymnasium's checker) can rebuild the wrapper
         gym.utils.RecordConstructorArgs.__init__(self, model_call_budget=model_call_budget,
                                                  passive_views=passive_views, passive_path=passive_path,
                                                  max_side=max_side, jpeg_quality=jpeg_quality,
                                                  prompt_style=prompt_style, clock=clock,
-                                                 wire_format=wire_format)
+                                                 wire_format=wire_format, blind=blind)
         gym.Wrapper.__init__(self, env)
         if wire_format is not None and wire_format not in WIRE_FORMATS:
             raise ValueError(f"wire_format must be one of {', '.join(WIRE_FORMATS)} or None, got {wire_format!r}")
@@ -157,6 +162,9 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if passive_views is not None and passive_path is None:
             raise ValueError("passive_views needs passive_path, the poses to capture (e.g. "
                              "spatialscout_gym.baselines.passive.scripted_path())")
+        if blind and passive_views is not None:
+            raise ValueError("blind and passive are two modes: give passive_views or blind=True, not both")
+        self.blind = bool(blind)
         self.model_call_budget = int(model_call_budget)
         self.passive_views = None if passive_views is None else int(passive_views)
         self.passive_path = list(passive_path) if passive_path is not None else None
@@ -280,9 +288,10 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         prompt = task_prompt(
             ep.public, ep.intrinsics, model_call_budget=self.model_call_budget,
             image_budget=ep.image_budget, passive=self.passive, style=self.prompt_style,
-            max_side=self.max_side,
+            max_side=self.max_side, blind=self.blind,
             passive_positions={f: ep.frames[f].position_task for f in frames} if self.passive else None)
-        parts: list[Part] = [first_message_text(passive=self.passive, style=self.prompt_style, frames=frames)]
+        parts: list[Part] = [first_message_text(passive=self.passive, style=self.prompt_style, frames=frames,
+                                                blind=self.blind)]
         for fid in frames:
             parts += self._image_parts(fid)
         if self.prompt_role == "system":
@@ -474,6 +483,8 @@ class ToolCallWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     # ---- messages ---------------------------------------------------------------------------------
     def _image_parts(self, fid: int) -> list[Part]:
+        if self.blind:   # the frame's id and pose, never its pixels
+            return [withheld_caption(self.episode, fid)]
         caption, img = frame_parts(self.episode, fid, max_side=self.max_side, quality=self.jpeg_quality)
         return [caption, img]
 

@@ -76,7 +76,7 @@ def replay_model_run(spec: SceneSpec, start: dict, harness: dict, replies: list[
                             passive_path=scripted_path() if passive else None,
                             max_side=int(harness["images"]["max_side_px"]),
                             jpeg_quality=int(harness["images"]["jpeg_quality"]),
-                            prompt_style=str(harness["prompt_style"]))
+                            prompt_style=str(harness["prompt_style"]), blind=harness.get("mode") == "blind")
         w.reset(seed=seed)
         for r in replies:
             if w.done:
