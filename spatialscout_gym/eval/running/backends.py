@@ -17,7 +17,8 @@ gives its ``WorkerState`` and ``execute_task``), so this module imports nothing 
 at run time (its types only, for the checker) and the two modules form no import circle.
 
 Both call ``on_outcome(outcome)`` in the driver process as each episode ends, in completion
-order. ``max_concurrency`` caps simultaneous model requests across all workers with one shared
+order; an ``on_outcome`` that raises :class:`StopStarting` stops new episodes only (the running
+ones end and are reported), any other exception stops the run at once. ``max_concurrency`` caps simultaneous model requests across all workers with one shared
 semaphore (a ``multiprocessing`` manager semaphore locally, a semaphore actor on Ray).
 """
 
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from spatialscout_gym.eval.running.tasks import EpisodeTask, EvalSettings, Outcome, WorkerState
 
 __all__ = ["Backend", "LocalBackend", "RayBackend", "make_backend", "BACKENDS", "Work", "RAY_TIMEOUT_S",
-           "HEAD_LOST_S", "HOST_ERRORS", "HOST_ERROR_LIMIT", "host_error", "RayHeadLostError"]
+           "HEAD_LOST_S", "HOST_ERRORS", "HOST_ERROR_LIMIT", "host_error", "RayHeadLostError", "StopStarting"]
 
 BACKENDS = ("local", "ray")
 OnOutcome = Callable[["Outcome"], None]
@@ -86,6 +87,12 @@ HOST_ERRORS = ("ENOSPC", "EIO", "EROFS")
 
 HOST_ERROR_LIMIT = 2
 """A node whose episodes failed this many times with :data:`HOST_ERRORS` draws no more episodes."""
+
+
+class StopStarting(Exception):
+    """Raised by ``on_outcome`` to end the run gently (the evaluation's spend reached its cap): the
+    backend starts no further episode, lets every running one end (each is paid for: it finishes,
+    or fails at its next request) and hands its outcome to ``on_outcome`` as usual, then returns."""
 
 
 class RayHeadLostError(SpatialScoutError):
@@ -197,21 +204,29 @@ class LocalBackend:
             manager.start(exit_with_parent, (os.getpid(), main_thread))
             limiter = manager.Semaphore(max_concurrency)
         queue = list(tasks)
+        stopping = False   # on_outcome raised StopStarting: no episode starts, the running ones end
         try:
-            while queue:
+            while queue and not stopping:
                 n = min(self.workers, len(queue))
                 pool = ProcessPoolExecutor(n, mp_context=ctx, initializer=_init_worker,
                                            initargs=(settings, limiter, renderer_factory, work.state, work.execute,
                                                      os.getpid(), main_thread))
-                futures = {pool.submit(_run_in_worker, t): t for t in queue}
-                queue = []
+                # at most one episode per worker is handed to the pool: one that has not started can
+                # then never start after a stop (a queued future would, the pool's call queue holds it)
+                futures: dict[Any, EpisodeTask] = {}
                 broken = False
+
+                def submit_next() -> None:
+                    while queue and not stopping and not broken and len(futures) < n:
+                        t = queue.pop(0)
+                        futures[pool.submit(_run_in_worker, t)] = t
+
                 try:
-                    pending = set(futures)
-                    while pending:
-                        finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    submit_next()
+                    while futures:
+                        finished, _ = wait(set(futures), return_when=FIRST_COMPLETED)
                         for f in finished:
-                            task = futures[f]
+                            task = futures.pop(f)
                             try:
                                 outcome = f.result()
                             except BrokenProcessPool:
@@ -222,9 +237,13 @@ class LocalBackend:
                                     outcome = _crash_outcome(work, task, "a worker process died during this "
                                                                    "episode or one running beside it")
                                 else:
-                                    queue.append(task)
+                                    queue.insert(0, task)
                                     continue
-                            on_outcome(outcome)
+                            try:
+                                on_outcome(outcome)
+                            except StopStarting:
+                                stopping = True
+                        submit_next()
                 except BaseException:
                     # interrupted (Ctrl-C, SIGTERM): stop the workers now and let the pool close its
                     # queues, so nothing is left for the resource tracker to report; a rerun resumes
@@ -484,10 +503,14 @@ class RayBackend:
                     for a in [a for a in idle if node_of[a]["id"] in barred]:
                         idle.remove(a)
                         retire(a)
-                    if {n["NodeID"] for n in ray.nodes() if n.get("Alive")} <= barred:   # nowhere left to run
+                    alive = table.alive(time.monotonic(), NODE_POLL_S)
+                    if alive is not None and alive <= barred:   # nowhere left to run
                         stranded.extend(queue)
                         queue.clear()
-            on_outcome(outcome)
+            try:
+                on_outcome(outcome)
+            except StopStarting:   # no episode starts after this one; the running ones end
+                queue.clear()
 
         def head_lost(head: str) -> RayHeadLostError:
             """Record the running episodes as failed attempts; the one-line error that ends the run."""
