@@ -53,7 +53,7 @@ def _mock_output(calls: list[tuple[str, dict]], turn: int) -> ModelOutput:
         InspectToolCall(id=f"mock_{turn}_{i}", function=n, arguments=a) for i, (n, a) in enumerate(calls)] or None)
     return ModelOutput(model="mockllm/model", choices=[ChatCompletionChoice(
         message=msg, stop_reason="tool_calls" if calls else "stop")],
-        usage=ModelUsage(input_tokens=100, output_tokens=10, total_tokens=110))
+        usage=ModelUsage(input_tokens=100, output_tokens=10, total_tokens=410, input_tokens_cache_read=300))
 
 
 def test_mockllm_two_scenes_write_verified_run_directories_and_our_metrics(tmp_path, truths):
@@ -80,6 +80,8 @@ def test_mockllm_two_scenes_write_verified_run_directories_and_our_metrics(tmp_p
         run = Path(sample.metadata["spatialscout"]["run_dir"])
         result = _check_run_dir(run)
         assert result["end_reason"] == "no_tool_call" and result["model"]["model_calls"] == 4
+        # Inspect's whole input, cache reads included (Inspect counts them apart from input_tokens)
+        assert result["model"]["usage"]["input_tokens"] == 4 * 400 and result["model"]["cached_input_tokens"] == 4 * 300
         assert result["num_submitted"] == 2 and result["all"]["mean_iou"] > 0
         assert result["harness"]["name"] == "inspect_ai" and result["agent"] == "inspect:mockllm/model"
         # the frames reached the model as Inspect image content, the prompt as the first user message

@@ -316,8 +316,11 @@ def to_model_reply(output: ModelOutput) -> ModelReply:
     calls = [ToolCall(c.id, c.function, c.parse_error if c.parse_error else dict(c.arguments))
              for c in (msg.tool_calls or [])]
     usage = {}
-    if output.usage is not None:
-        usage = {"input_tokens": output.usage.input_tokens, "output_tokens": output.usage.output_tokens}
+    if output.usage is not None:   # Inspect counts cache reads and writes apart from input_tokens;
+        u = output.usage           # the run record's input is the whole input, those parts included
+        read, written = u.input_tokens_cache_read or 0, u.input_tokens_cache_write or 0
+        usage = {"input_tokens": u.input_tokens + read + written, "output_tokens": u.output_tokens,
+                 "cached_input_tokens": read, "cache_write_input_tokens": written}
     stop = output.stop_reason
     return ModelReply(text=msg.text, tool_calls=calls, usage=usage,
                       stop_reason=_STOP_REASONS.get(stop, stop), provider_content=msg)
