@@ -50,7 +50,7 @@ from spatialscout_gym.core.files import load_ground_truth
 from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, aggregate, score_scene
 from spatialscout_gym.core.table import format_table
 from spatialscout_gym.eval.verification.identity import counted_once_keys
-from spatialscout_gym.eval.verification.verify import verification_status
+from spatialscout_gym.eval.verification.verify import TOOL_SIDE_ONLY, verification_status
 from spatialscout_gym.eval.settings_check import (NONE_MEANS, RECORDED, comparability_problems, identity_of,
                                                   protocol_settings)
 from spatialscout_gym.eval.analysis.stats import (FIGURES, PAIRED_METHOD, SEED, bootstrap_intervals, iqm_method_note,
@@ -324,6 +324,7 @@ def build_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> d
         "scene_sources": scene_sources(EvalDir(out)),
         "protocol_settings": protocol_settings([r.result for r in records]),
         "exploration": exploration_summary([r.result for r in records]),
+        "cost_cap": cost_cap_state(out),
     })
     if report["catalog_version"] == "None":
         report["catalog_version"] = None
@@ -340,7 +341,26 @@ def _failures_only_report(out: Path, lam: float) -> dict:
             "verified": verification_status(out), "counters": _counters([]),
             "failed_attempts_spend": _counters(failed), "failures": find_failures(out),
             "episodes": episode_counts(out, []), "scorer": {}, "catalog_version": None, "scene_hashes": {},
-            "protocol_settings": {}}
+            "protocol_settings": {}, "cost_cap": cost_cap_state(out)}
+
+
+def cost_cap_state(out: Path) -> dict | None:
+    """``{"usd", "spent", "reached", "capped_episodes"}`` of an evaluation run with ``--max-cost-usd``
+    (the cap its latest run recorded in ``evaluate.json``, the ledger's total, whether the total
+    reached the cap, the failed episodes that ended at it); None without a cap. A ledger that
+    cannot be read is ``spent`` None, not reached."""
+    from spatialscout_gym.conversation.spend import SPEND_FILE, SpendLedgerError, read_spend
+    opts = (EvalDir(out).settings() or {}).get("agent_options")
+    cap = opts.get("max_cost_usd") if isinstance(opts, dict) else None
+    if isinstance(cap, bool) or not isinstance(cap, (int, float)):
+        return None
+    try:
+        spent = read_spend(out / SPEND_FILE)
+    except SpendLedgerError:
+        spent = None
+    capped = [f["run"] for f in find_failures(out) if "CostCapReached" in str(f.get("error"))]
+    return {"usd": float(cap), "spent": spent, "reached": spent is not None and spent >= cap,
+            "capped_episodes": capped}
 
 
 def _pct(x: float) -> str:
@@ -371,8 +391,9 @@ def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> st
     c = report["counters"]
     s = report["seeds"]
     e = report.get("episodes") or {"completed": c["episodes"], "failed": len(report["failures"])}
+    catalog = "- (no episode completed)" if report["catalog_version"] is None else md(report["catalog_version"])
     lines = [f"# {md(title)}", "",
-             f"agent: {md(', '.join(report['agent']))}; catalog version: {md(report['catalog_version'])}; "
+             f"agent: {md(', '.join(report['agent']))}; catalog version: {catalog}; "
              f"episodes: {e['completed']} completed, {e['failed']} failed "
              f"(failures are left out of every aggregate)", ""]
     note = spec_file_note(report.get("scene_sources") or {})
@@ -384,18 +405,19 @@ def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> st
         lines += [f"**{e['completed']} of {v['planned']} planned episodes completed**: {len(miss)} planned "
                   f"episode(s) have no result ({md(', '.join(miss[:10]))}{', ...' if len(miss) > 10 else ''}); "
                   "every aggregate below is over the completed ones only.", ""]
+    lines += cost_cap_lines(report)
     if report.get("verified"):
-        v = report["verified"]
-        n_ok = sum(x in ("verified", "repeated") for x in v["episodes"].values())
-        lines += [f"Verified: **{md(v['status'])}** ({n_ok} of {len(v['episodes'])} completed episodes re-executed "
-                  f"by this report and matching their records, {v.get('seconds_per_episode', 0.0):.2f} s per "
-                  f"episode, {v.get('cached', 0)} verdict(s) from the cache; a verify.json in the directory is "
-                  "not trusted; `spatialscout verify DIR` names every difference).", ""]
+        lines += _verified_lines(report["verified"])
     if "failure_rate" in e:
         lines += [f"Completed {e['completed']} of {e['total']} episodes ({_pct(e['completed_rate'])}%), failed "
                   f"{e['failed']} ({_pct(e['failure_rate'])}%); attempts {e['attempts']}, of which "
                   f"{e['failed_attempts']} failed ({_pct(e['attempt_failure_rate'])}%). Completed episodes "
                   "ended by: " + (", ".join(f"{md(k)} {v}" for k, v in e["end_reasons"].items()) or "-") + ".", ""]
+    if report["object_micro"] is None and (report.get("cost_cap") or {}).get("reached"):
+        lines += ["**No episode completed** before the cap: nothing to score; the failed attempts and what "
+                  "they spent are below.", ""]
+        lines += _spend_and_failure_lines(report)
+        return "\n".join(lines)
     if report["object_micro"] is None:   # every episode failed: the failures are the report
         lines += ["**No episode completed**: nothing to score. Every episode failed; the failures and what "
                   "they spent are below. Fix the cause and rerun the same command to resume.", ""]
@@ -432,6 +454,37 @@ def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> st
               for k, v in report["categories"].items()]
     lines += ["", "## Per scene", "", *code_block(format_table({one_line(k): v for k, v in report["scenes"].items()})), ""]
     return "\n".join(lines)
+
+
+def cost_cap_lines(report: dict) -> list[str]:
+    """The line of a run stopped at its ``--max-cost-usd`` (nothing when the cap was not reached)."""
+    cap = report.get("cost_cap") or {}
+    if not cap.get("reached"):
+        return []
+    v = report.get("verified") or {}
+    missing, capped = len(v.get("missing") or []), len(cap.get("capped_episodes") or [])
+    return [f"**Stopped at the cap**: the spend reached --max-cost-usd {cap['usd']:g} (${cap['spent']:.4f} "
+            f"spent); {capped} episode(s) ended at the cap (failed, kept with their trace) and {missing} planned "
+            "episode(s) were not started (missing). Rerun with a higher --max-cost-usd to resume.", ""]
+
+
+def _verified_lines(v: dict) -> list[str]:
+    """The verification line: the completed episodes' verdict; planned episodes with no result are
+    counted as missing, not as diverged (``spatialscout verify DIR`` calls them missing too)."""
+    checked = {k: x for k, x in v["episodes"].items() if x != "missing"}
+    missing = len(v.get("missing") or [k for k, x in v["episodes"].items() if x == "missing"])
+    tail = f"; {missing} planned episode(s) missing (no result: not run)" if missing else ""
+    if not checked:
+        return [f"Verified: nothing to re-execute (no completed episode){tail}.", ""]
+    vals = set(checked.values())
+    # verify's rule over the completed episodes, the missing ones aside
+    status = ("verified" if vals <= {"verified"} else "repeated" if vals <= {"verified", "repeated"}
+              else TOOL_SIDE_ONLY if vals <= {"verified", "repeated", TOOL_SIDE_ONLY} else "diverged")
+    n_ok = sum(x in ("verified", "repeated") for x in checked.values())
+    return [f"Verified: **{md(status)}** ({n_ok} of {len(checked)} completed episodes re-executed "
+            f"by this report and matching their records, {v.get('seconds_per_episode', 0.0):.2f} s per "
+            f"episode, {v.get('cached', 0)} verdict(s) from the cache; a verify.json in the directory is "
+            f"not trusted; `spatialscout verify DIR` names every difference){tail}.", ""]
 
 
 def _spend_and_failure_lines(report: dict) -> list[str]:

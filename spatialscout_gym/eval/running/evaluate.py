@@ -74,7 +74,8 @@ from spatialscout_gym.eval.layout import (PRICE_TABLE_FILE, SETTINGS_FILE, archi
 
 __all__ = ["is_finished", "EvalSettings", "EpisodeTask", "Outcome", "EvalSummary", "plan_tasks", "scene_dir_name",
            "expand_scenes", "evaluate", "execute_task", "WorkerState", "SETTINGS_FILE", "check_settings",
-           "SettingsMismatchError", "provider_of", "attach_request_limiter", "attach_effort_record",
+           "SettingsMismatchError", "settings_differences", "RUNTIME_LIMITS", "provider_of",
+           "attach_request_limiter", "attach_effort_record",
            "attach_rate_limiter", "attach_spend_ledger",
            "evaluation_lock", "resume_problem"]
 
@@ -139,10 +140,6 @@ _COST_CAP = "CostCapReached"
 """The error type of an episode that ended because the evaluation's spend reached ``--max-cost-usd``."""
 
 
-class _CostCapStop(Exception):
-    """Raised in the driver to stop starting episodes once the spend reached its cap."""
-
-
 _STOPS_THE_RUN = frozenset({"EffortRefusedError", "SpendLedgerError", "RateLimitFileError"})
 """Episode errors that stop the whole evaluation at the first: the service refused a reasoning
 effort the run requires (``--require-effort``), or the evaluation's spend ledger or rate-limit
@@ -187,8 +184,9 @@ class EvalSummary:
     wall_s : float
         Seconds of this call, end to end.
     cost_capped : bool
-        The spend reached ``--max-cost-usd``: no further episode was started, and the running ones
-        ended (failed, ``CostCapReached``) at their next request.
+        The spend reached ``--max-cost-usd``: no further episode was started; the running ones
+        ran on until they finished or failed (``CostCapReached``) at their next request, and each is
+        kept (a finished run, or a failed attempt with its trace), so every answered call is recorded.
     """
 
     total: int
@@ -369,19 +367,58 @@ def _priced(settings: EvalSettings, recorded: str, path: Path) -> EvalSettings:
                                runtime_options={**settings.runtime_options, "price_table": load_price_table(path)})
 
 
+RUNTIME_LIMITS = frozenset({"max_cost_usd", "requests_per_minute", "tokens_per_minute", "rate_limit_window_s"})
+"""Agent options that limit when and how much is sent, not what an episode is: the spending cap and
+the per-minute limits. A resume may change them (a higher ``--max-cost-usd`` goes on where the cap
+stopped); ``evaluate.json`` records the ones the latest run used."""
+
+SETTING_FLAGS = {
+    "agent": "--agent", "image_budget": "--image-budget", "tool_call_budget": "--call-budget",
+    "resolution": "--resolution", "agent_options.model_call_budget": "--call-budget",
+    "agent_options.prompt_style": "--prompt", "agent_options.reasoning_effort": "--reasoning-effort",
+    "agent_options.reasoning_effort_source": "--reasoning-effort", "agent_options.mode": "--mode",
+    "agent_options.image_history": "--image-history", "agent_options.image_max_side": "--image-max-side",
+    "agent_options.max_tokens": "--max-tokens", "agent_options.passive_views": "--passive-views",
+    "agent_options.price_table": "--price-table", "agent_options.price_table_sha256": "--price-table",
+    "agent_options.request_cache": "--request-cache", "agent_options.walls": "--nbv-env",
+    "agent_options.require_effort": "--require-effort", "agent_options.timeout_s": "--timeout",
+    "agent_options.attempts": "--attempts", "agent_options.backoff_s": "--backoff",
+    "agent_options.rate_limit_wait_s": "--rate-limit-wait"}
+"""The ``evaluate`` flag that sets each recorded setting (named by a refused resume)."""
+
+
+def settings_differences(old: dict, new: dict) -> list[tuple[str, Any, Any]]:
+    """``(setting, there, now)`` for each protocol setting of two ``evaluate.json`` dicts that
+    differs, an agent option named ``agent_options.<key>``; the :data:`RUNTIME_LIMITS` are left out."""
+    out: list[tuple[str, Any, Any]] = []
+    for k in sorted((set(old) | set(new)) - {"agent_options"}):
+        if old.get(k) != new.get(k):
+            out.append((k, old.get(k), new.get(k)))
+    a, b = old.get("agent_options"), new.get("agent_options")
+    a, b = (a if isinstance(a, dict) else {}), (b if isinstance(b, dict) else {})
+    for k in sorted((set(a) | set(b)) - RUNTIME_LIMITS):
+        if a.get(k) != b.get(k):
+            out.append((f"agent_options.{k}", a.get(k), b.get(k)))
+    return out
+
+
 def check_settings(out: Path, settings: EvalSettings) -> None:
-    """Record ``settings`` in ``DIR/evaluate.json``, or refuse (one line, each difference named)
-    when the directory holds an evaluation made with other settings."""
+    """Record ``settings`` in ``DIR/evaluate.json``, or refuse (one line naming each setting that
+    differs, and only those, with the flag that sets it) when the directory holds an evaluation made
+    with other settings. The :data:`RUNTIME_LIMITS` are not compared: a resume records its own."""
     path = out / SETTINGS_FILE
+    new = settings.to_dict()
     if path.is_file():
         old = read_json_object(path)
-        if old != settings.to_dict():
-            diff = {k: (old.get(k), v) for k, v in settings.to_dict().items() if old.get(k) != v}
-            raise SettingsMismatchError(
-                f"{out} holds an evaluation with other settings ({', '.join(f'{k}: {a!r} there, {b!r} now' for k, (a, b) in diff.items())}); "
-                f"rerun with the same --agent/--image-budget/--call-budget/--resolution or choose another --out")
-    else:
-        write_json_atomic(path, settings.to_dict())
+        diff = settings_differences(old, new)
+        if diff:
+            shown = "; ".join(f"{k}: {a!r} there, {b!r} now" for k, a, b in diff)
+            flags = sorted({SETTING_FLAGS.get(k, k.rsplit(".", 1)[-1]) for k, _, _ in diff})
+            raise SettingsMismatchError(f"{out} holds an evaluation with other settings ({shown}); rerun with "
+                                        f"the same {'/'.join(flags)} to resume it, or choose another --out")
+        if old == new:
+            return
+    write_json_atomic(path, new)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -549,7 +586,7 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
     """
     import time
 
-    from spatialscout_gym.eval.running.backends import RAY_TIMEOUT_S, Work, make_backend
+    from spatialscout_gym.eval.running.backends import RAY_TIMEOUT_S, StopStarting, Work, make_backend
     from spatialscout_gym.eval.running.shipping import land_outcome, prepare_task, ship_task
 
     t_start = time.perf_counter()
@@ -591,7 +628,7 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
             if not o.ok and o.error_type == _COST_CAP:   # recorded as failed; stop starting episodes
                 summary.failed.append(o)
                 summary.cost_capped = True
-                raise _CostCapStop()
+                raise StopStarting()   # the running episodes end (each paid for) and are kept
             if not o.ok and o.error_type in _STOPS_THE_RUN:
                 from spatialscout_gym.core.redact import redact
                 raise BatchStoppedError(f"{redact(o.error)[:1000]} ({o.task.key}; finished episodes are kept)")
@@ -627,8 +664,6 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
                 work = Work(WorkerState, execute_task, crashed_outcome, prepare_task, ship_task, land_outcome)
                 runner.run(pending, settings, on_outcome, work=work,
                            max_concurrency=max_concurrency, renderer_factory=renderer_factory)
-        except _CostCapStop:   # the backend has let its running episodes end (each at its next request)
-            pass
         finally:
             if bar is not None:
                 bar.close()
