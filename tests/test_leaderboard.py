@@ -191,7 +191,7 @@ def test_page_opens_in_headless_chromium(evaluations):
                          timeout=120).stdout
     body = re.search(r"<body[^>]*>", dom).group(0)
     assert 'data-plots="3"' in body and 'data-plots-loaded="3"' in body, body
-    assert dom.count("<tr class=") == 2
+    assert dom.count("<tr class=") == 4     # two rows in each half of Table 3 (figures; checks and spend)
 
     def first_row(fragment: str) -> str:   # the page sorts itself when opened as index.html#sort=K
         out = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=3000",
@@ -200,7 +200,7 @@ def test_page_opens_in_headless_chromium(evaluations):
         return re.search(r"<tr class='?\"?(\w+)", out.split("<tbody>")[1]).group(1)
 
     assert first_row("") == "model"                 # best all-target mean IoU first: a tie, model rows first
-    cov = ROW_HEADERS.index("cov %") + 1
+    cov = ROW_HEADERS.index("cov %")      # the figures table: the model column first, no 'verified' column
     assert first_row(f"#sort={cov}") == "model"     # ascending coverage: the model's 2/N first
     assert first_row(f"#sort=-{cov}") == "ref"      # descending: origin's 100 % first
 

@@ -46,35 +46,49 @@ def cost_summary(rows: Mapping[str, dict]) -> dict:
 
 def plot_cost(summary: dict, path: str | os.PathLike) -> Path | None:
     """Draw the cost picture (log cost axis, frontier as a step line) to ``path``; None (nothing
-    written) when no model is priced."""
+    written) when no model is priced. Each point carries a number, and the key under the axes names
+    it: a row's name is often longer than the room beside its point, and a name drawn there spilled
+    over the axes and out of the figure."""
     pts = summary["points"]
     if not pts:
         return None
+    import textwrap
+
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, LogLocator
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
     front = summary["frontier"]
-    for n, p in pts.items():
+    key = [f"{i}  {n}" + ("  (Pareto)" if n in front else "") for i, n in enumerate(pts, 1)]
+    unpriced = ("no price, not plotted: " + ", ".join(summary["unpriced"])) if summary["unpriced"] else ""
+    lines = [*key, *textwrap.wrap(unpriced, 110)]
+    key_in = 0.16 * len(lines) + 0.3          # the key's height under the axes, inches
+    fig = plt.figure(figsize=(6.4, 4.4 + key_in))
+    ax = fig.add_axes((0.12, (key_in + 0.55) / (4.4 + key_in), 0.84, 3.45 / (4.4 + key_in)))
+    for i, (n, p) in enumerate(pts.items(), 1):
         on = n in front
-        ax.scatter(p["cost_per_task_usd"], 100 * p["all_mean_iou"], s=45 if on else 30,
-                   color="C3" if on else "C0", zorder=3)
-        ax.annotate(n, (p["cost_per_task_usd"], 100 * p["all_mean_iou"]), fontsize=7,
-                    xytext=(4, 4), textcoords="offset points")
+        x, y = p["cost_per_task_usd"], 100 * p["all_mean_iou"]
+        ax.scatter(x, y, s=45 if on else 30, color="C3" if on else "C0", zorder=3)
+        ax.annotate(str(i), (x, y), fontsize=8, xytext=(4, 4), textcoords="offset points", annotation_clip=True)
     if front:
         xs = [pts[n]["cost_per_task_usd"] for n in front]
         ys = [100 * pts[n]["all_mean_iou"] for n in front]
         ax.step(xs, ys, where="post", color="C3", lw=1.2, label="Pareto frontier")
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, loc="best")
     ax.set_xscale("log")
+    ax.margins(x=0.12, y=0.12)                # room for each point's number inside the axes
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
     ax.set_xlabel("average cost per task (USD, log scale)")
     ax.set_ylabel("all-target mean IoU (%)")
     ax.set_title("Accuracy vs. cost")
     ax.grid(True, which="both", lw=0.3)
-    if summary["unpriced"]:
-        fig.text(0.01, 0.01, "no price: " + ", ".join(summary["unpriced"]), fontsize=6, color="0.4")
-    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    top = (key_in + 0.05) / (4.4 + key_in)
+    for j, line in enumerate(lines):
+        fig.text(0.02, top - (j + 1) * 0.16 / (4.4 + key_in), line, fontsize=7,
+                 color="0.15" if j < len(key) else "0.4", family="monospace" if j < len(key) else None)
     out = Path(path)
     fig.savefig(out, dpi=100)
     plt.close(fig)

@@ -280,9 +280,28 @@ def build_leaderboard(dirs: Sequence[str | os.PathLike], *, force: bool = False,
         fig = pairs[(nxt, n)]            # this row minus the next
         rows[n]["separated_from_next"] = {"next": nxt, **fig}
     return {"rows": {n: rows[n] for n in order}, "order": order, "problems": problems,
+            "rank_note": rank_note(runs),
             "scene_sets_differ": len({tuple(r["scenes"]) for r in rows.values()}) > 1,
             "cost": cost_summary(rows), "factor_labels": FACTOR_LABELS, "lambda_m": float(lam),
             "intervals_method": method_note(), "rank_figure": RANK_FIGURE, "dropped_unverified": dropped}
+
+
+def rank_note(runs: dict[str, dict]) -> str | None:
+    """Why the rank intervals are wide, when they must be: with fewer shared scenes than
+    :func:`~spatialscout_gym.eval.analysis.stats.min_scenes_to_separate` the paired test cannot
+    separate two rows whatever the difference, so every interval spans every rank (as ``compare``
+    says for a pair). None with one row or enough scenes."""
+    from spatialscout_gym.eval.analysis.stats import min_p_value, min_scenes_to_separate
+    if len(runs) < 2:
+        return None
+    shared = set.intersection(*(set(c) for c in runs.values()))
+    scenes, need = len({sc for sc, _ in shared}), min_scenes_to_separate()
+    if scenes >= need:
+        return None
+    floor = f"cannot give p below {min_p_value(scenes):.3g}" if scenes >= 2 else "has nothing to pair"
+    return (f"Too few scenes to separate: the rows share {scenes} scene(s), and on so few the exact paired "
+            f"permutation test {floor}, so no two rows are separated at p < 0.05 whatever the difference and "
+            f"every rank interval spans all {len(runs)} ranks; rank on {need} or more shared scenes.")
 
 
 # ---- text ----------------------------------------------------------------------------------------
@@ -454,6 +473,8 @@ def format_leaderboard_md(board: dict) -> str:
              + " Rank: by object-micro all-target mean IoU on the (scene, seed) cells every row shares; "
              "'separated from next': the paired difference to the next row (" + PAIRED_METHOD + ") excludes 0 and "
              "its paired permutation p < 0.05 ('no': these rows cannot be ordered); " + RANK_METHOD + ".", ""]
+    if board.get("rank_note"):
+        lines += ["**" + md(board["rank_note"]) + "**", ""]
     if board["problems"]:
         lines += ["**Forced:** " + md("; ".join(board["problems"])), ""]
     if board["scene_sets_differ"]:
@@ -521,6 +542,8 @@ def _html(board: dict, plots: dict[str, Path], figures: dict[str, Path], out: Pa
              "Figures show the estimate and its 95% interval. " + e(board["intervals_method"]) + " Rank: by "
              "object-micro all-target mean IoU on the cells every row shares; 'separated from next': the paired "
              "difference to the next row excludes 0 and its permutation p &lt; 0.05; " + e(RANK_METHOD) + ".</p>"]
+    if board.get("rank_note"):
+        parts.append(f"<p class='note'><b>{e(board['rank_note'])}</b></p>")
     if board["problems"]:
         parts.append(f"<p><b>Forced comparison:</b> {e('; '.join(board['problems']))}</p>")
     if board["scene_sets_differ"]:
@@ -531,7 +554,10 @@ def _html(board: dict, plots: dict[str, Path], figures: dict[str, Path], out: Pa
         if note:
             parts.append(f"<p>{e(n)}: {e(note)}.</p>")
     t = tables(board)
-    parts.append(_table_html(t["table3"], "leaderboard"))
+    # two tables, as in the Markdown: one holding every figure and spend column is wider than a
+    # laptop, and its spend columns would sit out of sight behind a scroll bar
+    figures_table, spend_table = _split_table3(t["table3"])
+    parts += [_table_html(figures_table, "leaderboard"), _table_html(spend_table, "spend")]
     parts.append("<h2>Tool use (Figures 5-6)</h2>")
     for key in ("behaviour_totals", "behaviour_over_calls"):
         if key in plots:
