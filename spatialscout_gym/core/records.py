@@ -298,23 +298,20 @@ def _convert(tp: Any, value: Any, where: str, file: str) -> Any:
             raise bad()
         et = typing.get_args(tp)[0]
         return [_convert(et, v, f"{where}[{i}]", file) for i, v in enumerate(value)]
-    if tp is bool:
-        if isinstance(value, bool):
-            return value
-        raise bad()
-    if tp is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        raise bad()
-    if tp is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-            return value
-        raise bad()
-    if tp is str:
-        if isinstance(value, str):
-            return value
-        raise bad()
+    check = _SCALARS.get(tp)
+    if check is not None and check(value):
+        return value
     raise bad()
+
+
+_SCALARS = {
+    bool: lambda v: isinstance(v, bool),
+    int: lambda v: isinstance(v, int) and not isinstance(v, bool),
+    float: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v),
+    str: lambda v: isinstance(v, str),
+}
+"""The JSON scalar types a record's fields take, each with its check (a bool is no number; a
+number is finite)."""
 
 
 def _build(cls: type, d: Mapping[str, Any], prefix: str, file: str) -> Any:

@@ -772,7 +772,6 @@ def verify_dir(path: str | os.PathLike, progress: bool = False, images: bool = F
         ``planned.json``, ``scenes.json`` or ``evaluate.json`` cannot be read as what they are (a
         corrupted plan is an error, never an empty plan).
     """
-    import time
     ev = EvalDir(path)
     args = read_scene_args(ev.root)
     planned = ev.planned()
@@ -785,18 +784,55 @@ def verify_dir(path: str | os.PathLike, progress: bool = False, images: bool = F
         raise FileNotFoundError(f"{ev.root} holds no completed episode to verify (a run directory or an "
                                 "evaluation directory from `spatialscout evaluate`)")
     cache = cache_dir(ev.root) if use_cache else None
+    keys = {k: cache_key(ev.root, d, k, args, images) if cache is not None else None for k, d in done}
     todo: list[tuple[str, Path]] = []
-    keys: dict[str, str | None] = {}
     for k, d in done:
-        keys[k] = cache_key(ev.root, d, k, args, images) if cache is not None else None
-        hit = cache / f"{keys[k]}.json" if cache is not None and keys[k] else None
-        if hit is not None and hit.is_file():
-            try:
-                checks.append(EpisodeCheck(**{**json.loads(hit.read_text()), "cached": True}))
-                continue
-            except (ValueError, TypeError, OSError):
-                pass
-        todo.append((k, d))
+        kept = _cached_verdict(cache, keys[k])
+        if kept is not None:
+            checks.append(kept)
+        else:
+            todo.append((k, d))
+    fresh = _verify_todo(ev, todo, args, settings, images=images, workers=workers, progress=progress)
+    _keep_verdicts(cache, keys, fresh)
+    checks += fresh
+    by_key = {c.key: c for c in checks}
+    if planned and not ev.is_run_dir:
+        for c in checks:
+            if c.key not in set(planned):
+                c.status, c.detail = "unplanned", (f"(not in {PLANNED_FILE if (ev.root / PLANNED_FILE).exists() else SCENES_FILE}:"
+                                                   " an episode the evaluation did not plan is not pooled)")
+    _byte_identical_traces(done, by_key)
+    _one_episode_checks(done, planned, by_key)
+    for key, why in failed:
+        if key not in by_key:
+            by_key[key] = (EpisodeCheck(key, "refused", f"failed without evidence: {why}", conversation="not checked")
+                           if why else
+                           EpisodeCheck(key, "failed", "(every attempt failed, each archived with its trace: "
+                                                       "counted as failed by report)", conversation="not checked"))
+            checks.append(by_key[key])
+    for key in planned:
+        if key not in by_key:
+            checks.append(EpisodeCheck(key, "missing", "(planned; no run directory with a result.json: deleted, "
+                                                        "moved or never run)", conversation="not checked"))
+    return sorted(checks, key=lambda c: c.key)
+
+
+def _cached_verdict(cache: Path | None, key: str | None) -> EpisodeCheck | None:
+    """The verdict kept outside the directory under ``key``, or None (none kept, or unreadable)."""
+    hit = cache / f"{key}.json" if cache is not None and key else None
+    if hit is None or not hit.is_file():
+        return None
+    try:
+        return EpisodeCheck(**{**json.loads(hit.read_text()), "cached": True})
+    except (ValueError, TypeError, OSError):
+        return None
+
+
+def _verify_todo(ev: EvalDir, todo: list[tuple[str, Path]], args: dict[str, str], settings: dict | None, *,
+                 images: bool, workers: int, progress: bool) -> list[EpisodeCheck]:
+    """:func:`verify_episode` for each of ``todo``, in this process or ``workers`` processes;
+    ``seconds`` set to the mean time per episode."""
+    import time
     t0 = time.perf_counter()
     if images or workers <= 1 or len(todo) < 2:
         it: Any = todo
@@ -816,48 +852,40 @@ def verify_dir(path: str | os.PathLike, progress: bool = False, images: bool = F
             fresh = list(pool.map(_verify_one, [(k, d, args, settings) for k, d in todo]))
     for c in fresh:
         c.seconds = (time.perf_counter() - t0) / max(1, len(todo))
+    return fresh
+
+
+def _keep_verdicts(cache: Path | None, keys: dict[str, str | None], fresh: list[EpisodeCheck]) -> None:
+    """Keep each fresh verdict outside the directory under its key (one not kept is only
+    recomputed next time)."""
+    for c in fresh:
         if cache is not None and keys.get(c.key):
             try:
                 cache.mkdir(parents=True, exist_ok=True)
                 publish_json(cache / f"{keys[c.key]}.json", {**dataclasses.asdict(c), "cached": False})
             except (OSError, ValueError):
-                pass            # a verdict not kept is only recomputed next time
-    checks += fresh
-    by_key = {c.key: c for c in checks}
-    plan = set(planned)
-    if plan and not ev.is_run_dir:
-        for c in checks:
-            if c.key not in plan:
-                c.status, c.detail = "unplanned", (f"(not in {PLANNED_FILE if (ev.root / PLANNED_FILE).exists() else SCENES_FILE}:"
-                                                   " an episode the evaluation did not plan is not pooled)")
+                pass
+
+
+def _byte_identical_traces(done: list[tuple[str, Path]], by_key: dict[str, EpisodeCheck]) -> None:
+    """Two episodes whose traces are byte-identical, wall-clock times included, are one episode
+    filed twice: both diverged (unless one is already caught in the wrong place: the other is the
+    original). A trace with no wall-clock field can repeat honestly and is left to the identity
+    checks."""
     traces: dict[bytes, str] = {}
     for k, d in done:
         t = d / TRACE_FILE
         blob = t.read_bytes() if t.is_file() and not t.is_symlink() else b""
-        if b"_unix_s" not in blob:        # a trace with no wall-clock field can repeat honestly
+        if b"_unix_s" not in blob:
             continue
         first = traces.setdefault(hashlib.sha256(blob).digest(), k)
-        if first != k:
-            if any(by_key[x].status not in ("verified", TOOL_SIDE_ONLY) for x in (first, k)):
-                continue        # one is already caught (e.g. in the wrong place): the other is the original
-            for x in (first, k):
-                other = k if x == first else first
-                by_key[x].status = "diverged"
-                by_key[x].detail = (f"in {TRACE_FILE}: byte-identical to {other}'s, wall-clock times included "
-                                    "(one episode filed under two seeds or scenes)")
-    _one_episode_checks(done, planned, by_key)
-    for key, why in failed:
-        if key not in by_key:
-            by_key[key] = (EpisodeCheck(key, "refused", f"failed without evidence: {why}", conversation="not checked")
-                           if why else
-                           EpisodeCheck(key, "failed", "(every attempt failed, each archived with its trace: "
-                                                       "counted as failed by report)", conversation="not checked"))
-            checks.append(by_key[key])
-    for key in planned:
-        if key not in by_key:
-            checks.append(EpisodeCheck(key, "missing", "(planned; no run directory with a result.json: deleted, "
-                                                        "moved or never run)", conversation="not checked"))
-    return sorted(checks, key=lambda c: c.key)
+        if first == k or any(by_key[x].status not in ("verified", TOOL_SIDE_ONLY) for x in (first, k)):
+            continue
+        for x in (first, k):
+            other = k if x == first else first
+            by_key[x].status = "diverged"
+            by_key[x].detail = (f"in {TRACE_FILE}: byte-identical to {other}'s, wall-clock times included "
+                                "(one episode filed under two seeds or scenes)")
 
 
 def _one_episode_checks(done: list[tuple[str, Path]], planned: list[str], by_key: dict[str, EpisodeCheck]) -> None:
