@@ -127,11 +127,17 @@ def run(args: argparse.Namespace) -> int:
         shown = name if len(name) <= 32 else name[:31] + "~"
         print(f"{row['rank']['rank']:>4}  {shown:32s} {100 * row['object_micro']['all']['mean_iou']:7.2f}%  "
               f"{row['completed']:>5} {row['failed']:>6}  {row['verified']}")
+    if board["blind_rows"]:   # listed apart: ranked among blind controls only
+        print("blind controls (no image sent; ranked among themselves, never with the rows above):")
+    for name, row in board["blind_rows"].items():
+        shown = name if len(name) <= 32 else name[:31] + "~"
+        print(f"{row['rank']['rank']:>4}  {shown:32s} {100 * row['object_micro']['all']['mean_iou']:7.2f}%  "
+              f"{row['completed']:>5} {row['failed']:>6}  {row['verified']}")
     if board["problems"]:   # plain text: what --force let through
         print("forced (--force): " + "; ".join(board["problems"]))
     if board["dropped_unverified"]:
         print("dropped (not verified): " + ", ".join(board["dropped_unverified"]))
-    ver = [r["verification"] for r in board["rows"].values()]
+    ver = [r["verification"] for r in [*board["rows"].values(), *board["blind_rows"].values()]]
     fresh = [v for v in ver if v["seconds_per_episode"]]
     each = sum(v["seconds_per_episode"] for v in fresh) / len(fresh) if fresh else 0.0
     print(f"verified every row here: {sum(v['seconds'] for v in ver):.1f} s ({each:.2f} s per episode "

@@ -38,7 +38,7 @@ import dataclasses
 import json
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Collection, Mapping, Sequence
 
 from spatialscout_gym.eval.layout import EvalDir
 from spatialscout_gym.eval.running.tasks import agent_option_keys, evaluate_keys
@@ -46,7 +46,7 @@ from spatialscout_gym.eval.running.tasks import agent_option_keys, evaluate_keys
 __all__ = ["Setting", "SETTINGS", "RECORDED", "NONE_MEANS", "EpisodeSettings", "episode_settings", "shown_settings", "setting",
            "KINDS", "KNOWN_EVALUATE_KEYS", "KNOWN_AGENT_OPTIONS", "Identity",
            "identity_of", "protocol_settings", "comparability_problems", "checked_settings_text", "effort_outcome",
-           "EFFORT_OUTCOMES", "wire_of"]
+           "EFFORT_OUTCOMES", "wire_of", "CONTROL_SETTING"]
 
 KINDS = ("model", "reference", "nbv")
 """Agent kinds: with a model block (VLM agents), with an ``nbv`` block (NBV agents and policies),
@@ -286,12 +286,19 @@ def identity_of(eval_dir: str | Path, results: Sequence[Mapping]) -> Identity:
                     tuple(sorted({_kind(r) for r in results})), settings, unrecorded, unknown, wire_of(results))
 
 
-def comparability_problems(runs: Mapping[str, Identity]) -> list[str]:
+CONTROL_SETTING = "mode"
+"""The setting a control run (the blind control) differs in from the runs it controls for."""
+
+
+def comparability_problems(runs: Mapping[str, Identity], controls: Collection[str] = ()) -> list[str]:
     """Why the runs (name -> :class:`Identity`) must not be compared or ranked together, each
     problem naming the differing setting and every run's value; empty when they are comparable.
 
     A setting is compared between every two runs whose kinds it applies to; unknown settings
-    (recorded on one side only, or an ``evaluate.json`` key this code does not know) refuse."""
+    (recorded on one side only, or an ``evaluate.json`` key this code does not know) refuse.
+    ``controls`` names control runs (blind-mode rows, which a page lists apart and never ranks with
+    the others): their :data:`CONTROL_SETTING` is compared among themselves only, every other
+    setting with every run."""
     problems = []
     versions = {n: r.catalog_version for n, r in runs.items()}
     if len({json.dumps(v) for v in versions.values()}) > 1:
@@ -300,6 +307,10 @@ def comparability_problems(runs: Mapping[str, Identity]) -> list[str]:
         problems += [f"{n}: unknown setting ({k}), so it cannot be shown to agree" for k in r.unknown]
     for s in SETTINGS:
         applies = {n: r for n, r in runs.items() if set(r.kinds) & set(s.kinds)}
+        if s.field == CONTROL_SETTING and controls:   # the controls among themselves, the others apart
+            problems += [p for group in ({n: r for n, r in applies.items() if (n in controls) == c}
+                                         for c in (False, True)) for p in _setting_problems(s, group)]
+            continue
         if s.within == "wire":     # compared between runs of one provider and API only
             by_wire: dict[str | None, dict[str, Identity]] = defaultdict(dict)
             for n, r in applies.items():

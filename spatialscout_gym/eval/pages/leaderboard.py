@@ -20,6 +20,13 @@
 A row is a **reference** row when its episodes made no model calls (``origin``, ``oracle-*``,
 NBV agents: their ``result.json`` has no ``model`` block).
 
+A row is a **blind control** when its model ran in blind mode (``model.mode`` ``blind``: every tool
+result, no image; docs/models.md): what a model scores from the inventory, the calibration and its
+language priors alone. Blind rows are listed apart (``blind_rows``, their own table labelled "blind
+control"), ranked among themselves only, never with the seeing rows; they are checked against every
+row on every setting but the mode (:func:`~spatialscout_gym.eval.settings_check.comparability_problems`'s
+``controls``), and are left out of the cost frontier and the tool-use plots.
+
 Every pair of rows is checked as ``spatialscout compare`` checks it, from the run directories
 (never a cached report): the catalog version, each scene's content hash and the protocol
 settings of :data:`~spatialscout_gym.eval.settings_check.SETTINGS` (V, resolution; the tool-call
@@ -73,6 +80,10 @@ LEADERBOARD_MD = "leaderboard.md"
 
 RANK_FIGURE = "object_micro.all.mean_iou"
 """The figure rows are ranked by (object-micro all-target mean IoU)."""
+
+BLIND_MODE = "blind"
+"""The model mode of a blind control row (listed apart, never ranked with seeing rows)."""
+BLIND_LABEL = "blind control"
 
 
 class LeaderboardError(ValueError):
@@ -189,6 +200,7 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M, verify
     om = agg["object_micro"]
     return {
         "dir": str(d), "agent": agents[0] if len(agents) == 1 else agents, "reference": not is_model,
+        "blind_control": any(m.get("mode") == BLIND_MODE for m in models),
         "harness": ", ".join(harnesses),
         "reasoning_effort": effort,
         "completed": n_done, "failed": n_failed,
@@ -228,9 +240,11 @@ def _row_name(row: dict) -> str:
 def build_leaderboard(dirs: Sequence[str | os.PathLike], *, force: bool = False,
                       lam: float = DEFAULT_LAMBDA_M, progress: bool = False, verified_only: bool = False,
                       verify_workers: int = 1) -> dict:
-    """The leaderboard dict: ``{"rows": {name: row}, "order": [...], "cost": ..., "problems": [...],
-    "scene_sets_differ": bool, "factor_labels": {...}}``; rows sorted by rank (object-micro
-    all-target mean IoU on the cells every row shares; ties: model rows first, then reference rows).
+    """The leaderboard dict: ``{"rows": {name: row}, "order": [...], "blind_rows": {name: row},
+    "blind_order": [...], "cost": ..., "problems": [...], "scene_sets_differ": bool,
+    "factor_labels": {...}}``; rows sorted by rank (object-micro all-target mean IoU on the cells
+    every row shares; ties: model rows first, then reference rows). Blind controls are in
+    ``blind_rows`` alone, ranked among themselves (the module docstring).
 
     Raises
     ------
@@ -259,30 +273,22 @@ def build_leaderboard(dirs: Sequence[str | os.PathLike], *, force: bool = False,
         if name in rows:
             name = f"{name} [{row['dir']}]"
         rows[name] = row
-    problems = comparability_problems({n: r.pop("_identity") for n, r in rows.items()})
+    controls = {n for n, r in rows.items() if r["blind_control"]}
+    problems = comparability_problems({n: r.pop("_identity") for n, r in rows.items()}, controls=controls)
     if problems and not force:
         raise LeaderboardError("refusing to rank runs made on different scenes or under different protocol "
                                "settings on one leaderboard (" + "; ".join(problems)
                                + "); rerun them alike or pass --force")
-    runs = {n: rows[n].pop("_cells") for n in rows}
-    # one rule for the rank intervals and "separated from next": the paired comparison of every pair
-    # on the cells every row shares
-    pairs = pairwise_separation(runs, RANK_FIGURE) if len(runs) > 1 else {}
-    ranks = rank_intervals(runs, RANK_FIGURE, pairs=pairs or None)
-    # by rank (on the cells every row shares); ties: model rows first, then the higher figure
-    order = sorted(rows, key=lambda n: (ranks[n]["rank"], rows[n]["reference"],
-                                        -rows[n]["object_micro"]["all"]["mean_iou"], n))
-    for n, nxt in zip(order, order[1:] + [None]):
-        rows[n]["rank"] = ranks[n]
-        if nxt is None:
-            rows[n]["separated_from_next"] = None
-            continue
-        fig = pairs[(nxt, n)]            # this row minus the next
-        rows[n]["separated_from_next"] = {"next": nxt, **fig}
-    return {"rows": {n: rows[n] for n in order}, "order": order, "problems": problems,
+    cells = {n: rows[n].pop("_cells") for n in rows}
+    runs = {n: c for n, c in cells.items() if n not in controls}   # the seeing rows, ranked together
+    order = _rank(rows, runs)
+    blind_order = _rank(rows, {n: c for n, c in cells.items() if n in controls})   # never with seeing rows
+    seeing = {n: rows[n] for n in order}
+    return {"rows": seeing, "order": order, "blind_rows": {n: rows[n] for n in blind_order},
+            "blind_order": blind_order, "problems": problems,
             "rank_note": rank_note(runs),
             "scene_sets_differ": len({tuple(r["scenes"]) for r in rows.values()}) > 1,
-            "cost": cost_summary(rows), "factor_labels": FACTOR_LABELS, "lambda_m": float(lam),
+            "cost": cost_summary(seeing), "factor_labels": FACTOR_LABELS, "lambda_m": float(lam),
             "intervals_method": method_note(), "rank_figure": RANK_FIGURE, "dropped_unverified": dropped}
 
 
@@ -302,6 +308,28 @@ def rank_note(runs: dict[str, dict]) -> str | None:
     return (f"Too few scenes to separate: the rows share {scenes} scene(s), and on so few the exact paired "
             f"permutation test {floor}, so no two rows are separated at p < 0.05 whatever the difference and "
             f"every rank interval spans all {len(runs)} ranks; rank on {need} or more shared scenes.")
+
+
+def _rank(rows: dict[str, dict], runs: dict[str, dict]) -> list[str]:
+    """Rank the rows named in ``runs`` (name -> cells) among themselves: set each one's ``rank`` and
+    ``separated_from_next``; returns their names in rank order."""
+    if not runs:
+        return []
+    # one rule for the rank intervals and "separated from next": the paired comparison of every pair
+    # on the cells every row shares
+    pairs = pairwise_separation(runs, RANK_FIGURE) if len(runs) > 1 else {}
+    ranks = rank_intervals(runs, RANK_FIGURE, pairs=pairs or None)
+    # by rank (on the cells every row shares); ties: model rows first, then the higher figure
+    order = sorted(runs, key=lambda n: (ranks[n]["rank"], rows[n]["reference"],
+                                        -rows[n]["object_micro"]["all"]["mean_iou"], n))
+    for n, nxt in zip(order, order[1:] + [None]):
+        rows[n]["rank"] = ranks[n]
+        if nxt is None:
+            rows[n]["separated_from_next"] = None
+            continue
+        fig = pairs[(nxt, n)]            # this row minus the next
+        rows[n]["separated_from_next"] = {"next": nxt, **fig}
+    return order
 
 
 # ---- text ----------------------------------------------------------------------------------------
@@ -388,12 +416,13 @@ class Table:
 
 def tables(board: dict) -> dict[str, Table]:
     """Table 3 with spend (``table3``), geometric grounding (``table5``) and the success and
-    failure factors (``table4``) of a leaderboard dict."""
-    rows = board["rows"]
+    failure factors (``table4``) of a leaderboard dict's seeing rows, and the blind controls'
+    table (``blind``) when it has any."""
+    rows, blind = board["rows"], board.get("blind_rows") or {}
     t3 = Table("table3", "Table 3 and spend per task", "", ["model", *ROW_HEADERS],
                [[n + (" (ref)" if r["reference"] else ""), *_row_cells(r)] for n, r in rows.items()],
                ["ref" if r["reference"] else "model" for r in rows.values()])
-    radius = next(iter(rows.values()))["grounding"]["support_radius_m"]
+    radius = next(iter({**rows, **blind}.values()))["grounding"]["support_radius_m"]
     t5_rows = []
     for n, r in rows.items():
         g = r["grounding"]
@@ -418,7 +447,26 @@ def tables(board: dict) -> dict[str, Table]:
                + table4_thresholds() + ". Trajectories per factor; a trajectory may show several (factors "
                "not exclusive); the rules are in spatialscout_gym/eval/failures.py.",
                ["outcome", "factor", *rows], t4_rows, [None] * len(t4_rows), sortable=False)
-    return {t.key: t for t in (t3, t5, t4)}
+    out = {t.key: t for t in (t3, t5, t4)}
+    if blind:
+        out["blind"] = Table("blind", "Blind controls (no image sent)", BLIND_TABLE_NOTE,
+                             ["model", *ROW_HEADERS], [[f"{n} ({BLIND_LABEL})", *_row_cells(r)] for n, r in blind.items()],
+                             ["blind"] * len(blind))
+    return out
+
+
+BLIND_TABLE_NOTE = ("Blind control: the model received every tool result and frame caption but no image "
+              "(--mode blind), so these rows show what it scores from the inventory, the calibration and "
+              "language priors alone. They are ranked among blind controls only, never with the rows above.")
+
+
+def _blind_tables(t: dict[str, Table]) -> list[Table]:
+    """The blind controls' table split as Table 3 is (none without blind rows)."""
+    if "blind" not in t:
+        return []
+    figures, spend = _split_table3(t["blind"])
+    return [dataclasses.replace(figures, title="Blind controls (no image sent): rank among blind controls and figures"),
+            dataclasses.replace(spend, title="Blind controls: checks and spend per task", note="")]
 
 
 def _table_md(t: Table) -> list[str]:
@@ -486,6 +534,7 @@ def format_leaderboard_md(board: dict) -> str:
             lines += [f"{md(n)}: {md(note)}.", ""]
     t = tables(board)
     lines += sum((_table_md(x) for x in _split_table3(t["table3"])), []) + _table_md(t["table5"]) + _table_md(t["table4"])
+    lines += sum((_table_md(x) for x in _blind_tables(t)), [])
     cost = board["cost"]
     lines += ["## Accuracy vs. cost (Figure 7)", ""]
     if cost["points"]:
@@ -558,6 +607,7 @@ def _html(board: dict, plots: dict[str, Path], figures: dict[str, Path], out: Pa
     # laptop, and its spend columns would sit out of sight behind a scroll bar
     figures_table, spend_table = _split_table3(t["table3"])
     parts += [_table_html(figures_table, "leaderboard"), _table_html(spend_table, "spend")]
+    parts += [_table_html(x, x.key) for x in _blind_tables(t)]
     parts.append("<h2>Tool use (Figures 5-6)</h2>")
     for key in ("behaviour_totals", "behaviour_over_calls"):
         if key in plots:
