@@ -25,7 +25,12 @@ budget is B; the episode has no tool-call budget), ``nbv`` when they carry an ``
 next-best-view agents and policies: no model calls, a tool-call budget, and the NBV dynamics they
 stepped under; the block's ``observation_keys`` and ``motion`` are recorded, not compared: what
 an agent observes and how it acts are the agent, not the task) and ``reference`` otherwise
-(``origin``, ``oracle-*``; NBV runs written before the ``nbv`` block existed). A setting that does not
+(``origin``, ``oracle-*``; NBV runs written before the ``nbv`` block existed). Two more kinds
+take the benchmark through a harness of their own: ``mcp`` (an MCP client's run: ``result.json``'s
+``harness`` names the MCP server) and ``human`` (``spatialscout play``: ``human`` true). Their B
+counts tool calls (the tool-call budget), a model agent's model calls: ``B counts`` is compared
+between every two of these three kinds (B = 100 tool calls is not B = 100 model calls), the
+tool-call budget between MCP and human runs. A setting that does not
 apply to a kind is not a difference: a model run and a reference run at the same V and resolution
 are comparable. A setting that applies to both sides but is recorded on one side only, or a key of
 ``evaluate.json`` this code does not know (:data:`KNOWN_EVALUATE_KEYS`,
@@ -46,11 +51,23 @@ from spatialscout_gym.eval.running.tasks import agent_option_keys, evaluate_keys
 __all__ = ["Setting", "SETTINGS", "RECORDED", "NONE_MEANS", "EpisodeSettings", "episode_settings", "shown_settings", "setting",
            "KINDS", "KNOWN_EVALUATE_KEYS", "KNOWN_AGENT_OPTIONS", "Identity",
            "identity_of", "protocol_settings", "comparability_problems", "checked_settings_text", "effort_outcome",
-           "EFFORT_OUTCOMES", "wire_of", "CONTROL_SETTING"]
+           "EFFORT_OUTCOMES", "wire_of", "BUDGET_UNIT", "budget_counts", "run_kind_of", "CONTROL_SETTING"]
 
-KINDS = ("model", "reference", "nbv")
+KINDS = ("model", "reference", "nbv", "mcp", "human")
 """Agent kinds: with a model block (VLM agents), with an ``nbv`` block (NBV agents and policies),
-or with neither (reference, oracle)."""
+an MCP client's run (``harness.name`` ``mcp``, derived from the MCP server's harness record), a
+person's (``human`` true: ``spatialscout play``), or none of these (reference, oracle)."""
+
+BUDGET_UNIT = {"model": "model calls", "mcp": "tool calls", "human": "tool calls"}
+"""What B counts for each kind that has a B: a model agent's model calls (``evaluate``), a tool
+call of an MCP client or a person (the server cannot see a client's model calls)."""
+
+
+def budget_counts(result: Mapping) -> tuple[bool, object]:
+    """``(True, what B counts)`` for a kind with a B (:data:`BUDGET_UNIT`): B = 100 tool calls
+    and B = 100 model calls are different budgets (a model call may make several tool calls)."""
+    unit = BUDGET_UNIT.get(_kind(result))
+    return (unit is not None), unit
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,6 +133,9 @@ class EpisodeSettings:
     image_budget: Any = setting("V (image budget)", "image_budget", KINDS)
     resolution: Any = setting("resolution", "resolution", KINDS)
     tool_call_budget: Any = setting("tool-call budget", "tool_call_budget", ("reference", "nbv"))
+    budget_counts: Any = setting("B counts", "budget_counts", ("model", "mcp", "human"), derive=budget_counts)
+    tool_call_budget_b: Any = setting("B (tool-call budget)", "tool_call_budget", ("mcp", "human"),
+                                      none_means="unlimited")
     nbv_env_id: Any = setting("NBV dynamics (env id)", "nbv.env_id", ("nbv",))
     nbv_walls: Any = setting("NBV walls", "nbv.walls", ("nbv",))
     nbv_wall_margin_m: Any = setting("NBV wall margin", "nbv.wall_margin_m", ("nbv",))
@@ -188,15 +208,23 @@ def shown_settings(result: Mapping) -> dict[str, object]:
 
 def checked_settings_text() -> str:
     """One sentence listing what ``compare`` and ``leaderboard`` check (for their help)."""
-    per_kind: dict[str, list[str]] = {"model": [], "reference": [], "nbv": [], "all": []}
+    per_kind: dict[str, list[str]] = {"model": [], "reference": [], "nbv": [], "mcp": [], "all": [], "across": []}
     for s in SETTINGS:
-        per_kind["all" if set(s.kinds) == set(KINDS) else s.kinds[0]].append(s.name)
+        if set(s.kinds) == set(KINDS):
+            per_kind["all"].append(s.name)
+        elif s.kinds == ("reference", "nbv") or len(s.kinds) == 1 or s.kinds == ("mcp", "human"):
+            per_kind[s.kinds[0]].append(s.name)
+        else:
+            per_kind["across"].append(s.name)
     return ("Checked for every pair, from each run's result.json and evaluate.json (never a cached "
             "report.json): the catalog version; each scene's content hash; "
             + ", ".join(per_kind["all"]) + " (every agent); "
             + ", ".join(per_kind["reference"]) + " (agents without a model); "
             + ", ".join(per_kind["nbv"]) + " (NBV agents); "
-            + ", ".join(per_kind["model"]) + " (model agents). A setting that does not apply to an "
+            + ", ".join(per_kind["model"]) + " (model agents); "
+            + ", ".join(per_kind["mcp"]) + " (MCP clients and people); "
+            + ", ".join(per_kind["across"]) + " (model agents, MCP clients and people: model calls or "
+            "tool calls). A setting that does not apply to an "
             "agent's kind is not compared; one recorded on one side only, or an evaluate.json key "
             "this version does not know, refuses.")
 
@@ -226,9 +254,28 @@ def wire_of(results: Sequence[Mapping]) -> str | None:
 
 
 def _kind(result: Mapping) -> str:
+    """The run's kind (:data:`KINDS`) from its record: the model and ``nbv`` blocks, the MCP
+    server's harness record (or, for runs written before it had one, the name the server gave
+    them) and the ``human`` field."""
     if isinstance(result.get("model"), dict):
         return "model"
-    return "nbv" if isinstance(result.get("nbv"), dict) else "reference"
+    if isinstance(result.get("nbv"), dict):
+        return "nbv"
+    if result.get("human") is True:
+        return "human"
+    harness = result.get("harness")
+    if (isinstance(harness, dict) and harness.get("name") == "mcp") or result.get("agent") == "mcp":
+        return "mcp"
+    return "reference"
+
+
+def run_kind_of(results: Sequence[Mapping]) -> str:
+    """One kind for the runs of an evaluation (a page's row): ``model`` if any run is a model's,
+    else the kind they share, else ``reference``."""
+    kinds = {_kind(r) for r in results}
+    if "model" in kinds:
+        return "model"
+    return kinds.pop() if len(kinds) == 1 else "reference"
 
 
 def _value(result: Mapping, s: Setting) -> tuple[bool, object]:

@@ -29,8 +29,14 @@ Budgets: a client's model calls are invisible to the server, so B counts **tool 
 
 The run directory (trace, result, predictions, frames; :func:`spatialscout_gym.eval.running.runner.write_run`)
 (with ``harness.json`` and ``prompt.txt``, as every run) is written when the episode ends (``finish_mapping`` or the budget; before that call's reply is
-sent) or, if it has not ended, when the server stops (``end_reason="server_stopped"``). Later calls
-are refused with a reason. Nothing a client receives carries a score or private scene data.
+sent) or, if it has not ended, when the server stops (``end_reason="server_stopped"``). An episode
+whose client never called a tool is recorded **failed** (:class:`NoToolCall`), not scored: there is
+nothing of the client's to score. Later calls are refused with a reason. Nothing a client receives
+carries a score or private scene data.
+
+The run's harness record (``harness.json``'s ``harness``, which ``result.json`` derives) names this
+server (:data:`HARNESS_NAME`) and what B counts here, so pages show an MCP run as one, and compare
+it by its tool-call budget, not as a reference agent's run.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
+from spatialscout_gym.core.errors import SpatialScoutError
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.core.types import UNLIMITED
 from spatialscout_gym.envs.session import EpisodeSession
@@ -59,12 +66,18 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
 __all__ = ["McpEpisode", "build_server", "serve_stdio", "serve_http", "HOST", "stdout_to_stderr",
-           "PROMPT_NAME", "BearerAuth", "AnswerUnreadable", "unreadable_error"]
+           "PROMPT_NAME", "BearerAuth", "AnswerUnreadable", "unreadable_error", "HARNESS_NAME", "NoToolCall"]
 
 HOST = "127.0.0.1"
 """The only interface the HTTP transport binds."""
 PROMPT_NAME = "spatialscout_task"
 """The MCP prompt holding the task (protocol, inventory, budgets) for this episode."""
+HARNESS_NAME = "mcp"
+"""``result.json`` ``"harness"`` ``"name"`` of an MCP client's run (the settings check's ``mcp`` kind)."""
+
+
+class NoToolCall(SpatialScoutError):
+    """The server stopped before its client called any tool: the run is recorded failed."""
 
 
 class McpEpisode:
@@ -171,6 +184,7 @@ class McpEpisode:
     def run_records(self) -> dict[str, Any]:
         """``harness.json`` and ``prompt.txt`` for the run directory, as every run has: the task
         prompt as served (instructions and the MCP prompt), the tool schema, budgets and images."""
+        from spatialscout_gym import __version__
         from spatialscout_gym.core.run_files import HARNESS_FILE, PROMPT_FILE
         from spatialscout_gym.conversation.images import JPEG_QUALITY, MAX_SIDE_PX, delivered_size
         K = self.spec.public.intrinsics.scaled(self.resolution, self.resolution)
@@ -185,6 +199,7 @@ class McpEpisode:
                        "delivered_size": list(delivered_size(K.width, K.height, MAX_SIDE_PX)),
                        "render_size": [K.width, K.height]},
             "tool_names": list(TOOL_NAMES), "tool_schema": tool_schemas(),
+            "harness": {"name": HARNESS_NAME, "version": __version__, "budget_counts": "tool calls"},
         }
         text = (f"# task prompt ({self.prompt_style} wording, served as the MCP instructions and the MCP "
                 f"prompt {PROMPT_NAME})\n\n{self.instructions}\n\n# first tool result\n\nThe initial "
@@ -194,16 +209,20 @@ class McpEpisode:
     # ---- ending ----------------------------------------------------------------------------------
     def write(self) -> dict:
         """Score and write the run directory once (ending the episode as ``server_stopped`` if it
-        is still running); returns ``result.json``'s contents."""
+        is still running; failed, :class:`NoToolCall`, if no tool was called); returns
+        ``result.json``'s contents."""
         self._ready.result()
         return self._thread.submit(self._write).result()
 
     def _write(self) -> dict:
         if self.result is not None:
             return self.result
+        failure = None
         if not self.episode.done:
+            if self.episode.tool_calls == 0:     # nothing of the client's to score
+                failure = NoToolCall("the MCP client called no tool before the server stopped")
             self.episode.end("server_stopped")
-        self.result = self.session.write_run(self.out_dir, self, seed=self.seed)
+        self.result = self.session.write_run(self.out_dir, self, seed=self.seed, failure=failure)
         return self.result
 
     def close(self) -> dict | None:

@@ -18,7 +18,10 @@
   (Figure 7).
 
 A row is a **reference** row when its episodes made no model calls (``origin``, ``oracle-*``,
-NBV agents: their ``result.json`` has no ``model`` block).
+NBV agents: their ``result.json`` has no ``model`` block), marked ``(ref)``; an MCP client's row
+and a person's (``spatialscout play``) are rows of their own kind, marked ``(mcp)`` and ``(human)``
+(:func:`~spatialscout_gym.eval.settings_check.run_kind_of`): their B counts tool calls, so they are
+checked by it and not ranked with model rows whose B counts model calls.
 
 A row is a **blind control** when its model ran in blind mode (``model.mode`` ``blind``: every tool
 result, no image; docs/models.md): what a model scores from the inventory, the calibration and its
@@ -64,7 +67,7 @@ from spatialscout_gym.eval.layout import (EvalDir, accepted_positions, check_run
 from spatialscout_gym.eval.pages.page import render_page
 from spatialscout_gym.eval.verification.identity import counted_once_keys
 from spatialscout_gym.eval.pages.report import effort_label, md
-from spatialscout_gym.eval.settings_check import comparability_problems, identity_of, protocol_settings
+from spatialscout_gym.eval.settings_check import comparability_problems, identity_of, protocol_settings, run_kind_of
 from spatialscout_gym.eval.verification.verify import verification_status
 from spatialscout_gym.eval.analysis.stats import (PAIRED_METHOD, RANK_METHOD, bootstrap_intervals, method_note,
                                                   pairwise_separation, rank_intervals)
@@ -199,7 +202,8 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M, verify
     versions = sorted({str(r.get("catalog_version")) for r in results})
     om = agg["object_micro"]
     return {
-        "dir": str(d), "agent": agents[0] if len(agents) == 1 else agents, "reference": not is_model,
+        "dir": str(d), "agent": agents[0] if len(agents) == 1 else agents,
+        "kind": run_kind_of(results), "reference": run_kind_of(results) in ("reference", "nbv"),
         "blind_control": any(m.get("mode") == BLIND_MODE for m in models),
         "harness": ", ".join(harnesses),
         "reasoning_effort": effort,
@@ -414,14 +418,24 @@ class Table:
     sortable: bool = True
 
 
+KIND_MARKS = {"reference": " (ref)", "nbv": " (ref)", "mcp": " (mcp)", "human": " (human)"}
+"""How a row's name is marked by its kind (a model row is not marked)."""
+
+
+def kind_mark(row: dict) -> str:
+    """The mark after a row's name: ``(ref)``, ``(mcp)``, ``(human)`` or none (a model row)."""
+    kind = row.get("kind") or ("reference" if row.get("reference") else "model")
+    return KIND_MARKS.get(str(kind), "")
+
+
 def tables(board: dict) -> dict[str, Table]:
     """Table 3 with spend (``table3``), geometric grounding (``table5``) and the success and
     failure factors (``table4``) of a leaderboard dict's seeing rows, and the blind controls'
     table (``blind``) when it has any."""
     rows, blind = board["rows"], board.get("blind_rows") or {}
     t3 = Table("table3", "Table 3 and spend per task", "", ["model", *ROW_HEADERS],
-               [[n + (" (ref)" if r["reference"] else ""), *_row_cells(r)] for n, r in rows.items()],
-               ["ref" if r["reference"] else "model" for r in rows.values()])
+               [[n + kind_mark(r), *_row_cells(r)] for n, r in rows.items()],
+               ["ref" if r["reference"] else str(r.get("kind") or "model") for r in rows.values()])
     radius = next(iter({**rows, **blind}.values()))["grounding"]["support_radius_m"]
     t5_rows = []
     for n, r in rows.items():
@@ -517,7 +531,7 @@ def format_leaderboard_md(board: dict) -> str:
     lines = ["# SpatialScout leaderboard", "",
              "Object-micro (pooled over targets) unless marked macro (mean of per-scene ratios); "
              "completed episodes only, failed ones counted apart. Reference rows (no model) are "
-             "marked (ref). Figures show the estimate and its 95% interval. " + board["intervals_method"]
+             "marked (ref), an MCP client's rows (mcp), a person's (human). Figures show the estimate and its 95% interval. " + board["intervals_method"]
              + " Rank: by object-micro all-target mean IoU on the (scene, seed) cells every row shares; "
              "'separated from next': the paired difference to the next row (" + PAIRED_METHOD + ") excludes 0 and "
              "its paired permutation p < 0.05 ('no': these rows cannot be ordered); " + RANK_METHOD + ".", ""]
