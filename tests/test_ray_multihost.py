@@ -147,17 +147,46 @@ def node_env(host: Host, token: str | None) -> dict[str, str]:
     return env
 
 
-def start_node(host: Host, head: Host, cpus: int, token: str, temp: Path, hide: Path | None, log: Path) -> None:
+def start_node(host: Host, head: Host, cpus: int, token: str, temp: Path, hide: Path | None, log: Path,
+               full_scratch: Path | None = None) -> None:
     ray = str(Path(sys.executable).with_name("ray"))
     cmd = [ray, "start", "--block", "--node-ip-address", host.ip, "--num-cpus", str(cpus), "--disable-usage-stats",
            "--temp-dir", str(temp / host.name)]
     cmd += (["--head", "--port", "6379", "--include-dashboard", "false"] if host is head
             else ["--address", f"{head.ip}:6379"])
+    env = node_env(host, token)
+    mounts = []
     if hide is not None:   # this host cannot see the evaluation directory: a tmpfs over it, in its own mounts
-        cmd = ["unshare", "-m", "--propagation", "private", "sh", "-c", 'mount -t tmpfs none "$0" && exec "$@"',
-               str(hide), *cmd]
-    host.proc = subprocess.Popen(["ip", "netns", "exec", host.ns, *cmd], env=node_env(host, token),
+        mounts.append(f"mount -t tmpfs none '{hide}'")
+    if full_scratch is not None:
+        # its scratch disk (TMPDIR, where episodes run) is full: a tmpfs of 16 pages with one left, so
+        # Python's probe of TMPDIR (one small file) passes and the episode's files do not fit
+        full_scratch.mkdir(parents=True, exist_ok=True)
+        mounts.append(f"mount -t tmpfs -o size=64k none '{full_scratch}' && "
+                      f"dd if=/dev/zero of='{full_scratch}/fill' bs=4096 count=15 2>/dev/null")
+        env["TMPDIR"] = str(full_scratch)
+    if mounts:
+        cmd = ["unshare", "-m", "--propagation", "private", "sh", "-c", " && ".join(mounts) + ' && exec "$@"', "sh",
+               *cmd]
+    host.proc = subprocess.Popen(["ip", "netns", "exec", host.ns, *cmd], env=env,
                                  stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def wait_for_cpus(head: Host, token: str, cpus: int) -> None:
+    """Until ``ray status`` on the head shows ``cpus`` CPUs (readiness polls, 2 s apart)."""
+    status = [str(Path(sys.executable).with_name("ray")), "status", "--address", f"{head.ip}:6379"]
+    seen = ""
+    for _ in range(90):   # the nodes come up when they come up
+        try:
+            st = subprocess.run(["ip", "netns", "exec", head.ns, *status], env=node_env(head, token),
+                                capture_output=True, text=True, timeout=30)
+            seen = st.stdout + st.stderr
+        except subprocess.TimeoutExpired:
+            seen = "`ray status` did not answer"
+        if f"/{cpus}.0 CPU" in seen:
+            return
+        time.sleep(2)
+    pytest.fail(f"the cluster did not come up after 90 polls of `ray status`: {seen[-1500:]}")
 
 
 def evaluate_cmd(head: Host, out: Path, *extra: str) -> list[str]:
@@ -198,20 +227,7 @@ def test_evaluation_across_hosts_survives_a_lost_host_and_matches_a_local_run(ho
         time.sleep(3)
         for w in (w1, w2):
             start_node(w, head, 1, token, temp, out, tmp_path / f"{w.name}.log")
-        status = [str(Path(sys.executable).with_name("ray")), "status", "--address", f"{head.ip}:6379"]
-        seen = ""
-        for _ in range(90):   # readiness polls, 2 s apart: the nodes come up when they come up
-            try:
-                st = subprocess.run(["ip", "netns", "exec", head.ns, *status], env=node_env(head, token),
-                                    capture_output=True, text=True, timeout=30)
-                seen = st.stdout + st.stderr
-            except subprocess.TimeoutExpired:
-                seen = "`ray status` did not answer"
-            if "/2.0 CPU" in seen:
-                break
-            time.sleep(2)
-        else:
-            pytest.fail(f"the cluster did not come up after 90 polls of `ray status`: {seen[-1500:]}")
+        wait_for_cpus(head, token, 2)
 
         # a driver without the token: one line, exit 2, nothing written
         bare = dict(node_env(head, None), HOME=str(tmp_path / "home"))
@@ -280,3 +296,32 @@ def test_evaluation_across_hosts_survives_a_lost_host_and_matches_a_local_run(ho
                 assert {**x, "attempt": 0} == {**y, "attempt": 0}, k
             else:
                 assert a[name] == b[name], (k, name)
+
+
+def test_a_host_whose_scratch_disk_is_full_draws_no_more_episodes_and_each_failure_names_it(hosts, tmp_path):
+    """w1's scratch disk is full: its episodes fail with ``[Errno 28]``, each failure names w1 (the
+    summary and ``failed.json``), and after two it draws no more (one line); w2 runs the rest."""
+    head, w1, w2 = hosts
+    token = secrets.token_hex(16)
+    temp = Path(f"/tmp/ss{secrets.token_hex(3)}")     # short: Ray's socket paths must stay under 108 bytes
+    out = tmp_path / "ev"
+    out.mkdir()
+    try:
+        start_node(head, head, 0, token, temp, None, tmp_path / "head.log")   # no CPU: episodes go to the workers
+        time.sleep(3)
+        start_node(w1, head, 1, token, temp, out, tmp_path / "w1.log", full_scratch=tmp_path / "scratch")
+        start_node(w2, head, 1, token, temp, out, tmp_path / "w2.log")
+        wait_for_cpus(head, token, 2)
+        done = subprocess.run(evaluate_cmd(head, out, "--backend", "ray", "--ray-address", f"{head.ip}:6379",
+                                           "--workers", "2", "--ray-timeout", "300"),
+                              env=node_env(head, token), capture_output=True, text=True, timeout=EVAL_BOUND_S)
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
+    failed = [ln for ln in done.stdout.splitlines() if ln.startswith("  failed ")]
+    assert f"{SEEDS} episodes: 0 already done, {SEEDS - 2} run now, 2 failed" in done.stdout, done.stdout + done.stderr[-2000:]
+    assert len(failed) == 2 and all("[Errno 28]" in ln and f" at {w1.ip}" in ln for ln in failed), failed
+    barred = [ln for ln in done.stderr.splitlines() if "draws no more episodes" in ln]
+    assert len(barred) == 1 and f" at {w1.ip}: 2 episodes failed with a disk error" in barred[0], done.stderr[-2000:]
+    notes = [json.loads(p.read_text()) for p in out.glob("procedural_1/seed_*.failed.json")]
+    assert len(notes) == 2 and all(f" at {w1.ip}" in n["error"] for n in notes), notes
+    assert {r["node"]["address"] for r in results(out).values()} == {w2.ip} and len(results(out)) == SEEDS - 2
