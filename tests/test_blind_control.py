@@ -118,6 +118,20 @@ def test_the_leaderboard_lists_blind_controls_apart(lab, tmp_path):
     assert "blind control" in (tmp_path / "site" / "leaderboard.md").read_text()
 
 
+def test_a_leaderboard_of_blind_controls_alone(lab, tmp_path, capsys):
+    capsys.readouterr()
+    blind = lab["blind"][0]
+    assert main(["leaderboard", str(blind), str(lab["blind-claude"][0]), "--out", str(tmp_path / "site"),
+                 "--no-progress"]) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    assert "blind controls (no image sent" in out
+    board = json.loads((tmp_path / "site" / "leaderboard.json").read_text())
+    assert board["rows"] == {} and len(board["blind_rows"]) == 2
+    page = (tmp_path / "site" / "index.html").read_text()
+    controls = re.search(r"<table[^>]*id='blind'>.*?</table>", page, re.S).group(0)
+    assert controls.count("(blind control)") == 2
+
+
 def test_blind_controls_differing_in_another_setting_are_refused():
     from spatialscout_gym.eval.settings_check import Identity, comparability_problems
 

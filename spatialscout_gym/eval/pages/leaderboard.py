@@ -665,7 +665,7 @@ def write_leaderboard(dirs: Sequence[str | os.PathLike], out_dir: str | os.PathL
                               verify_workers=verify_workers)
     from spatialscout_gym.eval.pages.figures import plots_available
     plots: dict[str, Path] = {}
-    if plots_available():     # without the plots extra: the tables only
+    if plots_available() and board["rows"]:     # without the plots extra (or seeing rows): the tables only
         plots = plot_behaviour({n: r["behaviour"] for n, r in board["rows"].items()}, out / "plots")
         cost_png = plot_cost(board["cost"], out / "plots" / "cost_pareto.png")
         if cost_png is not None:
