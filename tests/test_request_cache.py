@@ -74,9 +74,9 @@ def test_corrupted_or_foreign_entries_are_refused(tmp_path, damage):
 
 
 def test_a_fully_cached_rerun_needs_no_live_endpoint(tmp_path, capsys):
-    """With the server gone, the CLI's endpoint check is skipped for a cache that holds responses
-    (and says so; an empty cache is still checked, and the printed error names no endpoint), and
-    the rerun answers every request from the cache: 0 live requests, the same scores."""
+    """With the server gone, the CLI's endpoint check still runs whatever the cache holds (a wrong
+    --base-url is one line), is skipped only offline (and says so), and the rerun answers every
+    request from the cache: 0 live requests, the same scores."""
     from spatialscout_gym.cli.options import preflight
     from spatialscout_gym.conversation.providers import PreflightError
     cache = tmp_path / "cache"
@@ -89,11 +89,12 @@ def test_a_fully_cached_rerun_needs_no_live_endpoint(tmp_path, capsys):
         return make_agent("openai:scripted", base_url=url, api_key="local", model_call_budget=10, attempts=1,
                           request_cache=str(cache_dir))
 
-    preflight(agent(cache), str(cache))                       # the server is down: no error
-    assert f"endpoint check skipped: the request cache holds {live} responses" in capsys.readouterr().out
-    with pytest.raises(PreflightError, match="cannot reach") as refused:
-        preflight(agent(tmp_path / "empty"), str(tmp_path / "empty"))
-    assert f"cannot reach {url} " in str(refused.value)   # the endpoint as typed (it holds no secret)
+    preflight(agent(cache), str(cache), offline=True)         # the server is down: no error offline
+    assert "offline: no endpoint check" in capsys.readouterr().out
+    for cache_dir in (cache, tmp_path / "empty"):              # checked whatever the cache holds
+        with pytest.raises(PreflightError, match="cannot reach") as refused:
+            preflight(agent(cache_dir), str(cache_dir))
+        assert f"cannot reach {url} " in str(refused.value)   # the endpoint as typed (it holds no secret)
     spec = small_scene(32, 32)
     result = run_episode(agent(cache), spec, tmp_path / "replayed", resolution=32, renderer=FakeRenderer(spec),
                          image_budget=4)

@@ -227,7 +227,7 @@ def test_the_request_cache_keeps_no_secret_and_replays_the_redacted_reply(tmp_pa
         assert server.posts == 2
     entries = list(cache.glob("*.json"))
     assert len(entries) == 2 and any("[redacted]" in e.read_text() for e in entries)
-    _run_against(server, second, ["--call-budget", "2", "--request-cache", str(cache)])   # nothing listens now
+    _run_against(server, second, ["--call-budget", "2", "--request-cache", str(cache), "--offline"])   # nothing listens now
     captured = capfd.readouterr()
     assert _leaked(cache, captured.out + captured.err, port) == [] and _leaked(first, "", port) == []
 

@@ -237,10 +237,11 @@ def _run_one(args: argparse.Namespace,
     options = {**vlm_options(args), **nbv_env_options(args)}
     # The key and the endpoint reach the workers but are neither written to DIR nor part of what a
     # resume must match (a key is secret; a model served at a new address is the same model).
-    runtime = {k: options.pop(k) for k in ("api_key", "base_url") if options.get(k) is not None}
+    # --offline is how this run reaches the model, not what it asks: neither written nor compared
+    runtime = {k: options.pop(k) for k in ("api_key", "base_url", "offline") if options.get(k) is not None}
     # an effort of None is kept: it means "send none" (--no-reasoning-effort), not "the default"
     options = {k: v for k, v in options.items()
-               if (v is not None or k == "reasoning_effort") and k not in ("api_key", "base_url")}
+               if (v is not None or k == "reasoning_effort") and k not in ("api_key", "base_url", "offline")}
     agent = build_agent(args.agent, **options, **runtime)   # fail here, in one line, not in every worker
     if args.estimate:   # no endpoint check, no model call
         from spatialscout_gym.eval.analysis.cost_estimate import estimate_lines, estimate_usd
@@ -256,7 +257,8 @@ def _run_one(args: argparse.Namespace,
             estimates.append((usd, args.max_cost_usd))
         return 0
     check_shared_files(agent, args.out)   # a ledger that cannot be read: no request at all
-    preflight(agent, options.get("request_cache"))   # endpoint, key and model once, before any scene is built
+    # endpoint, key and model once, before any scene is built (each model of a presets file)
+    preflight(agent, options.get("request_cache"), offline=bool(runtime.get("offline")))
     settings = EvalSettings(args.agent, args.image_budget, args.call_budget, args.resolution,
                             agent_options=options, runtime_options=runtime)
     import signal

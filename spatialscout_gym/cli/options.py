@@ -173,21 +173,20 @@ def check_output_dir(path: Path, flag: str = "--out") -> None:
         raise CliError(f"{flag} {path} is a file, not a directory; name a new or existing directory")
 
 
-def preflight(agent: object, request_cache: str | None) -> None:
-    """Check a model agent's endpoint, key and model once before anything is built
-    (docs/models.md), unless ``request_cache`` already holds responses: a rerun answered from the
-    cache needs no live endpoint, so the check is skipped and the run says so (a request the cache
-    cannot answer still goes to the endpoint, and fails there as any model call does)."""
+def preflight(agent: object, request_cache: str | None, *, offline: bool = False) -> None:
+    """Check a model agent's endpoint, key and model once before anything is built (docs/models.md),
+    whatever its request cache holds: a wrong ``--base-url`` is one line before the first scene.
+    ``offline`` (``--offline``, which needs ``request_cache``) skips the check and says so: every
+    request is then answered from the cache or refused there, none is sent."""
     provider = getattr(agent, "provider", None)
+    if offline and not request_cache:
+        raise CliError("--offline needs --request-cache DIR (the responses it replays)")
     if provider is None or not hasattr(provider, "preflight"):
         return
-    if request_cache:
-        from pathlib import Path
-        held = sum(1 for _ in Path(request_cache).glob("*.json")) if Path(request_cache).is_dir() else 0
-        if held:
-            print(f"endpoint check skipped: the request cache holds {held} responses; requests it answers "
-                  f"need no endpoint, any other goes to the endpoint as usual")
-            return
+    if offline:
+        print(f"offline: no endpoint check; every request is answered from the request cache {request_cache} "
+              "or fails its episode there (nothing is sent)")
+        return
     provider.preflight()
 
 

@@ -94,6 +94,10 @@ def add_vlm_arguments(p: argparse.ArgumentParser) -> None:
                    help="store each model response under the SHA-256 of its exact request and the episode's "
                         "seed; a rerun of a failed attempt replays the calls already paid for and continues "
                         "live (off by default, as the paper)")
+    g.add_argument("--offline", action="store_true",
+                   help="with --request-cache: answer every request from the cache and send none (no endpoint "
+                        "check; a request the cache cannot answer fails its episode, RequestCacheError); "
+                        "without it the endpoint is checked before the first scene, whatever the cache holds")
     g.add_argument("--timeout", type=float, default=None, metavar="S", dest="timeout_s",
                    help="seconds per HTTP request (default 180, docs/protocol.md section 5)")
     g.add_argument("--attempts", type=int, default=None, metavar="N",
@@ -143,6 +147,8 @@ def vlm_options(args: argparse.Namespace) -> dict:
         given.append("--no-reasoning-effort")
     if getattr(args, "require_effort", False):
         given.append("--require-effort")
+    if getattr(args, "offline", False):
+        given.append("--offline")
     if getattr(args, "prompt_style", DEFAULT_PROMPT_STYLE) != DEFAULT_PROMPT_STYLE:
         given.append("--prompt")
     if getattr(args, "image_max_side", 384) != 384:
@@ -173,6 +179,7 @@ def vlm_options(args: argparse.Namespace) -> dict:
             **({"price_table_sha256": _file_sha256(args.price_table)} if args.price_table else {}),
             "prompt_style": args.prompt_style, "image_max_side": args.image_max_side,
             **({"request_cache": str(args.request_cache)} if getattr(args, "request_cache", None) else {}),
+            **({"offline": True} if getattr(args, "offline", False) else {}),
             **({"require_effort": True} if getattr(args, "require_effort", False) else {})}
 
 
@@ -232,7 +239,7 @@ def run(args: argparse.Namespace) -> int:
     check_out_dir(Path(args.out), overwrite=args.overwrite)
     options = {**vlm_options(args), **nbv_env_options(args)}
     agent = build_agent(args.agent, **options)   # a one-line error names the agent
-    preflight(agent, options.get("request_cache"))   # endpoint, key and model, before any scene is built
+    preflight(agent, options.get("request_cache"), offline=bool(options.get("offline")))   # before any scene
     try:
         result = run_episode(agent, args.scene, args.out, seed=args.seed, image_budget=args.image_budget,
                              tool_call_budget=args.call_budget, resolution=args.resolution,

@@ -160,6 +160,9 @@ class ModelProvider:
     effort_record : EffortRecord or None
         The run's shared answer about effort parameters (``evaluate`` sets one per evaluation
         directory); None: this provider finds out alone.
+    offline : bool
+        With a request cache: a request the cache cannot answer is refused, never sent
+        (``--offline``; :mod:`~spatialscout_gym.conversation.request_cache`).
     """
 
     provider = "base"
@@ -174,7 +177,7 @@ class ModelProvider:
                  reasoning_effort_source: str | None = None, require_effort: bool = False,
                  timeout_s: float = TIMEOUT_S, attempts: int = ATTEMPTS,
                  backoff_s: Sequence[float] = BACKOFF_S, rate_limit_wait_s: float = RATE_LIMIT_WAIT_S,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep, offline: bool = False) -> None:
         if not model:
             raise ConfigError(f"a {self.provider} model name is required, e.g. {self.provider}:MODEL")
         if int(attempts) < 1:
@@ -203,6 +206,8 @@ class ModelProvider:
         self.effort_refused: dict[str, str] = {}
         self.require_effort = bool(require_effort)
         self.effort_record: EffortRecord | None = None
+        self.effort_memory: Any = None   # the request cache (it sets itself): the cached run's effort answer
+        self.offline = bool(offline)     # the request cache answers every request or none is sent
         self._effort_settled = False
         if not 0 <= float(rate_limit_wait_s) < float("inf"):   # nan and inf included: it is recorded as JSON
             raise ConfigError(f"rate_limit_wait_s must be a finite number >= 0 seconds, got {rate_limit_wait_s}")
@@ -333,20 +338,32 @@ class ModelProvider:
         known = record.known()
         if known is None:
             with record.probing() as (known, settle):
+                memory = self.effort_memory
+                if known is None and memory is not None:   # a replay: the cached run's answer, for every worker
+                    known = memory.effort_known(self)
+                    if known is not None:
+                        settle(known)
                 if known is None:   # this request asks the service for the run
                     try:
                         reply = self._attempt(messages)
                     except ModelServiceError:
                         if self.effort_refused:   # what was refused is known even if the call failed
-                            settle(dict(self.effort_refused))
+                            self._settle_effort(settle)
                         raise
-                    settle(dict(self.effort_refused))   # answered: {} when every parameter was taken
+                    self._settle_effort(settle)   # answered: {} when every parameter was taken
                     self._effort_settled = True
                     return reply
         self.effort_refused.update(known)
         self._effort_settled = True
         self._check_effort_required()
         return self._attempt(messages)
+
+    def _settle_effort(self, settle: Callable[[dict[str, str]], None]) -> None:
+        """Write the service's answer to the run's record, and to the request cache (a replay of
+        this run settles it from there, whichever worker asks first)."""
+        settle(dict(self.effort_refused))
+        if self.effort_memory is not None:
+            self.effort_memory.remember_effort(self, dict(self.effort_refused))
 
     def _check_effort_required(self) -> None:
         """With ``require_effort``, a refused effort parameter ends the call (and the run)."""

@@ -15,6 +15,15 @@ endpoint even in a new evaluation directory, whose run has not heard of the refu
 checksum or names a response type outside the three SDKs is refused (:class:`RequestCacheError`,
 one line naming the file) and never used.
 
+The service's answer about the effort parameters is kept too (``DIR/effort/<key>.json``, keyed by
+provider, API, model and the effort parameters; :meth:`RequestCache.effort_known`): a run whose
+shared effort record (:mod:`~spatialscout_gym.conversation.effort_record`) knows nothing yet takes
+the answer the cached run settled, for every worker alike, so each worker sends exactly the
+requests the cached run sent whichever worker would have asked the service first.
+
+Offline (``--offline``, the provider's ``offline``): a request the cache cannot answer is not sent;
+it raises :class:`RequestCacheError` (one line), so a replay never reaches an endpoint.
+
 Entries are redacted as the trace is (core/redact.py): every string of a stored response or refusal
 has the API key, credentials and the endpoint removed before it is written, so a service or model
 that echoes the request leaves no secret in ``DIR``. The provider redacts every reply it reads the
@@ -37,10 +46,12 @@ from typing import Any
 from spatialscout_gym.core.errors import SpatialScoutError
 from spatialscout_gym.core.redact import redact, redact_strings
 
-__all__ = ["RequestCache", "RequestCacheError", "CACHE_FORMAT", "RECORD_FILE"]
+__all__ = ["RequestCache", "RequestCacheError", "CACHE_FORMAT", "RECORD_FILE", "EFFORT_DIR"]
 
 CACHE_FORMAT = "spatialscout-request-cache/1"
 RECORD_FILE = "request_cache.json"
+EFFORT_DIR = "effort"
+"""The cache's folder of settled effort answers (one file per provider, API, model and effort)."""
 _ENDPOINTS = {("chat", "completions", "create"), ("responses", "create"), ("messages", "create")}
 _SDK_MODULES = ("openai.", "anthropic.")
 _SDKS = ("openai", "anthropic")
@@ -113,7 +124,40 @@ class RequestCache:
         real = client._target if isinstance(client, _Path) else client
         provider._client = _Path(real, (), self)
         self._provider = provider
+        if hasattr(provider, "effort_memory"):
+            provider.effort_memory = self
         return self
+
+    def _effort_path(self, provider: Any) -> Path:
+        ident = {"provider": getattr(provider, "provider", None), "api_mode": getattr(provider, "api_mode", None),
+                 "model": getattr(provider, "model", None), "effort": _norm(provider._effort_params())}
+        return self.root / EFFORT_DIR / f"{hashlib.sha256(_canonical(ident)).hexdigest()}.json"
+
+    def effort_known(self, provider: Any) -> dict[str, str] | None:
+        """The effort parameters the cached run's service refused (``{}``: it took them all) for
+        ``provider``'s provider, API, model and effort; None when the cache holds no answer.
+        An entry that cannot be read is refused (:class:`RequestCacheError`), never guessed."""
+        path = self._effort_path(provider)
+        if not path.is_file():
+            return None
+        try:
+            refused = json.loads(path.read_text(encoding="utf-8")).get("refused")
+        except (OSError, ValueError, AttributeError) as exc:
+            raise RequestCacheError(f"request cache entry {path} is corrupted ({type(exc).__name__}); delete it "
+                                    "to ask the service again") from None
+        if not isinstance(refused, dict):
+            raise RequestCacheError(f"request cache entry {path} holds no effort answer; delete it to ask the "
+                                    "service again")
+        return {str(k): str(v) for k, v in refused.items()}
+
+    def remember_effort(self, provider: Any, refused: dict[str, str]) -> None:
+        """Keep the service's settled answer about ``provider``'s effort parameters (redacted)."""
+        path = self._effort_path(provider)
+        path.parent.mkdir(exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"format": CACHE_FORMAT, "refused": redact_strings(dict(refused))}),
+                       encoding="utf-8")
+        os.replace(tmp, path)
 
     def key(self, endpoint: str, body: dict) -> str:
         """SHA-256 of the canonical request body, the endpoint and the seed."""
@@ -156,6 +200,10 @@ class RequestCache:
                 raise response
             self.calls.append({"key": key, "cached": True})
             return response
+        if getattr(self._provider, "offline", False):
+            raise RequestCacheError(f"offline: the request cache {self.root} holds no response for this request "
+                                    f"({endpoint}, seed {self.seed}); nothing was sent. Rerun without --offline "
+                                    "to send it")
         try:
             response = create(**kwargs)
         except Exception as exc:

@@ -1,11 +1,12 @@
 """Journey: a cached rerun with the endpoint down (README "Evaluate a model", docs/protocol.md
 section 7 on the request cache). The model server refuses the reasoning effort, the evaluation
 keeps every response in a request cache, the server goes away, and the same command into a new
-directory completes from the cache alone; it verifies, and it compares with the live run without
+directory is refused in one line (the endpoint is checked whatever the cache holds) and completes
+from the cache alone with ``--offline``; it verifies, and it compares with the live run without
 ``--force`` (two runs of the same command).
 
     spatialscout evaluate --agent openai:MODEL --base-url URL --scenes ... --out runs/live --request-cache cache
-    spatialscout evaluate --agent openai:MODEL --base-url URL --scenes ... --out runs/offline --request-cache cache
+    spatialscout evaluate --agent openai:MODEL --base-url URL --scenes ... --out runs/offline --request-cache cache --offline
     spatialscout verify runs/offline
     spatialscout compare runs/live runs/offline
 
@@ -34,9 +35,11 @@ def test_a_cached_rerun_completes_with_the_endpoint_down(tmp_path):
         assert first.returncode == 0, first.stdout + first.stderr
         assert len(server.refused_requests) == 1
     # the server is gone; the same command, a new directory
-    rerun = cli(*model_args(url, offline, SCENES, "--request-cache", str(cache)))
+    refused = cli(*model_args(url, offline, SCENES, "--request-cache", str(cache)))
+    assert refused.returncode == 2 and "cannot reach" in refused.stderr   # checked whatever the cache holds
+    rerun = cli(*model_args(url, offline, SCENES, "--request-cache", str(cache), "--offline"))
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
-    assert "endpoint check skipped" in rerun.stdout and "2 run now, 0 failed" in rerun.stdout
+    assert "offline: no endpoint check" in rerun.stdout and "2 run now, 0 failed" in rerun.stdout
     for scene in ("Kitchen_01", "procedural_11"):
         a = json.loads((live / scene / "seed_0" / "result.json").read_text())
         b = json.loads((offline / scene / "seed_0" / "result.json").read_text())
