@@ -20,7 +20,7 @@ from spatialscout_gym.eval.settings_check import RECORDED, SETTINGS, EpisodeSett
 
 EXPECTED = {"image_budget", "resolution", "tool_call_budget", "model_call_budget", "prompt_style", "reasoning_effort",
             "reasoning_effort_sent", "mode", "image_history", "image_max_side_px", "reasoning_effort_source",
-            "max_output_tokens", "nbv_env_id", "nbv_walls", "nbv_wall_margin_m"}
+            "max_output_tokens", "nbv_env_id", "nbv_walls", "nbv_wall_margin_m", "budget_counts", "tool_call_budget_b"}
 """The settings an episode records (the record may grow; none may leave it unnoticed)."""
 NOT_COMPARED = {"reasoning_effort_source", "max_output_tokens"}
 """Recorded and shown, not compared (each field says why)."""
@@ -69,6 +69,13 @@ def _changed(runs, tmp_path, s, value):
             return
         holder = r[s.block] if s.block else r
         holder[s.key] = value
+    def mcp(r):     # an MCP client's run: its harness record names the MCP server
+        r["harness"] = {"name": "mcp", "budget_counts": "tool calls"}
+    if s.field == "budget_counts":   # derived from the kind: an MCP run (tool calls) beside the model run
+        return runs / "model", _copy(runs / "reference", tmp_path / "mcp-budget_counts", mcp)
+    if set(s.kinds) == {"mcp", "human"}:    # MCP and human runs only: two MCP runs, B changed in one
+        base = _copy(runs / "reference", tmp_path / f"mcp-base-{s.field}", mcp)
+        return base, _copy(runs / "reference", tmp_path / f"mcp-{s.field}", lambda r: (mcp(r), r.update({s.key: 7})))
     if "model" not in s.kinds and "reference" not in s.kinds:
         base = _copy(runs / "reference", tmp_path / f"nbv-base-{s.field}", nbv)
         return base, _copy(runs / "reference", tmp_path / f"nbv-{s.field}", lambda r: (nbv(r), change(r)))
@@ -94,7 +101,8 @@ def test_changing_any_field_of_the_record_makes_compare_refuse_naming_it(runs, t
     if s in SETTINGS:
         with pytest.raises(CompareError) as caught:
             compare_reports([base, other])
-        shown = "refused" if s.derive is not None else str({"changed": field})
+        shown = {"budget_counts": "tool calls", "tool_call_budget_b": ": 7",
+                 "reasoning_effort_outcome": "refused"}.get(field, str({"changed": field}))
         assert f"{s.name} differs" in str(caught.value) and shown in str(caught.value)
     else:
         meta = next(f for f in dataclasses.fields(EpisodeSettings) if f.name == field).metadata
