@@ -115,9 +115,9 @@ def add_vlm_arguments(p: argparse.ArgumentParser) -> None:
                         "every worker of an evaluation")
     g.add_argument("--max-cost-usd", type=float, default=None, metavar="USD",
                    help="stop when the spend (from --price-table; an evaluation's whole spend, every worker "
-                        "and earlier run) reaches USD: no episode starts after that and running ones end "
-                        "at their next request, recorded as failed (CostCapReached); a rerun with a higher "
-                        "cap resumes")
+                        "and earlier run) reaches USD: no episode starts after that; running ones finish, or "
+                        "end at their next request as failed attempts (CostCapReached), and are kept; a "
+                        "rerun with a higher cap resumes (the cap is not a protocol setting)")
     g.add_argument("--passive-views", type=int, default=24,
                    help="views in passive mode, the initial one included (default 24)")
 
