@@ -165,8 +165,13 @@ def test_errors_for_paths_and_options(capsys, tmp_path):
     gt = mixed_scene("same_id")
     write_scene(tmp_path / "dup" / "one", gt, {})
     write_scene(tmp_path / "dup" / "two", gt, {})
+    assert main(["score", str(tmp_path / "dup")]) == 0      # one scene twice (seeds): a row each
+    assert "2 scene(s)" in capsys.readouterr().out
+    other = json.loads((tmp_path / "dup" / "two" / "ground_truth.json").read_text())
+    other["radius_m"] += 1.0                                   # another scene under the same id
+    (tmp_path / "dup" / "two" / "ground_truth.json").write_text(json.dumps(other))
     assert main(["score", str(tmp_path / "dup")]) == 2
-    assert "'same_id' is also used" in capsys.readouterr().err
+    assert "'same_id' names another scene" in capsys.readouterr().err
     assert main(["score", str(tmp_path / "dup" / "one"), "--lambda", "-1"]) == 2
     assert "--lambda" in capsys.readouterr().err
 

@@ -1,7 +1,11 @@
 """``spatialscout score``: score accepted maps against ground truth (docs/protocol.md section 6).
 
 Each PATH is a scene directory (``ground_truth.json`` + ``predictions.json``) or a directory of
-them. Prints a Table-3-style table in percent (one row per scene, then object-micro and
+them, such as an evaluation directory (``spatialscout evaluate --out DIR``): every episode is
+scored, seeds of one scene included. When a scene id occurs more than once (several seeds), each
+episode is a row of its own, named by its folder (``Kitchen_01/seed_0``), and scene-macro averages
+over those episodes, as ``leaderboard`` does; two folders that hold different scenes under one id
+are refused. Prints a Table-3-style table in percent (one row per scene, then object-micro and
 scene-macro), or with ``--json`` ``{"object_micro": M, "scene_macro": M, "scenes": {id: M}, "scorer": {id: record}}`` with
 ratios as fractions and ``_m`` keys in metres. ``--reference origin|uniform-ball`` scores an
 inventory-only reference map instead of ``predictions.json``.
@@ -16,8 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
+import dataclasses
+
 from spatialscout_gym.cli.errors import CliError
-from spatialscout_gym.core.files import SceneFileError, find_scene_dirs, load_ground_truth, load_predictions
+from spatialscout_gym.core.files import SceneFileError, find_scene_dirs, load_ground_truth, load_predictions, read_json
 from spatialscout_gym.core.references import origin_predictions, uniform_ball_predictions
 from spatialscout_gym.core.run_files import GROUND_TRUTH_FILE, PREDICTIONS_FILE
 from spatialscout_gym.core.scoring import (COMPAT_MODES, DEFAULT_LAMBDA_M, Compat, GroundTruth, SceneScore, aggregate,
@@ -62,28 +68,38 @@ def score_paths(paths: list[str], *, compat: Compat = "paper", lam: float = DEFA
         raise CliError(f"--lambda must be a finite number of metres >= 0, got {lam}")
     if seed < 0:
         raise CliError(f"--seed must be >= 0, got {seed}")
-    dirs: list[Path] = []
+    dirs: list[tuple[Path, str]] = []     # (scene directory, its name relative to the PATH given)
     resolved: set[Path] = set()           # a set, not a rescan per directory: 80 scenes cost 3,240 resolves
     try:
         for path in paths:
             for d in find_scene_dirs(path):
                 if d.resolve() not in resolved:
                     resolved.add(d.resolve())
-                    dirs.append(d)
+                    rel = d.relative_to(path).as_posix() if d != Path(path) else d.name
+                    dirs.append((d, rel))
         scores: list[SceneScore] = []
-        seen: dict[str, Path] = {}
-        for d in dirs:
+        names: list[str] = []
+        first: dict[str, tuple[Path, object]] = {}    # scene id -> (its first folder, its ground truth file)
+        for d, rel in dirs:
             gt = load_ground_truth(d)
-            if gt.scene_id in seen:
-                raise CliError(f"{d / GROUND_TRUTH_FILE}: scene id {gt.scene_id!r} is also used by "
-                               f"{seen[gt.scene_id] / GROUND_TRUTH_FILE}; score them separately")
-            seen[gt.scene_id] = d
+            truth = read_json(d / GROUND_TRUTH_FILE)
+            if gt.scene_id in first and first[gt.scene_id][1] != truth:
+                raise CliError(f"{d / GROUND_TRUTH_FILE}: scene id {gt.scene_id!r} names another scene in "
+                               f"{first[gt.scene_id][0] / GROUND_TRUTH_FILE} (the ground truths differ); score "
+                               "them separately")
+            first.setdefault(gt.scene_id, (d, truth))
             positions = (reference_positions(reference, gt, seed) if reference
                          else load_predictions(d, gt))
             scores.append(score_scene(gt, positions, compat=compat, lam=lam))
+            names.append(rel)
     except SceneFileError as exc:
         raise CliError(str(exc)) from None
-    return scores
+    if len(first) == len(scores):
+        return scores
+    # seeds of one scene: each episode a row of its own, named by its folder (unique: one per directory)
+    unique = len(set(names)) == len(names)
+    return [dataclasses.replace(s, scene_id=n if unique else str(d)) for s, n, (d, _) in zip(scores, names, dirs)]
+
 
 
 def run(args: argparse.Namespace) -> int:
