@@ -25,7 +25,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from spatialscout_gym.core.run_files import (FRAMES_DIR, GROUND_TRUTH_FILE, PREDICTIONS_FILE, RESULT_FILE, TRACE_FILE,
+from spatialscout_gym.core.run_files import (FRAME_HASHES_FILE, FRAMES_DIR, GROUND_TRUTH_FILE, PREDICTIONS_FILE, RESULT_FILE, TRACE_FILE,
                                             frame_file_name)
 from spatialscout_gym.eval.layout import (EvalDirError, accepted_positions, check_episode_identities, check_run_scene,
                                           find_run_dirs, is_run_dir, read_json_object, read_result, read_trace,
@@ -79,13 +79,18 @@ def _file(run: Path, name: str) -> Path | None:
 def frame_files(run: Path) -> tuple[list[Path], list[Path]]:
     """The files of ``run/frames/`` that the viewer copies, and the entries it skips: symbolic links
     (wherever they lead), hard links (a file with more than one link), directories and anything
-    that is not a regular file (:func:`own_file`)."""
+    that is not a regular file (:func:`own_file`). The run's own record of its frames' hashes
+    (``frames/sha256.json``, which ``verify --images`` reads) is neither: it is no frame, and not
+    copied or reported."""
     frames = run / FRAMES_DIR
     if frames.is_symlink() or not frames.is_dir():
         return [], ([frames] if frames.is_symlink() or frames.exists() else [])
     keep: list[Path] = []
     skip: list[Path] = []
+    hashes = Path(FRAME_HASHES_FILE).name
     for p in sorted(frames.iterdir()):
+        if p.name == hashes and own_file(p):
+            continue
         (keep if own_file(p) else skip).append(p)
     return keep, skip
 
