@@ -139,7 +139,7 @@ def test_every_field_of_the_record_is_derived_or_claimed():
     assert kinds and {k: v for k, v in kinds.items() if v not in (DERIVED, CLAIMED)} == {}
     # what cannot be derived is few and named
     assert sorted(k for k, v in kinds.items() if v == CLAIMED) == [
-        "agent", "attempt", "human", "model.custom_endpoint", "nbv"]
+        "agent", "attempt", "human", "model.custom_endpoint", "nbv", "node"]
 
 
 def test_what_the_live_run_writes_is_the_record_type_and_nothing_else(runs):

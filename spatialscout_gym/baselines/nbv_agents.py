@@ -59,7 +59,7 @@ from spatialscout_gym.nbv.policy_files import (CONFIG_FILE, fix_line, guess_conf
 NBVAction = int | np.ndarray
 """One action of the NBV action space: an index (``Discrete``) or a (5,) float32 array (continuous)."""
 
-__all__ = ["NBVAgent", "NBVAction", "RandomNBVAgent", "FrontierNBVAgent", "PPONBVAgent", "load_nbv_config",
+__all__ = ["NBVAgent", "NBVAction", "NBV_STEP_EVENT", "nbv_step_event", "RandomNBVAgent", "FrontierNBVAgent", "PPONBVAgent", "load_nbv_config",
            "load_policy_config", "policy_path", "space_mismatch", "save_nbv_config",
            "CONFIG_FILE", "misfit_message"]
 
@@ -115,11 +115,39 @@ class NBVAgent:
         self.begin(ctl, rng)
         try:
             while not ctl.ended:   # the core's end rule (it calls finish_mapping when a step ends it)
-                self.last_step = ctl.step(self.act(ctl.observation(), ctl, rng))
+                action = self.act(ctl.observation(), ctl, rng)
+                calls_before = episode.tool_calls
+                self.last_step = ctl.step(action)
+                episode.trace.insert(_before_end(episode.trace), nbv_step_event(
+                    len([e for e in episode.trace if e.get("event") == NBV_STEP_EVENT]), action, self.last_step,
+                    episode.pose.position_world, calls_before, episode.tool_calls))
             ctl.finish()           # a starting state that already meets the rule
         finally:
             assert ctl.exploration is not None   # NBVController keeps it
             self.exploration = ctl.exploration.metrics()
+
+
+NBV_STEP_EVENT = "nbv_step"
+"""The trace event of one NBV step (docs/protocol.md section 7): ``step`` (0-based), ``action`` (the
+index, or the continuous vector), ``blocked`` and ``block_cause`` (walls stopped the move: ``wall``,
+``floor``, ``ceiling``, ``off_floor``; None), ``captured``, ``position_world`` (the camera centre
+after the step, world metres) and ``tool_calls`` (``[first, end)`` indices of the tool calls the
+step made), so the exploration figures a run records are recomputable from its trace."""
+
+
+def nbv_step_event(step: int, action: Any, result: NBVStep, position_world: Any, first_call: int,
+                   end_call: int) -> dict:
+    """The :data:`NBV_STEP_EVENT` of one step."""
+    from spatialscout_gym.episode.trace import event
+    act = int(action) if np.ndim(action) == 0 else [float(x) for x in np.asarray(action).ravel()]
+    return event(NBV_STEP_EVENT, step=int(step), action=act, blocked=bool(result.blocked),
+                 block_cause=result.block_cause, captured=bool(result.captured),
+                 position_world=[float(x) for x in np.asarray(position_world)], tool_calls=[int(first_call), int(end_call)])
+
+
+def _before_end(trace: list[dict]) -> int:
+    """Where a step's event goes: before the episode's end event when a step ended it."""
+    return len(trace) - 1 if trace and trace[-1].get("event") == "end" else len(trace)
 
 
 @register_agent("random-nbv", kind="nbv")

@@ -179,6 +179,8 @@ class RunRecord:
     attempt: int | None = _claimed(default=None)
     nbv: dict[str, Any] | None = _claimed(default=None)
     human: bool | None = _claimed(default=None)
+    node: dict[str, Any] | None = _claimed(default=None)
+    """The Ray node that ran the episode (``evaluate --backend ray``), as the driver lands it."""
 
     def to_json(self) -> dict:
         """The file's JSON form: optional fields that are None are left out (``tool_call_budget``

@@ -494,6 +494,54 @@ def _check_kind(agent: str, kind: str) -> None:
                         "request or reply (a run of another agent filed under a model's name)")
 
 
+NBV_STEP_EVENT = "nbv_step"
+"""An NBV agent's step (``baselines/nbv_agents.py``): its action, whether walls blocked its move and
+where the camera ended; checked against the tool calls that re-executed."""
+
+
+def _check_nbv_steps(cmp: Comparison, events: list[dict], result: dict) -> None:
+    """An NBV run's step events against its re-executed tool calls: numbered in order, each naming
+    the tool calls it made (contiguous, in order); a blocked step moved nothing (no ``move_camera``);
+    a step that captured ended where its capture was taken. The blocked moves and the path length
+    the run records (``nbv.exploration``, claimed) must be the ones its steps give."""
+    steps = [(i, e) for i, e in enumerate(events) if e.get("event") == NBV_STEP_EVENT]
+    if not steps:
+        return
+    calls = {int(e["index"]): e for e in events if e.get("event") == "tool_call" and isinstance(e.get("index"), int)}
+    captures = {int(e["tool_call_index"]): e for e in events
+                if e.get("event") == "capture" and isinstance(e.get("tool_call_index"), int)}
+    start = next(e for e in events if e.get("event") == "start")
+    position = np.asarray(start["initial_pose_world"]["position_world"], float)
+    path, blocked, end = 0.0, 0, None
+    for n, (i, e) in enumerate(steps):
+        first, stop = e.get("tool_calls") or [None, None]
+        if e.get("step") != n or not isinstance(first, int) or not isinstance(stop, int) or first > stop or \
+                (end is not None and first != end):
+            raise _Diverged(f"at event {i}: nbv_step, step or tool_calls, recorded {_short(e.get('step'))} "
+                            f"{_short(e.get('tool_calls'))} vs step {n} from tool call {end}")
+        end = stop
+        made = [calls[k].get("tool") for k in range(first, stop) if k in calls]
+        if e.get("blocked") and "move_camera" in made:
+            raise _Diverged(f"at event {i}: nbv_step, blocked, recorded true but the step moved (move_camera)")
+        shot = next((captures[k] for k in range(first, stop) if k in captures), None)
+        here = np.asarray(e.get("position_world"), float)
+        if shot is not None:
+            diff = cmp.first_diff(list(here), shot["pose_world"]["position_world"], "position_world")
+            if diff:
+                raise _Diverged(f"at event {i}: nbv_step, position_world, recorded {_short(diff[1])} vs its "
+                                f"capture's {_short(diff[2])}")
+        path += float(np.linalg.norm(here - position))
+        position = here
+        blocked += int(bool(e.get("blocked")))
+    tally = _dict_field(_dict_field(result, "nbv"), "exploration")
+    for key, want in (("blocked_moves", blocked), ("path_length_m", path)):
+        if key in tally:
+            diff = cmp.first_diff(tally[key], want, f"nbv.exploration.{key}")
+            if diff:
+                raise _Diverged(f"in {RESULT_FILE}: nbv.exploration.{key}, recorded {_short(diff[1])} vs its "
+                                f"trace's steps {_short(diff[2])}")
+
+
 def _catalog_identity(spec: SceneSpec) -> None:
     """A scene under a catalog id must be that catalog scene: its content hash the one catalog
     version ``v`` (the scene's own) froze for that id; raise :class:`_Diverged` when not (a spec
@@ -615,7 +663,9 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
             ep = _replay_tools(spec, start, rec)
             _compare_traces(cmp, rec, [_norm(x) for x in bind_seed(ep.trace, seed)], len(events),
                             strict if tool_side_only is None else True)
-        others = [(i, e) for i, e in enumerate(events) if e.get("event") not in _EPISODE_EVENTS + MODEL_EVENTS]
+        _check_nbv_steps(cmp, events, result)
+        others = [(i, e) for i, e in enumerate(events)
+                  if e.get("event") not in _EPISODE_EVENTS + MODEL_EVENTS + (NBV_STEP_EVENT,)]
         if others:
             i, e = others[0]
             raise _Diverged(f"at event {i}: {_event_name(e)}, event, recorded {_short(e)} vs recomputed (no such "
