@@ -111,3 +111,19 @@ def test_a_capped_run_keeps_every_answered_episode_and_a_higher_cap_resumes(tmp_
     assert [r["status"] for r in kept].count("ok") == 3 and len(kept) == 4      # the capped attempt archived
     assert read_spend(out / "spend.json") == pytest.approx(recorded_spend(out).usd, rel=1e-12)
     assert "Stopped at the cap" not in (out / "report.md").read_text()
+
+
+def test_the_report_of_a_run_capped_before_any_episode_completed_counts_missing_as_missing(tmp_path):
+    from spatialscout_gym.eval.running.evaluate import evaluate
+    scenes, out = _scenes(tmp_path, 2), tmp_path / "ev"
+    with ScriptedServer(replies_by_turn(*TURNS)) as server:
+        summary = evaluate(out, _settings(tmp_path, server, max_cost_usd=0.001), scenes, progress=False,
+                           renderer_factory=FakeRenderer)
+        assert len(server.requests) == 1                    # the first call reached the cap; nothing after it
+    assert summary.cost_capped and summary.ran == 0
+    report = (out / "report.md").read_text()
+    assert "Stopped at the cap" in report and "1 episode(s) ended at the cap" in report
+    assert "1 planned episode(s) were not started (missing)" in report
+    assert "Verified: nothing to re-execute (no completed episode); 1 planned episode(s) missing" in report
+    assert "diverged" not in report and "catalog version: None" not in report
+    assert json.loads((out / "report.json").read_text())["cost_cap"]["reached"] is True
