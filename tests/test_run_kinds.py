@@ -89,17 +89,30 @@ def test_an_mcp_run_at_b_100_tool_calls_is_not_compared_as_a_reference_row(runs,
     assert main(["compare", str(runs["model"]), str(runs["mcp"])]) == 2
     err = capsys.readouterr().err
     assert "B counts differs" in err and "model: model calls" in err and "mcp: tool calls" in err, err
+    assert main(["compare", str(runs["model"]), str(runs["mcp"]), "--force"]) == 0
+    assert "B counts differs" in capsys.readouterr().out      # what --force let through, said
+
+
+def test_beside_a_model_row_mcp_and_human_rows_are_listed_apart_and_ranked_among_themselves(runs, capsys):
     site = runs["model"].parent / "site"
-    assert main(["leaderboard", str(runs["model"]), str(runs["mcp"]), "--out", str(site), "--no-progress"]) == 2
-    assert "B counts differs" in capsys.readouterr().err
-    assert main(["leaderboard", str(runs["model"]), str(runs["mcp"]), "--out", str(site), "--no-progress",
-                 "--force"]) == 0
+    capsys.readouterr()
+    assert main(["leaderboard", str(runs["model"]), str(runs["mcp"]), str(runs["human"]), "--out", str(site),
+                 "--no-progress"]) == 0, capsys.readouterr().err
+    printed = capsys.readouterr().out
     board = json.loads((site / "leaderboard.json").read_text())
-    kinds = {r["dir"]: (r["kind"], r["reference"]) for r in board["rows"].values()}
-    assert kinds == {str(runs["model"]): ("model", False), str(runs["mcp"]): ("mcp", False)}
+    assert [r["dir"] for r in board["rows"].values()] == [str(runs["model"])]      # ranked alone
+    apart = {r["dir"]: (r["kind"], r["reference"], r["rank"]["rank"]) for r in board["tool_rows"].values()}
+    assert apart == {str(runs["mcp"]): ("mcp", False, 1), str(runs["human"]): ("human", False, 1)}
+    assert board["problems"] == []
     page = (site / "leaderboard.md").read_text()
-    assert "mcp (mcp)" in page and "(ref)" not in page.split("## Table 3", 1)[1]
-    assert "B counts differs" in page                   # what --force let through, said on the page
+    assert "## MCP clients and people (B counts tool calls)" in page
+    tables = page.split("## Table 3", 1)[1]
+    assert "| mcp (mcp) |" in tables and "| human:ada (human) |" in tables and "(ref)" not in tables
+    assert "MCP clients and people (B counts tool calls; ranked among themselves):" in printed
+    # among themselves they are checked on the tool-call budget
+    assert main(["leaderboard", str(runs["model"]), str(runs["mcp"]), str(runs["mcp_b50"]), "--out",
+                 str(site / "b50"), "--no-progress"]) == 2
+    assert "B (tool-call budget) differs" in capsys.readouterr().err
 
 
 def test_mcp_and_human_runs_are_compared_by_their_tool_call_budget(runs, capsys):

@@ -133,11 +133,18 @@ def run(args: argparse.Namespace) -> int:
         shown = name if len(name) <= 32 else name[:31] + "~"
         print(f"{row['rank']['rank']:>4}  {shown:32s} {100 * row['object_micro']['all']['mean_iou']:7.2f}%  "
               f"{row['completed']:>5} {row['failed']:>6}  {row['verified']}")
+    if board.get("tool_rows"):   # listed apart: B counts tool calls there
+        print("MCP clients and people (B counts tool calls; ranked among themselves):")
+    for name, row in (board.get("tool_rows") or {}).items():
+        shown = name if len(name) <= 32 else name[:31] + "~"
+        print(f"{row['rank']['rank']:>4}  {shown:32s} {100 * row['object_micro']['all']['mean_iou']:7.2f}%  "
+              f"{row['completed']:>5} {row['failed']:>6}  {row['verified']}")
     if board["problems"]:   # plain text: what --force let through
         print("forced (--force): " + "; ".join(board["problems"]))
     if board["dropped_unverified"]:
         print("dropped (not verified): " + ", ".join(board["dropped_unverified"]))
-    ver = [r["verification"] for r in [*board["rows"].values(), *board["blind_rows"].values()]]
+    ver = [r["verification"] for r in [*board["rows"].values(), *board["blind_rows"].values(),
+                                       *(board.get("tool_rows") or {}).values()]]
     fresh = [v for v in ver if v["seconds_per_episode"]]
     each = sum(v["seconds_per_episode"] for v in fresh) / len(fresh) if fresh else 0.0
     print(f"verified every row here: {sum(v['seconds'] for v in ver):.1f} s ({each:.2f} s per episode "

@@ -337,7 +337,8 @@ CONTROL_SETTING = "mode"
 """The setting a control run (the blind control) differs in from the runs it controls for."""
 
 
-def comparability_problems(runs: Mapping[str, Identity], controls: Collection[str] = ()) -> list[str]:
+def comparability_problems(runs: Mapping[str, Identity], controls: Collection[str] = (),
+                           apart: Collection[str] = ()) -> list[str]:
     """Why the runs (name -> :class:`Identity`) must not be compared or ranked together, each
     problem naming the differing setting and every run's value; empty when they are comparable.
 
@@ -345,7 +346,8 @@ def comparability_problems(runs: Mapping[str, Identity], controls: Collection[st
     (recorded on one side only, or an ``evaluate.json`` key this code does not know) refuse.
     ``controls`` names control runs (blind-mode rows, which a page lists apart and never ranks with
     the others): their :data:`CONTROL_SETTING` is compared among themselves only, every other
-    setting with every run."""
+    setting with every run. ``apart`` names runs a page lists apart by what their B counts (MCP
+    clients' and people's rows beside model rows): ``B counts`` is compared on each side only."""
     problems = []
     versions = {n: r.catalog_version for n, r in runs.items()}
     if len({json.dumps(v) for v in versions.values()}) > 1:
@@ -354,6 +356,10 @@ def comparability_problems(runs: Mapping[str, Identity], controls: Collection[st
         problems += [f"{n}: unknown setting ({k}), so it cannot be shown to agree" for k in r.unknown]
     for s in SETTINGS:
         applies = {n: r for n, r in runs.items() if set(r.kinds) & set(s.kinds)}
+        if s.field == "budget_counts" and apart:     # each side of the page among itself
+            problems += [p for group in ({n: r for n, r in applies.items() if (n in apart) == c}
+                                         for c in (False, True)) for p in _setting_problems(s, group)]
+            continue
         if s.field == CONTROL_SETTING and controls:   # the controls among themselves, the others apart
             problems += [p for group in ({n: r for n, r in applies.items() if (n in controls) == c}
                                          for c in (False, True)) for p in _setting_problems(s, group)]

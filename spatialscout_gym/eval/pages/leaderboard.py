@@ -21,7 +21,9 @@ A row is a **reference** row when its episodes made no model calls (``origin``, 
 NBV agents: their ``result.json`` has no ``model`` block), marked ``(ref)``; an MCP client's row
 and a person's (``spatialscout play``) are rows of their own kind, marked ``(mcp)`` and ``(human)``
 (:func:`~spatialscout_gym.eval.settings_check.run_kind_of`): their B counts tool calls, so they are
-checked by it and not ranked with model rows whose B counts model calls.
+checked by it and not ranked with model rows whose B counts model calls. Beside other rows they
+are listed apart (``tool_rows``, their own table), ranked among themselves and checked against
+each other on the tool-call budget; alone, they are the board.
 
 A row is a **blind control** when its model ran in blind mode (``model.mode`` ``blind``: every tool
 result, no image; docs/models.md): what a model scores from the inventory, the calibration and its
@@ -278,18 +280,24 @@ def build_leaderboard(dirs: Sequence[str | os.PathLike], *, force: bool = False,
             name = f"{name} [{row['dir']}]"
         rows[name] = row
     controls = {n for n, r in rows.items() if r["blind_control"]}
-    problems = comparability_problems({n: r.pop("_identity") for n, r in rows.items()}, controls=controls)
+    # MCP clients' and people's rows count B in tool calls: beside other rows, listed apart
+    tool = {n for n, r in rows.items() if r.get("kind") in TOOL_KINDS and n not in controls}
+    tool = set() if len(tool) + len(controls) == len(rows) else tool
+    problems = comparability_problems({n: r.pop("_identity") for n, r in rows.items()}, controls=controls,
+                                      apart=tool)
     if problems and not force:
         raise LeaderboardError("refusing to rank runs made on different scenes or under different protocol "
                                "settings on one leaderboard (" + "; ".join(problems)
                                + "); rerun them alike or pass --force")
     cells = {n: rows[n].pop("_cells") for n in rows}
-    runs = {n: c for n, c in cells.items() if n not in controls}   # the seeing rows, ranked together
+    runs = {n: c for n, c in cells.items() if n not in controls and n not in tool}   # ranked together
     order = _rank(rows, runs)
+    tool_order = _rank(rows, {n: c for n, c in cells.items() if n in tool})   # among themselves
     blind_order = _rank(rows, {n: c for n, c in cells.items() if n in controls})   # never with seeing rows
     seeing = {n: rows[n] for n in order}
     return {"rows": seeing, "order": order, "blind_rows": {n: rows[n] for n in blind_order},
-            "blind_order": blind_order, "problems": problems,
+            "blind_order": blind_order, "tool_rows": {n: rows[n] for n in tool_order}, "tool_order": tool_order,
+            "problems": problems,
             "rank_note": rank_note(runs),
             "scene_sets_differ": len({tuple(r["scenes"]) for r in rows.values()}) > 1,
             "cost": cost_summary(seeing), "factor_labels": FACTOR_LABELS, "lambda_m": float(lam),
@@ -418,6 +426,8 @@ class Table:
     sortable: bool = True
 
 
+TOOL_KINDS = ("mcp", "human")
+"""The kinds whose B counts tool calls (listed apart beside rows whose B counts model calls)."""
 KIND_MARKS = {"reference": " (ref)", "nbv": " (ref)", "mcp": " (mcp)", "human": " (human)"}
 """How a row's name is marked by its kind (a model row is not marked)."""
 
@@ -432,11 +442,11 @@ def tables(board: dict) -> dict[str, Table]:
     """Table 3 with spend (``table3``), geometric grounding (``table5``) and the success and
     failure factors (``table4``) of a leaderboard dict's seeing rows, and the blind controls'
     table (``blind``) when it has any."""
-    rows, blind = board["rows"], board.get("blind_rows") or {}
+    rows, blind, tool = board["rows"], board.get("blind_rows") or {}, board.get("tool_rows") or {}
     t3 = Table("table3", "Table 3 and spend per task", "", ["model", *ROW_HEADERS],
                [[n + kind_mark(r), *_row_cells(r)] for n, r in rows.items()],
                ["ref" if r["reference"] else str(r.get("kind") or "model") for r in rows.values()])
-    radius = next(iter({**rows, **blind}.values()))["grounding"]["support_radius_m"]
+    radius = next(iter({**rows, **blind, **tool}.values()))["grounding"]["support_radius_m"]
     t5_rows = []
     for n, r in rows.items():
         g = r["grounding"]
@@ -466,7 +476,27 @@ def tables(board: dict) -> dict[str, Table]:
         out["blind"] = Table("blind", "Blind controls (no image sent)", BLIND_TABLE_NOTE,
                              ["model", *ROW_HEADERS], [[f"{n} ({BLIND_LABEL})", *_row_cells(r)] for n, r in blind.items()],
                              ["blind"] * len(blind))
+    if tool:
+        out["tool"] = Table("tool", "MCP clients and people (B counts tool calls)", TOOL_TABLE_NOTE,
+                            ["model", *ROW_HEADERS], [[n + kind_mark(r), *_row_cells(r)] for n, r in tool.items()],
+                            [str(r.get("kind")) for r in tool.values()])
     return out
+
+
+TOOL_TABLE_NOTE = ("An MCP client's runs (spatialscout mcp) and a person's (spatialscout play): B counts tool "
+                   "calls there, model calls in the rows above (a model call may make several tool calls), so "
+                   "these rows are ranked among themselves only, checked against each other on the tool-call "
+                   "budget.")
+
+
+def _tool_tables(t: dict[str, Table]) -> list[Table]:
+    """The MCP and human rows' table split as Table 3 is (none without such rows beside others)."""
+    if "tool" not in t:
+        return []
+    figures, spend = _split_table3(t["tool"])
+    return [dataclasses.replace(figures, title="MCP clients and people (B counts tool calls): rank among them "
+                                               "and figures"),
+            dataclasses.replace(spend, title="MCP clients and people: checks and spend per task", note="")]
 
 
 BLIND_TABLE_NOTE = ("Blind control: the model received every tool result and frame caption but no image "
@@ -548,7 +578,7 @@ def format_leaderboard_md(board: dict) -> str:
             lines += [f"{md(n)}: {md(note)}.", ""]
     t = tables(board)
     lines += sum((_table_md(x) for x in _split_table3(t["table3"])), []) + _table_md(t["table5"]) + _table_md(t["table4"])
-    lines += sum((_table_md(x) for x in _blind_tables(t)), [])
+    lines += sum((_table_md(x) for x in [*_blind_tables(t), *_tool_tables(t)]), [])
     cost = board["cost"]
     lines += ["## Accuracy vs. cost (Figure 7)", ""]
     if cost["points"]:
@@ -621,7 +651,7 @@ def _html(board: dict, plots: dict[str, Path], figures: dict[str, Path], out: Pa
     # laptop, and its spend columns would sit out of sight behind a scroll bar
     figures_table, spend_table = _split_table3(t["table3"])
     parts += [_table_html(figures_table, "leaderboard"), _table_html(spend_table, "spend")]
-    parts += [_table_html(x, x.key) for x in _blind_tables(t)]
+    parts += [_table_html(x, x.key) for x in [*_blind_tables(t), *_tool_tables(t)]]
     parts.append("<h2>Tool use (Figures 5-6)</h2>")
     for key in ("behaviour_totals", "behaviour_over_calls"):
         if key in plots:
