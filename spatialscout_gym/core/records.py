@@ -145,6 +145,10 @@ class ModelFigures:
     usage_incurred: dict[str, int] | None = _derived(default=None)
     cost_incurred_usd: float | None = _derived(default=None)
 
+    def written_as_null(self) -> set[str]:
+        """With the request cache, what the run incurred is written even when unpriced (null)."""
+        return {"cost_incurred_usd"} if self.request_cache is not None else set()
+
 
 @dataclass(frozen=True)
 class RunRecord:
@@ -187,13 +191,13 @@ class RunRecord:
         and the model block's nullable settings are written as null)."""
         return _to_json(self)
 
+    def written_as_null(self) -> set[str]:
+        """The optional fields written as null when None."""
+        return {"tool_call_budget", "end_reason"}
+
     @property
     def is_model_run(self) -> bool:
         return self.model is not None
-
-
-_ALWAYS_WRITTEN = {"tool_call_budget", "end_reason"}
-"""Top-level fields written as null when None (the others are left out)."""
 
 
 def field_kinds(cls: type = RunRecord, prefix: str = "") -> dict[str, str]:
@@ -219,19 +223,22 @@ def _is_union(tp: Any) -> bool:
     return typing.get_origin(tp) in (Union, types.UnionType)
 
 
-def _to_json(obj: Any, top: bool = True) -> Any:
+def _to_json(obj: Any) -> Any:
+    """JSON form: an optional field (default None) that is None is left out, unless the record
+    writes it as null (its ``written_as_null``)."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        keep = obj.written_as_null() if hasattr(obj, "written_as_null") else set()
         out = {}
         for f in dataclasses.fields(obj):
             v = getattr(obj, f.name)
-            if v is None and f.default is None and not (top and f.name in _ALWAYS_WRITTEN):
+            if v is None and f.default is None and f.name not in keep:
                 continue
-            out[f.name] = _to_json(v, False)
+            out[f.name] = _to_json(v)
         return out
     if isinstance(obj, dict):
-        return {k: _to_json(v, False) for k, v in obj.items()}
+        return {k: _to_json(v) for k, v in obj.items()}
     if isinstance(obj, list):
-        return [_to_json(v, False) for v in obj]
+        return [_to_json(v) for v in obj]
     return obj
 
 
@@ -243,7 +250,7 @@ def derived_json(record: RunRecord) -> dict:
 def _only(obj: Any, kind: str) -> Any:
     """The fields of ``kind`` of a record (nested records keep only theirs), in JSON form."""
     if not (dataclasses.is_dataclass(obj) and not isinstance(obj, type)):
-        return _to_json(obj, False)
+        return _to_json(obj)
     return {f.name: _only(getattr(obj, f.name), kind) for f in dataclasses.fields(obj)
             if f.metadata.get("kind") == kind}
 
