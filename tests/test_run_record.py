@@ -301,3 +301,22 @@ def test_the_price_table_travels_with_the_evaluation(tmp_path, monkeypatch, caps
     capsys.readouterr()
     assert main(["verify", str(work / "ev"), "--no-cache", "--no-progress"]) == 0, capsys.readouterr()
     assert load_run_record(work / "ev" / EP).model.cost_usd > 0
+
+
+def test_a_failed_run_is_failed_and_a_completed_one_relabelled_failed_is_not(runs, tmp_path):
+    from spatialscout_gym.envs.run_dir import failure_event
+    run = _copy(runs["ref"], tmp_path)
+    res = json.loads((run / "result.json").read_text())
+    relabelled = {k: v for k, v in res.items() if k not in ("num_targets", "num_submitted", "coverage", "all",
+                                                            "submitted", "center_error_m", "full_scene_loss_m",
+                                                            "scorer")}
+    relabelled.update(status="failed", error="RuntimeError: x", error_type="RuntimeError")
+    (run / "result.json").write_text(json.dumps(relabelled))
+    v = _verdict(run)
+    assert v.status == "diverged" and "ends in no failure" in v.detail, v.detail
+    # the same record over a trace that does end in that failure (before the episode's end) is failed
+    events = [json.loads(x) for x in (run / "trace.jsonl").read_text().splitlines()]
+    events.insert(len(events) - 1, failure_event(RuntimeError("x")))
+    (run / "trace.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    v = _verdict(run)
+    assert v.status == "failed", v.detail

@@ -621,6 +621,10 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
             raise _Diverged("refused: no trace.jsonl to replay")
         events = read_trace(d / TRACE_FILE)
         _identity(d, result, scene_args or {})
+        if result.get("status") == "failed":     # a lone failed run: its record is what its trace derives
+            _failed_record_derives(d, result, events)
+            return verdict("failed", "(the episode failed; its record is the one its trace, which ends in the "
+                                     "failure, derives: left out of scores)")
         try:
             spec = _resolve(d, result, scene_args or {})
             _catalog_identity(spec)
