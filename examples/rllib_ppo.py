@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     # inference needs no Ray: the RLModule alone, from its part of the checkpoint
     module = RLModule.from_checkpoint(Path(checkpoint) / "learner_group" / "learner" / "rl_module" / "default_policy")
-    env = gym.make("SpatialScout/NBV-v2", scene=args.scene, **env_config)
+    env = gym.make(ENV_ID, **{**env_config, "scene": args.scene})
     obs, info = env.reset(seed=0)
     done = False
     while not done:

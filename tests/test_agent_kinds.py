@@ -35,7 +35,7 @@ def test_every_builtin_agent_declares_name_and_kind_where_it_is_defined():
     built_in = [e for e in entries if not isinstance(e.factory, str)]
     assert {e.name for e in built_in} == {"origin", "uniform-ball", "oracle-explorer", "oracle-click",
                                           "oracle-silhouette", "random-nbv", "frontier-nbv", "nbv-occupancy-frontier",
-                                          "ppo", "rllib"}
+                                          "ppo", "rllib", "cleanrl"}
     for e in built_in:
         call = _decorators(e.factory.__module__).get(e.factory.__name__)
         assert call is not None, f"{e.name}: not registered by a decorator where {e.factory.__name__} is defined"

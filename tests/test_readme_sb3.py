@@ -1,5 +1,5 @@
 """The README's Stable-Baselines3 training block runs as written (real SAPIEN render, real SB3 with
-its rich progress bar, SB3's own ``make_vec_env`` on ``SpatialScout/NBV-v2``, the current env) and
+its rich progress bar, SB3's own ``make_vec_env`` on ``SpatialScout/NBV-v3``, the current env) and
 saves a policy, in a fresh interpreter with ``-W error::DeprecationWarning``: no "out of date"
 warning from Gymnasium (a DeprecationWarning), none from anything else it runs."""
 
@@ -32,7 +32,7 @@ def test_docs_nbv_shows_the_readme_block():
 def test_readme_sb3_training_block_runs_and_saves_a_policy(tmp_path):
     code = _sb3_block()
     assert len(code.strip().splitlines()) <= 15
-    assert '"SpatialScout/NBV-v2"' in code and "NBV-v0" not in code and "SB3VecEnv" not in code
+    assert '"SpatialScout/NBV-v3"' in code and "NBV-v0" not in code and "SB3VecEnv" not in code
     (tmp_path / "block.py").write_text(code)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(README.parent), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "block.py"], cwd=tmp_path, env=env,

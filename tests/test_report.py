@@ -169,7 +169,7 @@ def test_compare_and_leaderboard_refuse_other_protocol_settings_naming_them(ball
         build_leaderboard([out, other])
     assert protocol_settings([json.loads(p.read_text()) for p in other.glob("*/seed_*/result.json")]) == {
         "V (image budget)": 3, "resolution": 32,      # a model run has no tool-call budget: B caps it
-        "B (model-call budget)": 100, "prompt style": "detailed"}
+        "B (model-call budget)": 100, "B counts": "model calls", "prompt style": "detailed"}
 
 
 def test_compare_refuses_changed_scene_hashes(tmp_path):
