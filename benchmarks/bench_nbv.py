@@ -154,8 +154,8 @@ def main(argv: list[str] | None = None) -> dict:
                          "0 renders on the submitting thread, which at 64-128 px on a few cores is "
                          "faster (same pictures); default: leave the environment as it is")
     ap.add_argument("--batched-render", choices=["auto", "on", "off"], default="auto",
-                    help="vector rows: NBVVectorEnv(batched_render=...); auto (default) batches where the "
-                         "sub-envs render on a CUDA device")
+                    help="vector rows: NBVVectorEnv(batched_render=...); auto (default) is off, the path that "
+                         "passes the pixel check (docs/speed.md); on: one camera-group call per step")
     ap.add_argument("--workers", type=int, default=0,
                     help="also measure the vector env spread over this many worker processes "
                          "(make_vec(..., num_workers=W), one NBVVectorEnv chunk per process) for every "

@@ -255,3 +255,21 @@ def test_autoreset_bookkeeping_follows_reset_and_reset_mask():
     assert venv.camera_group.calls == calls + 1
     assert not any(nbv.core.pending for nbv in venv._nbv)
     venv.close()
+
+
+def test_auto_never_batches_and_batched_cuda_warns_that_it_failed_the_pixel_check():
+    """The GPU check found SAPIEN's batched CUDA camera group wrong on an H200, so "auto" stays off
+    everywhere and only an explicit True on a CUDA device runs it, with a warning."""
+    import warnings
+
+    from spatialscout_gym.nbv.vector import resolve_batched_render
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert resolve_batched_render("auto", "cuda") is False
+        assert resolve_batched_render("auto", None) is False
+        assert resolve_batched_render(True, None) is True      # CPU: the sequential path
+        assert resolve_batched_render(False, "cuda:0") is False
+    with pytest.warns(RuntimeWarning, match="unverified.*pixel"):
+        assert resolve_batched_render(True, "cuda:0") is True
+    with pytest.raises(ValueError, match="batched_render must be"):
+        resolve_batched_render("yes", None)

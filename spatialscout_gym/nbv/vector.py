@@ -39,6 +39,7 @@ upload per step for the whole batch; the image still passes through host memory)
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import gymnasium as gym
@@ -63,6 +64,27 @@ VectorObservation: TypeAlias = "LaidOutObservation | torch.Tensor | dict[str, to
 """A batch of observations: numpy arrays, or torch tensors on ``torch_device`` when it is set."""
 
 
+BATCHED_CUDA_UNVERIFIED = (
+    "batched_render=True on a CUDA device is unverified: on an NVIDIA H200 the camera-group render gave "
+    "pictures that differ from rendering one camera at a time (16% of observation values equal, "
+    "scripts/gpu_pixel_check.py) and the batched-render test crashed in RenderSystemGroup; "
+    "observations may be wrong (docs/speed.md, the GPU check)")
+
+
+def resolve_batched_render(batched_render: bool | str, render_device: str | None) -> bool:
+    """Whether an :class:`NBVVectorEnv` renders its sub-envs' captures in one camera group.
+
+    ``"auto"`` is False: the GPU check found SAPIEN's batched CUDA camera group wrong on an H200
+    (docs/speed.md), so nothing turns it on unasked. ``True`` on a CUDA device still runs it, with a
+    ``RuntimeWarning``; on the CPU it is the sequential path and bit-identical to ``False``."""
+    if batched_render not in (True, False, "auto"):
+        raise ValueError(f"batched_render must be True, False or 'auto', got {batched_render!r}")
+    on = batched_render is True
+    if on and render_device is not None and str(render_device).startswith("cuda"):
+        warnings.warn(BATCHED_CUDA_UNVERIFIED, RuntimeWarning, stacklevel=3)
+    return on
+
+
 class NBVVectorEnv(SyncVectorEnv):
     """N :func:`~spatialscout_gym.nbv.wrapper.make_nbv_env` envs stepped in one process.
 
@@ -76,8 +98,8 @@ class NBVVectorEnv(SyncVectorEnv):
         Return observations as torch tensors on this device (needs torch); None: numpy arrays.
     batched_render : bool or "auto"
         Render all sub-envs' captures of a step in one :class:`~spatialscout_gym.render.camera_group.CameraGroup`
-        call (True), or each inside its own step (False). "auto" (default): True where the sub-envs
-        render on a CUDA device (``render_device="cuda..."``).
+        call (True), or each inside its own step (False). "auto" (default): False, the path that
+        passes the pixel check everywhere (:func:`resolve_batched_render` says why).
     render_device : str, optional
         SAPIEN render device of every sub-env's renderer, e.g. ``"cuda"``; None: SAPIEN's default.
     **kwargs
@@ -103,8 +125,7 @@ class NBVVectorEnv(SyncVectorEnv):
         super().__init__([thunk] * int(num_envs), autoreset_mode=AutoresetMode(autoreset_mode))
         self.torch_device = torch_device
         self.render_device = render_device
-        on_cuda = render_device is not None and str(render_device).startswith("cuda")
-        self.batched_render = on_cuda if batched_render == "auto" else bool(batched_render)
+        self.batched_render = resolve_batched_render(batched_render, render_device)
         self._nbv: list[NextBestViewWrapper] = []
         for env in self.envs:
             e = env
