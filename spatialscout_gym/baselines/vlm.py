@@ -89,14 +89,18 @@ def load_price_table(path: str | os.PathLike) -> dict[str, dict[str, float]]:
     def price(v: Any) -> bool:
         return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
 
+    known = ("input_per_mtok", "output_per_mtok", *OPTIONAL_PRICES)
     for model, row in table.items():
+        unknown = sorted(set(row) - set(known)) if isinstance(row, dict) else []
+        if unknown:   # a misspelt price would be dropped and the tokens priced at the input rate
+            raise ConfigError(f"{path}: entry {model!r} has an unknown key {unknown[0]!r}; "
+                              f"the keys are {', '.join(known)}")
         if not (isinstance(row, dict) and all(price(row.get(k)) for k in ("input_per_mtok", "output_per_mtok"))
                 and all(row.get(k) is None or price(row[k]) for k in OPTIONAL_PRICES)):
             raise ConfigError(f"{path}: entry {model!r} must be {{\"input_per_mtok\": number >= 0, "
                               f"\"output_per_mtok\": number >= 0}} (optional "
                               f"{', '.join(repr(k) for k in OPTIONAL_PRICES)}), got {row!r}")
-    return {m: {k: float(r[k]) for k in ("input_per_mtok", "output_per_mtok", *OPTIONAL_PRICES) if r.get(k) is not None}
-            for m, r in table.items()}
+    return {m: {k: float(r[k]) for k in known if r.get(k) is not None} for m, r in table.items()}
 
 
 def _served_from_cache(http: dict) -> bool:
