@@ -74,6 +74,33 @@ def test_the_blocked_flag_is_set_exactly_when_a_move_left_the_camera_in_place():
     env.close()
 
 
+def test_the_blocked_penalty_is_subtracted_on_exactly_the_blocked_steps():
+    """Two envs on one scene and seed, stepped with the same actions: with ``reward_blocked_penalty``
+    each step's reward is the plain one less the penalty where the move was blocked, else equal."""
+    spec = load_scene("Kitchen_01")
+    plain, penalised = make_v3(spec), make_v3(spec, reward_blocked_penalty=0.05)
+    plain.reset(seed=3)
+    penalised.reset(seed=3)
+    rng = np.random.default_rng(3)
+    blocked = 0
+    for _ in range(40):
+        a = int(rng.integers(18))
+        _, r0, t0, u0, info = plain.step(a)
+        _, r1, t1, u1, _ = penalised.step(a)
+        assert r1 == pytest.approx(r0 - (0.05 if info["blocked"] else 0.0), abs=1e-12)
+        blocked += info["blocked"]
+        if t0 or u0:
+            plain.reset(seed=4)
+            penalised.reset(seed=4)
+    assert blocked > 0
+    with pytest.raises(ValueError, match="reward_blocked_penalty"):
+        NBVConfig(reward_blocked_penalty=0.1)                    # without walls nothing is blocked
+    with pytest.raises(ValueError, match="reward_blocked_penalty"):
+        NBVConfig(walls=True, reward_blocked_penalty=-1)
+    plain.close()
+    penalised.close()
+
+
 @pytest.mark.parametrize("cause,action", [("ceiling", 4), ("floor", 5)])
 def test_the_flag_names_the_floor_and_the_ceiling(cause, action):
     """``motion="discrete"``: up (or down) move by move until the ceiling (floor) slab stops it."""

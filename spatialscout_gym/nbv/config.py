@@ -128,6 +128,10 @@ class NBVConfig:
         R: each capture updates the grid along R x R rays, the depth samples of an R x R grid over
         the capture (sampled as the observation grid is; at the 65-degree field of view, 32 rays
         are 16 cm apart 4 m away, closer than the 25 cm voxels).
+    reward_blocked_penalty : float
+        The reward subtracts this amount on a step whose move walls, floor or ceiling blocked (an
+        all-target mean IoU fraction; 0, default: no penalty). It changes training only, like the
+        weights above; needs ``walls``.
     reward_occupancy_weight : float
         The reward adds this weight times the occupancy gain of the step: the newly known voxels
         (unknown before, free or occupied after) as a fraction of the grid's voxels, in [0, 1].
@@ -182,6 +186,7 @@ class NBVConfig:
     walls: bool = False
     wall_margin_m: float = 0.1
     blocked_obs: bool = False
+    reward_blocked_penalty: float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "privileged_obs", _research_keys(self.privileged_obs))
@@ -215,6 +220,10 @@ class NBVConfig:
         if int(self.scan_bins) < 0 or not self.scan_range_m > 0 or not self.scan_radius_m > 0:
             raise ValueError(f"scan_bins must be >= 0 and scan_range_m, scan_radius_m > 0 metres; got "
                              f"{self.scan_bins}, {self.scan_range_m}, {self.scan_radius_m}")
+        if not 0.0 <= float(self.reward_blocked_penalty) < float("inf") or (self.reward_blocked_penalty
+                                                                            and not self.walls):
+            raise ValueError(f"reward_blocked_penalty must be a finite number >= 0, and needs walls=True (without "
+                             f"walls no move is ever blocked); got {self.reward_blocked_penalty}")
         if not 0.0 <= float(self.reward_submitted_weight) < float("inf"):
             raise ValueError(f"reward_submitted_weight must be a finite number >= 0, got {self.reward_submitted_weight}")
         if int(self.obs_size) < 8:

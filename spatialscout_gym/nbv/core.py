@@ -413,6 +413,8 @@ class NBVCore:
         occupancy = self.research.occupancy
         if before is not None and gain and self.config.reward_occupancy_weight and occupancy is not None:
             reward += float(self.config.reward_occupancy_weight) * gain / occupancy.size
+        if blocked and self.config.reward_blocked_penalty:
+            reward -= float(self.config.reward_blocked_penalty)
         return NBVStep(refused, captured, submitted, reward, self.score, coverage, terminated, truncated,
                        blocked=blocked, occupancy_gain=gain, block_cause=cause)
 

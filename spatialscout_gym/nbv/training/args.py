@@ -93,6 +93,8 @@ class Args:
     occupancy (recorded in nbv_config.json); none by default"""
     reward_occupancy_weight: float = 0.0
     """the reward adds this weight times the occupancy gain (newly known voxels as a fraction of the grid)"""
+    reward_blocked_penalty: float = 0.0
+    """the reward subtracts this on a step whose move was blocked (needs --walls; recorded in nbv_config.json)"""
     mapper: str = "oracle"
     """mapper turning captures into submissions during training (its IoU change is the reward): 'oracle' or 'oracle-surface'"""
     agent_mapper: str = ""

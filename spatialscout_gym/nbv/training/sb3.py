@@ -85,6 +85,7 @@ def _env_kwargs(args: Args) -> dict:
                 reward_submitted_weight=args.reward_submitted_weight, walls=args.walls,
                 privileged_obs=tuple(args.privileged_obs), reward_occupancy_weight=args.reward_occupancy_weight,
                 **({"blocked_obs": True} if args.blocked_obs else {}),
+                **({"reward_blocked_penalty": args.reward_blocked_penalty} if args.reward_blocked_penalty else {}),
                 **({"single_room_share": args.single_room_share} if args.single_room_share >= 0 else {}))
 
 
@@ -98,7 +99,8 @@ def nbv_config_of(args: Args) -> NBVConfig:
                          headings=args.headings, strides_m=tuple(args.strides_m), scan_bins=args.scan_bins,
                          reward_submitted_weight=args.reward_submitted_weight, walls=args.walls,
                          privileged_obs=tuple(args.privileged_obs),
-                         reward_occupancy_weight=args.reward_occupancy_weight, blocked_obs=args.blocked_obs)
+                         reward_occupancy_weight=args.reward_occupancy_weight, blocked_obs=args.blocked_obs,
+                         reward_blocked_penalty=args.reward_blocked_penalty)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
 
