@@ -469,7 +469,7 @@ def tables(board: dict) -> dict[str, Table]:
                "The paper's factors came from a case study of 40 trajectories and a model-assisted analysis; "
                "these are counted on every trajectory by this project's rules and thresholds: "
                + table4_thresholds() + ". Trajectories per factor; a trajectory may show several (factors "
-               "not exclusive); the rules are in spatialscout_gym/eval/failures.py.",
+               "not exclusive); the rules are in spatialscout_gym/eval/analysis/failures.py.",
                ["outcome", "factor", *rows], t4_rows, [None] * len(t4_rows), sortable=False)
     out = {t.key: t for t in (t3, t5, t4)}
     if blind:
