@@ -211,3 +211,28 @@ def test_the_spec_sheet_names_the_env_the_shipped_policy_was_last_trained_in():
     saved = json.loads((Path(nbv_pkg.__file__).parent / "models/nbv_ppo/nbv_config.json").read_text())
     doc = " ".join((NBVEnv.__doc__ or "").split())
     assert f'``"env_id": "{saved["env_id"]}"``' in doc and "not retrained" not in doc
+
+
+def test_the_spec_sheet_names_both_shipped_policies_and_what_their_files_say():
+    """Every shipped policy's ``nbv_config.json`` is described as it is: the NBV-v3 policy's env
+    and starting weights, and the recipe's training-only reward settings, which are not defaults."""
+    import json
+    from pathlib import Path
+
+    import spatialscout_gym.nbv as nbv_pkg
+    from spatialscout_gym.nbv import env as env_module
+    from spatialscout_gym.nbv.config import NBVConfig
+    models = Path(nbv_pkg.__file__).parent / "models"
+    v3 = json.loads((models / "nbv_ppo_v3/nbv_config.json").read_text())
+    sheet = " ".join((env_module.NBVEnv.__doc__ or "").split())
+    assert f'``"env_id": "{v3["env_id"]}"``' in sheet and f'``"init_model": "{v3["init_model"]}"``' in sheet
+    assert f"{v3['total_timesteps']:,} steps" in sheet
+    defaults = NBVConfig()
+    source = " ".join(Path(env_module.__file__).read_text().split())
+    for name in ("nbv_ppo", "nbv_ppo_v3"):
+        saved = json.loads((models / name / "nbv_config.json").read_text())
+        assert all(saved[k] == v for k, v in env_module.NBV_V1_DEFAULTS.items() if k in saved)
+        # the recipe's settings that are not NBVConfig's defaults are named as such beside the defaults
+        assert saved["reward_submitted_weight"] != defaults.reward_submitted_weight
+        assert (f"{saved['reward_submitted_weight']:g} x the submitted mean IoU (``reward_submitted_weight``)"
+                in source and f"``{saved['reward_mapper']}`` mapper (``reward_mapper``)" in source)

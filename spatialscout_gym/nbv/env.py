@@ -32,8 +32,11 @@ __all__ = ["NBVEnv", "NBV_V1_DEFAULTS", "make_nbv_v1_vector_env", "make_nbv_v2_v
 
 NBV_V1_DEFAULTS: dict[str, Any] = {"scene": "procedural", "image_budget": 20, "resolution": 64,
                                    "mapper": "oracle", "motion": "heading", "obs_size": 64}
-"""The recipe the shipped policy was trained with (its ``nbv_config.json``); the other
-:class:`~spatialscout_gym.nbv.wrapper.NBVConfig` fields keep their defaults, which are that recipe's."""
+"""The task settings of the shipped policies' recipe (``models/nbv_ppo`` and ``models/nbv_ppo_v3``,
+their ``nbv_config.json``); the other :class:`~spatialscout_gym.nbv.wrapper.NBVConfig` fields keep
+their defaults, which are the recipe's observation and motion. The recipe's training-only settings
+are not defaults: its reward added 0.5 x the submitted mean IoU (``reward_submitted_weight``) and
+was scored with the ``oracle-surface`` mapper (``reward_mapper``)."""
 
 
 class NBVEnv(gym.Env):
@@ -47,9 +50,10 @@ class NBVEnv(gym.Env):
     ``"oracle"``, submits the reference centre of every target seen in the capture's privileged
     segmentation, so the task is view planning: the all-target mean IoU (docs/protocol.md section 6)
     equals the fraction of the inventory seen. Scenes are procedural training scenes (a new one
-    every 16 resets) unless ``scene`` names a catalog scene. The defaults are the recipe of the
-    shipped PPO policy (``models/nbv_ppo``), so that policy runs in ``gym.make("SpatialScout/NBV-v2")``
-    (the env of its last training phase) and in NBV-v1 with no other arguments.
+    every 16 resets) unless ``scene`` names a catalog scene. The defaults are the task settings of
+    the shipped PPO policies' recipe (:data:`NBV_V1_DEFAULTS`), so ``models/nbv_ppo`` runs in
+    ``gym.make("SpatialScout/NBV-v2")`` (the env of its last training phase) and in NBV-v1 with no
+    other arguments, and ``models/nbv_ppo_v3`` in ``gym.make("SpatialScout/NBV-v3")``.
 
     The step logic is the NBV core's (:class:`~spatialscout_gym.nbv.core.NBVCore`, as
     :attr:`core`), driven by :class:`~spatialscout_gym.nbv.wrapper.NextBestViewWrapper` (held as
@@ -200,7 +204,11 @@ class NBVEnv(gym.Env):
 
     ## Version History
     - v3: the ``blocked`` observation (``blocked_obs=True``), ``info["block_cause"]`` and
-      ``action_masks()``; NBV-v2's dynamics, rewards and other keys unchanged.
+      ``action_masks()``; NBV-v2's dynamics, rewards and other keys unchanged. The shipped
+      ``models/nbv_ppo_v3`` is ``models/nbv_ppo`` fine-tuned on NBV-v3 without the mask (plain PPO,
+      110,592 steps; its ``nbv_config.json`` says ``"env_id": "SpatialScout/NBV-v3"`` and
+      ``"init_model": "models/nbv_ppo"``), so ``evaluate --agent ppo:models/nbv_ppo_v3`` runs it under
+      NBV-v3; ``models/nbv_ppo`` stays beside it, unchanged.
     - v2: walls stop the camera (``walls=True``: a move into a wall, the floor or the ceiling,
       or off the floor's footprint, is blocked, ``info["blocked"]``); otherwise v1. The shipped
       policy's last training phase ran in NBV-v2 (phase 4 of docs/nbv.md, continued from its NBV-v1
