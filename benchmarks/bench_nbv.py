@@ -3,11 +3,12 @@ env, with host (and GPU) memory.
 
     python benchmarks/bench_nbv.py                         # CPU defaults: 64 and 128 px
     python benchmarks/bench_nbv.py --num-envs 1 4 16 64 256 1024 --seconds 20   # on a GPU machine
-    python benchmarks/bench_nbv.py --env-id SpatialScout/NBV-v1 SpatialScout/NBV-v0   # both, one after the other
+    python benchmarks/bench_nbv.py --env-id SpatialScout/NBV-v2 SpatialScout/NBV-v3   # both, one after the other
 
-Every env is ``SpatialScout/NBV-v1`` (the default: the heading motion and the shipped recipe) or
-``SpatialScout/NBV-v0`` (random discrete motions; ``--env-id`` takes one or both, measured one
-after the other in the same run, each row naming its env id) on procedural scenes with
+Every env is ``SpatialScout/NBV-v2`` (the default: the heading motion, the shipped recipe, walls),
+``SpatialScout/NBV-v3`` (NBV-v2 with the ``blocked`` observation), ``SpatialScout/NBV-v1`` (no
+walls) or ``SpatialScout/NBV-v0`` (random discrete motions); ``--env-id`` takes one or more,
+measured one after the other in the same run, each row naming its env id; on procedural scenes with
 ``reconfigure_every`` 16 (a new
 scene every 16 resets), V = 20 images, the oracle mapper and uniformly random actions, so the
 figure includes scene generation and upload, resets, rendering, privileged segmentation, mapping
@@ -79,7 +80,7 @@ def _measure(make, num_envs: int, seconds: float, vector: bool, seed: int) -> di
     build_s = time.perf_counter() - t0
     rng = np.random.default_rng(seed)
     space = getattr(env, "single_action_space", env.action_space)
-    n_actions = int(space.n)   # the discrete motions of NBV-v0 (10) or the headings of NBV-v1 (18)
+    n_actions = int(space.n)   # the discrete motions of NBV-v0 (10) or the headings of NBV-v1 to v3 (18)
     env.reset(seed=seed)
     # warm-up: one episode per env (shader compilation, texture library)
     for _ in range(25):
@@ -141,10 +142,12 @@ def main(argv: list[str] | None = None) -> dict:
                     help="processes of the async row (default: CPU count)")
     ap.add_argument("--seconds", type=float, default=10.0, help="measured seconds per row (default 10)")
     ap.add_argument("--image-budget", type=int, default=20)
-    ap.add_argument("--env-id", nargs="+", default=["SpatialScout/NBV-v1"],
-                    choices=["SpatialScout/NBV-v1", "SpatialScout/NBV-v0"],
-                    help="the NBV env(s) to measure, one after the other (default NBV-v1, the recommended "
-                         "task; NBV-v0: random discrete motions)")
+    ap.add_argument("--env-id", nargs="+", default=["SpatialScout/NBV-v2"],
+                    choices=["SpatialScout/NBV-v2", "SpatialScout/NBV-v3", "SpatialScout/NBV-v1",
+                             "SpatialScout/NBV-v0"],
+                    help="the NBV env(s) to measure, one after the other (default NBV-v2, the shipped policy's "
+                         "env; NBV-v3: with the blocked observation; NBV-v1: no walls; NBV-v0: random "
+                         "discrete motions)")
     ap.add_argument("--reconfigure-every", type=int, default=16)
     ap.add_argument("--memory-scenes", type=int, default=0,
                     help="also load this many procedural scenes in one env (reconfigure_every 1) and "
@@ -169,7 +172,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     import gymnasium as gym
 
-    import spatialscout_gym  # noqa: F401  (registers SpatialScout/NBV-v1 and NBV-v0)
+    import spatialscout_gym  # noqa: F401  (registers the NBV ids)
     from spatialscout_gym.render.device import check_vulkan
 
     device = check_vulkan()

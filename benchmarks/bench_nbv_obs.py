@@ -1,4 +1,4 @@
-"""Steps per CPU second of ``SpatialScout/NBV-v1`` with each research observation on
+"""Steps per CPU second of ``SpatialScout/NBV-v2`` (``--env-id``) with each research observation on
 (``privileged_obs``), against the plain env, in one run: what depth, segmentation, the point cloud
 and the occupancy grid cost.
 
@@ -25,6 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
+ENV_IDS = ("SpatialScout/NBV-v2", "SpatialScout/NBV-v3", "SpatialScout/NBV-v1")
+
 ROWS: dict[str, dict] = {
     "plain": {},
     "depth": {"privileged_obs": ["depth"]},
@@ -35,11 +37,13 @@ ROWS: dict[str, dict] = {
     "depth+segmentation+occupancy": {"privileged_obs": ["depth", "segmentation", "occupancy"]},
     "all four": {"privileged_obs": True},
 }
-"""Row name -> the NBV-v1 arguments it adds to the plain env's."""
+"""Row name -> the arguments it adds to the plain env's."""
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--env-id", default="SpatialScout/NBV-v2", choices=ENV_IDS,
+                   help="the NBV env measured (default NBV-v2)")
     p.add_argument("--resolution", type=int, default=64)
     p.add_argument("--rounds", type=int, default=8)
     p.add_argument("--steps", type=int, default=40, help="steps per row and round (default 40)")
@@ -54,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     base = {"resolution": args.resolution, "obs_size": args.resolution}
     envs, rngs = {}, {}
     for name in args.rows:
-        env = gym.make("SpatialScout/NBV-v1", **base, **ROWS[name])
+        env = gym.make(args.env_id, **base, **ROWS[name])
         env.reset(seed=0)
         rngs[name] = np.random.default_rng(0)
         envs[name] = env
@@ -81,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         r["cpu_ratio_to_" + ref["row"]] = round(r["steps_per_cpu_s"] / ref["steps_per_cpu_s"], 2)
         r["wall_ratio_to_" + ref["row"]] = round(r["steps_per_s"] / ref["steps_per_s"], 2)
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
-    print(f"\nSpatialScout/NBV-v1, {args.resolution} px, {args.rounds} rounds x {args.steps} steps a row; "
+    print(f"\n{args.env_id}, {args.resolution} px, {args.rounds} rounds x {args.steps} steps a row; "
           f"{os.cpu_count()} CPUs, load average {load}\n")
     print(f"| observation | steps per CPU s | x {ref['row']} (CPU) | steps/s (wall) | x {ref['row']} (wall) |")
     print("|---|---|---|---|---|")
@@ -89,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {r['row']} | {r['steps_per_cpu_s']} | {r['cpu_ratio_to_' + ref['row']]} | {r['steps_per_s']} | "
               f"{r['wall_ratio_to_' + ref['row']]} |")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"env_id": "SpatialScout/NBV-v1", "resolution": args.resolution,
+    args.out.write_text(json.dumps({"env_id": args.env_id, "resolution": args.resolution,
                                     "rounds": args.rounds, "steps": args.steps, "machine": platform.platform(),
                                     "cpus": os.cpu_count(), "load_average": load, "rows": rows}, indent=1))
     return 0

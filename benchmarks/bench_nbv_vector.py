@@ -1,17 +1,17 @@
-"""Vector envs for ``SpatialScout/NBV-v1``, measured in one run at the same settings: which one to
+"""Vector envs for ``SpatialScout/NBV-v2`` (``--env-id``), measured in one run at the same settings: which one to
 train with on a CPU machine.
 
     python benchmarks/bench_nbv_vector.py                       # 16 envs, 64 px, 20 s a row
     python benchmarks/bench_nbv_vector.py --num-envs 16 --seconds 10 --rows sync nbv-workers
 
-Rows (every env NBV-v1 on procedural scenes, V = 20, ``reconfigure_every`` 16, random actions, so
+Rows (every env NBV-v2 unless ``--env-id`` says otherwise, on procedural scenes, V = 20, ``reconfigure_every`` 16, random actions, so
 scene generation, resets, rendering, mapping and scoring are all included):
 
 * ``single``: one ``gym.make`` env in a loop (the reference; always one env);
 * ``sync``: ``gymnasium.vector.SyncVectorEnv`` (``gym.make_vec(..., vectorization_mode="sync")``), one process;
 * ``async``: ``gymnasium.vector.AsyncVectorEnv`` (``vectorization_mode="async"``), one process per env;
 * ``sb3-dummy`` / ``sb3-subproc``: Stable-Baselines3's ``DummyVecEnv`` / ``SubprocVecEnv`` from
-  ``make_vec_env("SpatialScout/NBV-v1", ...)`` (one process / one per env);
+  ``make_vec_env("SpatialScout/NBV-v2", ...)`` (one process / one per env);
 * ``nbv-vector``: the project's ``NBVVectorEnv`` (``vectorization_mode="vector_entry_point"``), one process;
 * ``nbv-workers``: the project's ``NBVWorkerVectorEnv`` (``num_workers=W``), N envs in W processes.
 
@@ -37,6 +37,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_nbv import _cpu_s, _rss_mb  # the same CPU and memory accounting
 
+ENV_IDS = ("SpatialScout/NBV-v2", "SpatialScout/NBV-v3", "SpatialScout/NBV-v1")
 ROWS = ("single", "sync", "async", "sb3-dummy", "sb3-subproc", "nbv-vector", "nbv-workers")
 
 
@@ -79,11 +80,10 @@ class _SB3Adapter:
         self.venv.close()
 
 
-def make_row(kind: str, num_envs: int, workers: int, env_kwargs: dict):
+def make_row(kind: str, num_envs: int, workers: int, env_kwargs: dict, env_id: str = ENV_IDS[0]):
     import gymnasium as gym
 
     import spatialscout_gym  # noqa: F401
-    env_id = "SpatialScout/NBV-v1"
     if kind == "single":
         return _Single(gym.make(env_id, **env_kwargs))
     if kind in ("sync", "async"):
@@ -102,10 +102,10 @@ def make_row(kind: str, num_envs: int, workers: int, env_kwargs: dict):
 
 
 def measure(kind: str, num_envs: int, workers: int, seconds: float, env_kwargs: dict, seed: int = 0,
-            warmup: int = 25) -> dict:
+            warmup: int = 25, env_id: str = ENV_IDS[0]) -> dict:
     num_envs = 1 if kind == "single" else num_envs
     t0 = time.perf_counter()
-    env = make_row(kind, num_envs, workers, env_kwargs)
+    env = make_row(kind, num_envs, workers, env_kwargs, env_id)
     build_s = time.perf_counter() - t0
     rng = np.random.default_rng(seed)
     n_actions = int(env.single_action_space.n)
@@ -131,6 +131,7 @@ def measure(kind: str, num_envs: int, workers: int, seconds: float, env_kwargs: 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--env-id", default=ENV_IDS[0], choices=ENV_IDS, help="the NBV env measured (default NBV-v2)")
     p.add_argument("--num-envs", type=int, default=16)
     p.add_argument("--workers", type=int, default=2, help="processes of the nbv-workers row (default 2)")
     p.add_argument("--seconds", type=float, default=20.0, help="measured seconds per row (default 20)")
@@ -143,18 +144,18 @@ def main(argv: list[str] | None = None) -> int:
     env_kwargs = {"resolution": args.resolution, "obs_size": args.resolution}
     rows = []
     for kind in args.rows:
-        row = measure(kind, args.num_envs, args.workers, args.seconds, env_kwargs, warmup=args.warmup)
+        row = measure(kind, args.num_envs, args.workers, args.seconds, env_kwargs, warmup=args.warmup, env_id=args.env_id)
         rows.append(row)
         print(f"# {kind}: {row['steps_per_s']} steps/s, {row['steps_per_cpu_s']} per CPU s", flush=True)
         args.out.parent.mkdir(parents=True, exist_ok=True)    # kept row by row: a long run cut short keeps them
-        args.out.write_text(json.dumps({"env_id": "SpatialScout/NBV-v1", "rows": rows}, indent=1))
+        args.out.write_text(json.dumps({"env_id": args.env_id, "rows": rows}, indent=1))
     base = next((r for r in rows if r["row"] == "sync"), rows[0])
     for r in rows:
         r["ratio_to_" + base["row"]] = round(r["steps_per_s"] / base["steps_per_s"], 2)
         r["cpu_ratio_to_" + base["row"]] = (round(r["steps_per_cpu_s"] / base["steps_per_cpu_s"], 2)
                                             if r["steps_per_cpu_s"] and base["steps_per_cpu_s"] else None)
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
-    print(f"\nSpatialScout/NBV-v1, {args.num_envs} envs, {args.resolution} px, {args.seconds:g} s a row; "
+    print(f"\n{args.env_id}, {args.num_envs} envs, {args.resolution} px, {args.seconds:g} s a row; "
           f"{os.cpu_count()} CPUs, load average {load}\n")
     print(f"| row | processes | steps/s | steps per CPU s | x {base['row']} (wall) | x {base['row']} (CPU) | "
           "build s | host MB |")
@@ -164,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{r['ratio_to_' + base['row']]} | {r['cpu_ratio_to_' + base['row']]} | {r['build_s']} | "
               f"{r['host_rss_mb']} |")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"env_id": "SpatialScout/NBV-v1", "num_envs": args.num_envs,
+    args.out.write_text(json.dumps({"env_id": args.env_id, "num_envs": args.num_envs,
                                     "resolution": args.resolution, "seconds": args.seconds,
                                     "machine": platform.platform(), "cpus": os.cpu_count(), "load_average": load,
                                     "rows": rows}, indent=1))
