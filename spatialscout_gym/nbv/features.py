@@ -59,6 +59,25 @@ def depth_rays(depth_m: np.ndarray, fov_deg: float, columns: int = 16) -> tuple[
     return np.rad2deg(angles), free
 
 
+def _bin_medians(values: np.ndarray, bins: np.ndarray, n: int) -> np.ndarray:
+    """Shape (n,) float64: ``np.median(values[bins == k])`` for every bin k that holds a value, 0
+    for the others; one sort for all bins instead of a median per bin (the same numbers: the
+    middle value, or the mean of the two middle values, NaN where a bin holds a NaN)."""
+    counts = np.bincount(bins, minlength=n)
+    order = np.lexsort((values, bins))                 # by bin, then by value (NaN last in a bin)
+    ordered = values[order]
+    starts = np.cumsum(counts) - counts
+    full = counts > 0
+    lo = ordered[(starts + np.maximum(counts - 1, 0) // 2)[full]]
+    hi = ordered[(starts + counts // 2)[full]]
+    out = np.zeros(n)
+    out[full] = np.where(counts[full] % 2 == 1, lo, (lo + hi) / 2.0)
+    nan = np.isnan(values)
+    if nan.any():                                      # np.median's answer for a bin with a NaN
+        out[np.unique(bins[nan])] = np.nan
+    return out
+
+
 def yaw_sector(yaw_deg: float) -> int:
     """The 45-degree yaw sector (0-7, counter-clockwise, sector 0 centred on yaw 0) of a heading in
     degrees: the sector index of the ``sectors`` feature."""
@@ -113,8 +132,7 @@ class ViewHistory:
         heading = np.concatenate([r[0] for r in near]) - float(yaw_deg)
         free = np.minimum(np.concatenate([r[1] for r in near]), float(config.scan_range_m))
         bins = np.floor(((heading + 180.0 / n) % 360.0) / (360.0 / n)).astype(int) % n
-        for k in np.unique(bins):
-            out[k] = np.median(free[bins == k]) / float(config.scan_range_m)
+        out[:] = _bin_medians(free, bins, n) / float(config.scan_range_m)
         return np.clip(out, 0.0, 1.0)
 
     def sectors(self, position_task: np.ndarray, yaw_deg: float) -> np.ndarray:
