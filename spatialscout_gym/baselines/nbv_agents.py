@@ -113,6 +113,9 @@ class NBVAgent:
         self.last_step = None
         self.exploration = None
         self.begin(ctl, rng)
+        assert ctl.exploration is not None   # NBVController keeps it
+        seen = ctl.exploration.scene
+        scene: dict | None = {**seen.scene(), "start": seen.take(episode.pose.position_world)}  # frame 0's
         try:
             while not ctl.ended:   # the core's end rule (it calls finish_mapping when a step ends it)
                 action = self.act(ctl.observation(), ctl, rng)
@@ -120,10 +123,11 @@ class NBVAgent:
                 self.last_step = ctl.step(action)
                 episode.trace.insert(_before_end(episode.trace), nbv_step_event(
                     len([e for e in episode.trace if e.get("event") == NBV_STEP_EVENT]), action, self.last_step,
-                    episode.pose.position_world, calls_before, episode.tool_calls))
+                    episode.pose.position_world, calls_before, episode.tool_calls,
+                    explored=seen.take(episode.pose.position_world), scene=scene))
+                scene = None   # the first step's event carries the scene and frame 0
             ctl.finish()           # a starting state that already meets the rule
         finally:
-            assert ctl.exploration is not None   # NBVController keeps it
             self.exploration = ctl.exploration.metrics()
 
 
@@ -132,17 +136,23 @@ NBV_STEP_EVENT = "nbv_step"
 index, or the continuous vector), ``blocked`` and ``block_cause`` (walls stopped the move: ``wall``,
 ``floor``, ``ceiling``, ``off_floor``; None), ``captured``, ``position_world`` (the camera centre
 after the step, world metres) and ``tool_calls`` (``[first, end)`` indices of the tool calls the
-step made), so the exploration figures a run records are recomputable from its trace."""
+step made), so the exploration figures a run records are recomputable from its trace.
+``explored`` (:meth:`~spatialscout_gym.nbv.exploration_scene.SceneExploration.take`): the interior
+voxels known after the step, the floor cells its capture newly explored and the room the camera is
+in; step 0's event also has ``scene``: the scene's interior voxels, floor cells and rooms, and
+``start``, frame 0's ``explored``. A blocked step has its event like any other."""
 
 
 def nbv_step_event(step: int, action: Any, result: NBVStep, position_world: Any, first_call: int,
-                   end_call: int) -> dict:
+                   end_call: int, explored: dict | None = None, scene: dict | None = None) -> dict:
     """The :data:`NBV_STEP_EVENT` of one step."""
     from spatialscout_gym.episode.trace import event
     act = int(action) if np.ndim(action) == 0 else [float(x) for x in np.asarray(action).ravel()]
+    extra = {k: v for k, v in (("explored", explored), ("scene", scene)) if v is not None}
     return event(NBV_STEP_EVENT, step=int(step), action=act, blocked=bool(result.blocked),
                  block_cause=result.block_cause, captured=bool(result.captured),
-                 position_world=[float(x) for x in np.asarray(position_world)], tool_calls=[int(first_call), int(end_call)])
+                 position_world=[float(x) for x in np.asarray(position_world)], tool_calls=[int(first_call), int(end_call)],
+                 **extra)
 
 
 def _before_end(trace: list[dict]) -> int:

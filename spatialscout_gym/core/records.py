@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Iterable, Literal, Mapping, Sequence, Union
 
 from spatialscout_gym.core.errors import SpatialScoutError
+from spatialscout_gym.core.exploration import ExplorationFigures, derive_exploration
 from spatialscout_gym.core.pricing import USAGE_KEYS, episode_cost
 from spatialscout_gym.core.run_files import RESULT_FILE
 from spatialscout_gym.core.scoring import GroundTruth, score_scene
@@ -182,6 +183,8 @@ class RunRecord:
     harness: dict[str, Any] | None = _derived(default=None)
     attempt: int | None = _claimed(default=None)
     nbv: dict[str, Any] | None = _claimed(default=None)
+    exploration: ExplorationFigures | None = _derived(default=None)
+    """An NBV episode's exploration, from its steps and captures (:mod:`spatialscout_gym.core.exploration`)."""
     human: bool | None = _claimed(default=None)
     node: dict[str, Any] | None = _claimed(default=None)
     """The Ray node that ran the episode (``evaluate --backend ray``), as the driver lands it."""
@@ -565,4 +568,5 @@ def derive_run_record(events: Sequence[Mapping[str, Any]], inputs: RecordInputs)
     return RunRecord(status="ok", num_targets=m["num_targets"], num_submitted=m["num_submitted"],
                      coverage=m["coverage"], all=IoUView(**m["all"]), submitted=IoUView(**m["submitted"]),
                      center_error_m=CenterError(**m["center_error_m"]), full_scene_loss_m=m["full_scene_loss_m"],
-                     scorer=ScorerRecord(**score.record()), **fields)
+                     scorer=ScorerRecord(**score.record()),
+                     exploration=derive_exploration(events, inputs.ground_truth, image_budget, accepted_map), **fields)

@@ -24,6 +24,7 @@ import numpy as np
 from spatialscout_gym.core.frames import TaskFrame
 from spatialscout_gym.core.renderer_api import PrivilegedFrame
 from spatialscout_gym.nbv.config import NBVConfig
+from spatialscout_gym.nbv.exploration_scene import SceneExploration
 from spatialscout_gym.nbv.occupancy import OccupancyGrid
 from spatialscout_gym.nbv.research import sample_pixels
 from spatialscout_gym.nbv.walls import WallMap
@@ -62,9 +63,13 @@ class ExplorationTally:
         self.path_length_m = 0.0
         self.blocked_moves = 0
         self.black_frames = 0
+        self.scene = SceneExploration(config.occupancy_rays, config.occupancy_range_m)
+        """The same captures measured against the scene's interior, floor and rooms
+        (:mod:`spatialscout_gym.nbv.exploration_scene`), for the trace's step events."""
 
     def begin(self, floors: WallMap) -> None:
-        """A new episode whose floors (footprints and tops) are ``floors``' ``floors``."""
+        """A new episode whose floors (footprints and tops) are ``floors``' ``floors`` (and whose
+        walls and ceilings bound the interior :attr:`scene` measures)."""
         self.grid.reset()
         self._floors = floors
         self._floor_top = float(floors.floors[:, 1, 2].max()) if len(floors.floors) else 0.0
@@ -72,6 +77,7 @@ class ExplorationTally:
         self.path_length_m = 0.0
         self.blocked_moves = 0
         self.black_frames = 0
+        self.scene.begin(floors)
 
     def capture(self, image: np.ndarray, privileged: PrivilegedFrame | None, task_frame: TaskFrame,
                 camera_task: np.ndarray) -> None:
@@ -81,6 +87,7 @@ class ExplorationTally:
             self.black_frames += 1
         if privileged is None:
             return
+        self.scene.capture(privileged, task_frame.to_world(np.asarray(camera_task, float).reshape(1, 3))[0])
         depth = np.asarray(privileged.depth_m)
         rows, cols = sample_pixels(depth.shape[0], depth.shape[1], int(self.config.occupancy_rays))
         hit = depth[rows[:, None], cols[None, :]] > 0

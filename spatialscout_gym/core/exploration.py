@@ -1,0 +1,101 @@
+"""An NBV episode's exploration, derived from its trace alone: the run record's ``exploration``
+block (docs/protocol.md section 7; the definitions in docs/nbv.md, "Exploration metrics").
+
+From the ``nbv_step`` events (each step's action, blocked flag, position and ``explored`` figures;
+step 0's ``scene`` with the scene's interior voxels, floor cells and rooms and frame 0's figures):
+
+* ``known_occupancy_fraction``: the interior voxels known after the last step over the scene's
+  interior voxels (its free volume, walls, floors and ceilings excluded);
+* ``explored_floor_fraction``: the floor cells explored (the union of every event's new cells, frame
+  0 included) over the scene's floor cells;
+* ``rooms_visited`` of ``rooms``: the distinct rooms the camera was in, at the start and after each
+  step;
+* ``blocked_moves`` of ``steps``.
+
+From the tool calls and captures (any run): ``coverage_curve`` and ``iou_curve``, the coverage and
+all-target mean IoU of the map accepted by the time of each image (point k: every submission
+before image k + 1 was captured, or before the end), and their areas under the curve over the image
+budget V, ``coverage_auc`` and ``iou_auc``: the mean of the curve's V points, an episode that ended
+before V images keeping its last value (1.0: everything mapped from the first image on).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from spatialscout_gym.core.scoring import GroundTruth, score_scene
+
+__all__ = ["ExplorationFigures", "derive_exploration", "curve_auc", "NBV_STEP_EVENT"]
+
+NBV_STEP_EVENT = "nbv_step"
+
+
+def _derived() -> Any:
+    return field(metadata={"kind": "derived"})
+
+
+@dataclass(frozen=True)
+class ExplorationFigures:
+    """The run record's ``exploration`` block (see the module docstring)."""
+
+    known_occupancy_fraction: float = _derived()
+    interior_voxels: int = _derived()
+    explored_floor_fraction: float = _derived()
+    floor_cells: int = _derived()
+    rooms_visited: int = _derived()
+    rooms: int = _derived()
+    blocked_moves: int = _derived()
+    steps: int = _derived()
+    coverage_curve: list[float] = _derived()
+    iou_curve: list[float] = _derived()
+    coverage_auc: float = _derived()
+    iou_auc: float = _derived()
+
+
+def curve_auc(curve: Sequence[float], budget: int) -> float:
+    """Mean of the curve's first ``budget`` points, the last point repeated past its end (0 when empty)."""
+    if not curve or budget <= 0:
+        return 0.0
+    pts = list(curve[:budget]) + [curve[-1]] * max(0, budget - len(curve))
+    return float(sum(pts) / budget)
+
+
+MapOf = Callable[[Sequence[Mapping[str, Any]]], dict[str, list[float]]]
+"""The map a trace accepted (the run record's ``accepted_map``, passed in: it imports this module)."""
+
+
+def _curves(events: Sequence[Mapping[str, Any]], gt: GroundTruth, accepted_map: MapOf) -> tuple[list[float], list[float]]:
+    caps = [i for i, e in enumerate(events) if e.get("event") == "capture"]
+    cov: list[float] = []
+    iou: list[float] = []
+    for n, _ in enumerate(caps):
+        stop = caps[n + 1] if n + 1 < len(caps) else len(events)
+        m = score_scene(gt, accepted_map(events[:stop])).metrics()
+        cov.append(float(m["coverage"]))
+        iou.append(float(m["all"]["mean_iou"]))
+    return cov, iou
+
+
+def derive_exploration(events: Sequence[Mapping[str, Any]], gt: GroundTruth, image_budget: int,
+                       accepted_map: MapOf) -> ExplorationFigures | None:
+    """The exploration block of an ended NBV episode's trace; None when its steps carry no scene
+    figures (not an NBV run, or one traced before they existed)."""
+    steps = [e for e in events if e.get("event") == NBV_STEP_EVENT]
+    scene = steps[0].get("scene") if steps else None
+    if not isinstance(scene, dict) or not all(isinstance(e.get("explored"), dict) for e in steps):
+        return None
+    start = scene.get("start") or {}
+    explored = [start] + [e["explored"] for e in steps]
+    interior = int(scene.get("interior_voxels") or 0)
+    floor = int(scene.get("floor_cells") or 0)
+    cells = {(int(c[0]), int(c[1])) for x in explored for c in x.get("floor_cells") or []}
+    rooms = {x.get("room") for x in explored} - {None}
+    cov, iou = _curves(events, gt, accepted_map)
+    return ExplorationFigures(
+        known_occupancy_fraction=int(explored[-1].get("known_voxels") or 0) / interior if interior else 0.0,
+        interior_voxels=interior, explored_floor_fraction=len(cells) / floor if floor else 0.0,
+        floor_cells=floor, rooms_visited=len(rooms), rooms=int(scene.get("rooms") or 0),
+        blocked_moves=sum(bool(e.get("blocked")) for e in steps), steps=len(steps),
+        coverage_curve=cov, iou_curve=iou, coverage_auc=curve_auc(cov, image_budget),
+        iou_auc=curve_auc(iou, image_budget))
