@@ -49,6 +49,7 @@ from spatialscout_gym.core.errors import SpatialScoutError
 from spatialscout_gym.core.files import load_ground_truth
 from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, aggregate, score_scene
 from spatialscout_gym.core.table import format_table
+from spatialscout_gym.eval.pages.exploration import scene_exploration_lines, scene_exploration_summary
 from spatialscout_gym.eval.verification.identity import counted_once_keys
 from spatialscout_gym.eval.verification.verify import TOOL_SIDE_ONLY, verification_status
 from spatialscout_gym.eval.settings_check import (NONE_MEANS, RECORDED, comparability_problems, identity_of,
@@ -324,6 +325,7 @@ def build_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> d
         "scene_sources": scene_sources(EvalDir(out)),
         "protocol_settings": protocol_settings([r.result for r in records]),
         "exploration": exploration_summary([r.result for r in records]),
+        "exploration_scene": scene_exploration_summary([r.result for r in records]),
         "cost_cap": cost_cap_state(out),
     })
     if report["catalog_version"] == "None":
@@ -434,6 +436,7 @@ def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> st
                   f"+- {_pct(s['std'])}% (std across seeds); per seed "
                   + ", ".join(f"{k}: {_pct(v)}%" for k, v in s["per_seed"].items()), ""]
     lines += exploration_lines({", ".join(report["agent"]): report.get("exploration")})
+    lines += scene_exploration_lines({md(", ".join(report["agent"])): report.get("exploration_scene")})
     lines += ["## Counters", "", "| counter | total |", "|---|---|"]
     lines += [f"| {md(k)} | {v:.4g} |" if isinstance(v, float) else f"| {md(k)} | {md(v)} |"
               for k, v in shown_counters(c).items()]
@@ -704,6 +707,7 @@ def compare_reports(dirs: Sequence[str | os.PathLike], *, force: bool = False,
         reports[n] = {**reports[n], "iqm": iqm_summary(runs[n])}
     lines += iqm_lines({n: reports[n]["iqm"] for n in reports})
     lines += exploration_lines({n: reports[n].get("exploration") for n in reports})
+    lines += scene_exploration_lines({md(n): reports[n].get("exploration_scene") for n in reports})
     first = base_name if base_name is not None else names[0]
     for a, b in compare_pairs(names, base_name):
         pair: dict[str, Any] = {"paired": paired_comparison(runs[a], runs[b]), "iqm": paired_iqm(runs[a], runs[b]),
