@@ -9,14 +9,14 @@ import json
 
 from spatialscout_gym.cli.main import main
 from spatialscout_gym.eval.running.evaluate import evaluation_lock
+from record_fixtures import model_figures, run_record, write_record
 
 
 def _episode(root, key, status, cost, waits=0):
     d = root / key
-    d.mkdir(parents=True)
+    write_record(d, run_record(key.split("/")[0], status=status,
+                               model=model_figures(cost_usd=cost, rate_limit_waits=waits)))
     (d / "trace.jsonl").write_text("")
-    (d / "result.json").write_text(json.dumps({"status": status, "scene_id": key.split("/")[0],
-                                               "model": {"cost_usd": cost, "rate_limit_waits": waits}}))
 
 
 def _evaluation(root):

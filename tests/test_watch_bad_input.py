@@ -17,6 +17,7 @@ import pytest
 
 from spatialscout_gym.cli.main import main
 from spatialscout_gym.eval.running.evaluate import evaluation_lock
+from record_fixtures import model_figures, run_record
 
 WATCH = "from spatialscout_gym.cli.main import main; raise SystemExit(main(sys.argv[1:]))"
 
@@ -30,10 +31,11 @@ def _evaluation(root, cost=0.25):
     (root / "evaluate.json").write_text(json.dumps({"agent": "openai:m"}))
     (root / "planned.json").write_text(json.dumps({"episodes": ["a/seed_0", "b/seed_0"]}))
     d = root / "a" / "seed_0"
+    record = run_record("a", model=model_figures(cost_usd=0.25, rate_limit_waits=1)).to_json()
+    record["model"]["cost_usd"] = cost   # as given: text is no run record, and the watch says so
     d.mkdir(parents=True)
     (d / "trace.jsonl").write_text("")
-    (d / "result.json").write_text(json.dumps({"status": "ok", "scene_id": "a",
-                                               "model": {"cost_usd": cost, "rate_limit_waits": 1}}))
+    (d / "result.json").write_text(json.dumps(record))
 
 
 def _watch(ev) -> subprocess.CompletedProcess:
@@ -69,14 +71,14 @@ def test_a_broken_ledger_is_shown_as_unreadable_and_the_watch_goes_on(tmp_path, 
     assert len(notes) == 2
 
 
-def test_a_cost_that_is_text_is_left_out_and_said(tmp_path, capsys):
+def test_a_result_whose_cost_is_text_is_no_record_left_out_and_said(tmp_path, capsys):
     ev = tmp_path / "gpt-y"
     _evaluation(ev, cost="abc")
     with evaluation_lock(ev):
         assert main(["leaderboard", str(ev), "--watch", "--refreshes", "2", "--interval", "0.01"]) == 0
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if line.startswith("gpt-y")]
-    assert len(rows) == 2 and rows[0].split()[1:4] == ["1/2", "0", "$0.0000"]
+    assert len(rows) == 2 and rows[0].split()[1:4] == ["0/2", "0", "$0.0000"]   # read strictly: not counted done
     assert out.count("1 recorded figures or result files unreadable") == 2
 
 

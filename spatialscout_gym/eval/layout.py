@@ -32,8 +32,10 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 from spatialscout_gym.core.errors import SpatialScoutError
+from spatialscout_gym.core.eval_records import PLANNED_FILE, SCENES_FILE, load_planned, load_scene_args
 from spatialscout_gym.core.files import (MAX_TRACE_BYTES, FileTooLargeError, NotRegularFileError, loads_finite,
                                          open_regular, read_text_bounded, write_json_atomic, write_text_atomic)
+from spatialscout_gym.core.records import RecordError
 from spatialscout_gym.core.run_files import ATTEMPTS_DIR, PREDICTIONS_FILE, RESULT_FILE, TRACE_FILE
 from spatialscout_gym.core.types import natural_number
 
@@ -47,9 +49,7 @@ __all__ = ["EvalDir", "check_episode_identities", "EvalDirError", "EpisodeDir", 
 
 # An evaluation directory's own files (a run directory's are in core/run_files.py).
 SETTINGS_FILE = "evaluate.json"
-SCENES_FILE = "scenes.json"
 VERIFY_FILE = "verify.json"
-PLANNED_FILE = "planned.json"
 PRICE_TABLE_FILE = "price_table.json"
 """The evaluation's copy of its price table (``evaluate.json`` names it by this relative name)."""
 FAILED_SUFFIX = ".failed.json"
@@ -356,13 +356,10 @@ def evaluation_file(root: str | os.PathLike, recorded: str) -> Path:
 def read_scene_args(root: str | os.PathLike) -> dict[str, str]:
     """``DIR/scenes.json``: ``{scene dir: scene argument}`` of every episode ``evaluate`` planned
     ({} when absent); readers rebuild scene specs from it."""
-    path = Path(root) / SCENES_FILE
-    if not path.is_file():
-        return {}
-    d = read_json_object(path)
-    if not all(isinstance(k, str) and isinstance(v, str) for k, v in d.items()):
-        raise EvalDirError(f"{path}: expected {{scene dir: scene argument}} strings; the file was edited")
-    return d
+    try:
+        return load_scene_args(root)
+    except RecordError as exc:
+        raise EvalDirError(f"{exc}; the file was edited") from None
 
 
 def scene_source(scene_arg: str | None, result: dict) -> str:
@@ -415,27 +412,15 @@ def record_scene_args(root: str | os.PathLike, scene_args: dict[str, str]) -> No
     write_json_atomic(Path(root) / SCENES_FILE, dict(sorted(known.items())))
 
 
-def _is_episode_key(key: object) -> bool:
-    """True for ``<scene dir>/seed_<k>`` (one scene directory, a seed as :func:`seed_dir_name` writes it)."""
-    if not isinstance(key, str):
-        return False
-    scene, seed = split_episode_key(key)
-    return seed is not None and bool(scene) and "/" not in scene and "\\" not in scene
-
-
 def read_planned(root: str | os.PathLike) -> list[str] | None:
     """``DIR/planned.json``'s episode keys, sorted (None when absent). A file that is not
     ``{"episodes": ["<scene dir>/seed_<k>", ...]}`` (truncated, nested too deeply, a string, a
     list of other things) raises :class:`EvalDirError`: a corrupted plan is never an empty one."""
-    path = Path(root) / PLANNED_FILE
-    if not path.exists():
-        return None
-    d = read_json_object(path)
-    keys = d.get("episodes")
-    if not isinstance(keys, list) or not all(_is_episode_key(k) for k in keys):
-        raise EvalDirError(f"{path}: expected {{\"episodes\": [\"<scene dir>/seed_<k>\", ...]}}, found "
-                           f"{_short(keys)}; the file is corrupted or was edited")
-    return sorted(set(keys))
+    try:
+        plan = load_planned(root)
+    except RecordError as exc:
+        raise EvalDirError(f"{exc}; the file is corrupted or was edited") from None
+    return None if plan is None else list(plan.episodes)
 
 
 def record_planned(root: str | os.PathLike, keys: Iterable[str]) -> None:

@@ -5,7 +5,8 @@ and an estimate of the time left, from the files alone.
 Nothing half-written is read: a run directory appears by one rename (``write_run``), so a
 ``result.json`` found is whole; ``planned.json`` and ``evaluate.json`` are replaced atomically; the
 spend ledger is read under its shared lock (:func:`~spatialscout_gym.conversation.spend.read_spend`).
-A ledger or result that cannot be read (a FIFO, a directory, a device, text where a number belongs)
+Each ``result.json`` is read as its record type (:mod:`spatialscout_gym.core.eval_records`). A
+ledger or result that cannot be read (a FIFO, a directory, a device, text where a number belongs)
 is shown as unreadable with one line saying why, never a traceback, and the watch goes on.
 A directory is *running* while an ``evaluate`` holds its lock file.
 """
@@ -21,7 +22,8 @@ from typing import Sequence
 from spatialscout_gym.conversation.spend import SPEND_FILE, SpendLedgerError, read_spend
 from spatialscout_gym.core.errors import SpatialScoutError
 from spatialscout_gym.core.run_files import RESULT_FILE
-from spatialscout_gym.eval.layout import SETTINGS_FILE, read_planned, read_run_result
+from spatialscout_gym.core.eval_records import load_result
+from spatialscout_gym.eval.layout import SETTINGS_FILE, read_planned
 from spatialscout_gym.eval.running.evaluate import _LOCK_FILE as LOCK_FILE
 
 __all__ = ["progress_row", "progress_table", "is_running"]
@@ -54,19 +56,18 @@ def progress_row(eval_dir: str | os.PathLike, now: float | None = None) -> dict:
     unreadable = 0   # result.json files or recorded costs that cannot be read: counted, never fatal
     for key in planned:
         try:
-            result = read_run_result(root / key)
-        except (SpatialScoutError, OSError):
+            record = load_result(root / key)
+        except (SpatialScoutError, OSError):   # not a run record (strict): counted, never fatal
             unreadable += 1
             continue
-        if result is None:
+        if record is None:
             continue
-        block = result.get("model")
-        model: dict = block if isinstance(block, dict) else {}
-        cost, n = _number(model.get("cost_usd")), _number(model.get("rate_limit_waits"))
-        unreadable += (cost is None) + (n is None)
-        spend += cost or 0.0
-        waits += int(n or 0)
-        if result.get("status", "ok") == "failed":
+        if record.model is not None:
+            cost = record.model.cost_usd
+            unreadable += cost is not None and cost < 0
+            spend += max(cost or 0.0, 0.0)
+            waits += record.model.rate_limit_waits
+        if record.status == "failed":
             failed += 1
         else:
             done += 1
@@ -86,16 +87,6 @@ def progress_row(eval_dir: str | os.PathLike, now: float | None = None) -> dict:
             "spend_usd": None if ledger_problem else ledger if ledger is not None else spend,
             "waits": waits, "eta_s": eta, "running": is_running(root),
             "ledger_problem": ledger_problem, "unreadable": unreadable}
-
-
-def _number(value: object) -> float | None:
-    """A recorded figure (a cost, a count): a finite number >= 0; 0 when absent, None when it
-    cannot be read (text, a negative or non-finite number)."""
-    if value is None:
-        return 0.0
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
-        return None
-    return float(value)
 
 
 def _duration(s: float | None) -> str:
