@@ -12,7 +12,10 @@ with ``--warmup`` steps, then two passes over the same number of steps:
    ``SapienRenderer.capture_rgb`` (pose the camera, take the picture, read the colour target and
    turn it into the uint8 image the episode keeps). The figure is **step / capture**: a step's CPU
    time over its capture's, both measured in this one run, so a busy shared machine scales both.
-2. **profiled**: ``cProfile`` with a CPU-time clock over the same number of steps; the functions
+2. **sections** (no profiler): the CPU seconds spent inside a few named parts of the step (each
+   method wrapped on its class; inclusive, so a part holds the parts it calls), as a share of the
+   pass's CPU seconds;
+3. **profiled**: ``cProfile`` with a CPU-time clock over the same number of steps; the functions
    with the largest total (self) and cumulative CPU time, and ``get_picture`` calls per step (the
    render targets read back from the GPU image).
 
@@ -67,6 +70,54 @@ class _CaptureClock:
     def close(self) -> None:
         for name, original in self.originals.items():
             setattr(self.cls, name, original)
+
+
+SECTIONS = (
+    ("spatialscout_gym.render.sapien_renderer:SapienRenderer.capture_rgb", "the capture's render and colour read"),
+    ("spatialscout_gym.render.sapien_renderer:SapienRenderer._read_segmentation", "its segmentation read"),
+    ("spatialscout_gym.render.sapien_renderer:SapienRenderer._read_depth", "its depth read"),
+    ("spatialscout_gym.envs.spatialscout_env:SpatialScoutEnv.reset", "tool env resets (new scenes included)"),
+    ("spatialscout_gym.nbv.core:NBVCore.prepare", "motion: rotate and move tool calls, walls"),
+    ("spatialscout_gym.nbv.ports:ToolEnvPort.capture", "capture_image tool call (holds the render)"),
+    ("spatialscout_gym.nbv.core:NBVCore._after_capture", "after the capture: depth, mapper, submit"),
+    ("spatialscout_gym.envs.spatialscout_env:SpatialScoutEnv._current_score", "scoring after a submit"),
+    ("spatialscout_gym.nbv.core:NBVCore.observation", "observation features"),
+    ("spatialscout_gym.envs.spatialscout_env:SpatialScoutEnv.decode_action", "tool env: decoding each call"),
+    ("spatialscout_gym.episode.trace:event", "episode trace events"),
+)
+"""(``module:Class.method`` or ``module:function``, what it is) of the sections pass."""
+
+
+def _sections(env: Any, rng: np.random.Generator, steps: int) -> list[dict]:
+    """CPU seconds inside each of :data:`SECTIONS` over ``steps`` steps, as a share of the pass."""
+    import importlib
+    spent: dict[str, float] = {}
+    undo = []
+    for target, label in SECTIONS:
+        module_name, attr = target.split(":")
+        owner: Any = importlib.import_module(module_name)
+        *path, name = attr.split(".")
+        for part in path:
+            owner = getattr(owner, part)
+        original = owner.__dict__[name]
+
+        def timed(*a: Any, _original: Any = original, _target: str = target, **k: Any) -> Any:
+            c0 = time.process_time()
+            try:
+                return _original(*a, **k)
+            finally:
+                spent[_target] = spent.get(_target, 0.0) + time.process_time() - c0
+        setattr(owner, name, timed)
+        undo.append((owner, name, original))
+    try:
+        c0 = time.process_time()
+        _run(env, rng, steps)
+        total = time.process_time() - c0
+    finally:
+        for owner, name, original in undo:
+            setattr(owner, name, original)
+    return [{"section": target.split(":")[1], "what": label, "cpu_ms_per_step": round(1000 * spent.get(target, 0.0) / steps, 3),
+             "share": round(spent.get(target, 0.0) / total, 3)} for target, label in SECTIONS]
 
 
 def _run(env: Any, rng: np.random.Generator, steps: int) -> tuple[int, float]:
@@ -130,9 +181,13 @@ def main(argv: list[str] | None = None) -> dict:
              # resets included (frame 0 of each is a capture too), as every NBV benchmark counts steps
              "step_to_capture": round(step_cpu / capture, 2) if capture > 0 else None,
              # the same with the privileged targets of each capture's picture counted as the capture's
-             "step_to_capture_with_reads": round(step_cpu / (capture + reads), 2) if capture > 0 else None}
+             "step_to_capture_with_reads": round(step_cpu / (capture + reads), 2) if capture > 0 else None,
+             # steps alone: the resets' CPU time (scene generation included) and their frame-0 captures out
+             "step_to_capture_without_resets": round((step_cpu - reset_cpu) / (capture * args.steps / captures), 2)
+             if capture > 0 else None}
 
-    clock.close()                                     # the profile sees the plain method
+    clock.close()                                     # the next passes see the plain methods
+    sections = _sections(env, rng, args.steps)
     prof = cProfile.Profile(time.process_time)
     prof.enable()
     _run(env, rng, args.steps)
@@ -157,9 +212,15 @@ def main(argv: list[str] | None = None) -> dict:
           f"capture {timed['capture_cpu_ms']} CPU ms ({timed['captures']} captures), its segmentation and "
           f"depth reads {timed['privileged_reads_cpu_ms']} CPU ms; resets {timed['reset_cpu_s']} CPU s "
           f"({timed['episodes']}); step / capture {timed['step_to_capture']} "
-          f"({timed['step_to_capture_with_reads']} with the reads)")
+          f"({timed['step_to_capture_with_reads']} with the reads, {timed['step_to_capture_without_resets']} "
+          f"without the resets)")
     print(f"profiled: step / capture {profiled['step_to_capture']}; "
           f"get_picture {profiled['get_picture_per_step']} per step\n")
+    print("| section | what | CPU ms per step | share of the step |")
+    print("|---|---|---:|---:|")
+    for r in sections:
+        print(f"| {r['section']} | {r['what']} | {r['cpu_ms_per_step']} | {r['share']:.1%} |")
+    print()
     for key in ("tottime", "cumtime"):
         print(f"| function | calls | self s | cumulative s | share of CPU ({key}) |")
         print("|---|---:|---:|---:|---:|")
@@ -168,7 +229,7 @@ def main(argv: list[str] | None = None) -> dict:
         print()
     result = {"env_id": args.env_id, "resolution": args.resolution, "seed": args.seed, "warmup": args.warmup,
               "machine": platform.platform(), "cpus": os.cpu_count(), "load_average": load,
-              "timed": timed, "profiled": profiled}
+              "timed": timed, "sections": sections, "profiled": profiled}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1))
     print(f"wrote {args.out}")
