@@ -440,7 +440,6 @@ class RayBackend:
     def _run(self, ray: Any, tasks: Sequence[EpisodeTask], settings: EvalSettings, on_outcome: OnOutcome,
              work: Work, max_concurrency: int | None, renderer_factory: RendererFactory | None) -> None:
         import sys
-        import time
 
         cpus = int(ray.cluster_resources().get("CPU", 0))
         workers = min(self.workers, len(tasks), max(cpus, 1))
@@ -454,161 +453,229 @@ class RayBackend:
             limiter = RaySemaphore(sem.remote(max_concurrency))
         # pings run in their own group, so a busy actor answers them; episodes one at a time
         actor_cls = ray.remote(num_cpus=1, concurrency_groups={"ping": 1})(_RayWorker)
-        timeout, poll, ping_every = self.timeout_s, min(1.0, self.timeout_s / 4), min(5.0, self.timeout_s / 4)
-
-        starting: dict[Any, tuple[Any, float]] = {}      # place() ref -> (actor, started at)
-        node_of: dict[Any, dict] = {}                    # started actor -> its node {"id", "address"}
-        nodes_read = time.monotonic()
-        table = _NodeTable(ray)
-        idle: list[Any] = []
-        inflight: dict[Any, tuple[Any, EpisodeTask]] = {}   # run() ref -> (actor, task)
-        heard: dict[Any, float] = {}                     # busy actor -> when it last answered
-        pings: dict[Any, Any] = {}                       # place() ref -> busy actor
-        queue = list(tasks)
-        dropped: list[str] = []
-        host_errors: dict[str, list[str]] = {}           # node id -> its episodes' disk errors
-        barred: set[str] = set()                         # node ids that draw no more episodes
-        stranded: list[EpisodeTask] = []                 # not run: every node is barred
-
-        def start_actor() -> None:
-            cls = actor_cls
-            if barred:   # Ray's node-id label keeps the replacement off the nodes that draw no episodes
-                cls = actor_cls.options(label_selector={"ray.io/node-id": f"!in({', '.join(sorted(barred))})"})
-            actor = cls.remote(settings, limiter, renderer_factory, work.state, work.execute, work.ship)
-            starting[actor.place.options(concurrency_group="ping").remote()] = (actor, time.monotonic())
-
-        def retire(actor: Any) -> None:
-            """Kill an actor on a barred node and start one elsewhere."""
-            with contextlib.suppress(ray.exceptions.RayError):
-                ray.kill(actor)
-            start_actor()
-
-        def finish(actor: Any, outcome: Any, task: EpisodeTask) -> None:
-            heard.pop(actor, None)
-            node = node_of[actor]
-            if work.land is not None:
-                try:
-                    outcome = work.land(outcome, task)
-                except (SpatialScoutError, TypeError, AttributeError) as exc:   # what the worker sent is refused
-                    outcome = _crash_outcome(work, task, f"Ray actor on {_where(node)} sent files the driver "
-                                                         f"refused: {exc}")
-            code = None if outcome.ok else host_error(outcome.error)
-            if code is not None:
-                errors = host_errors.setdefault(node["id"], [])
-                errors.append(code)
-                if len(errors) >= HOST_ERROR_LIMIT and node["id"] not in barred:
-                    barred.add(node["id"])
-                    print(f"Ray {_where(node)}: {len(errors)} episodes failed with a disk error there "
-                          f"({', '.join(errors)}); it draws no more episodes", file=sys.stderr, flush=True)
-                    for a in [a for a in idle if node_of[a]["id"] in barred]:
-                        idle.remove(a)
-                        retire(a)
-                    alive = table.alive(time.monotonic(), NODE_POLL_S)
-                    if alive is not None and alive <= barred:   # nowhere left to run
-                        stranded.extend(queue)
-                        queue.clear()
-            try:
-                on_outcome(outcome)
-            except StopStarting:   # no episode starts after this one; the running ones end
-                queue.clear()
-
-        def head_lost(head: str) -> RayHeadLostError:
-            """Record the running episodes as failed attempts; the one-line error that ends the run."""
-            self._head_lost = True
-            running = list(inflight.values())
-            inflight.clear()
-            for actor, task in running:
-                finish(actor, _crash_outcome(work, task, f"Ray actor on {_where(node_of[actor])}: the cluster's "
-                                                         f"head at {head} stopped answering; the episode did "
-                                                         "not finish"), task)
-            return RayHeadLostError(
-                f"lost the Ray cluster's head at {head}: it answered nothing for {HEAD_LOST_S:g} s; the episodes "
-                f"that were running are recorded as failed attempts, {len(queue)} not started. Restart the head "
-                "(ray start --head) and rerun the same command to resume")
-
-        for _ in range(workers):
-            start_actor()
+        scheduler = _RayScheduler(ray, tasks, self.timeout_s, on_outcome, work,
+                                  lambda cls: cls.remote(settings, limiter, renderer_factory, work.state,
+                                                         work.execute, work.ship), actor_cls)
         try:
-            while queue or inflight:
-                while idle and queue:
-                    actor, task = idle.pop(), queue.pop(0)
-                    if work.prepare is not None:
-                        task = work.prepare(task)
-                    inflight[actor.run.remote(task)] = (actor, task)
-                    heard[actor] = time.monotonic()
-                if not (idle or inflight or starting):
-                    raise SpatialScoutError(
-                        f"no Ray actor could start within {timeout:g} s ({dropped[-1] if dropped else 'none placed'}); "
-                        f"{len(queue)} episodes not run: free CPUs on the cluster (or raise --ray-timeout) and "
-                        "rerun the same command to resume")
-                ready, _ = ray.wait([*starting, *inflight, *pings], num_returns=1, timeout=poll)
-                now = time.monotonic()
-                for ref in ready:
-                    if ref in starting:
-                        actor, _t = starting.pop(ref)
-                        try:
-                            node_of[actor] = ray.get(ref)
-                        except ray.exceptions.RayError as exc:   # its constructor failed, or its node went
-                            dropped.append(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
-                            ray.kill(actor)
-                            continue
-                        if node_of[actor]["id"] in barred:    # placed before its node was barred
-                            retire(actor)
-                        else:
-                            idle.append(actor)
-                    elif ref in pings:
-                        actor = pings.pop(ref)
-                        if actor in heard:
-                            with contextlib.suppress(ray.exceptions.RayError):
-                                ray.get(ref)
-                                heard[actor] = now
-                    else:
-                        actor, task = inflight.pop(ref)
-                        try:
-                            outcome = ray.get(ref)
-                        except ray.exceptions.RayError as exc:
-                            finish(actor, _crash_outcome(work, task, f"Ray actor on {_where(node_of[actor])} failed: "
-                                                                     f"{_reason(exc)}"), task)
-                            ray.kill(actor)
-                            start_actor()
-                            continue
-                        finish(actor, outcome, task)
-                        if node_of[actor]["id"] in barred:
-                            retire(actor)
-                        else:
-                            idle.append(actor)
-                for ref, (actor, t0) in list(starting.items()):   # not placed, or not answering
-                    if now - t0 > timeout:
-                        del starting[ref]
-                        dropped.append(f"an actor was not placed or did not answer within {timeout:g} s")
-                        ray.kill(actor)
-                dead: set[str] = set()
-                if now - nodes_read > NODE_POLL_S and (inflight or starting):
-                    nodes_read = now
-                    alive = table.alive(now, min(1.0, NODE_POLL_S / 2))
-                    if alive is None:
-                        if table.silent_since is not None and now - table.silent_since >= HEAD_LOST_S:
-                            raise head_lost(ray.get_runtime_context().gcs_address)
-                    else:
-                        dead = {node_of[a]["id"] for a, _ in inflight.values()} - alive
-                for ref, (actor, task) in list(inflight.items()):
-                    node = node_of[actor]
-                    if node["id"] in dead or now - heard[actor] > timeout:   # its node is lost, or it hangs
-                        del inflight[ref]
-                        why = "its node is dead" if node["id"] in dead else f"silent for {timeout:g} s (its node lost?)"
-                        finish(actor, _crash_outcome(work, task, f"Ray actor on {_where(node)}: {why}; the episode "
-                                                                 "did not finish"), task)
-                        ray.kill(actor)
-                        start_actor()
-                    elif actor not in pings.values() and now - heard[actor] > ping_every:
-                        pings[actor.place.options(concurrency_group="ping").remote()] = actor
-            if stranded:
-                raise SpatialScoutError(
-                    f"every node of the Ray cluster failed episodes with disk errors and draws no more: "
-                    f"{len(stranded)} episodes not run; free the nodes' disks (or add nodes) and rerun the same "
-                    "command to resume")
+            scheduler.run(workers)
         finally:
-            if not self._head_lost:   # with the head gone, each kill waits for it
-                for actor in [*idle, *(a for a, _ in starting.values()), *(a for a, _ in inflight.values())]:
-                    with contextlib.suppress(Exception):
-                        ray.kill(actor)
+            self._head_lost = scheduler.head_lost
+            if not scheduler.head_lost:   # with the head gone, each kill waits for it
+                scheduler.kill_all()
+
+
+class _RayScheduler:
+    """The driver's side of one Ray evaluation (see :class:`RayBackend` for the rules): actors
+    starting, idle and busy; one method per concern: starting actors, dispatching episodes,
+    collecting what comes back, busy actors lost with their node or silent, nodes barred after disk
+    errors (refusal), and a head that stops answering."""
+
+    def __init__(self, ray: Any, tasks: Sequence[EpisodeTask], timeout_s: float, on_outcome: OnOutcome,
+                 work: Work, construct: Callable[[Any], Any], actor_cls: Any) -> None:
+        import time
+        self.ray, self.work, self.on_outcome = ray, work, on_outcome
+        self.construct, self.actor_cls = construct, actor_cls   # construct(cls): a new actor of cls
+        self.timeout, self.poll, self.ping_every = timeout_s, min(1.0, timeout_s / 4), min(5.0, timeout_s / 4)
+        self.starting: dict[Any, tuple[Any, float]] = {}       # place() ref -> (actor, started at)
+        self.node_of: dict[Any, dict] = {}                     # started actor -> its node {"id", "address"}
+        self.nodes_read = time.monotonic()
+        self.table = _NodeTable(ray)
+        self.idle: list[Any] = []
+        self.inflight: dict[Any, tuple[Any, EpisodeTask]] = {}   # run() ref -> (actor, task)
+        self.heard: dict[Any, float] = {}                      # busy actor -> when it last answered
+        self.pings: dict[Any, Any] = {}                        # place() ref -> busy actor
+        self.queue = list(tasks)
+        self.dropped: list[str] = []
+        self.host_errors: dict[str, list[str]] = {}            # node id -> its episodes' disk errors
+        self.barred: set[str] = set()                          # node ids that draw no more episodes
+        self.stranded: list[EpisodeTask] = []                  # not run: every node is barred
+        self.head_lost = False
+
+    # -- the loop ------------------------------------------------------------------------------
+    def run(self, workers: int) -> None:
+        import time
+        for _ in range(workers):
+            self.start_actor()
+        while self.queue or self.inflight:
+            self.dispatch()
+            if not (self.idle or self.inflight or self.starting):
+                raise SpatialScoutError(
+                    f"no Ray actor could start within {self.timeout:g} s "
+                    f"({self.dropped[-1] if self.dropped else 'none placed'}); {len(self.queue)} episodes not run: "
+                    "free CPUs on the cluster (or raise --ray-timeout) and rerun the same command to resume")
+            ready, _ = self.ray.wait([*self.starting, *self.inflight, *self.pings], num_returns=1, timeout=self.poll)
+            now = time.monotonic()
+            for ref in ready:
+                self.collect(ref, now)
+            self.drop_unplaced(now)
+            self.watch_busy(now, self.dead_nodes(now))
+        if self.stranded:
+            raise SpatialScoutError(
+                f"every node of the Ray cluster failed episodes with disk errors and draws no more: "
+                f"{len(self.stranded)} episodes not run; free the nodes' disks (or add nodes) and rerun the same "
+                "command to resume")
+
+    def kill_all(self) -> None:
+        for actor in [*self.idle, *(a for a, _ in self.starting.values()), *(a for a, _ in self.inflight.values())]:
+            with contextlib.suppress(Exception):
+                self.ray.kill(actor)
+
+    # -- actors --------------------------------------------------------------------------------
+    def start_actor(self) -> None:
+        import time
+        cls = self.actor_cls
+        if self.barred:   # Ray's node-id label keeps the replacement off the nodes that draw no episodes
+            cls = cls.options(label_selector={"ray.io/node-id": f"!in({', '.join(sorted(self.barred))})"})
+        actor = self.construct(cls)
+        self.starting[actor.place.options(concurrency_group="ping").remote()] = (actor, time.monotonic())
+
+    def retire(self, actor: Any) -> None:
+        """Kill an actor on a barred node and start one elsewhere."""
+        with contextlib.suppress(self.ray.exceptions.RayError):
+            self.ray.kill(actor)
+        self.start_actor()
+
+    def replace(self, actor: Any) -> None:
+        """Kill a failed or lost actor and start another under the same rule."""
+        self.ray.kill(actor)
+        self.start_actor()
+
+    def release(self, actor: Any) -> None:
+        """An actor free for the next episode: idle, or retired when its node is barred."""
+        if self.node_of[actor]["id"] in self.barred:
+            self.retire(actor)
+        else:
+            self.idle.append(actor)
+
+    # -- dispatch and collect ------------------------------------------------------------------
+    def dispatch(self) -> None:
+        """Give each idle actor the next episode."""
+        import time
+        while self.idle and self.queue:
+            actor, task = self.idle.pop(), self.queue.pop(0)
+            if self.work.prepare is not None:
+                task = self.work.prepare(task)
+            self.inflight[actor.run.remote(task)] = (actor, task)
+            self.heard[actor] = time.monotonic()
+
+    def collect(self, ref: Any, now: float) -> None:
+        """One reference Ray reports ready: an actor placed, a ping answered, or an episode ended."""
+        if ref in self.starting:
+            self.placed(ref)
+        elif ref in self.pings:
+            actor = self.pings.pop(ref)
+            if actor in self.heard:
+                with contextlib.suppress(self.ray.exceptions.RayError):
+                    self.ray.get(ref)
+                    self.heard[actor] = now
+        else:
+            self.returned(ref)
+
+    def placed(self, ref: Any) -> None:
+        actor, _t = self.starting.pop(ref)
+        try:
+            self.node_of[actor] = self.ray.get(ref)
+        except self.ray.exceptions.RayError as exc:   # its constructor failed, or its node went
+            self.dropped.append(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+            self.ray.kill(actor)
+            return
+        self.release(actor)   # placed before its node was barred: retired
+
+    def returned(self, ref: Any) -> None:
+        actor, task = self.inflight.pop(ref)
+        try:
+            outcome = self.ray.get(ref)
+        except self.ray.exceptions.RayError as exc:
+            self.finish(actor, _crash_outcome(self.work, task, f"Ray actor on {_where(self.node_of[actor])} failed: "
+                                                               f"{_reason(exc)}"), task)
+            self.replace(actor)
+            return
+        self.finish(actor, outcome, task)
+        self.release(actor)
+
+    def finish(self, actor: Any, outcome: Any, task: EpisodeTask) -> None:
+        """An episode's outcome: landed in ``DIR``, its disk error counted against its node, reported."""
+        self.heard.pop(actor, None)
+        node = self.node_of[actor]
+        if self.work.land is not None:
+            try:
+                outcome = self.work.land(outcome, task)
+            except (SpatialScoutError, TypeError, AttributeError) as exc:   # what the worker sent is refused
+                outcome = _crash_outcome(self.work, task, f"Ray actor on {_where(node)} sent files the driver "
+                                                          f"refused: {exc}")
+        code = None if outcome.ok else host_error(outcome.error)
+        if code is not None:
+            self.count_disk_error(node, code)
+        try:
+            self.on_outcome(outcome)
+        except StopStarting:   # no episode starts after this one; the running ones end
+            self.queue.clear()
+
+    # -- node loss and refusal -----------------------------------------------------------------
+    def count_disk_error(self, node: dict, code: str) -> None:
+        """A node with :data:`HOST_ERROR_LIMIT` disk errors draws no more episodes; with every node
+        barred, the episodes not started are stranded."""
+        import sys
+        import time
+        errors = self.host_errors.setdefault(node["id"], [])
+        errors.append(code)
+        if len(errors) < HOST_ERROR_LIMIT or node["id"] in self.barred:
+            return
+        self.barred.add(node["id"])
+        print(f"Ray {_where(node)}: {len(errors)} episodes failed with a disk error there "
+              f"({', '.join(errors)}); it draws no more episodes", file=sys.stderr, flush=True)
+        for a in [a for a in self.idle if self.node_of[a]["id"] in self.barred]:
+            self.idle.remove(a)
+            self.retire(a)
+        alive = self.table.alive(time.monotonic(), NODE_POLL_S)
+        if alive is not None and alive <= self.barred:   # nowhere left to run
+            self.stranded.extend(self.queue)
+            self.queue.clear()
+
+    def drop_unplaced(self, now: float) -> None:
+        """Drop the actors not placed, or not answering, within the timeout."""
+        for ref, (actor, t0) in list(self.starting.items()):
+            if now - t0 > self.timeout:
+                del self.starting[ref]
+                self.dropped.append(f"an actor was not placed or did not answer within {self.timeout:g} s")
+                self.ray.kill(actor)
+
+    def dead_nodes(self, now: float) -> set[str]:
+        """Ids of the busy actors' nodes the node table no longer shows alive (read every
+        :data:`NODE_POLL_S`); a head silent for :data:`HEAD_LOST_S` ends the run."""
+        if not (now - self.nodes_read > NODE_POLL_S and (self.inflight or self.starting)):
+            return set()
+        self.nodes_read = now
+        alive = self.table.alive(now, min(1.0, NODE_POLL_S / 2))
+        if alive is None:
+            if self.table.silent_since is not None and now - self.table.silent_since >= HEAD_LOST_S:
+                raise self.lose_head(self.ray.get_runtime_context().gcs_address)
+            return set()
+        return {self.node_of[a]["id"] for a, _ in self.inflight.values()} - alive
+
+    def watch_busy(self, now: float, dead: set[str]) -> None:
+        """End the episodes of busy actors whose node is dead or that hang; ping the quiet ones."""
+        for ref, (actor, task) in list(self.inflight.items()):
+            node = self.node_of[actor]
+            if node["id"] in dead or now - self.heard[actor] > self.timeout:   # its node is lost, or it hangs
+                del self.inflight[ref]
+                why = "its node is dead" if node["id"] in dead else f"silent for {self.timeout:g} s (its node lost?)"
+                self.finish(actor, _crash_outcome(self.work, task, f"Ray actor on {_where(node)}: {why}; the episode "
+                                                                   "did not finish"), task)
+                self.replace(actor)
+            elif actor not in self.pings.values() and now - self.heard[actor] > self.ping_every:
+                self.pings[actor.place.options(concurrency_group="ping").remote()] = actor
+
+    def lose_head(self, head: str) -> RayHeadLostError:
+        """Record the running episodes as failed attempts; the one-line error that ends the run."""
+        self.head_lost = True
+        running = list(self.inflight.values())
+        self.inflight.clear()
+        for actor, task in running:
+            self.finish(actor, _crash_outcome(self.work, task, f"Ray actor on {_where(self.node_of[actor])}: the "
+                                                               f"cluster's head at {head} stopped answering; the "
+                                                               "episode did not finish"), task)
+        return RayHeadLostError(
+            f"lost the Ray cluster's head at {head}: it answered nothing for {HEAD_LOST_S:g} s; the episodes "
+            f"that were running are recorded as failed attempts, {len(self.queue)} not started. Restart the head "
+            "(ray start --head) and rerun the same command to resume")
