@@ -124,8 +124,9 @@ class NBVAgent:
                 episode.trace.insert(_before_end(episode.trace), nbv_step_event(
                     len([e for e in episode.trace if e.get("event") == NBV_STEP_EVENT]), action, self.last_step,
                     episode.pose.position_world, calls_before, episode.tool_calls,
-                    explored=seen.take(episode.pose.position_world), scene=scene))
-                scene = None   # the first step's event carries the scene and frame 0
+                    explored=seen.take(episode.pose.position_world), scene=scene,
+                    dynamics=dynamics_record(self.config) if scene is not None else None))
+                scene = None   # the first step's event carries the scene, frame 0 and the dynamics
             ctl.finish()           # a starting state that already meets the rule
         finally:
             self.exploration = ctl.exploration.metrics()
@@ -140,15 +141,18 @@ step made), so the exploration figures a run records are recomputable from its t
 ``explored`` (:meth:`~spatialscout_gym.nbv.exploration_scene.SceneExploration.take`): the interior
 voxels known after the step, the floor cells its capture newly explored and the room the camera is
 in; step 0's event also has ``scene``: the scene's interior voxels, floor cells and rooms, and
-``start``, frame 0's ``explored``. A blocked step has its event like any other."""
+``start``, frame 0's ``explored``, and ``dynamics``: what the run ran under
+(:func:`~spatialscout_gym.nbv.config.dynamics_record`: env id, walls, wall margin, motion,
+observation keys), which ``verify`` replays the steps under. A blocked step has its event like any other."""
 
 
 def nbv_step_event(step: int, action: Any, result: NBVStep, position_world: Any, first_call: int,
-                   end_call: int, explored: dict | None = None, scene: dict | None = None) -> dict:
+                   end_call: int, explored: dict | None = None, scene: dict | None = None,
+                   dynamics: dict | None = None) -> dict:
     """The :data:`NBV_STEP_EVENT` of one step."""
     from spatialscout_gym.episode.trace import event
     act = int(action) if np.ndim(action) == 0 else [float(x) for x in np.asarray(action).ravel()]
-    extra = {k: v for k, v in (("explored", explored), ("scene", scene)) if v is not None}
+    extra = {k: v for k, v in (("explored", explored), ("scene", scene), ("dynamics", dynamics)) if v is not None}
     return event(NBV_STEP_EVENT, step=int(step), action=act, blocked=bool(result.blocked),
                  block_cause=result.block_cause, captured=bool(result.captured),
                  position_world=[float(x) for x in np.asarray(position_world)], tool_calls=[int(first_call), int(end_call)],

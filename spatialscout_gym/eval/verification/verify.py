@@ -499,11 +499,14 @@ NBV_STEP_EVENT = "nbv_step"
 where the camera ended; checked against the tool calls that re-executed."""
 
 
-def _check_nbv_steps(cmp: Comparison, events: list[dict], result: dict) -> None:
+def _check_nbv_steps(cmp: Comparison, events: list[dict], result: dict, spec: SceneSpec) -> None:
     """An NBV run's step events against its re-executed tool calls: numbered in order, each naming
     the tool calls it made (contiguous, in order); a blocked step moved nothing (no ``move_camera``);
     a step that captured ended where its capture was taken. The blocked moves and the path length
-    the run records (``nbv.exploration``, claimed) must be the ones its steps give."""
+    the run records (``nbv.exploration``, claimed) must be the ones its steps give, and the
+    dynamics ``nbv`` names the ones the trace records, its steps replayed under them
+    (:mod:`~spatialscout_gym.eval.verification.nbv_dynamics`)."""
+    from spatialscout_gym.eval.verification.nbv_dynamics import nbv_dynamics_error
     steps = [(i, e) for i, e in enumerate(events) if e.get("event") == NBV_STEP_EVENT]
     if not steps:
         return
@@ -540,6 +543,9 @@ def _check_nbv_steps(cmp: Comparison, events: list[dict], result: dict) -> None:
             if diff:
                 raise _Diverged(f"in {RESULT_FILE}: nbv.exploration.{key}, recorded {_short(diff[1])} vs its "
                                 f"trace's steps {_short(diff[2])}")
+    why = nbv_dynamics_error(events, _dict_field(result, "nbv"), spec, RESULT_FILE)
+    if why is not None:
+        raise _Diverged(why)
 
 
 def _catalog_identity(spec: SceneSpec) -> None:
@@ -667,7 +673,7 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
             ep = _replay_tools(spec, start, rec)
             _compare_traces(cmp, rec, [_norm(x) for x in bind_seed(ep.trace, seed)], len(events),
                             strict if tool_side_only is None else True)
-        _check_nbv_steps(cmp, events, result)
+        _check_nbv_steps(cmp, events, result, spec)
         others = [(i, e) for i, e in enumerate(events)
                   if e.get("event") not in _EPISODE_EVENTS + MODEL_EVENTS + (NBV_STEP_EVENT,)]
         if others:
