@@ -1,40 +1,48 @@
-"""Evaluate the reference and NBV agents on catalog scenes at one capture budget.
+"""Evaluate the reference and NBV agents on catalog scenes at one capture budget, through
+``spatialscout evaluate``'s API, and print docs/nbv.md's tables.
+
+Each agent is one evaluation (:func:`spatialscout_gym.eval.running.evaluate.evaluate`, what
+``spatialscout evaluate --agent NAME --scenes ... --seeds ... --image-budget V --resolution R``
+runs: no tool-call cap, the agent's rng ``numpy.random.default_rng(seed)`` per episode, the one
+seeding rule), in its own directory under ``--evals`` (one per agent and mapper); ``evaluate``
+resumes it, so a rerun runs only the episodes it lacks. The tables are read back from the
+episodes as ``spatialscout compare`` reads them (each ``result.json`` re-scored), so
+``spatialscout evaluate --seeds K`` on a scene reproduces the table's cell for that scene and seed.
 
 Prints a Table-3-style markdown table (object-micro, docs/protocol.md section 9 columns, in %) with
 one row per agent: with several ``--seeds`` the row is the mean over seeds and its label carries
 the spread (max - min across seeds) of the all-target mean IoU, e.g. ``random-nbv (spread 1.27)``;
 a ``ppo:DIR/model.zip`` agent is labelled ``DIR``. A second table gives the all-target mean IoU
 object-micro and scene-macro (each with its seed spread) and per scene type (single rooms,
-apartments). ``--out`` writes every seed's metrics (object-micro, scene-macro, per scene type) and
-every column's spread (in ``COLUMNS`` order) as JSON. docs/nbv.md's "Next-best-view baselines"
-tables are this output. A third table reports each agent's per-episode all-target mean IoU the
-way RL papers do (rliable's conventions): the interquartile mean and the performance profile, with
-95% stratified bootstrap intervals (JSON key ``rliable``).
+apartments). ``--out`` writes every seed's metrics (object-micro, scene-macro, per scene type), every
+column's spread (in ``COLUMNS`` order) and every episode's cell (``cells``: scene, seed, agent,
+mapper, env id, coverage, all-target and submitted mean IoU, images used, blocked moves, path, the
+per-target IoU and hits) as JSON. A third table reports each agent's per-episode all-target mean
+IoU the way RL papers do (rliable's conventions): the interquartile mean and the performance
+profile, with 95% stratified bootstrap intervals (JSON key ``rliable``).
 
     python benchmarks/nbv_results.py --scenes 80 --image-budget 20 --resolution 64 --workers 2 \\
-        --agents oracle-explorer random-nbv frontier-nbv ppo:models/nbv_ppo/model.zip \\
-        --seeds 0 1 2 --out benchmarks/results/nbv_v20.json
+        --agents frontier-nbv ppo:models/nbv_ppo ppo:models/nbv_ppo_v3 --seeds 0 1 2 \\
+        --out docs/nbv_tables_oracle.json
 
 Every ``ppo:PATH`` agent is then compared with ``--baseline`` (default ``frontier-nbv``), paired on
 the (scene, seed) cells both ran: policy minus baseline of the all-target and the submitted mean
 IoU, with the 95% scene-bootstrap interval and the paired permutation p-value of
-:func:`spatialscout_gym.eval.analysis.stats.paired_comparison`, overall, in single rooms, in apartments and,
-with seed 0 evaluated, on each fifth of the scenes (every fifth id from offset 0-4, seed 0). It is
-printed (with a verdict per row: better, ahead (not separated), behind (not separated), worse, equal,
-by the rule of ``spatialscout compare``: :func:`spatialscout_gym.eval.analysis.stats.separated`) and
-written to the JSON under ``paired``.
+:func:`spatialscout_gym.eval.analysis.stats.paired_comparison` (``compare``'s), overall, in single
+rooms, in apartments and, with seed 0 evaluated, on each fifth of the scenes (every fifth id from
+offset 0-4, seed 0). It is printed (with a verdict per row: better, ahead (not separated), behind
+(not separated), worse, equal, by the rule of ``spatialscout compare``:
+:func:`spatialscout_gym.eval.analysis.stats.separated`) and written to the JSON under ``paired``.
 
-``--procedural N`` evaluates on N held-out procedural scenes (``procedural:<seed>``, seeds from
-10,000,000 on; training draws its scenes at random from 2**31 seeds) instead of the catalog: a
-validation set for training runs that leaves the catalog untouched.
+``--procedural N`` evaluates on N held-out procedural scenes (``procedural:<seed>``, the ``val``
+split's first N) instead of the catalog: a validation set for training runs that leaves the
+catalog untouched.
 
-``--mapper oracle-surface`` makes every agent that maps with a mapper (the NBV agents, ``ppo:PATH``
-and ``oracle-explorer``) submit the mean of each target's seen surface points instead of its
-reference centre: the same views, scored for localization rather than coverage. ``--cache DIR``
-keeps each (agent, seed) result under ``DIR`` (keyed by the scenes and their content, V, resolution, mapper and, for
-``ppo:PATH``, the policy file's hash) and reuses it, so agents can be added to a table without
-re-running the others. The tool-call
-budget is unlimited (``tool_call_budget=None``): every agent gets the same V images.
+``--mapper oracle-surface`` scores every NBV agent with the surface mapper (each seen target
+submitted at the mean of its seen surface points instead of its reference centre): a policy runs
+as a copy of its files whose ``nbv_config.json`` says that mapper (``--evals``/policies/), a
+baseline with its ``mapper`` option. ``--nbv-env`` is ``evaluate``'s (default: each agent's own
+dynamics). ``--seeds-of AGENT=S,S`` gives one agent other seeds (a slow baseline on fewer).
 """
 
 from __future__ import annotations
@@ -43,7 +51,6 @@ import argparse
 import json
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -117,40 +124,109 @@ def scene_type(spec) -> str:
     return str((spec.public.description or {}).get("layout", "other"))
 
 
-def evaluate(agent_name: str, scene_ids: list[str], *, seed: int, image_budget: int, resolution: int,
-             renderer, mapper: str = "oracle", walls: bool = False) -> dict:
-    """Run ``agent_name`` once per scene (the agent's rng ``episode_rng(seed)``, the rule of ``spatialscout
-    evaluate``: the same for every scene, so a scene's cell does not depend on the list); return the
-    :func:`aggregate` dict (``object_micro``, ``scene_macro``, ``scenes``) plus ``by_type``: scene
-    type -> object-micro metrics over the scenes of that type. ``mapper`` replaces the mapper of
-    agents that have one (``agent.mapper_name``); ``walls`` the dynamics of every NBV agent
-    (True: NBV-v2's, False: NBV-v1's, the dynamics of this script's tables)."""
-    from spatialscout_gym.baselines.base import PrivilegedAccess
-    from spatialscout_gym.baselines.registry import is_nbv_agent, make_agent
-    from spatialscout_gym.core.scoring import GroundTruth, aggregate, score_scene
-    from spatialscout_gym.episode.episode import Episode
-    from spatialscout_gym.eval.running.runner import episode_rng
-    from spatialscout_gym.scenes.catalog import scene_by_name
-    scores, types, per_scene = [], {}, {}
-    for scene_id in scene_ids:
-        spec = scene_by_name(scene_id)
-        renderer.set_scene(spec)
-        agent = make_agent(agent_name, **({"walls": walls} if is_nbv_agent(agent_name) else {}))
-        if hasattr(agent, "mapper_name"):
-            agent.mapper_name = mapper
-        ep = Episode(spec.public, renderer, image_budget=image_budget, tool_call_budget=None)
-        priv = PrivilegedAccess(spec, renderer) if agent.privileged else None
-        agent.run(ep, rng=episode_rng(seed), privileged=priv)
-        if not ep.done:
-            ep.end("agent_stopped")
-        positions = {k: [float(x) for x in v] for k, v in ep.accepted_map.items()}
-        scores.append(score_scene(GroundTruth.from_spec(spec), positions))
-        types.setdefault(scene_type(spec), []).append(scores[-1])
-        per_scene[scene_id] = scene_record(scores[-1], scene_type(spec))
-    out = aggregate(scores)
-    out["by_type"] = {t: aggregate(s)["object_micro"] for t, s in types.items()}
-    out["per_scene"] = per_scene
+def policy_for_mapper(name: str, mapper: str, copies: Path) -> str:
+    """The ``ppo:PATH`` agent that maps with ``mapper``: ``name`` itself when its ``nbv_config.json``
+    says that mapper, else a copy of its ``model.zip`` and ``nbv_config.json`` under ``copies`` with
+    only ``"mapper"`` changed (as docs/nbv.md's greedy copy changes only ``"deterministic"``), so
+    ``spatialscout evaluate --agent ppo:COPY`` runs it."""
+    import shutil
+    from spatialscout_gym.nbv.policy_files import load_policy_config, policy_path
+    model = policy_path(name[4:])
+    if load_policy_config(model)["mapper"] == mapper:
+        return name
+    config = model.with_name("nbv_config.json")
+    if not config.is_file():
+        raise SystemExit(f"{name}: no nbv_config.json beside {model} to copy with mapper {mapper!r}")
+    settings = json.loads(config.read_text())
+    settings["mapper"] = mapper
+    folder = copies / f"{agent_label(name)}@{mapper}"
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(model, folder / "model.zip")
+    (folder / "nbv_config.json").write_text(json.dumps(settings, indent=2) + "\n")
+    return f"ppo:{folder}"
+
+
+def agent_and_options(name: str, mapper: str, copies: Path) -> tuple[str, dict]:
+    """What ``spatialscout evaluate`` runs for ``name`` scored with ``mapper``: a policy maps with
+    its ``nbv_config.json``'s mapper (:func:`policy_for_mapper`), a baseline with its ``mapper``
+    option (none for the centre mapper, its default)."""
+    if name.startswith("ppo:"):
+        return policy_for_mapper(name, mapper, copies), {}
+    return name, ({} if mapper == "oracle" else {"mapper": mapper})
+
+
+def evaluation_dir(evals: Path, where: str, name: str, mapper: str, image_budget: int, resolution: int,
+                   nbv_env: str | None) -> Path:
+    """The evaluation directory of one (agent, mapper): ``spatialscout evaluate`` resumes it, so a
+    rerun (or a longer agent list) runs only the episodes it lacks."""
+    dynamics = "" if nbv_env is None else "_" + nbv_env.split("/")[-1]
+    return evals / f"{where}_V{image_budget}_{resolution}px_{mapper}{dynamics}" / agent_label(name)
+
+
+def run_evaluation(name: str, mapper: str, scene_ids: list[str], seeds: list[int], *, image_budget: int,
+                   resolution: int, evals: Path, where: str, workers: int = 1, nbv_env: str | None = None,
+                   progress: bool = True) -> Path:
+    """Evaluate ``name`` on every scene x seed with :func:`spatialscout_gym.eval.running.evaluate.evaluate`,
+    the API of ``spatialscout evaluate --agent NAME --scenes ... --seeds ... --image-budget V
+    --resolution R`` (no tool-call cap, the agent's rng ``episode_rng(seed)``: the one seeding rule);
+    ``nbv_env`` None runs each agent under its own dynamics (a policy: its ``nbv_config.json``;
+    the baselines: NBV-v2), as ``evaluate`` without ``--nbv-env``. Returns the directory."""
+    from spatialscout_gym.eval.running.evaluate import EvalSettings, evaluate
+    agent, runtime = agent_and_options(name, mapper, evals / "policies")
+    options = {} if nbv_env is None else {"walls": not nbv_env.endswith("-v1")}
+    out = evaluation_dir(evals, where, name, mapper, image_budget, resolution, nbv_env)
+    summary = evaluate(out, EvalSettings(agent, image_budget, None, resolution, agent_options=options,
+                                         runtime_options=runtime),
+                       scene_ids, seeds=seeds, workers=workers, progress=progress)
+    if summary.failed:
+        raise SystemExit(f"{name} ({mapper}): {len(summary.failed)} episode(s) failed in {out}; rerun to resume")
     return out
+
+
+CELL_KEYS = ("coverage", "all_mean_iou", "submitted_mean_iou", "num_targets", "num_submitted", "images_used",
+             "blocked_moves", "path_length_m")
+"""The figures of one per-episode cell (besides scene, seed, agent, mapper, env id and the per-target
+IoU and hits), read from the episode's ``result.json``."""
+
+
+def episode_cell(result: dict, name: str, mapper: str, kind: str, score) -> dict:
+    """One episode of an evaluation as a JSON cell: what ``spatialscout evaluate`` wrote in its
+    ``result.json`` (coverage, all-target and submitted mean IoU, images used, the NBV block's
+    blocked moves and path) plus the scene type and :func:`scene_record` (per-target IoU, hits),
+    so a difference between tables can be traced to a scene and a seed."""
+    nbv = result.get("nbv") or {}
+    explored = nbv.get("exploration") or {}
+    return {"scene": result["scene_id"], "seed": int(result["seed"]), "agent": name, "mapper": mapper,
+            "env_id": nbv.get("env_id"), "coverage": result["coverage"], "all_mean_iou": result["all"]["mean_iou"],
+            "submitted_mean_iou": result["submitted"]["mean_iou"], "num_targets": result["num_targets"],
+            "num_submitted": result["num_submitted"], "images_used": result["counters"]["images_used"],
+            "blocked_moves": explored.get("blocked_moves"), "path_length_m": explored.get("path_length_m"),
+            **scene_record(score, kind)}
+
+
+def read_evaluation(out: Path, name: str, mapper: str, seeds: list[int], types: dict[str, str],
+                    scene_ids: list[str]) -> tuple[dict[int, dict], list[dict]]:
+    """Per seed, the :func:`aggregate` dict of an evaluation directory (``object_micro``,
+    ``scene_macro``, ``by_type``: scene type -> object-micro, ``per_scene``: :func:`scene_record`),
+    from the episodes as ``compare`` reads them (:func:`spatialscout_gym.eval.pages.report.find_runs`:
+    each completed episode re-scored); and the per-episode cells (:func:`episode_cell`)."""
+    from spatialscout_gym.core.scoring import aggregate
+    from spatialscout_gym.eval.pages.report import find_runs
+    records = {(r.scene_id, r.seed): r for r in find_runs(out)}
+    missing = [(s, k) for k in seeds for s in scene_ids if (s, k) not in records]
+    if missing:
+        raise SystemExit(f"{out}: {len(missing)} episode(s) not completed, e.g. {missing[0]}")
+    per_seed, cells = {}, []
+    for seed in seeds:
+        scores = [records[(s, seed)].score for s in scene_ids]
+        res = aggregate(scores)
+        res["by_type"] = {t: aggregate([sc for s, sc in zip(scene_ids, scores) if types[s] == t])["object_micro"]
+                          for t in dict.fromkeys(types[s] for s in scene_ids)}
+        res["per_scene"] = {s: scene_record(sc, types[s]) for s, sc in zip(scene_ids, scores)}
+        per_seed[seed] = res
+        cells += [episode_cell(records[(s, seed)].result, name, mapper, types[s], records[(s, seed)].score)
+                  for s in scene_ids]
+    return per_seed, cells
 
 
 def scene_record(score, kind: str) -> dict:
@@ -289,20 +365,29 @@ def rliable_markdown(summaries: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
-def _job(agent_name: str, seed: int, scene_ids: list[str], image_budget: int, resolution: int,
-         mapper: str, walls: bool) -> tuple[dict, float]:
-    """One (agent, seed) evaluation in a worker process with its own renderer."""
-    import torch
-    torch.set_num_threads(1)
-    from spatialscout_gym.render.sapien_renderer import SapienRenderer
-    from spatialscout_gym.scenes.catalog import scene_by_name
-    t = time.time()
-    renderer = SapienRenderer(scene_by_name(scene_ids[0]), resolution, resolution)
-    try:
-        return evaluate(agent_name, scene_ids, seed=seed, image_budget=image_budget, resolution=resolution,
-                        renderer=renderer, mapper=mapper, walls=walls), time.time() - t
-    finally:
-        renderer.close()
+HEADLINE_COLUMNS = ("centre: coverage", "centre: all-target IoU", "surface: coverage", "surface: all-target IoU",
+                    "surface: submitted IoU")
+"""The headline table: coverage and all-target mean IoU (object-micro %) under the centre and the
+surface mapper, and the surface mapper's submitted mean IoU (how well mapped targets are placed)."""
+
+
+def headline_rows(centre: dict, surface: dict) -> dict[str, list[float]]:
+    """One row per agent of both ``--out`` JSONs (centre mapper, surface mapper): the mean over the
+    agent's seeds in each of :data:`HEADLINE_COLUMNS`, in %; the label names the seeds of each."""
+    rows = {}
+    for name in centre["agents"]:
+        if name not in surface["agents"]:
+            continue
+        def mean(table: dict, view: str, key: str) -> tuple[float, list[str]]:
+            seeds = [k for k in table["agents"][name] if k.isdigit()]
+            vals = [table["agents"][name][k]["object_micro"] for k in seeds]
+            return 100 * float(np.mean([v[key] if view == "" else v[view][key] for v in vals])), seeds
+        (c_cov, c_seeds), (c_iou, _) = mean(centre, "", "coverage"), mean(centre, "all", "mean_iou")
+        (s_cov, s_seeds), (s_iou, _) = mean(surface, "", "coverage"), mean(surface, "all", "mean_iou")
+        s_sub, _ = mean(surface, "submitted", "mean_iou")
+        label = f"{agent_label(name)} (seeds {' '.join(c_seeds)} / {' '.join(s_seeds)})"
+        rows[label] = [c_cov, c_iou, s_cov, s_iou, s_sub]
+    return rows
 
 
 def scene_set_key(procedural: bool) -> str:
@@ -321,29 +406,6 @@ def scene_set_key(procedural: bool) -> str:
     return f"procedural-rules-v{DEFAULT_RULES_VERSION}-{digest.hexdigest()[:10]}"
 
 
-def cache_path(cache: Path, where: str, name: str, seed: int, image_budget: int, resolution: int,
-               mapper: str, n_scenes: int, walls: bool = False) -> Path:
-    """Where ``--cache`` keeps one (agent, seed) result (under the seeding rule of
-    :func:`~spatialscout_gym.eval.running.runner.episode_rng`); a ``ppo:PATH`` key includes the policy's hash
-    and whether its ``nbv_config.json`` acts greedily, and ``random-nbv``'s the action space it draws
-    from (NBV-v1's 18 actions; its earlier results over NBV-v0's 10 are never reused)."""
-    import hashlib
-    label = agent_label(name)
-    if name == "random-nbv":
-        label += "-nbv-v1-actions"
-    if name.startswith("ppo:"):
-        from spatialscout_gym.nbv.policy_files import policy_path
-        model = policy_path(name[4:])     # the shipped policy's documented name works from any directory
-        label += "-" + hashlib.sha1(model.read_bytes()).hexdigest()[:10]
-        config = model.with_name("nbv_config.json")     # greedy and sampled actions are different runs
-        if config.is_file() and json.loads(config.read_text()).get("deterministic"):
-            label += "-greedy"
-    dynamics = "_nbv-v2" if walls else ""   # NBV-v1's dynamics keep the key they always had
-    # results seeded by the earlier rule (rng [seed, scene index]) are never reused
-    rule = "_rng-seed-only"
-    return cache / f"{where}_{n_scenes}scenes_V{image_budget}_{resolution}px_{mapper}{dynamics}{rule}" / f"{label}__seed{seed}.json"
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--scenes", type=int, default=80, help="first N catalog scenes (default 80)")
@@ -356,20 +418,33 @@ def main(argv: list[str] | None = None) -> int:
                    help="evaluate on N held-out procedural scenes instead of the catalog (validation)")
     p.add_argument("--mapper", choices=MAPPERS, default="oracle",
                    help="mapper of every agent that has one (default oracle: reference centres)")
+    p.add_argument("--seeds-of", nargs="+", default=[], metavar="AGENT=S,S",
+                   help="other seeds for some agents (e.g. a slow baseline on seed 0 only: random-nbv=0)")
     p.add_argument("--workers", type=int, default=1,
-                   help="processes, one (agent, seed) evaluation each at a time (default 1)")
-    p.add_argument("--out", type=Path, default=None, help="write all metrics as JSON here")
-    p.add_argument("--cache", type=Path, default=None,
-                   help="keep and reuse each (agent, seed) result in this directory")
+                   help="evaluate's worker processes, one episode each at a time (default 1)")
+    p.add_argument("--out", type=Path, default=None, help="write all metrics and the per-episode cells as JSON here")
+    p.add_argument("--evals", type=Path, default=Path("runs/nbv_tables"),
+                   help="where the evaluation directories go (one per agent and mapper; evaluate resumes them, "
+                        "so a rerun runs only what is missing; default runs/nbv_tables)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--baseline", default="frontier-nbv",
                    help="every ppo:PATH agent is compared with this agent (one of --agents), paired on "
                         "(scene, seed) cells (default frontier-nbv)")
-    p.add_argument("--nbv-env", choices=("SpatialScout/NBV-v1", "SpatialScout/NBV-v2"), default="SpatialScout/NBV-v1",
-                   help="the dynamics of every NBV agent (default NBV-v1: the camera passes walls; the dynamics "
-                        "of the tables in docs/nbv.md and of the shipped policy's training)")
+    p.add_argument("--nbv-env", choices=("SpatialScout/NBV-v1", "SpatialScout/NBV-v2"), default=None,
+                   help="the dynamics of every NBV agent (evaluate's --nbv-env); default: each agent's own, as "
+                        "evaluate without the flag (a policy: its nbv_config.json; the baselines: NBV-v2)")
     p.add_argument("--resamples", type=int, default=None,
                    help="bootstrap and permutation resamples of the paired comparison (default 9999)")
+    p.add_argument("--headline", nargs=2, type=Path, default=None, metavar=("CENTRE_JSON", "SURFACE_JSON"),
+                   help="print the headline table of two --out files (centre mapper, surface mapper) and exit")
     args = p.parse_args(argv)
+    if args.headline is not None:
+        centre, surface = (json.loads(path.read_text()) for path in args.headline)
+        if (centre["mapper"], surface["mapper"]) != ("oracle", "oracle-surface"):
+            p.error(f"--headline takes a centre-mapper then a surface-mapper JSON, got {centre['mapper']} and "
+                    f"{surface['mapper']}")
+        print(markdown(headline_rows(centre, surface), HEADLINE_COLUMNS))
+        return 0
     if args.workers < 1 or args.scenes < 1 or args.image_budget < 1:
         p.error(f"--workers, --scenes and --image-budget must be >= 1, got {args.workers}, {args.scenes} "
                 f"and {args.image_budget}")
@@ -377,59 +452,47 @@ def main(argv: list[str] | None = None) -> int:
     from spatialscout_gym.scenes.catalog import catalog_scene_ids, manifest
     scene_ids = catalog_scene_ids()[: args.scenes] if args.procedural <= 0 else \
         [f"procedural:{VALIDATION_SEED + i}" for i in range(args.procedural)]
-    jobs = [(name, seed) for name in args.agents for seed in args.seeds]
+    seeds_of = {name: list(args.seeds) for name in args.agents}
+    for item in args.seeds_of:
+        name, _, listed = item.partition("=")
+        if name not in seeds_of or not listed:
+            p.error(f"--seeds-of takes AGENT=S[,S...] for an agent of --agents, got {item!r}")
+        seeds_of[name] = [int(k) for k in listed.split(",")]
+    from spatialscout_gym.scenes.catalog import scene_by_name
+    types = {sid: scene_type(scene_by_name(sid)) for sid in scene_ids}
     everything: dict = {"scenes": scene_ids, "catalog_version": manifest()["catalog_version"],
                         "image_budget": args.image_budget, "resolution": args.resolution,
-                        "mapper": args.mapper, "seeds": args.seeds, "nbv_env": args.nbv_env, "agents": {}}
-    walls = args.nbv_env.endswith("-v2")
+                        "mapper": args.mapper, "seeds": args.seeds, "nbv_env": args.nbv_env,
+                        "seeding_rule": "numpy.random.default_rng(seed) per episode (episode_rng), as spatialscout evaluate",
+                        "agents": {}, "cells": []}
     results: dict[tuple[str, int], dict] = {}
     t0 = time.time()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    from tqdm import tqdm
     where = scene_set_key(args.procedural > 0)
-    cached = {}
-    if args.cache is not None:
-        for name, seed in jobs:
-            path = cache_path(args.cache, where, name, seed, args.image_budget, args.resolution, args.mapper,
-                              len(scene_ids), walls)
-            if path.is_file():
-                res = json.loads(path.read_text())
-                if "per_scene" in res:          # older cache entries lack what the paired table needs
-                    cached[(name, seed)] = res
-    with ProcessPoolExecutor(args.workers) as pool, tqdm(total=len(jobs), unit="run", desc="nbv_results") as bar:
-        futures = {pool.submit(_job, name, seed, scene_ids, args.image_budget, args.resolution, args.mapper, walls):
-                   (name, seed) for name, seed in jobs if (name, seed) not in cached}
-        for (name, seed), res in cached.items():
-            results[(name, seed)] = res
-            bar.update(1)
-            bar.write(f"# {name} seed {seed}: all mIoU {100 * res['object_micro']['all']['mean_iou']:.2f}% (cached)")
-        for fut in futures:
-            name, seed = futures[fut]
-            res, seconds = fut.result()
-            results[(name, seed)] = res
-            if args.cache is not None:
-                path = cache_path(args.cache, where, name, seed, args.image_budget, args.resolution,
-                                  args.mapper, len(scene_ids), walls)
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(json.dumps(res))
-            bar.update(1)
-            bar.write(f"# {name} seed {seed}: all mIoU {100 * res['object_micro']['all']['mean_iou']:.2f}% "
-                      f"({seconds:.1f} s)")
+    for name in args.agents:
+        started = time.time()
+        out = run_evaluation(name, args.mapper, scene_ids, seeds_of[name], image_budget=args.image_budget,
+                             resolution=args.resolution, evals=args.evals, where=where, workers=args.workers,
+                             nbv_env=args.nbv_env, progress=not args.no_progress)
+        per_seed, cells = read_evaluation(out, name, args.mapper, seeds_of[name], types, scene_ids)
+        results.update({(name, seed): res for seed, res in per_seed.items()})
+        everything["cells"] += cells
+        everything["agents"][name] = {"evaluation": str(out)}
+        print(f"# {name}: " + ", ".join(f"seed {k} all mIoU {100 * r['object_micro']['all']['mean_iou']:.2f}%"
+                                        for k, r in per_seed.items()) + f" ({time.time() - started:.0f} s)", flush=True)
     per_agent: dict[str, list[list[float]]] = {}
     per_agent_results: dict[str, list[dict]] = {}
     for name in args.agents:
-        runs = [results[(name, seed)] for seed in args.seeds]
+        runs = [results[(name, seed)] for seed in seeds_of[name]]
         per_agent[agent_label(name)] = [_row(r["object_micro"]) for r in runs]
         per_agent_results[agent_label(name)] = runs
         arr = np.array(per_agent[agent_label(name)])
-        everything["agents"][name] = {str(seed): {k: r[k] for k in ("object_micro", "scene_macro", "by_type")}
-                                      for seed, r in zip(args.seeds, runs)}
+        everything["agents"][name].update({str(seed): {k: r[k] for k in ("object_micro", "scene_macro", "by_type")}
+                                           for seed, r in zip(seeds_of[name], runs)})
         everything["agents"][name]["spread"] = [float(x) for x in arr.max(axis=0) - arr.min(axis=0)]
     counts = {t: 0 for t in SCENE_TYPES}
-    from spatialscout_gym.scenes.catalog import scene_by_name
-    types = {sid: scene_type(scene_by_name(sid)) for sid in scene_ids}
-    for t in types.values():
-        counts[t] = counts.get(t, 0) + 1
+    for kind in types.values():
+        counts[kind] = counts.get(kind, 0) + 1
     everything["scene_types"] = counts
     where = f"catalog scenes (v{everything['catalog_version']})" if args.procedural <= 0 else \
         f"held-out procedural scenes (seeds {VALIDATION_SEED}+)"
@@ -451,11 +514,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.baseline in args.agents:
         from spatialscout_gym.eval.analysis.stats import PAIRED_METHOD, SEED
         subsets = paired_subsets(scene_ids, types, args.seeds)
-        base = {c: v for seed in args.seeds for c, v in episode_scores(results[(args.baseline, seed)]["per_scene"],
-                                                                           seed).items()}
+        base = {c: v for seed in seeds_of[args.baseline]
+                for c, v in episode_scores(results[(args.baseline, seed)]["per_scene"], seed).items()}
         for name in [a for a in args.agents if a.startswith("ppo:") and a != args.baseline]:
-            other = {c: v for seed in args.seeds for c, v in episode_scores(results[(name, seed)]["per_scene"],
-                                                                                seed).items()}
+            other = {c: v for seed in seeds_of[name]
+                     for c, v in episode_scores(results[(name, seed)]["per_scene"], seed).items()}
             table = paired_table(base, other, subsets, args.resamples)
             everything["paired"][name] = {"baseline": args.baseline, "subsets": table}
             for figure, title in zip(PAIRED_FIGURES, ("all-target", "submitted")):

@@ -51,7 +51,7 @@ def test_readme_table_has_the_scripts_layout_for_the_command_it_quotes():
 
     agents, n_seeds = values("--agents"), len(values("--seeds"))
     lines = section.splitlines()                                  # the first table of the section
-    start = next(i for i, line in enumerate(lines) if line.startswith("| "))
+    start = next(i for i, line in enumerate(lines) if line.startswith("| agent |"))
     end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
     table = [line for line in lines[start:end] if line.startswith("| ")]
     assert table[0] == m.markdown({}).splitlines()[0]           # same columns, same order
@@ -197,7 +197,7 @@ def test_script_writes_the_paired_comparison_of_the_shipped_policy(tmp_path):
     model = SHIPPED_POLICY / "model.zip"
     run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "nbv_results.py"), "--scenes", "2",
                           "--image-budget", "3", "--agents", "frontier-nbv", f"ppo:{model}", "--seeds", "0",
-                          "--resamples", "99", "--out", str(out)], capture_output=True, text=True, timeout=600)
+                          "--resamples", "99", "--out", str(out), "--evals", str(tmp_path / "evals"), "--no-progress"], capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
     data = json.loads(out.read_text())
     paired = data["paired"][f"ppo:{model}"]
@@ -210,29 +210,27 @@ def test_script_writes_the_paired_comparison_of_the_shipped_policy(tmp_path):
     assert "| overall | 2 x 1 |" in run.stdout
 
 
-def test_cache_key_of_a_policy_names_its_file_and_greedy_or_sampled(tmp_path):
+def test_a_mapper_is_a_policy_copy_or_a_baseline_option_in_its_own_evaluation(tmp_path):
+    """The surface mapper runs a policy as a copy whose nbv_config.json differs only in "mapper"
+    (what ``evaluate --agent ppo:COPY`` runs) and a baseline with its ``mapper`` option; the centre
+    mapper runs both as they are; each (agent, mapper) has its own evaluation directory."""
     m = _script()
     policy = tmp_path / "pol"
     policy.mkdir()
     (policy / "model.zip").write_bytes(b"weights")
-    (policy / "nbv_config.json").write_text(json.dumps({"deterministic": False}))
-    sampled = m.cache_path(tmp_path, "catalog-v3.0", f"ppo:{policy}/model.zip", 0, 20, 64, "oracle", 80)
-    (policy / "nbv_config.json").write_text(json.dumps({"deterministic": True}))
-    greedy = m.cache_path(tmp_path, "catalog-v3.0", f"ppo:{policy}/model.zip", 0, 20, 64, "oracle", 80)
-    assert sampled != greedy and greedy.name.endswith("-greedy__seed0.json")
-    (policy / "model.zip").write_bytes(b"other weights")
-    assert m.cache_path(tmp_path, "catalog-v3.0", f"ppo:{policy}", 0, 20, 64, "oracle", 80) != greedy
-    # random-nbv's results before it drew from NBV-v1's 18 actions are not reused
-    assert m.cache_path(tmp_path, "catalog-v3.0", "random-nbv", 0, 20, 64, "oracle", 80).name == \
-        "random-nbv-nbv-v1-actions__seed0.json"
-    # results of the earlier seeding rule (rng [seed, scene index]) are not reused either
-    assert sampled.parent.name == "catalog-v3.0_80scenes_V20_64px_oracle_rng-seed-only"
-    # the shipped policy by its documented name, from a directory that has no models/ folder
-    import hashlib
-    from spatialscout_gym.nbv.policy_files import SHIPPED_POLICY
-    digest = hashlib.sha1((SHIPPED_POLICY / "model.zip").read_bytes()).hexdigest()[:10]
-    shipped = m.cache_path(tmp_path, "catalog-v3.0", "ppo:models/nbv_ppo/model.zip", 0, 20, 64, "oracle", 80)
-    assert shipped.name == f"nbv_ppo-{digest}__seed0.json"
+    settings = {"motion": "heading", "mapper": "oracle", "deterministic": False, "image_budget": 20}
+    (policy / "nbv_config.json").write_text(json.dumps(settings))
+    copies = tmp_path / "copies"
+    assert m.agent_and_options(f"ppo:{policy}", "oracle", copies) == (f"ppo:{policy}", {})
+    agent, options = m.agent_and_options(f"ppo:{policy}", "oracle-surface", copies)
+    copy = Path(agent[4:])
+    assert options == {} and copy.parent == copies and (copy / "model.zip").read_bytes() == b"weights"
+    assert json.loads((copy / "nbv_config.json").read_text()) == {**settings, "mapper": "oracle-surface"}
+    assert m.agent_and_options("frontier-nbv", "oracle-surface", copies) == ("frontier-nbv", {"mapper": "oracle-surface"})
+    assert m.agent_and_options("frontier-nbv", "oracle", copies) == ("frontier-nbv", {})
+    dirs = {m.evaluation_dir(tmp_path, "catalog-v3.1-x", a, mapper, 20, 64, None)
+            for a in ("frontier-nbv", f"ppo:{policy}") for mapper in m.MAPPERS}
+    assert len(dirs) == 4
 
 
 def test_cache_key_changes_with_the_scenes_content(monkeypatch):

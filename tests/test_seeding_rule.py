@@ -1,6 +1,6 @@
-"""One seeding rule (``episode_rng``): ``benchmarks/nbv_results.py``'s cell for a scene equals
-``spatialscout evaluate --seeds 0`` on that scene, and does not change when the script runs on a
-subset of its scene list (real renders, 32 px, a sampling agent so the rng decides the episode)."""
+"""One seeding rule (``episode_rng``): ``benchmarks/nbv_results.py``'s per-episode cell for a scene
+(run on a list of scenes) equals ``spatialscout evaluate --seeds 0`` on that scene alone (real
+renders, 32 px, sampling agents so the rng decides the episode)."""
 
 from __future__ import annotations
 
@@ -34,27 +34,36 @@ def test_the_rule_is_the_seed_alone():
     np.testing.assert_array_equal(a, b)
 
 
-def test_a_scripts_cell_is_evaluates_cell_whatever_the_list(tmp_path):
-    from spatialscout_gym.render.sapien_renderer import SapienRenderer
-    from spatialscout_gym.scenes.catalog import scene_by_name
-    m = _script()
-    renderer = SapienRenderer(scene_by_name(SCENES[0]), RES, RES)
-    try:
-        both = m.evaluate("random-nbv", SCENES, seed=0, image_budget=V, resolution=RES, renderer=renderer,
-                          walls=True)["per_scene"]
-        alone = m.evaluate("random-nbv", SCENES[1:], seed=0, image_budget=V, resolution=RES, renderer=renderer,
-                           walls=True)["per_scene"]
-    finally:
-        renderer.close()
-    assert alone[SCENES[1]] == both[SCENES[1]]                 # the second scene's cell, with or without the first
-    for scene in SCENES:
-        printed = io.StringIO()
-        out = tmp_path / scene
-        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
-            code = main(["evaluate", "--agent", "random-nbv", "--scenes", scene, "--seeds", "0", "--image-budget",
-                         str(V), "--resolution", str(RES), "--out", str(out), "--no-progress"])
-        assert code == 0, printed.getvalue()[-2000:]
-        result = json.loads((out / scene / "seed_0" / "result.json").read_text())
-        cell = both[scene]
-        assert result["num_submitted"] == cell["M"]
-        assert result["all"]["mean_iou"] == pytest.approx(float(np.mean(cell["iou"])), abs=1e-6)
+def _evaluate(agent: str, scene: str, out: Path) -> dict:
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+        code = main(["evaluate", "--agent", agent, "--scenes", scene, "--seeds", "0", "--image-budget", str(V),
+                     "--resolution", str(RES), "--out", str(out), "--no-progress"])
+    assert code == 0, printed.getvalue()[-2000:]
+    return json.loads((out / scene / "seed_0" / "result.json").read_text())
+
+
+def test_the_scripts_cells_are_evaluates_cells(tmp_path):
+    """The script's JSON cell of an (agent, scene, seed 0) is what ``spatialscout evaluate --seeds 0``
+    on that scene alone writes, exactly: a sampling baseline and the sampling NBV-v3 policy."""
+    agents = ["random-nbv", "ppo:models/nbv_ppo_v3"]
+    table = tmp_path / "table.json"
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+        code = _script().main(["--scenes", str(len(SCENES)), "--image-budget", str(V), "--resolution", str(RES),
+                               "--agents", *agents, "--seeds", "0", "--evals", str(tmp_path / "evals"),
+                               "--out", str(table), "--no-progress", "--resamples", "99"])
+    assert code == 0, printed.getvalue()[-2000:]
+    cells = {(c["agent"], c["scene"], c["seed"]): c for c in json.loads(table.read_text())["cells"]}
+    assert set(cells) == {(a, s, 0) for a in agents for s in SCENES}
+    scene = SCENES[1]      # second in the script's list, alone in evaluate's
+    for agent in agents:
+        result = _evaluate(agent, scene, tmp_path / agent.replace("/", "_").replace(":", "_"))
+        cell = cells[(agent, scene, 0)]
+        explored = result["nbv"]["exploration"]
+        assert (cell["coverage"], cell["all_mean_iou"], cell["submitted_mean_iou"], cell["num_submitted"],
+                cell["images_used"], cell["blocked_moves"], cell["path_length_m"], cell["env_id"]) == \
+            (result["coverage"], result["all"]["mean_iou"], result["submitted"]["mean_iou"],
+             result["num_submitted"], result["counters"]["images_used"], explored["blocked_moves"],
+             explored["path_length_m"], result["nbv"]["env_id"]), (agent, scene)
+        assert cell["mapper"] == "oracle" and float(np.mean(cell["iou"])) == pytest.approx(cell["all_mean_iou"])
