@@ -49,3 +49,18 @@ def test_a_file_that_holds_no_object_is_refused_untouched_and_an_unchanged_one_i
     with locked_json_object(fresh) as state:   # a missing file starts as an empty object
         assert state == {}
     assert fresh.read_text() == "{}"
+
+
+def test_file_errors_share_one_base_and_travel_to_worker_processes(tmp_path):
+    """A shared-file error and a scene-file error are two kinds of one base: each pickles back to
+    its own kind with its path and problem (as when a worker process reports it), and catching
+    one kind never catches the other."""
+    import pickle
+
+    from spatialscout_gym.core.files import FileProblemError, SceneFileError
+    for kind in (SharedFileError, SceneFileError):
+        e = pickle.loads(pickle.dumps(kind(tmp_path / "f.json", "holds a list, not an object")))
+        assert type(e) is kind and isinstance(e, FileProblemError)
+        assert (e.path, e.problem, str(e)) == (tmp_path / "f.json", "holds a list, not an object",
+                                               f"{tmp_path / 'f.json'}: holds a list, not an object")
+    assert not issubclass(SharedFileError, SceneFileError) and not issubclass(SceneFileError, SharedFileError)

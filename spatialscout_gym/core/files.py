@@ -35,14 +35,15 @@ from spatialscout_gym.core.run_files import GROUND_TRUTH_FILE, PREDICTIONS_FILE
 from spatialscout_gym.core.scoring import GroundTruth
 from spatialscout_gym.core.types import is_finite_vec3
 
-__all__ = ["SceneFileError", "cache_root", "read_json", "load_ground_truth",
+__all__ = ["FileProblemError", "SceneFileError", "cache_root", "read_json", "load_ground_truth",
            "load_predictions", "find_scene_dirs", "write_json_atomic", "write_text_atomic", "open_regular",
            "read_text_bounded", "loads_finite", "locked_json_object", "SharedFileError", "NotRegularFileError", "FileTooLargeError", "MAX_JSON_BYTES", "MAX_TRACE_BYTES"]
 
 
 
-class SceneFileError(SpatialScoutError, ValueError):
-    """A missing, unreadable or invalid scene file; the message starts with the file's path."""
+class FileProblemError(SpatialScoutError, ValueError):
+    """A file that cannot be used: ``"<path>: <problem>"``, one line. The base of each kind below,
+    which callers catch by kind."""
 
     def __init__(self, path: str | os.PathLike, problem: str) -> None:
         self.path = Path(path)
@@ -52,6 +53,10 @@ class SceneFileError(SpatialScoutError, ValueError):
     def __reduce__(self):
         # rebuilt from (path, problem) when pickled to a worker process or copied
         return (type(self), (str(self.path), self.problem))
+
+
+class SceneFileError(FileProblemError):
+    """A missing, unreadable or invalid scene file; the message starts with the file's path."""
 
 
 def _reject_constant(name: str) -> Any:
@@ -256,17 +261,9 @@ def write_json_atomic(path: str | os.PathLike, obj: Any, *, indent: int | None =
     return write_text_atomic(path, json.dumps(obj, indent=indent, allow_nan=False) + "\n")
 
 
-class SharedFileError(SpatialScoutError, ValueError):
+class SharedFileError(FileProblemError):
     """A shared state file (:func:`locked_json_object`) that is a link, not a regular file, or
     does not hold a JSON object; the message starts with its path. Nothing was written to it."""
-
-    def __init__(self, path: str | os.PathLike, problem: str) -> None:
-        self.path = Path(path)
-        self.problem = problem
-        super().__init__(f"{path}: {problem}")
-
-    def __reduce__(self):
-        return (type(self), (str(self.path), self.problem))
 
 
 def _create_json_object(path: Path) -> None:
