@@ -47,7 +47,7 @@ def test_each_episode_records_its_dynamics_and_observation_keys(runs):
 
 
 def test_compare_refuses_a_mix_of_dynamics(runs, capsys):
-    with pytest.raises(CompareError, match=r"NBV dynamics \(env id\) differs: v2: SpatialScout/NBV-v2, "
+    with pytest.raises(CompareError, match=r"NBV dynamics differs: v2: SpatialScout/NBV-v2, "
                                            r"v1: SpatialScout/NBV-v1"):
         compare_reports([runs / "v2", runs / "v1"])
     assert main(["compare", str(runs / "v2"), str(runs / "v1")]) == 2
@@ -59,7 +59,23 @@ def test_compare_refuses_a_mix_of_dynamics(runs, capsys):
 def test_leaderboard_refuses_a_mix_of_dynamics(runs, tmp_path, capsys):
     assert main(["leaderboard", str(runs / "v1"), str(runs / "frontier"), "--out", str(tmp_path / "site"),
                  "--no-progress"]) == 2
-    assert "NBV dynamics (env id) differs" in capsys.readouterr().err
+    assert "NBV dynamics differs" in capsys.readouterr().err
+
+
+def test_nbv_v3_runs_compare_with_nbv_v2_runs(runs, tmp_path):
+    """NBV-v3 steps under NBV-v2's dynamics and adds an observation: its runs pair with NBV-v2
+    baselines without --force, and the env id is shown, not compared."""
+    import shutil
+    v3 = tmp_path / "v3"
+    shutil.copytree(runs / "v2", v3)
+    for p in v3.glob("*/seed_*/result.json"):
+        r = json.loads(p.read_text())
+        r["nbv"]["env_id"] = "SpatialScout/NBV-v3"
+        p.write_text(json.dumps(r))
+    md = compare_reports([v3, runs / "frontier"])[0]
+    assert "Forced comparison" not in md
+    with pytest.raises(CompareError, match=r"NBV dynamics differs: v3: SpatialScout/NBV-v2, v1: SpatialScout/NBV-v1"):
+        compare_reports([v3, runs / "v1"])
 
 
 def test_nbv_env_is_for_nbv_agents_only(tmp_path, capsys):

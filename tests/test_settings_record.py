@@ -20,9 +20,9 @@ from spatialscout_gym.eval.settings_check import RECORDED, SETTINGS, EpisodeSett
 
 EXPECTED = {"image_budget", "resolution", "tool_call_budget", "model_call_budget", "prompt_style", "reasoning_effort",
             "reasoning_effort_sent", "mode", "image_history", "image_max_side_px", "reasoning_effort_source",
-            "max_output_tokens", "nbv_env_id", "nbv_walls", "nbv_wall_margin_m", "budget_counts", "tool_call_budget_b"}
+            "max_output_tokens", "nbv_dynamics", "nbv_env_id", "nbv_walls", "nbv_wall_margin_m", "budget_counts", "tool_call_budget_b"}
 """The settings an episode records (the record may grow; none may leave it unnoticed)."""
-NOT_COMPARED = {"reasoning_effort_source", "max_output_tokens"}
+NOT_COMPARED = {"reasoning_effort_source", "max_output_tokens", "nbv_env_id"}
 """Recorded and shown, not compared (each field says why)."""
 
 
@@ -64,6 +64,9 @@ def _changed(runs, tmp_path, s, value):
         r["nbv"] = dict(NBV_BLOCK)
 
     def change(r):
+        if s.field == "nbv_dynamics":  # derived from the walls: NBV-v1's dynamics
+            r["nbv"].update(walls=False)
+            return
         if s.derive is not None:      # a derived setting: its source changed (the effort refused)
             r["model"].update(reasoning_effort_refused=["reasoning_effort"], reasoning_effort_sent={})
             return
@@ -102,7 +105,7 @@ def test_changing_any_field_of_the_record_makes_compare_refuse_naming_it(runs, t
         with pytest.raises(CompareError) as caught:
             compare_reports([base, other])
         shown = {"budget_counts": "tool calls", "tool_call_budget_b": ": 7",
-                 "reasoning_effort_outcome": "refused"}.get(field, str({"changed": field}))
+                 "reasoning_effort_outcome": "refused", "nbv_dynamics": "NBV-v1"}.get(field, str({"changed": field}))
         assert f"{s.name} differs" in str(caught.value) and shown in str(caught.value)
     else:
         meta = next(f for f in dataclasses.fields(EpisodeSettings) if f.name == field).metadata

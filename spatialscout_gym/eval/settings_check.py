@@ -8,8 +8,8 @@ stale or edited.
 
 The settings are the fields of one per-episode record, :class:`EpisodeSettings`: each field
 names the setting, the one place ``result.json`` records it and the agent kinds it applies to (V
-and resolution: every agent; the tool-call budget: agents without a model; the NBV dynamics (env
-id), walls and wall margin: NBV agents; B, prompt style,
+and resolution: every agent; the tool-call budget: agents without a model; the NBV dynamics (NBV-v1
+or NBV-v2, from the walls: NBV-v3 is NBV-v2's), walls and wall margin: NBV agents; B, prompt style,
 reasoning effort asked, whether it was honoured and the parameters sent for it, mode, image history and
 image max side: model agents). :data:`SETTINGS` are its compared fields; a field recorded but not
 compared says why.
@@ -68,6 +68,17 @@ def budget_counts(result: Mapping) -> tuple[bool, object]:
     and B = 100 model calls are different budgets (a model call may make several tool calls)."""
     unit = BUDGET_UNIT.get(_kind(result))
     return (unit is not None), unit
+
+
+def nbv_dynamics(result: Mapping) -> tuple[bool, object]:
+    """``(recorded, env id)`` of the dynamics an NBV episode stepped under: NBV-v2 where walls,
+    floor and ceiling stopped the camera (NBV-v2 and NBV-v3, which adds only an observation),
+    NBV-v1 where they did not. Read from the recorded walls, so runs of NBV-v2 and NBV-v3 compare."""
+    nbv = result.get("nbv")
+    if not isinstance(nbv, dict) or not isinstance(nbv.get("walls"), bool):
+        return False, None
+    from spatialscout_gym.nbv.config import DYNAMICS_ENV_IDS
+    return True, DYNAMICS_ENV_IDS[nbv["walls"]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -136,7 +147,10 @@ class EpisodeSettings:
     budget_counts: Any = setting("B counts", "budget_counts", ("model", "mcp", "human"), derive=budget_counts)
     tool_call_budget_b: Any = setting("B (tool-call budget)", "tool_call_budget", ("mcp", "human"),
                                       none_means="unlimited")
-    nbv_env_id: Any = setting("NBV dynamics (env id)", "nbv.env_id", ("nbv",))
+    nbv_dynamics: Any = setting("NBV dynamics", "nbv.dynamics", ("nbv",), derive=nbv_dynamics)
+    nbv_env_id: Any = setting(
+        "NBV env id", "nbv.env_id", ("nbv",), compared=False,
+        why="NBV-v3 is NBV-v2's dynamics with the blocked observation: what an agent observes is the agent")
     nbv_walls: Any = setting("NBV walls", "nbv.walls", ("nbv",))
     nbv_wall_margin_m: Any = setting("NBV wall margin", "nbv.wall_margin_m", ("nbv",))
     model_call_budget: Any = setting("B (model-call budget)", "model.model_call_budget", ("model",))
