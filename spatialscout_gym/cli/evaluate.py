@@ -167,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_presets(args: argparse.Namespace) -> int:
     """Every model of the presets file, one after the other, each in ``--out/NAME``."""
-    from spatialscout_gym.cli.presets import load_presets, preset_args
+    from spatialscout_gym.cli.presets import hold_presets_run, load_presets, preset_args
     if args.agent:
         raise CliError("--agent and --models exclude each other: the presets file names each model's agent")
     own = argparse.ArgumentParser(prog="spatialscout").add_subparsers()
@@ -175,9 +175,14 @@ def _run_presets(args: argparse.Namespace) -> int:
     presets = load_presets(args.models, own.choices["evaluate"])
     worst = 0
     estimates: list[tuple[dict[str, float] | None, float | None]] | None = [] if args.estimate else None
-    for name, table in presets.items():
-        print(f"== {name} ({table['agent']}) -> {Path(args.out) / name}")
-        worst = max(worst, _run_one(preset_args(args, name, table, args.models), estimates))
+    lock = None if args.estimate else hold_presets_run(Path(args.out), list(presets))
+    try:
+        for name, table in presets.items():
+            print(f"== {name} ({table['agent']}) -> {Path(args.out) / name}")
+            worst = max(worst, _run_one(preset_args(args, name, table, args.models), estimates))
+    finally:
+        if lock is not None:
+            os.close(lock)
     if estimates is not None:
         print(_total_line(estimates))
     return worst

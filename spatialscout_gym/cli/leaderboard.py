@@ -86,20 +86,42 @@ def watch(args: argparse.Namespace) -> int:
     from spatialscout_gym.eval.pages.progress import progress_row, progress_table
     if args.interval <= 0 or (args.refreshes is not None and args.refreshes < 1):
         raise CliError("--interval must be > 0 and --refreshes >= 1")
+    from spatialscout_gym.eval.pages.progress import is_running
+    dirs, runs = _watched(args.dirs)
     shown = 0
     try:
         while True:
+            busy = {r for r in runs if is_running(r)}   # a presets run between two models locks no model
             try:
-                rows = [progress_row(d) for d in args.dirs]
+                rows = [progress_row(d) for d in dirs]
             except EvalDirError as exc:
                 raise CliError(str(exc)) from None
+            for d, r in zip(dirs, rows):
+                r["waiting"] = d.parent in busy and not r["running"] and not (r["planned"] and r["done"] == r["planned"])
             print(time.strftime("%H:%M:%S") + "\n" + progress_table(rows) + "\n", flush=True)
             shown += 1
-            if not any(r["running"] for r in rows) or (args.refreshes is not None and shown >= args.refreshes):
+            if not (busy or any(r["running"] for r in rows)) or (args.refreshes is not None and shown >= args.refreshes):
                 return 0
             time.sleep(args.interval)
     except KeyboardInterrupt:
         return 0
+
+
+def _watched(dirs: list[Path]) -> tuple[list[Path], list[Path]]:
+    """The evaluation directories ``--watch`` shows and the presets runs they belong to: a presets
+    run's ``--out`` (or any of its models' directories) stands for every model it lists, in order,
+    those not started yet included."""
+    from spatialscout_gym.cli.presets import presets_plan
+    shown: list[Path] = []
+    runs: list[Path] = []
+    for d in dirs:
+        root = d if presets_plan(d) is not None else d.parent if d.name in (presets_plan(d.parent) or []) else None
+        if root is None:
+            shown += [d] if d not in shown else []
+        elif root not in runs:
+            runs.append(root)
+            shown += [root / m for m in presets_plan(root) or [] if root / m not in shown]
+    return shown, runs
 
 
 def run(args: argparse.Namespace) -> int:

@@ -41,6 +41,9 @@ KEYS: dict[str, str] = {
 }
 """Preset keys -> the ``evaluate`` flag each stands for."""
 _EXTRA = ("api_key_env", "price")
+PRESETS_PLAN = ".presets.json"
+"""``--out/.presets.json``: the models of a presets run in order (``{"models": [NAME, ...]}``), so
+``leaderboard --watch`` shows the models not started yet as waiting."""
 _PATHS = ("price_table", "request_cache")
 
 
@@ -233,3 +236,33 @@ def preset_args(args: argparse.Namespace, name: str, table: dict, presets_file: 
         a.price_table = a.out / "price_table.json"
         a.price_table.write_text(json.dumps({model: table["price"]}, indent=2) + "\n")
     return a
+
+
+def hold_presets_run(out: Path, names: list[str]) -> int:
+    """Hold ``OUT/.evaluate.lock`` for a whole presets run and list its models in
+    :data:`PRESETS_PLAN`, so that ``leaderboard --watch`` follows the run from its first model to its
+    last (between two models no model directory is locked). Returns the lock's descriptor; closing
+    it releases the lock (so does the process's death, even by ``kill -9``)."""
+    import fcntl
+
+    from spatialscout_gym.eval.running.evaluate import _LOCK_FILE
+    out.mkdir(parents=True, exist_ok=True)
+    fd = os.open(out / _LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise CliError(f"{out} is being written by another `evaluate --models`; wait for it or stop it") from None
+    tmp = out / (PRESETS_PLAN + ".tmp")
+    tmp.write_text(json.dumps({"models": names}) + "\n")
+    os.replace(tmp, out / PRESETS_PLAN)
+    return fd
+
+
+def presets_plan(out: Path) -> list[str] | None:
+    """The model names :func:`hold_presets_run` listed in ``out`` (None when it holds no such list)."""
+    try:
+        models = json.loads((out / PRESETS_PLAN).read_text(encoding="utf-8"))["models"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return [m for m in models if isinstance(m, str) and _name_problem(m) is None] if isinstance(models, list) else None

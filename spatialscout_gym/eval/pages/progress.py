@@ -102,7 +102,8 @@ def progress_table(rows: Sequence[dict]) -> str:
     for r in rows:
         name = Path(r["dir"]).name
         name = name if len(name) <= 28 else name[:27] + "~"
-        state = "running" if r["running"] else ("complete" if r["done"] == r["planned"] else "stopped")
+        state = ("running" if r["running"] else "waiting" if r.get("waiting")   # a presets run's later model
+                 else "complete" if r["done"] == r["planned"] else "stopped")
         count = f"{r['done']}/{r['planned']}"
         spend = "unreadable" if r["spend_usd"] is None else f"${r['spend_usd']:.4f}"
         lines.append(f"{name:28s} {count:>9} {r['failed']:>6} {spend:>10} {r['waits']:>5} "
