@@ -84,3 +84,30 @@ def test_seed_counts_past_the_bound_are_refused_in_one_line(tmp_path, argv):
     err = done.stderr.strip()
     assert done.returncode == 2 and len(err.splitlines()) == 1 and str(MAX_SEEDS) in err, err
     assert not (tmp_path / "ev").exists()
+
+
+def test_the_printed_estimate_and_the_numbers_are_one_range():
+    """``estimate_lines`` prints, and ``estimate_usd`` returns, the episodes times one episode's
+    range (the image tokens of the wire format at the delivered size); an agent without a price
+    has neither."""
+    import types
+
+    from spatialscout_gym.conversation.codecs import CODECS
+    from spatialscout_gym.conversation.images import delivered_size
+    schema = [{"name": "capture_image", "parameters": {"type": "object"}}]
+    provider = types.SimpleNamespace(model="m", api_mode="messages", tool_schema=lambda: schema)
+    agent = types.SimpleNamespace(name="anthropic:m", provider=provider, price_table={"m": PRICE}, image_max_side=384)
+    w, h = delivered_size(512, 512, 384)
+    one = ce.episode_cost_range(model_call_budget=30, image_budget=12, schema_chars=len(json.dumps(schema)),
+                                image_tokens=CODECS["messages"].image_tokens(w, h), price=PRICE)
+    budgets = dict(episodes=7, model_call_budget=30, image_budget=12, resolution=512)
+    usd = ce.estimate_usd(agent, **budgets)
+    assert usd == {k: 7 * v for k, v in one.items()} and usd["low"] < usd["all_calls_low"] < usd["high"]
+    [line] = ce.estimate_lines(agent, **budgets)
+    assert line.startswith(f"anthropic:m: 7 episodes, ${usd['low']:.2f} - ${usd['high']:.2f} "
+                           f"(${usd['all_calls_low']:.2f} - ${usd['high']:.2f} if every episode makes all 30 calls)")
+    assert f"per episode ${one['low']:.4f} - ${one['high']:.4f}" in line and f"per {w}x{h} image" in line
+    unpriced = types.SimpleNamespace(name="anthropic:n", provider=types.SimpleNamespace(model="n"), price_table={})
+    assert ce.estimate_usd(unpriced, **budgets) is None
+    assert ce.estimate_lines(unpriced, **budgets) == ["anthropic:n: no price (--price-table with an entry for n); "
+                                                      "nothing to estimate"]

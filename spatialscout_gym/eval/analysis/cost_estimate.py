@@ -95,36 +95,20 @@ def episode_cost_range(*, model_call_budget: int, image_budget: int, schema_char
             "high": _episode(b, chars, image_tokens, v, HIGH, price)}
 
 
-def estimate_lines(agent: object, *, episodes: int, model_call_budget: int, image_budget: int,
-                   resolution: int) -> list[str]:
-    """The printed estimate of one model agent for ``episodes`` episodes; a line saying why not
-    when the agent has no price."""
-    from spatialscout_gym.conversation.codecs import CODECS
-    from spatialscout_gym.conversation.images import delivered_size
-    provider = getattr(agent, "provider", None)
-    name = getattr(agent, "name", "?")
-    table = getattr(agent, "price_table", None) or {}
-    model = getattr(provider, "model", None)
-    if provider is None or model not in table:
-        return [f"{name}: no price (--price-table with an entry for {model}); nothing to estimate"]
-    w, h = delivered_size(resolution, resolution, getattr(agent, "image_max_side", 384))
-    codec = CODECS.get(getattr(provider, "api_mode", ""))
-    per_image = (codec.image_tokens(w, h) if codec is not None
-                 else max(c.image_tokens(w, h) for c in CODECS.values()))
-    r = episode_cost_range(model_call_budget=model_call_budget, image_budget=image_budget,
-                           schema_chars=len(json.dumps(provider.tool_schema())), image_tokens=per_image,
-                           price=table[model])
-    return [f"{name}: {episodes} episodes, ${episodes * r['low']:.2f} - ${episodes * r['high']:.2f} "
-            f"(${episodes * r['all_calls_low']:.2f} - ${episodes * r['high']:.2f} if every episode makes all "
-            f"{model_call_budget} calls); per episode ${r['low']:.4f} - ${r['high']:.4f}; "
-            f"{per_image} tokens per {w}x{h} image"]
+@dataclass(frozen=True)
+class _AgentEstimate:
+    """One model agent's per-episode range (:func:`episode_cost_range`) and the image size and
+    tokens it assumed."""
+
+    per_episode: dict
+    image_tokens: int
+    size: tuple[int, int]
 
 
-def estimate_usd(agent: object, *, episodes: int, model_call_budget: int, image_budget: int,
-                 resolution: int) -> dict[str, float] | None:
-    """The range :func:`estimate_lines` prints, as numbers for all ``episodes`` (``low``,
-    ``all_calls_low``, ``high``; USD), for the totals and the cap of a presets file; None when the
-    agent has no price."""
+def _agent_estimate(agent: object, *, model_call_budget: int, image_budget: int,
+                    resolution: int) -> _AgentEstimate | None:
+    """The range of one episode of ``agent`` from its price table, its wire format's image rule and
+    its tool schema; None when the agent has no price."""
     from spatialscout_gym.conversation.codecs import CODECS
     from spatialscout_gym.conversation.images import delivered_size
     provider = getattr(agent, "provider", None)
@@ -139,4 +123,35 @@ def estimate_usd(agent: object, *, episodes: int, model_call_budget: int, image_
     r = episode_cost_range(model_call_budget=model_call_budget, image_budget=image_budget,
                            schema_chars=len(json.dumps(provider.tool_schema())), image_tokens=per_image,
                            price=table[model])
-    return {k: episodes * v for k, v in r.items()}
+    return _AgentEstimate(r, per_image, (w, h))
+
+
+def estimate_lines(agent: object, *, episodes: int, model_call_budget: int, image_budget: int,
+                   resolution: int) -> list[str]:
+    """The printed estimate of one model agent for ``episodes`` episodes (:func:`estimate_usd`'s
+    range); a line saying why not when the agent has no price."""
+    name = getattr(agent, "name", "?")
+    est = _agent_estimate(agent, model_call_budget=model_call_budget, image_budget=image_budget,
+                          resolution=resolution)
+    if est is None:
+        model = getattr(getattr(agent, "provider", None), "model", None)
+        return [f"{name}: no price (--price-table with an entry for {model}); nothing to estimate"]
+    r, total, (w, h) = est.per_episode, _totals(est, episodes), est.size
+    return [f"{name}: {episodes} episodes, ${total['low']:.2f} - ${total['high']:.2f} "
+            f"(${total['all_calls_low']:.2f} - ${total['high']:.2f} if every episode makes all "
+            f"{model_call_budget} calls); per episode ${r['low']:.4f} - ${r['high']:.4f}; "
+            f"{est.image_tokens} tokens per {w}x{h} image"]
+
+
+def _totals(est: _AgentEstimate, episodes: int) -> dict[str, float]:
+    return {k: episodes * v for k, v in est.per_episode.items()}
+
+
+def estimate_usd(agent: object, *, episodes: int, model_call_budget: int, image_budget: int,
+                 resolution: int) -> dict[str, float] | None:
+    """The range :func:`estimate_lines` prints, as numbers for all ``episodes`` (``low``,
+    ``all_calls_low``, ``high``; USD), for the totals and the cap of a presets file; None when the
+    agent has no price."""
+    est = _agent_estimate(agent, model_call_budget=model_call_budget, image_budget=image_budget,
+                          resolution=resolution)
+    return None if est is None else _totals(est, episodes)
