@@ -52,3 +52,8 @@ def write_record(run_dir: Path, record: RunRecord) -> Path:
     path = run_dir / RESULT_FILE
     path.write_text(json.dumps(record.to_json()))
     return path
+
+
+def model_json(**changes: Any) -> dict:
+    """:func:`model_figures` in the JSON form ``result.json`` writes (its ``model`` block)."""
+    return run_record("x", model=model_figures(**changes)).to_json()["model"]

@@ -183,7 +183,7 @@ def test_the_cli_prints_no_traceback_for_the_reported_cases(base, tmp_path):
     p = subprocess.run([sys.executable, "-m", "spatialscout_gym.cli.main", "report", str(d)],
                        capture_output=True, text=True, env=env)
     assert p.returncode == 2 and "Traceback" not in p.stdout + p.stderr
-    assert "result.json: not valid JSON (arrays or objects nested too deeply)" in p.stderr
+    assert "result.json: invalid JSON: arrays or objects nested too deeply" in p.stderr
 
 
 @pytest.mark.parametrize("rel, label", [(f"{RUN}/result.json", "deep"), (f"{RUN}/result.json", "garbled"),

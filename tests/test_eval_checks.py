@@ -11,6 +11,7 @@ import stat
 import pytest
 
 from fakes import FakeRenderer, small_scene
+from record_fixtures import model_json
 from spatialscout_gym.cli.main import main
 from spatialscout_gym.eval.running.evaluate import EvalSettings, evaluate
 from spatialscout_gym.eval.layout import EvalDir
@@ -104,8 +105,8 @@ def test_settings_are_shown_not_summed_and_unknown_cost_is_unknown(evals, tmp_pa
     d = _copy(evals, "origin", tmp_path)
     for i, p in enumerate(sorted(d.glob("*/seed_*/result.json"))):
         r = json.loads(p.read_text())
-        r["model"] = {"name": "m", "image_max_side_px": 384, "image_history": 512 if i == 0 else 2,
-                      "model_calls": 3, "cost_usd": None, "usage": {"input_tokens": 10, "output_tokens": 1}}
+        r["model"] = model_json(name="m", image_max_side_px=384, image_history=512 if i == 0 else 2,
+                                model_calls=3, cost_usd=None, usage={"input_tokens": 10, "output_tokens": 1})
         p.write_text(json.dumps(r))
     assert main(["report", str(d), "--no-figures"]) == 0
     c = json.loads((d / "report.json").read_text())["counters"]

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from fakes import FakeRenderer, small_scene
+from record_fixtures import model_json
 from spatialscout_gym.cli.main import main
 from spatialscout_gym.core.scoring import aggregate
 from spatialscout_gym.eval.running.evaluate import EvalSettings, SettingsMismatchError, evaluate, plan_tasks
@@ -157,19 +158,22 @@ def test_compare_and_leaderboard_refuse_other_protocol_settings_naming_them(ball
     # the leaderboard checks them too (here two model rows: the model settings are compared)
     for p in other.glob("*/seed_*/result.json"):
         r = json.loads(p.read_text())
-        r["model"] = {"prompt_style": "detailed", "model_call_budget": 100}
+        r["model"] = model_json(prompt_style="detailed", model_call_budget=100)
         p.write_text(json.dumps(r))
     for p in out.glob("*/seed_*/result.json"):
         r = json.loads(p.read_text())
         if r.get("status") == "ok":
-            r["model"] = {"prompt_style": "paper", "model_call_budget": 100}
+            r["model"] = model_json(prompt_style="paper", model_call_budget=100)
             p.write_text(json.dumps(r))
     with pytest.raises(LeaderboardError, match=r"V \(image budget\) differs: uniform-ball: 5, origin: 3; "
                                                r"prompt style differs: uniform-ball: paper, origin: detailed"):
         build_leaderboard([out, other])
     assert protocol_settings([json.loads(p.read_text()) for p in other.glob("*/seed_*/result.json")]) == {
         "V (image budget)": 3, "resolution": 32,      # a model run has no tool-call budget: B caps it
-        "B (model-call budget)": 100, "B counts": "model calls", "prompt style": "detailed"}
+        "B (model-call budget)": 100, "B counts": "model calls", "prompt style": "detailed",
+        # a model record holds every setting; these were left unset (recorded as null)
+        "reasoning effort": None, "reasoning effort honoured": "none asked", "reasoning effort sent": {},
+        "mode": None, "image history": None, "image max side": None}
 
 
 def test_compare_refuses_changed_scene_hashes(tmp_path):

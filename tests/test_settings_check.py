@@ -15,8 +15,9 @@ import pytest
 from fakes import FakeRenderer, small_scene
 from vlm_scripted import ScriptedServer
 from spatialscout_gym.cli.main import main
+from spatialscout_gym.eval.layout import EvalDirError
 from spatialscout_gym.eval.running.evaluate import EvalSettings, evaluate
-from spatialscout_gym.eval.pages.leaderboard import LeaderboardError, build_leaderboard
+from spatialscout_gym.eval.pages.leaderboard import build_leaderboard
 from spatialscout_gym.eval.pages.report import CompareError, compare_reports
 from spatialscout_gym.eval.settings_check import SETTINGS
 
@@ -91,14 +92,14 @@ def test_compare_refuses_another_resolution(runs):
     assert "V (image budget)" not in str(caught.value)
 
 
-def test_a_setting_recorded_on_one_side_only_refuses(runs, tmp_path):
+def test_a_record_without_a_setting_is_refused_as_it_is_read(runs, tmp_path):
     a, b = _copy(runs, "v5", tmp_path), _copy(runs, "ref", tmp_path)
     _edit_results(b, lambda r: r.update(tool_call_budget=100))      # now alike: they compare
     compare_reports([a, b])
-    _edit_results(b, lambda r: r.pop("resolution"))
-    with pytest.raises(CompareError, match=r"resolution is unknown for ref .*: v5: 32, ref: not recorded"):
+    _edit_results(b, lambda r: r.pop("resolution"))                  # no run record: refused as read
+    with pytest.raises(EvalDirError, match=r"result.json: field 'resolution' is missing"):
         compare_reports([a, b])
-    with pytest.raises(LeaderboardError, match=r"resolution is unknown for origin \[ref\]"):
+    with pytest.raises(EvalDirError, match=r"result.json: field 'resolution' is missing"):
         build_leaderboard([a, b])
 
 

@@ -97,15 +97,24 @@ def test_the_record_holds_every_setting_and_every_run_records_it(runs):
     assert recorded["reasoning_effort_sent"] == (True, {"reasoning_effort": "xhigh"})
 
 
+TYPED_CHANGES: dict[str, object] = {
+    "image_budget": 77, "resolution": 48, "tool_call_budget": 77, "model_call_budget": 77, "image_history": 77,
+    "image_max_side_px": 77, "max_output_tokens": 77, "prompt_style": "changed", "reasoning_effort": "changed",
+    "mode": "changed", "reasoning_effort_source": "changed"}
+"""A value of each setting's type in the run record (read strictly, a value of another type is no
+record), unlike the recorded one; a setting in an untyped block takes ``{"changed": field}``."""
+
+
 @pytest.mark.parametrize("field", [f.name for f in dataclasses.fields(EpisodeSettings)])
 def test_changing_any_field_of_the_record_makes_compare_refuse_naming_it(runs, tmp_path, field):
     s = next(x for x in RECORDED if x.field == field)
-    base, other = _changed(runs, tmp_path, s, {"changed": field})
+    value = TYPED_CHANGES.get(field, {"changed": field})
+    base, other = _changed(runs, tmp_path, s, value)
     if s in SETTINGS:
         with pytest.raises(CompareError) as caught:
             compare_reports([base, other])
         shown = {"budget_counts": "tool calls", "tool_call_budget_b": ": 7",
-                 "reasoning_effort_outcome": "refused", "nbv_dynamics": "NBV-v1"}.get(field, str({"changed": field}))
+                 "reasoning_effort_outcome": "refused", "nbv_dynamics": "NBV-v1"}.get(field, str(value))
         assert f"{s.name} differs" in str(caught.value) and shown in str(caught.value)
     else:
         meta = next(f for f in dataclasses.fields(EpisodeSettings) if f.name == field).metadata

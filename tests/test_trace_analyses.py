@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from record_fixtures import run_record, write_record
 from spatialscout_gym.eval.analysis.behaviour import tool_behaviour
 from spatialscout_gym.eval.analysis.cost import cost_summary, pareto_frontier
 from spatialscout_gym.eval.analysis.failures import count_factors, trajectory_factors
@@ -269,7 +270,7 @@ def test_pareto_frontier_and_unpriced_models():
 def _result(path, status="ok", **extra):
     path.mkdir(parents=True, exist_ok=True)
     scene = path.parts[path.parts.index("seed_0") - 1]   # a scored result names its scene
-    (path / "result.json").write_text(json.dumps({"status": status, "seed": 0, "scene_id": scene, **extra}))
+    write_record(path, run_record(scene, seed=0, status=status, **extra))
 
 
 def test_collect_episodes_tolerates_both_attempt_layouts(tmp_path):

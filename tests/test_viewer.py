@@ -199,7 +199,8 @@ def test_view_refuses_copied_episodes_by_the_rule_report_uses(tmp_path):
     import json
     from spatialscout_gym.eval.layout import EvalDirError
     from spatialscout_gym.servers.viewer.data import eval_payload
-    result = {"scene_id": "Kitchen_01", "seed": 0, "status": "ok", "agent": "origin", "all": {"mean_iou": 0.1}}
+    from record_fixtures import run_record
+    result = run_record("Kitchen_01", seed=0, agent="origin", mean_iou=0.1).to_json()
     runs = []
     for name in ("scene_a/seed_0", "scene_b/seed_0", "plain_a", "plain_b"):
         run = tmp_path / "ev" / name

@@ -11,6 +11,7 @@ import warnings
 import pytest
 
 from fakes import FakeRenderer, small_scene
+from record_fixtures import run_record, write_record
 from vlm_scripted import ScriptedServer, capture_submit_finish
 from spatialscout_gym.baselines.passive import PassiveViewsWarning
 from spatialscout_gym.conversation.providers import ANTHROPIC_FALLBACK_MAX_TOKENS
@@ -249,8 +250,8 @@ def test_a_half_moved_attempt_is_no_attempt_for_any_reader(tmp_path):
     run = tmp_path / "room" / "seed_0"
     for d in (run / "attempts" / "01", run / "attempts" / ".02.partial"):
         d.mkdir(parents=True)
-        (d / "result.json").write_text(json.dumps({"status": "failed", "error": "x"}))
-    (run / "result.json").write_text(json.dumps({"status": "ok", "scene_id": "room"}))
+        write_record(d, run_record("room", status="failed"))
+    write_record(run, run_record("room"))
     (episode,) = EvalDir(tmp_path).episodes()
     assert [a.run_dir for a in episode.attempts] == [run, run / "attempts" / "01"] == [run, *attempt_dirs(run)]
     assert EvalDir(tmp_path).run_dirs() == [run]
@@ -260,7 +261,7 @@ def test_a_killed_archive_or_replace_loses_no_attempt(tmp_path):
     run = tmp_path / "room" / "seed_0"
     (run / "frames").mkdir(parents=True)
     (run / "frames" / "frame_000.png").write_bytes(b"png")
-    (run / "result.json").write_text(json.dumps({"status": "failed", "error": "x"}))
+    write_record(run, run_record("room", status="failed"))
     partial = run / "attempts" / ".01.partial"   # killed after moving the trace, before the rest
     partial.mkdir(parents=True)
     (partial / "trace.jsonl").write_text("{}\n")

@@ -281,6 +281,9 @@ def _convert(tp: Any, value: Any, where: str, file: str) -> Any:
     if tp is Any:
         return value
     if _is_union(tp):
+        given = [a for a in typing.get_args(tp) if a is not type(None)]
+        if value is not None and len(given) == 1:   # an optional field given: its own error names the inner field
+            return _convert(given[0], value, where, file)
         for arg in typing.get_args(tp):
             try:
                 return _convert(arg, value, where, file)
@@ -354,7 +357,16 @@ def parse_run_record(d: Any, file: str = RESULT_FILE) -> RunRecord:
     if version not in (1, SCHEMA_VERSION) or isinstance(version, bool):
         raise RecordError(f"{file}: field 'schema_version' is {version!r}; this package reads 1 and "
                           f"{SCHEMA_VERSION}")
-    return typing.cast(RunRecord, _build(RunRecord, d, "", file))
+    record = typing.cast(RunRecord, _build(RunRecord, d, "", file))
+    for name in _NATURAL_FIELDS:   # an agent seed, an attempt number, a count: never negative
+        value = getattr(record, name)
+        if value is not None and value < 0:
+            raise RecordError(f"{file}: field {name!r} must be an integer >= 0, got {value!r}")
+    return record
+
+
+_NATURAL_FIELDS = ("seed", "attempt", "num_targets", "num_submitted", "image_budget")
+"""The integer fields of the run record that are never negative."""
 
 
 def load_run_record(path: str | os.PathLike) -> RunRecord:

@@ -35,7 +35,7 @@ from spatialscout_gym.core.errors import SpatialScoutError
 from spatialscout_gym.core.eval_records import PLANNED_FILE, SCENES_FILE, load_planned, load_scene_args
 from spatialscout_gym.core.files import (MAX_TRACE_BYTES, FileTooLargeError, NotRegularFileError, loads_finite,
                                          open_regular, read_text_bounded, write_json_atomic, write_text_atomic)
-from spatialscout_gym.core.records import RecordError
+from spatialscout_gym.core.records import RecordError, RunRecord, load_run_record
 from spatialscout_gym.core.run_files import ATTEMPTS_DIR, PREDICTIONS_FILE, RESULT_FILE, TRACE_FILE
 from spatialscout_gym.core.types import natural_number
 
@@ -184,8 +184,23 @@ def _short(value: Any) -> str:
 
 
 def read_result(path: Path) -> dict:
-    """A ``result.json`` (or failure record): :func:`read_json_object` then :func:`check_result`."""
+    """A ``result.json``, read strictly as its record type (:func:`read_record`) in JSON form, or a
+    failure note: :func:`read_json_object` then :func:`check_result`."""
+    if Path(path).name == RESULT_FILE:
+        return read_record(path).to_json()
     return check_result(read_json_object(path), path)
+
+
+def read_record(path: Path) -> RunRecord:
+    """A ``result.json`` as a :class:`~spatialscout_gym.core.records.RunRecord`, strictly
+    (:func:`~spatialscout_gym.core.records.load_run_record`); :class:`EvalDirError` (one line
+    naming the file and the field) when it is not one."""
+    if Path(path).is_dir() and not Path(path).is_symlink():
+        raise EvalDirError(f"{path}: is a directory, expected a file; remove it or rerun the episode")
+    try:
+        return load_run_record(path)
+    except RecordError as exc:
+        raise EvalDirError(f"{exc}; the file is corrupted or was edited (rerun the episode)") from None
 
 
 def read_trace(path: Path) -> list[dict]:

@@ -6,13 +6,12 @@ result is not recorded). It is what a spend ledger that can no longer be read is
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from spatialscout_gym.core.errors import SpatialScoutError
-from spatialscout_gym.core.files import read_json
+from spatialscout_gym.core.records import load_run_record
 from spatialscout_gym.core.run_files import RESULT_FILE
 
 __all__ = ["RecordedSpend", "recorded_spend"]
@@ -21,19 +20,14 @@ __all__ = ["RecordedSpend", "recorded_spend"]
 @dataclass
 class RecordedSpend:
     """``usd`` and live ``calls`` summed over ``runs`` result files; ``unreadable`` result files
-    and ``unpriced`` model runs (no price, or a cost that is not a finite amount) add nothing."""
+    (not a run record: read strictly, as their type) and ``unpriced`` model runs (no price) add
+    nothing."""
 
     usd: float = 0.0
     calls: int = 0
     runs: int = 0
     unpriced: int = 0
     unreadable: int = 0
-
-
-def _amount(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) and value >= 0 else None
 
 
 def recorded_spend(eval_dir: str | os.PathLike) -> RecordedSpend:
@@ -45,21 +39,20 @@ def recorded_spend(eval_dir: str | os.PathLike) -> RecordedSpend:
         if RESULT_FILE not in files:
             continue
         try:
-            result = read_json(Path(root) / RESULT_FILE)
-        except SpatialScoutError:
+            record = load_run_record(Path(root) / RESULT_FILE)
+        except SpatialScoutError:   # not a run record (read strictly): counted, adds nothing
             out.unreadable += 1
             continue
-        model = result.get("model") if isinstance(result, dict) else None
-        if not isinstance(model, dict):
+        model = record.model
+        if model is None:
             continue   # not a model agent's run: it cost nothing
         out.runs += 1
-        cached = isinstance(model.get("request_cache"), dict)
         # with the request cache, only the calls sent live were paid by this run
-        usd = _amount(model.get("cost_incurred_usd") if cached else model.get("cost_usd"))
-        calls = model.get("request_cache", {}).get("live_calls") if cached else model.get("model_calls")
-        if usd is None:
+        cache = model.request_cache
+        usd = model.cost_incurred_usd if cache is not None else model.cost_usd
+        if usd is None or usd < 0:
             out.unpriced += 1
         else:
             out.usd += usd
-        out.calls += calls if type(calls) is int and calls > 0 else 0
+        out.calls += max(cache.live_calls if cache is not None else model.model_calls, 0)
     return out
