@@ -40,7 +40,7 @@ from spatialscout_gym.core.run_files import ATTEMPTS_DIR, PREDICTIONS_FILE, RESU
 from spatialscout_gym.core.types import natural_number
 
 __all__ = ["EvalDir", "check_episode_identities", "EvalDirError", "EpisodeDir", "Attempt", "seed_spread", "publish_json", "publish_text",
-           "read_json_object", "read_trace", "read_result", "check_result", "read_run_result", "attempt_dirs", "archive_failed_attempt",
+           "read_json_object", "read_trace", "read_result", "read_record", "check_result", "read_run_result", "attempt_dirs", "archive_failed_attempt",
            "read_scene_args", "record_scene_args", "evaluation_file", "PRICE_TABLE_FILE", "is_run_dir", "find_run_dirs", "seed_dir_name", "seed_of_dir",
            "split_episode_key",
            "SETTINGS_FILE", "SCENES_FILE", "SEED_DIR_PREFIX", "FAILED_SUFFIX", "FAILED_NOTE_FILE", "ATTEMPTS_SUFFIX", "VERIFY_FILE", "PLANNED_FILE",

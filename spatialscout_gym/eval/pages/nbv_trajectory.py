@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from spatialscout_gym.core.run_files import GROUND_TRUTH_FILE, PREDICTIONS_FILE, RESULT_FILE, TRACE_FILE
-from spatialscout_gym.eval.layout import read_result, read_trace
+from spatialscout_gym.eval.layout import read_record, read_trace
 
 __all__ = ["is_nbv_run", "capture_poses", "plot_nbv_trajectory", "write_nbv_trajectories"]
 
@@ -21,7 +21,7 @@ __all__ = ["is_nbv_run", "capture_poses", "plot_nbv_trajectory", "write_nbv_traj
 def is_nbv_run(run_dir: str | os.PathLike) -> bool:
     """Whether the run directory holds an NBV agent's episode (``result.json`` has an ``nbv`` block)."""
     path = Path(run_dir) / RESULT_FILE
-    return path.is_file() and isinstance(read_result(path).get("nbv"), dict)
+    return path.is_file() and read_record(path).nbv is not None
 
 
 def capture_poses(run_dir: str | os.PathLike) -> list[tuple[float, float, float]]:
@@ -54,10 +54,10 @@ def plot_nbv_trajectory(run_dir: str | os.PathLike, path: str | os.PathLike) -> 
     from matplotlib.patches import Rectangle
 
     run = Path(run_dir)
-    result = read_result(run / RESULT_FILE)
+    record = read_record(run / RESULT_FILE)
     poses = capture_poses(run)
     fig, ax = plt.subplots(figsize=(7, 7))
-    shell = _scene_boxes(str(result.get("scene_id")))
+    shell = _scene_boxes(record.scene_id)
     if shell is not None:
         walls, floors = shell
         for lo, hi in floors:
@@ -81,13 +81,13 @@ def plot_nbv_trajectory(run_dir: str | os.PathLike, path: str | os.PathLike) -> 
         ax.scatter(xy[:1, 0], xy[:1, 1], s=160, marker="*", color="#f39c12", zorder=5, label="start")
         for i, (x, y) in enumerate(xy):
             ax.annotate(str(i), (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7, zorder=6)
-    nbv = result.get("nbv") or {}
+    nbv = record.nbv or {}   # a claimed block the record keeps as the agent wrote it
     e = nbv.get("exploration") or {}
-    title = f"{result.get('agent')} on {result.get('scene_id')} (seed {result.get('seed')}), {nbv.get('env_id', '?')}"
+    title = f"{record.agent} on {record.scene_id} (seed {record.seed}), {nbv.get('env_id', '?')}"
     if e:
         title += (f"\n{len(poses)} captures, path {e.get('path_length_m', 0):.1f} m, blocked {e.get('blocked_moves', 0)}, "
                   f"black frames {e.get('black_frames', 0)}, floor seen {e.get('explored_floor_m2', 0):.1f} m^2, "
-                  f"coverage {100 * float(result.get('coverage', 0) or 0):.0f}%")
+                  f"coverage {100 * (record.coverage or 0.0):.0f}%")
     ax.set_title(title, fontsize=9)
     ax.set_xlabel("world x (m)")
     ax.set_ylabel("world y (m)")

@@ -28,7 +28,7 @@ from typing import Any
 from spatialscout_gym.core.run_files import (FRAME_HASHES_FILE, FRAMES_DIR, GROUND_TRUTH_FILE, PREDICTIONS_FILE, RESULT_FILE, TRACE_FILE,
                                             frame_file_name)
 from spatialscout_gym.eval.layout import (EvalDirError, accepted_positions, check_episode_identities, check_run_scene,
-                                          find_run_dirs, is_run_dir, read_json_object, read_result, read_trace,
+                                          find_run_dirs, is_run_dir, read_json_object, read_record, read_trace,
                                           seed_of_dir)
 
 __all__ = ["is_run_dir", "run_dirs", "run_payload", "eval_payload", "inside", "frame_files", "own_file"]
@@ -153,7 +153,7 @@ def _call_flags(traj: Any, errors: dict[str, float]) -> dict[str, list[str]]:
 def run_payload(run: Path, frame_url: str = "frames") -> dict:
     """Everything the page shows of one run: result, the trace events, frame URLs, targets and
     factors. Frame URLs are ``{frame_url}/frame_NNN.png``."""
-    result = read_result(_file(run, RESULT_FILE) or run / RESULT_FILE)
+    result = read_record(_file(run, RESULT_FILE) or run / RESULT_FILE).to_json()   # the page's JSON: the record's form
     trace = _file(run, TRACE_FILE) or run / TRACE_FILE
     events = read_trace(trace)
     check_run_scene(run, result)
@@ -177,13 +177,12 @@ def eval_payload(root: Path, runs: list[Path]) -> dict:
     ``report`` (:func:`~spatialscout_gym.eval.layout.check_episode_identities`)."""
     rows, episodes = [], []
     for run in runs:                  # the listed runs only: a linked directory outside is not one
-        r = read_result(_file(run, RESULT_FILE) or run / RESULT_FILE)
+        r = read_record(_file(run, RESULT_FILE) or run / RESULT_FILE)
         key = run.relative_to(root).as_posix()
         if seed_of_dir(run.name) is not None:   # an episode, not a plain run folder
-            episodes.append((key, r))
-        rows.append({"path": key, "scene": r.get("scene_id"),
-                     "agent": r.get("agent"), "status": r.get("status"),
-                     "mean_iou": (r.get("all") or {}).get("mean_iou"),
-                     "coverage": r.get("coverage"), "tool_calls": (r.get("counters") or {}).get("tool_calls")})
+            episodes.append((key, r.to_json()))
+        rows.append({"path": key, "scene": r.scene_id, "agent": r.agent, "status": r.status,
+                     "mean_iou": None if r.all is None else r.all.mean_iou,
+                     "coverage": r.coverage, "tool_calls": r.counters.tool_calls})
     check_episode_identities(root, episodes)
     return {"kind": "eval", "name": root.name, "episodes": rows}
