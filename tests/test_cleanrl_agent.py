@@ -82,3 +82,31 @@ def test_unloadable_files_are_one_line_errors_naming_them(tmp_path):
         code, text = evaluate_error(agent, tmp_path)
         assert code == 2 and len(text.splitlines()) == 1 and "Traceback" not in text, (agent, text)
         assert all(w in text for w in words), (agent, text)
+
+
+def test_the_trained_policy_agents_adopt_their_settings_through_one_loader(tmp_path):
+    """``cleanrl:`` and ``ppo:`` load a policy's saved settings the same way: the dynamics, the
+    sampling and the image budget and resolution come from its ``nbv_config.json``, and ``walls``
+    and ``deterministic`` given to the agent override them."""
+    import torch
+
+    from spatialscout_gym.baselines.cleanrl_agent import CleanRLNBVAgent
+    from spatialscout_gym.baselines.nbv_agents import PPONBVAgent
+    from spatialscout_gym.nbv.training.cleanrl_net import NBVActorCritic
+    trained = NBVConfig(motion="heading", obs_size=32, walls=True)
+    crl = tmp_path / "crl"
+    crl.mkdir()
+    net = NBVActorCritic(nbv_observation_space(trained), int(nbv_action_space(trained).n))
+    torch.save({"state_dict": net.state_dict(), "args": {}}, crl / "agent.pt")
+    save_nbv_config(trained, crl, image_budget=3, resolution=32)
+    shipped = ROOT / "spatialscout_gym" / "nbv" / "models" / "nbv_ppo" / "model.zip"
+    for cls, path, settings in ((CleanRLNBVAgent, str(crl), {"image_budget": 3, "resolution": 32}),
+                                (PPONBVAgent, str(shipped), {"image_budget": 20, "resolution": 64})):
+        agent = cls(path)
+        assert agent.config.walls is True and agent.deterministic is False, cls
+        assert agent.episode_settings == cls.trained_settings(path) == settings, cls
+        assert agent.extra_result()["nbv"]["env_id"] == "SpatialScout/NBV-v2", cls
+        other = cls(path, deterministic=True, walls=False)
+        assert other.config.walls is False and other.deterministic is True, cls
+        assert other.extra_result()["nbv"]["env_id"] == "SpatialScout/NBV-v1", cls
+    assert CleanRLNBVAgent.trained_settings(str(tmp_path / "nowhere")) == {}

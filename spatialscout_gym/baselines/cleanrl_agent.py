@@ -4,13 +4,12 @@ rebuilt from its ``agent.pt`` and the ``nbv_config.json`` beside it
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from spatialscout_gym.baselines.nbv_agents import NBVAction, NBVAgent, trained_episode_settings
+from spatialscout_gym.baselines.nbv_agents import NBVAction, TrainedNBVAgent
 from spatialscout_gym.baselines.registry import register_agent
 from spatialscout_gym.core.errors import ConfigError, ResourceMissingError
 from spatialscout_gym.nbv.config import nbv_action_space, nbv_observation_space
@@ -43,7 +42,7 @@ def _load_weights(p: Path) -> dict[str, Any]:
 
 
 @register_agent("cleanrl:PATH", kind="nbv")
-class CleanRLNBVAgent(NBVAgent):
+class CleanRLNBVAgent(TrainedNBVAgent):
     """A policy of the CleanRL recipe (``cleanrl:PATH``), acting on the NBV ``dict`` observation.
 
     Parameters
@@ -66,10 +65,7 @@ class CleanRLNBVAgent(NBVAgent):
         if trained["source"] is None:
             raise ResourceMissingError(f"cleanrl:PATH: no {CONFIG_FILE} beside {p} (the recipe writes it "
                                        f"with the env settings the network's spaces depend on)")
-        config = trained["config"] if walls is None else dataclasses.replace(trained["config"], walls=bool(walls))
-        super().__init__(config, mapper=trained["mapper"])
-        self.episode_settings = trained_episode_settings(trained)
-        """The image budget and resolution the policy was trained with (the CLI adopts them)."""
+        super().__init__(trained, walls=walls, deterministic=deterministic)
         try:
             from spatialscout_gym.nbv.training.cleanrl_net import NBVActorCritic
         except ImportError as exc:  # pragma: no cover - depends on the install
@@ -89,14 +85,10 @@ class CleanRLNBVAgent(NBVAgent):
                               f"spaces of {trained['source']} ({first})") from None
         self.net.eval()
         self.name = f"cleanrl:{path}"
-        self.deterministic = bool(trained["deterministic"] if deterministic is None else deterministic)
 
     @staticmethod
-    def trained_settings(path: str) -> dict[str, int]:
-        """The image budget and resolution the policy at ``path`` was trained with, which ``run`` and
-        ``evaluate`` adopt; {} when no policy is there (reported when the agent is built)."""
-        p = cleanrl_agent_file(path)
-        return trained_episode_settings(load_policy_config(p)) if p.is_file() else {}
+    def policy_file(path: str) -> Path:
+        return cleanrl_agent_file(path)
 
     def begin(self, controller: NBVController, rng: np.random.Generator) -> None:
         import torch

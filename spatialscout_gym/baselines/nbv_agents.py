@@ -59,7 +59,7 @@ from spatialscout_gym.nbv.policy_files import (CONFIG_FILE, fix_line, guess_conf
 NBVAction = int | np.ndarray
 """One action of the NBV action space: an index (``Discrete``) or a (5,) float32 array (continuous)."""
 
-__all__ = ["NBVAgent", "NBVAction", "NBV_STEP_EVENT", "nbv_step_event", "RandomNBVAgent", "FrontierNBVAgent", "PPONBVAgent", "load_nbv_config",
+__all__ = ["NBVAgent", "TrainedNBVAgent", "NBVAction", "NBV_STEP_EVENT", "nbv_step_event", "RandomNBVAgent", "FrontierNBVAgent", "PPONBVAgent", "load_nbv_config",
            "load_policy_config", "policy_path", "space_mismatch", "save_nbv_config",
            "CONFIG_FILE", "misfit_message"]
 
@@ -317,8 +317,34 @@ def misfit_message(policy: Path, trained: dict, differs: str, observation_space:
             f"{fix_line(policy.parent if policy.suffix else policy, fields, image_budget=trained.get('image_budget'), resolution=trained.get('resolution'))}")
 
 
+class TrainedNBVAgent(NBVAgent):
+    """Base of the agents that run a trained policy (``ppo:PATH``, ``cleanrl:PATH``): the settings
+    it was trained with (``trained``: :func:`load_policy_config` of its ``nbv_config.json``) fix
+    the dynamics (``walls`` overrides theirs), the mapper, the image budget and resolution the CLI
+    adopts, and whether actions are sampled (``deterministic`` overrides)."""
+
+    def __init__(self, trained: dict, walls: bool | None = None, deterministic: bool | None = None) -> None:
+        config = trained["config"] if walls is None else dataclasses.replace(trained["config"], walls=bool(walls))
+        super().__init__(config, mapper=trained["mapper"])
+        self.episode_settings = trained_episode_settings(trained)
+        """The image budget and resolution the policy was trained with (the CLI adopts them)."""
+        self.deterministic = bool(trained["deterministic"] if deterministic is None else deterministic)
+
+    @staticmethod
+    def policy_file(path: str) -> Path:
+        """The file ``PATH`` names (the agent's own rule: a file, or the directory holding it)."""
+        raise NotImplementedError
+
+    @classmethod
+    def trained_settings(cls, path: str) -> dict[str, int]:
+        """The image budget and resolution the policy at ``path`` was trained with, which ``run`` and
+        ``evaluate`` adopt; {} when no policy is there (reported when the agent is built)."""
+        p = cls.policy_file(path)
+        return trained_episode_settings(load_policy_config(p)) if p.is_file() else {}
+
+
 @register_agent("ppo:PATH", kind="nbv")
-class PPONBVAgent(NBVAgent):
+class PPONBVAgent(TrainedNBVAgent):
     """A trained SB3 PPO policy (``ppo:PATH``).
 
     Parameters
@@ -340,10 +366,7 @@ class PPONBVAgent(NBVAgent):
             raise ResourceMissingError(f"no trained policy at {p}; train one with `spatialscout train-nbv` "
                                     f"(it writes <out>/<run>/model.zip)")
         trained = load_policy_config(p)
-        config = trained["config"] if walls is None else dataclasses.replace(trained["config"], walls=bool(walls))
-        super().__init__(config, mapper=trained["mapper"])
-        self.episode_settings = trained_episode_settings(trained)
-        """The image budget and resolution the policy was trained with (the CLI adopts them)."""
+        super().__init__(trained, walls=walls, deterministic=deterministic)
         try:
             from stable_baselines3 import PPO
         except ImportError as exc:  # pragma: no cover - depends on the install
@@ -363,14 +386,10 @@ class PPONBVAgent(NBVAgent):
             raise ConfigError(misfit_message(p, trained, differs, self.model.observation_space,
                                              self.model.action_space))
         self.name = f"ppo:{path}"
-        self.deterministic = bool(trained["deterministic"] if deterministic is None else deterministic)
 
     @staticmethod
-    def trained_settings(path: str) -> dict[str, int]:
-        """The image budget and resolution the policy at ``path`` was trained with, which ``run`` and
-        ``evaluate`` adopt; {} when no policy is there (reported when the agent is built)."""
-        p = policy_path(path)
-        return trained_episode_settings(load_policy_config(p)) if p.exists() else {}
+    def policy_file(path: str) -> Path:
+        return policy_path(path)
 
     def begin(self, controller: NBVController, rng: np.random.Generator) -> None:
         import torch
