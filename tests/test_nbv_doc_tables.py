@@ -83,3 +83,47 @@ def test_every_paired_row_is_the_json(results):
         interval = f"[{100 * f['low']:+.2f}, {100 * f['high']:+.2f}]"
         assert shown[name][1:6] == [pct(f["a"]), pct(f["b"]), f"{100 * f['difference']:+.2f}", interval,
                                     f"{f['p_value']:.3f}"], name
+
+
+HEADLINE = {"oracle": ROOT / "docs" / "nbv_tables_oracle.json",
+            "oracle-surface": ROOT / "docs" / "nbv_tables_oracle-surface.json"}
+"""The headline tables' JSON, one per mapper, each written by ``benchmarks/nbv_results.py --out``."""
+
+
+def headline_section() -> str:
+    text = (ROOT / "docs" / "nbv.md").read_text()
+    start = text.index("## Headline tables")
+    return text[start:text.index("\n## ", start + 1)]
+
+
+def _script():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("nbv_results", ROOT / "benchmarks" / "nbv_results.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_headline_table_is_both_mappers_json():
+    """Every row of the headline table (coverage and all-target IoU under the centre and the surface
+    mapper) is what ``nbv_results.py --headline`` prints from the two JSONs, and the JSONs hold one
+    cell per (agent, scene, seed) they report, each with its coverage, IoU and blocked moves."""
+    m = _script()
+    tables = {k: json.loads(p.read_text()) for k, p in HEADLINE.items()}
+    assert {k: t["mapper"] for k, t in tables.items()} == {"oracle": "oracle", "oracle-surface": "oracle-surface"}
+    rows = m.headline_rows(tables["oracle"], tables["oracle-surface"])
+    shown = {cells(line)[0]: cells(line)[1:] for line in headline_section().splitlines()
+             if line.startswith("| ") and " (seeds " in line}
+    assert shown and set(shown) == set(rows)
+    for label, values in rows.items():
+        assert shown[label] == [f"{v:.2f}" for v in values], label
+    for t in tables.values():
+        for agent, runs in t["agents"].items():
+            seeds = {int(k) for k in runs if k.isdigit()}
+            mine = [c for c in t["cells"] if c["agent"] == agent]
+            assert {(c["scene"], c["seed"]) for c in mine} == {(s, k) for s in t["scenes"] for k in seeds}, agent
+            assert all(c["mapper"] == t["mapper"] and c["blocked_moves"] is not None for c in mine), agent
+            for k in seeds:   # each seed's object-micro coverage is its cells' targets mapped over targets
+                seed_cells = [c for c in mine if c["seed"] == k]
+                pooled = sum(c["coverage"] * c["num_targets"] for c in seed_cells) / sum(c["num_targets"] for c in seed_cells)
+                assert runs[str(k)]["object_micro"]["coverage"] == pytest.approx(pooled), (agent, k)
