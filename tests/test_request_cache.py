@@ -100,3 +100,22 @@ def test_a_fully_cached_rerun_needs_no_live_endpoint(tmp_path, capsys):
                          image_budget=4)
     assert result["status"] == "ok" and result["model"]["request_cache"] == {"cached_calls": live, "live_calls": 0}
     assert result["all"] == first["all"] and result["end_reason"] == "finish_mapping"
+
+
+def test_a_responses_reply_without_optional_usage_fields_replays(tmp_path):
+    """A Responses reply that leaves out fields the SDK declares (``cache_write_tokens``, as
+    OpenAI-compatible servers do) is stored with them as None and replayed as the SDK read it live."""
+    spec = small_scene(32, 32)
+
+    def episode(server, out):
+        agent = make_agent("openai-responses:scripted", base_url=server.openai_url, api_key="local",
+                           model_call_budget=4, attempts=1, request_cache=str(tmp_path / "cache"))
+        return run_episode(agent, spec, out, resolution=32, renderer=FakeRenderer(spec), image_budget=4)
+
+    with ScriptedServer(lambda step, body, fmt: STEPS[1:][step] if step < 4 else []) as server:
+        live = episode(server, tmp_path / "live")
+        sent = server.http_requests
+        replayed = episode(server, tmp_path / "replay")
+        assert server.http_requests == sent      # every request answered from the cache
+    assert live["status"] == replayed["status"] == "ok", replayed.get("error")
+    assert replayed["model"]["usage"] == live["model"]["usage"] and replayed["all"] == live["all"]
