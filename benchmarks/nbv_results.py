@@ -171,13 +171,19 @@ def run_evaluation(name: str, mapper: str, scene_ids: list[str], seeds: list[int
     --resolution R`` (no tool-call cap, the agent's rng ``episode_rng(seed)``: the one seeding rule);
     ``nbv_env`` None runs each agent under its own dynamics (a policy: its ``nbv_config.json``;
     the baselines: NBV-v2), as ``evaluate`` without ``--nbv-env``. Returns the directory."""
-    from spatialscout_gym.eval.running.evaluate import EvalSettings, evaluate
+    from spatialscout_gym.eval.layout import seed_dir_name
+    from spatialscout_gym.eval.running.evaluate import (EpisodeTask, EvalSettings, check_settings, evaluate,
+                                                        is_finished, scene_dir_name)
     agent, runtime = agent_and_options(name, mapper, evals / "policies")
     options = {} if nbv_env is None else {"walls": not nbv_env.endswith("-v1")}
     out = evaluation_dir(evals, where, name, mapper, image_budget, resolution, nbv_env)
-    summary = evaluate(out, EvalSettings(agent, image_budget, None, resolution, agent_options=options,
-                                         runtime_options=runtime),
-                       scene_ids, seeds=seeds, workers=workers, progress=progress)
+    settings = EvalSettings(agent, image_budget, None, resolution, agent_options=options, runtime_options=runtime)
+    if (out / "evaluate.json").is_file() and all(
+            is_finished(EpisodeTask(s, k, str(out / scene_dir_name(s) / seed_dir_name(k))))
+            for s in scene_ids for k in seeds):
+        check_settings(out, settings)   # every episode is there: only refuse other settings, as a resume would
+        return out
+    summary = evaluate(out, settings, scene_ids, seeds=seeds, workers=workers, progress=progress)
     if summary.failed:
         raise SystemExit(f"{name} ({mapper}): {len(summary.failed)} episode(s) failed in {out}; rerun to resume")
     return out
