@@ -8,6 +8,8 @@ scene's box parts analytically.
 from __future__ import annotations
 
 import contextlib
+import json
+from pathlib import Path
 
 import numpy as np
 
@@ -15,6 +17,19 @@ from spatialscout_gym.core.camera import Intrinsics, pixel_to_ray_camera
 from spatialscout_gym.core.frames import CameraPose
 from spatialscout_gym.core.renderer_api import PrivilegedFrame
 from spatialscout_gym.core.spec import Light, Material, Part, SceneObject, SceneSpec
+
+
+SCRIPTED_PRICES = {"scripted": {"input_per_mtok": 10.0, "output_per_mtok": 40.0}}
+"""A price table for the model ``scripted`` of the scripted model server (``vlm_scripted.py``): one
+call of a small-scene episode costs about $0.012."""
+
+
+def write_price_table(directory, prices: dict | None = None, name: str = "prices.json") -> Path:
+    """``prices`` (default :data:`SCRIPTED_PRICES`) written as a price-table file ``directory/name``,
+    as ``--price-table`` takes it; its path."""
+    path = Path(directory) / name
+    path.write_text(json.dumps(SCRIPTED_PRICES if prices is None else prices))
+    return path
 
 
 def box_object(obj_id: str, category: str, group: str, center, half, role="target") -> SceneObject:

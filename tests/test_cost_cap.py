@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 import re
 
-from fakes import FakeRenderer, small_scene
+from fakes import SCRIPTED_PRICES, FakeRenderer, small_scene, write_price_table
 from vlm_scripted import ScriptedServer, capture_submit_finish
 from spatialscout_gym.cli.main import main
 
-PRICE = {"scripted": {"input_per_mtok": 10.0, "output_per_mtok": 40.0}}   # a call: about $0.012
+PRICE = SCRIPTED_PRICES   # a call: about $0.012
 
 
 def _scenes(tmp_path, n):
@@ -26,8 +26,7 @@ def _scenes(tmp_path, n):
 
 
 def _args(tmp_path, server, scenes, out, *extra):
-    prices = tmp_path / "prices.json"
-    prices.write_text(json.dumps(PRICE))
+    prices = write_price_table(tmp_path)
     return ["evaluate", "--agent", "openai:scripted", "--base-url", server.openai_url, "--api-key", "x",
             "--scenes", *scenes, "--out", str(out), "--resolution", "32", "--image-budget", "4",
             "--call-budget", "6", "--price-table", str(prices), "--no-progress", *extra]
@@ -35,8 +34,7 @@ def _args(tmp_path, server, scenes, out, *extra):
 
 def _evaluate(tmp_path, server, scenes, out, **options):
     from spatialscout_gym.eval.running.evaluate import EvalSettings, evaluate
-    prices = tmp_path / "prices.json"
-    prices.write_text(json.dumps(PRICE))
+    prices = write_price_table(tmp_path)
     settings = EvalSettings("openai:scripted", 4, None, 32,
                             agent_options={"model_call_budget": 6, "price_table": str(prices), **options},
                             runtime_options={"base_url": server.openai_url, "api_key": "x"})
@@ -78,9 +76,8 @@ def test_the_cap_stops_at_the_stated_dollar_figure(tmp_path):
 def test_cached_input_is_recorded_and_priced_at_its_own_rate(tmp_path):
     from spatialscout_gym.baselines.registry import make_agent
     from spatialscout_gym.eval.running.runner import run_episode
-    prices = tmp_path / "cached.json"
-    prices.write_text(json.dumps({"scripted": {"input_per_mtok": 10.0, "output_per_mtok": 40.0,
-                                               "cached_input_per_mtok": 1.0}}))
+    prices = write_price_table(tmp_path, {"scripted": {**PRICE["scripted"], "cached_input_per_mtok": 1.0}},
+                               "cached.json")
     spec = small_scene(32, 32)
     with ScriptedServer(capture_submit_finish) as server:
         agent = make_agent("openai:scripted", base_url=server.openai_url, api_key="x", model_call_budget=6,
@@ -97,9 +94,8 @@ def test_anthropic_prompt_caching_is_sent_recorded_costed_and_verified(tmp_path)
     conversation text is the same as without), the service's cache reads and writes are counted into
     the recorded input, priced at their own rates, and the run verifies."""
     from spatialscout_gym.conversation.codecs import anthropic_messages
-    prices = tmp_path / "prices.json"
-    prices.write_text(json.dumps({"scripted": {"input_per_mtok": 10.0, "output_per_mtok": 40.0,
-                                               "cached_input_per_mtok": 1.0, "cache_write_per_mtok": 12.5}}))
+    prices = write_price_table(tmp_path, {"scripted": {**PRICE["scripted"], "cached_input_per_mtok": 1.0,
+                                                       "cache_write_per_mtok": 12.5}})
     out = tmp_path / "ev"
     with ScriptedServer(capture_submit_finish, models={"scripted": 4096}) as server:
         code = main(["evaluate", "--agent", "anthropic:scripted", "--base-url", server.anthropic_url,

@@ -14,10 +14,10 @@ import time
 
 import pytest
 
-from fakes import FakeRenderer, small_scene
+from fakes import SCRIPTED_PRICES, FakeRenderer, small_scene, write_price_table
 from vlm_scripted import CAPTURE, FINISH, SUBMIT_CHAIR, ScriptedServer, replies_by_turn
 
-PRICE = {"scripted": {"input_per_mtok": 10.0, "output_per_mtok": 40.0}}   # a call: $0.012 + $0.00001 x step
+PRICE = SCRIPTED_PRICES   # a call: $0.012 + $0.00001 x step
 CAP = 0.14   # reached by the 12th answered call ($0.1447), not by the 11th ($0.1326)
 TURNS = [CAPTURE, *[SUBMIT_CHAIR] * 6, FINISH]   # 8 model calls
 
@@ -33,8 +33,7 @@ def _scenes(tmp_path, n):
 
 def _settings(tmp_path, server, **options):
     from spatialscout_gym.eval.running.evaluate import EvalSettings
-    prices = tmp_path / "prices.json"
-    prices.write_text(json.dumps(PRICE))
+    prices = write_price_table(tmp_path)
     digest = hashlib.sha256(prices.read_bytes()).hexdigest()   # as the CLI records it: verify reads the table
     return EvalSettings("openai:scripted", 4, None, 32,
                         agent_options={"model_call_budget": 8, "price_table": str(prices),

@@ -14,13 +14,13 @@ import threading
 
 import pytest
 
-from fakes import FakeRenderer, small_scene
+from fakes import SCRIPTED_PRICES, FakeRenderer, small_scene, write_price_table
 from vlm_scripted import ScriptedServer, capture_submit_finish
 from spatialscout_gym.cli.main import main
 from spatialscout_gym.conversation.rate_limits import RateLimiter, RateLimitFileError
 from spatialscout_gym.conversation.spend import CostCapReached, SpendLedger, SpendLedgerError, read_spend
 
-PRICE = {"scripted": {"input_per_mtok": 10.0, "output_per_mtok": 40.0}}
+PRICE = SCRIPTED_PRICES
 BAD_TEXTS = ["zz", "[]", '{"usd": 0.9', '{"usd": NaN}', '{"usd": -Infinity}', '{"usd": -100}',
              '{"usd": "abc"}', '{"usd": null}', "null", "", '{"usd": 1e999}', '{"usd": 0.5, "calls": -1}']
 
@@ -109,8 +109,7 @@ def _scenes(tmp_path, n):
 
 def _evaluate(tmp_path, server, scenes, out, **options):
     from spatialscout_gym.eval.running.evaluate import EvalSettings, evaluate
-    prices = tmp_path / "prices.json"
-    prices.write_text(json.dumps(PRICE))
+    prices = write_price_table(tmp_path)
     settings = EvalSettings("openai:scripted", 4, None, 32,
                             agent_options={"model_call_budget": 6, "price_table": str(prices), **options},
                             runtime_options={"base_url": server.openai_url, "api_key": "x"})
@@ -127,8 +126,7 @@ def test_evaluate_with_a_cap_and_a_broken_ledger_sends_no_request(tmp_path, caps
         (out / "spend.json").symlink_to(notes)
     else:
         (out / "spend.json").write_text(plant)
-    prices = tmp_path / "prices.json"
-    prices.write_text(json.dumps(PRICE))
+    prices = write_price_table(tmp_path)
     scenes = _scenes(tmp_path, 2)
     with ScriptedServer(capture_submit_finish) as server:
         code = main(["evaluate", "--agent", "openai:scripted", "--base-url", server.openai_url, "--api-key", "x",
