@@ -439,7 +439,7 @@ class RecordInputs:
     spec; a failed episode's record needs no ground truth); ``harness``: ``harness.json`` of a model run (verified by replaying the conversation);
     ``price_table``: the evaluation's table (its copy in the evaluation directory). ``claimed``:
     the claimed fields, by dotted path (``agent``, ``attempt``, ``model.custom_endpoint``, ``nbv``,
-    ``human``)."""
+    ``human``, ``node``)."""
 
     ground_truth: GroundTruth | None
     catalog_version: str
@@ -565,7 +565,7 @@ def derive_run_record(events: Sequence[Mapping[str, Any]], inputs: RecordInputs)
         catalog_version=inputs.catalog_version, scene_content_hash=inputs.scene_content_hash,
         resolution=_int(intrinsics.get("width")), end_reason=end_reason, counters=counters,
         image_budget=image_budget, tool_call_budget=budget, attempt=claimed.get("attempt"),
-        nbv=claimed.get("nbv"), human=claimed.get("human"))
+        nbv=claimed.get("nbv"), human=claimed.get("human"), node=claimed.get("node"))
     if inputs.harness is not None and isinstance(inputs.harness.get("harness"), dict):
         fields["harness"] = dict(inputs.harness["harness"])
     if run_kind(events) == "model":

@@ -91,9 +91,10 @@ def failure_event(failure: BaseException, http: dict | None = None) -> dict:
                  **({HTTP_FIELD: http} if http is not None else {}))
 
 
-def claimed_fields(agent: Any, attempt: int | None) -> dict[str, Any]:
+def claimed_fields(agent: Any, attempt: int | None, node: dict | None = None) -> dict[str, Any]:
     """The run record's claimed fields (:class:`~spatialscout_gym.core.records.RecordInputs`): the
-    agent's name, the attempt, and what the agent says that its trace does not carry."""
+    agent's name, the attempt, the Ray node that ran it, and what the agent says that its trace
+    does not carry."""
     extra = getattr(agent, "extra_result", None)
     said = extra() if callable(extra) else {}
     model = said.get("model")
@@ -101,7 +102,7 @@ def claimed_fields(agent: Any, attempt: int | None) -> dict[str, Any]:
     return {"agent": getattr(agent, "name", type(agent).__name__),
             "attempt": None if attempt is None else int(attempt),
             "model.custom_endpoint": bool(model.get("custom_endpoint", False)),
-            "nbv": said.get("nbv"), "human": said.get("human")}
+            "nbv": said.get("nbv"), "human": said.get("human"), "node": None if node is None else dict(node)}
 
 
 def _run_owned(tmp: Path) -> set[str]:
@@ -127,7 +128,7 @@ def _replace_run_files(tmp: Path, out: Path, owned: set[str]) -> None:
 def write_run(out_dir: str | os.PathLike, spec: SceneSpec, episode: Episode, agent: Any, *, seed: int,
               resolution: int, image_budget: int, tool_call_budget: int | None,
               failure: BaseException | None = None, attempt: int | None = None,
-              keep_attempts: bool = False, trace: list[dict] | None = None) -> dict:
+              keep_attempts: bool = False, trace: list[dict] | None = None, node: dict | None = None) -> dict:
     """Score ``episode`` and write its run directory (see the module docstring); returns
     ``result.json``'s contents. An existing ``out_dir`` is replaced (callers check first).
 
@@ -135,7 +136,8 @@ def write_run(out_dir: str | os.PathLike, spec: SceneSpec, episode: Episode, age
     ``run_records() -> {file name: dict (JSON) or str (text)}``; ``failure`` marks the run as
     failed (no metrics, no ``predictions.json``/``ground_truth.json``). With ``keep_attempts`` an
     existing ``out_dir/attempts/`` moves into the new directory. ``trace`` replaces
-    ``episode.trace`` (an env agent's trace with its model events in place).
+    ``episode.trace`` (an env agent's trace with its model events in place). ``node``: the Ray
+    node running the episode, a claimed field of the record.
     """
     out = Path(out_dir)
     gt = GroundTruth.from_spec(spec)
@@ -150,7 +152,7 @@ def write_run(out_dir: str | os.PathLike, spec: SceneSpec, episode: Episode, age
     result = derive_run_record(events, RecordInputs(
         ground_truth=gt, catalog_version=scene_catalog_version(spec), scene_content_hash=scene_content_hash(spec),
         harness=harness if isinstance(harness, dict) else None, price_table=getattr(agent, "price_table", None),
-        claimed=claimed_fields(agent, attempt))).to_json()
+        claimed=claimed_fields(agent, attempt, node))).to_json()
 
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))

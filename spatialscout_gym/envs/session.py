@@ -279,16 +279,16 @@ class EpisodeSession:
 
     def write_run(self, out_dir: str | os.PathLike, agent: Any, *, seed: int = 0,
                   failure: BaseException | None = None, attempt: int | None = None,
-                  keep_attempts: bool = False) -> dict:
+                  keep_attempts: bool = False, node: dict | None = None) -> dict:
         """Score the current episode and write its run directory (docs/protocol.md section 7);
-        returns ``result.json``'s contents. ``attempt`` and ``keep_attempts``: see
+        returns ``result.json``'s contents. ``attempt``, ``keep_attempts`` and ``node``: see
         :func:`spatialscout_gym.eval.running.runner.run_episode`."""
         if self.episode is None:
             raise RuntimeError("no episode: call new_episode() first")
         assert self.episode_spec is not None   # set with the episode
         return write_run(out_dir, self.episode_spec, self.episode, agent, seed=seed, resolution=self.resolution,
                          image_budget=self.image_budget, tool_call_budget=self.tool_call_budget,
-                         failure=failure, attempt=attempt, keep_attempts=keep_attempts)
+                         failure=failure, attempt=attempt, keep_attempts=keep_attempts, node=node)
 
     def close(self) -> None:
         """Release the renderer by the ownership rule; the session cannot load afterwards."""

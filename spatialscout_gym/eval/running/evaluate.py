@@ -497,7 +497,7 @@ def execute_task(task: EpisodeTask, state: WorkerState) -> Outcome:
         renderer = state.renderer_for(spec)
         result = run_episode(agent, spec, task.run_dir, seed=task.seed, image_budget=s.image_budget,
                              tool_call_budget=s.tool_call_budget, resolution=s.resolution, renderer=renderer,
-                             overwrite=True, attempt=attempt, keep_attempts=True)
+                             overwrite=True, attempt=attempt, keep_attempts=True, node=state.node)
         if result.get("status", "ok") == "failed":   # the agent raised; the run dir records it
             task.failed_file.unlink(missing_ok=True)
             from spatialscout_gym.core.redact import redact

@@ -119,7 +119,7 @@ def make_scene_env(spec: SceneSpec, **env_options: Any) -> gym.Env:
 def run_episode(agent: Agent, scene: str | SceneSpec, out_dir: str | os.PathLike, *, seed: int = 0,
                 image_budget: int = 100, tool_call_budget: int | None = 100, resolution: int = 512,
                 renderer: Any = None, overwrite: bool = False, attempt: int | None = None,
-                keep_attempts: bool = False) -> dict:
+                keep_attempts: bool = False, node: dict | None = None) -> dict:
     """Run ``agent`` for one episode on ``scene`` and write the run directory ``out_dir``.
 
     Parameters
@@ -145,6 +145,8 @@ def run_episode(agent: Agent, scene: str | SceneSpec, out_dir: str | os.PathLike
         The attempt number written to ``result.json`` (``evaluate``: 1 for the first attempt).
     keep_attempts : bool
         Keep ``out_dir/attempts/`` (earlier failed attempts) when replacing ``out_dir``.
+    node : dict, optional
+        The Ray node running the episode (``{"id", "address"}``): a claimed field of ``result.json``.
 
     Returns
     -------
@@ -162,7 +164,7 @@ def run_episode(agent: Agent, scene: str | SceneSpec, out_dir: str | os.PathLike
     if isinstance(agent, EnvAgent):
         return _run_env_agent(agent, spec, out, renderer=renderer, seed=seed, resolution=resolution,
                               image_budget=image_budget, tool_call_budget=tool_call_budget, attempt=attempt,
-                              keep_attempts=keep_attempts)
+                              keep_attempts=keep_attempts, node=node)
     with EpisodeSession(resolution=resolution, image_budget=image_budget, tool_call_budget=tool_call_budget,
                         renderer=renderer) as session:
         session.load(spec)
@@ -176,16 +178,16 @@ def run_episode(agent: Agent, scene: str | SceneSpec, out_dir: str | os.PathLike
         if not episode.done:
             episode.end("agent_stopped")
         return session.write_run(out, agent, seed=seed, failure=failure, attempt=attempt,
-                                 keep_attempts=keep_attempts)
+                                 keep_attempts=keep_attempts, node=node)
 
 
 def _run_env_agent(agent: EnvAgent, spec: SceneSpec, out: Path, *, renderer: Any, seed: int, resolution: int,
                    image_budget: int, tool_call_budget: int | None, attempt: int | None = None,
-                   keep_attempts: bool = False) -> dict:
+                   keep_attempts: bool = False, node: dict | None = None) -> dict:
     """Run an env-driving agent on the scene's registered env and write its run directory with
     the agent's trace (model events in place)."""
     with env_episode(agent, spec, out, seed=seed, resolution=resolution, image_budget=image_budget,
-                     tool_call_budget=tool_call_budget, attempt=attempt, keep_attempts=keep_attempts,
+                     tool_call_budget=tool_call_budget, attempt=attempt, keep_attempts=keep_attempts, node=node,
                      renderer=renderer) as run:
         agent.run_env(run.env, seed=seed)
     return run.result
@@ -207,7 +209,8 @@ class EnvEpisode:
 @contextlib.contextmanager
 def env_episode(agent: EnvAgent, spec: SceneSpec, out: str | os.PathLike, *, seed: int, resolution: int,
                 image_budget: int, tool_call_budget: int | None, attempt: int | None = None,
-                keep_attempts: bool = False, **env_options: Any) -> Iterator[EnvEpisode]:
+                keep_attempts: bool = False, node: dict | None = None,
+                **env_options: Any) -> Iterator[EnvEpisode]:
     """One episode of an env-driving agent: the one loop of the runner and the Inspect task.
 
     Makes the scene's env (:func:`make_scene_env` with ``env_options``: a renderer or
@@ -235,7 +238,7 @@ def env_episode(agent: EnvAgent, spec: SceneSpec, out: str | os.PathLike, *, see
         assert scene_spec is not None   # an env with an episode has loaded its scene
         run.result = write_run(out, scene_spec, episode, agent, seed=seed, resolution=resolution,
                                image_budget=image_budget, tool_call_budget=tool_call_budget, failure=run.failure,
-                               attempt=attempt, keep_attempts=keep_attempts, trace=agent.trace())
+                               attempt=attempt, keep_attempts=keep_attempts, trace=agent.trace(), node=node)
     finally:
         env.close()   # the env's session closes a renderer only if it built it
 

@@ -2,7 +2,8 @@
 episode into a scratch directory of its own and sends the run's files back as bytes; the driver
 archives earlier attempts before the episode starts, writes the files into ``DIR`` (atomically, as
 the runner does) and checks that what it wrote is what the worker read. The files are the same
-bytes as a local run's, but for ``result.json``'s ``node`` (where the episode ran).
+bytes as a local run's, but for ``result.json``'s ``node`` (where the episode ran: a claimed input
+of the record the run writes, :func:`~spatialscout_gym.eval.running.evaluate.execute_task`).
 
 Three steps, given to the Ray backend in its :class:`~spatialscout_gym.eval.running.backends.Work`:
 :func:`prepare_task` (driver, before dispatch), :func:`ship_task` (worker), :func:`land_outcome`
@@ -26,9 +27,8 @@ from pathlib import Path
 from typing import Callable
 
 from spatialscout_gym.core.errors import SpatialScoutError
-from spatialscout_gym.core.files import write_json_atomic
-from spatialscout_gym.core.run_files import ATTEMPTS_DIR, RESULT_FILE
-from spatialscout_gym.eval.layout import archive_failed_attempt, read_run_result
+from spatialscout_gym.core.run_files import ATTEMPTS_DIR
+from spatialscout_gym.eval.layout import archive_failed_attempt
 from spatialscout_gym.eval.running.tasks import EpisodeTask, Outcome, Shipment, WorkerState
 
 __all__ = ["prepare_task", "ship_task", "land_outcome", "shipped_name_problem", "ShippedFilesError"]
@@ -95,13 +95,7 @@ def ship_task(task: EpisodeTask, state: WorkerState,
     try:
         local = dataclasses.replace(task, run_dir=str(scratch / run_dir.parent.name / run_dir.name))
         outcome = execute(local, state)
-        here = Path(local.run_dir)
-        if state.node is not None and (here / RESULT_FILE).is_file():
-            result = read_run_result(here) or {}
-            result["node"] = state.node
-            write_json_atomic(here / RESULT_FILE, result)
-            if outcome.result is not None:
-                outcome.result["node"] = state.node
+        here = Path(local.run_dir)   # result.json names the node already (a claimed input of the record)
         files = {p.relative_to(here).as_posix(): p.read_bytes() for p in sorted(here.rglob("*"))
                  if p.is_file() and ATTEMPTS_DIR not in p.relative_to(here).parts} if here.is_dir() else {}
         note = local.failed_file.read_bytes() if local.failed_file.is_file() else None
