@@ -4,7 +4,7 @@ and the Anthropic messages wire formats, for tests with the real SDK clients.
 Responses (``POST /v1/responses``): every answer carries a reasoning item, the function calls and
 a message; the next request must carry that reasoning item and a ``function_call_output`` for
 every call id, or the server answers HTTP 400 naming what is missing (as the real API does for a
-missing output).
+missing output); a request carrying no earlier answer starts a new conversation.
 
 ``ScriptedServer(policy)``: ``policy(step, body, fmt) -> list[(name, arguments)]`` (an empty list
 answers with text only); ``arguments`` is a JSON string (sent verbatim in the OpenAI format) or a
@@ -172,6 +172,8 @@ class ScriptedServer:
         ids = {i.get("id") for i in items if isinstance(i, dict) and i.get("type") == "reasoning"}
         outputs = {i.get("call_id") for i in items if isinstance(i, dict) and i.get("type") == "function_call_output"}
         calls = {i.get("call_id") for i in items if isinstance(i, dict) and i.get("type") == "function_call"}
+        if not (ids or outputs or calls):   # no earlier answer: a new conversation (the next episode)
+            return ""
         missing = [f"reasoning item {self.expect['reasoning']}"] if self.expect["reasoning"] not in ids else []
         missing += [f"function_call {c}" for c in self.expect["calls"] if c not in calls]
         missing += [f"function_call_output for {c}" for c in self.expect["calls"] if c not in outputs]
