@@ -77,8 +77,9 @@ def test_a_capped_run_keeps_every_answered_episode_and_a_higher_cap_resumes(tmp_
         answered = len(server.requests)
         kept = _results(out)
         assert summary.cost_capped
-        # 7 calls of the held episode + 5 of the other reach the cap; the held 8th is answered too
-        assert answered == 13
+        # 7 calls of the held episode + 4 or 5 of the other reach the cap (which of the two workers'
+        # ledger writes lands first depends on the machine's load); the held 8th is answered too
+        assert answered in (12, 13)
         assert sum(r["model"]["model_calls"] for r in kept) == answered     # every answered call is kept
         assert sorted(r["status"] for r in kept) == ["failed", "ok"]
         failed = next(r for r in kept if r["status"] == "failed")

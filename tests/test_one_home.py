@@ -144,8 +144,10 @@ def test_the_evaluation_reader_and_verify_read_seeds_with_the_one_parser(tmp_pat
     """``seed_01`` beside ``seed_1`` is not a second episode of seed 1; verify's path check reads
     the seed as the layout does."""
     from spatialscout_gym.eval.verification.verify import _Diverged, _identity
+    from record_fixtures import run_record, write_record
     for name in ("seed_1", "seed_01", "seed_²"):
-        _folder(tmp_path / "ev" / "procedural_3" / name, STATES["both"])
+        d = _folder(tmp_path / "ev" / "procedural_3" / name, STATES["both"])
+        write_record(d, run_record("procedural_3", seed=1))     # a record the readers load strictly
     ev = EvalDir(tmp_path / "ev")
     assert [e.key for e in ev.episodes()] == ["procedural_3/seed_1"]
     assert [p.name for p in ev.trace_dirs()] == ["seed_1"]
@@ -156,10 +158,10 @@ def test_the_evaluation_reader_and_verify_read_seeds_with_the_one_parser(tmp_pat
         _identity(tmp_path / "ev" / "procedural_3" / "seed_1", {**record, "seed": 2}, {})
 
 
-def test_no_module_but_the_layout_writes_or_parses_seed_names():
+def test_no_module_but_the_run_files_module_writes_or_parses_seed_names():
     """A string ending in ``seed_`` (``f"seed_{k}"``, ``startswith("seed_")``) or a pattern
     ``seed_(`` / ``seed_\\d`` is a second writer or parser of the name."""
-    found = [f"{_rel(p)}:{line}: {text!r}" for p in _modules() if _rel(p) != "eval/layout.py"
+    found = [f"{_rel(p)}:{line}: {text!r}" for p in _modules() if _rel(p) != "core/run_files.py"
              for line, text in _strings(p)
              if text.endswith("seed_") or "seed_(" in text or "seed_\\d" in text or "seed_[" in text]
     assert not found, f"a second home of the seed_<k> name: {found}"
@@ -174,7 +176,8 @@ def test_run_file_names_are_spelled_only_in_their_home():
                                         "harness.json", "prompt.txt", "delivered_sha256.json",
                                         "entity_library.json", "scene_spec.json", "frames/sha256.json"}
     assert not _out_of_home(set(run_files.RUN_FILES), {"core/run_files.py"})
-    assert not _out_of_home(EVAL_FILES, {"eval/layout.py"})
+    # an evaluation directory's files: its layout, and the typed records of planned.json and scenes.json
+    assert not _out_of_home(EVAL_FILES, {"eval/layout.py", "core/eval_records.py"})
 
 
 def test_run_file_constants_are_defined_and_exported_once():

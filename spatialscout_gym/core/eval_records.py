@@ -17,8 +17,7 @@ from typing import Any
 
 from spatialscout_gym.core.files import SceneFileError, read_json
 from spatialscout_gym.core.records import RecordError, RunRecord, load_run_record
-from spatialscout_gym.core.run_files import RESULT_FILE
-from spatialscout_gym.core.types import natural_number
+from spatialscout_gym.core.run_files import RESULT_FILE, seed_of_dir
 
 __all__ = ["PLANNED_FILE", "SCENES_FILE", "Plan", "load_planned", "load_scene_args", "load_result",
            "is_episode_key", "PLAN_SCHEMA_VERSION"]
@@ -28,7 +27,6 @@ SCENES_FILE = "scenes.json"
 PLAN_SCHEMA_VERSION = 1
 """``planned.json``'s and ``scenes.json``'s form: one version so far (files carry no version field;
 a later form adds one and a migration here)."""
-_SEED_PREFIX = "seed_"
 
 
 def is_episode_key(key: object) -> bool:
@@ -37,9 +35,8 @@ def is_episode_key(key: object) -> bool:
     if not isinstance(key, str):
         return False
     scene, _, last = key.rpartition("/")
-    k = natural_number(last[len(_SEED_PREFIX):]) if last.startswith(_SEED_PREFIX) else None
-    return (k is not None and last == f"{_SEED_PREFIX}{k}" and bool(scene) and "/" not in scene
-            and "\\" not in scene)
+    k = seed_of_dir(last)
+    return k is not None and bool(scene) and "/" not in scene and "\\" not in scene
 
 
 @dataclass(frozen=True)

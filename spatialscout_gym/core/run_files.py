@@ -8,9 +8,15 @@ reader, :mod:`spatialscout_gym.eval.layout`.
 
 from __future__ import annotations
 
+import numpy as np
+
+from spatialscout_gym.core.types import natural_number
+
 __all__ = ["frame_file_name", "RESULT_FILE", "TRACE_FILE", "PREDICTIONS_FILE", "GROUND_TRUTH_FILE", "ENTITY_LIBRARY_FILE",
            "SCENE_SPEC_FILE", "HARNESS_FILE", "PROMPT_FILE", "DELIVERED_FILE", "FRAMES_DIR", "FRAME_HASHES_FILE",
            "ATTEMPTS_DIR", "RUN_FILES"]
+# the seed folder's name (SEED_DIR_PREFIX, seed_dir_name, seed_of_dir) is defined at the end and
+# exported by its reader, spatialscout_gym.eval.layout
 
 RESULT_FILE = "result.json"
 """Status, the scorer's metrics, scene id, agent, seed, counters (docs/protocol.md section 7)."""
@@ -49,3 +55,24 @@ ATTEMPTS_DIR = "attempts"
 RUN_FILES = (RESULT_FILE, TRACE_FILE, PREDICTIONS_FILE, GROUND_TRUTH_FILE, ENTITY_LIBRARY_FILE, SCENE_SPEC_FILE,
              HARNESS_FILE, PROMPT_FILE, DELIVERED_FILE, FRAME_HASHES_FILE)
 """Every file name above (the directories aside)."""
+
+
+SEED_DIR_PREFIX = "seed_"
+"""An evaluation directory's episode folders are ``<scene dir>/seed_<k>``: the one spelling of that name."""
+
+
+def seed_dir_name(seed: int) -> str:
+    """``seed_<k>``: the directory of agent seed ``k`` (a non-negative integer, written in decimal
+    without leading zeros) in an evaluation directory; :func:`seed_of_dir` reads it back."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"an agent seed must be a non-negative integer, got {seed!r}")
+    return f"{SEED_DIR_PREFIX}{int(seed)}"
+
+
+def seed_of_dir(name: str) -> int | None:
+    """The seed ``k`` of a directory named exactly as :func:`seed_dir_name` writes it, else None
+    (``seed_01``, ``seed_-1``, ``seed_²``, ``seed_0.failed.json`` are not seed directories)."""
+    if not name.startswith(SEED_DIR_PREFIX):
+        return None
+    k = natural_number(name[len(SEED_DIR_PREFIX):])
+    return k if k is not None and name == seed_dir_name(k) else None

@@ -36,7 +36,8 @@ from spatialscout_gym.core.eval_records import PLANNED_FILE, SCENES_FILE, load_p
 from spatialscout_gym.core.files import (MAX_TRACE_BYTES, FileTooLargeError, NotRegularFileError, loads_finite,
                                          open_regular, read_text_bounded, write_json_atomic, write_text_atomic)
 from spatialscout_gym.core.records import RecordError, RunRecord, load_run_record
-from spatialscout_gym.core.run_files import ATTEMPTS_DIR, PREDICTIONS_FILE, RESULT_FILE, TRACE_FILE
+from spatialscout_gym.core.run_files import (ATTEMPTS_DIR, PREDICTIONS_FILE, RESULT_FILE, SEED_DIR_PREFIX, TRACE_FILE,
+                                             seed_dir_name, seed_of_dir)
 from spatialscout_gym.core.types import natural_number
 
 __all__ = ["EvalDir", "check_episode_identities", "EvalDirError", "EpisodeDir", "Attempt", "seed_spread", "publish_json", "publish_text",
@@ -57,26 +58,6 @@ FAILED_NOTE_FILE = "failed.json"
 """An archived failure note, ``seed_<k>/attempts/NN/failed.json``: an attempt that wrote no run
 directory (it could not start, or its worker died)."""
 ATTEMPTS_SUFFIX = ".attempts"
-SEED_DIR_PREFIX = "seed_"
-
-
-def seed_dir_name(seed: int) -> str:
-    """``seed_<k>``: the directory of agent seed ``k`` (a non-negative integer, written in decimal
-    without leading zeros) in an evaluation directory; :func:`seed_of_dir` reads it back."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"an agent seed must be a non-negative integer, got {seed!r}")
-    return f"{SEED_DIR_PREFIX}{int(seed)}"
-
-
-def seed_of_dir(name: str) -> int | None:
-    """The seed ``k`` of a directory named exactly as :func:`seed_dir_name` writes it, else None
-    (``seed_01``, ``seed_-1``, ``seed_²``, ``seed_0.failed.json`` are not seed directories)."""
-    if not name.startswith(SEED_DIR_PREFIX):
-        return None
-    k = natural_number(name[len(SEED_DIR_PREFIX):])
-    return k if k is not None and name == seed_dir_name(k) else None
-
-
 def split_episode_key(key: str) -> tuple[str, int | None]:
     """``(scene, k)`` of an episode key ``<scene>/seed_<k>``; ``(key, None)`` for a key without a
     seed (a plain run directory's name, a report row of a scene run once)."""

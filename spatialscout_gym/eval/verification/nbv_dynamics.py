@@ -21,6 +21,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from spatialscout_gym.core.run_files import RESULT_FILE
 from spatialscout_gym.core.spec import SceneSpec
 
 __all__ = ["DYNAMICS_FIELD", "DYNAMICS_KEYS", "nbv_dynamics_error"]
@@ -65,7 +66,7 @@ def _recorded_dynamics(steps: Sequence[Mapping[str, Any]], block: Mapping[str, A
 
 
 def nbv_dynamics_error(events: Sequence[Mapping[str, Any]], block: Mapping[str, Any], spec: SceneSpec,
-                       result_file: str = "result.json") -> str | None:
+                       result_file: str = RESULT_FILE) -> str | None:
     """The first way an NBV run's steps and ``result.json``'s ``nbv`` block (``block``) contradict
     the dynamics recorded (see the module docstring), as a verdict's detail; None when they agree.
     ``events``: the whole trace; ``spec``: the scene rebuilt from its source."""
