@@ -45,6 +45,10 @@ if [ -n "$WHEELS" ]; then
   PY=python3
   SITE="${TMPDIR:-/tmp}/spatialscout-site"
   say "installing the wheels in $WHEELS into $SITE"
+  mkdir -p "$SITE"
+  for t in "$WHEELS"/*.tar.xz; do   # wheels gpu_prepare.sh repacked smaller (unpacked wheels, xz)
+    [ -e "$t" ] && { tar -xJf "$t" -C "$SITE" || { echo "gpu_check: cannot unpack $t" >&2; exit 1; }; }
+  done
   $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$SITE" \
     "$WHEELS"/*.whl > "$OUT/install.log" 2>&1 || { tail -n 20 "$OUT/install.log"; exit 1; }
   export PYTHONPATH="$REPO:$SITE${PYTHONPATH:+:$PYTHONPATH}"
