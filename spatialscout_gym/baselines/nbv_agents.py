@@ -48,6 +48,7 @@ from gymnasium.spaces import Dict, Discrete, Space
 from spatialscout_gym.baselines.base import PrivilegedAccess
 from spatialscout_gym.baselines.registry import register_agent
 from spatialscout_gym.nbv.mappers import make_mapper
+from spatialscout_gym.core.exploration import NBV_STEP_EVENT
 from spatialscout_gym.core.frames import wrap_degrees
 from spatialscout_gym.episode.episode import Episode
 from spatialscout_gym.nbv.config import (N_SECTORS, NBVConfig, dynamics_record, nbv_action_space,
@@ -130,20 +131,6 @@ class NBVAgent:
             ctl.finish()           # a starting state that already meets the rule
         finally:
             self.exploration = ctl.exploration.metrics()
-
-
-NBV_STEP_EVENT = "nbv_step"
-"""The trace event of one NBV step (docs/protocol.md section 7): ``step`` (0-based), ``action`` (the
-index, or the continuous vector), ``blocked`` and ``block_cause`` (walls stopped the move: ``wall``,
-``floor``, ``ceiling``, ``off_floor``; None), ``captured``, ``position_world`` (the camera centre
-after the step, world metres) and ``tool_calls`` (``[first, end)`` indices of the tool calls the
-step made), so the exploration figures a run records are recomputable from its trace.
-``explored`` (:meth:`~spatialscout_gym.nbv.exploration_scene.SceneExploration.take`): the interior
-voxels known after the step, the floor cells its capture newly explored and the room the camera is
-in; step 0's event also has ``scene``: the scene's interior voxels, floor cells and rooms, and
-``start``, frame 0's ``explored``, and ``dynamics``: what the run ran under
-(:func:`~spatialscout_gym.nbv.config.dynamics_record`: env id, walls, wall margin, motion,
-observation keys), which ``verify`` replays the steps under. A blocked step has its event like any other."""
 
 
 def nbv_step_event(step: int, action: Any, result: NBVStep, position_world: Any, first_call: int,

@@ -21,18 +21,27 @@ before V images keeping its last value (1.0: everything mapped from the first im
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
+from spatialscout_gym.core.record_fields import derived as _derived
 from spatialscout_gym.core.scoring import GroundTruth, score_scene
 
 __all__ = ["ExplorationFigures", "derive_exploration", "curve_auc", "NBV_STEP_EVENT"]
 
 NBV_STEP_EVENT = "nbv_step"
-
-
-def _derived() -> Any:
-    return field(metadata={"kind": "derived"})
+"""The trace event of one NBV step (docs/protocol.md section 7), written by the NBV agents
+(``baselines/nbv_agents.py``): ``step`` (0-based), ``action`` (the index, or the continuous
+vector), ``blocked`` and ``block_cause`` (walls stopped the move: ``wall``,
+``floor``, ``ceiling``, ``off_floor``; None), ``captured``, ``position_world`` (the camera centre
+after the step, world metres) and ``tool_calls`` (``[first, end)`` indices of the tool calls the
+step made), so the exploration figures a run records are recomputable from its trace.
+``explored`` (:meth:`~spatialscout_gym.nbv.exploration_scene.SceneExploration.take`): the interior
+voxels known after the step, the floor cells its capture newly explored and the room the camera is
+in; step 0's event also has ``scene``: the scene's interior voxels, floor cells and rooms, and
+``start``, frame 0's ``explored``, and ``dynamics``: what the run ran under
+(:func:`~spatialscout_gym.nbv.config.dynamics_record`: env id, walls, wall margin, motion,
+observation keys), which ``verify`` replays the steps under. A blocked step has its event like any other."""
 
 
 @dataclass(frozen=True)

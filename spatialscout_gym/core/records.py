@@ -35,6 +35,9 @@ from typing import Any, Iterable, Literal, Mapping, Sequence, Union
 from spatialscout_gym.core.errors import SpatialScoutError
 from spatialscout_gym.core.exploration import ExplorationFigures, derive_exploration
 from spatialscout_gym.core.pricing import USAGE_KEYS, episode_cost
+from spatialscout_gym.core.record_fields import CLAIMED, DERIVED
+from spatialscout_gym.core.record_fields import claimed as _claimed
+from spatialscout_gym.core.record_fields import derived as _derived
 from spatialscout_gym.core.run_files import RESULT_FILE
 from spatialscout_gym.core.scoring import GroundTruth, score_scene
 
@@ -44,7 +47,6 @@ __all__ = ["SCHEMA_VERSION", "DERIVED", "CLAIMED", "RunRecord", "ModelFigures", 
 
 SCHEMA_VERSION = 2
 """The run record's schema version (1: the records written before the version was recorded)."""
-DERIVED, CLAIMED = "derived", "claimed"
 MODEL_EVENTS = ("model_request", "model_response")
 FAILURE_EVENT = "failure"
 """The trace event a failed episode ends with: ``error_type``, ``error`` (redacted) and, for a model
@@ -57,14 +59,6 @@ attempt, 429s and refused parameters included), ``failures`` (one redacted line 
 
 class RecordError(SpatialScoutError, ValueError):
     """A run record that cannot be read as its type: the message names the file and the field."""
-
-
-def _derived(**kw: Any) -> Any:
-    return field(metadata={"kind": DERIVED}, **kw)
-
-
-def _claimed(**kw: Any) -> Any:
-    return field(metadata={"kind": CLAIMED}, **kw)
 
 
 # ---- the types ---------------------------------------------------------------------------------

@@ -111,8 +111,7 @@ class NBVVectorEnv(SyncVectorEnv):
                  render_device: str | None = None, **kwargs: Any) -> None:
         if int(num_envs) < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
-        if batched_render not in (True, False, "auto"):
-            raise ValueError(f"batched_render must be True, False or 'auto', got {batched_render!r}")
+        batched = resolve_batched_render(batched_render, render_device)   # before any sub-env is built
         max_steps = kwargs.pop("max_episode_steps", None)
         from spatialscout_gym.nbv.wrapper import NextBestViewWrapper, make_nbv_env
         if render_device is not None:
@@ -125,7 +124,7 @@ class NBVVectorEnv(SyncVectorEnv):
         super().__init__([thunk] * int(num_envs), autoreset_mode=AutoresetMode(autoreset_mode))
         self.torch_device = torch_device
         self.render_device = render_device
-        self.batched_render = resolve_batched_render(batched_render, render_device)
+        self.batched_render = batched
         self._nbv: list[NextBestViewWrapper] = []
         for env in self.envs:
             e = env

@@ -21,6 +21,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from spatialscout_gym.core.exploration import NBV_STEP_EVENT
 from spatialscout_gym.core.run_files import RESULT_FILE
 from spatialscout_gym.core.spec import SceneSpec
 
@@ -72,7 +73,7 @@ def nbv_dynamics_error(events: Sequence[Mapping[str, Any]], block: Mapping[str, 
     ``events``: the whole trace; ``spec``: the scene rebuilt from its source."""
     from spatialscout_gym.nbv.config import BLOCK_CAUSES
     from spatialscout_gym.nbv.walls import WallMap
-    indexed = [(i, e) for i, e in enumerate(events) if e.get("event") == "nbv_step"]
+    indexed = [(i, e) for i, e in enumerate(events) if e.get("event") == NBV_STEP_EVENT]
     if not indexed:
         return None
     dyn, source, disagreement = _recorded_dynamics([e for _, e in indexed], block, result_file)

@@ -64,6 +64,7 @@ from typing import Any, Literal
 import numpy as np
 
 from spatialscout_gym.core.camera import Intrinsics
+from spatialscout_gym.core.exploration import NBV_STEP_EVENT
 from spatialscout_gym.core.frames import CameraPose
 from spatialscout_gym.core.renderer_api import BlankRenderer
 from spatialscout_gym.core.spec import SceneSpec
@@ -494,9 +495,6 @@ def _check_kind(agent: str, kind: str) -> None:
                         "request or reply (a run of another agent filed under a model's name)")
 
 
-NBV_STEP_EVENT = "nbv_step"
-"""An NBV agent's step (``baselines/nbv_agents.py``): its action, whether walls blocked its move and
-where the camera ended; checked against the tool calls that re-executed."""
 
 
 def _check_nbv_steps(cmp: Comparison, events: list[dict], result: dict, spec: SceneSpec) -> None:
