@@ -163,7 +163,7 @@ def test_evaldir_reads_attempts_completion_and_failures(evals, tmp_path):
         {"run": "fake-0/seed_1", "scene": r["scene_id"], "seed": r["seed"], "error": "boom"},
         {"run": "fake-9/seed_0", "scene": "fake-9", "seed": 0, "error": "no scene"}]
     assert len(ev.failed_results()) == 2
-    assert ev.settings()["agent"] == "origin"
+    assert ev.settings().agent == "origin"
 
 
 def test_run_directories_are_found_at_any_depth_without_earlier_attempts(evals, tmp_path):

@@ -1,8 +1,10 @@
 """The records an evaluation writes are parsed by their records modules alone: no other module of
-the package hands a path naming ``result.json``, ``planned.json`` or ``scenes.json`` to a JSON
-parser (``json.load``/``json.loads``, ``read_json``, ``read_json_object``, ``loads_finite``,
-``read_text_bounded``) itself; every reader loads them typed, through
-``spatialscout_gym.core.records`` and ``spatialscout_gym.core.eval_records``. The check reads the
+the package hands a path naming ``result.json``, ``harness.json``, ``evaluate.json``,
+``report.json``, ``planned.json`` or ``scenes.json`` to a JSON parser (``json.load``/``json.loads``,
+``read_json``, ``read_json_object``, ``loads_finite``, ``read_text_bounded``) itself; every reader
+loads them typed, through ``spatialscout_gym.core.records``, ``spatialscout_gym.core.harness_record``
+and ``spatialscout_gym.core.eval_records`` (``report.json`` is written for people and never read
+back: pages recompute it). The check reads the
 package's source with ``ast``: a call's argument, or a local name assigned from an expression, that
 names one of those files (by its constant or its literal name)."""
 
@@ -12,8 +14,11 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "spatialscout_gym"
-RECORDS_MODULES = {PACKAGE / "core" / "records.py", PACKAGE / "core" / "eval_records.py"}
-RECORD_FILES = {"RESULT_FILE": "result.json", "PLANNED_FILE": "planned.json", "SCENES_FILE": "scenes.json"}
+RECORDS_MODULES = {PACKAGE / "core" / "records.py", PACKAGE / "core" / "eval_records.py",
+                   PACKAGE / "core" / "harness_record.py"}
+RECORD_FILES = {"RESULT_FILE": "result.json", "PLANNED_FILE": "planned.json", "SCENES_FILE": "scenes.json",
+                "HARNESS_FILE": "harness.json", "EVALUATE_FILE": "evaluate.json", "SETTINGS_FILE": "evaluate.json",
+                "REPORT_JSON": "report.json"}
 PARSERS = {"load", "loads", "read_json", "read_json_object", "loads_finite", "read_text_bounded"}
 
 
@@ -73,5 +78,12 @@ def c(root):
     return read_json(p)
 def d(root):
     return read_json(root / "ground_truth.json")
+def e(d):
+    return read_json_object(d / layout.SETTINGS_FILE).get("agent_options")
+def f(run_dir):
+    hp = run_dir / HARNESS_FILE
+    if hp.is_file():
+        return json.loads(hp.read_text())
 '''
-    assert [name for _, name in parses_of_records(ast.parse(code))] == ["result.json", "planned.json", "scenes.json"]
+    assert [name for _, name in parses_of_records(ast.parse(code))] == ["result.json", "planned.json", "scenes.json",
+                                                                        "evaluate.json", "harness.json"]

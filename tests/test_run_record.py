@@ -22,6 +22,7 @@ from spatialscout_gym.core.records import (CLAIMED, DERIVED, RecordError, RunRec
                                            parse_run_record)
 from spatialscout_gym.eval.running.evaluate import evaluate
 from spatialscout_gym.eval.running.tasks import EvalSettings
+from spatialscout_gym.core.eval_records import load_evaluation
 from spatialscout_gym.eval.verification.verify import verify_episode
 
 PRICES = {"scripted": {"input_per_mtok": 2.0, "output_per_mtok": 8.0, "cached_input_per_mtok": 0.5}}
@@ -72,7 +73,7 @@ def monkeypatch_module():
 
 
 def _verdict(run: Path) -> Any:
-    return verify_episode(EP, run, settings=json.loads((run.parent.parent / "evaluate.json").read_text()))
+    return verify_episode(EP, run, settings=load_evaluation(run.parent.parent))
 
 
 def _copy(run: Path, tmp_path: Path) -> Path:

@@ -11,19 +11,22 @@ line naming the file and the field.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+import typing
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from spatialscout_gym.core.files import SceneFileError, read_json
-from spatialscout_gym.core.records import RecordError, RunRecord, load_run_record
+from spatialscout_gym.core.records import RecordError, RunRecord, _convert, build_record, load_run_record
 from spatialscout_gym.core.run_files import RESULT_FILE, seed_of_dir
 
-__all__ = ["PLANNED_FILE", "SCENES_FILE", "Plan", "load_planned", "load_scene_args", "load_result",
-           "is_episode_key", "PLAN_SCHEMA_VERSION"]
+__all__ = ["PLANNED_FILE", "SCENES_FILE", "EVALUATE_FILE", "Plan", "load_planned", "load_scene_args", "load_result",
+           "is_episode_key", "PLAN_SCHEMA_VERSION", "AgentOptions", "agent_option_keys", "EvaluationRecord",
+           "parse_evaluation", "load_evaluation", "EVALUATION_SCHEMA_VERSION"]
 
 PLANNED_FILE = "planned.json"
 SCENES_FILE = "scenes.json"
+EVALUATE_FILE = "evaluate.json"
 PLAN_SCHEMA_VERSION = 1
 """``planned.json``'s and ``scenes.json``'s form: one version so far (files carry no version field;
 a later form adds one and a migration here)."""
@@ -108,3 +111,136 @@ def load_result(run_dir: str | os.PathLike) -> RunRecord | None:
     if path.is_dir() and not path.is_symlink():
         raise RecordError(f"{path}: is a directory, expected a file; remove it or rerun the episode")
     return load_run_record(path)
+
+
+# ---- evaluate.json -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class AgentOptions:
+    """The options of a model agent that ``evaluate`` (and the Inspect task) record in
+    ``DIR/evaluate.json``'s ``agent_options``: the one list of them. Writing any other key is
+    refused here, and ``compare``/``leaderboard`` refuse a key that is not a field here
+    (:mod:`spatialscout_gym.eval.settings_check`), so a new option is one line below. Which of
+    them are protocol settings compared between runs is said by the per-episode record,
+    :class:`~spatialscout_gym.eval.settings_check.EpisodeSettings`."""
+
+    model_call_budget: int | None = None
+    prompt_style: str | None = None
+    reasoning_effort: str | None = None
+    reasoning_effort_source: str | None = None   # who chose the effort (the flag, the default)
+    mode: str | None = None
+    image_history: int | None = None
+    image_max_side: int | None = None
+    max_tokens: int | None = None      # the output-token cap: providers' defaults differ
+    passive_views: int | None = None   # only with mode "passive", which is compared
+    # spend, not what the agent can do: the copy's name in the evaluation (an object: a table given
+    # inline through the API by an evaluation written before tables were copied)
+    price_table: str | dict[str, Any] | None = None
+    price_table_sha256: str | None = None   # the table's bytes as read: verify checks a cost only with them
+    request_cache: str | None = None   # replay of responses already paid for
+    harness: str | None = None         # the harness's name (the Inspect task)
+    walls: bool | None = None          # NBV agents (--nbv-env): compared through result.json's nbv block
+    # recorded, not compared: --require-effort only decides whether a refused effort stops the run
+    require_effort: bool | None = None
+    # recorded, not compared: the request policy and the per-minute limits decide when a request is
+    # sent, not what the model sees
+    timeout_s: float | None = None
+    attempts: int | None = None
+    backoff_s: Any = None
+    rate_limit_wait_s: float | None = None
+    requests_per_minute: float | None = None
+    tokens_per_minute: float | None = None
+    rate_limit_window_s: float | None = None
+    max_cost_usd: float | None = None   # the spending cap ends the run; the episodes it ends fail
+
+
+def agent_option_keys() -> frozenset[str]:
+    """The keys ``agent_options`` may hold: the fields of :class:`AgentOptions`."""
+    return frozenset(f.name for f in fields(AgentOptions))
+
+
+EVALUATION_SCHEMA_VERSION = 1
+"""``evaluate.json``'s form: one version so far (the file carries no version field)."""
+
+
+@dataclass(frozen=True)
+class EvaluationRecord:
+    """``evaluate.json``: what every episode of one evaluation shares, as written by
+    :class:`~spatialscout_gym.eval.running.tasks.EvalSettings`.
+
+    ``agent_options`` holds only options that are fields of :class:`AgentOptions`, each checked
+    against that field's type. A key this version does not know (one a later version writes) is
+    kept, not dropped, in ``unknown_settings`` / ``unknown_options``: a resume compares it and
+    ``compare`` and ``leaderboard`` refuse it by name (an unknown setting cannot be shown to agree).
+    """
+
+    agent: str
+    image_budget: int = 100
+    tool_call_budget: int | None = 100
+    resolution: int = 512
+    agent_options: Mapping[str, Any] = field(default_factory=dict)
+    unknown_settings: Mapping[str, Any] = field(default_factory=dict)
+    unknown_options: Mapping[str, Any] = field(default_factory=dict)
+
+    def option(self, key: str) -> Any:
+        """The agent option ``key`` (a field of :class:`AgentOptions`), None when not recorded."""
+        if key not in agent_option_keys():
+            raise KeyError(f"{key!r} is not an agent option (a field of AgentOptions)")
+        return self.agent_options.get(key)
+
+    def unknown(self) -> list[str]:
+        """Each key this version does not know, as a page names it."""
+        return ([f"{EVALUATE_FILE} key {k!r}" for k in sorted(self.unknown_settings)]
+                + [f"{EVALUATE_FILE} agent option {k!r}" for k in sorted(self.unknown_options)])
+
+    def to_dict(self) -> dict[str, Any]:
+        """The file's object (unknown keys included, so a resume compares them too)."""
+        d: dict[str, Any] = {"agent": self.agent, "image_budget": self.image_budget,
+                             "tool_call_budget": self.tool_call_budget, "resolution": self.resolution}
+        d.update(self.unknown_settings)
+        options = {**self.agent_options, **self.unknown_options}
+        if options:
+            d["agent_options"] = options
+        return d
+
+
+_OPTION_TYPES = typing.get_type_hints(AgentOptions)
+_SETTING_FIELDS = ("agent", "image_budget", "tool_call_budget", "resolution", "agent_options")
+
+
+def parse_evaluation(d: Any, file: str = EVALUATE_FILE) -> EvaluationRecord:
+    """``d`` (a parsed ``evaluate.json``) as an :class:`EvaluationRecord`: a known field of the
+    wrong type, or ``agent`` missing, is one :class:`RecordError` naming the file and the field."""
+    if not isinstance(d, dict):
+        raise RecordError(f"{file}: expected a JSON object, got {type(d).__name__}")
+    known = {k: v for k, v in d.items() if k in _SETTING_FIELDS and k != "agent_options"}
+    base = build_record(_Settings, known, file, EVALUATION_SCHEMA_VERSION)
+    options = d.get("agent_options", {})
+    if not isinstance(options, dict):
+        raise RecordError(f"{file}: field 'agent_options' must be an object, got {_short(options)}")
+    typed = {k: _convert(_OPTION_TYPES[k], v, f"agent_options.{k}", file)
+             for k, v in options.items() if k in _OPTION_TYPES}
+    for name in ("image_budget", "resolution"):
+        if getattr(base, name) < 1:
+            raise RecordError(f"{file}: field {name!r} must be an integer >= 1, got {getattr(base, name)!r}")
+    return EvaluationRecord(base.agent, base.image_budget, base.tool_call_budget, base.resolution, typed,
+                            {k: v for k, v in d.items() if k not in _SETTING_FIELDS},
+                            {k: v for k, v in options.items() if k not in _OPTION_TYPES})
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """The scalar fields of ``evaluate.json``, for the strict reader."""
+
+    agent: str
+    image_budget: int = 100
+    tool_call_budget: int | None = 100
+    resolution: int = 512
+
+
+def load_evaluation(root: str | os.PathLike) -> EvaluationRecord | None:
+    """``root/evaluate.json`` as an :class:`EvaluationRecord` (None when absent). A directory, a
+    FIFO or text that is not JSON where the file belongs is a :class:`RecordError`."""
+    path = Path(root) / EVALUATE_FILE
+    if not path.exists() and not path.is_symlink():
+        return None
+    return parse_evaluation(_read_object(path), str(path))

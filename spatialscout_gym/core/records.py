@@ -42,7 +42,7 @@ from spatialscout_gym.core.run_files import RESULT_FILE
 from spatialscout_gym.core.scoring import GroundTruth, score_scene
 
 __all__ = ["SCHEMA_VERSION", "DERIVED", "CLAIMED", "RunRecord", "ModelFigures", "RecordInputs", "RecordError",
-           "derive_run_record", "load_run_record", "parse_run_record", "migrate_v1", "field_kinds",
+           "derive_run_record", "load_run_record", "parse_run_record", "build_record", "migrate_v1", "field_kinds",
            "derived_json", "underivable_fields", "HARNESS_DERIVED", "run_kind", "MODEL_EVENTS", "FAILURE_EVENT", "HTTP_FIELD"]
 
 SCHEMA_VERSION = 2
@@ -323,13 +323,13 @@ _SCALARS = {
 number is finite)."""
 
 
-def _build(cls: type, d: Mapping[str, Any], prefix: str, file: str) -> Any:
+def _build(cls: type, d: Mapping[str, Any], prefix: str, file: str,
+           version: str = f" (schema version {SCHEMA_VERSION})") -> Any:
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted(set(d) - set(fields))
     if unknown:
-        raise RecordError(f"{file}: field {prefix + unknown[0]!r} is not a field of this record "
-                          f"(schema version {SCHEMA_VERSION})")
+        raise RecordError(f"{file}: field {prefix + unknown[0]!r} is not a field of this record{version}")
     kwargs = {}
     for name, f in fields.items():
         if name not in d:
@@ -338,6 +338,16 @@ def _build(cls: type, d: Mapping[str, Any], prefix: str, file: str) -> Any:
             continue
         kwargs[name] = _convert(hints[name], d[name], prefix + name, file)
     return cls(**kwargs)
+
+
+def build_record(cls: type, d: Any, file: str, version: int) -> Any:
+    """``d`` (a parsed JSON object) as the record type ``cls`` (a dataclass whose field types are
+    JSON types and nested dataclasses), strictly: an unknown or missing field, or a value of the
+    wrong type, is one :class:`RecordError` naming ``file`` and the field. The other records of a
+    run and of an evaluation (``harness.json``, ``evaluate.json``) load through it."""
+    if not isinstance(d, dict):
+        raise RecordError(f"{file}: expected a JSON object, got {type(d).__name__}")
+    return _build(cls, d, "", file, f" (schema version {version})")
 
 
 def parse_run_record(d: Any, file: str = RESULT_FILE) -> RunRecord:

@@ -32,7 +32,8 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 from spatialscout_gym.core.errors import SpatialScoutError
-from spatialscout_gym.core.eval_records import PLANNED_FILE, SCENES_FILE, load_planned, load_scene_args
+from spatialscout_gym.core.eval_records import (EVALUATE_FILE, PLANNED_FILE, SCENES_FILE, EvaluationRecord, load_evaluation,
+                                                load_planned, load_scene_args)
 from spatialscout_gym.core.files import (MAX_TRACE_BYTES, FileTooLargeError, NotRegularFileError, loads_finite,
                                          open_regular, read_text_bounded, write_json_atomic, write_text_atomic)
 from spatialscout_gym.core.records import RecordError, RunRecord, load_run_record
@@ -49,7 +50,7 @@ __all__ = ["EvalDir", "check_episode_identities", "EvalDirError", "EpisodeDir", 
            "scene_sources", "spec_file_note"]
 
 # An evaluation directory's own files (a run directory's are in core/run_files.py).
-SETTINGS_FILE = "evaluate.json"
+SETTINGS_FILE = EVALUATE_FILE
 VERIFY_FILE = "verify.json"
 PRICE_TABLE_FILE = "price_table.json"
 """The evaluation's copy of its price table (``evaluate.json`` names it by this relative name)."""
@@ -529,10 +530,10 @@ class EvalDir:
         """True when ``root`` is itself one run directory (:func:`is_run_dir`)."""
         return is_run_dir(self.root)
 
-    def settings(self) -> dict | None:
-        """``evaluate.json`` (None when absent)."""
-        p = self.root / SETTINGS_FILE
-        return read_json_object(p) if p.is_file() else None
+    def settings(self) -> EvaluationRecord | None:
+        """``evaluate.json`` as its record (None when absent; a file that cannot be read as it is a
+        :class:`~spatialscout_gym.core.records.RecordError`)."""
+        return load_evaluation(self.root)
 
     @staticmethod
     def key_of(run_dir: Path) -> str:

@@ -336,12 +336,8 @@ def identity_of(eval_dir: str | Path, results: Sequence[Mapping]) -> Identity:
     versions = sorted({str(r.get("catalog_version")) for r in results})
     version: str | list[str] | None = versions[0] if len(versions) == 1 else versions
     settings, unrecorded = _settings(results)
-    unknown = []
-    recorded = EvalDir(eval_dir).settings() or {}
-    unknown += [f"evaluate.json key {k!r}" for k in sorted(set(recorded) - KNOWN_EVALUATE_KEYS)]
-    options = recorded.get("agent_options") or {}
-    if isinstance(options, dict):
-        unknown += [f"evaluate.json agent option {k!r}" for k in sorted(set(options) - KNOWN_AGENT_OPTIONS)]
+    recorded = EvalDir(eval_dir).settings()
+    unknown = recorded.unknown() if recorded else []
     return Identity(None if version == "None" else version,
                     {str(r.get("scene_id")): r.get("scene_content_hash") for r in results},
                     tuple(sorted({_kind(r) for r in results})), settings, unrecorded, unknown, wire_of(results))

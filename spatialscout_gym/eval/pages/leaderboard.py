@@ -189,9 +189,9 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M, verify
     results = [ep.result for ep in eps.completed]
     models = [_model_block(r) for r in results]
     is_model = any(m for m in models)
-    settings = EvalDir(d).settings() or {}
+    settings = EvalDir(d).settings()
     # what reached the service, refusals included ("xhigh refused, none sent")
-    effort = effort_label(models) or (settings.get("agent_options") or {}).get("reasoning_effort")
+    effort = effort_label(models) or (settings.option("reasoning_effort") if settings else None)
     agents = sorted({str(r.get("agent")) for r in results})
     # the harness that ran the episodes: "spatialscout" (evaluate, run) unless result.json names
     # another (an Inspect AI run: "inspect_ai 0.3.x")

@@ -310,7 +310,7 @@ def build_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> d
     report.update({
         "lambda_m": float(lam),
         "agent": sorted({str(r.result.get("agent")) for r in records}),
-        "settings": EvalDir(out).settings(),
+        "settings": _settings_json(out),
         "categories": _categories(records),
         "seeds": seed_spread(((r.seed, r.score) for r in records), lam),
         "intervals": bootstrap_intervals(cells(records)),
@@ -333,12 +333,18 @@ def build_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> d
     return report
 
 
+def _settings_json(out: Path) -> dict | None:
+    """``evaluate.json`` as the report shows it (None when absent)."""
+    settings = EvalDir(out).settings()
+    return settings.to_dict() if settings else None
+
+
 def _failures_only_report(out: Path, lam: float) -> dict:
     """The report of an evaluation with failed episodes and no completed one (see :func:`build_report`)."""
     failed = failed_attempt_results(out)
     return {"object_micro": None, "scene_macro": None, "scenes": {}, "lambda_m": float(lam),
             "agent": sorted({str(r.get("agent")) for r in failed if r.get("agent")}),
-            "settings": EvalDir(out).settings(), "categories": {},
+            "settings": _settings_json(out), "categories": {},
             "seeds": {"seeds": [], "per_seed": {}, "mean": None, "std": None}, "intervals": None,
             "verified": verification_status(out), "counters": _counters([]),
             "failed_attempts_spend": _counters(failed), "failures": find_failures(out),
@@ -352,9 +358,9 @@ def cost_cap_state(out: Path) -> dict | None:
     reached the cap, the failed episodes that ended at it); None without a cap. A ledger that
     cannot be read is ``spent`` None, not reached."""
     from spatialscout_gym.conversation.spend import SPEND_FILE, SpendLedgerError, read_spend
-    opts = (EvalDir(out).settings() or {}).get("agent_options")
-    cap = opts.get("max_cost_usd") if isinstance(opts, dict) else None
-    if isinstance(cap, bool) or not isinstance(cap, (int, float)):
+    settings = EvalDir(out).settings()
+    cap = settings.option("max_cost_usd") if settings else None
+    if cap is None:
         return None
     try:
         spent = read_spend(out / SPEND_FILE)

@@ -51,7 +51,10 @@ worker keeps one renderer warm and switches it with ``set_scene``) or on a Ray c
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
+import hashlib
+import json
 import os
 import re
 import shutil
@@ -62,6 +65,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from spatialscout_gym.core.errors import ConfigError, SpatialScoutError
+from spatialscout_gym.core.eval_records import load_evaluation, parse_evaluation
 from spatialscout_gym.core.files import write_json_atomic, write_text_atomic
 from spatialscout_gym.core.run_files import (ATTEMPTS_DIR, ENTITY_LIBRARY_FILE, FRAME_HASHES_FILE, FRAMES_DIR,
                                              GROUND_TRUTH_FILE, PREDICTIONS_FILE, RESULT_FILE, TRACE_FILE,
@@ -336,18 +340,23 @@ def _remove_stale_temp_dirs(tasks: Iterable[EpisodeTask]) -> int:
 def keep_price_table(out: Path, settings: EvalSettings) -> EvalSettings:
     """``settings`` with its price table copied into the evaluation (``DIR/price_table.json``, the
     bytes whose SHA-256 was recorded) and named by that relative name, so that ``verify`` reads
-    the copy wherever it runs. An evaluation that already records the same table keeps its name."""
-    import hashlib
+    the copy wherever it runs. An evaluation that already records the same table keeps its name; a
+    table given inline (a dict, through the API) is written there as JSON and hashed the same way."""
     opts = settings.agent_options
     table, digest = opts.get("price_table"), opts.get("price_table_sha256")
+    if isinstance(table, dict):       # a table given inline (the API): copied like a file's
+        text = json.dumps(table, indent=2, sort_keys=True) + "\n"
+        write_text_atomic(out / PRICE_TABLE_FILE, text)
+        settings = dataclasses.replace(settings, agent_options={
+            **opts, "price_table": PRICE_TABLE_FILE,
+            "price_table_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()})
+        return _priced(settings, PRICE_TABLE_FILE, out / PRICE_TABLE_FILE)
     if not isinstance(table, str) or not digest:
         return settings
-    old_path = out / SETTINGS_FILE
-    if old_path.is_file():
-        old = read_json_object(old_path).get("agent_options")
-        if isinstance(old, dict) and old.get("price_table_sha256") == digest and isinstance(old.get("price_table"), str):
-            table = old["price_table"]
-            return _priced(settings, table, evaluation_file(out, table))
+    old = load_evaluation(out)
+    if old is not None and old.option("price_table_sha256") == digest and old.option("price_table") is not None:
+        table = old.option("price_table")
+        return _priced(settings, table, evaluation_file(out, table))
     dest = out / PRICE_TABLE_FILE
     src = Path(table)
     if not (dest.exists() and src.exists() and src.resolve() == dest.resolve()):
@@ -360,8 +369,6 @@ def keep_price_table(out: Path, settings: EvalSettings) -> EvalSettings:
 
 def _priced(settings: EvalSettings, recorded: str, path: Path) -> EvalSettings:
     """``settings`` recording the price table as ``recorded`` and handing its content to the workers."""
-    import dataclasses
-
     from spatialscout_gym.baselines.vlm import load_price_table
     return dataclasses.replace(settings, agent_options={**settings.agent_options, "price_table": recorded},
                                runtime_options={**settings.runtime_options, "price_table": load_price_table(path)})
@@ -407,9 +414,10 @@ def check_settings(out: Path, settings: EvalSettings) -> None:
     differs, and only those, with the flag that sets it) when the directory holds an evaluation made
     with other settings. The :data:`RUNTIME_LIMITS` are not compared: a resume records its own."""
     path = out / SETTINGS_FILE
-    new = settings.to_dict()
-    if path.is_file():
-        old = read_json_object(path)
+    new = parse_evaluation(settings.to_dict(), str(path)).to_dict()   # what is written reads back as its record
+    recorded = load_evaluation(out)
+    if recorded is not None:
+        old = recorded.to_dict()
         diff = settings_differences(old, new)
         if diff:
             shown = "; ".join(f"{k}: {a!r} there, {b!r} now" for k, a, b in diff)

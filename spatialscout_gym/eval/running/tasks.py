@@ -9,59 +9,13 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable
 
+from spatialscout_gym.core.eval_records import AgentOptions, agent_option_keys
 from spatialscout_gym.core.renderer_api import Renderer
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.eval.layout import FAILED_SUFFIX
 
 __all__ = ["AgentOptions", "EvalSettings", "EpisodeTask", "Outcome", "Shipment", "WorkerState", "agent_option_keys",
            "evaluate_keys"]
-
-
-@dataclass(frozen=True)
-class AgentOptions:
-    """The options of a model agent that ``evaluate`` (and the Inspect task) record in
-    ``DIR/evaluate.json``'s ``agent_options``: the one list of them. Writing any other key is
-    refused here, and ``compare``/``leaderboard`` refuse a key that is not a field here
-    (:mod:`spatialscout_gym.eval.settings_check`), so a new option is one line below. Which of
-    them are protocol settings compared between runs is said by the per-episode record,
-    :class:`~spatialscout_gym.eval.settings_check.EpisodeSettings`."""
-
-    model_call_budget: int | None = None
-    prompt_style: str | None = None
-    reasoning_effort: str | None = None
-    reasoning_effort_source: str | None = None   # who chose the effort (the flag, the default)
-    mode: str | None = None
-    image_history: int | None = None
-    image_max_side: int | None = None
-    max_tokens: int | None = None      # the output-token cap: providers' defaults differ
-    passive_views: int | None = None   # only with mode "passive", which is compared
-    price_table: str | None = None     # spend, not what the agent can do
-    price_table_sha256: str | None = None   # the table's bytes as read: verify checks a cost only with them
-    request_cache: str | None = None   # replay of responses already paid for
-    harness: str | None = None         # the harness's name (the Inspect task)
-    walls: bool | None = None          # NBV agents (--nbv-env): compared through result.json's nbv block
-    # recorded, not compared: --require-effort only decides whether a refused effort stops the run
-    require_effort: bool | None = None
-    # recorded, not compared: the request policy and the per-minute limits decide when a request is
-    # sent, not what the model sees
-    timeout_s: float | None = None
-    attempts: int | None = None
-    backoff_s: Any = None
-    rate_limit_wait_s: float | None = None
-    requests_per_minute: float | None = None
-    tokens_per_minute: float | None = None
-    rate_limit_window_s: float | None = None
-    max_cost_usd: float | None = None   # the spending cap ends the run; the episodes it ends fail
-
-
-def agent_option_keys() -> frozenset[str]:
-    """The keys ``agent_options`` may hold: the fields of :class:`AgentOptions`."""
-    return frozenset(f.name for f in fields(AgentOptions))
-
-
-def evaluate_keys() -> frozenset[str]:
-    """The keys of ``evaluate.json``: the fields :meth:`EvalSettings.to_dict` writes."""
-    return frozenset(f.name for f in fields(EvalSettings)) - {"runtime_options"}
 
 
 @dataclass(frozen=True)
@@ -101,6 +55,11 @@ class EvalSettings:
         if not d["agent_options"]:   # keeps evaluate.json of option-free agents as it was
             del d["agent_options"]
         return d
+
+
+def evaluate_keys() -> frozenset[str]:
+    """The keys of ``evaluate.json``: the fields :meth:`EvalSettings.to_dict` writes."""
+    return frozenset(f.name for f in fields(EvalSettings)) - {"runtime_options"}
 
 
 @dataclass(frozen=True)

@@ -68,7 +68,9 @@ from spatialscout_gym.core.exploration import NBV_STEP_EVENT
 from spatialscout_gym.core.frames import CameraPose
 from spatialscout_gym.core.renderer_api import BlankRenderer
 from spatialscout_gym.core.spec import SceneSpec
+from spatialscout_gym.core.eval_records import EvaluationRecord, load_evaluation
 from spatialscout_gym.core.files import load_predictions
+from spatialscout_gym.core.harness_record import HarnessRecord, load_harness
 from spatialscout_gym.core.records import (HTTP_FIELD, SCHEMA_VERSION, RecordError, RecordInputs, derive_run_record, derived_json, parse_run_record,
                                            run_kind, underivable_fields)
 from spatialscout_gym.core.scoring import GroundTruth
@@ -292,53 +294,53 @@ def _replay_tools(spec: SceneSpec, start: dict, rec: list[tuple[int, dict]]) -> 
     return ep
 
 
-def _check_model_records(cmp: Comparison, d: Path, result: dict, harness: dict, w: Any) -> None:
-    """``harness.json``'s prompt and tools against the replay, ``prompt.txt`` against the prompt
-    and the run's settings against ``evaluate.json`` (the model block's figures are part of the
-    derived record, compared whole in :func:`_check_derived`)."""
+def _check_model_records(cmp: Comparison, d: Path, result: dict, record: HarnessRecord, w: Any) -> None:
+    """``harness.json``'s prompt and tools against the replay (the whole file), ``prompt.txt``
+    against the prompt and the run's settings against ``evaluate.json`` (the model block's figures
+    are part of the derived record, compared whole in :func:`_check_derived`)."""
     from spatialscout_gym.eval.verification.verify_conversation import harness_expected
+    harness = record.as_dict()
     expected = _norm(harness_expected(w, harness))
     diff = cmp.first_diff(harness, expected)
     if diff:
         raise _Diverged(f"in harness.json: {diff[0]}, recorded {_short(diff[1])} vs the harness's "
                         f"{_short(diff[2])}")
-    _check_prompt_file(d, harness, expected)
-    _check_model_settings(d, result, harness)
+    _check_prompt_file(d, record, expected)
+    _check_model_settings(d, result, record)
 
 
-def _check_prompt_file(d: Path, harness: dict, expected: dict) -> None:
+def _check_prompt_file(d: Path, harness: HarnessRecord, expected: dict) -> None:
     """``prompt.txt`` equals, byte for byte, the prompt the harness builds for the recorded style
     (re-derived by the replay), not merely contains it."""
     from spatialscout_gym.baselines.vlm import prompt_file_text
     p = d / PROMPT_FILE
     if not p.is_file():
         raise _Diverged("in prompt.txt: missing (every model run records the prompt it sent)")
-    want = prompt_file_text(str(harness.get("prompt_style")), expected.get("prompt_role"), expected.get("task_prompt"),
+    want = prompt_file_text(str(harness.prompt_style), expected.get("prompt_role"), expected.get("task_prompt"),
                             expected.get("first_message"))
     got = p.read_text(encoding="utf-8")
     if got != want:
         line = next((i for i, (a, b) in enumerate(zip(got.splitlines(), want.splitlines())) if a != b),
                     min(len(got.splitlines()), len(want.splitlines())))
         raise _Diverged(f"in prompt.txt: line {line + 1} differs from the prompt the harness sends for the "
-                        f"recorded style {harness.get('prompt_style')!r} (compared exactly)")
+                        f"recorded style {harness.prompt_style!r} (compared exactly)")
 
 
-def _check_model_settings(d: Path, result: dict, harness: dict) -> None:
+def _check_model_settings(d: Path, result: dict, harness: HarnessRecord) -> None:
     """Every setting, name and harness ``result.json`` records of a model run agrees with
     ``harness.json`` (checked against the replay), with ``evaluate.json`` and with the attempts
     on disk; a cost needs its price table. Raise :class:`_Diverged` naming the first that does not."""
     from spatialscout_gym.conversation.prompt import PROMPT_STYLE_ALIASES
     model = _dict_field(result, "model")
-    reasoning, images = _dict_field(harness, "reasoning"), _dict_field(harness, "images")
     checks: list[tuple[str, str, Any, str, Any]] = []
-    settings_path = next((r / SETTINGS_FILE for r in (d.parent.parent, d) if (r / SETTINGS_FILE).is_file()), None)
-    opts = _dict_field(read_json_object(settings_path), "agent_options") if settings_path is not None else {}
+    settings = _evaluation_of(d)
+    opts = settings.agent_options if settings is not None else {}
     style = opts.get("prompt_style")
-    against = {"prompt_style": ("prompt_style", PROMPT_STYLE_ALIASES.get(str(style), style), harness.get("prompt_style")),
-               "mode": ("mode", opts.get("mode"), harness.get("mode")),
-               "reasoning_effort": ("reasoning.effort", opts.get("reasoning_effort"), reasoning.get("effort")),
+    against = {"prompt_style": ("prompt_style", PROMPT_STYLE_ALIASES.get(str(style), style), harness.prompt_style),
+               "mode": ("mode", opts.get("mode"), harness.mode),
+               "reasoning_effort": ("reasoning.effort", opts.get("reasoning_effort"), (harness.reasoning or {}).get("effort")),
                "image_history": ("model.image_history", opts.get("image_history"), model.get("image_history")),
-               "image_max_side": ("images.max_side_px", opts.get("image_max_side"), images.get("max_side_px"))}
+               "image_max_side": ("images.max_side_px", opts.get("image_max_side"), harness.image_setting("max_side_px"))}
     for key, (whose, got, want) in against.items():
         if key in opts:
             checks.append((SETTINGS_FILE, f"agent_options.{key}", got, f"the run's {whose}", want))
@@ -347,29 +349,40 @@ def _check_model_settings(d: Path, result: dict, harness: dict) -> None:
             raise _Diverged(f"in {where}: {field}, recorded {_short(got)} vs {whose} {_short(want)}")
 
 
+def _evaluation_of(d: Path) -> EvaluationRecord | None:
+    """The ``evaluate.json`` a run directory answers to: its evaluation's, else its own (a lone run
+    directory may carry one); None when neither exists."""
+    for root in (d.parent.parent, d):
+        if (root / SETTINGS_FILE).is_file():
+            return load_evaluation(root)
+    return None
+
+
 def _price_table(d: Path) -> dict | None:
     """The price table an evaluation was run with, when ``evaluate.json`` names a readable one."""
     for root in (d.parent.parent, d):
-        p = root / SETTINGS_FILE
-        if not p.is_file():
+        if not (root / SETTINGS_FILE).is_file():
             continue
         try:
-            opts = read_json_object(p).get("agent_options") or {}
-        except EvalDirError:
+            settings = load_evaluation(root)
+        except RecordError:
             return None
-        table = opts.get("price_table") if isinstance(opts, dict) else None
-        if isinstance(table, dict):
+        if settings is None:
+            return None
+        table = settings.option("price_table")
+        if isinstance(table, dict):     # inline, as evaluations recorded it before tables were copied
             return table
-        path = evaluation_file(root, table) if isinstance(table, str) else None
+        path = evaluation_file(root, table) if table is not None else None
         if path is not None and path.is_file() and not path.is_symlink():
             from spatialscout_gym.baselines.vlm import load_price_table
             # the table's bytes as the evaluation read them: another table under the same name is not it
-            if hashlib.sha256(path.read_bytes()).hexdigest() != opts.get("price_table_sha256"):
+            if hashlib.sha256(path.read_bytes()).hexdigest() != settings.option("price_table_sha256"):
                 return None
             try:
                 return load_price_table(path)
             except Exception:
                 return None
+        return None
     return None
 
 
@@ -382,8 +395,8 @@ def _hash_pair(recorded: str, here: str) -> str:
             f"(recorded {recorded}, here {here})")
 
 
-def _check_records(d: Path, result: dict, start: dict, spec: Any, settings: dict | None,
-                   harness: dict | None) -> None:
+def _check_records(d: Path, result: dict, start: dict, spec: Any, settings: EvaluationRecord | None,
+                   harness: HarnessRecord | None) -> None:
     """Every recorded setting the result depends on agrees across ``result.json``, the trace's start
     event, ``evaluate.json``, ``harness.json`` and the scene rebuilt here; raise :class:`_Diverged`
     naming the first that does not."""
@@ -395,29 +408,29 @@ def _check_records(d: Path, result: dict, start: dict, spec: Any, settings: dict
         checks.append((RESULT_FILE, "attempt", result["attempt"], "the attempts kept beside it + 1",
                        len(attempt_dirs(d)) + 1))
     if settings is not None:
-        for k in ("agent", "image_budget", "resolution"):
-            checks.append((SETTINGS_FILE, k, settings.get(k, "(missing)"), f"{RESULT_FILE}'s", result.get(k)))
+        for k, v in (("agent", settings.agent), ("image_budget", settings.image_budget),
+                     ("resolution", settings.resolution)):
+            checks.append((SETTINGS_FILE, k, v, f"{RESULT_FILE}'s", result.get(k)))
         model = result.get("model")
         if not isinstance(model, dict):
-            checks.append((SETTINGS_FILE, "tool_call_budget", settings.get("tool_call_budget", "(missing)"),
+            checks.append((SETTINGS_FILE, "tool_call_budget", settings.tool_call_budget,
                            f"{RESULT_FILE}'s", result.get("tool_call_budget")))
-        elif settings.get("tool_call_budget") is not None:    # B of a model agent: its model-call budget
-            checks.append((SETTINGS_FILE, "tool_call_budget (B, model calls)", settings["tool_call_budget"],
+        elif settings.tool_call_budget is not None:    # B of a model agent: its model-call budget
+            checks.append((SETTINGS_FILE, "tool_call_budget (B, model calls)", settings.tool_call_budget,
                            f"{RESULT_FILE}'s model.model_call_budget", model.get("model_call_budget")))
-        opts = _dict_field(settings, "agent_options")
-        if harness is not None and "model_call_budget" in opts:
-            checks.append((SETTINGS_FILE, "agent_options.model_call_budget", opts["model_call_budget"],
-                           f"{HARNESS_FILE}'s", (harness.get("budgets") or {}).get("model_call_budget")))
+        if harness is not None and "model_call_budget" in settings.agent_options:
+            checks.append((SETTINGS_FILE, "agent_options.model_call_budget", settings.option("model_call_budget"),
+                           f"{HARNESS_FILE}'s", harness.budget("model_call_budget")))
     if harness is not None:
-        budgets = _dict_field(harness, "budgets")
-        imgs = _dict_field(harness, "images")
+        budgets = harness.budgets or {}
+        imgs = harness.images or {}
         checks += [(HARNESS_FILE, "budgets.image_budget", budgets.get("image_budget", "(missing)"),
                     "the trace's start event", start.get("image_budget")),
                    (HARNESS_FILE, "budgets.tool_call_budget", budgets.get("tool_call_budget", "(missing)"),
                     "the trace's start event", start.get("tool_call_budget")),
                    (HARNESS_FILE, "images.render_size", imgs.get("render_size", "(missing)"),
                     "the trace's image size", [K.width, K.height]),
-                   (HARNESS_FILE, "agent", harness.get("agent", "(missing)"), f"{RESULT_FILE}'s", result.get("agent"))]
+                   (HARNESS_FILE, "agent", harness.agent, f"{RESULT_FILE}'s", result.get("agent"))]
         model = _dict_field(result, "model")
         if "image_max_side_px" in model:
             checks.append((HARNESS_FILE, "images.max_side_px", imgs.get("max_side_px", "(missing)"),
@@ -601,7 +614,7 @@ def _check_frames(d: Path, events: list[dict]) -> None:
 
 
 def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, str] | None = None,
-                   images: ImageChecker | None = None, settings: dict | None = None) -> EpisodeCheck:
+                   images: ImageChecker | None = None, settings: EvaluationRecord | None = None) -> EpisodeCheck:
     """Re-execute one run directory (tool calls; for a model run the whole conversation) and
     compare (see the module docstring); with ``images``, also re-render the captures and compare
     their hashes. ``settings``: the evaluation's ``evaluate.json`` (each recorded setting must
@@ -644,12 +657,10 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
         if diff:
             raise _Diverged(f"at event {rec[0][0]}: start, intrinsics, recorded {_short(start['intrinsics'])} vs "
                             f"the scene's {_short(want_K.to_dict())}")
-        harness = None
         wrapper = None
         tool_side_only = None
-        hp = d / HARNESS_FILE
-        if hp.is_file():
-            harness = read_json_object(hp)
+        harness_record = load_harness(d)
+        harness = harness_record.as_dict() if harness_record is not None else None   # compared whole
         if is_model_run(events):
             why = not_checkable(harness)
             conversation = f"not checkable: {why}" if why else "re-derived"
@@ -697,9 +708,9 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
             raise _Diverged(f"in {GROUND_TRUTH_FILE}: {diff[0]}, recorded {_short(diff[1])} vs the scene's "
                             f"{_short(diff[2])}")
         _check_derived(cmp, d, result, events, spec, harness if tool_side_only is None else None)
-        _check_records(d, result, start, spec, settings, harness if tool_side_only is None else None)
-        if wrapper is not None and harness is not None:   # a re-derived run has both
-            _check_model_records(cmp, d, result, harness, wrapper)
+        _check_records(d, result, start, spec, settings, harness_record if tool_side_only is None else None)
+        if wrapper is not None and harness is not None and harness_record is not None:   # a re-derived run has both
+            _check_model_records(cmp, d, result, harness_record, wrapper)
         _check_frames(d, events)
         image_verdict = images.check(d, spec, events) if images is not None else "not checked"
     except _Diverged as exc:
@@ -796,7 +807,11 @@ def _failed_record_derives(run_dir: Path, result: dict, events: list[dict]) -> N
         raise _Diverged(str(exc)) from None
     if recorded.schema_version < SCHEMA_VERSION:
         return
-    harness = read_json_object(run_dir / HARNESS_FILE) if (run_dir / HARNESS_FILE).is_file() else None
+    try:
+        harness_record = load_harness(run_dir)
+    except RecordError as exc:
+        raise _Diverged(str(exc)) from None
+    harness = harness_record.as_dict() if harness_record is not None else None
     try:
         mine = derive_run_record(events, RecordInputs(
             ground_truth=None, catalog_version=recorded.catalog_version,
@@ -886,7 +901,7 @@ def _cached_verdict(cache: Path | None, key: str | None) -> EpisodeCheck | None:
         return None
 
 
-def _verify_todo(ev: EvalDir, todo: list[tuple[str, Path]], args: dict[str, str], settings: dict | None, *,
+def _verify_todo(ev: EvalDir, todo: list[tuple[str, Path]], args: dict[str, str], settings: EvaluationRecord | None, *,
                  images: bool, workers: int, progress: bool) -> list[EpisodeCheck]:
     """:func:`verify_episode` for each of ``todo``, in this process or ``workers`` processes;
     ``seconds`` set to the mean time per episode."""

@@ -108,17 +108,18 @@ def cache_dir(root: Path) -> Path | None:
 
 def _read_inputs(root: Path, run_dir: Path, scene_args: dict[str, str]) -> list[list[Any]]:
     """The manifest of the files outside the run that verifying it reads (see the module docstring)."""
-    from spatialscout_gym.eval.layout import SCENES_FILE, SETTINGS_FILE, EvalDirError, read_json_object
+    from spatialscout_gym.core.eval_records import load_evaluation
+    from spatialscout_gym.core.records import RecordError
+    from spatialscout_gym.eval.layout import SCENES_FILE, SETTINGS_FILE
     entries: list[tuple[str, Path]] = [(SETTINGS_FILE, root / SETTINGS_FILE), (SCENES_FILE, root / SCENES_FILE)]
     for base in (root, run_dir):        # a lone run directory may carry its own evaluate.json
         if not (base / SETTINGS_FILE).is_file():
             continue
         try:                            # regular files only, bounded (a FIFO never blocks)
-            settings = read_json_object(base / SETTINGS_FILE)
-        except EvalDirError:
+            settings = load_evaluation(base)
+        except RecordError:
             continue
-        opts = settings.get("agent_options") if isinstance(settings, dict) else None
-        table = opts.get("price_table") if isinstance(opts, dict) else None
+        table = settings.option("price_table") if settings is not None else None
         if isinstance(table, str):
             from spatialscout_gym.eval.layout import evaluation_file
             path = evaluation_file(base, table)
