@@ -22,6 +22,7 @@ A file that exists but cannot be read as a JSON object raises :class:`EvalDirErr
 from __future__ import annotations
 
 import dataclasses
+import functools
 import io
 import json
 import os
@@ -444,14 +445,19 @@ def publish_json(path: str | os.PathLike, obj: Any) -> Path:
 
 @dataclasses.dataclass
 class Attempt:
-    """One attempt with a run directory: where it lives and its ``result.json``."""
+    """One attempt with a run directory: where it lives and its ``result.json`` as its record."""
 
     run_dir: Path
-    result: dict
+    record: RunRecord
+
+    @functools.cached_property
+    def result(self) -> dict:
+        """The record's JSON form (``result.json`` as read), for code that has not moved to the type."""
+        return self.record.to_json()
 
     @property
     def ok(self) -> bool:
-        return self.result.get("status", "ok") != "failed"
+        return self.record.status != "failed"
 
 
 @dataclasses.dataclass
@@ -561,7 +567,7 @@ class EvalDir:
     @staticmethod
     def _episode(ep: Path) -> EpisodeDir:
         tries = [ep] + attempt_dirs(ep)
-        attempts = [Attempt(d, read_result(d / RESULT_FILE)) for d in tries if (d / RESULT_FILE).is_file()]
+        attempts = [Attempt(d, read_record(d / RESULT_FILE)) for d in tries if (d / RESULT_FILE).is_file()]
         notes = [read_result(p) for p in sorted(Path(str(ep) + ATTEMPTS_SUFFIX).glob("failed_*.json"))]
         notes += [read_result(d / FAILED_NOTE_FILE) for d in tries[1:]
                   if not (d / RESULT_FILE).is_file() and (d / FAILED_NOTE_FILE).is_file()]

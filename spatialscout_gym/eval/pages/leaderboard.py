@@ -50,6 +50,7 @@ Rows that differ are refused unless ``force``; the page then says which settings
 from __future__ import annotations
 
 import dataclasses
+import functools
 import html
 import os
 import re
@@ -59,6 +60,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from spatialscout_gym.core.files import load_ground_truth
+from spatialscout_gym.core.records import RunRecord
 from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, SceneScore, aggregate, score_scene
 from spatialscout_gym.eval.analysis.behaviour import tool_behaviour
 from spatialscout_gym.eval.analysis.failures import (FACTOR_LABELS, FAILURE_FACTORS, SUCCESS_FACTORS, count_factors,
@@ -97,11 +99,16 @@ class LeaderboardError(ValueError):
 
 @dataclasses.dataclass
 class EpisodeRecord:
-    """One completed episode: its run directory (where ``result.json`` has status ok)."""
+    """One completed episode: its run directory (where ``result.json`` has status ok) and its record."""
 
     key: str
     run_dir: Path
-    result: dict
+    record: RunRecord
+
+    @functools.cached_property
+    def result(self) -> dict:
+        """The record's JSON form (``result.json`` as read), for code that has not moved to the type."""
+        return self.record.to_json()
 
 
 @dataclasses.dataclass
@@ -129,7 +136,7 @@ def collect_episodes(eval_dir: str | os.PathLike) -> EvalEpisodes:
     ev.check_identities()
     completed = ev.completed()
     once = counted_once_keys(ev, completed)    # a repeated scene's further seeds count once
-    return EvalEpisodes([EpisodeRecord(k, a.run_dir, a.result) for k, a in completed if k not in once],
+    return EvalEpisodes([EpisodeRecord(k, a.run_dir, a.record) for k, a in completed if k not in once],
                         [e.key for e in ev.failed()], ev.failed_results())
 
 
@@ -141,10 +148,6 @@ def _mean(values: Sequence[float | None]) -> float | None:
 def _json_object(value: Any) -> dict:
     """``value`` when it is a JSON object, else {} (absent, null or another type)."""
     return value if isinstance(value, dict) else {}
-
-
-def _model_block(result: dict) -> dict:
-    return _json_object(result.get("model"))
 
 
 def _verification(d: Path, workers: int) -> dict:
@@ -176,37 +179,38 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M, verify
         check_run_scene(ep.run_dir, ep.result)
         gt = load_ground_truth(ep.run_dir)
         score = score_scene(gt, accepted_positions(ep.run_dir, gt), lam=lam)
-        scores.append((int(ep.result.get("seed", 0)), score))
+        scores.append((ep.record.seed, score))
         traj = load_trajectory(ep.run_dir)
         trajectories.append(traj)
         errs = submitted_errors(score)
         errors += list(errs.values())
         outcomes[ep.key] = trajectory_factors(traj, errs, gt.num_targets)
-    cells = {(str(ep.result.get("scene_id")), seed): s for (seed, s), ep in zip(scores, eps.completed)}
+    cells = {(ep.record.scene_id, seed): s for (seed, s), ep in zip(scores, eps.completed)}
     once = len({s.scene_id for _, s in scores}) == len(scores)
     agg = aggregate([s if once else dataclasses.replace(s, scene_id=ep.key)
                      for (_, s), ep in zip(scores, eps.completed)], lam)
+    records = [ep.record for ep in eps.completed]
     results = [ep.result for ep in eps.completed]
-    models = [_model_block(r) for r in results]
-    is_model = any(m for m in models)
+    models = [r.model for r in records]
+    is_model = any(m is not None for m in models)
     settings = EvalDir(d).settings()
     # what reached the service, refusals included ("xhigh refused, none sent")
     effort = effort_label(models) or (settings.option("reasoning_effort") if settings else None)
-    agents = sorted({str(r.get("agent")) for r in results})
+    agents = sorted({r.agent for r in records})
     # the harness that ran the episodes: "spatialscout" (evaluate, run) unless result.json names
     # another (an Inspect AI run: "inspect_ai 0.3.x")
     harnesses = sorted({" ".join(str(h[k]) for k in ("name", "version") if h.get(k)) or "spatialscout"
-                        for h in (_json_object(r.get("harness")) for r in results)})
-    costs = [m.get("cost_usd") for m in models]
-    tokens = [(m.get("usage") or {}).get("input_tokens", 0) + (m.get("usage") or {}).get("output_tokens", 0)
+                        for h in (r.harness or {} for r in records)})
+    costs = [m.cost_usd if m is not None else None for m in models]
+    tokens = [m.usage.get("input_tokens", 0) + m.usage.get("output_tokens", 0) if m is not None else 0
               for m in models]
     n_done, n_failed = len(eps.completed), len(eps.failed)
-    versions = sorted({str(r.get("catalog_version")) for r in results})
+    versions = sorted({r.catalog_version for r in records})
     om = agg["object_micro"]
     return {
         "dir": str(d), "agent": agents[0] if len(agents) == 1 else agents,
         "kind": run_kind_of(results), "reference": run_kind_of(results) in ("reference", "nbv"),
-        "blind_control": any(m.get("mode") == BLIND_MODE for m in models),
+        "blind_control": any(m is not None and m.mode == BLIND_MODE for m in models),
         "harness": ", ".join(harnesses),
         "reasoning_effort": effort,
         "completed": n_done, "failed": n_failed,
@@ -218,9 +222,9 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M, verify
                               "scene_macro": agg["scene_macro"]["full_scene_loss_m"], "lambda_m": float(lam)},
         "cost_per_task_usd": _mean(costs) if is_model and all(c is not None for c in costs) else None,
         "tokens_per_task": float(np.mean(tokens)) if is_model else None,
-        "model_calls_per_task": _mean([m.get("model_calls") for m in models]) if is_model else None,
-        "tool_calls_per_task": _mean([(r.get("counters") or {}).get("tool_calls") for r in results]),
-        "images_per_task": _mean([(r.get("counters") or {}).get("images_used") for r in results]),
+        "model_calls_per_task": _mean([m.model_calls if m is not None else None for m in models]) if is_model else None,
+        "tool_calls_per_task": _mean([r.counters.tool_calls for r in records]),
+        "images_per_task": _mean([r.counters.images_used for r in records]),
         "behaviour": tool_behaviour(trajectories),
         "grounding": grounding_summary(trajectories, errors),
         "failure_analysis": {**count_factors(list(outcomes.values())),
@@ -230,9 +234,9 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M, verify
         "_cells": cells,
         "_identity": identity_of(d, results),
         "catalog_version": versions[0] if len(versions) == 1 else versions,
-        "scene_hashes": {ep.result.get("scene_id"): ep.result.get("scene_content_hash") for ep in eps.completed},
+        "scene_hashes": {r.scene_id: r.scene_content_hash for r in records},
         "protocol_settings": protocol_settings(results),
-        "scenes": sorted({str(ep.result.get("scene_id")) for ep in eps.completed}),
+        "scenes": sorted({r.scene_id for r in records}),
         "scene_sources": scene_sources(EvalDir(d)),
         "runs": {ep.key: str(ep.run_dir) for ep in eps.completed},
     }

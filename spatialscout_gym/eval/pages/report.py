@@ -36,6 +36,7 @@ protocol settings: :mod:`~spatialscout_gym.eval.settings_check`) unless forced.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import html
 import json
 import os
@@ -47,6 +48,7 @@ from typing import Any, Sequence
 
 from spatialscout_gym.core.errors import SpatialScoutError
 from spatialscout_gym.core.files import load_ground_truth
+from spatialscout_gym.core.records import ModelFigures, RunRecord
 from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, aggregate, score_scene
 from spatialscout_gym.core.table import format_table
 from spatialscout_gym.eval.pages.exploration import scene_exploration_lines, scene_exploration_summary
@@ -60,7 +62,7 @@ from spatialscout_gym.eval.analysis.stats import (FIGURES, PAIRED_METHOD, SEED, 
 from spatialscout_gym.eval.layout import (EvalDir, accepted_positions, check_run_scene, publish_json, publish_text,
                                           scene_sources, seed_dir_name, seed_spread, spec_file_note)
 
-__all__ = ["RunRecord", "find_runs", "find_failures", "failed_attempt_results", "episode_counts", "build_report", "write_report", "format_report_md",
+__all__ = ["ScoredRun", "find_runs", "find_failures", "failed_attempt_results", "episode_counts", "build_report", "write_report", "format_report_md",
            "compare_reports", "CompareError", "REPORT_JSON", "REPORT_MD"]
 
 REPORT_JSON = "report.json"
@@ -76,25 +78,25 @@ SETTINGS_KEYS = tuple(s.key for s in RECORDED if s.block == "model")
 settings record, :class:`~spatialscout_gym.eval.settings_check.EpisodeSettings`): never summed."""
 
 
-def effort_label(models: Sequence[dict]) -> str | None:
+def effort_label(models: Sequence[ModelFigures | None]) -> str | None:
     """What reached the service as reasoning effort over the ``model`` blocks of an evaluation's
-    ``result.json`` files: the effort asked for (``xhigh``), followed by what the service refused
+    run records: the effort asked for (``xhigh``), followed by what the service refused
     (docs/protocol.md section 10.2): ``xhigh refused, none sent`` when no effort parameter was sent
     after the refusal, ``xhigh, output_config refused`` when part of it was, with ``in k of n
     episodes`` when not every episode was refused. None when no effort was asked for."""
-    models = [m for m in models if m]
-    efforts = sorted({str(m["reasoning_effort"]) for m in models if m.get("reasoning_effort")})
+    given = [m for m in models if m is not None]
+    efforts = sorted({m.reasoning_effort for m in given if m.reasoning_effort})
     if not efforts:
         return None
     asked = ", ".join(efforts)
-    refused = [m for m in models if m.get("reasoning_effort_refused")]
+    refused = [m for m in given if m.reasoning_effort_refused]
     if not refused:
         return asked
-    params = sorted({str(p) for m in refused for p in m["reasoning_effort_refused"]})
-    # "reasoning_effort_sent": the parameters still sent after the refusals (runs before this key: none)
-    none_sent = not any(m.get("reasoning_effort_sent") for m in refused)
+    params = sorted({str(p) for m in refused for p in m.reasoning_effort_refused})
+    # the parameters still sent after the refusals (records written before they were recorded: none)
+    none_sent = not any(m.reasoning_effort_sent for m in refused)
     label = f"{asked} refused, none sent" if none_sent else f"{asked}, {', '.join(params)} refused"
-    return label if len(refused) == len(models) else f"{label} in {len(refused)} of {len(models)} episodes"
+    return label if len(refused) == len(given) else f"{label} in {len(refused)} of {len(given)} episodes"
 
 
 _NONE_MEANS = NONE_MEANS
@@ -120,24 +122,29 @@ class CompareError(SpatialScoutError, ValueError):
 
 
 @dataclasses.dataclass
-class RunRecord:
-    """One finished run directory: its path, ``result.json`` and the re-scored scene."""
+class ScoredRun:
+    """One finished run directory: its path, its run record and the re-scored scene."""
 
     run_dir: Path
-    result: dict
+    record: RunRecord
     score: Any  # SceneScore
     categories: list[str]
 
+    @functools.cached_property
+    def result(self) -> dict:
+        """The record's JSON form (``result.json`` as read), for code that has not moved to the type."""
+        return self.record.to_json()
+
     @property
     def scene_id(self) -> str:
-        return str(self.result["scene_id"])
+        return self.record.scene_id
 
     @property
     def seed(self) -> int:
-        return int(self.result.get("seed", 0))
+        return self.record.seed
 
 
-def find_runs(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> list[RunRecord]:
+def find_runs(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> list[ScoredRun]:
     """The completed attempt of every episode of ``DIR`` (or ``DIR`` itself when it is a run
     directory; :class:`~spatialscout_gym.eval.layout.EvalDir`), re-scored, sorted by (scene id, seed)."""
     records = []
@@ -151,7 +158,7 @@ def find_runs(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> list
         check_run_scene(a.run_dir, a.result)
         gt = load_ground_truth(a.run_dir)
         score = score_scene(gt, accepted_positions(a.run_dir, gt), lam=lam)
-        records.append(RunRecord(a.run_dir, a.result, score, [t.category for t in gt.targets]))
+        records.append(ScoredRun(a.run_dir, a.record, score, [t.category for t in gt.targets]))
     return sorted(records, key=lambda r: (r.scene_id, r.seed))
 
 
@@ -167,7 +174,7 @@ def failed_attempt_results(out_dir: str | os.PathLike) -> list[dict]:
     return EvalDir(out_dir).failed_results()
 
 
-def episode_counts(out_dir: str | os.PathLike, records: Sequence[RunRecord] | None = None) -> dict:
+def episode_counts(out_dir: str | os.PathLike, records: Sequence[ScoredRun] | None = None) -> dict:
     """Completed and failed episodes with rates, attempts, and how completed episodes ended.
 
     ``completed``: episodes with a completed attempt; ``failed``: episodes whose attempts all
@@ -185,7 +192,7 @@ def episode_counts(out_dir: str | os.PathLike, records: Sequence[RunRecord] | No
     attempts = completed + failed_attempts
     reasons: dict[str, int] = defaultdict(int)
     for r in records:
-        reasons[str(r.result.get("end_reason"))] += 1
+        reasons[str(r.record.end_reason)] += 1
     return {"completed": completed, "failed": failed, "total": total,
             "completed_rate": completed / total if total else 0.0,
             "failure_rate": failed / total if total else 0.0,
@@ -194,9 +201,10 @@ def episode_counts(out_dir: str | os.PathLike, records: Sequence[RunRecord] | No
             "end_reasons": dict(sorted(reasons.items()))}
 
 
-def _counters(results: Sequence[dict]) -> dict:
+def _counters(results: Sequence[dict], models: Sequence[ModelFigures | None] = ()) -> dict:
     """Totals of every numeric counter in ``result.json`` dicts: ``counters`` (tool calls, images),
-    ``usage`` and the VLM agent's ``model`` block (model calls, HTTP attempts, tokens, cost).
+    ``usage`` and the VLM agent's ``model`` block (model calls, HTTP attempts, tokens, cost);
+    ``models``: the same episodes' typed model blocks, for what reached the service as effort.
 
     Settings of the model block (``SETTINGS_KEYS``: image side, image history, output-token cap,
     call budget) are not summed: each is shown as its value, or ``"mixed"`` when episodes differ.
@@ -232,7 +240,7 @@ def _counters(results: Sequence[dict]) -> dict:
     for k, vals in sorted(settings.items()):
         out[k] = json.loads(next(iter(vals))) if len(vals) == 1 else "mixed"
     if out.get("reasoning_effort_refused_episodes"):   # beside the setting: what reached the service
-        out["reasoning_effort_sent"] = effort_label([m for r in results if isinstance(m := r.get("model"), dict)])
+        out["reasoning_effort_sent"] = effort_label(models)
     return out
 
 
@@ -265,7 +273,7 @@ def exploration_lines(summaries: dict[str, dict | None]) -> list[str]:
     return lines + [""]
 
 
-def _categories(records: Sequence[RunRecord]) -> dict:
+def _categories(records: Sequence[ScoredRun]) -> dict:
     acc: dict[str, list[float]] = defaultdict(lambda: [0, 0, 0.0, 0])
     for r in records:
         hit50 = r.score.hits[1]
@@ -279,7 +287,7 @@ def _categories(records: Sequence[RunRecord]) -> dict:
             for cat, (n, m, q, h) in sorted(acc.items(), key=lambda kv: (-kv[1][0], kv[0]))}
 
 
-def cells(records: Sequence[RunRecord]) -> dict:
+def cells(records: Sequence[ScoredRun]) -> dict:
     """``{(scene id, seed): SceneScore}`` of run records (the unit of :mod:`~spatialscout_gym.eval.analysis.stats`)."""
     return {(r.scene_id, r.seed): r.score for r in records}
 
@@ -315,8 +323,8 @@ def build_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> d
         "seeds": seed_spread(((r.seed, r.score) for r in records), lam),
         "intervals": bootstrap_intervals(cells(records)),
         "verified": verification_status(out),
-        "counters": _counters([r.result for r in records]),
-        "failed_attempts_spend": _counters(failed_attempt_results(out)),
+        "counters": _counters([r.result for r in records], [r.record.model for r in records]),
+        "failed_attempts_spend": _counters(failed_attempt_results(out), _failed_models(out)),
         "failures": find_failures(out),
         "episodes": episode_counts(out, records),
         "scorer": {sc.scene_id: sc.record(lam) for sc in scores},
@@ -333,6 +341,11 @@ def build_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> d
     return report
 
 
+def _failed_models(out: Path) -> list[ModelFigures | None]:
+    """The model blocks of every failed attempt's run record (failure notes hold no conversation)."""
+    return [a.record.model for e in EvalDir(out).episodes() for a in e.attempts if not a.ok]
+
+
 def _settings_json(out: Path) -> dict | None:
     """``evaluate.json`` as the report shows it (None when absent)."""
     settings = EvalDir(out).settings()
@@ -347,7 +360,7 @@ def _failures_only_report(out: Path, lam: float) -> dict:
             "settings": _settings_json(out), "categories": {},
             "seeds": {"seeds": [], "per_seed": {}, "mean": None, "std": None}, "intervals": None,
             "verified": verification_status(out), "counters": _counters([]),
-            "failed_attempts_spend": _counters(failed), "failures": find_failures(out),
+            "failed_attempts_spend": _counters(failed, _failed_models(out)), "failures": find_failures(out),
             "episodes": episode_counts(out, []), "scorer": {}, "catalog_version": None, "scene_hashes": {},
             "protocol_settings": {}, "cost_cap": cost_cap_state(out)}
 
