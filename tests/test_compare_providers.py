@@ -44,8 +44,8 @@ def lab(tmp_path_factory) -> dict[str, Path]:
 
 
 def test_the_effort_outcome_is_derived_from_the_record(lab):
-    import json
-    outcome = {n: effort_outcome(json.loads((d / "procedural_8" / "seed_0" / "result.json").read_text()))
+    from spatialscout_gym.core.records import load_run_record
+    outcome = {n: effort_outcome(load_run_record(d / "procedural_8" / "seed_0" / "result.json"))
                for n, d in lab.items()}
     assert outcome == {"chat": (True, "sent"), "claude": (True, "sent"), "responses": (True, "sent"),
                        "refused": (True, "refused")}

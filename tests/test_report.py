@@ -11,6 +11,7 @@ import pytest
 
 from fakes import FakeRenderer, small_scene
 from record_fixtures import model_json
+from spatialscout_gym.core.records import load_run_record
 from spatialscout_gym.cli.main import main
 from spatialscout_gym.core.scoring import aggregate
 from spatialscout_gym.eval.running.evaluate import EvalSettings, SettingsMismatchError, evaluate, plan_tasks
@@ -168,7 +169,7 @@ def test_compare_and_leaderboard_refuse_other_protocol_settings_naming_them(ball
     with pytest.raises(LeaderboardError, match=r"V \(image budget\) differs: uniform-ball: 5, origin: 3; "
                                                r"prompt style differs: uniform-ball: paper, origin: detailed"):
         build_leaderboard([out, other])
-    assert protocol_settings([json.loads(p.read_text()) for p in other.glob("*/seed_*/result.json")]) == {
+    assert protocol_settings([load_run_record(p) for p in other.glob("*/seed_*/result.json")]) == {
         "V (image budget)": 3, "resolution": 32,      # a model run has no tool-call budget: B caps it
         "B (model-call budget)": 100, "B counts": "model calls", "prompt style": "detailed",
         # a model record holds every setting; these were left unset (recorded as null)

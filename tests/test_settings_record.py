@@ -14,6 +14,7 @@ import pytest
 
 from fakes import FakeRenderer, small_scene
 from vlm_scripted import ScriptedServer
+from spatialscout_gym.core.records import load_run_record
 from spatialscout_gym.eval.pages.report import CompareError, compare_reports
 from spatialscout_gym.eval.running.evaluate import EvalSettings, evaluate
 from spatialscout_gym.eval.settings_check import RECORDED, SETTINGS, EpisodeSettings, episode_settings
@@ -90,7 +91,7 @@ def test_the_record_holds_every_setting_and_every_run_records_it(runs):
     assert {f.name for f in dataclasses.fields(EpisodeSettings)} >= EXPECTED
     assert {s.field for s in RECORDED} == {f.name for f in dataclasses.fields(EpisodeSettings)}
     assert {s.field for s in RECORDED if s not in SETTINGS} == NOT_COMPARED
-    model = json.loads(next((runs / "model").glob("*/seed_*/result.json")).read_text())
+    model = load_run_record(next((runs / "model").glob("*/seed_*/result.json")))
     recorded = episode_settings(model)
     assert all(recorded[s.field][0] for s in RECORDED if "model" in s.kinds or s.block == "")
     assert recorded["reasoning_effort"] == (True, "xhigh")

@@ -45,6 +45,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable, Collection, Mapping, Sequence
 
+from spatialscout_gym.core.records import RunRecord
 from spatialscout_gym.eval.layout import EvalDir
 from spatialscout_gym.eval.running.tasks import agent_option_keys, evaluate_keys
 
@@ -63,19 +64,19 @@ BUDGET_UNIT = {"model": "model calls", "mcp": "tool calls", "human": "tool calls
 call of an MCP client or a person (the server cannot see a client's model calls)."""
 
 
-def budget_counts(result: Mapping) -> tuple[bool, object]:
+def budget_counts(result: RunRecord) -> tuple[bool, object]:
     """``(True, what B counts)`` for a kind with a B (:data:`BUDGET_UNIT`): B = 100 tool calls
     and B = 100 model calls are different budgets (a model call may make several tool calls)."""
     unit = BUDGET_UNIT.get(_kind(result))
     return (unit is not None), unit
 
 
-def nbv_dynamics(result: Mapping) -> tuple[bool, object]:
+def nbv_dynamics(result: RunRecord) -> tuple[bool, object]:
     """``(recorded, env id)`` of the dynamics an NBV episode stepped under: NBV-v2 where walls,
     floor and ceiling stopped the camera (NBV-v2 and NBV-v3, which adds only an observation),
     NBV-v1 where they did not. Read from the recorded walls, so runs of NBV-v2 and NBV-v3 compare."""
-    nbv = result.get("nbv")
-    if not isinstance(nbv, dict) or not isinstance(nbv.get("walls"), bool):
+    nbv = result.nbv
+    if nbv is None or not isinstance(nbv.get("walls"), bool):
         return False, None
     from spatialscout_gym.nbv.config import DYNAMICS_ENV_IDS
     return True, DYNAMICS_ENV_IDS[nbv["walls"]]
@@ -94,12 +95,12 @@ class Setting:
     field: str = ""
     within: str = ""
     """``"wire"``: compared only between runs of one provider and API (a provider's own parameters)."""
-    derive: Callable[[Mapping], tuple[bool, object]] | None = None
-    """How the setting is derived from a ``result.json`` when no one field holds it."""
+    derive: Callable[[RunRecord], tuple[bool, object]] | None = None
+    """How the setting is derived from a run record when no one field holds it."""
 
 
 def setting(name: str, where: str, kinds: tuple[str, ...], *, compared: bool = True, why: str = "",
-            none_means: str = "", within: str = "", derive: Callable[[Mapping], tuple[bool, object]] | None = None) -> Any:
+            none_means: str = "", within: str = "", derive: Callable[[RunRecord], tuple[bool, object]] | None = None) -> Any:
     """One field of :class:`EpisodeSettings`: its ``name`` in messages and pages, ``where``
     ``result.json`` records it (``"image_budget"``, ``"model.prompt_style"``), the agent kinds it
     applies to; ``compared=False`` (with ``why``) for a setting recorded and shown but not
@@ -115,16 +116,16 @@ EFFORT_OUTCOMES = ("sent", "partly refused", "refused", "not supported", "none a
 """Whether the reasoning effort asked was honoured, in the protocol's terms (any provider)."""
 
 
-def effort_outcome(result: Mapping) -> tuple[bool, object]:
+def effort_outcome(result: RunRecord) -> tuple[bool, object]:
     """``(recorded, outcome)``: the reasoning effort asked was ``sent`` (the provider's parameters
     for it went with every request), ``partly refused`` or ``refused`` (the service refused some or
     all of them and the run went on without), ``not supported`` (asked, but the provider has no
     parameter for it) or ``none asked``; derived from the model block, comparable across providers."""
-    model = result.get("model")
-    if not isinstance(model, dict) or "reasoning_effort" not in model:
+    model = result.model
+    if model is None:
         return False, None
-    refused, sent = model.get("reasoning_effort_refused") or [], model.get("reasoning_effort_sent") or {}
-    if model.get("reasoning_effort") is None:
+    refused, sent = model.reasoning_effort_refused, model.reasoning_effort_sent
+    if model.reasoning_effort is None:
         return True, "none asked"
     if refused:
         return True, "partly refused" if sent else "refused"
@@ -191,9 +192,9 @@ NONE_MEANS: dict[str, str] = {f.metadata["where"].rpartition(".")[2]: f.metadata
 """What a recorded None means, by ``result.json`` key (``image_history``: every image)."""
 
 
-def episode_settings(result: Mapping) -> dict[str, tuple[bool, object]]:
-    """``{field: (recorded, value)}`` of every field of :class:`EpisodeSettings` in one
-    ``result.json`` (``recorded`` False where the file has no such key)."""
+def episode_settings(result: RunRecord) -> dict[str, tuple[bool, object]]:
+    """``{field: (recorded, value)}`` of every field of :class:`EpisodeSettings` in one run
+    record (``recorded`` False where the record has no such block or key)."""
     return {s.field: _value(result, s) for s in RECORDED}
 
 
@@ -206,8 +207,8 @@ KNOWN_AGENT_OPTIONS = agent_option_keys()
 (``eval/running/tasks.py``); any other refuses a comparison."""
 
 
-def shown_settings(result: Mapping) -> dict[str, object]:
-    """``{name: value}`` of every field of the settings record one ``result.json`` records for its
+def shown_settings(result: RunRecord) -> dict[str, object]:
+    """``{name: value}`` of every field of the settings record one run record holds for its
     agent kind, for pages: a None shown as what it means (``all images``), the parameters sent as
     ``none sent`` when there were none."""
     kind = _kind(result)
@@ -260,30 +261,28 @@ class Identity:
     wire are compared only between runs that share it."""
 
 
-def wire_of(results: Sequence[Mapping]) -> str | None:
+def wire_of(results: Sequence[RunRecord]) -> str | None:
     """``provider/api_mode`` of the runs' model blocks (one value; joined when they differ)."""
-    found = sorted({f"{m.get('provider')}/{m.get('api_mode')}" for r in results
-                    if isinstance(m := r.get("model"), dict)})
+    found = sorted({f"{m.provider}/{m.api_mode}" for r in results if (m := r.model) is not None})
     return ", ".join(found) if found else None
 
 
-def _kind(result: Mapping) -> str:
+def _kind(result: RunRecord) -> str:
     """The run's kind (:data:`KINDS`) from its record: the model and ``nbv`` blocks, the MCP
     server's harness record (or, for runs written before it had one, the name the server gave
     them) and the ``human`` field."""
-    if isinstance(result.get("model"), dict):
+    if result.model is not None:
         return "model"
-    if isinstance(result.get("nbv"), dict):
+    if result.nbv is not None:
         return "nbv"
-    if result.get("human") is True:
+    if result.human is True:
         return "human"
-    harness = result.get("harness")
-    if (isinstance(harness, dict) and harness.get("name") == "mcp") or result.get("agent") == "mcp":
+    if (result.harness or {}).get("name") == "mcp" or result.agent == "mcp":
         return "mcp"
     return "reference"
 
 
-def run_kind_of(results: Sequence[Mapping]) -> str:
+def run_kind_of(results: Sequence[RunRecord]) -> str:
     """One kind for the runs of an evaluation (a page's row): ``model`` if any run is a model's,
     else the kind they share, else ``reference``."""
     kinds = {_kind(r) for r in results}
@@ -292,25 +291,29 @@ def run_kind_of(results: Sequence[Mapping]) -> str:
     return kinds.pop() if len(kinds) == 1 else "reference"
 
 
-def _value(result: Mapping, s: Setting) -> tuple[bool, object]:
-    """(recorded, value) of setting ``s`` in one ``result.json``."""
+def _value(result: RunRecord, s: Setting) -> tuple[bool, object]:
+    """(recorded, value) of setting ``s`` in one run record: a field of the record or of one of its
+    blocks (a typed block's field is always recorded; a claimed block, a JSON object, holds the
+    keys its writer gave it)."""
     if s.derive is not None:
         return s.derive(result)
     holder: Any = result
     for part in s.block.split(".") if s.block else ():
-        holder = holder.get(part) if isinstance(holder, dict) else None
+        holder = getattr(holder, part, None) if dataclasses.is_dataclass(holder) else None
+    if dataclasses.is_dataclass(holder):
+        return (True, getattr(holder, s.key)) if hasattr(holder, s.key) else (False, None)
     if not isinstance(holder, dict) or s.key not in holder:
         return False, None
     return True, holder[s.key]
 
 
-def protocol_settings(results: Sequence[Mapping]) -> dict[str, object]:
+def protocol_settings(results: Sequence[RunRecord]) -> dict[str, object]:
     """``{name: value}`` of every setting recorded by the episodes it applies to (``result.json``
     contents); the value a sorted list when episodes differ."""
     return _settings(results)[0]
 
 
-def _settings(results: Sequence[Mapping]) -> tuple[dict[str, object], list[str]]:
+def _settings(results: Sequence[RunRecord]) -> tuple[dict[str, object], list[str]]:
     found: dict[str, set[str]] = defaultdict(set)
     unrecorded = []
     for s in SETTINGS:
@@ -330,16 +333,16 @@ def _settings(results: Sequence[Mapping]) -> tuple[dict[str, object], list[str]]
     return settings, unrecorded
 
 
-def identity_of(eval_dir: str | Path, results: Sequence[Mapping]) -> Identity:
-    """The :class:`Identity` of an evaluation directory from its completed episodes'
-    ``result.json`` contents and its ``evaluate.json`` (read here, not from any cache)."""
-    versions = sorted({str(r.get("catalog_version")) for r in results})
+def identity_of(eval_dir: str | Path, results: Sequence[RunRecord]) -> Identity:
+    """The :class:`Identity` of an evaluation directory from its completed episodes' run records
+    and its ``evaluate.json`` (read here, not from any cache)."""
+    versions = sorted({r.catalog_version for r in results})
     version: str | list[str] | None = versions[0] if len(versions) == 1 else versions
     settings, unrecorded = _settings(results)
     recorded = EvalDir(eval_dir).settings()
     unknown = recorded.unknown() if recorded else []
     return Identity(None if version == "None" else version,
-                    {str(r.get("scene_id")): r.get("scene_content_hash") for r in results},
+                    {r.scene_id: r.scene_content_hash for r in results},
                     tuple(sorted({_kind(r) for r in results})), settings, unrecorded, unknown, wire_of(results))
 
 

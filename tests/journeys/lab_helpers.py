@@ -88,6 +88,18 @@ def spatialscout(*argv: str, timeout: float = 600) -> subprocess.CompletedProces
                           text=True, timeout=timeout, env=lab_env())
 
 
+def verify_trimmed(d: Path) -> tuple[int, list[str]]:
+    """``spatialscout verify DIR --no-cache`` in a fresh process whose environment holds PATH, HOME and
+    the repository's path only (no key, no endpoint, no cache): the exit code and each episode's status."""
+    repo = Path(__file__).resolve().parents[2]
+    env = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/tmp"), "PYTHONPATH": str(repo)}
+    p = subprocess.run([sys.executable, "-m", "spatialscout_gym.cli.main", "verify", str(d), "--json", "--no-cache",
+                        "--no-progress"], cwd=repo, env=env, capture_output=True, text=True, timeout=600)
+    assert p.stdout.strip(), p.stderr[-2000:]
+    out = json.loads(p.stdout)
+    return p.returncode, [e["status"] for checks in out["dirs"].values() for e in checks]
+
+
 def inspect_run(url: str, out: Path, tmp: Path) -> subprocess.CompletedProcess:
     """``inspect eval spatialscout_gym/spatialscout`` at the lab's scenes, budgets and effort."""
     from inspect_and_evaluate_runs import inspect_path

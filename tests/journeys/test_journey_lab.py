@@ -234,10 +234,11 @@ def test_lab_estimate_capped_run_killed_and_resumed(lab):
     assert "429 Retry-After" in [w["reason"] for r in _results(lab.out / "chat")
                                  for w in (r.get("model") or {}).get("waits", [])]
 
-    # 4. verify: every episode re-executed
+    # 4. verify: every episode re-executed, resumed after the kill -9 and the 429 wait included, with
+    # no verdict cache and nothing in the environment but PATH, HOME and the repository's path
     for m in MODELS:
-        verified = lab_h.spatialscout("verify", str(lab.out / m))
-        assert verified.returncode == 0 and "verified" in verified.stdout, verified.stdout + verified.stderr
+        code, statuses = lab_h.verify_trimmed(lab.out / m)
+        assert code == 0 and statuses == ["verified"] * len(lab_h.SCENES), (m, statuses)
 
 
 def _live_cost(result: dict) -> float:
@@ -261,6 +262,9 @@ def test_lab_leaderboard_and_compare_across_providers_beside_inspect_and_mcp(lab
     assert inspected.returncode == 0, inspected.stdout[-3000:] + inspected.stderr[-3000:]
     lab_h.mcp_episode(mcp_out)
     assert json.loads((mcp_out / "result.json").read_text())["status"] == "ok"
+    for d, n in ((inspect_out, len(lab_h.SCENES)), (mcp_out, 1)):      # verified as they are, in a trimmed environment
+        code, statuses = lab_h.verify_trimmed(d)
+        assert code == 0 and statuses == ["verified"] * n, (d.name, statuses)
     capsys.readouterr()
 
     # 6. one leaderboard, no --force: the two providers that honoured the effort and the Inspect run

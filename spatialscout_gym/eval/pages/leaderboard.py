@@ -190,7 +190,6 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M, verify
     agg = aggregate([s if once else dataclasses.replace(s, scene_id=ep.key)
                      for (_, s), ep in zip(scores, eps.completed)], lam)
     records = [ep.record for ep in eps.completed]
-    results = [ep.result for ep in eps.completed]
     models = [r.model for r in records]
     is_model = any(m is not None for m in models)
     settings = EvalDir(d).settings()
@@ -209,7 +208,7 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M, verify
     om = agg["object_micro"]
     return {
         "dir": str(d), "agent": agents[0] if len(agents) == 1 else agents,
-        "kind": run_kind_of(results), "reference": run_kind_of(results) in ("reference", "nbv"),
+        "kind": run_kind_of(records), "reference": run_kind_of(records) in ("reference", "nbv"),
         "blind_control": any(m is not None and m.mode == BLIND_MODE for m in models),
         "harness": ", ".join(harnesses),
         "reasoning_effort": effort,
@@ -232,10 +231,10 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M, verify
         "intervals": bootstrap_intervals(cells),
         **_verification(d, verify_workers),
         "_cells": cells,
-        "_identity": identity_of(d, results),
+        "_identity": identity_of(d, records),
         "catalog_version": versions[0] if len(versions) == 1 else versions,
         "scene_hashes": {r.scene_id: r.scene_content_hash for r in records},
-        "protocol_settings": protocol_settings(results),
+        "protocol_settings": protocol_settings(records),
         "scenes": sorted({r.scene_id for r in records}),
         "scene_sources": scene_sources(EvalDir(d)),
         "runs": {ep.key: str(ep.run_dir) for ep in eps.completed},

@@ -331,7 +331,7 @@ def build_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> d
         "catalog_version": versions[0] if len(versions) == 1 else versions,
         "scene_hashes": {r.scene_id: r.result.get("scene_content_hash") for r in records},
         "scene_sources": scene_sources(EvalDir(out)),
-        "protocol_settings": protocol_settings([r.result for r in records]),
+        "protocol_settings": protocol_settings([r.record for r in records]),
         "exploration": exploration_summary([r.result for r in records]),
         "exploration_scene": scene_exploration_summary([r.result for r in records]),
         "cost_cap": cost_cap_state(out),
@@ -684,7 +684,7 @@ def compare_reports(dirs: Sequence[str | os.PathLike], *, force: bool = False,
     base_name = None if baseline is None else next(n for n, p in zip(names, paths)
                                                     if p.resolve() == Path(baseline).resolve())
     records = {n: find_runs(p) for n, p in zip(names, paths)}
-    problems = comparability_problems({n: identity_of(p, [r.result for r in records[n]])
+    problems = comparability_problems({n: identity_of(p, [r.record for r in records[n]])
                                        for n, p in zip(names, paths)})
     if problems and not force:
         raise CompareError("refusing to compare runs made on different scenes or under different protocol "

@@ -153,7 +153,8 @@ def _call_flags(traj: Any, errors: dict[str, float]) -> dict[str, list[str]]:
 def run_payload(run: Path, frame_url: str = "frames") -> dict:
     """Everything the page shows of one run: result, the trace events, frame URLs, targets and
     factors. Frame URLs are ``{frame_url}/frame_NNN.png``."""
-    result = read_record(_file(run, RESULT_FILE) or run / RESULT_FILE).to_json()   # the page's JSON: the record's form
+    record = read_record(_file(run, RESULT_FILE) or run / RESULT_FILE)
+    result = record.to_json()   # the page's JSON: the record's form
     trace = _file(run, TRACE_FILE) or run / TRACE_FILE
     events = read_trace(trace)
     check_run_scene(run, result)
@@ -168,7 +169,7 @@ def run_payload(run: Path, frame_url: str = "frames") -> dict:
             frames[str(fid)] = f"{frame_url}/{frame_file_name(fid)}"
     from spatialscout_gym.eval.settings_check import shown_settings
     return {"kind": "run", "name": run.name, "result": result, "events": events, "frames": frames,
-            "targets": targets, "factors": factors, "settings": shown_settings(result)}
+            "targets": targets, "factors": factors, "settings": shown_settings(record)}
 
 
 def eval_payload(root: Path, runs: list[Path]) -> dict:
