@@ -26,11 +26,9 @@ import functools
 import io
 import json
 import os
-from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-import numpy as np
 
 from spatialscout_gym.core.errors import SpatialScoutError
 from spatialscout_gym.core.eval_records import (EVALUATE_FILE, PLANNED_FILE, SCENES_FILE, EvaluationRecord, load_evaluation,
@@ -42,7 +40,7 @@ from spatialscout_gym.core.run_files import (ATTEMPTS_DIR, PREDICTIONS_FILE, RES
                                              seed_dir_name, seed_of_dir)
 from spatialscout_gym.core.types import natural_number
 
-__all__ = ["EvalDir", "check_episode_identities", "EvalDirError", "EpisodeDir", "Attempt", "seed_spread", "publish_json", "publish_text",
+__all__ = ["EvalDir", "check_episode_identities", "EvalDirError", "EpisodeDir", "Attempt", "publish_json", "publish_text",
            "read_json_object", "read_trace", "read_result", "read_record", "check_result", "read_run_result", "attempt_dirs", "archive_failed_attempt",
            "read_scene_args", "record_scene_args", "evaluation_file", "PRICE_TABLE_FILE", "is_run_dir", "find_run_dirs", "seed_dir_name", "seed_of_dir",
            "split_episode_key",
@@ -624,20 +622,4 @@ class EvalDir:
             return [self.root]
         return sorted(p.parent for p in self.root.glob(f"*/{SEED_DIR_PREFIX}*/{TRACE_FILE}")
                       if seed_of_dir(p.parent.name) is not None)
-
-
-def seed_spread(scores: Iterable[tuple[int, Any]], lam: float) -> dict:
-    """Object-micro all-target mean IoU of each seed's scenes and their spread across seeds.
-
-    ``scores`` are ``(seed, SceneScore)``; returns ``{"seeds", "per_seed": {k: mean IoU}, "mean",
-    "std"}`` with ``std`` the standard deviation across seeds (``ddof=1``; 0 for one seed).
-    """
-    from spatialscout_gym.core.scoring import aggregate
-    by_seed: dict[int, list] = defaultdict(list)
-    for seed, s in scores:
-        by_seed[int(seed)].append(s)
-    per_seed = {str(k): aggregate(v, lam)["object_micro"]["all"]["mean_iou"] for k, v in sorted(by_seed.items())}
-    vals = np.array(list(per_seed.values()))
-    return {"seeds": sorted(by_seed), "per_seed": per_seed, "mean": float(vals.mean()),
-            "std": float(vals.std(ddof=1)) if len(vals) > 1 else 0.0}
 

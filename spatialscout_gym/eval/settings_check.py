@@ -50,14 +50,17 @@ from spatialscout_gym.eval.layout import EvalDir
 from spatialscout_gym.eval.running.tasks import agent_option_keys, evaluate_keys
 
 __all__ = ["Setting", "SETTINGS", "RECORDED", "NONE_MEANS", "EpisodeSettings", "episode_settings", "shown_settings", "setting",
-           "KINDS", "KNOWN_EVALUATE_KEYS", "KNOWN_AGENT_OPTIONS", "Identity",
+           "RUN_KINDS", "KNOWN_EVALUATE_KEYS", "KNOWN_AGENT_OPTIONS", "Identity",
            "identity_of", "protocol_settings", "comparability_problems", "checked_settings_text", "effort_outcome",
            "EFFORT_OUTCOMES", "wire_of", "BUDGET_UNIT", "budget_counts", "run_kind_of", "CONTROL_SETTING"]
 
-KINDS = ("model", "reference", "nbv", "mcp", "human")
-"""Agent kinds: with a model block (VLM agents), with an ``nbv`` block (NBV agents and policies),
-an MCP client's run (``harness.name`` ``mcp``, derived from the MCP server's harness record), a
-person's (``human`` true: ``spatialscout play``), or none of these (reference, oracle)."""
+RUN_KINDS = ("model", "reference", "nbv", "mcp", "human")
+"""What a run record is compared as: with a model block (VLM agents), with an ``nbv`` block (NBV
+agents and policies), an MCP client's run (``harness.name`` ``mcp``, derived from the MCP server's
+harness record), a person's (``human`` true: ``spatialscout play``), or none of these (reference,
+oracle). Not the registry's ``AGENT_KINDS``, which say how an agent is built and whether it reads
+the private half of a scene: a registry ``privileged`` or ``reference`` agent's run is a
+``reference`` run here, and MCP clients and people are not agents of the registry."""
 
 BUDGET_UNIT = {"model": "model calls", "mcp": "tool calls", "human": "tool calls"}
 """What B counts for each kind that has a B: a model agent's model calls (``evaluate``), a tool
@@ -142,8 +145,8 @@ class EpisodeSettings:
     viewer read the settings through it (:func:`episode_settings`), and every compared field refuses
     a comparison when it differs. A new setting is one line here."""
 
-    image_budget: Any = setting("V (image budget)", "image_budget", KINDS)
-    resolution: Any = setting("resolution", "resolution", KINDS)
+    image_budget: Any = setting("V (image budget)", "image_budget", RUN_KINDS)
+    resolution: Any = setting("resolution", "resolution", RUN_KINDS)
     tool_call_budget: Any = setting("tool-call budget", "tool_call_budget", ("reference", "nbv"))
     budget_counts: Any = setting("B counts", "budget_counts", ("model", "mcp", "human"), derive=budget_counts)
     tool_call_budget_b: Any = setting("B (tool-call budget)", "tool_call_budget", ("mcp", "human"),
@@ -225,7 +228,7 @@ def checked_settings_text() -> str:
     """One sentence listing what ``compare`` and ``leaderboard`` check (for their help)."""
     per_kind: dict[str, list[str]] = {"model": [], "reference": [], "nbv": [], "mcp": [], "all": [], "across": []}
     for s in SETTINGS:
-        if set(s.kinds) == set(KINDS):
+        if set(s.kinds) == set(RUN_KINDS):
             per_kind["all"].append(s.name)
         elif s.kinds == ("reference", "nbv") or len(s.kinds) == 1 or s.kinds == ("mcp", "human"):
             per_kind[s.kinds[0]].append(s.name)
@@ -268,7 +271,7 @@ def wire_of(results: Sequence[RunRecord]) -> str | None:
 
 
 def _kind(result: RunRecord) -> str:
-    """The run's kind (:data:`KINDS`) from its record: the model and ``nbv`` blocks, the MCP
+    """The run's kind (:data:`RUN_KINDS`) from its record: the model and ``nbv`` blocks, the MCP
     server's harness record (or, for runs written before it had one, the name the server gave
     them) and the ``human`` field."""
     if result.model is not None:

@@ -33,17 +33,17 @@ from __future__ import annotations
 import functools
 
 from collections import defaultdict
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from spatialscout_gym.core.scoring import THRESHOLD_KEYS
+from spatialscout_gym.core.scoring import THRESHOLD_KEYS, aggregate
 
 __all__ = ["FIGURES", "N_RESAMPLES", "SEED", "CONFIDENCE", "METHOD", "Cell", "figure_sums",
            "bootstrap_intervals", "paired_comparison", "separated", "rank_intervals", "pairwise_separation",
            "hierarchical_bootstrap", "method_note", "PAIRED_METHOD", "RANK_METHOD",
            "min_p_value", "min_scenes_to_separate", "iqm", "stratified_bootstrap", "episode_scores",
-           "iqm_summary", "paired_iqm", "per_scene_differences", "IQM_METHOD", "iqm_method_note"]
+           "iqm_summary", "paired_iqm", "per_scene_differences", "IQM_METHOD", "iqm_method_note", "seed_spread"]
 
 N_RESAMPLES = 9999
 SEED = 20260101
@@ -491,3 +491,19 @@ def per_scene_differences(a: dict[Cell, Any], b: dict[Cell, Any]) -> list[dict]:
     sa, sb = episode_scores({c: a[c] for c in shared}), episode_scores({c: b[c] for c in shared})
     return [{"scene": s, "seeds": len(sa[s]), "a": float(sa[s].mean()), "b": float(sb[s].mean()),
              "difference": float(sb[s].mean() - sa[s].mean())} for s in sa]
+
+
+def seed_spread(scores: Iterable[tuple[int, Any]], lam: float) -> dict:
+    """Object-micro all-target mean IoU of each seed's scenes and their spread across seeds.
+
+    ``scores`` are ``(seed, SceneScore)``; returns ``{"seeds", "per_seed": {k: mean IoU}, "mean",
+    "std"}`` with ``std`` the standard deviation across seeds (``ddof=1``; 0 for one seed).
+    """
+    by_seed: dict[int, list] = defaultdict(list)
+    for seed, s in scores:
+        by_seed[int(seed)].append(s)
+    per_seed = {str(k): aggregate(v, lam)["object_micro"]["all"]["mean_iou"] for k, v in sorted(by_seed.items())}
+    vals = np.array(list(per_seed.values()))
+    return {"seeds": sorted(by_seed), "per_seed": per_seed, "mean": float(vals.mean()),
+            "std": float(vals.std(ddof=1)) if len(vals) > 1 else 0.0}
+

@@ -67,14 +67,14 @@ from spatialscout_gym.eval.analysis.failures import (FACTOR_LABELS, FAILURE_FACT
                                             submitted_errors, table4_thresholds, trajectory_factors)
 from spatialscout_gym.eval.analysis.grounding import grounding_summary
 from spatialscout_gym.eval.layout import (EvalDir, accepted_positions, check_run_scene, publish_json, publish_text, scene_sources,
-                                          seed_spread, spec_file_note)
+                                          spec_file_note)
 from spatialscout_gym.eval.pages.page import render_page
 from spatialscout_gym.eval.verification.identity import counted_once_keys
 from spatialscout_gym.eval.pages.report import effort_label, md
 from spatialscout_gym.eval.settings_check import comparability_problems, identity_of, protocol_settings, run_kind_of
 from spatialscout_gym.eval.verification.verify import verification_status
 from spatialscout_gym.eval.analysis.stats import (PAIRED_METHOD, RANK_METHOD, bootstrap_intervals, method_note,
-                                                  pairwise_separation, rank_intervals)
+                                                  pairwise_separation, rank_intervals, seed_spread)
 from spatialscout_gym.eval.analysis.trajectory import load_trajectory
 
 __all__ = ["EpisodeRecord", "EvalEpisodes", "collect_episodes", "build_row", "build_leaderboard",

@@ -58,9 +58,9 @@ from spatialscout_gym.eval.settings_check import (NONE_MEANS, RECORDED, comparab
                                                   protocol_settings)
 from spatialscout_gym.eval.analysis.stats import (FIGURES, PAIRED_METHOD, SEED, bootstrap_intervals, iqm_method_note,
                                           iqm_summary, method_note, min_p_value, min_scenes_to_separate, paired_iqm, per_scene_differences,
-                                          paired_comparison, separated)
+                                          paired_comparison, seed_spread, separated)
 from spatialscout_gym.eval.layout import (EvalDir, accepted_positions, check_run_scene, publish_json, publish_text,
-                                          scene_sources, seed_dir_name, seed_spread, spec_file_note)
+                                          scene_sources, seed_dir_name, spec_file_note)
 
 __all__ = ["ScoredRun", "find_runs", "find_failures", "failed_attempt_results", "episode_counts", "build_report", "write_report", "format_report_md",
            "compare_reports", "CompareError", "REPORT_JSON", "REPORT_MD"]
