@@ -124,3 +124,24 @@ def test_agent_options_types_are_the_dataclass_fields():
     # every option type is one the strict reader can check (no bare container types)
     rec = parse_evaluation({"agent": "a", "agent_options": {f.name: None for f in dataclasses.fields(AgentOptions)}})
     assert set(rec.agent_options) == {f.name for f in dataclasses.fields(AgentOptions)}
+
+
+def test_the_report_shows_the_claimed_fields_as_claimed(tmp_path):
+    from fakes import FakeRenderer, small_scene
+    from spatialscout_gym.core.records import claimed_values, field_kinds, load_run_record
+    from spatialscout_gym.eval.pages.report import build_report, format_report_md
+    from spatialscout_gym.eval.running.evaluate import evaluate
+    spec = tmp_path / "scene.json"
+    spec.write_text(small_scene(32, 32, scene_id="fake-claims").to_json())
+    out = tmp_path / "ev"
+    evaluate(out, EvalSettings("origin", 3, 8, 32), [str(spec)], seeds=1, workers=1, progress=False,
+             renderer_factory=FakeRenderer, write_report=False)
+    record = load_run_record(next(out.glob("*/seed_0/result.json")))
+    claimed = claimed_values(record)
+    assert claimed and set(claimed) <= {p for p, k in field_kinds().items() if k == "claimed"}
+    assert claimed["agent"] == "origin"
+    report = build_report(out)
+    assert report["claimed"] == {p: [v] for p, v in claimed.items()}
+    text = format_report_md(report)
+    line = next(ln for ln in text.splitlines() if ln.startswith("Claimed by the runs"))
+    assert "agent origin" in line and "derived" not in line.split(":")[1]

@@ -43,7 +43,7 @@ from spatialscout_gym.core.scoring import GroundTruth, score_scene
 
 __all__ = ["SCHEMA_VERSION", "DERIVED", "CLAIMED", "RunRecord", "ModelFigures", "RecordInputs", "RecordError",
            "derive_run_record", "load_run_record", "parse_run_record", "build_record", "migrate_v1", "field_kinds",
-           "derived_json", "underivable_fields", "HARNESS_DERIVED", "run_kind", "MODEL_EVENTS", "FAILURE_EVENT", "HTTP_FIELD"]
+           "derived_json", "claimed_values", "underivable_fields", "HARNESS_DERIVED", "run_kind", "MODEL_EVENTS", "FAILURE_EVENT", "HTTP_FIELD"]
 
 SCHEMA_VERSION = 2
 """The run record's schema version (1: the records written before the version was recorded)."""
@@ -208,6 +208,21 @@ def field_kinds(cls: type = RunRecord, prefix: str = "") -> dict[str, str]:
         inner = _record_type(hints[f.name])
         if inner is not None:
             out.update(field_kinds(inner, path + "."))
+    return out
+
+
+def claimed_values(record: RunRecord) -> dict[str, Any]:
+    """``{dotted field path: value}`` of every claimed field the record holds (None left out), in
+    JSON form: what a page shows as claimed, since no trace proves it."""
+    out: dict[str, Any] = {}
+    for path, kind in field_kinds(type(record)).items():
+        if kind != CLAIMED:
+            continue
+        value: Any = record
+        for part in path.split("."):
+            value = getattr(value, part, None)
+        if value is not None:
+            out[path] = _to_json(value)
     return out
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from spatialscout_gym.core.exploration import curve_auc
+from spatialscout_gym.core.records import RunRecord
 
 __all__ = ["scene_exploration_summary", "scene_exploration_lines", "SCENE_COLUMNS", "CURVE_POINTS"]
 
@@ -34,22 +35,22 @@ def _mean_curve(curves: Sequence[Sequence[float]], budget: int) -> list[float]:
     return [_mean([p[k] for p in padded]) for k in range(budget)]
 
 
-def scene_exploration_summary(results: Sequence[dict]) -> dict[str, Any] | None:
+def scene_exploration_summary(records: Sequence[RunRecord]) -> dict[str, Any] | None:
     """Means per episode over the episodes whose record has an ``exploration`` block, with the mean
     curves over the image budget (the largest budget among them); None when none has one."""
-    rows = [(r, b) for r in results if isinstance(b := r.get("exploration"), dict)]
+    rows = [(r, b) for r in records if (b := r.exploration) is not None]
     if not rows:
         return None
-    budget = max(int(r.get("image_budget") or len(b.get("coverage_curve") or [])) for r, b in rows)
+    budget = max(r.image_budget or len(b.coverage_curve) for r, b in rows)
     blocks = [b for _, b in rows]
-    cov = _mean_curve([b.get("coverage_curve") or [] for b in blocks], budget)
-    iou = _mean_curve([b.get("iou_curve") or [] for b in blocks], budget)
+    cov = _mean_curve([b.coverage_curve for b in blocks], budget)
+    iou = _mean_curve([b.iou_curve for b in blocks], budget)
     out: dict[str, Any] = {"episodes": len(blocks), "image_budget": budget,
-                           "multi_room": sum(int(b.get("rooms_visited", 0)) >= 2 for b in blocks),
+                           "multi_room": sum(b.rooms_visited >= 2 for b in blocks),
                            "coverage_curve": cov, "iou_curve": iou}
     for k in ("known_occupancy_fraction", "explored_floor_fraction", "rooms_visited", "rooms", "blocked_moves",
               "coverage_auc", "iou_auc"):
-        out[k] = _mean([float(b.get(k, float("nan"))) for b in blocks])
+        out[k] = _mean([float(getattr(b, k)) for b in blocks])
     out["mean_curve_auc"] = curve_auc(cov, budget)   # equals the mean of the episodes' coverage_auc
     return out
 

@@ -16,7 +16,8 @@ with :func:`~spatialscout_gym.core.scoring.aggregate`. The report dict (``DIR/re
      "failed_attempts_spend": {"episodes", "calls", "cost_usd", ...},   # failed attempts, redone or not
      "catalog_version": str | None, "scene_hashes": {scene_id: sha256},
      "scene_sources": {scene_id: {"source": "catalog" | "procedural" | "spec file" | "imported", "content_hash"}},
-     "scorer": {key: {"metric_version", "compat", "min_side_m", "lambda_m", "Q", "H", "M", "N"}}}
+     "scorer": {key: {"metric_version", "compat", "min_side_m", "lambda_m", "Q", "H", "M", "N"}},
+     "claimed": {field path: [distinct values]}}   # what the runs say of themselves, no trace proves
 
 ``key`` is the scene id when every scene ran once, else ``<scene_id>/seed_<k>``. Failed episodes
 are listed in ``failures`` and left out of every aggregate (docs/protocol.md section 5); the
@@ -48,7 +49,7 @@ from typing import Any, Sequence
 
 from spatialscout_gym.core.errors import SpatialScoutError
 from spatialscout_gym.core.files import load_ground_truth
-from spatialscout_gym.core.records import ModelFigures, RunRecord
+from spatialscout_gym.core.records import ModelFigures, RunRecord, claimed_values
 from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, aggregate, score_scene
 from spatialscout_gym.core.table import format_table
 from spatialscout_gym.eval.pages.exploration import scene_exploration_lines, scene_exploration_summary
@@ -265,6 +266,10 @@ def exploration_lines(summaries: dict[str, dict | None]) -> list[str]:
     if not rows:
         return []
     lines = ["## Exploration (NBV agents, mean per episode)", "",
+             "Claimed: the figures the agent measured with the env's own metric code and wrote in "
+             "`result.json`'s `nbv` block (known occupancy of a fixed 16 x 16 x 4 m grid, explored floor "
+             "from a 32 x 32 pixel sample); `verify` holds path and blocked moves to the trace. The figures "
+             "derived from the trace are under \"Exploration of the scene\".", "",
              "| run | episodes | " + " | ".join(EXPLORATION_LABELS.values()) + " |",
              "|---|---|" + "---|" * len(EXPLORATION_LABELS)]
     for n, e in rows.items():
@@ -333,12 +338,45 @@ def build_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> d
         "scene_sources": scene_sources(EvalDir(out)),
         "protocol_settings": protocol_settings([r.record for r in records]),
         "exploration": exploration_summary([r.result for r in records]),
-        "exploration_scene": scene_exploration_summary([r.result for r in records]),
+        "exploration_scene": scene_exploration_summary([r.record for r in records]),
         "cost_cap": cost_cap_state(out),
+        "claimed": claimed_summary([r.record for r in records]),
     })
     if report["catalog_version"] == "None":
         report["catalog_version"] = None
     return report
+
+
+def claimed_summary(records: Sequence[RunRecord]) -> dict[str, list[Any]]:
+    """``{dotted field path: its distinct values}`` of the claimed fields of the episodes' run
+    records (:func:`~spatialscout_gym.core.records.claimed_values`): what the run says of itself
+    and no trace proves (the agent's name, the attempt number, an NBV run's block, the Ray node)."""
+    found: dict[str, dict[str, Any]] = defaultdict(dict)
+
+    def add(path: str, value: Any) -> None:
+        if isinstance(value, dict) and value:      # a claimed block: each of its fields
+            for k, v in value.items():
+                add(f"{path}.{k}", v)
+        else:
+            found[path][json.dumps(value, sort_keys=True)] = value
+
+    for r in records:
+        for path, value in claimed_values(r).items():
+            add(path, value)
+    return {path: [v for _, v in sorted(values.items())] for path, values in sorted(found.items())}
+
+
+def _claimed_lines(claimed: dict[str, list[Any]]) -> list[str]:
+    """The report's line of claimed fields (each value shortened)."""
+    if not claimed:
+        return []
+    def shown(v: Any) -> str:
+        text = v if isinstance(v, str) else json.dumps(v, sort_keys=True)
+        return text if len(text) <= 60 else text[:57] + "..."
+    parts = [f"{md(path)} {md(', '.join(shown(v) for v in values))}" if len(values) <= 3
+             else f"{md(path)} ({len(values)} values)" for path, values in claimed.items()]
+    return ["Claimed by the runs, not derived from their traces (`verify` cannot prove these): "
+            + "; ".join(parts) + ".", ""]
 
 
 def _failed_models(out: Path) -> list[ModelFigures | None]:
@@ -429,6 +467,7 @@ def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> st
     lines += cost_cap_lines(report)
     if report.get("verified"):
         lines += _verified_lines(report["verified"])
+    lines += _claimed_lines(report.get("claimed") or {})
     if "failure_rate" in e:
         lines += [f"Completed {e['completed']} of {e['total']} episodes ({_pct(e['completed_rate'])}%), failed "
                   f"{e['failed']} ({_pct(e['failure_rate'])}%); attempts {e['attempts']}, of which "
