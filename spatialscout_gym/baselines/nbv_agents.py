@@ -310,12 +310,27 @@ class TrainedNBVAgent(NBVAgent):
     the dynamics (``walls`` overrides theirs), the mapper, the image budget and resolution the CLI
     adopts, and whether actions are sampled (``deterministic`` overrides)."""
 
-    def __init__(self, trained: dict, walls: bool | None = None, deterministic: bool | None = None) -> None:
+    def __init__(self, trained: dict, walls: bool | None = None, deterministic: bool | None = None,
+                 scan_guard_m: float | None = None) -> None:
         config = trained["config"] if walls is None else dataclasses.replace(trained["config"], walls=bool(walls))
         super().__init__(config, mapper=trained["mapper"])
         self.episode_settings = trained_episode_settings(trained)
         """The image budget and resolution the policy was trained with (the CLI adopts them)."""
         self.deterministic = bool(trained["deterministic"] if deterministic is None else deterministic)
+        guard = trained.get("scan_guard_m") if scan_guard_m is None else scan_guard_m
+        if guard is not None and (config.motion != "heading" or int(config.scan_bins) < 1):
+            from spatialscout_gym.core.errors import ConfigError
+            raise ConfigError("the scan guard needs a heading policy with the scan observation "
+                              f"(motion {config.motion!r}, scan_bins {config.scan_bins})")
+        self.scan_guard_m: float | None = None if guard is None else float(guard)
+        """The margin (m) of the scan guard the policy acts through, None without one
+        (:mod:`spatialscout_gym.nbv.scan_guard`)."""
+
+    def extra_result(self) -> dict[str, Any]:
+        out = super().extra_result()
+        if self.scan_guard_m is not None:     # the agent, not the task: recorded, not compared
+            out["nbv"]["scan_guard_m"] = self.scan_guard_m
+        return out
 
     @staticmethod
     def policy_file(path: str) -> Path:
@@ -344,16 +359,20 @@ class PPONBVAgent(TrainedNBVAgent):
     walls : bool, optional
         Run under NBV-v2's dynamics (True) or NBV-v1's (False); None (default): those the policy
         was trained under (its ``nbv_config.json``'s ``walls``, False if absent).
+    scan_guard_m : float, optional
+        Act through the scan guard with this margin in metres (a heading policy with ``scan``);
+        None (default): as its ``nbv_config.json`` says (``"scan_guard_m"``, no guard if absent).
     """
 
-    def __init__(self, path: str, deterministic: bool | None = None, walls: bool | None = None) -> None:
+    def __init__(self, path: str, deterministic: bool | None = None, walls: bool | None = None,
+                 scan_guard_m: float | None = None) -> None:
         p = policy_path(path)
         if not p.exists():
             from spatialscout_gym.core.errors import ResourceMissingError
             raise ResourceMissingError(f"no trained policy at {p}; train one with `spatialscout train-nbv` "
                                     f"(it writes <out>/<run>/model.zip)")
         trained = load_policy_config(p)
-        super().__init__(trained, walls=walls, deterministic=deterministic)
+        super().__init__(trained, walls=walls, deterministic=deterministic, scan_guard_m=scan_guard_m)
         try:
             from stable_baselines3 import PPO
         except ImportError as exc:  # pragma: no cover - depends on the install
@@ -381,7 +400,34 @@ class PPONBVAgent(TrainedNBVAgent):
     def begin(self, controller: NBVController, rng: np.random.Generator) -> None:
         import torch
         torch.manual_seed(int(rng.integers(2**31 - 1)))
+        self._blocked_from: list[tuple[np.ndarray, float]] = []
+        """(world position, world yaw in degrees) of each move this episode saw blocked."""
+
+    def _closed_headings(self, obs: dict[str, np.ndarray], controller: NBVController) -> set[int]:
+        """The headings whose moves were seen blocked from within 0.25 m of here. A blocked move
+        still turns the camera (NBV-v2), so after one the camera faces the way it could not go."""
+        from spatialscout_gym.nbv.scan_guard import heading_index
+        pose = controller.episode.pose
+        here = np.asarray(pose.position_world, float)
+        if "blocked" in obs and np.any(obs["blocked"]):
+            self._blocked_from.append((here, float(pose.yaw_deg)))
+        return {k for where, yaw in self._blocked_from if np.linalg.norm(where[:2] - here[:2]) <= 0.25
+                and (k := heading_index(yaw - float(pose.yaw_deg), self.config)) is not None}
 
     def act(self, obs: dict[str, np.ndarray], controller: NBVController, rng: np.random.Generator) -> NBVAction:
-        action, _ = self.model.predict(obs, deterministic=self.deterministic)
-        return action
+        if self.scan_guard_m is None:
+            action, _ = self.model.predict(obs, deterministic=self.deterministic)
+            return action
+        import torch
+
+        from spatialscout_gym.nbv.scan_guard import scan_guard_mask
+        closed = self._closed_headings(obs, controller)
+        allowed = torch.as_tensor(scan_guard_mask(obs["scan"], self.config, self.scan_guard_m, closed))
+        with torch.no_grad():
+            obs_t, _ = self.model.policy.obs_to_tensor(obs)
+            dist: Any = self.model.policy.get_distribution(obs_t).distribution   # a Categorical (heading)
+            logits = dist.logits[0]
+        logits = torch.where(allowed, logits, torch.tensor(-torch.inf))   # stride 0 is always allowed
+        if self.deterministic:
+            return np.int64(int(torch.argmax(logits)))
+        return np.int64(int(torch.distributions.Categorical(logits=logits).sample()))

@@ -63,7 +63,8 @@ def load_policy_config(model_path: str | Path) -> dict:
     or None, "resolution": int or None, "deterministic": bool, "source": Path or None}``, from
     ``nbv_config.json`` beside ``model_path`` (``source``; None when there is none). Missing keys
     come from the ``args.json`` of the policy's training run, else from :data:`ASSUMED` (NBV-v1's
-    settings; image budget and resolution None); ``deterministic``, how ``ppo:PATH`` acts by default, is False unless set."""
+    settings; image budget and resolution None); ``deterministic``, how ``ppo:PATH`` acts by default, is False unless set;
+    ``scan_guard_m``, the margin of the scan guard it acts through (:mod:`spatialscout_gym.nbv.scan_guard`), None unless set."""
     path = Path(model_path).with_name(CONFIG_FILE)
     saved = json.loads(path.read_text()) if path.is_file() else {}
     args_path = Path(model_path).with_name("args.json")
@@ -76,7 +77,18 @@ def load_policy_config(model_path: str | Path) -> dict:
             "image_budget": saved.get("image_budget", train_args.get("image_budget")),
             "resolution": saved.get("resolution", train_args.get("resolution")),
             "deterministic": bool(saved.get("deterministic", False)),
+            "scan_guard_m": _guard(saved.get("scan_guard_m"), path),
             "source": path if path.is_file() else None}
+
+
+def _guard(value: object, path: Path) -> float | None:
+    """``nbv_config.json``'s ``scan_guard_m``: None (no guard) or a margin in metres >= 0."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+        from spatialscout_gym.core.errors import ConfigError
+        raise ConfigError(f"{path}: scan_guard_m must be null or a margin in metres >= 0, got {value!r}")
+    return float(value)
 
 
 def load_nbv_config(model_path: str | Path) -> NBVConfig:

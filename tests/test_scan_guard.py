@@ -1,0 +1,153 @@
+"""The scan guard: a heading policy acting through it never takes a stride longer than the free
+distance its own ``scan`` observation shows that way (less the margin); turning in place and bins
+with no depth stay allowed; the margin comes from ``nbv_config.json`` or the agent option and is
+recorded in the run's ``nbv`` block."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+import spatialscout_gym.nbv.scan_guard as scan_guard
+from fakes import FakeRenderer, small_scene
+from spatialscout_gym.core.errors import ConfigError
+from spatialscout_gym.nbv.config import NBVConfig
+from spatialscout_gym.nbv.policy_files import SHIPPED_V3_POLICY, load_policy_config
+from spatialscout_gym.nbv.scan_guard import heading_index, scan_guard_mask
+
+HEADING = NBVConfig(motion="heading")      # 6 headings x strides (0, 1, 2) m, 12 scan bins of 30 degrees, 6 m range
+
+
+def _scan(**free_m: float) -> np.ndarray:
+    """A scan with the free distance (m) of some bins (``b0=1.2``), the rest unknown (0)."""
+    scan = np.zeros(HEADING.scan_bins, np.float32)
+    for name, metres in free_m.items():
+        scan[int(name[1:])] = metres / HEADING.scan_range_m
+    return scan
+
+
+def test_a_stride_longer_than_the_free_distance_is_forbidden_and_turning_never_is():
+    allowed = scan_guard_mask(_scan(b0=1.2), HEADING, 0.1)
+    assert allowed[[0, 1, 2]].tolist() == [True, True, False]          # ahead: 0 m, 1 m fit 1.2 m; 2 m does not
+    assert allowed[3:].all()                                           # other headings: nothing seen there
+    assert scan_guard_mask(_scan(b0=1.2), HEADING, 0.3)[[0, 1, 2]].tolist() == [True, False, False]
+    # heading k turns 60 k degrees left: bin 2 k; k = 3 is behind (bin 6), k = 5 is 60 degrees right (bin 10)
+    allowed = scan_guard_mask(_scan(b6=0.5, b10=2.5, b2=9.0), HEADING, 0.2)
+    assert allowed[[9, 10, 11]].tolist() == [True, False, False]
+    assert allowed[[15, 16, 17]].tolist() == [True, True, True]       # 2 m + 0.2 m fit 2.5 m
+    assert allowed[[3, 4, 5]].tolist() == [True, True, True]
+    assert allowed[[0, 3, 6, 9, 12, 15]].all()                         # stride 0 everywhere
+
+
+def test_a_neighbouring_bin_counts_projected_onto_the_stride():
+    # a wall seen 30 degrees off the stride at 2.0 m is 2.0 cos 30 = 1.73 m away along it
+    allowed = scan_guard_mask(_scan(b0=6.0, b1=2.0), HEADING, 0.0)
+    assert allowed[[0, 1, 2]].tolist() == [True, True, False]
+    assert scan_guard_mask(_scan(b1=2.4), HEADING, 0.0)[[0, 1, 2]].tolist() == [True, True, True]   # 2.08 m
+    # bin 3 (90 degrees left) neighbours headings 1 and 2 (60 and 120 degrees) only
+    allowed = scan_guard_mask(_scan(b3=0.1), HEADING, 0.0).reshape(6, 3)
+    assert allowed[[1, 2], 1:].sum() == 0 and allowed[[0, 3, 4, 5]].all() and allowed[:, 0].all()
+
+
+def test_a_closed_heading_turns_in_place_only():
+    allowed = scan_guard_mask(_scan(), HEADING, 0.3, closed={1, 4})
+    assert allowed[[3, 4, 5, 12, 13, 14]].tolist() == [True, False, False, True, False, False]
+    assert allowed[[0, 1, 2, 6, 7, 8, 9, 10, 11, 15, 16, 17]].all()
+
+
+def test_heading_index_maps_a_turn_to_its_heading():
+    assert [heading_index(t, HEADING) for t in (0.0, 59.0, -60.0, 180.0, -179.0, 30.0, 720.0)] == [0, 1, 5, 3, 3, None, 0]
+
+
+@pytest.mark.parametrize("config, scan, margin, words", [
+    (NBVConfig(motion="discrete"), _scan(), 0.1, "heading motion"),
+    (HEADING, np.zeros(8), 0.1, "12 bins"),
+    (HEADING, _scan(), -0.1, "margin"),
+    (HEADING, _scan(), float("nan"), "margin"),
+])
+def test_bad_input_is_refused(config, scan, margin, words):
+    with pytest.raises(ValueError, match=words):
+        scan_guard_mask(scan, config, margin)
+
+
+def _guarded_copy(tmp_path, margin) -> str:
+    d = tmp_path / "guarded"
+    shutil.copytree(SHIPPED_V3_POLICY, d)
+    saved = json.loads((d / "nbv_config.json").read_text())
+    (d / "nbv_config.json").write_text(json.dumps({**saved, "scan_guard_m": margin}))
+    return str(d)
+
+
+def test_the_margin_is_read_from_the_policy_settings_and_a_bad_one_is_refused(tmp_path):
+    from spatialscout_gym.baselines.registry import make_agent
+    assert load_policy_config(SHIPPED_V3_POLICY / "model.zip")["scan_guard_m"] is None
+    assert make_agent(f"ppo:{_guarded_copy(tmp_path, 0.25)}").scan_guard_m == 0.25
+    assert make_agent("ppo:models/nbv_ppo_v3", scan_guard_m=0.5).scan_guard_m == 0.5
+    for bad in (-1, "0.3", True):
+        with pytest.raises(ConfigError, match="scan_guard_m"):
+            make_agent(f"ppo:{_guarded_copy(tmp_path / str(bad), bad)}")
+    from spatialscout_gym.baselines.nbv_agents import TrainedNBVAgent
+    trained = load_policy_config(SHIPPED_V3_POLICY / "model.zip")
+    with pytest.raises(ConfigError, match="heading policy"):
+        TrainedNBVAgent({**trained, "config": NBVConfig(motion="continuous")}, scan_guard_m=0.3)
+
+
+def test_every_step_of_a_guarded_episode_is_one_the_guard_allowed(tmp_path, monkeypatch):
+    from spatialscout_gym.baselines.registry import make_agent
+    from spatialscout_gym.eval.running.runner import run_episode
+    masks: list[np.ndarray] = []
+
+    def recorded(scan, config, margin_m, closed=()):
+        masks.append(scan_guard_mask(scan, config, margin_m, closed))
+        return masks[-1]
+
+    monkeypatch.setattr(scan_guard, "scan_guard_mask", recorded)
+    spec = small_scene(64, 64)
+    agent = make_agent("ppo:models/nbv_ppo_v3", scan_guard_m=3.0)     # a wide margin, so that it forbids
+    res = run_episode(agent, spec, tmp_path / "run", image_budget=10, tool_call_budget=None, resolution=64,
+                      renderer=FakeRenderer(spec))
+    steps = [json.loads(ln) for ln in (tmp_path / "run" / "trace.jsonl").read_text().splitlines()
+             if '"nbv_step"' in ln]
+    actions = [s["action"] for s in steps if s.get("event") == "nbv_step"]
+    assert len(actions) == len(masks) > 0
+    assert all(m[a] for m, a in zip(masks, actions))
+    assert any(not m.all() for m in masks), "the guard never forbade anything: the test shows nothing"
+    assert res["nbv"]["scan_guard_m"] == 3.0
+
+
+def test_a_guard_that_forbids_every_stride_leaves_the_camera_turning_in_place(tmp_path, monkeypatch):
+    from spatialscout_gym.baselines.registry import make_agent
+    from spatialscout_gym.eval.running.runner import run_episode
+    monkeypatch.setattr(scan_guard, "scan_guard_mask",
+                        lambda scan, config, margin_m, closed=(): np.arange(18) % 3 == 0)   # strides forbidden
+    spec = small_scene(64, 64)
+    res = run_episode(make_agent("ppo:models/nbv_ppo_v3", scan_guard_m=0.3), spec, tmp_path / "run",
+                      image_budget=8, tool_call_budget=None, resolution=64, renderer=FakeRenderer(spec))
+    steps = [json.loads(ln) for ln in (tmp_path / "run" / "trace.jsonl").read_text().splitlines()
+             if '"nbv_step"' in ln]
+    assert steps and all(s["action"] % 3 == 0 for s in steps)
+    assert res["exploration"]["blocked_moves"] == 0
+
+
+def test_the_agent_remembers_a_blocked_move_as_a_closed_heading_from_where_it_stood():
+    import types
+    from spatialscout_gym.baselines.registry import make_agent
+
+    def ctl(x: float, yaw: float):
+        pose = types.SimpleNamespace(position_world=np.array([x, 0.0, 1.6]), yaw_deg=yaw)
+        return types.SimpleNamespace(episode=types.SimpleNamespace(pose=pose))
+
+    agent = make_agent("ppo:models/nbv_ppo_v3", scan_guard_m=0.3)
+    agent.begin(None, np.random.default_rng(0))
+    clear, blocked = {"blocked": np.zeros(4, np.float32)}, {"blocked": np.array([1, 0, 0, 0], np.float32)}
+    assert agent._closed_headings(clear, ctl(0.0, 0.0)) == set()
+    # a move turned the camera to 60 degrees and was blocked there: that way is closed from here
+    assert agent._closed_headings(blocked, ctl(0.0, 60.0)) == {0}
+    assert agent._closed_headings(clear, ctl(0.1, 0.0)) == {1}        # facing 0 now: 60 degrees left is heading 1
+    assert agent._closed_headings(clear, ctl(0.1, 180.0)) == {4}      # -120 degrees: heading 4
+    assert agent._closed_headings(clear, ctl(1.0, 0.0)) == set()      # a metre away it is open again
+    agent.begin(None, np.random.default_rng(0))
+    assert agent._closed_headings(clear, ctl(0.0, 0.0)) == set()      # a new episode forgets
