@@ -71,7 +71,7 @@ from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.core.eval_records import EvaluationRecord, load_evaluation
 from spatialscout_gym.core.files import load_predictions
 from spatialscout_gym.core.harness_record import HarnessRecord, load_harness
-from spatialscout_gym.core.records import (HTTP_FIELD, SCHEMA_VERSION, RecordError, RecordInputs, derive_run_record, derived_json, parse_run_record,
+from spatialscout_gym.core.records import (HTTP_FIELD, SCHEMA_VERSION, RecordError, RecordInputs, RunRecord, derive_run_record, derived_json, parse_run_record,
                                            run_kind, underivable_fields)
 from spatialscout_gym.core.scoring import GroundTruth
 from spatialscout_gym.episode.episode import Episode
@@ -223,16 +223,16 @@ class ImageChecker:
             self._renderer = None
 
 
-def _identity(d: Path, result: dict, scene_args: dict[str, str]) -> None:
+def _identity(d: Path, record: RunRecord, scene_args: dict[str, str]) -> None:
     """The scene and seed a run's path names must be the ones its records name (a run directory
     of the evaluation layout, ``<scene dir>/seed_<k>``); raise :class:`_Diverged` when not."""
     seed = seed_of_dir(d.name)
     if seed is None:
         return
-    if result.get("seed") != seed:
+    if record.seed != seed:
         raise _Diverged(f"in its path: the path says seed {seed}, result.json says seed "
-                        f"{_short(result.get('seed'))} (files moved or copied from another episode)")
-    sid, scene_dir = str(result.get("scene_id")), d.parent.name
+                        f"{_short(record.seed)} (files moved or copied from another episode)")
+    sid, scene_dir = record.scene_id, d.parent.name
     arg = scene_args.get(scene_dir)
     if arg is None:
         if scene_args and scene_dir != sid:
@@ -294,7 +294,7 @@ def _replay_tools(spec: SceneSpec, start: dict, rec: list[tuple[int, dict]]) -> 
     return ep
 
 
-def _check_model_records(cmp: Comparison, d: Path, result: dict, record: HarnessRecord, w: Any) -> None:
+def _check_model_records(cmp: Comparison, d: Path, run: RunRecord, record: HarnessRecord, w: Any) -> None:
     """``harness.json``'s prompt and tools against the replay (the whole file), ``prompt.txt``
     against the prompt and the run's settings against ``evaluate.json`` (the model block's figures
     are part of the derived record, compared whole in :func:`_check_derived`)."""
@@ -306,7 +306,7 @@ def _check_model_records(cmp: Comparison, d: Path, result: dict, record: Harness
         raise _Diverged(f"in harness.json: {diff[0]}, recorded {_short(diff[1])} vs the harness's "
                         f"{_short(diff[2])}")
     _check_prompt_file(d, record, expected)
-    _check_model_settings(d, result, record)
+    _check_model_settings(d, run, record)
 
 
 def _check_prompt_file(d: Path, harness: HarnessRecord, expected: dict) -> None:
@@ -326,12 +326,12 @@ def _check_prompt_file(d: Path, harness: HarnessRecord, expected: dict) -> None:
                         f"recorded style {harness.prompt_style!r} (compared exactly)")
 
 
-def _check_model_settings(d: Path, result: dict, harness: HarnessRecord) -> None:
+def _check_model_settings(d: Path, run: RunRecord, harness: HarnessRecord) -> None:
     """Every setting, name and harness ``result.json`` records of a model run agrees with
     ``harness.json`` (checked against the replay), with ``evaluate.json`` and with the attempts
     on disk; a cost needs its price table. Raise :class:`_Diverged` naming the first that does not."""
     from spatialscout_gym.conversation.prompt import PROMPT_STYLE_ALIASES
-    model = _dict_field(result, "model")
+    image_history = run.model.image_history if run.model is not None else None
     checks: list[tuple[str, str, Any, str, Any]] = []
     settings = _evaluation_of(d)
     opts = settings.agent_options if settings is not None else {}
@@ -339,7 +339,7 @@ def _check_model_settings(d: Path, result: dict, harness: HarnessRecord) -> None
     against = {"prompt_style": ("prompt_style", PROMPT_STYLE_ALIASES.get(str(style), style), harness.prompt_style),
                "mode": ("mode", opts.get("mode"), harness.mode),
                "reasoning_effort": ("reasoning.effort", opts.get("reasoning_effort"), (harness.reasoning or {}).get("effort")),
-               "image_history": ("model.image_history", opts.get("image_history"), model.get("image_history")),
+               "image_history": ("model.image_history", opts.get("image_history"), image_history),
                "image_max_side": ("images.max_side_px", opts.get("image_max_side"), harness.image_setting("max_side_px"))}
     for key, (whose, got, want) in against.items():
         if key in opts:
@@ -395,7 +395,7 @@ def _hash_pair(recorded: str, here: str) -> str:
             f"(recorded {recorded}, here {here})")
 
 
-def _check_records(d: Path, result: dict, start: dict, spec: Any, settings: EvaluationRecord | None,
+def _check_records(d: Path, run: RunRecord, start: dict, spec: Any, settings: EvaluationRecord | None,
                    harness: HarnessRecord | None) -> None:
     """Every recorded setting the result depends on agrees across ``result.json``, the trace's start
     event, ``evaluate.json``, ``harness.json`` and the scene rebuilt here; raise :class:`_Diverged`
@@ -403,21 +403,21 @@ def _check_records(d: Path, result: dict, start: dict, spec: Any, settings: Eval
     from spatialscout_gym.scenes.catalog import scene_catalog_version, scene_content_hash
     K = Intrinsics.from_dict(start["intrinsics"])
     checks: list[tuple[str, str, Any, str, Any]] = []
-    if "attempt" in result:     # claimed, and held to the attempts kept beside it (any agent)
+    if run.attempt is not None:     # claimed, and held to the attempts kept beside it (any agent)
         from spatialscout_gym.eval.layout import attempt_dirs
-        checks.append((RESULT_FILE, "attempt", result["attempt"], "the attempts kept beside it + 1",
+        checks.append((RESULT_FILE, "attempt", run.attempt, "the attempts kept beside it + 1",
                        len(attempt_dirs(d)) + 1))
     if settings is not None:
-        for k, v in (("agent", settings.agent), ("image_budget", settings.image_budget),
-                     ("resolution", settings.resolution)):
-            checks.append((SETTINGS_FILE, k, v, f"{RESULT_FILE}'s", result.get(k)))
-        model = result.get("model")
-        if not isinstance(model, dict):
+        for k, v, recorded in (("agent", settings.agent, run.agent), ("image_budget", settings.image_budget,
+                                                                       run.image_budget),
+                               ("resolution", settings.resolution, run.resolution)):
+            checks.append((SETTINGS_FILE, k, v, f"{RESULT_FILE}'s", recorded))
+        if run.model is None:
             checks.append((SETTINGS_FILE, "tool_call_budget", settings.tool_call_budget,
-                           f"{RESULT_FILE}'s", result.get("tool_call_budget")))
+                           f"{RESULT_FILE}'s", run.tool_call_budget))
         elif settings.tool_call_budget is not None:    # B of a model agent: its model-call budget
             checks.append((SETTINGS_FILE, "tool_call_budget (B, model calls)", settings.tool_call_budget,
-                           f"{RESULT_FILE}'s model.model_call_budget", model.get("model_call_budget")))
+                           f"{RESULT_FILE}'s model.model_call_budget", run.model.model_call_budget))
         if harness is not None and "model_call_budget" in settings.agent_options:
             checks.append((SETTINGS_FILE, "agent_options.model_call_budget", settings.option("model_call_budget"),
                            f"{HARNESS_FILE}'s", harness.budget("model_call_budget")))
@@ -430,11 +430,10 @@ def _check_records(d: Path, result: dict, start: dict, spec: Any, settings: Eval
                     "the trace's start event", start.get("tool_call_budget")),
                    (HARNESS_FILE, "images.render_size", imgs.get("render_size", "(missing)"),
                     "the trace's image size", [K.width, K.height]),
-                   (HARNESS_FILE, "agent", harness.agent, f"{RESULT_FILE}'s", result.get("agent"))]
-        model = _dict_field(result, "model")
-        if "image_max_side_px" in model:
+                   (HARNESS_FILE, "agent", harness.agent, f"{RESULT_FILE}'s", run.agent)]
+        if run.model is not None:
             checks.append((HARNESS_FILE, "images.max_side_px", imgs.get("max_side_px", "(missing)"),
-                           f"{RESULT_FILE}'s model.image_max_side_px", model["image_max_side_px"]))
+                           f"{RESULT_FILE}'s model.image_max_side_px", run.model.image_max_side_px))
         if (d / DELIVERED_FILE).is_file():
             delivered = read_json_object(d / DELIVERED_FILE)
             for k in ("max_side_px", "jpeg_quality"):
@@ -443,11 +442,11 @@ def _check_records(d: Path, result: dict, start: dict, spec: Any, settings: Eval
     for where, field, got, whose, want in checks:
         if _norm(got) != _norm(want) or type(got) is bool:
             raise _Diverged(f"in {where}: {field}, recorded {_short(got)} vs {whose} {_short(want)}")
-    if result["scene_content_hash"] != scene_content_hash(spec):
+    if run.scene_content_hash != scene_content_hash(spec):
         raise _Diverged(f"in {RESULT_FILE}: scene_content_hash "
-                        f"{_hash_pair(result['scene_content_hash'], scene_content_hash(spec))}")
-    if result["catalog_version"] != scene_catalog_version(spec):
-        raise _Diverged(f"in {RESULT_FILE}: catalog_version, recorded {_short(result['catalog_version'])} vs the "
+                        f"{_hash_pair(run.scene_content_hash, scene_content_hash(spec))}")
+    if run.catalog_version != scene_catalog_version(spec):
+        raise _Diverged(f"in {RESULT_FILE}: catalog_version, recorded {_short(run.catalog_version)} vs the "
                         f"scene's here {_short(scene_catalog_version(spec))}")
 
 
@@ -633,12 +632,12 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
         _regular_files(d)
         digest = files_digest(d)
         result = read_result(d / RESULT_FILE)
-        parse_run_record(result, RESULT_FILE)       # strict: a missing, unknown or mistyped field
+        run = parse_run_record(result, RESULT_FILE)       # strict: a missing, unknown or mistyped field
         if not (d / TRACE_FILE).is_file():
             raise _Diverged("refused: no trace.jsonl to replay")
         events = read_trace(d / TRACE_FILE)
-        _identity(d, result, scene_args or {})
-        if result.get("status") == "failed":     # a lone failed run: its record is what its trace derives
+        _identity(d, run, scene_args or {})
+        if run.status == "failed":     # a lone failed run: its record is what its trace derives
             _failed_record_derives(d, result, events)
             return verdict("failed", "(the episode failed; its record is the one its trace, which ends in the "
                                      "failure, derives: left out of scores)")
@@ -667,11 +666,11 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
             tool_side_only = why
         # wall-clock fields, and whether a reply came from the request cache: neither is re-derived
         strict = ("time_unix_s", *TIMING_FIELDS, "cached")
-        seed = int(result["seed"])      # bound into the start event (the path and result.json agree)
+        seed = run.seed      # bound into the start event (the path and result.json agree)
         if conversation == "re-derived":
             assert harness is not None   # not_checkable(None) is a reason: a re-derived run has its harness
             replies = [e for e in events if e.get("event") == "model_response"]
-            wrapper, mine = replay_model_run(spec, start, harness, replies, int(result.get("seed") or 0))
+            wrapper, mine = replay_model_run(spec, start, harness, replies, run.seed)
             ep = wrapper.episode
             full = [(i, e) for i, e in enumerate(events)
                     if e.get("event") in _EPISODE_EVENTS + MODEL_EVENTS]
@@ -708,9 +707,9 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
             raise _Diverged(f"in {GROUND_TRUTH_FILE}: {diff[0]}, recorded {_short(diff[1])} vs the scene's "
                             f"{_short(diff[2])}")
         _check_derived(cmp, d, result, events, spec, harness if tool_side_only is None else None)
-        _check_records(d, result, start, spec, settings, harness_record if tool_side_only is None else None)
+        _check_records(d, run, start, spec, settings, harness_record if tool_side_only is None else None)
         if wrapper is not None and harness is not None and harness_record is not None:   # a re-derived run has both
-            _check_model_records(cmp, d, result, harness_record, wrapper)
+            _check_model_records(cmp, d, run, harness_record, wrapper)
         _check_frames(d, events)
         image_verdict = images.check(d, spec, events) if images is not None else "not checked"
     except _Diverged as exc:
@@ -781,15 +780,15 @@ def _failure_evidence(e: EpisodeDir, scene_args: dict[str, str]) -> str | None:
             _regular_files(a.run_dir)
             if not (a.run_dir / TRACE_FILE).is_file():
                 raise _Diverged(f"it has no {TRACE_FILE}")
-            _identity(e.path, a.result, scene_args)
+            _identity(e.path, a.record, scene_args)
             events = read_trace(a.run_dir / TRACE_FILE)
             start = next((x for x in events if x.get("event") == "start"), None)
             if start is None:
                 raise _Diverged("the trace has no start event")
-            for field in ("scene_id", "seed"):
-                if start.get(field) != a.result.get(field):
+            for field, recorded in (("scene_id", a.record.scene_id), ("seed", a.record.seed)):
+                if start.get(field) != recorded:
                     raise _Diverged(f"the trace's start event names {field} {_short(start.get(field))}, "
-                                    f"{RESULT_FILE} {_short(a.result.get(field))}")
+                                    f"{RESULT_FILE} {_short(recorded)}")
             _failed_record_derives(a.run_dir, a.result, events)
             return None
         except (_Diverged, EvalDirError) as exc:
