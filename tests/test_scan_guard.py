@@ -15,7 +15,7 @@ import spatialscout_gym.nbv.scan_guard as scan_guard
 from fakes import FakeRenderer, small_scene
 from spatialscout_gym.core.errors import ConfigError
 from spatialscout_gym.nbv.config import NBVConfig
-from spatialscout_gym.nbv.policy_files import SHIPPED_V3_POLICY, load_policy_config
+from spatialscout_gym.nbv.policy_files import SHIPPED_POLICY, SHIPPED_V3_POLICY, load_policy_config
 from spatialscout_gym.nbv.scan_guard import heading_index, scan_guard_mask
 
 HEADING = NBVConfig(motion="heading")      # 6 headings x strides (0, 1, 2) m, 12 scan bins of 30 degrees, 6 m range
@@ -83,7 +83,8 @@ def _guarded_copy(tmp_path, margin) -> str:
 
 def test_the_margin_is_read_from_the_policy_settings_and_a_bad_one_is_refused(tmp_path):
     from spatialscout_gym.baselines.registry import make_agent
-    assert load_policy_config(SHIPPED_V3_POLICY / "model.zip")["scan_guard_m"] is None
+    assert load_policy_config(SHIPPED_V3_POLICY / "model.zip")["scan_guard_m"] == 0.1      # the shipped default
+    assert load_policy_config(SHIPPED_POLICY / "model.zip")["scan_guard_m"] is None        # NBV-v2: none
     assert make_agent(f"ppo:{_guarded_copy(tmp_path, 0.25)}").scan_guard_m == 0.25
     assert make_agent("ppo:models/nbv_ppo_v3", scan_guard_m=0.5).scan_guard_m == 0.5
     for bad in (-1, "0.3", True):
