@@ -8,6 +8,8 @@ spelling of the concept (so one that is added fails even before it drifts)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import ast
 import functools
 import types
@@ -151,11 +153,11 @@ def test_the_evaluation_reader_and_verify_read_seeds_with_the_one_parser(tmp_pat
     ev = EvalDir(tmp_path / "ev")
     assert [e.key for e in ev.episodes()] == ["procedural_3/seed_1"]
     assert [p.name for p in ev.trace_dirs()] == ["seed_1"]
-    record = {"seed": 1, "scene_id": "procedural_3"}
+    record = run_record("procedural_3", seed=1)
     _identity(tmp_path / "ev" / "procedural_3" / "seed_1", record, {})
     _identity(tmp_path / "ev" / "procedural_3" / "seed_01", record, {})   # not a seed directory: not checked
     with pytest.raises(_Diverged, match="the path says seed 1"):
-        _identity(tmp_path / "ev" / "procedural_3" / "seed_1", {**record, "seed": 2}, {})
+        _identity(tmp_path / "ev" / "procedural_3" / "seed_1", dataclasses.replace(record, seed=2), {})
 
 
 def test_no_module_but_the_run_files_module_writes_or_parses_seed_names():

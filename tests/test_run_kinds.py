@@ -13,6 +13,7 @@ import pytest
 
 from fakes import FakeRenderer
 from spatialscout_gym.cli.main import main
+from spatialscout_gym.core.records import parse_run_record
 from spatialscout_gym.eval.settings_check import _kind
 from spatialscout_gym.scenes.catalog import scene_by_name
 
@@ -80,7 +81,8 @@ def _result(d: Path) -> dict:
 def test_the_kind_comes_from_the_record(runs):
     mcp, human = _result(runs["mcp"]), _result(runs["human"])
     assert mcp["harness"] == {"name": "mcp", "version": mcp["harness"]["version"], "budget_counts": "tool calls"}
-    assert (_kind(mcp), _kind(human), _kind(_result(runs["model"]))) == ("mcp", "human", "model")
+    assert (_kind(parse_run_record(mcp)), _kind(parse_run_record(human)),
+            _kind(parse_run_record(_result(runs["model"])))) == ("mcp", "human", "model")
     assert mcp["tool_call_budget"] == 100 and human["tool_call_budget"] == 100 and human["human"] is True
 
 
