@@ -1,0 +1,236 @@
+"""Reading an evaluation directory's files as their checks demand (docs/protocol.md sections 5, 7 and 9).
+
+The file layout itself (which folder is an episode, an attempt, a failure) is
+:mod:`spatialscout_gym.eval.layout`; this module reads what those files hold, each error one
+:class:`EvalDirError` line naming the file:
+
+* :func:`read_json_object`: a JSON object, from a regular file of bounded size (a FIFO never blocks);
+* :func:`read_record` / :func:`read_result`: a ``result.json`` strictly as its run record (a
+  failure note through :func:`check_result`, the checks of its known fields);
+* :func:`read_trace`: a ``trace.jsonl``'s events;
+* :func:`accepted_positions`: the map an episode accepted, from its trace, with ``predictions.json``
+  held to it;
+* :func:`check_run_scene` and :func:`check_episode_identities`: the files of one run name one scene,
+  and no two episodes hold one scene and seed.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from spatialscout_gym.core.errors import SpatialScoutError
+from spatialscout_gym.core.files import (MAX_TRACE_BYTES, FileTooLargeError, NotRegularFileError, loads_finite,
+                                         open_regular, read_text_bounded)
+from spatialscout_gym.core.records import RecordError, RunRecord, load_run_record
+from spatialscout_gym.core.run_files import PREDICTIONS_FILE, RESULT_FILE, TRACE_FILE
+
+__all__ = ["EvalDirError", "read_json_object", "check_result", "read_result", "read_record", "read_trace",
+           "trace_accepted_map", "accepted_positions", "check_run_scene", "check_episode_identities"]
+
+
+def check_episode_identities(root: str | os.PathLike, results: Iterable[tuple[str, Mapping[str, Any]]]) -> None:
+    """Raise :class:`EvalDirError` (one line) when two of ``results`` (``(episode key, result.json)``
+    pairs) name the same scene and seed: one episode's files were copied over the other's, and
+    their scores must not be pooled. Results without a scene id are not episodes and are skipped."""
+    seen: dict[tuple[str, Any], str] = {}
+    for key, result in results:
+        if result.get("scene_id") is None:
+            continue
+        ident = (str(result.get("scene_id")), result.get("seed"))
+        if ident in seen:
+            raise EvalDirError(f"{root}: {seen[ident]} and {key} both hold scene {ident[0]!r} seed "
+                               f"{ident[1]!r}; one episode's files were copied over the other's "
+                               "(`spatialscout verify` names which)")
+        seen[ident] = key
+
+
+class EvalDirError(SpatialScoutError, ValueError):
+    """An evaluation directory file that exists but is not readable JSON (corrupted or edited)."""
+
+
+def _json_error(path: Path, exc: BaseException) -> EvalDirError:
+    """The one-line error of a file that cannot be read or parsed as JSON."""
+    if isinstance(exc, IsADirectoryError):
+        return EvalDirError(f"{path}: is a directory, expected a file; remove it or rerun the episode")
+    if isinstance(exc, (NotRegularFileError, FileTooLargeError)):
+        return EvalDirError(f"{path}: {exc.strerror}; it is not read (replace it with the file written)")
+    if isinstance(exc, (OSError, UnicodeDecodeError)):
+        return EvalDirError(f"{path}: cannot be read ({exc.__class__.__name__}: {exc})")
+    if isinstance(exc, RecursionError):
+        return EvalDirError(f"{path}: not valid JSON (arrays or objects nested too deeply); the file is "
+                            "corrupted or was edited")
+    return EvalDirError(f"{path}: not valid JSON ({exc}); the file is corrupted or was edited")
+
+
+def read_json_object(path: Path) -> dict:
+    """``path`` parsed as a JSON object; :class:`EvalDirError` (one line naming the file) when it
+    cannot be read (a directory, undecodable bytes), is not JSON (including nesting too deep for
+    the parser) or is not an object. Every reader of an evaluation directory's JSON goes through it
+    (or :func:`read_result`, :func:`read_trace`), which open regular files only, of a bounded size
+    (:func:`~spatialscout_gym.core.files.open_regular`: a FIFO in a file's place never blocks)."""
+    try:
+        d = loads_finite(read_text_bounded(path))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise _json_error(path, exc) from None
+    if not isinstance(d, dict):
+        raise EvalDirError(f"{path}: expected a JSON object, found {type(d).__name__}")
+    return d
+
+
+_NUMBER = (int, float)
+
+
+_RESULT_FIELDS: dict[str, tuple[tuple[type, ...], str]] = {
+    "seed": ((int,), "an integer"), "attempt": ((int,), "an integer"),
+    "status": ((str,), "a string"), "scene_id": ((str,), "a string"), "agent": ((str,), "a string"),
+    "catalog_version": ((str, type(None)), "a string"), "scene_content_hash": ((str, type(None)), "a string"),
+    "end_reason": ((str, type(None)), "a string"), "error": ((str, type(None)), "a string"),
+    "all": ((dict, type(None)), "an object"), "submitted": ((dict, type(None)), "an object"),
+    "center_error_m": ((dict, type(None)), "an object"), "counters": ((dict, type(None)), "an object"),
+    "scorer": ((dict, type(None)), "an object"),
+    "coverage": ((*_NUMBER, type(None)), "a number"), "full_scene_loss_m": ((*_NUMBER, type(None)), "a number"),
+    "num_targets": ((int, type(None)), "an integer"), "num_submitted": ((int, type(None)), "an integer"),
+}
+
+
+"""Fields of ``result.json`` (docs/protocol.md section 7) -> the JSON types a reader accepts."""
+
+
+_NATURAL_FIELDS = ("seed", "attempt", "num_targets", "num_submitted")
+
+
+"""Integer fields of ``result.json`` that are never negative."""
+
+
+_SCORE_FIELDS = ("mean_iou", "gt_0", "gt_50", "gt_90", "mean", "median", "rmse")
+
+
+def check_result(d: dict, path: Path) -> dict:
+    """``d`` (a ``result.json`` or failure record) with its known fields of the right JSON types;
+    :class:`EvalDirError` naming the file and the field otherwise. Unknown fields pass."""
+    def bad(key: str, want: str, got: Any) -> EvalDirError:
+        return EvalDirError(f"{path}: field {key!r} must be {want}, found {type(got).__name__} {_short(got)}; "
+                            "the file is corrupted or was edited (rerun the episode)")
+    if ("all" in d or d.get("status") == "ok") and "scene_id" not in d:   # a scored result names its scene
+        raise EvalDirError(f"{path}: field 'scene_id' is missing; the file is corrupted or was edited "
+                           "(rerun the episode)")
+    for key, (types, want) in _RESULT_FIELDS.items():
+        if key in d and (not isinstance(d[key], types) or isinstance(d[key], bool)):
+            raise bad(key, want, d[key])
+    for key in _NATURAL_FIELDS:   # an agent seed, an attempt number, a count: never negative
+        if isinstance(d.get(key), int) and d[key] < 0:
+            raise bad(key, "an integer >= 0", d[key])
+    for key in ("all", "submitted", "center_error_m"):
+        for sub, v in (d.get(key) or {}).items():
+            if sub in _SCORE_FIELDS and v is not None and (not isinstance(v, _NUMBER) or isinstance(v, bool)):
+                raise bad(f"{key}.{sub}", "a number", v)
+    for sub, v in (d.get("counters") or {}).items():
+        if sub in ("tool_calls", "images_used", "images_left", "calls_left", "model_calls") and v is not None \
+                and (not isinstance(v, int) or isinstance(v, bool)):
+            raise bad(f"counters.{sub}", "an integer", v)
+    return d
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def read_result(path: Path) -> dict:
+    """A ``result.json``, read strictly as its record type (:func:`read_record`) in JSON form, or a
+    failure note: :func:`read_json_object` then :func:`check_result`."""
+    if Path(path).name == RESULT_FILE:
+        return read_record(path).to_json()
+    return check_result(read_json_object(path), path)
+
+
+def read_record(path: Path) -> RunRecord:
+    """A ``result.json`` as a :class:`~spatialscout_gym.core.records.RunRecord`, strictly
+    (:func:`~spatialscout_gym.core.records.load_run_record`); :class:`EvalDirError` (one line
+    naming the file and the field) when it is not one."""
+    if Path(path).is_dir() and not Path(path).is_symlink():
+        raise EvalDirError(f"{path}: is a directory, expected a file; remove it or rerun the episode")
+    try:
+        return load_run_record(path)
+    except RecordError as exc:
+        raise EvalDirError(f"{exc}; the file is corrupted or was edited (rerun the episode)") from None
+
+
+def read_trace(path: Path) -> list[dict]:
+    """The events of a ``trace.jsonl``; :class:`EvalDirError` naming the file (and the line) when
+    it cannot be read or a line is not a JSON object."""
+    events: list[dict] = []
+    n = 0
+    try:
+        with io.TextIOWrapper(open_regular(path, MAX_TRACE_BYTES), encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                e = json.loads(line)
+                if not isinstance(e, dict):
+                    raise ValueError(f"expected a JSON object, found {type(e).__name__}")
+                if not isinstance(e.get("event"), str):
+                    raise ValueError(f"field 'event' must be a string, found {_short(e.get('event'))}")
+                events.append(e)
+    except (OSError, RecursionError) as exc:
+        raise _json_error(path, exc) from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise EvalDirError(f"{path}: line {n} is not a valid trace event ({exc}); the trace is corrupted "
+                           "or was edited") from None
+    return events
+
+
+def trace_accepted_map(events: list[dict]) -> dict[str, list[float]]:
+    """The map an episode accepted, rebuilt exactly from its trace (:func:`~spatialscout_gym.core.records.accepted_map`)."""
+    from spatialscout_gym.core.records import accepted_map
+    return accepted_map(events)
+
+
+def accepted_positions(run_dir: str | os.PathLike, gt: Any) -> dict[str, list[float]]:
+    """The accepted map to score for a run directory: the one its trace records (through
+    :func:`trace_accepted_map`), after checking that ``predictions.json`` holds exactly that map
+    (:class:`EvalDirError` naming the first difference when not: an edited file is refused, never
+    scored). A directory without a trace (``spatialscout score`` input) scores ``predictions.json``."""
+    from spatialscout_gym.core.files import load_predictions
+    run_dir = Path(run_dir)
+    pred = {k: [float(x) for x in v] for k, v in load_predictions(run_dir, gt).items()}
+    if not (run_dir / TRACE_FILE).exists():
+        return pred
+    try:
+        accepted = trace_accepted_map(read_trace(run_dir / TRACE_FILE))
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise EvalDirError(f"{run_dir / TRACE_FILE}: a submit_positions event is malformed ({type(exc).__name__}); "
+                           "the trace was edited") from None
+    if pred != accepted:
+        k = next(k for k in sorted(set(pred) | set(accepted)) if pred.get(k) != accepted.get(k))
+        raise EvalDirError(f"{run_dir / PREDICTIONS_FILE}: {k} is {_short(pred.get(k, '(absent)'))}, but the map the "
+                           f"episode accepted (trace.jsonl) has {_short(accepted.get(k, '(absent)'))}; the file was "
+                           "edited, so the run is not scored (`spatialscout verify` names every difference)")
+    return accepted
+
+
+def check_run_scene(run_dir: str | os.PathLike, result: dict) -> None:
+    """The scene ``result.json`` names must be the one the trace's start event and
+    ``ground_truth.json`` name; :class:`EvalDirError` (one line) when not: a result edited to name
+    another scene, or files gathered from several episodes, are never shown or scored. Every
+    reader of a run's scores (``report``, ``compare``, ``leaderboard``, ``view``) calls it."""
+    from spatialscout_gym.core.run_files import GROUND_TRUTH_FILE
+    run_dir = Path(run_dir)
+    sid = result.get("scene_id")
+    if sid is None:
+        return
+    named: list[tuple[str, Any]] = []
+    if (run_dir / TRACE_FILE).exists():
+        start = next((e for e in read_trace(run_dir / TRACE_FILE) if e.get("event") == "start"), {})
+        named.append((f"{TRACE_FILE}'s start event", start.get("scene_id")))
+    if (run_dir / GROUND_TRUTH_FILE).exists():
+        named.append((GROUND_TRUTH_FILE, read_json_object(run_dir / GROUND_TRUTH_FILE).get("scene_id")))
+    for where, other in named:
+        if other != sid:
+            raise EvalDirError(f"{run_dir / RESULT_FILE}: names scene {_short(sid)}, but {where} names "
+                               f"{_short(other)}; the files are not of one episode (edited or copied), so the run "
+                               "is not shown or scored (`spatialscout verify` names every difference)")
