@@ -16,9 +16,9 @@ and turning in place (stride 0) is always allowed.
 
 from __future__ import annotations
 
-import numpy as np
-
 from typing import Collection
+
+import numpy as np
 
 from spatialscout_gym.nbv.config import NBVConfig
 
