@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -152,3 +153,45 @@ def test_the_agent_remembers_a_blocked_move_as_a_closed_heading_from_where_it_st
     assert agent._closed_headings(clear, ctl(1.0, 0.0)) == set()      # a metre away it is open again
     agent.begin(None, np.random.default_rng(0))
     assert agent._closed_headings(clear, ctl(0.0, 0.0)) == set()      # a new episode forgets
+
+
+def test_a_resumed_evaluation_redoes_episodes_its_policy_now_acts_otherwise_in(tmp_path):
+    from spatialscout_gym.eval.running.evaluate import evaluate
+    from spatialscout_gym.eval.running.tasks import EvalSettings
+    policy = _guarded_copy(tmp_path, None)                      # the fine-tune alone, as 0.4.0 shipped it
+    spec = tmp_path / "scene.json"
+    spec.write_text(small_scene(64, 64, scene_id="fake-guard").to_json())
+    out = tmp_path / "ev"
+
+    def run() -> dict:
+        summary = evaluate(out, EvalSettings(f"ppo:{policy}", 4, None, 64), [str(spec)], seeds=1, workers=1,
+                           progress=False, renderer_factory=FakeRenderer, write_report=False)
+        assert summary.total == 1 and not summary.failed, summary
+        return json.loads(next(out.glob("*/seed_0/result.json")).read_text())
+
+    assert "scan_guard_m" not in run()["nbv"]
+    first = next(out.glob("*/seed_0/trace.jsonl")).read_bytes()
+    assert "scan_guard_m" not in run()["nbv"]                    # nothing changed: the episode is kept
+    assert next(out.glob("*/seed_0/trace.jsonl")).read_bytes() == first
+    assert not list(out.glob("*/seed_0/attempts/*"))
+    saved = json.loads((Path(policy) / "nbv_config.json").read_text())
+    (Path(policy) / "nbv_config.json").write_text(json.dumps({**saved, "scan_guard_m": 0.1}))
+    assert run()["nbv"]["scan_guard_m"] == 0.1                   # the policy acts otherwise now: redone
+    assert len(list(out.glob("*/seed_0/attempts/*"))) == 1       # the earlier episode kept as an attempt
+
+
+def test_a_cleanrl_policy_with_a_scan_guard_is_refused_not_recorded_unapplied(tmp_path):
+    import torch
+
+    from spatialscout_gym.baselines.registry import make_agent
+    from spatialscout_gym.nbv.config import nbv_action_space, nbv_observation_space
+    from spatialscout_gym.nbv.policy_files import save_nbv_config
+    from spatialscout_gym.nbv.training.cleanrl_net import NBVActorCritic
+    trained = NBVConfig(motion="heading", obs_size=32, walls=True)
+    net = NBVActorCritic(nbv_observation_space(trained), int(nbv_action_space(trained).n))
+    torch.save({"state_dict": net.state_dict(), "args": {}}, tmp_path / "agent.pt")
+    config = save_nbv_config(trained, tmp_path, image_budget=3, resolution=32)
+    assert make_agent(f"cleanrl:{tmp_path}").scan_guard_m is None
+    config.write_text(json.dumps({**json.loads(config.read_text()), "scan_guard_m": 0.1}))
+    with pytest.raises(ConfigError, match="only ppo:PATH"):
+        make_agent(f"cleanrl:{tmp_path}")

@@ -66,6 +66,9 @@ class CleanRLNBVAgent(TrainedNBVAgent):
             raise ResourceMissingError(f"cleanrl:PATH: no {CONFIG_FILE} beside {p} (the recipe writes it "
                                        f"with the env settings the network's spaces depend on)")
         super().__init__(trained, walls=walls, deterministic=deterministic)
+        if self.scan_guard_m is not None:     # recorded only where it is applied: ppo:PATH acts through it
+            raise ConfigError(f"cleanrl:{path}: its nbv_config.json sets scan_guard_m, which only ppo:PATH "
+                              "policies act through; set it to null")
         try:
             from spatialscout_gym.nbv.training.cleanrl_net import NBVActorCritic
         except ImportError as exc:  # pragma: no cover - depends on the install

@@ -338,6 +338,13 @@ class TrainedNBVAgent(NBVAgent):
         raise NotImplementedError
 
     @classmethod
+    def acting_settings(cls, path: str) -> dict[str, object]:
+        """How the policy at ``path`` acts beyond its weights, as its episodes record it in their
+        ``nbv`` block: ``{"scan_guard_m": margin or None}``; {} when no policy is there."""
+        p = cls.policy_file(path)
+        return {"scan_guard_m": load_policy_config(p)["scan_guard_m"]} if p.is_file() else {}
+
+    @classmethod
     def trained_settings(cls, path: str) -> dict[str, int]:
         """The image budget and resolution the policy at ``path`` was trained with, which ``run`` and
         ``evaluate`` adopt; {} when no policy is there (reported when the agent is built)."""

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from spatialscout_gym.conversation.providers import ProviderEntry
 
 __all__ = ["make_agent", "build_agent", "register_agent", "known_agents", "UnknownAgentError", "AgentEntry",
-           "agent_entry", "is_nbv_agent", "agent_kind", "agent_settings", "AGENT_KINDS", "PRIVILEGED_KINDS",
+           "agent_entry", "is_nbv_agent", "agent_kind", "agent_settings", "agent_acting_settings", "AGENT_KINDS", "PRIVILEGED_KINDS",
            "AGENT_MODULES"]
 
 AGENT_KINDS = ("reference", "privileged", "nbv", "model")
@@ -213,6 +213,18 @@ def agent_settings(name: str) -> dict[str, int]:
     if entry is None or entry.argument is None:
         return {}
     settings = getattr(_resolve(entry.factory), "trained_settings", None)
+    return dict(settings(name.partition(":")[2])) if settings is not None else {}
+
+
+def agent_acting_settings(name: str) -> dict[str, object]:
+    """How the policy agent ``name`` acts beyond its weights, as its episodes record it in their
+    ``nbv`` block (``{"scan_guard_m": ...}``), from its factory's ``acting_settings(arg)``; {} for
+    any other agent and for a policy that is not there. A resumed evaluation redoes an episode
+    recorded otherwise (the policy's settings changed since)."""
+    entry = agent_entry(name)
+    if entry is None or entry.argument is None:
+        return {}
+    settings = getattr(_resolve(entry.factory), "acting_settings", None)
     return dict(settings(name.partition(":")[2])) if settings is not None else {}
 
 

@@ -315,6 +315,12 @@ def resume_problem(task: EpisodeTask, settings: EvalSettings) -> str | None:
     for name, got, expected in want:
         if got != expected or type(got) is bool:
             return f"{RESULT_FILE} records {name} {got!r}, this evaluation {expected!r}"
+    nbv = result.get("nbv")
+    if isinstance(nbv, dict):   # a policy that acts otherwise now (a scan guard turned on) is another agent
+        from spatialscout_gym.baselines.registry import agent_acting_settings
+        for name, expected in agent_acting_settings(settings.agent).items():
+            if nbv.get(name) != expected:
+                return f"{RESULT_FILE} records nbv.{name} {nbv.get(name)!r}, this evaluation's agent {expected!r}"
     return None
 
 
