@@ -145,11 +145,6 @@ def _mean(values: Sequence[float | None]) -> float | None:
     return float(np.mean(vals)) if vals else None
 
 
-def _json_object(value: Any) -> dict:
-    """``value`` when it is a JSON object, else {} (absent, null or another type)."""
-    return value if isinstance(value, dict) else {}
-
-
 def _verification(d: Path, workers: int) -> dict:
     """The row's ``verified`` mark, verified by this command now (or taken from the verdict cache
     outside ``d``, keyed by the files' digest), never from a ``verify.json`` inside ``d``; with
