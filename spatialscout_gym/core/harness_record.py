@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spatialscout_gym.core.records import RecordError, build_record
+from spatialscout_gym.core.records import RecordError, build_record, read_run_file
 from spatialscout_gym.core.run_files import HARNESS_FILE
 
 __all__ = ["HarnessRecord", "HARNESS_SCHEMA_VERSION", "parse_harness", "load_harness"]
@@ -80,16 +80,7 @@ def parse_harness(d: Any, file: str = HARNESS_FILE) -> HarnessRecord:
 def load_harness(run_dir: str | os.PathLike) -> HarnessRecord | None:
     """``run_dir/harness.json`` as a :class:`HarnessRecord` (None when absent: reference, NBV and
     older model runs have none)."""
-    from spatialscout_gym.core.files import SceneFileError, read_json
     path = Path(run_dir) / HARNESS_FILE
-    if path.is_symlink():
-        raise RecordError(f"{path}: a symbolic link where the run's own file belongs; it is not read")
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return None
-    if path.is_dir():
-        raise RecordError(f"{path}: is a directory, expected a file; remove it or rerun the episode")
-    try:
-        d = read_json(path)
-    except SceneFileError as exc:
-        raise RecordError(str(exc)) from None
-    return parse_harness(d, str(path))
+    return parse_harness(read_run_file(path), str(path))

@@ -42,7 +42,7 @@ from spatialscout_gym.core.run_files import RESULT_FILE
 from spatialscout_gym.core.scoring import GroundTruth, score_scene
 
 __all__ = ["SCHEMA_VERSION", "DERIVED", "CLAIMED", "RunRecord", "ModelFigures", "RecordInputs", "RecordError",
-           "derive_run_record", "load_run_record", "parse_run_record", "build_record", "migrate_v1", "field_kinds",
+           "derive_run_record", "load_run_record", "parse_run_record", "build_record", "read_run_file", "migrate_v1", "field_kinds",
            "derived_json", "claimed_values", "underivable_fields", "HARNESS_DERIVED", "run_kind", "MODEL_EVENTS", "FAILURE_EVENT", "HTTP_FIELD"]
 
 SCHEMA_VERSION = 2
@@ -388,21 +388,29 @@ _NATURAL_FIELDS = ("seed", "attempt", "num_targets", "num_submitted", "image_bud
 """The integer fields of the run record that are never negative."""
 
 
+def read_run_file(path: Path) -> Any:
+    """The JSON of one of a run's own files (``result.json``, ``harness.json``); a link, a
+    directory, a FIFO or bytes that are not JSON where the file belongs is one
+    :class:`RecordError` naming the file."""
+    from spatialscout_gym.core.files import SceneFileError, read_json
+    if path.is_symlink():
+        raise RecordError(f"{path}: a symbolic link where the run's own file belongs; it is not read")
+    if path.is_dir():
+        raise RecordError(f"{path}: is a directory, expected a file; remove it or rerun the episode")
+    try:
+        return read_json(path)
+    except SceneFileError as exc:
+        raise RecordError(str(exc)) from None
+
+
 def load_run_record(path: str | os.PathLike) -> RunRecord:
     """Read ``path`` (a ``result.json``, or a run directory holding one) strictly; a link, a FIFO
     or a directory where the file belongs is refused, like every other error, in one
-    :class:`RecordError` naming the file."""
-    from spatialscout_gym.core.files import SceneFileError, read_json
+    :class:`RecordError` naming the file (:func:`read_run_file`)."""
     p = Path(path)
     if p.is_dir() and not p.is_symlink():
         p = p / RESULT_FILE
-    if p.is_symlink():
-        raise RecordError(f"{p}: a symbolic link where the run's own file belongs; it is not read")
-    try:
-        d = read_json(p)
-    except SceneFileError as exc:
-        raise RecordError(str(exc)) from None
-    return parse_run_record(d, str(p))
+    return parse_run_record(read_run_file(p), str(p))
 
 
 _V1_MODEL_DEFAULTS: dict[str, Any] = {

@@ -283,13 +283,15 @@ _FINISHED_FILES = (RESULT_FILE, TRACE_FILE, PREDICTIONS_FILE, GROUND_TRUTH_FILE,
 """The files every completed run directory holds (the runner writes them together)."""
 
 
-def resume_problem(task: EpisodeTask, settings: EvalSettings) -> str | None:
+def resume_problem(task: EpisodeTask, settings: EvalSettings, acting: dict[str, object] | None = None) -> str | None:
     """Why a finished episode cannot be kept when an evaluation resumes, or None.
 
     The checks ``verify`` makes of a run's records without re-running it: every file a completed
     run writes is there (each frame ``frames/sha256.json`` names included), and ``result.json``
-    records this evaluation's agent, V, resolution, budget and the task's seed. A run directory
-    copied in from another evaluation, or one a file of which was lost, is redone."""
+    records this evaluation's agent, V, resolution, budget and the task's seed, and an NBV policy's
+    ``nbv`` block how it acts now (``acting``: :func:`~spatialscout_gym.baselines.registry.agent_acting_settings`
+    of the agent, read here when not given). A run directory copied in from another evaluation, or
+    one a file of which was lost, is redone."""
     d = Path(task.run_dir)
     missing = [name for name in _FINISHED_FILES if not (d / name).is_file()]
     if missing:
@@ -317,8 +319,10 @@ def resume_problem(task: EpisodeTask, settings: EvalSettings) -> str | None:
             return f"{RESULT_FILE} records {name} {got!r}, this evaluation {expected!r}"
     nbv = result.get("nbv")
     if isinstance(nbv, dict):   # a policy that acts otherwise now (a scan guard turned on) is another agent
-        from spatialscout_gym.baselines.registry import agent_acting_settings
-        for name, expected in agent_acting_settings(settings.agent).items():
+        if acting is None:
+            from spatialscout_gym.baselines.registry import agent_acting_settings
+            acting = agent_acting_settings(settings.agent)
+        for name, expected in acting.items():
             if nbv.get(name) != expected:
                 return f"{RESULT_FILE} records nbv.{name} {nbv.get(name)!r}, this evaluation's agent {expected!r}"
     return None
@@ -620,7 +624,9 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
         record_scene_args(out, {Path(t.run_dir).parent.name: t.scene for t in tasks})
         record_planned(out, [t.key for t in tasks])
         _remove_stale_temp_dirs(tasks)
-        redone = {t.key: why for t in tasks if is_finished(t) and (why := resume_problem(t, settings))}
+        from spatialscout_gym.baselines.registry import agent_acting_settings
+        acting = agent_acting_settings(settings.agent)      # the policy's files, read once for every task
+        redone = {t.key: why for t in tasks if is_finished(t) and (why := resume_problem(t, settings, acting))}
         for t in tasks:   # a finished run that fails the checks is kept as an attempt and redone
             if t.key in redone:
                 archive_failed_attempt(Path(t.run_dir), redo=True)

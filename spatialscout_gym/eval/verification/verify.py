@@ -71,15 +71,14 @@ from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.core.eval_records import EvaluationRecord, load_evaluation
 from spatialscout_gym.core.files import load_predictions
 from spatialscout_gym.core.harness_record import HarnessRecord, load_harness
-from spatialscout_gym.core.records import (HTTP_FIELD, SCHEMA_VERSION, RecordError, RecordInputs, RunRecord, derive_run_record, derived_json, parse_run_record,
-                                           run_kind, underivable_fields)
+from spatialscout_gym.core.records import (HTTP_FIELD, SCHEMA_VERSION, RecordError, RecordInputs, RunRecord, derive_run_record, derived_json, run_kind, underivable_fields)
 from spatialscout_gym.core.scoring import GroundTruth
 from spatialscout_gym.episode.episode import Episode
 from spatialscout_gym.envs.run_dir import bind_seed
 from spatialscout_gym.core.run_files import (FRAMES_DIR, frame_file_name, DELIVERED_FILE, GROUND_TRUTH_FILE, HARNESS_FILE,
                                              PREDICTIONS_FILE, PROMPT_FILE, RESULT_FILE, TRACE_FILE)
 from spatialscout_gym.eval.layout import (ATTEMPTS_SUFFIX, FAILED_SUFFIX, EpisodeDir, PLANNED_FILE, SCENES_FILE, SETTINGS_FILE, VERIFY_FILE, EvalDir,
-                                          EvalDirError, evaluation_file, publish_json, read_json_object, read_result, read_scene_args,
+                                          EvalDirError, evaluation_file, publish_json, read_json_object, read_record, read_scene_args,
                                           read_trace, seed_of_dir)
 from spatialscout_gym.eval.verification.verify_cache import cache_dir, cache_key, files_digest, run_files
 from spatialscout_gym.eval.verification.verify_compare import ABS_TOLERANCE, REL_TOLERANCE, Comparison
@@ -450,7 +449,7 @@ def _check_records(d: Path, run: RunRecord, start: dict, spec: Any, settings: Ev
                         f"scene's here {_short(scene_catalog_version(spec))}")
 
 
-def _check_derived(cmp: Comparison, d: Path, result: dict, events: list[dict], spec: SceneSpec,
+def _check_derived(cmp: Comparison, d: Path, recorded: RunRecord, events: list[dict], spec: SceneSpec,
                    harness: dict | None) -> None:
     """``result.json`` against the run record derived here from the trace (which re-executed) and
     the named inputs (the scene rebuilt here, the harness record, the evaluation's price table):
@@ -458,7 +457,6 @@ def _check_derived(cmp: Comparison, d: Path, result: dict, events: list[dict], s
     listed; a run named as an agent of another kind than its trace is refused. Raise
     :class:`_Diverged` naming the first field that differs."""
     from spatialscout_gym.scenes.catalog import scene_catalog_version, scene_content_hash
-    recorded = parse_run_record(result, RESULT_FILE)
     mine = derive_run_record(events, RecordInputs(
         ground_truth=GroundTruth.from_spec(spec), catalog_version=scene_catalog_version(spec),
         scene_content_hash=scene_content_hash(spec), harness=harness, price_table=_price_table(d)))
@@ -631,14 +629,14 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
     try:
         _regular_files(d)
         digest = files_digest(d)
-        result = read_result(d / RESULT_FILE)
-        run = parse_run_record(result, RESULT_FILE)       # strict: a missing, unknown or mistyped field
+        run = read_record(d / RESULT_FILE)       # strict: a missing, unknown or mistyped field
+        result = run.to_json()
         if not (d / TRACE_FILE).is_file():
             raise _Diverged("refused: no trace.jsonl to replay")
         events = read_trace(d / TRACE_FILE)
         _identity(d, run, scene_args or {})
         if run.status == "failed":     # a lone failed run: its record is what its trace derives
-            _failed_record_derives(d, result, events)
+            _failed_record_derives(d, run, events)
             return verdict("failed", "(the episode failed; its record is the one its trace, which ends in the "
                                      "failure, derives: left out of scores)")
         try:
@@ -706,7 +704,7 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
         if diff:
             raise _Diverged(f"in {GROUND_TRUTH_FILE}: {diff[0]}, recorded {_short(diff[1])} vs the scene's "
                             f"{_short(diff[2])}")
-        _check_derived(cmp, d, result, events, spec, harness if tool_side_only is None else None)
+        _check_derived(cmp, d, run, events, spec, harness if tool_side_only is None else None)
         _check_records(d, run, start, spec, settings, harness_record if tool_side_only is None else None)
         if wrapper is not None and harness is not None and harness_record is not None:   # a re-derived run has both
             _check_model_records(cmp, d, run, harness_record, wrapper)
@@ -789,21 +787,18 @@ def _failure_evidence(e: EpisodeDir, scene_args: dict[str, str]) -> str | None:
                 if start.get(field) != recorded:
                     raise _Diverged(f"the trace's start event names {field} {_short(start.get(field))}, "
                                     f"{RESULT_FILE} {_short(recorded)}")
-            _failed_record_derives(a.run_dir, a.result, events)
+            _failed_record_derives(a.run_dir, a.record, events)
             return None
         except (_Diverged, EvalDirError) as exc:
             why = f"the failed attempt {where} is not evidence: {str(exc).removeprefix('in its path: ')}"
     return why
 
 
-def _failed_record_derives(run_dir: Path, result: dict, events: list[dict]) -> None:
-    """A failed attempt's record is the one its trace derives: the trace ends in the failure it
-    names (a completed episode's trace under a ``failed`` record is not evidence). Records written
-    before the failure was traced (version 1) are held to their start event only."""
-    try:
-        recorded = parse_run_record(result, RESULT_FILE)
-    except RecordError as exc:
-        raise _Diverged(str(exc)) from None
+def _failed_record_derives(run_dir: Path, recorded: RunRecord, events: list[dict]) -> None:
+    """A failed attempt's record (read strictly by the caller) is the one its trace derives: the
+    trace ends in the failure it names (a completed episode's trace under a ``failed`` record is not
+    evidence). Records written before the failure was traced (version 1) are held to their start
+    event only."""
     if recorded.schema_version < SCHEMA_VERSION:
         return
     try:
