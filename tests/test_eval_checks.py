@@ -160,8 +160,8 @@ def test_evaldir_reads_attempts_completion_and_failures(evals, tmp_path):
     assert [k for k, _ in ev.completed()] == ["fake-0/seed_0", "fake-1/seed_0", "fake-1/seed_1",
                                               "fake-2/seed_0", "fake-2/seed_1"]
     assert [e.failure for e in ev.failed()] == [
-        {"run": "fake-0/seed_1", "scene": r["scene_id"], "seed": r["seed"], "error": "boom"},
-        {"run": "fake-9/seed_0", "scene": "fake-9", "seed": 0, "error": "no scene"}]
+        {"run": "fake-0/seed_1", "scene": r["scene_id"], "seed": r["seed"], "error": "boom", "error_type": None},
+        {"run": "fake-9/seed_0", "scene": "fake-9", "seed": 0, "error": "no scene", "error_type": "unknown"}]
     assert len(ev.failed_results()) == 2
     assert ev.settings().agent == "origin"
 

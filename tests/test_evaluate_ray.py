@@ -35,7 +35,7 @@ def test_ray_backend_matches_local(tmp_path):
         ray.shutdown()
     assert remote.ran == 6 and not remote.failed
     for key in ("object_micro", "scene_macro", "scenes", "categories", "seeds", "counters", "scene_hashes"):
-        assert remote.report[key] == local.report[key], key
+        assert getattr(remote.report, key) == getattr(local.report, key), key
     for k in range(3):
         for s in range(2):
             a = tmp_path / "local" / f"fake-{k}" / f"seed_{s}"

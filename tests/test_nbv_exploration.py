@@ -70,7 +70,7 @@ def test_every_nbv_episode_records_the_metrics_and_the_tables_show_them(runs):
             assert set(e) == set(EXPLORATION_KEYS) and 0 < e["known_occupancy_fraction"] < 1
             assert e["path_length_m"] >= 0 and e["blocked_moves"] >= 0 and e["black_frames"] == 0
         report = write_report(runs / agent)
-        assert report["exploration"]["episodes"] == 2
+        assert report.exploration["episodes"] == 2
         assert "## Exploration (NBV agents, mean per episode)" in format_report_md(report)
     occupancy = json.loads(next((runs / "nbv-occupancy-frontier").glob("*/seed_*/result.json")).read_text())["nbv"]
     assert occupancy["motion"] == "heading" and "occupancy" in occupancy["observation_keys"]

@@ -134,3 +134,26 @@ def test_train_nbv_with_the_action_mask_fine_tunes_the_nbv_v2_policy_into_a_plai
     with pytest.raises(ConfigError, match="--action-mask trains with sb3-contrib's MaskablePPO"):
         train(Args(total_timesteps=8, num_envs=1, num_steps=8, blocked_obs=True, action_mask=True,
                    vectorization="sync", out=str(tmp_path), run_name="bad"))
+
+
+@pytest.mark.render
+def test_train_nbv_through_the_scan_guards_mask_saves_a_policy_that_acts_through_that_guard(tmp_path, monkeypatch):
+    from spatialscout_gym.baselines.registry import make_agent
+    from spatialscout_gym.core.errors import ConfigError
+    from spatialscout_gym.nbv.training.sb3 import Args, train
+    from spatialscout_gym.nbv.vector import NBVVectorEnv
+    masks: list[np.ndarray] = []
+    real = NBVVectorEnv.action_masks
+    monkeypatch.setattr(NBVVectorEnv, "action_masks", lambda self: masks.append(real(self)) or masks[-1])
+    args = Args(total_timesteps=16, num_envs=2, num_steps=8, batch_size=16, update_epochs=1, blocked_obs=True,
+                motion="heading", action_mask_guard_m=0.1, init_model="models/nbv_ppo_v3", reconfigure_every=8,
+                seed=5, out=str(tmp_path), run_name="guarded", progress_bar=False)
+    train(args)
+    assert len(masks) >= 8 and any(not m.all() for m in masks)   # the guard's mask forbade strides
+    assert all(m[:, 0::3].all() for m in masks)                    # turning in place never is
+    saved = json.loads((tmp_path / "guarded" / "nbv_config.json").read_text())
+    assert saved["mask_guard_m"] == 0.1 and saved["scan_guard_m"] == 0.1
+    assert make_agent(f"ppo:{tmp_path / 'guarded'}").scan_guard_m == 0.1   # it acts through what it trained under
+    with pytest.raises(ConfigError, match="two masks"):
+        train(Args(total_timesteps=8, num_envs=1, num_steps=8, blocked_obs=True, motion="heading", action_mask=True,
+                   action_mask_guard_m=0.1, out=str(tmp_path), run_name="bad"))

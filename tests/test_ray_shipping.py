@@ -142,11 +142,11 @@ def test_a_worker_naming_another_run_directory_deletes_and_writes_nothing(tmp_pa
 def test_the_node_is_a_claimed_input_of_the_record_the_run_writes(tmp_path, scene):
     """The worker's node goes into the record derivation (a claimed field), so the run itself writes
     ``result.json`` with it; nothing rewrites the file afterwards."""
-    from spatialscout_gym.core.records import CLAIMED, field_kinds, load_run_record
+    from spatialscout_gym.core.records import CLAIMED, RayNode, field_kinds, load_run_record
     [task] = plan_tasks(tmp_path / "ev", [scene], 1)
     state = WorkerState(SETTINGS, renderer_factory=FakeRenderer)
     state.node = NODE
     outcome = execute_task(task, state)                  # no shipping: the run directory as the run wrote it
     assert outcome.ok and outcome.result["node"] == NODE
     record = load_run_record(Path(task.run_dir) / "result.json")
-    assert record.node == NODE and field_kinds()["node"] == CLAIMED
+    assert record.node == RayNode(**NODE) and field_kinds()["node"] == CLAIMED

@@ -120,8 +120,8 @@ def test_the_evaluation_report_says_the_effort_was_refused(tmp_path):
         assert len(server.refused_requests) == 1
     assert done.ok
     report = write_report(out)
-    assert report["counters"]["reasoning_effort"] == "xhigh"
-    assert report["counters"]["reasoning_effort_refused_episodes"] == 1
+    assert report.counters["reasoning_effort"] == "xhigh"
+    assert report.counters["reasoning_effort_refused_episodes"] == 1
     assert "refused the effort parameter in 1 episode" in (out / "report.md").read_text()
 
 

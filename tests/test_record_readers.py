@@ -1,10 +1,10 @@
 """The records an evaluation writes are parsed by their records modules alone: no other module of
 the package hands a path naming ``result.json``, ``harness.json``, ``evaluate.json``,
-``report.json``, ``planned.json`` or ``scenes.json`` to a JSON parser (``json.load``/``json.loads``,
+``report.json``, ``planned.json``, ``scenes.json`` or a failure note to a JSON parser (``json.load``/``json.loads``,
 ``read_json``, ``read_json_object``, ``loads_finite``, ``read_text_bounded``) itself; every reader
 loads them typed, through ``spatialscout_gym.core.records``, ``spatialscout_gym.core.harness_record``
-and ``spatialscout_gym.core.eval_records`` (``report.json`` is written for people and never read
-back: pages recompute it). The check reads the
+and ``spatialscout_gym.core.eval_records`` (``report.json`` is written through its record type and
+read back by it; pages recompute it). The check reads the
 package's source with ``ast``: a call's argument, or a local name assigned from an expression, that
 names one of those files (by its constant or its literal name)."""
 
@@ -18,7 +18,8 @@ RECORDS_MODULES = {PACKAGE / "core" / "records.py", PACKAGE / "core" / "eval_rec
                    PACKAGE / "core" / "harness_record.py"}
 RECORD_FILES = {"RESULT_FILE": "result.json", "PLANNED_FILE": "planned.json", "SCENES_FILE": "scenes.json",
                 "HARNESS_FILE": "harness.json", "EVALUATE_FILE": "evaluate.json", "SETTINGS_FILE": "evaluate.json",
-                "REPORT_JSON": "report.json"}
+                "REPORT_JSON": "report.json", "REPORT_FILE": "report.json", "FAILED_NOTE_FILE": "failed.json",
+                "FAILED_SUFFIX": ".failed.json", "failed_file": ".failed.json"}
 PARSERS = {"load", "loads", "read_json", "read_json_object", "loads_finite", "read_text_bounded"}
 
 

@@ -60,7 +60,7 @@ def test_pooled_curves_end_at_the_report_and_plots_are_written(run_dirs, capsys)
     assert main(["replay", str(run_dirs)]) == 0
     assert "replayed 2 episode(s), 6 map snapshot(s)" in capsys.readouterr().out
     data = json.loads((run_dirs / "replay" / "replay.json").read_text())
-    om = report["object_micro"]
+    om = report.object_micro
     for axis in ("calls", "images"):
         p = data["pooled"][axis]
         assert p["all_mean_iou"][-1] == pytest.approx(om["all"]["mean_iou"])
@@ -112,12 +112,12 @@ def test_replay_leaves_failed_episodes_out(run_dirs_with_failure, capsys):
     """A failed episode has a trace but no ground truth: replay skips it (as the report does)
     instead of refusing the whole evaluation."""
     report = write_report(run_dirs_with_failure)
-    assert [f["run"] for f in report["failures"]] == ["fake-2/seed_0"]
+    assert [f["run"] for f in report.failures] == ["fake-2/seed_0"]
     assert main(["replay", str(run_dirs_with_failure), "--no-plots"]) == 0
     assert "replayed 2 episode(s)" in capsys.readouterr().out
     data = json.loads((run_dirs_with_failure / "replay" / "replay.json").read_text())
     assert [e["key"] for e in data["episodes"]] == ["fake-0/seed_0", "fake-1/seed_0"]
-    assert data["final"]["all_mean_iou"] == pytest.approx(report["object_micro"]["all"]["mean_iou"])
+    assert data["final"]["all_mean_iou"] == pytest.approx(report.object_micro["all"]["mean_iou"])
     # a failed run directory on its own: one clean error
     assert main(["replay", str(run_dirs_with_failure / "fake-2" / "seed_0")]) == 2
     assert "only failed episodes" in capsys.readouterr().err

@@ -62,23 +62,23 @@ def test_seed_spread_and_counters_match_run_dirs(ball_eval):
         results = [json.loads((out / f"fake-{i}" / f"seed_{k}" / "result.json").read_text()) for i in range(2)]
         per_seed.append(sum(x["all"]["mean_iou"] * x["num_targets"] for x in results)
                         / sum(x["num_targets"] for x in results))
-    assert r["seeds"]["seeds"] == [0, 1, 2]
-    assert r["seeds"]["mean"] == pytest.approx(np.mean(per_seed))
-    assert r["seeds"]["std"] == pytest.approx(np.std(per_seed, ddof=1))
+    assert r.seeds.seeds == [0, 1, 2]
+    assert r.seeds.mean == pytest.approx(np.mean(per_seed))
+    assert r.seeds.std == pytest.approx(np.std(per_seed, ddof=1))
     # uniform-ball draws differ per seed, so the predictions differ
     preds = {(out / "fake-0" / f"seed_{k}" / "predictions.json").read_text() for k in range(3)}
     assert len(preds) == 3
-    assert r["counters"]["tool_calls"] == 6 * 3   # list_entities, submit_positions, finish_mapping
-    assert r["counters"]["images"] == 6           # the initial image of each episode
+    assert r.counters["tool_calls"] == 6 * 3   # list_entities, submit_positions, finish_mapping
+    assert r.counters["images"] == 6           # the initial image of each episode
 
 
 def test_category_table_pools_targets(ball_eval):
     tmp, out, scenes, summary = ball_eval
-    cats = summary.report["categories"]
+    cats = summary.report.categories
     # small_scene: two chairs, a table, a lamp per scene; 6 episodes
     assert {c: v["num_targets"] for c, v in cats.items()} == {"Chair": 12, "Table": 6, "Lamp": 6}
     total = sum(v["mean_iou"] * v["num_targets"] for v in cats.values())
-    om = summary.report["object_micro"]
+    om = summary.report.object_micro
     assert total / om["num_targets"] == pytest.approx(om["all"]["mean_iou"])
 
 
@@ -99,10 +99,10 @@ def test_report_is_the_scorers_aggregate(tmp_path):
     s = evaluate(out, EvalSettings("origin", 3, 10, 32), scenes, progress=False, renderer_factory=FakeRenderer)
     from spatialscout_gym.eval.pages.report import find_runs
     expected = aggregate([r.score for r in find_runs(out)])
-    assert s.report["object_micro"] == expected["object_micro"]
-    assert s.report["scene_macro"] == expected["scene_macro"]
-    assert set(s.report["scenes"]) == {"fake-0", "fake-1"}
-    assert s.report["scene_hashes"]["fake-0"] == json.loads(
+    assert s.report.object_micro == expected["object_micro"]
+    assert s.report.scene_macro == expected["scene_macro"]
+    assert set(s.report.scenes) == {"fake-0", "fake-1"}
+    assert s.report.scene_hashes["fake-0"] == json.loads(
         (out / "fake-0" / "seed_0" / "result.json").read_text())["scene_content_hash"]
     md = (out / "report.md").read_text()
     assert "object-micro" in md and "| Chair | 4 | 4 |" in md
@@ -130,7 +130,7 @@ def test_compare_refuses_other_catalog_versions_unless_forced(ball_eval, tmp_pat
         r["catalog_version"] = "0.9"
         p.write_text(json.dumps(r))
     (other / "report.json").unlink()
-    assert build_report(other)["catalog_version"] == "0.9"
+    assert build_report(other).catalog_version == "0.9"
     with pytest.raises(CompareError, match="catalog versions differ.*--force"):
         compare_reports([origin, other])
     capsys.readouterr()
@@ -207,8 +207,8 @@ def test_html_table3_is_a_real_table_and_counters_are_not_repeated(ball_eval):
     rows = re.findall(r"<tr><td>([^<]+)</td>((?:<td>[^<]*</td>)+)</tr>", table3)
     assert [r[0] for r in rows] == ["object-micro", "scene-macro"]
     cells = re.findall(r"<td>([^<]*)</td>", rows[0][1])
-    assert len(cells) == 13 and cells[0] == str(report["object_micro"]["num_targets"])
-    assert float(cells[2]) == pytest.approx(100 * report["object_micro"]["all"]["mean_iou"], abs=0.006)
+    assert len(cells) == 13 and cells[0] == str(report.object_micro["num_targets"])
+    assert float(cells[2]) == pytest.approx(100 * report.object_micro["all"]["mean_iou"], abs=0.006)
     counter_rows = re.findall(r"<tr><td>([a-z_]+)</td><td>[^<]*</td></tr>", page)
     assert "images_used" in counter_rows and "images" not in counter_rows and "calls" not in counter_rows
     md_rows = re.findall(r"^\| ([a-z_]+) \| [^|]+ \|$", format_report_md(report), re.M)

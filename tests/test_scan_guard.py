@@ -195,3 +195,44 @@ def test_a_cleanrl_policy_with_a_scan_guard_is_refused_not_recorded_unapplied(tm
     config.write_text(json.dumps({**json.loads(config.read_text()), "scan_guard_m": 0.1}))
     with pytest.raises(ConfigError, match="only ppo:PATH"):
         make_agent(f"cleanrl:{tmp_path}")
+
+
+def test_the_envs_guard_mask_is_the_one_a_guarded_agent_acts_through():
+    """``mask_guard_m`` makes ``action_masks()`` the scan guard's mask: at every step of a walk it
+    equals the mask a ``ppo:PATH`` agent with that margin builds from the same observations and
+    its own memory of blocked moves (so a policy trained under it samples as it will act)."""
+    import types
+
+    import gymnasium as gym
+
+    from spatialscout_gym.baselines.registry import make_agent
+    from spatialscout_gym.scenes.catalog import load_scene
+    spec = load_scene("Kitchen_01")
+    env = gym.make("SpatialScout/NBV-v3", scene=spec, renderer=FakeRenderer(spec, 32, 32), resolution=32,
+                   obs_size=32, image_budget=60, mask_guard_m=0.3)
+    agent = make_agent("ppo:models/nbv_ppo_v3", scan_guard_m=0.3)
+    agent.begin(None, np.random.default_rng(0))
+    obs, _ = env.reset(seed=0)
+    rng = np.random.default_rng(2)
+    blocked = closed_seen = forbidden = 0
+    for step in range(40):
+        core = env.unwrapped.core
+        ctl = types.SimpleNamespace(episode=types.SimpleNamespace(pose=core.pose_world))
+        closed = agent._closed_headings(obs, ctl)
+        expected = scan_guard_mask(obs["scan"], agent.config, 0.3, closed)
+        mask = env.unwrapped.action_masks()
+        np.testing.assert_array_equal(mask, expected, err_msg=f"step {step}")
+        closed_seen += bool(closed)
+        forbidden += int(not mask.all())
+        # mostly straight on (into walls), some of it through the mask, some against it
+        action = 2 if step % 4 else int(rng.choice(np.flatnonzero(mask)))
+        obs, _, term, trunc, info = env.step(action)
+        blocked += bool(info["blocked"])
+        if term or trunc:
+            break
+    assert blocked and closed_seen and forbidden, (blocked, closed_seen, forbidden)
+    with pytest.raises(ValueError, match="mask_guard_m"):
+        NBVConfig(motion="discrete", mask_guard_m=0.1)
+    with pytest.raises(ValueError, match="mask_guard_m"):
+        NBVConfig(motion="heading", mask_guard_m=-0.1)
+    env.close()

@@ -4,6 +4,8 @@ recoverable, and only the expected failures of a wrong name are passed over."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from spatialscout_gym.eval.pages.figures import _resolve_run_scene
@@ -18,11 +20,16 @@ def recorded():
     return spec, {"scene_id": spec.scene_id, "scene_content_hash": scene_content_hash(spec), "catalog_version": "3.0"}
 
 
+def _recorded(fields: dict) -> SimpleNamespace:
+    """What a run record says of its scene (the fields ``resolve_recorded_scene`` reads)."""
+    return SimpleNamespace(**fields)
+
+
 def test_the_recorded_scene_comes_back_by_scene_argument_or_by_its_id(recorded, tmp_path):
     spec, result = recorded
     run = tmp_path / spec.scene_id / "seed_0"
-    assert scene_content_hash(resolve_recorded_scene(run, result, {})) == result["scene_content_hash"]
-    by_arg = resolve_recorded_scene(run, result, {spec.scene_id: "procedural:7"})
+    assert scene_content_hash(resolve_recorded_scene(run, _recorded(result), {})) == result["scene_content_hash"]
+    by_arg = resolve_recorded_scene(run, _recorded(result), {spec.scene_id: "procedural:7"})
     assert by_arg.scene_id == spec.scene_id
 
 
@@ -36,10 +43,10 @@ def test_verify_and_figures_refuse_the_same_runs(recorded, tmp_path, change, rea
     result = {**result, **change}
     run = tmp_path / str(result["scene_id"]) / "seed_0"
     with pytest.raises(SceneNotRecoverable, match=reason):
-        resolve_recorded_scene(run, result, {})
+        resolve_recorded_scene(run, _recorded(result), {})
     with pytest.raises(_Diverged, match=reason):
-        _resolve(run, result, {})
-    assert _resolve_run_scene(run, result, {}) is None
+        _resolve(run, _recorded(result), {})
+    assert _resolve_run_scene(run, _recorded(result), {}) is None
 
 
 def test_an_unreadable_spec_file_named_in_scenes_json_is_passed_over(recorded, tmp_path):
@@ -47,4 +54,4 @@ def test_an_unreadable_spec_file_named_in_scenes_json_is_passed_over(recorded, t
     bad = tmp_path / "edited.json"
     bad.write_text('{"format_version": 99}')
     run = tmp_path / spec.scene_id / "seed_0"
-    assert resolve_recorded_scene(run, result, {spec.scene_id: str(bad)}).scene_id == spec.scene_id
+    assert resolve_recorded_scene(run, _recorded(result), {spec.scene_id: str(bad)}).scene_id == spec.scene_id

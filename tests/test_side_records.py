@@ -141,7 +141,82 @@ def test_the_report_shows_the_claimed_fields_as_claimed(tmp_path):
     assert claimed and set(claimed) <= {p for p, k in field_kinds().items() if k == "claimed"}
     assert claimed["agent"] == "origin"
     report = build_report(out)
-    assert report["claimed"] == {p: [v] for p, v in claimed.items()}
+    assert report.claimed == {p: [v] for p, v in claimed.items()}
     text = format_report_md(report)
     line = next(ln for ln in text.splitlines() if ln.startswith("Claimed by the runs"))
     assert "agent origin" in line and "derived" not in line.split(":")[1]
+
+
+def test_the_written_report_reads_back_as_its_record_and_a_wrong_one_is_one_line(tmp_path):
+    from fakes import FakeRenderer, small_scene
+    from spatialscout_gym.core.eval_records import REPORT_SCHEMA_VERSION, ReportRecord, load_report
+    from spatialscout_gym.eval.running.evaluate import evaluate
+    spec = tmp_path / "scene.json"
+    spec.write_text(small_scene(32, 32, scene_id="fake-report").to_json())
+    out = tmp_path / "ev"
+    evaluate(out, EvalSettings("origin", 3, 8, 32), [str(spec)], seeds=2, workers=1, progress=False,
+             renderer_factory=FakeRenderer)
+    written = json.loads((out / "report.json").read_text())
+    report = load_report(out)
+    assert isinstance(report, ReportRecord) and report.to_json() == written
+    assert written["schema_version"] == REPORT_SCHEMA_VERSION
+    assert report.episodes.completed == 2 and report.seeds.seeds == [0, 1] and report.agent == ["origin"]
+    assert set(report.seeds.per_seed) == {"0", "1"}
+    old = {k: v for k, v in written.items() if k != "schema_version"}       # written before the version
+    (out / "report.json").write_text(json.dumps(old))
+    assert load_report(out) == report
+    for edit, field in [({"episodes": {**written["episodes"], "failed": "0"}}, "episodes.failed"),
+                        ({"mean_iou": 0.5}, "mean_iou"), ({"lambda_m": "1.0"}, "lambda_m"),
+                        ({"schema_version": 7}, "schema_version")]:
+        (out / "report.json").write_text(json.dumps({**written, **edit}))
+        with pytest.raises(RecordError, match=f"report.json: field '{field}'") as info:
+            load_report(out)
+        assert "\n" not in str(info.value)
+    missing = dict(written)
+    del missing["episodes"]
+    (out / "report.json").write_text(json.dumps(missing))
+    with pytest.raises(RecordError, match="field 'episodes' is missing"):
+        load_report(out)
+
+
+def test_the_report_writer_refuses_a_field_the_record_has_no_place_for(tmp_path, monkeypatch):
+    """Planted: a field added to what ``report`` builds without a place in the record fails the builder,
+    and nothing is written."""
+    from fakes import FakeRenderer, small_scene
+    import spatialscout_gym.eval.pages.report as report_page
+    from spatialscout_gym.eval.running.evaluate import evaluate
+    spec = tmp_path / "scene.json"
+    spec.write_text(small_scene(32, 32, scene_id="fake-report").to_json())
+    out = tmp_path / "ev"
+    evaluate(out, EvalSettings("origin", 3, 8, 32), [str(spec)], seeds=1, workers=1, progress=False,
+             renderer_factory=FakeRenderer, write_report=False)
+    fields = report_page._report_fields
+    monkeypatch.setattr(report_page, "_report_fields", lambda *a, **k: {**fields(*a, **k), "new_figure": 1.0})
+    with pytest.raises(RecordError, match="field 'new_figure' is not a field of this record"):
+        report_page.write_report(out)
+    assert not (out / "report.json").exists()
+
+
+@pytest.mark.parametrize("note, words", [
+    ({"scene": "s", "seed": 0, "error": "WorkerCrash: died", "error_type": 3}, "field 'error_type'"),
+    ({"scene": "s", "seed": -1, "error": "x"}, "seed"),
+    ({"scene": "s", "error": "x"}, "field 'seed' is missing"),
+    ({"scene": "s", "seed": 0, "error": "x", "extra": 1}, "field 'extra' is not a field"),
+])
+def test_a_wrong_failure_note_is_one_line_naming_the_field(tmp_path, note, words):
+    from spatialscout_gym.core.eval_records import load_failure_note
+    path = tmp_path / "seed_0.failed.json"
+    path.write_text(json.dumps(note))
+    with pytest.raises(RecordError, match=words):
+        load_failure_note(path)
+
+
+def test_a_failure_note_records_its_error_type_and_an_old_one_gets_it_from_its_error(tmp_path):
+    from spatialscout_gym.core.eval_records import FailureNote, load_failure_note
+    from spatialscout_gym.core.records import RayNode
+    note = FailureNote("procedural:2", 1, "WorkerCrash: died", "WorkerCrash", None, RayNode("ab" * 28, "10.0.0.7"))
+    path = tmp_path / "seed_1.failed.json"
+    path.write_text(json.dumps(note.to_json()))
+    assert load_failure_note(path) == note
+    path.write_text(json.dumps({"scene": "x", "seed": 0, "error": "CostCapReached: spent", "traceback": None}))
+    assert load_failure_note(path).error_type == "CostCapReached"

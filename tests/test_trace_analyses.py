@@ -9,12 +9,13 @@ import json
 import pytest
 
 from record_fixtures import run_record, write_record
+from spatialscout_gym.core.eval_records import FailureNote
 from spatialscout_gym.eval.analysis.behaviour import tool_behaviour
 from spatialscout_gym.eval.analysis.cost import cost_summary, pareto_frontier
 from spatialscout_gym.eval.analysis.failures import count_factors, trajectory_factors
 from spatialscout_gym.eval.analysis.grounding import grounding_summary, object_support
 from spatialscout_gym.eval.pages.leaderboard import collect_episodes
-from spatialscout_gym.eval.analysis.trajectory import parse_trajectory
+from spatialscout_gym.eval.analysis.trajectory import RecordedBudgets, parse_trajectory
 
 
 # ---- a tiny trace builder -----------------------------------------------------------------------
@@ -70,12 +71,11 @@ class Trace:
         return self
 
     def parse(self, budget: int | None = 20, calls_used: int | None = None):
-        result = {}
         if self.model:
-            result = {"model": {"model_call_budget": budget, "model_calls": calls_used or self.call + 1}}
+            recorded = RecordedBudgets(model_call_budget=budget, model_calls=calls_used or self.call + 1)
         else:
-            result = {"tool_call_budget": budget}
-        return parse_trajectory(self.events + [{"event": "end", "reason": "finish_mapping"}], result)
+            recorded = RecordedBudgets(tool_call_budget=budget)
+        return parse_trajectory(self.events + [{"event": "end", "reason": "finish_mapping"}], recorded)
 
 
 # ---- trajectories -------------------------------------------------------------------------------
@@ -278,10 +278,12 @@ def test_collect_episodes_tolerates_both_attempt_layouts(tmp_path):
     _result(ev / "a" / "seed_0")                                          # completed at once
     _result(ev / "b" / "seed_0", status="failed")                         # failed, not redone
     (ev / "c").mkdir()
-    (ev / "c" / "seed_0.failed.json").write_text(json.dumps({"error": "scene"}))   # could not start
+    (ev / "c" / "seed_0.failed.json").write_text(json.dumps({"scene": "c", "seed": 0,   # could not start
+                                                             "error": "ValueError: no such scene"}))
     _result(ev / "d" / "seed_0")                                          # redone (old layout)
     (ev / "d" / "seed_0.attempts").mkdir()
-    (ev / "d" / "seed_0.attempts" / "failed_01.json").write_text(json.dumps({"status": "failed"}))
+    _result(tmp_path / "old" / "d" / "seed_0", status="failed")   # the old layout archived the failed result.json
+    (tmp_path / "old" / "d" / "seed_0" / "result.json").rename(ev / "d" / "seed_0.attempts" / "failed_01.json")
     _result(ev / "e" / "seed_0" / "attempts" / "01", status="failed")     # per-attempt layout
     _result(ev / "e" / "seed_0" / "attempts" / "02")
     _result(ev / "f" / "seed_0" / "attempts" / "01", status="failed")
@@ -298,3 +300,5 @@ def test_collect_episodes_tolerates_both_attempt_layouts(tmp_path):
     assert eps.failed == ["b/seed_0", "c/seed_0", "f/seed_0", "i/seed_0"]
     # failed attempts: b, c's note, d's archive, e's 01, f's 01 and 02, h's 01, i's two
     assert len(eps.failed_attempts) == 9
+    note = next(r for r in eps.failed_attempts if isinstance(r, FailureNote))
+    assert (note.scene, note.error_type) == ("c", "ValueError")   # a note without a type: its error's prefix

@@ -610,7 +610,7 @@ def test_a_seed_filed_again_as_the_only_other_planned_seed_counts_once(honest, t
     code, eps = _verify(d, capsys)
     assert code == 0, eps
     assert eps[EP1]["status"] == eps["procedural_1/seed_1"]["status"] == "repeated" and eps[EP2]["status"] == "verified"
-    assert build_report(d)["episodes"]["completed"] == 2
+    assert build_report(d).episodes.completed == 2
 
 
 def test_a_completed_episode_relabelled_failed_is_no_evidence_of_a_failure(honest, tmp_path, capsys):

@@ -196,10 +196,10 @@ def test_cut_off_attempt_is_kept_in_its_own_directory_next_to_the_rerun(tmp_path
         assert (kept / name).is_file(), name
     assert not (run / "attempts" / "02").exists() and (run / "predictions.json").is_file()
     report = write_report(out)
-    e = report["episodes"]
-    assert (e["completed"], e["failed"], e["attempts"], e["failed_attempts"]) == (1, 0, 2, 1)
-    assert e["failure_rate"] == 0.0 and e["attempt_failure_rate"] == 0.5
-    assert e["end_reasons"] == {"finish_mapping": 1}
+    e = report.episodes
+    assert (e.completed, e.failed, e.attempts, e.failed_attempts) == (1, 0, 2, 1)
+    assert e.failure_rate == 0.0 and e.attempt_failure_rate == 0.5
+    assert e.end_reasons == {"finish_mapping": 1}
     assert "Completed 1 of 1 episodes (100.00%)" in (out / "report.md").read_text()
     text, _ = compare_reports([out, out], force=True)
     assert "| completed | failed |" in text and "| anthropic:scripted | 1 | 0 | 0.00 | 2 |" in text

@@ -413,13 +413,12 @@ class PPONBVAgent(TrainedNBVAgent):
     def _closed_headings(self, obs: dict[str, np.ndarray], controller: NBVController) -> set[int]:
         """The headings whose moves were seen blocked from within 0.25 m of here. A blocked move
         still turns the camera (NBV-v2), so after one the camera faces the way it could not go."""
-        from spatialscout_gym.nbv.scan_guard import heading_index
+        from spatialscout_gym.nbv.scan_guard import closed_headings
         pose = controller.episode.pose
         here = np.asarray(pose.position_world, float)
         if "blocked" in obs and np.any(obs["blocked"]):
             self._blocked_from.append((here, float(pose.yaw_deg)))
-        return {k for where, yaw in self._blocked_from if np.linalg.norm(where[:2] - here[:2]) <= 0.25
-                and (k := heading_index(yaw - float(pose.yaw_deg), self.config)) is not None}
+        return closed_headings(self._blocked_from, here, float(pose.yaw_deg), self.config)
 
     def act(self, obs: dict[str, np.ndarray], controller: NBVController, rng: np.random.Generator) -> NBVAction:
         if self.scan_guard_m is None:

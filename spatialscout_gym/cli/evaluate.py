@@ -291,23 +291,21 @@ def _run_one(args: argparse.Namespace,
               f"Rerun with a higher cap to resume")
     for o in summary.failed:
         print(f"  failed {o.task.key}: {redact(o.error)}")
-    if summary.report is not None and summary.report["object_micro"] is None:
+    if summary.report is not None and summary.report.object_micro is None:
         print(f"no episode completed: nothing to score; wrote {args.out}/report.json and report.md (the failures). "
               "Fix the cause and rerun the same command to resume.")
     elif summary.report is not None:
         r = summary.report
-        om = r["object_micro"]
+        om, sm = r.object_micro or {}, r.scene_macro or {}
         print(f"object-micro all-target mean IoU {100 * om['all']['mean_iou']:.3f}%  coverage "
               f"{100 * om['coverage']:.1f}%  full-scene loss {om['full_scene_loss_m']:.3f} m  "
-              f"(scene-macro loss {r['scene_macro']['full_scene_loss_m']:.3f} m)")
-        e = r.get("episodes")
-        if e:
-            print(f"completed {e['completed']} of {e['total']} episodes ({100 * e['completed_rate']:.1f}%), "
-                  f"failed {e['failed']} ({100 * e['failure_rate']:.1f}%); {e['attempts']} attempts, "
-                  f"{e['failed_attempts']} failed (kept under <scene>/seed_<k>/attempts/)")
-        if len(r["seeds"]["seeds"]) > 1:
-            print(f"across {len(r['seeds']['seeds'])} seeds: {100 * r['seeds']['mean']:.3f}% "
-                  f"+- {100 * r['seeds']['std']:.3f}%")
+              f"(scene-macro loss {sm['full_scene_loss_m']:.3f} m)")
+        e = r.episodes
+        print(f"completed {e.completed} of {e.total} episodes ({100 * e.completed_rate:.1f}%), "
+              f"failed {e.failed} ({100 * e.failure_rate:.1f}%); {e.attempts} attempts, "
+              f"{e.failed_attempts} failed (kept under <scene>/seed_<k>/attempts/)")
+        if len(r.seeds.seeds) > 1 and r.seeds.mean is not None and r.seeds.std is not None:
+            print(f"across {len(r.seeds.seeds)} seeds: {100 * r.seeds.mean:.3f}% +- {100 * r.seeds.std:.3f}%")
         print(f"wrote {args.out}/report.json and report.md")
         if args.html:
             from spatialscout_gym.cli.report import make_site

@@ -36,7 +36,7 @@ def make_site(out: Path, figures: bool = True, figure_seed: int | None = 0, figu
     from spatialscout_gym.eval.running.replay import write_replay
     from spatialscout_gym.eval.pages.report import write_report
     report = write_report(out)
-    if report["object_micro"] is None:   # every episode failed: a page of the failures, nothing to replay
+    if report.object_micro is None:   # every episode failed: a page of the failures, nothing to replay
         return write_index_html(out, report, None, {})
     replay = write_replay(out, plots=plots_available())   # without the plots extra: tables and curve data only
     figs = write_run_figures(out, seed=figure_seed, style=figure_style) if figures else {}

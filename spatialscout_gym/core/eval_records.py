@@ -17,12 +17,14 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from spatialscout_gym.core.files import SceneFileError, read_json
-from spatialscout_gym.core.records import RecordError, RunRecord, _convert, build_record, load_run_record
+from spatialscout_gym.core.records import RayNode, RecordError, RunRecord, _convert, build_record, load_run_record
 from spatialscout_gym.core.run_files import RESULT_FILE, seed_of_dir
 
 __all__ = ["PLANNED_FILE", "SCENES_FILE", "EVALUATE_FILE", "Plan", "load_planned", "load_scene_args", "load_result",
            "is_episode_key", "PLAN_SCHEMA_VERSION", "AgentOptions", "agent_option_keys", "EvaluationRecord",
-           "parse_evaluation", "load_evaluation", "EVALUATION_SCHEMA_VERSION"]
+           "parse_evaluation", "load_evaluation", "EVALUATION_SCHEMA_VERSION", "FailureNote", "parse_failure_note",
+           "load_failure_note", "FAILURE_NOTE_SCHEMA_VERSION", "REPORT_FILE", "REPORT_SCHEMA_VERSION", "ReportRecord",
+           "EpisodeCounts", "SeedSpread", "parse_report", "load_report"]
 
 PLANNED_FILE = "planned.json"
 SCENES_FILE = "scenes.json"
@@ -244,3 +246,166 @@ def load_evaluation(root: str | os.PathLike) -> EvaluationRecord | None:
     if not path.exists() and not path.is_symlink():
         return None
     return parse_evaluation(_read_object(path), str(path))
+
+
+# ---- failure notes -------------------------------------------------------------------------------
+FAILURE_NOTE_SCHEMA_VERSION = 2
+"""A failure note's form: 2 records ``error_type``; 1 (the notes written before it) did not, and
+loads through :func:`_migrate_note_v1`."""
+
+
+@dataclass(frozen=True)
+class FailureNote:
+    """A failure with no run directory of its own (``seed_<k>.failed.json``, archived as
+    ``attempts/NN/failed.json``): the episode could not start, its worker died, or the driver lost
+    it. Its scores count nowhere; it counts as a failed attempt.
+
+    ``error`` is redacted, as in a run record; ``error_type`` is the exception's type (``WorkerCrash``
+    for a worker that died), what the driver and the pages dispatch on; ``node`` the Ray node it
+    failed on (``evaluate --backend ray``)."""
+
+    scene: str
+    seed: int
+    error: str
+    error_type: str
+    traceback: str | None = None
+    node: RayNode | None = None
+    schema_version: int = FAILURE_NOTE_SCHEMA_VERSION
+
+    def to_json(self) -> dict[str, Any]:
+        """The file's object."""
+        from spatialscout_gym.core.records import _to_json
+        return {**_to_json(self), "traceback": self.traceback}
+
+
+def _migrate_note_v1(d: Mapping[str, Any]) -> dict[str, Any]:
+    """A note written before notes recorded their error type: the type is the name before the
+    first colon of the error, which every writer of those notes put there (``f"{type}: {message}"``)."""
+    error = d.get("error")
+    head = error.split(":", 1)[0] if isinstance(error, str) else ""
+    return {"error_type": head if head.isidentifier() else "unknown", **d,
+            "schema_version": FAILURE_NOTE_SCHEMA_VERSION}
+
+
+def parse_failure_note(d: Any, file: str) -> FailureNote:
+    """``d`` (a parsed failure note) as a :class:`FailureNote`, strictly (a note without
+    ``schema_version`` through :func:`_migrate_note_v1`)."""
+    if isinstance(d, dict) and "schema_version" not in d:
+        d = _migrate_note_v1(d)
+    note = build_record(FailureNote, d, file, FAILURE_NOTE_SCHEMA_VERSION)
+    if note.schema_version != FAILURE_NOTE_SCHEMA_VERSION or note.seed < 0:
+        raise RecordError(f"{file}: field {'seed' if note.seed < 0 else 'schema_version'!r} is "
+                          f"{note.seed if note.seed < 0 else note.schema_version!r}; this package reads notes of "
+                          f"schema version {FAILURE_NOTE_SCHEMA_VERSION} with a seed >= 0")
+    return typing.cast(FailureNote, note)
+
+
+def load_failure_note(path: str | os.PathLike) -> FailureNote:
+    """A failure note file as a :class:`FailureNote`; a directory, a FIFO, bad JSON or a field
+    of the wrong type is one :class:`RecordError` naming the file and the field."""
+    return parse_failure_note(_read_object(Path(path)), str(path))
+
+
+# ---- report.json ---------------------------------------------------------------------------------
+REPORT_FILE = "report.json"
+REPORT_SCHEMA_VERSION = 1
+"""``report.json``'s form: 1, the first to record its version (reports written before it carry
+none and load as version 1: their fields are these)."""
+
+
+@dataclass(frozen=True)
+class EpisodeCounts:
+    """The report's ``episodes`` block: completed and failed episodes with their rates (in [0, 1],
+    over ``total``), every attempt (failed ones included) and how the completed ones ended."""
+
+    completed: int
+    failed: int
+    total: int
+    completed_rate: float
+    failure_rate: float
+    attempts: int
+    failed_attempts: int
+    attempt_failure_rate: float
+    end_reasons: dict[str, int]
+
+
+@dataclass(frozen=True)
+class SeedSpread:
+    """The report's ``seeds`` block: the seeds, each seed's object-micro all-target mean IoU (a
+    fraction; keys are the seeds as text), their mean and standard deviation (``ddof=1``; 0 for one
+    seed; None when nothing was scored)."""
+
+    seeds: list[int]
+    per_seed: dict[str, float]
+    mean: float | None
+    std: float | None
+
+
+@dataclass(frozen=True)
+class ReportRecord:
+    """``DIR/report.json``: an evaluation's pooled report as ``report`` writes it
+    (:mod:`spatialscout_gym.eval.pages.report` says what each field holds). Everything in it is
+    recomputed from the episodes' records whenever a page is made; the file is what a reader
+    outside the package takes away, so it is written through this type (a field the writer adds
+    without a place here fails the writer) and read back strictly by :func:`load_report`.
+
+    The scorer's blocks (``object_micro``, ``scene_macro``, ``scenes``, ``scorer``), the pooled
+    counters and the intervals keep the scorer's and the statistics' own forms (objects)."""
+
+    object_micro: dict[str, Any] | None
+    scene_macro: dict[str, Any] | None
+    scenes: dict[str, Any]
+    lambda_m: float
+    agent: list[str]
+    settings: dict[str, Any] | None
+    categories: dict[str, Any]
+    seeds: SeedSpread
+    intervals: dict[str, Any] | None
+    verified: dict[str, Any]
+    counters: dict[str, Any]
+    failed_attempts_spend: dict[str, Any]
+    failures: list[dict[str, Any]]
+    episodes: EpisodeCounts
+    scorer: dict[str, Any]
+    catalog_version: str | list[str] | None
+    scene_hashes: dict[str, str]
+    protocol_settings: dict[str, Any]
+    cost_cap: dict[str, Any] | None
+    scene_sources: dict[str, Any] | None = None
+    exploration: dict[str, Any] | None = None
+    exploration_scene: dict[str, Any] | None = None
+    claimed: dict[str, list[Any]] | None = None
+    schema_version: int = REPORT_SCHEMA_VERSION
+
+    def to_json(self) -> dict[str, Any]:
+        """The file's object: every field, None ones included (a report states what it lacks)."""
+        import dataclasses
+        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+
+def _plain(value: Any) -> Any:
+    import dataclasses
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    return value
+
+
+def parse_report(d: Any, file: str = REPORT_FILE) -> ReportRecord:
+    """``d`` (a parsed ``report.json``) as a :class:`ReportRecord`, strictly: an unknown or missing
+    field, or one of the wrong type, is one :class:`RecordError` naming the file and the field."""
+    if isinstance(d, dict) and "schema_version" not in d:
+        d = {**d, "schema_version": REPORT_SCHEMA_VERSION}   # written before the version was
+    report = typing.cast(ReportRecord, build_record(ReportRecord, d, file, REPORT_SCHEMA_VERSION))
+    if report.schema_version != REPORT_SCHEMA_VERSION:
+        raise RecordError(f"{file}: field 'schema_version' is {report.schema_version!r}; this package reads "
+                          f"{REPORT_SCHEMA_VERSION}")
+    return report
+
+
+def load_report(root: str | os.PathLike) -> ReportRecord | None:
+    """``root/report.json`` as a :class:`ReportRecord` (None when absent); a directory, a FIFO or
+    text that is not JSON where the file belongs is a :class:`RecordError`."""
+    path = Path(root) / REPORT_FILE
+    if not path.exists() and not path.is_symlink():
+        return None
+    return parse_report(_read_object(path), str(path))

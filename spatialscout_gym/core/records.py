@@ -41,7 +41,7 @@ from spatialscout_gym.core.record_fields import derived as _derived
 from spatialscout_gym.core.run_files import RESULT_FILE
 from spatialscout_gym.core.scoring import GroundTruth, score_scene
 
-__all__ = ["SCHEMA_VERSION", "DERIVED", "CLAIMED", "RunRecord", "ModelFigures", "RecordInputs", "RecordError",
+__all__ = ["SCHEMA_VERSION", "DERIVED", "CLAIMED", "RunRecord", "ModelFigures", "NBVBlock", "NBVExplorationClaim", "RayNode", "RecordInputs", "RecordError",
            "derive_run_record", "load_run_record", "parse_run_record", "build_record", "read_run_file", "migrate_v1", "field_kinds",
            "derived_json", "claimed_values", "underivable_fields", "HARNESS_DERIVED", "run_kind", "MODEL_EVENTS", "FAILURE_EVENT", "HTTP_FIELD"]
 
@@ -146,6 +146,52 @@ class ModelFigures:
 
 
 @dataclass(frozen=True)
+class NBVExplorationClaim:
+    """What an NBV agent measured of its episode with the env's own metric code (claimed: the
+    derived figures are the record's ``exploration``): known occupancy of a fixed 16 x 16 x 4 m
+    grid (a fraction), explored floor from a 32 x 32 pixel sample (m^2), path (m), blocked moves and
+    black frames."""
+
+    known_occupancy_fraction: float = _claimed()
+    explored_floor_m2: float = _claimed()
+    path_length_m: float = _claimed()
+    blocked_moves: int = _claimed()
+    black_frames: int = _claimed()
+
+
+@dataclass(frozen=True)
+class NBVBlock:
+    """An NBV episode's ``nbv`` block, as its agent writes it (claimed; ``verify`` holds the
+    dynamics to the ones the trace's first step records, and the path and blocked moves to the
+    steps): the dynamics (``env_id``, ``walls``, ``wall_margin_m`` in metres), the motion kind, the
+    observation keys the policy was given, the agent's own exploration figures and the margin of
+    the scan guard it acted through (metres; absent: none)."""
+
+    env_id: str = _claimed()
+    walls: bool = _claimed()
+    wall_margin_m: float = _claimed()
+    motion: str = _claimed()
+    observation_keys: list[str] = _claimed()
+    exploration: NBVExplorationClaim | None = _claimed(default=None)
+    scan_guard_m: float | None = _claimed(default=None)
+
+    def dynamics(self) -> dict[str, Any]:
+        """The fields that state the dynamics, as the trace's first ``nbv_step`` event records
+        them (``env_id``, ``walls``, ``wall_margin_m``, ``motion``, ``observation_keys``)."""
+        return {"env_id": self.env_id, "walls": self.walls, "wall_margin_m": self.wall_margin_m,
+                "motion": self.motion, "observation_keys": list(self.observation_keys)}
+
+
+@dataclass(frozen=True)
+class RayNode:
+    """The Ray node an episode ran on (``evaluate --backend ray``), as the driver lands it: the node
+    id and its IP address (claimed: the trace does not carry it)."""
+
+    id: str = _claimed()
+    address: str = _claimed()
+
+
+@dataclass(frozen=True)
 class RunRecord:
     """One episode's ``result.json`` (see the module docstring for the two kinds of field)."""
 
@@ -176,11 +222,11 @@ class RunRecord:
     model: ModelFigures | None = _derived(default=None)
     harness: dict[str, Any] | None = _derived(default=None)
     attempt: int | None = _claimed(default=None)
-    nbv: dict[str, Any] | None = _claimed(default=None)
+    nbv: NBVBlock | None = _claimed(default=None)
     exploration: ExplorationFigures | None = _derived(default=None)
     """An NBV episode's exploration, from its steps and captures (:mod:`spatialscout_gym.core.exploration`)."""
     human: bool | None = _claimed(default=None)
-    node: dict[str, Any] | None = _claimed(default=None)
+    node: RayNode | None = _claimed(default=None)
     """The Ray node that ran the episode (``evaluate --backend ray``), as the driver lands it."""
 
     def to_json(self) -> dict:
@@ -563,6 +609,15 @@ def _model_figures(events: Sequence[Mapping[str, Any]], failure: Mapping[str, An
         cost_usd=episode_cost(totals, str(name), prices), **cache_figures)
 
 
+def _claimed_block(cls: type, value: Any, name: str) -> Any:
+    """A claimed block the live run hands over (an agent's ``nbv`` dict, the Ray node), as its
+    type: the record holds nothing untyped, and a block of the wrong form fails the run that
+    writes it, not a later reader."""
+    if value is None or isinstance(value, cls):
+        return value
+    return _convert(cls, value, name, "the run's claimed fields")
+
+
 def derive_run_record(events: Sequence[Mapping[str, Any]], inputs: RecordInputs) -> RunRecord:
     """The run record of the episode whose trace is ``events`` (see the module docstring).
 
@@ -592,7 +647,8 @@ def derive_run_record(events: Sequence[Mapping[str, Any]], inputs: RecordInputs)
         catalog_version=inputs.catalog_version, scene_content_hash=inputs.scene_content_hash,
         resolution=_int(intrinsics.get("width")), end_reason=end_reason, counters=counters,
         image_budget=image_budget, tool_call_budget=budget, attempt=claimed.get("attempt"),
-        nbv=claimed.get("nbv"), human=claimed.get("human"), node=claimed.get("node"))
+        nbv=_claimed_block(NBVBlock, claimed.get("nbv"), "nbv"), human=claimed.get("human"),
+        node=_claimed_block(RayNode, claimed.get("node"), "node"))
     if inputs.harness is not None and isinstance(inputs.harness.get("harness"), dict):
         fields["harness"] = dict(inputs.harness["harness"])
     if run_kind(events) == "model":

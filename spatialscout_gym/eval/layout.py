@@ -23,26 +23,26 @@ A file that exists but cannot be read as a JSON object raises :class:`EvalDirErr
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
 from pathlib import Path
 from typing import Any, Iterable
 
 
-from spatialscout_gym.core.eval_records import (EVALUATE_FILE, PLANNED_FILE, SCENES_FILE, EvaluationRecord, load_evaluation,
+from spatialscout_gym.core.eval_records import (EVALUATE_FILE, PLANNED_FILE, SCENES_FILE, EvaluationRecord, FailureNote,
+                                                load_evaluation,
                                                 load_planned, load_scene_args)
 from spatialscout_gym.core.files import write_json_atomic, write_text_atomic
-from spatialscout_gym.core.records import RecordError, RunRecord
+from spatialscout_gym.core.records import RecordError, RunRecord, parse_run_record
 from spatialscout_gym.core.run_files import (ATTEMPTS_DIR, RESULT_FILE, SEED_DIR_PREFIX, TRACE_FILE,
                                              seed_dir_name, seed_of_dir)
 from spatialscout_gym.core.types import natural_number
 # the readers of the files this layout names live in eval/reading.py; re-exported, the public API they were
-from spatialscout_gym.eval.reading import (EvalDirError, accepted_positions, check_episode_identities, check_result,
-                                           check_run_scene, read_json_object, read_record, read_result, read_trace,
+from spatialscout_gym.eval.reading import (EvalDirError, accepted_positions, check_episode_identities,
+                                           check_run_scene, read_failure_note, read_json_object, read_record, read_trace,
                                            trace_accepted_map)
 
 __all__ = ["EvalDir", "check_episode_identities", "EvalDirError", "EpisodeDir", "Attempt", "publish_json", "publish_text",
-           "read_json_object", "read_trace", "read_result", "read_record", "check_result", "read_run_result", "attempt_dirs", "archive_failed_attempt",
+           "read_json_object", "read_trace", "read_record", "read_failure_note", "read_run_record", "attempt_dirs", "archive_failed_attempt",
            "read_scene_args", "record_scene_args", "evaluation_file", "PRICE_TABLE_FILE", "is_run_dir", "find_run_dirs", "seed_dir_name", "seed_of_dir",
            "split_episode_key",
            "SETTINGS_FILE", "SCENES_FILE", "SEED_DIR_PREFIX", "FAILED_SUFFIX", "FAILED_NOTE_FILE", "ATTEMPTS_SUFFIX", "VERIFY_FILE", "PLANNED_FILE",
@@ -117,10 +117,11 @@ def find_run_dirs(root: str | os.PathLike) -> list[Path]:
                   if is_run_dir(p.parent) and ATTEMPTS_DIR not in p.relative_to(root).parts)
 
 
-def read_run_result(run_dir: str | os.PathLike) -> dict | None:
-    """``run_dir/result.json`` through :func:`read_result` (None when absent)."""
+def read_run_record(run_dir: str | os.PathLike) -> RunRecord | None:
+    """``run_dir/result.json`` as its :class:`~spatialscout_gym.core.records.RunRecord` through
+    :func:`read_record` (None when absent; a directory or a link there is an error, not "absent")."""
     path = Path(run_dir) / RESULT_FILE
-    return read_result(path) if path.exists() else None   # a directory there is an error, not "absent"
+    return read_record(path) if path.exists() or path.is_symlink() else None
 
 
 def attempt_dirs(run_dir: str | os.PathLike) -> list[Path]:
@@ -156,8 +157,8 @@ def archive_failed_attempt(run_dir: Path, redo: bool = False) -> int:
 
     for partial in sorted(root.glob(".*.partial")) if root.is_dir() else []:
         move_into(partial)   # finish a move a killed run left half done
-    result = read_run_result(run_dir)
-    if result is not None and (redo or result.get("status", "ok") == "failed"):
+    result = read_run_record(run_dir)
+    if result is not None and (redo or result.status == "failed"):
         move_into(root / f".{len(attempt_dirs(run_dir)) + 1:02d}.partial")
     note = Path(str(run_dir) + FAILED_SUFFIX)
     if note.is_file():
@@ -191,18 +192,18 @@ def read_scene_args(root: str | os.PathLike) -> dict[str, str]:
         raise EvalDirError(f"{exc}; the file was edited") from None
 
 
-def scene_source(scene_arg: str | None, result: dict) -> str:
+def scene_source(scene_arg: str | None, result: RunRecord) -> str:
     """Where an episode's scene came from, by the scene argument ``evaluate`` recorded for its
     scene directory (else the recorded id): ``"procedural"``, ``"spec file"`` (a scene-spec JSON
     file or a directory holding one), ``"catalog"`` (a catalog id of the recorded catalog
     version; ``verify`` refuses one whose contents are not that catalog scene) or ``"imported"``."""
-    arg = scene_arg or str(result.get("scene_id"))
+    arg = scene_arg or result.scene_id
     if arg.startswith("procedural:") or (scene_arg is None and arg.startswith("procedural_")):
         return "procedural"
     if arg.endswith(".json") or Path(arg).is_dir():
         return "spec file"
     from spatialscout_gym.scenes.catalog import CATALOG_VERSIONS, catalog_scene_ids
-    version = str(result.get("catalog_version"))
+    version = result.catalog_version
     base = arg.rpartition("@")[0] or arg
     return "catalog" if version in CATALOG_VERSIONS and base in catalog_scene_ids(version) else "imported"
 
@@ -218,8 +219,7 @@ def scene_sources(ev: "EvalDir") -> dict[str, dict]:
     out: dict[str, dict] = {}
     for _, a in ev.completed():
         arg = None if ev.is_run_dir else args.get(a.run_dir.parent.name)
-        out[str(a.result.get("scene_id"))] = {"source": scene_source(arg, a.result),
-                                              "content_hash": a.result.get("scene_content_hash")}
+        out[a.record.scene_id] = {"source": scene_source(arg, a.record), "content_hash": a.record.scene_content_hash}
     return dict(sorted(out.items()))
 
 
@@ -281,11 +281,6 @@ class Attempt:
     run_dir: Path
     record: RunRecord
 
-    @functools.cached_property
-    def result(self) -> dict:
-        """The record's JSON form (``result.json`` as read), for code that has not moved to the type."""
-        return self.record.to_json()
-
     @property
     def ok(self) -> bool:
         return self.record.status != "failed"
@@ -303,8 +298,9 @@ class EpisodeDir:
         ``DIR/<scene dir>/seed_<k>``: where the latest attempt lives.
     attempts : list of Attempt
         ``path`` itself first (when it has a ``result.json``), then ``path/attempts/NN`` in order.
-    notes : list of dict
-        Failure records without a run directory: archived ``failed_NN.json`` (older layout), then
+    notes : list of RunRecord or FailureNote
+        Failure records without a run directory: archived ``failed_NN.json`` (older layout: a failed
+        attempt's ``result.json``, or a note), then
         the notes archived as ``attempts/NN/failed.json``, then the ``.failed.json`` note (the
         episode could not start, or its worker died).
     """
@@ -312,7 +308,7 @@ class EpisodeDir:
     key: str
     path: Path
     attempts: list[Attempt]
-    notes: list[dict]
+    notes: list[RunRecord | FailureNote]
     note_is_current: bool
 
     @property
@@ -324,23 +320,39 @@ class EpisodeDir:
         return good[0] if good[0].run_dir == self.path else good[-1]
 
     @property
-    def failed_results(self) -> list[dict]:
+    def failed_results(self) -> list[RunRecord | FailureNote]:
         """Every failure record of the episode, redone or not (each counts as a failed attempt)."""
-        out = [a.result for a in self.attempts if not a.ok] + self.notes[:-1 if self.note_is_current else None]
+        out: list[RunRecord | FailureNote] = [a.record for a in self.attempts if not a.ok]
+        out += self.notes[:-1 if self.note_is_current else None]
         if self.note_is_current and self.completed is None:
             out.append(self.notes[-1])
         return out
 
     @property
     def failure(self) -> dict | None:
-        """``{"run", "scene", "seed", "error"}`` of a failed episode (its latest failure), else None."""
+        """``{"run", "scene", "seed", "error", "error_type"}`` of a failed episode (its latest
+        failure), else None."""
         if self.completed is not None:
             return None
-        top = next((a.result for a in self.attempts if a.run_dir == self.path), None)
+        top = next((a.record for a in self.attempts if a.run_dir == self.path), None)
         rec = top if top is not None else (self.notes[-1] if self.notes else
-                                           (self.attempts[-1].result if self.attempts else {}))
-        return {"run": self.key, "scene": rec.get("scene_id", rec.get("scene")), "seed": rec.get("seed"),
-                "error": rec.get("error")}
+                                           (self.attempts[-1].record if self.attempts else None))
+        if rec is None:
+            return {"run": self.key, "scene": None, "seed": None, "error": None, "error_type": None}
+        scene = rec.scene_id if isinstance(rec, RunRecord) else rec.scene
+        return {"run": self.key, "scene": scene, "seed": rec.seed, "error": rec.error, "error_type": rec.error_type}
+
+
+def _archived_failure(path: Path) -> RunRecord | FailureNote:
+    """An older layout's ``seed_<k>.attempts/failed_NN.json``: a failed attempt's ``result.json``
+    (it records a ``status``) or a failure note, each read strictly as its record."""
+    d = read_json_object(path)
+    if "status" not in d:
+        return read_failure_note(path)
+    try:
+        return parse_run_record(d, str(path))
+    except RecordError as exc:
+        raise EvalDirError(f"{exc}; the file is corrupted or was edited (rerun the episode)") from None
 
 
 class EvalDir:
@@ -399,12 +411,13 @@ class EvalDir:
     def _episode(ep: Path) -> EpisodeDir:
         tries = [ep] + attempt_dirs(ep)
         attempts = [Attempt(d, read_record(d / RESULT_FILE)) for d in tries if (d / RESULT_FILE).is_file()]
-        notes = [read_result(p) for p in sorted(Path(str(ep) + ATTEMPTS_SUFFIX).glob("failed_*.json"))]
-        notes += [read_result(d / FAILED_NOTE_FILE) for d in tries[1:]
+        notes: list[RunRecord | FailureNote] = [_archived_failure(p) for p in
+                                                sorted(Path(str(ep) + ATTEMPTS_SUFFIX).glob("failed_*.json"))]
+        notes += [read_failure_note(d / FAILED_NOTE_FILE) for d in tries[1:]
                   if not (d / RESULT_FILE).is_file() and (d / FAILED_NOTE_FILE).is_file()]
         note = Path(str(ep) + FAILED_SUFFIX)
         if note.is_file():
-            notes.append(read_result(note))
+            notes.append(read_failure_note(note))
         return EpisodeDir(EvalDir.key_of(ep), ep, attempts, notes, note.is_file())
 
     def planned(self) -> list[str]:
@@ -428,7 +441,7 @@ class EvalDir:
         """Raise :class:`EvalDirError` (one line) when two completed episodes name the same scene
         and seed in their ``result.json`` (one episode's files copied over another's): their scores
         must not be pooled. (``verify`` also checks each path against its records.)"""
-        check_episode_identities(self.root, ((key, a.result) for key, a in self.completed()))
+        check_episode_identities(self.root, ((key, a.record) for key, a in self.completed()))
 
     def completed(self) -> list[tuple[str, Attempt]]:
         """``(key, attempt)`` of every completed episode, sorted by key."""
@@ -439,7 +452,7 @@ class EvalDir:
         return [e for e in self.episodes() if e.completed is None and (e.attempts or e.notes
                                                                      or Path(str(e.path) + ATTEMPTS_SUFFIX).is_dir())]
 
-    def failed_results(self) -> list[dict]:
+    def failed_results(self) -> list[RunRecord | FailureNote]:
         """Every failure record (``result.json`` or note) of every episode, redone or not."""
         return [r for e in self.episodes() for r in e.failed_results]
 

@@ -5,8 +5,8 @@ The file layout itself (which folder is an episode, an attempt, a failure) is
 :class:`EvalDirError` line naming the file:
 
 * :func:`read_json_object`: a JSON object, from a regular file of bounded size (a FIFO never blocks);
-* :func:`read_record` / :func:`read_result`: a ``result.json`` strictly as its run record (a
-  failure note through :func:`check_result`, the checks of its known fields);
+* :func:`read_record`: a ``result.json`` strictly as its run record; :func:`read_failure_note`: a
+  failure note strictly as its record;
 * :func:`read_trace`: a ``trace.jsonl``'s events;
 * :func:`accepted_positions`: the map an episode accepted, from its trace, with ``predictions.json``
   held to it;
@@ -20,27 +20,26 @@ import io
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable
 
 from spatialscout_gym.core.errors import SpatialScoutError
 from spatialscout_gym.core.files import (MAX_TRACE_BYTES, FileTooLargeError, NotRegularFileError, loads_finite,
                                          open_regular, read_text_bounded)
+from spatialscout_gym.core.eval_records import FailureNote, load_failure_note
 from spatialscout_gym.core.records import RecordError, RunRecord, load_run_record
 from spatialscout_gym.core.run_files import PREDICTIONS_FILE, RESULT_FILE, TRACE_FILE
 
-__all__ = ["EvalDirError", "read_json_object", "check_result", "read_result", "read_record", "read_trace",
+__all__ = ["EvalDirError", "read_json_object", "read_record", "read_failure_note", "read_trace",
            "trace_accepted_map", "accepted_positions", "check_run_scene", "check_episode_identities"]
 
 
-def check_episode_identities(root: str | os.PathLike, results: Iterable[tuple[str, Mapping[str, Any]]]) -> None:
-    """Raise :class:`EvalDirError` (one line) when two of ``results`` (``(episode key, result.json)``
+def check_episode_identities(root: str | os.PathLike, results: Iterable[tuple[str, RunRecord]]) -> None:
+    """Raise :class:`EvalDirError` (one line) when two of ``results`` (``(episode key, run record)``
     pairs) name the same scene and seed: one episode's files were copied over the other's, and
-    their scores must not be pooled. Results without a scene id are not episodes and are skipped."""
+    their scores must not be pooled."""
     seen: dict[tuple[str, Any], str] = {}
     for key, result in results:
-        if result.get("scene_id") is None:
-            continue
-        ident = (str(result.get("scene_id")), result.get("seed"))
+        ident = (result.scene_id, result.seed)
         if ident in seen:
             raise EvalDirError(f"{root}: {seen[ident]} and {key} both hold scene {ident[0]!r} seed "
                                f"{ident[1]!r}; one episode's files were copied over the other's "
@@ -81,71 +80,9 @@ def read_json_object(path: Path) -> dict:
     return d
 
 
-_NUMBER = (int, float)
-
-
-_RESULT_FIELDS: dict[str, tuple[tuple[type, ...], str]] = {
-    "seed": ((int,), "an integer"), "attempt": ((int,), "an integer"),
-    "status": ((str,), "a string"), "scene_id": ((str,), "a string"), "agent": ((str,), "a string"),
-    "catalog_version": ((str, type(None)), "a string"), "scene_content_hash": ((str, type(None)), "a string"),
-    "end_reason": ((str, type(None)), "a string"), "error": ((str, type(None)), "a string"),
-    "all": ((dict, type(None)), "an object"), "submitted": ((dict, type(None)), "an object"),
-    "center_error_m": ((dict, type(None)), "an object"), "counters": ((dict, type(None)), "an object"),
-    "scorer": ((dict, type(None)), "an object"),
-    "coverage": ((*_NUMBER, type(None)), "a number"), "full_scene_loss_m": ((*_NUMBER, type(None)), "a number"),
-    "num_targets": ((int, type(None)), "an integer"), "num_submitted": ((int, type(None)), "an integer"),
-}
-
-
-"""Fields of ``result.json`` (docs/protocol.md section 7) -> the JSON types a reader accepts."""
-
-
-_NATURAL_FIELDS = ("seed", "attempt", "num_targets", "num_submitted")
-
-
-"""Integer fields of ``result.json`` that are never negative."""
-
-
-_SCORE_FIELDS = ("mean_iou", "gt_0", "gt_50", "gt_90", "mean", "median", "rmse")
-
-
-def check_result(d: dict, path: Path) -> dict:
-    """``d`` (a ``result.json`` or failure record) with its known fields of the right JSON types;
-    :class:`EvalDirError` naming the file and the field otherwise. Unknown fields pass."""
-    def bad(key: str, want: str, got: Any) -> EvalDirError:
-        return EvalDirError(f"{path}: field {key!r} must be {want}, found {type(got).__name__} {_short(got)}; "
-                            "the file is corrupted or was edited (rerun the episode)")
-    if ("all" in d or d.get("status") == "ok") and "scene_id" not in d:   # a scored result names its scene
-        raise EvalDirError(f"{path}: field 'scene_id' is missing; the file is corrupted or was edited "
-                           "(rerun the episode)")
-    for key, (types, want) in _RESULT_FIELDS.items():
-        if key in d and (not isinstance(d[key], types) or isinstance(d[key], bool)):
-            raise bad(key, want, d[key])
-    for key in _NATURAL_FIELDS:   # an agent seed, an attempt number, a count: never negative
-        if isinstance(d.get(key), int) and d[key] < 0:
-            raise bad(key, "an integer >= 0", d[key])
-    for key in ("all", "submitted", "center_error_m"):
-        for sub, v in (d.get(key) or {}).items():
-            if sub in _SCORE_FIELDS and v is not None and (not isinstance(v, _NUMBER) or isinstance(v, bool)):
-                raise bad(f"{key}.{sub}", "a number", v)
-    for sub, v in (d.get("counters") or {}).items():
-        if sub in ("tool_calls", "images_used", "images_left", "calls_left", "model_calls") and v is not None \
-                and (not isinstance(v, int) or isinstance(v, bool)):
-            raise bad(f"counters.{sub}", "an integer", v)
-    return d
-
-
 def _short(value: Any) -> str:
     text = json.dumps(value)
     return text if len(text) <= 40 else text[:37] + "..."
-
-
-def read_result(path: Path) -> dict:
-    """A ``result.json``, read strictly as its record type (:func:`read_record`) in JSON form, or a
-    failure note: :func:`read_json_object` then :func:`check_result`."""
-    if Path(path).name == RESULT_FILE:
-        return read_record(path).to_json()
-    return check_result(read_json_object(path), path)
 
 
 def read_record(path: Path) -> RunRecord:
@@ -156,6 +93,16 @@ def read_record(path: Path) -> RunRecord:
         raise EvalDirError(f"{path}: is a directory, expected a file; remove it or rerun the episode")
     try:
         return load_run_record(path)
+    except RecordError as exc:
+        raise EvalDirError(f"{exc}; the file is corrupted or was edited (rerun the episode)") from None
+
+
+def read_failure_note(path: Path) -> FailureNote:
+    """A failure note (``seed_<k>.failed.json``, ``attempts/NN/failed.json``) as its
+    :class:`~spatialscout_gym.core.eval_records.FailureNote`, strictly; :class:`EvalDirError` (one
+    line naming the file and the field) when it is not one."""
+    try:
+        return load_failure_note(path)
     except RecordError as exc:
         raise EvalDirError(f"{exc}; the file is corrupted or was edited (rerun the episode)") from None
 
@@ -213,16 +160,14 @@ def accepted_positions(run_dir: str | os.PathLike, gt: Any) -> dict[str, list[fl
     return accepted
 
 
-def check_run_scene(run_dir: str | os.PathLike, result: dict) -> None:
+def check_run_scene(run_dir: str | os.PathLike, result: RunRecord) -> None:
     """The scene ``result.json`` names must be the one the trace's start event and
     ``ground_truth.json`` name; :class:`EvalDirError` (one line) when not: a result edited to name
     another scene, or files gathered from several episodes, are never shown or scored. Every
     reader of a run's scores (``report``, ``compare``, ``leaderboard``, ``view``) calls it."""
     from spatialscout_gym.core.run_files import GROUND_TRUTH_FILE
     run_dir = Path(run_dir)
-    sid = result.get("scene_id")
-    if sid is None:
-        return
+    sid = result.scene_id
     named: list[tuple[str, Any]] = []
     if (run_dir / TRACE_FILE).exists():
         start = next((e for e in read_trace(run_dir / TRACE_FILE) if e.get("event") == "start"), {})

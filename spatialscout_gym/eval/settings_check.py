@@ -78,11 +78,10 @@ def nbv_dynamics(result: RunRecord) -> tuple[bool, object]:
     """``(recorded, env id)`` of the dynamics an NBV episode stepped under: NBV-v2 where walls,
     floor and ceiling stopped the camera (NBV-v2 and NBV-v3, which adds only an observation),
     NBV-v1 where they did not. Read from the recorded walls, so runs of NBV-v2 and NBV-v3 compare."""
-    nbv = result.nbv
-    if nbv is None or not isinstance(nbv.get("walls"), bool):
+    if result.nbv is None:
         return False, None
     from spatialscout_gym.nbv.config import DYNAMICS_ENV_IDS
-    return True, DYNAMICS_ENV_IDS[nbv["walls"]]
+    return True, DYNAMICS_ENV_IDS[result.nbv.walls]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -296,18 +295,15 @@ def run_kind_of(results: Sequence[RunRecord]) -> str:
 
 def _value(result: RunRecord, s: Setting) -> tuple[bool, object]:
     """(recorded, value) of setting ``s`` in one run record: a field of the record or of one of its
-    blocks (a typed block's field is always recorded; a claimed block, a JSON object, holds the
-    keys its writer gave it)."""
+    typed blocks (recorded wherever the block is)."""
     if s.derive is not None:
         return s.derive(result)
     holder: Any = result
     for part in s.block.split(".") if s.block else ():
         holder = getattr(holder, part, None) if dataclasses.is_dataclass(holder) else None
-    if dataclasses.is_dataclass(holder):
-        return (True, getattr(holder, s.key)) if hasattr(holder, s.key) else (False, None)
-    if not isinstance(holder, dict) or s.key not in holder:
-        return False, None
-    return True, holder[s.key]
+    if dataclasses.is_dataclass(holder) and hasattr(holder, s.key):
+        return True, getattr(holder, s.key)
+    return False, None
 
 
 def protocol_settings(results: Sequence[RunRecord]) -> dict[str, object]:

@@ -153,6 +153,14 @@ class NBVConfig:
         Add the ``blocked`` observation (``SpatialScout/NBV-v3``'s default; needs ``walls``): 4
         numbers, one-hot over :data:`BLOCK_CAUSES` when the last step's move was blocked, all 0
         when it was not and after reset.
+    mask_guard_m : float or None
+        What :meth:`NBVCore.action_masks <spatialscout_gym.nbv.core.NBVCore.action_masks>` gives:
+        None (default) the walls' mask (privileged: from wall geometry the policy does not
+        observe); a margin in metres, the scan guard's mask with that margin
+        (:mod:`spatialscout_gym.nbv.scan_guard`: from the policy's own ``scan`` and ``blocked``
+        observations, so not privileged), which is what a ``ppo:PATH`` policy with that
+        ``scan_guard_m`` acts through. Training only (``train-nbv --action-mask-guard M``): a policy
+        trained under it learns the distribution it will sample from. Needs the heading motion.
     """
 
     motion: str = "discrete"
@@ -187,6 +195,7 @@ class NBVConfig:
     wall_margin_m: float = 0.1
     blocked_obs: bool = False
     reward_blocked_penalty: float = 0.0
+    mask_guard_m: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "privileged_obs", _research_keys(self.privileged_obs))
@@ -224,6 +233,10 @@ class NBVConfig:
                                                                             and not self.walls):
             raise ValueError(f"reward_blocked_penalty must be a finite number >= 0, and needs walls=True (without "
                              f"walls no move is ever blocked); got {self.reward_blocked_penalty}")
+        if self.mask_guard_m is not None and (isinstance(self.mask_guard_m, bool) or not 0.0 <= float(self.mask_guard_m)
+                                              < float("inf") or self.motion != "heading"):
+            raise ValueError(f"mask_guard_m must be None or a finite margin >= 0 metres, with motion 'heading'; "
+                             f"got {self.mask_guard_m!r} with motion {self.motion!r}")
         if not 0.0 <= float(self.reward_submitted_weight) < float("inf"):
             raise ValueError(f"reward_submitted_weight must be a finite number >= 0, got {self.reward_submitted_weight}")
         if int(self.obs_size) < 8:

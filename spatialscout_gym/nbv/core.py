@@ -204,6 +204,7 @@ class NBVCore:
         """What blocked the last step's move (:data:`~spatialscout_gym.nbv.config.BLOCK_CAUSES`), None
         when it was not blocked or no step was taken since :meth:`begin`: the ``blocked`` observation."""
         self._over = False
+        self._blocked_from: list[tuple[np.ndarray, float]] = []   # the scan guard's memory (config.mask_guard_m)
         self.research = ResearchObservations(config)
         """The research observations (``config.privileged_obs``) and the occupancy grid."""
         self.walls: WallMap | None = None
@@ -222,6 +223,7 @@ class NBVCore:
         self._last_privileged = None
         self._pending = None
         self.block_cause = None
+        self._blocked_from = []
         self._over = False
         self.mapper.reset(self.port.spec)
         self.research.begin(self.port.spec)
@@ -313,7 +315,11 @@ class NBVCore:
         ``MaskablePPO`` convention: True = allowed). Computed from the scene's wall geometry, which
         the policy does not observe: a policy that reads it is privileged (train with it, evaluate
         on the ``blocked`` observation). All True without walls, before :meth:`begin` or once the
-        episode has ended; a move the episode would refuse (the world box) is not masked."""
+        episode has ended; a move the episode would refuse (the world box) is not masked.
+
+        With ``config.mask_guard_m`` set it is instead the scan guard's mask with that margin, from
+        the policy's own observations (not privileged): exactly what a ``ppo:PATH`` policy with that
+        ``scan_guard_m`` acts through (:mod:`spatialscout_gym.nbv.scan_guard`)."""
         space = nbv_action_space(self.config)
         if not hasattr(space, "n"):
             raise ValueError(f"action_masks needs a discrete NBV action space (motion 'heading' or 'discrete'), "
@@ -321,6 +327,8 @@ class NBVCore:
         n = int(space.n)
         mask = np.ones(n, bool)
         p = self.port
+        if self.config.mask_guard_m is not None:
+            return self._guard_mask(mask)
         if self.walls is None or self.history is None or p.done:
             return mask
         pose, pitch_now = p.pose_world, p.pitch_deg()
@@ -334,6 +342,19 @@ class NBVCore:
                                 float(np.clip(pose.pitch_deg + pitch, -PITCH_LIMIT_DEG, PITCH_LIMIT_DEG)))
             mask[a] = not self.walls.blocks(turned, move)
         return mask
+
+    def _guard_mask(self, everything: np.ndarray) -> np.ndarray:
+        """The scan guard's mask now (``config.mask_guard_m``); ``everything`` before :meth:`begin`
+        or once the episode has ended."""
+        from spatialscout_gym.nbv.scan_guard import closed_headings, scan_guard_mask
+        p = self.port
+        if self.history is None or p.done or self.config.mask_guard_m is None:
+            return everything
+        position, yaw, _ = p.camera()
+        scan = self.history.scan(position, yaw, self.config)   # the scan observation, as the policy sees it
+        pose = p.pose_world
+        closed = closed_headings(self._blocked_from, pose.position_world, float(pose.yaw_deg), self.config)
+        return scan_guard_mask(scan, self.config, float(self.config.mask_guard_m), closed)
 
     def capture_pose(self) -> CameraPose | None:
         """The world pose this step's capture renders at, or None when it captures nothing (the
@@ -388,6 +409,8 @@ class NBVCore:
         self.block_cause = cause
         self._pending = None
         p = self.port
+        if blocked and self.config.blocked_obs:   # what a guarded agent remembers from its blocked observation
+            self._blocked_from.append((np.array(p.pose_world.position_world, float), float(p.pose_world.yaw_deg)))
         captured, submitted = False, []
         self.research.no_capture()
         if not p.done and p.images_left > 0:

@@ -16,13 +16,16 @@ and turning in place (stride 0) is always allowed.
 
 from __future__ import annotations
 
-from typing import Collection
+from typing import Collection, Sequence
 
 import numpy as np
 
 from spatialscout_gym.nbv.config import NBVConfig
 
-__all__ = ["scan_guard_mask", "heading_index"]
+__all__ = ["scan_guard_mask", "heading_index", "closed_headings", "BLOCKED_RADIUS_M"]
+
+BLOCKED_RADIUS_M = 0.25
+"""A move seen blocked closes its heading within this floor distance of where it was tried, metres."""
 
 
 def heading_index(turn_deg: float, config: NBVConfig, tolerance_deg: float = 15.0) -> int | None:
@@ -32,6 +35,20 @@ def heading_index(turn_deg: float, config: NBVConfig, tolerance_deg: float = 15.
     k = int(round(turn_deg / step)) % int(config.headings)
     off = (turn_deg - k * step + 180.0) % 360.0 - 180.0
     return k if abs(off) <= tolerance_deg else None
+
+
+def closed_headings(blocked_from: Sequence[tuple[np.ndarray, float]], position_world: np.ndarray,
+                    yaw_deg: float, config: NBVConfig) -> set[int]:
+    """The heading indices whose moves were seen blocked from within :data:`BLOCKED_RADIUS_M` of
+    ``position_world`` (world frame, metres), relative to the camera's world yaw ``yaw_deg``.
+
+    ``blocked_from`` holds, for each move the episode saw blocked, the camera's world position and
+    yaw (degrees) after it: a blocked move still turns the camera (NBV-v2), so after one the camera
+    faces the way it could not go."""
+    here = np.asarray(position_world, float)
+    return {k for where, yaw in blocked_from
+            if np.linalg.norm(np.asarray(where, float)[:2] - here[:2]) <= BLOCKED_RADIUS_M
+            and (k := heading_index(yaw - float(yaw_deg), config)) is not None}
 
 
 def scan_guard_mask(scan: np.ndarray, config: NBVConfig, margin_m: float,

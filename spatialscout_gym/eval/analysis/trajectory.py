@@ -20,9 +20,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from spatialscout_gym.core.records import RunRecord
 from spatialscout_gym.episode.tools import TOOL_NAMES
 
-__all__ = ["ToolUse", "Triangulation", "Submission", "Trajectory", "parse_trajectory", "load_trajectory",
+__all__ = ["ToolUse", "Triangulation", "Submission", "Trajectory", "parse_trajectory", "RecordedBudgets", "load_trajectory",
            "OTHER_TOOL"]
 
 OTHER_TOOL = "other"
@@ -147,19 +148,38 @@ def _tool_name(name: Any) -> str:
     return name if isinstance(name, str) and name in TOOL_NAMES else OTHER_TOOL
 
 
-def parse_trajectory(events: Sequence[dict], result: dict | None = None) -> Trajectory:
+@dataclasses.dataclass(frozen=True)
+class RecordedBudgets:
+    """What a trajectory takes from the run record besides the trace: B and the calls used (a model
+    run's ``model.model_call_budget`` and ``model.model_calls``, else ``tool_call_budget``), the
+    image budget V and the end reason; None where the record holds none."""
+
+    tool_call_budget: int | None = None
+    model_call_budget: int | None = None
+    model_calls: int | None = None
+    image_budget: int | None = None
+    end_reason: str | None = None
+
+    @classmethod
+    def of(cls, record: RunRecord) -> RecordedBudgets:
+        """The budgets a run record holds."""
+        model = record.model
+        return cls(record.tool_call_budget, None if model is None else model.model_call_budget,
+                   None if model is None else model.model_calls, record.image_budget, record.end_reason)
+
+
+def parse_trajectory(events: Sequence[dict], recorded: RecordedBudgets | None = None) -> Trajectory:
     """Read a trace (list of events, :mod:`spatialscout_gym.episode.trace`) as a :class:`Trajectory`.
 
     Parameters
     ----------
     events : sequence of dict
         The trace events in order.
-    result : dict, optional
-        The run's ``result.json``: its ``model.model_call_budget`` gives B for model agents when
-        the trace does not, its ``tool_call_budget`` the tool-call budget.
+    recorded : RecordedBudgets, optional
+        From the run's ``result.json`` (:meth:`RecordedBudgets.of`): B for model agents when the
+        trace does not give it, the tool-call budget, V and the end reason when the trace has none.
     """
-    result = result or {}
-    model: dict = result["model"] if isinstance(result.get("model"), dict) else {}
+    rec = recorded if recorded is not None else RecordedBudgets()
     is_model = any(e.get("event") == "model_request" for e in events)
     start = next((e for e in events if e.get("event") == "start"), {})
     current_call = -1
@@ -168,7 +188,7 @@ def parse_trajectory(events: Sequence[dict], result: dict | None = None) -> Traj
     subs: list[Submission] = []
     current_map: dict[str, np.ndarray] = {}
     images_used = int(start.get("images_used", 1) or 1)
-    end_reason = result.get("end_reason")
+    end_reason = rec.end_reason
     model_calls = 0
     for e in events:
         kind = e.get("event")
@@ -216,12 +236,12 @@ def parse_trajectory(events: Sequence[dict], result: dict | None = None) -> Traj
             if isinstance(e.get("model_calls"), int):
                 model_calls = max(model_calls, e["model_calls"])
     if is_model:
-        budget = model.get("model_call_budget")
-        calls_used = int(model.get("model_calls") or model_calls)
+        budget = rec.model_call_budget
+        calls_used = int(rec.model_calls or model_calls)
     else:
-        budget = result.get("tool_call_budget", start.get("tool_call_budget"))
+        budget = rec.tool_call_budget if recorded is not None else start.get("tool_call_budget")
         calls_used = len([u for u in tool_uses if u.index is not None])
-    image_budget = start.get("image_budget", result.get("image_budget"))
+    image_budget = start.get("image_budget", rec.image_budget)
     return Trajectory("model_calls" if is_model else "tool_calls", calls_used,
                       None if budget is None else int(budget),
                       None if image_budget is None else int(image_budget), images_used, end_reason,
@@ -230,13 +250,14 @@ def parse_trajectory(events: Sequence[dict], result: dict | None = None) -> Traj
 
 def load_trajectory(run_dir: str | Path) -> Trajectory:
     """:func:`parse_trajectory` of ``run_dir/trace.jsonl`` with ``run_dir/result.json``."""
-    from spatialscout_gym.core.run_files import RESULT_FILE, TRACE_FILE
-    from spatialscout_gym.eval.layout import EvalDirError, read_result, read_trace
+    from spatialscout_gym.core.run_files import TRACE_FILE
+    from spatialscout_gym.eval.layout import EvalDirError, read_run_record, read_trace
     d = Path(run_dir)
-    result = read_result(d / RESULT_FILE) if (d / RESULT_FILE).exists() else None
+    record = read_run_record(d)
+    recorded = None if record is None else RecordedBudgets.of(record)
     events = read_trace(d / TRACE_FILE)
     try:
-        return parse_trajectory(events, result)
+        return parse_trajectory(events, recorded)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         raise EvalDirError(f"{d / TRACE_FILE}: an event lacks a field or has one of the wrong type "
                            f"({type(exc).__name__}: {exc}); the trace is corrupted or was edited") from None

@@ -42,8 +42,10 @@ from spatialscout_gym.core.types import ArrayLike3
 from spatialscout_gym.core.scoring import MIN_SIDE_M, GroundTruth
 from spatialscout_gym.core.spec import Light, Material, Part, PrivateScene, PublicScene, SceneObject, SceneSpec
 from spatialscout_gym.core.run_files import ENTITY_LIBRARY_FILE, RESULT_FILE
+from spatialscout_gym.core.eval_records import ReportRecord
+from spatialscout_gym.core.records import RunRecord
 from spatialscout_gym.eval.layout import (EvalDir, EvalDirError, read_json_object,
-                                          read_result, read_scene_args)
+                                          read_record, read_scene_args)
 
 __all__ = ["VIEW_YAWS_DEG", "box_scene", "mesh_scene", "scene_figure", "write_run_figures", "write_run_figure",
            "write_index_html", "target_colors", "iou_color", "STYLES"]
@@ -273,7 +275,7 @@ def scene_figure(public: PublicScene, gt: GroundTruth, positions_task: Mapping[s
     return out
 
 
-def _resolve_run_scene(run_dir: Path, result: dict, scene_args: dict[str, str]) -> SceneSpec | None:
+def _resolve_run_scene(run_dir: Path, result: RunRecord, scene_args: dict[str, str]) -> SceneSpec | None:
     """The run's scene when it can be rebuilt exactly (verify's rule), else None: boxes are drawn."""
     from spatialscout_gym.eval.running.runner import SceneNotRecoverable, resolve_recorded_scene
     try:
@@ -285,7 +287,7 @@ def _resolve_run_scene(run_dir: Path, result: dict, scene_args: dict[str, str]) 
 _run_key = EvalDir.key_of
 
 
-def _figure_of_run(d: Path, result: dict, scene_args: dict[str, str], renderer: Any, tile_px: int,
+def _figure_of_run(d: Path, result: RunRecord, scene_args: dict[str, str], renderer: Any, tile_px: int,
                    style: str) -> tuple[Image.Image, Any, bool]:
     """Figure of one run directory; returns (image, renderer, room geometry found)."""
     spec = _resolve_run_scene(d, result, scene_args)
@@ -318,8 +320,8 @@ def write_run_figure(run_dir: str | os.PathLike, path: str | os.PathLike, *, til
     compiles its shaders, seconds on lavapipe). Returns ``(path, renderer)``; the caller closes it.
     """
     d = Path(run_dir)
-    result = read_result(d / RESULT_FILE)
-    if result.get("status", "ok") == "failed":
+    result = read_record(d / RESULT_FILE)
+    if result.status == "failed":
         raise ValueError(f"{d} is a failed episode (no map to draw); choose a completed run directory")
     img, renderer, _ = _figure_of_run(d, result, {} if eval_dir is None else read_scene_args(eval_dir),
                                       renderer, tile_px, style)
@@ -346,10 +348,10 @@ def write_run_figures(out_dir: str | os.PathLike, tile_px: int = 320, seed: int 
     renderer = None
     try:
         for d in runs:
-            result = read_result(d / RESULT_FILE)
-            if result.get("status", "ok") == "failed":   # no ground truth: left out (docs/protocol.md section 5)
+            result = read_record(d / RESULT_FILE)
+            if result.status == "failed":   # no ground truth: left out (docs/protocol.md section 5)
                 continue
-            if seed is not None and int(result.get("seed", 0)) != seed:
+            if seed is not None and result.seed != seed:
                 continue
             key = _run_key(d)
             img, renderer, found = _figure_of_run(d, result, scene_args, renderer, tile_px, style)
@@ -384,7 +386,7 @@ def no_plots_note() -> str:
     return f"no plots drawn: the 'plots' extra is not installed (matplotlib); tables only. To draw them: {install_command('plots')}"
 
 
-def write_index_html(out_dir: str | os.PathLike, report: dict, replay: dict | None,
+def write_index_html(out_dir: str | os.PathLike, report: ReportRecord, replay: dict | None,
                      figures: dict[str, Path]) -> Path:
     """Write ``DIR/index.html``: the Table-3 report, per-category and per-scene tables, the replay
     curves and the Figure-4 pictures, all linked relatively. Returns its path."""
@@ -394,25 +396,25 @@ def write_index_html(out_dir: str | os.PathLike, report: dict, replay: dict | No
     out = Path(out_dir)
     e = html.escape
     rel = lambda p: Path(os.path.relpath(p, out)).as_posix()  # noqa: E731
-    c = report["counters"]
+    c = report.counters
     parts = [f"<h1>SpatialScout evaluation: {e(out.resolve().name)}</h1>",
-             f"<p>agent {e(', '.join(report['agent']))}; catalog version {e(str(report['catalog_version']))}; "
-             f"{c['episodes']} episodes finished, {len(report['failures'])} failed (left out of aggregates).</p>",
+             f"<p>agent {e(', '.join(report.agent))}; catalog version {e(str(report.catalog_version))}; "
+             f"{c['episodes']} episodes finished, {len(report.failures)} failed (left out of aggregates).</p>",
              "<h2>Table 3 (object-micro is the headline)</h2>",
-             format_table_html({"object-micro": report["object_micro"], "scene-macro": report["scene_macro"]})
-             if report["object_micro"] is not None else
+             format_table_html({"object-micro": report.object_micro, "scene-macro": report.scene_macro or {}})
+             if report.object_micro is not None else
              "<p><b>No episode completed</b>: nothing to score; the failed episodes are listed below.</p>",
              "<h2>Counters (totals over finished episodes)</h2><table><tr><th>counter</th><th>total</th></tr>"]
     parts += [f"<tr><td>{e(k)}</td><td>{v:.4g}</td></tr>" if isinstance(v, float) else
               f"<tr><td>{e(k)}</td><td>{v}</td></tr>" for k, v in shown_counters(c).items()]
     parts.append("</table>")
-    s = report["seeds"]
-    if len(s["seeds"]) > 1 and s["mean"] is not None:
-        parts.append(f"<p>{len(s['seeds'])} seeds: all-target mean IoU {100 * s['mean']:.2f}% +- "
-                     f"{100 * s['std']:.2f}% (std across seeds)</p>")
-    if report["failures"]:
+    s = report.seeds
+    if len(s.seeds) > 1 and s.mean is not None and s.std is not None:
+        parts.append(f"<p>{len(s.seeds)} seeds: all-target mean IoU {100 * s.mean:.2f}% +- "
+                     f"{100 * s.std:.2f}% (std across seeds)</p>")
+    if report.failures:
         parts.append("<h2>Failed episodes</h2><ul>" + "".join(
-            f"<li>{e(f['run'])}: {e(str(f['error']))}</li>" for f in report["failures"]) + "</ul>")
+            f"<li>{e(f['run'])}: {e(str(f['error']))}</li>" for f in report.failures) + "</ul>")
     if replay is not None:
         parts.append("<h2>Replay curves</h2>")
         for name in ("curves_calls.png", "curves_images.png", "loss_lambda.png"):
@@ -423,8 +425,8 @@ def write_index_html(out_dir: str | os.PathLike, report: dict, replay: dict | No
                  "<th>mean IoU %</th><th>IoU&gt;0.5 %</th></tr>")
     parts += [f"<tr><td>{e(k)}</td><td>{v['num_targets']}</td><td>{v['num_submitted']}</td>"
               f"<td>{100 * v['mean_iou']:.2f}</td><td>{100 * v['gt_50']:.2f}</td></tr>"
-              for k, v in report["categories"].items()]
-    parts += ["</table><h2>Per scene</h2>", format_table_html(report["scenes"]) if report["scenes"] else "<p>none</p>"]
+              for k, v in report.categories.items()]
+    parts += ["</table><h2>Per scene</h2>", format_table_html(report.scenes) if report.scenes else "<p>none</p>"]
     if figures:
         parts.append("<h2>Reference scene and the submitted map (Figure 4; views at yaw +55, 0, -55 deg)</h2>")
         for key, p in figures.items():

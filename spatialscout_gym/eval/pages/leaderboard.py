@@ -50,7 +50,6 @@ Rows that differ are refused unless ``force``; the page then says which settings
 from __future__ import annotations
 
 import dataclasses
-import functools
 import html
 import os
 import re
@@ -60,6 +59,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from spatialscout_gym.core.files import load_ground_truth
+from spatialscout_gym.core.eval_records import FailureNote
 from spatialscout_gym.core.records import RunRecord
 from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, SceneScore, aggregate, score_scene
 from spatialscout_gym.eval.analysis.behaviour import tool_behaviour
@@ -105,11 +105,6 @@ class EpisodeRecord:
     run_dir: Path
     record: RunRecord
 
-    @functools.cached_property
-    def result(self) -> dict:
-        """The record's JSON form (``result.json`` as read), for code that has not moved to the type."""
-        return self.record.to_json()
-
 
 @dataclasses.dataclass
 class EvalEpisodes:
@@ -120,13 +115,13 @@ class EvalEpisodes:
     completed : list of EpisodeRecord
     failed : list of str
         Keys (``<scene dir>/seed_<k>``) of episodes with a failure record and no completed run.
-    failed_attempts : list of dict
-        ``result.json`` (or failure note) of every failed attempt, redone or not.
+    failed_attempts : list of RunRecord or FailureNote
+        The run record (or failure note) of every failed attempt, redone or not.
     """
 
     completed: list[EpisodeRecord]
     failed: list[str]
-    failed_attempts: list[dict]
+    failed_attempts: list[RunRecord | FailureNote]
 
 
 def collect_episodes(eval_dir: str | os.PathLike) -> EvalEpisodes:
@@ -171,7 +166,7 @@ def build_row(eval_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M, verify
     scores: list[tuple[int, SceneScore]] = []
     trajectories, outcomes, errors = [], {}, []
     for ep in eps.completed:
-        check_run_scene(ep.run_dir, ep.result)
+        check_run_scene(ep.run_dir, ep.record)
         gt = load_ground_truth(ep.run_dir)
         score = score_scene(gt, accepted_positions(ep.run_dir, gt), lam=lam)
         scores.append((ep.record.seed, score))

@@ -81,12 +81,12 @@ def plot_nbv_trajectory(run_dir: str | os.PathLike, path: str | os.PathLike) -> 
         ax.scatter(xy[:1, 0], xy[:1, 1], s=160, marker="*", color="#f39c12", zorder=5, label="start")
         for i, (x, y) in enumerate(xy):
             ax.annotate(str(i), (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7, zorder=6)
-    nbv = record.nbv or {}   # a claimed block the record keeps as the agent wrote it
-    e = nbv.get("exploration") or {}
-    title = f"{record.agent} on {record.scene_id} (seed {record.seed}), {nbv.get('env_id', '?')}"
-    if e:
-        title += (f"\n{len(poses)} captures, path {e.get('path_length_m', 0):.1f} m, blocked {e.get('blocked_moves', 0)}, "
-                  f"black frames {e.get('black_frames', 0)}, floor seen {e.get('explored_floor_m2', 0):.1f} m^2, "
+    nbv = record.nbv   # claimed: the agent's own figures (the derived ones are record.exploration)
+    title = f"{record.agent} on {record.scene_id} (seed {record.seed}), {nbv.env_id if nbv else '?'}"
+    e = nbv.exploration if nbv is not None else None
+    if e is not None:
+        title += (f"\n{len(poses)} captures, path {e.path_length_m:.1f} m, blocked {e.blocked_moves}, "
+                  f"black frames {e.black_frames}, floor seen {e.explored_floor_m2:.1f} m^2, "
                   f"coverage {100 * (record.coverage or 0.0):.0f}%")
     ax.set_title(title, fontsize=9)
     ax.set_xlabel("world x (m)")

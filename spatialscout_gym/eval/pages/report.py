@@ -10,14 +10,20 @@ with :func:`~spatialscout_gym.core.scoring.aggregate`. The report dict (``DIR/re
      "intervals": {"method", "n_resamples", "seed", "scenes", "figures": {figure: {"estimate", "low", "high"}}},
      "verified": {"status": "verified" | "diverged" | "not checked", "episodes": {key: status}},
      "counters": {"episodes", "tool_calls", "images", "model_calls", "cost_usd", ...},  # settings: value or "mixed"
-     "failures": [{"run", "scene", "seed", "error"}], "settings": {...},
+     "failures": [{"run", "scene", "seed", "error", "error_type"}], "settings": {...},
      "episodes": {"completed", "failed", "total", "completed_rate", "failure_rate",   # rates in [0, 1]
                   "attempts", "failed_attempts", "attempt_failure_rate", "end_reasons": {reason: n}},
      "failed_attempts_spend": {"episodes", "calls", "cost_usd", ...},   # failed attempts, redone or not
      "catalog_version": str | None, "scene_hashes": {scene_id: sha256},
      "scene_sources": {scene_id: {"source": "catalog" | "procedural" | "spec file" | "imported", "content_hash"}},
      "scorer": {key: {"metric_version", "compat", "min_side_m", "lambda_m", "Q", "H", "M", "N"}},
-     "claimed": {field path: [distinct values]}}   # what the runs say of themselves, no trace proves
+     "claimed": {field path: [distinct values]},   # what the runs say of themselves, no trace proves
+     "schema_version": 1}
+
+:func:`build_report` returns it as its record type,
+:class:`~spatialscout_gym.core.eval_records.ReportRecord` (a field built without a place there fails
+the builder), and :func:`write_report` writes that record's JSON form;
+:func:`~spatialscout_gym.core.eval_records.load_report` reads the file back strictly.
 
 ``key`` is the scene id when every scene ran once, else ``<scene_id>/seed_<k>``. Failed episodes
 are listed in ``failures`` and left out of every aggregate (docs/protocol.md section 5); the
@@ -37,7 +43,6 @@ protocol settings: :mod:`~spatialscout_gym.eval.settings_check`) unless forced.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import html
 import json
 import os
@@ -49,6 +54,7 @@ from typing import Any, Sequence
 
 from spatialscout_gym.core.errors import SpatialScoutError
 from spatialscout_gym.core.files import load_ground_truth
+from spatialscout_gym.core.eval_records import REPORT_FILE, FailureNote, ReportRecord, parse_report
 from spatialscout_gym.core.records import ModelFigures, RunRecord, claimed_values
 from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, aggregate, score_scene
 from spatialscout_gym.core.table import format_table
@@ -66,7 +72,7 @@ from spatialscout_gym.eval.layout import (EvalDir, accepted_positions, check_run
 __all__ = ["ScoredRun", "find_runs", "find_failures", "failed_attempt_results", "episode_counts", "build_report", "write_report", "format_report_md",
            "compare_reports", "CompareError", "REPORT_JSON", "REPORT_MD"]
 
-REPORT_JSON = "report.json"
+REPORT_JSON = REPORT_FILE
 REPORT_MD = "report.md"
 _NOT_SUMMED = {"images_left", "calls_left", "done", "end_reason"}
 _COUNTER_ALIASES = ("images", "calls")
@@ -131,11 +137,6 @@ class ScoredRun:
     score: Any  # SceneScore
     categories: list[str]
 
-    @functools.cached_property
-    def result(self) -> dict:
-        """The record's JSON form (``result.json`` as read), for code that has not moved to the type."""
-        return self.record.to_json()
-
     @property
     def scene_id(self) -> str:
         return self.record.scene_id
@@ -156,7 +157,7 @@ def find_runs(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> list
     for key, a in completed:
         if key in once:
             continue        # a repeated scene's further seeds: one conversation counts once
-        check_run_scene(a.run_dir, a.result)
+        check_run_scene(a.run_dir, a.record)
         gt = load_ground_truth(a.run_dir)
         score = score_scene(gt, accepted_positions(a.run_dir, gt), lam=lam)
         records.append(ScoredRun(a.run_dir, a.record, score, [t.category for t in gt.targets]))
@@ -169,7 +170,7 @@ def find_failures(out_dir: str | os.PathLike) -> list[dict]:
     return [f for e in EvalDir(out_dir).failed() if (f := e.failure) is not None]   # failed(): all have one
 
 
-def failed_attempt_results(out_dir: str | os.PathLike) -> list[dict]:
+def failed_attempt_results(out_dir: str | os.PathLike) -> list[RunRecord | FailureNote]:
     """Every failure record (``result.json`` of a failed attempt, or a failure note), redone or
     not. Their model calls, tokens and cost were spent even though their scores count nowhere."""
     return EvalDir(out_dir).failed_results()
@@ -202,10 +203,19 @@ def episode_counts(out_dir: str | os.PathLike, records: Sequence[ScoredRun] | No
             "end_reasons": dict(sorted(reasons.items()))}
 
 
-def _counters(results: Sequence[dict], models: Sequence[ModelFigures | None] = ()) -> dict:
-    """Totals of every numeric counter in ``result.json`` dicts: ``counters`` (tool calls, images),
-    ``usage`` and the VLM agent's ``model`` block (model calls, HTTP attempts, tokens, cost);
-    ``models``: the same episodes' typed model blocks, for what reached the service as effort.
+def _numbers(block: Any) -> dict[str, float]:
+    """The numeric fields of a typed block (a bool is no number; None, text and nested blocks are
+    left out)."""
+    if block is None:
+        return {}
+    return {f.name: v for f in dataclasses.fields(block)
+            if isinstance(v := getattr(block, f.name), (int, float)) and not isinstance(v, bool)}
+
+
+def _counters(results: Sequence[RunRecord | FailureNote]) -> dict:
+    """Totals of every numeric field of the episodes' run records: ``counters`` (tool calls,
+    images) and the VLM agent's ``model`` block (model calls, HTTP attempts, tokens, cost, and its
+    ``usage``). A failure note (no run directory) counts as an episode with nothing spent.
 
     Settings of the model block (``SETTINGS_KEYS``: image side, image history, output-token cap,
     call budget) are not summed: each is shown as its value, or ``"mixed"`` when episodes differ.
@@ -214,21 +224,20 @@ def _counters(results: Sequence[dict], models: Sequence[ModelFigures | None] = (
     totals: dict[str, float] = defaultdict(float)
     settings: dict[str, set] = defaultdict(set)
     unknown_cost = False
-    for result in results:
-        model = result.get("model")
-        if not isinstance(model, dict):
-            model = {}
-        unknown_cost |= bool(model) and model.get("cost_usd") is None
-        for k in SETTINGS_KEYS:
-            if k in model:
-                settings[k].add(json.dumps(model[k]))
-        if model.get("reasoning_effort_refused"):   # the service refused the effort: it ran without
-            totals["reasoning_effort_refused_episodes"] += 1
-        for source in (result.get("counters") or {}, result.get("usage") or {}, model,
-                       model.get("usage") or {}):
+    records = [r for r in results if isinstance(r, RunRecord)]
+    models = [r.model for r in records]
+    for result in records:
+        model = result.model
+        if model is not None:
+            unknown_cost |= model.cost_usd is None
+            for k in SETTINGS_KEYS:
+                if hasattr(model, k):   # a derived setting (the effort's outcome) is no field of the block
+                    settings[k].add(json.dumps(getattr(model, k)))
+            if model.reasoning_effort_refused:   # the service refused the effort: it ran without
+                totals["reasoning_effort_refused_episodes"] += 1
+        for source in (_numbers(result.counters), _numbers(model), model.usage if model is not None else {}):
             for k, v in source.items():
-                if (k not in _NOT_SUMMED and k not in SETTINGS_KEYS and isinstance(v, (int, float))
-                        and not isinstance(v, bool)):
+                if k not in _NOT_SUMMED and k not in SETTINGS_KEYS:
                     totals[k] += v
     out: dict[str, Any] = {"episodes": len(results)}
     out.update({k: (int(v) if float(v).is_integer() else float(v)) for k, v in sorted(totals.items())})
@@ -250,13 +259,14 @@ EXPLORATION_LABELS = {"known_occupancy_fraction": "known occupancy (%)", "explor
 """The NBV exploration metrics (``result.json``: ``nbv.exploration``) and their column labels."""
 
 
-def exploration_summary(results: Sequence[dict]) -> dict | None:
-    """Mean per episode of each NBV exploration metric over the episodes that record them
-    (``{"episodes": n, metric: mean}``); None when none does (not an NBV run)."""
-    blocks = [b for r in results if isinstance(b := (r.get("nbv") or {}).get("exploration"), dict)]
+def exploration_summary(results: Sequence[RunRecord]) -> dict | None:
+    """Mean per episode of each NBV exploration metric the agents claim (their ``nbv`` block's
+    ``exploration``) over the episodes that record them (``{"episodes": n, metric: mean}``); None
+    when none does (not an NBV run)."""
+    blocks = [r.nbv.exploration for r in results if r.nbv is not None and r.nbv.exploration is not None]
     if not blocks:
         return None
-    return {"episodes": len(blocks), **{k: sum(float(b.get(k, float("nan"))) for b in blocks) / len(blocks)
+    return {"episodes": len(blocks), **{k: sum(float(getattr(b, k)) for b in blocks) / len(blocks)
                                         for k in EXPLORATION_LABELS}}
 
 
@@ -297,8 +307,10 @@ def cells(records: Sequence[ScoredRun]) -> dict:
     return {(r.scene_id, r.seed): r.score for r in records}
 
 
-def build_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> dict:
-    """The report dict of an evaluation directory (see the module docstring).
+def build_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> ReportRecord:
+    """The report of an evaluation directory (see the module docstring) as its record type: a
+    field built here without a place in :class:`~spatialscout_gym.core.eval_records.ReportRecord`
+    fails here, not in a reader.
 
     Raises
     ------
@@ -309,6 +321,12 @@ def build_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> d
     and ``scene_macro`` None (nothing to score), the failures, the episode counts and the spend.
     """
     out = Path(out_dir)
+    fields = _report_fields(out, lam)
+    return parse_report(json.loads(json.dumps(fields, allow_nan=False)), str(out / REPORT_JSON))   # its JSON form
+
+
+def _report_fields(out: Path, lam: float) -> dict:
+    """The report's fields, before they are held to the record type."""
     records = find_runs(out, lam)
     if not records and find_failures(out):
         return _failures_only_report(out, lam)
@@ -319,25 +337,25 @@ def build_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> d
     scores = [dataclasses.replace(r.score, scene_id=r.scene_id if once else f"{r.scene_id}/{seed_dir_name(r.seed)}")
               for r in records]
     report = aggregate(scores, lam)
-    versions = sorted({str(r.result.get("catalog_version")) for r in records})
+    versions = sorted({r.record.catalog_version for r in records})
     report.update({
         "lambda_m": float(lam),
-        "agent": sorted({str(r.result.get("agent")) for r in records}),
+        "agent": sorted({r.record.agent for r in records}),
         "settings": _settings_json(out),
         "categories": _categories(records),
         "seeds": seed_spread(((r.seed, r.score) for r in records), lam),
         "intervals": bootstrap_intervals(cells(records)),
         "verified": verification_status(out),
-        "counters": _counters([r.result for r in records], [r.record.model for r in records]),
-        "failed_attempts_spend": _counters(failed_attempt_results(out), _failed_models(out)),
+        "counters": _counters([r.record for r in records]),
+        "failed_attempts_spend": _counters(failed_attempt_results(out)),
         "failures": find_failures(out),
         "episodes": episode_counts(out, records),
         "scorer": {sc.scene_id: sc.record(lam) for sc in scores},
         "catalog_version": versions[0] if len(versions) == 1 else versions,
-        "scene_hashes": {r.scene_id: r.result.get("scene_content_hash") for r in records},
+        "scene_hashes": {r.scene_id: r.record.scene_content_hash for r in records},
         "scene_sources": scene_sources(EvalDir(out)),
         "protocol_settings": protocol_settings([r.record for r in records]),
-        "exploration": exploration_summary([r.result for r in records]),
+        "exploration": exploration_summary([r.record for r in records]),
         "exploration_scene": scene_exploration_summary([r.record for r in records]),
         "cost_cap": cost_cap_state(out),
         "claimed": claimed_summary([r.record for r in records]),
@@ -379,11 +397,6 @@ def _claimed_lines(claimed: dict[str, list[Any]]) -> list[str]:
             + "; ".join(parts) + ".", ""]
 
 
-def _failed_models(out: Path) -> list[ModelFigures | None]:
-    """The model blocks of every failed attempt's run record (failure notes hold no conversation)."""
-    return [a.record.model for e in EvalDir(out).episodes() for a in e.attempts if not a.ok]
-
-
 def _settings_json(out: Path) -> dict | None:
     """``evaluate.json`` as the report shows it (None when absent)."""
     settings = EvalDir(out).settings()
@@ -394,11 +407,11 @@ def _failures_only_report(out: Path, lam: float) -> dict:
     """The report of an evaluation with failed episodes and no completed one (see :func:`build_report`)."""
     failed = failed_attempt_results(out)
     return {"object_micro": None, "scene_macro": None, "scenes": {}, "lambda_m": float(lam),
-            "agent": sorted({str(r.get("agent")) for r in failed if r.get("agent")}),
+            "agent": sorted({r.agent for r in failed if isinstance(r, RunRecord)}),
             "settings": _settings_json(out), "categories": {},
             "seeds": {"seeds": [], "per_seed": {}, "mean": None, "std": None}, "intervals": None,
             "verified": verification_status(out), "counters": _counters([]),
-            "failed_attempts_spend": _counters(failed, _failed_models(out)), "failures": find_failures(out),
+            "failed_attempts_spend": _counters(failed), "failures": find_failures(out),
             "episodes": episode_counts(out, []), "scorer": {}, "catalog_version": None, "scene_hashes": {},
             "protocol_settings": {}, "cost_cap": cost_cap_state(out)}
 
@@ -408,7 +421,7 @@ def cost_cap_state(out: Path) -> dict | None:
     (the cap its latest run recorded in ``evaluate.json``, the ledger's total, whether the total
     reached the cap, the failed episodes that ended at it); None without a cap. A ledger that
     cannot be read is ``spent`` None, not reached."""
-    from spatialscout_gym.conversation.spend import SPEND_FILE, SpendLedgerError, read_spend
+    from spatialscout_gym.conversation.spend import SPEND_FILE, CostCapReached, SpendLedgerError, read_spend
     settings = EvalDir(out).settings()
     cap = settings.option("max_cost_usd") if settings else None
     if cap is None:
@@ -417,7 +430,7 @@ def cost_cap_state(out: Path) -> dict | None:
         spent = read_spend(out / SPEND_FILE)
     except SpendLedgerError:
         spent = None
-    capped = [f["run"] for f in find_failures(out) if "CostCapReached" in str(f.get("error"))]
+    capped = [f["run"] for f in find_failures(out) if f.get("error_type") == CostCapReached.__name__]
     return {"usd": float(cap), "spent": spent, "reached": spent is not None and spent >= cap,
             "capped_episodes": capped}
 
@@ -444,60 +457,59 @@ def interval_lines(iv: dict) -> list[str]:
     return lines + [""]
 
 
-def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> str:
+def format_report_md(report: ReportRecord, title: str = "SpatialScout evaluation") -> str:
     """Markdown: the Table-3 headline (object-micro and scene-macro), seeds, counters, failures,
     the per-category table and the per-scene table."""
-    c = report["counters"]
-    s = report["seeds"]
-    e = report.get("episodes") or {"completed": c["episodes"], "failed": len(report["failures"])}
-    catalog = "- (no episode completed)" if report["catalog_version"] is None else md(report["catalog_version"])
+    c = report.counters
+    s = report.seeds
+    e = report.episodes
+    catalog = "- (no episode completed)" if report.catalog_version is None else md(report.catalog_version)
     lines = [f"# {md(title)}", "",
-             f"agent: {md(', '.join(report['agent']))}; catalog version: {catalog}; "
-             f"episodes: {e['completed']} completed, {e['failed']} failed "
+             f"agent: {md(', '.join(report.agent))}; catalog version: {catalog}; "
+             f"episodes: {e.completed} completed, {e.failed} failed "
              f"(failures are left out of every aggregate)", ""]
-    note = spec_file_note(report.get("scene_sources") or {})
+    note = spec_file_note(report.scene_sources or {})
     if note:
         lines += [md(note) + ".", ""]
-    v = report.get("verified") or {}
+    v = report.verified
     if v.get("missing"):
         miss = v["missing"]
-        lines += [f"**{e['completed']} of {v['planned']} planned episodes completed**: {len(miss)} planned "
+        lines += [f"**{e.completed} of {v['planned']} planned episodes completed**: {len(miss)} planned "
                   f"episode(s) have no result ({md(', '.join(miss[:10]))}{', ...' if len(miss) > 10 else ''}); "
                   "every aggregate below is over the completed ones only.", ""]
     lines += cost_cap_lines(report)
-    if report.get("verified"):
-        lines += _verified_lines(report["verified"])
-    lines += _claimed_lines(report.get("claimed") or {})
-    if "failure_rate" in e:
-        lines += [f"Completed {e['completed']} of {e['total']} episodes ({_pct(e['completed_rate'])}%), failed "
-                  f"{e['failed']} ({_pct(e['failure_rate'])}%); attempts {e['attempts']}, of which "
-                  f"{e['failed_attempts']} failed ({_pct(e['attempt_failure_rate'])}%). Completed episodes "
-                  "ended by: " + (", ".join(f"{md(k)} {v}" for k, v in e["end_reasons"].items()) or "-") + ".", ""]
-    if report["object_micro"] is None and (report.get("cost_cap") or {}).get("reached"):
+    if v:
+        lines += _verified_lines(v)
+    lines += _claimed_lines(report.claimed or {})
+    lines += [f"Completed {e.completed} of {e.total} episodes ({_pct(e.completed_rate)}%), failed "
+              f"{e.failed} ({_pct(e.failure_rate)}%); attempts {e.attempts}, of which "
+              f"{e.failed_attempts} failed ({_pct(e.attempt_failure_rate)}%). Completed episodes "
+              "ended by: " + (", ".join(f"{md(k)} {n}" for k, n in e.end_reasons.items()) or "-") + ".", ""]
+    if report.object_micro is None and (report.cost_cap or {}).get("reached"):
         lines += ["**No episode completed** before the cap: nothing to score; the failed attempts and what "
                   "they spent are below.", ""]
         lines += _spend_and_failure_lines(report)
         return "\n".join(lines)
-    if report["object_micro"] is None:   # every episode failed: the failures are the report
+    if report.object_micro is None:   # every episode failed: the failures are the report
         lines += ["**No episode completed**: nothing to score. Every episode failed; the failures and what "
                   "they spent are below. Fix the cause and rerun the same command to resume.", ""]
         lines += _spend_and_failure_lines(report)
         return "\n".join(lines)
     lines += [
              "## Table 3 (%, object-micro is the headline)", "", "```",
-             format_table({"object-micro": report["object_micro"], "scene-macro": report["scene_macro"]}),
+             format_table({"object-micro": report.object_micro, "scene-macro": report.scene_macro or {}}),
              "```", ""]
-    if report.get("intervals"):
-        lines += interval_lines(report["intervals"])
-    if len(s["seeds"]) > 1:
-        lines += [f"Seeds {s['seeds']}: object-micro all-target mean IoU {_pct(s['mean'])}% "
-                  f"+- {_pct(s['std'])}% (std across seeds); per seed "
-                  + ", ".join(f"{k}: {_pct(v)}%" for k, v in s["per_seed"].items()), ""]
-    lines += exploration_lines({", ".join(report["agent"]): report.get("exploration")})
-    lines += scene_exploration_lines({md(", ".join(report["agent"])): report.get("exploration_scene")})
+    if report.intervals:
+        lines += interval_lines(report.intervals)
+    if len(s.seeds) > 1 and s.mean is not None and s.std is not None:
+        lines += [f"Seeds {s.seeds}: object-micro all-target mean IoU {_pct(s.mean)}% "
+                  f"+- {_pct(s.std)}% (std across seeds); per seed "
+                  + ", ".join(f"{k}: {_pct(x)}%" for k, x in s.per_seed.items()), ""]
+    lines += exploration_lines({", ".join(report.agent): report.exploration})
+    lines += scene_exploration_lines({md(", ".join(report.agent)): report.exploration_scene})
     lines += ["## Counters", "", "| counter | total |", "|---|---|"]
-    lines += [f"| {md(k)} | {v:.4g} |" if isinstance(v, float) else f"| {md(k)} | {md(v)} |"
-              for k, v in shown_counters(c).items()]
+    lines += [f"| {md(k)} | {x:.4g} |" if isinstance(x, float) else f"| {md(k)} | {md(x)} |"
+              for k, x in shown_counters(c).items()]
     lines.append("")
     if c.get("reasoning_effort_refused_episodes"):
         n = c["reasoning_effort_refused_episodes"]
@@ -511,19 +523,18 @@ def format_report_md(report: dict, title: str = "SpatialScout evaluation") -> st
     lines += _spend_and_failure_lines(report)
     lines += ["## Per category (pooled over scenes)", "",
               "| category | targets | submitted | mean IoU (%) | IoU > 0.5 (%) |", "|---|---|---|---|---|"]
-    lines += [f"| {md(k)} | {v['num_targets']} | {v['num_submitted']} | {_pct(v['mean_iou'])} | {_pct(v['gt_50'])} |"
-              for k, v in report["categories"].items()]
-    lines += ["", "## Per scene", "", *code_block(format_table({one_line(k): v for k, v in report["scenes"].items()})), ""]
+    lines += [f"| {md(k)} | {x['num_targets']} | {x['num_submitted']} | {_pct(x['mean_iou'])} | {_pct(x['gt_50'])} |"
+              for k, x in report.categories.items()]
+    lines += ["", "## Per scene", "", *code_block(format_table({one_line(k): x for k, x in report.scenes.items()})), ""]
     return "\n".join(lines)
 
 
-def cost_cap_lines(report: dict) -> list[str]:
+def cost_cap_lines(report: ReportRecord) -> list[str]:
     """The line of a run stopped at its ``--max-cost-usd`` (nothing when the cap was not reached)."""
-    cap = report.get("cost_cap") or {}
+    cap = report.cost_cap or {}
     if not cap.get("reached"):
         return []
-    v = report.get("verified") or {}
-    missing, capped = len(v.get("missing") or []), len(cap.get("capped_episodes") or [])
+    missing, capped = len(report.verified.get("missing") or []), len(cap.get("capped_episodes") or [])
     return [f"**Stopped at the cap**: the spend reached --max-cost-usd {cap['usd']:g} (${cap['spent']:.4f} "
             f"spent); {capped} episode(s) ended at the cap (failed, kept with their trace) and {missing} planned "
             "episode(s) were not started (missing). Rerun with a higher --max-cost-usd to resume.", ""]
@@ -548,26 +559,28 @@ def _verified_lines(v: dict) -> list[str]:
             f"not trusted; `spatialscout verify DIR` names every difference){tail}.", ""]
 
 
-def _spend_and_failure_lines(report: dict) -> list[str]:
+def _spend_and_failure_lines(report: ReportRecord) -> list[str]:
     """What failed attempts spent, and the failed episodes with their errors."""
     lines: list[str] = []
-    spent = report.get("failed_attempts_spend") or {}
+    spent = report.failed_attempts_spend
     if spent.get("episodes"):
         lines += [f"Failed attempts (scored nowhere, but spent): {spent['episodes']} episodes, "
                   f"{spent['calls']} calls, {spent.get('images', 0)} images, "
                   + ("cost unknown (no price)." if spent["cost_usd"] is None else f"${spent['cost_usd']:.4g}."), ""]
-    if report["failures"]:
+    if report.failures:
         lines += ["## Failed episodes (left out of aggregates)", "", "| run | error |", "|---|---|"]
-        lines += [f"| {md(f['run'])} | {md(str(f['error'])[:200])} |" for f in report["failures"]]
+        lines += [f"| {md(f['run'])} | {md(str(f['error'])[:200])} |" for f in report.failures]
         lines.append("")
     return lines
 
 
-def write_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> dict:
-    """Build the report and write ``DIR/report.json`` and ``DIR/report.md``; return the dict."""
+def write_report(out_dir: str | os.PathLike, lam: float = DEFAULT_LAMBDA_M) -> ReportRecord:
+    """Build the report and write ``DIR/report.json`` (through its record type,
+    :class:`~spatialscout_gym.core.eval_records.ReportRecord`: a field without a place there fails
+    here, not in a reader) and ``DIR/report.md``; return the record."""
     out = Path(out_dir)
     report = build_report(out, lam)
-    publish_json(out / REPORT_JSON, report)
+    publish_json(out / REPORT_JSON, report.to_json())
     publish_text(out / REPORT_MD, format_report_md(report, f"SpatialScout evaluation: {out.name}"))
     return report
 
@@ -728,7 +741,7 @@ def compare_reports(dirs: Sequence[str | os.PathLike], *, force: bool = False,
     if problems and not force:
         raise CompareError("refusing to compare runs made on different scenes or under different protocol "
                            "settings (" + "; ".join(problems) + "); rerun them alike or pass --force")
-    reports = {n: build_report(p) for n, p in zip(names, paths)}
+    typed = {n: build_report(p) for n, p in zip(names, paths)}
     runs = {n: cells(records[n]) for n in names}
     lines = ["# Comparison", ""]
     if problems:
@@ -741,31 +754,28 @@ def compare_reports(dirs: Sequence[str | os.PathLike], *, force: bool = False,
               "Verified: re-executed by this command from each run's files (`spatialscout verify`).", "",
               "| run | verified | agent | completed | failed | failure rate (%) | attempts | scenes |",
               "|---|---|---|---|---|---|---|---|"]
-    for n, r in reports.items():
-        e = r.get("episodes") or {"completed": r.get("counters", {}).get("episodes", 0),
-                                  "failed": len(r.get("failures", []))}
-        total = e["completed"] + e["failed"]
-        rate = _pct(e["failed"] / total) if total else "-"
-        mark = (r.get("verified") or {}).get("status", "not checked")
-        lines.append(f"| {md(n)} | **{md(mark)}** | {md(', '.join(r.get('agent') or []) or '-')} | {e['completed']} | "
-                     f"{e['failed']} | "
-                     f"{rate} | {e.get('attempts', '-')} | {len({sc for sc, _ in runs[n]})} |")
+    for n, r in typed.items():
+        e = r.episodes
+        rate = _pct(e.failed / e.total) if e.total else "-"
+        mark = r.verified.get("status", "not checked")
+        lines.append(f"| {md(n)} | **{md(mark)}** | {md(', '.join(r.agent) or '-')} | {e.completed} | {e.failed} | "
+                     f"{rate} | {e.attempts} | {len({sc for sc, _ in runs[n]})} |")
     lines += [""]
     safe = {md(n): n for n in names}
-    lines += ["## Object-micro (%)", "", "```", format_table({k: reports[n]["object_micro"] for k, n in safe.items()}),
+    lines += ["## Object-micro (%)", "", "```", format_table({k: typed[n].object_micro or {} for k, n in safe.items()}),
               "```", "", "## Scene-macro (%)", "", "```",
-              format_table({k: reports[n]["scene_macro"] for k, n in safe.items()}), "```", ""]
+              format_table({k: typed[n].scene_macro or {} for k, n in safe.items()}), "```", ""]
     intervals = {n: bootstrap_intervals(c) for n, c in runs.items()}
     lines += ["## Headline figures with 95% intervals (%)", "", method_note(), "",
               "| run | " + " | ".join(label for label, _ in HEADLINE) + " |", "|---|" + "---|" * len(HEADLINE)]
     for n, iv in intervals.items():
         lines.append(f"| {md(n)} | " + " | ".join(fmt_interval(iv["figures"][k]) for _, k in HEADLINE) + " |")
     lines.append("")
-    for n in reports:
-        reports[n] = {**reports[n], "iqm": iqm_summary(runs[n])}
+    # what compare returns: each report's record with its interquartile mean and pairings added
+    reports: dict[str, dict] = {n: {**r.to_json(), "iqm": iqm_summary(runs[n])} for n, r in typed.items()}
     lines += iqm_lines({n: reports[n]["iqm"] for n in reports})
-    lines += exploration_lines({n: reports[n].get("exploration") for n in reports})
-    lines += scene_exploration_lines({md(n): reports[n].get("exploration_scene") for n in reports})
+    lines += exploration_lines({n: r.exploration for n, r in typed.items()})
+    lines += scene_exploration_lines({md(n): r.exploration_scene for n, r in typed.items()})
     first = base_name if base_name is not None else names[0]
     for a, b in compare_pairs(names, base_name):
         pair: dict[str, Any] = {"paired": paired_comparison(runs[a], runs[b]), "iqm": paired_iqm(runs[a], runs[b]),
@@ -776,14 +786,13 @@ def compare_reports(dirs: Sequence[str | os.PathLike], *, force: bool = False,
         lines += paired_lines(a, b, pair["paired"])
         if pair["paired"]["cells"]:
             lines += per_scene_lines(a, b, pair["iqm"], pair["per_scene"])
-    cats = sorted({c for r in reports.values() for c in r.get("categories", {})},
-                  key=lambda c: -max(r.get("categories", {}).get(c, {}).get("num_targets", 0)
-                                     for r in reports.values()))
+    cats = sorted({c for r in typed.values() for c in r.categories},
+                  key=lambda c: -max(r.categories[c]["num_targets"] if c in r.categories else 0
+                                     for r in typed.values()))
     lines += ["## Mean IoU per category (%, pooled)", "", "| category | " + " | ".join(md(n) for n in names) + " |",
               "|---|" + "---|" * len(names)]
     for c in cats:
-        row = [(_pct(r["categories"][c]["mean_iou"]) if c in r.get("categories", {}) else "-")
-               for r in reports.values()]
+        row = [(_pct(r.categories[c]["mean_iou"]) if c in r.categories else "-") for r in typed.values()]
         lines.append(f"| {md(c)} | " + " | ".join(row) + " |")
     lines.append("")
     return "\n".join(lines), reports

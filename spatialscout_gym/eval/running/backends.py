@@ -149,9 +149,9 @@ def make_backend(name: str, *, workers: int = 1, ray_address: str | None = None,
 
 def _crash_outcome(work: Work, task: EpisodeTask, why: str) -> Outcome:
     from spatialscout_gym.core.redact import redact
+    from spatialscout_gym.core.eval_records import FailureNote
     error = redact(f"WorkerCrash: {why}")
-    write_json_atomic(task.failed_file, {"scene": task.scene, "seed": task.seed, "error": error,
-                                         "traceback": None})
+    write_json_atomic(task.failed_file, FailureNote(task.scene, task.seed, error, "WorkerCrash").to_json())
     return work.crashed(task, error)
 
 

@@ -67,13 +67,15 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 from spatialscout_gym.core.errors import ConfigError, SpatialScoutError
 from spatialscout_gym.core.eval_records import load_evaluation, parse_evaluation
 from spatialscout_gym.core.files import write_json_atomic, write_text_atomic
+from spatialscout_gym.core.eval_records import FailureNote, ReportRecord
+from spatialscout_gym.core.records import RunRecord, parse_run_record
 from spatialscout_gym.core.run_files import (ATTEMPTS_DIR, ENTITY_LIBRARY_FILE, FRAME_HASHES_FILE, FRAMES_DIR,
                                              GROUND_TRUTH_FILE, PREDICTIONS_FILE, RESULT_FILE, TRACE_FILE,
                                              frame_file_name)
 from spatialscout_gym.core.types import natural_number
 from spatialscout_gym.eval.running.tasks import EpisodeTask, EvalSettings, Outcome, WorkerState
 from spatialscout_gym.eval.layout import (PRICE_TABLE_FILE, SETTINGS_FILE, archive_failed_attempt, evaluation_file,
-                                          read_json_object, read_run_result, record_planned, record_scene_args,
+                                          read_json_object, read_run_record, record_planned, record_scene_args,
                                           seed_dir_name)
 
 __all__ = ["is_finished", "EvalSettings", "EpisodeTask", "Outcome", "EvalSummary", "plan_tasks", "scene_dir_name",
@@ -180,8 +182,8 @@ class EvalSummary:
     redone : dict of str to str
         Episodes whose finished run directory failed the resume checks (:func:`resume_problem`):
         key -> why; archived as an attempt and run again.
-    report : dict or None
-        The report dict (``DIR/report.json``), None when no episode has finished.
+    report : ReportRecord or None
+        The report (``DIR/report.json``), None when no episode has finished.
     episode_wall_s : list of float
         Worker-side seconds of each episode run in this call (scene build, renderer warm-up on a
         worker's first episode, the episode, writing the run directory), in completion order.
@@ -198,7 +200,7 @@ class EvalSummary:
     ran: int
     failed: list[Outcome] = field(default_factory=list)
     redone: dict[str, str] = field(default_factory=dict)
-    report: dict | None = None
+    report: ReportRecord | None = None
     episode_wall_s: list[float] = field(default_factory=list)
     wall_s: float = 0.0
     cost_capped: bool = False
@@ -274,8 +276,8 @@ def plan_tasks(out_dir: str | os.PathLike, scenes: Sequence[str], seeds: int | S
 def is_finished(task: EpisodeTask) -> bool:
     """True when the task's run directory holds a ``result.json`` (it appeared by one rename)
     whose ``status`` is not ``"failed"`` (the runner writes failed episodes too; they are redone)."""
-    result = read_run_result(task.run_dir)
-    return result is not None and result.get("status", "ok") != "failed"
+    result = read_run_record(Path(task.run_dir))
+    return result is not None and result.status != "failed"
 
 
 _FINISHED_FILES = (RESULT_FILE, TRACE_FILE, PREDICTIONS_FILE, GROUND_TRUTH_FILE, ENTITY_LIBRARY_FILE,
@@ -297,7 +299,7 @@ def resume_problem(task: EpisodeTask, settings: EvalSettings, acting: dict[str, 
     if missing:
         return f"{', '.join(missing)} missing"
     try:
-        result = read_run_result(d) or {}
+        result = read_run_record(d)
         frames = read_json_object(d / FRAME_HASHES_FILE).get("rgb_sha256")
     except SpatialScoutError as exc:
         return str(exc)
@@ -306,25 +308,27 @@ def resume_problem(task: EpisodeTask, settings: EvalSettings, acting: dict[str, 
     lost = [k for k in frames if natural_number(k) is None or not (d / FRAMES_DIR / frame_file_name(int(k))).is_file()]
     if lost:
         return f"{FRAMES_DIR}/{frame_file_name(int(lost[0])) if natural_number(lost[0]) is not None else lost[0]} missing"
-    model = result.get("model")
+    if result is None:
+        return f"{RESULT_FILE} missing"
+    model = result.model
     want: list[tuple[str, object, object]] = [
-        ("agent", result.get("agent"), settings.agent), ("image_budget", result.get("image_budget"), settings.image_budget),
-        ("resolution", result.get("resolution"), settings.resolution), ("seed", result.get("seed"), task.seed)]
-    if not isinstance(model, dict):
-        want.append(("tool_call_budget", result.get("tool_call_budget"), settings.tool_call_budget))
+        ("agent", result.agent, settings.agent), ("image_budget", result.image_budget, settings.image_budget),
+        ("resolution", result.resolution, settings.resolution), ("seed", result.seed, task.seed)]
+    if model is None:
+        want.append(("tool_call_budget", result.tool_call_budget, settings.tool_call_budget))
     elif settings.tool_call_budget is not None:   # B of a model agent: its model-call budget
-        want.append(("model.model_call_budget", model.get("model_call_budget"), settings.tool_call_budget))
+        want.append(("model.model_call_budget", model.model_call_budget, settings.tool_call_budget))
     for name, got, expected in want:
-        if got != expected or type(got) is bool:
+        if got != expected:
             return f"{RESULT_FILE} records {name} {got!r}, this evaluation {expected!r}"
-    nbv = result.get("nbv")
-    if isinstance(nbv, dict):   # a policy that acts otherwise now (a scan guard turned on) is another agent
+    if result.nbv is not None:   # a policy that acts otherwise now (a scan guard turned on) is another agent
         if acting is None:
             from spatialscout_gym.baselines.registry import agent_acting_settings
             acting = agent_acting_settings(settings.agent)
         for name, expected in acting.items():
-            if nbv.get(name) != expected:
-                return f"{RESULT_FILE} records nbv.{name} {nbv.get(name)!r}, this evaluation's agent {expected!r}"
+            got = getattr(result.nbv, name, None)
+            if got != expected:
+                return f"{RESULT_FILE} records nbv.{name} {got!r}, this evaluation's agent {expected!r}"
     return None
 
 
@@ -524,8 +528,8 @@ def execute_task(task: EpisodeTask, state: WorkerState) -> Outcome:
     except Exception as exc:  # an episode failure is data, listed apart
         from spatialscout_gym.core.redact import redact
         error = redact(f"{type(exc).__name__}: {exc}")
-        write_json_atomic(task.failed_file, {"scene": task.scene, "seed": task.seed, "error": error,
-                                             "traceback": redact(traceback.format_exc())})
+        write_json_atomic(task.failed_file, FailureNote(task.scene, task.seed, error, type(exc).__name__,
+                                                        redact(traceback.format_exc())).to_json())
         if isinstance(exc, RuntimeError) and state.renderer is not None:
             state.close()   # a renderer in an unknown state is rebuilt for the next episode
         return Outcome(task, False, error=error, wall_s=time.perf_counter() - t0, error_type=type(exc).__name__)
@@ -546,11 +550,12 @@ def _made(out: Path) -> Path:
     return out
 
 
-def _pooled_mean_iou(results: Iterable[dict]) -> float | None:
+def _pooled_mean_iou(results: Iterable[RunRecord]) -> float | None:
     n = q = 0.0
     for r in results:
-        n += r["num_targets"]
-        q += r["all"]["mean_iou"] * r["num_targets"]
+        if r.num_targets and r.all is not None:
+            n += r.num_targets
+            q += r.all.mean_iou * r.num_targets
     return q / n if n else None
 
 
@@ -633,7 +638,7 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
         done = [t for t in tasks if is_finished(t)]
         pending = [t for t in tasks if not is_finished(t)]
         # a finished task has its result.json; an ok outcome carries its result
-        finished_results = [r for t in done if (r := read_run_result(t.run_dir)) is not None]
+        finished_results = [r for t in done if (r := read_run_record(Path(t.run_dir))) is not None]
         summary = EvalSummary(total=len(tasks), skipped=len(done), ran=0, redone=redone)
 
         bar = None
@@ -661,7 +666,7 @@ def evaluate(out_dir: str | os.PathLike, settings: EvalSettings, scenes: Sequenc
             if o.ok:
                 summary.ran += 1
                 if o.result is not None:
-                    finished_results.append(o.result)
+                    finished_results.append(parse_run_record(o.result))
             else:
                 summary.failed.append(o)
                 if bar is not None:

@@ -29,7 +29,7 @@ from typing import Any, Sequence
 from spatialscout_gym.core.files import load_ground_truth, write_json_atomic
 from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, GroundTruth, SceneScore, aggregate, score_scene
 from spatialscout_gym.core.run_files import RESULT_FILE, TRACE_FILE
-from spatialscout_gym.eval.layout import EvalDir, read_result, read_trace
+from spatialscout_gym.eval.layout import EvalDir, read_record, read_trace
 
 __all__ = ["LAMBDAS_M", "Snapshot", "EpisodeCurve", "replay_episode", "replay_runs", "pooled_curve",
            "write_replay", "plot_replay", "REPLAY_DIR"]
@@ -117,7 +117,7 @@ def replay_episode(run_dir: str | os.PathLike, gt: GroundTruth | None = None) ->
 def _failed(run_dir: Path) -> bool:
     """True when ``run_dir/result.json`` records a failed episode (no ground truth is written)."""
     path = run_dir / RESULT_FILE
-    return path.is_file() and read_result(path).get("status", "ok") == "failed"
+    return path.is_file() and read_record(path).status == "failed"
 
 
 def replay_runs(out_dir: str | os.PathLike) -> list[EpisodeCurve]:

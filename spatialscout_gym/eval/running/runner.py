@@ -8,7 +8,7 @@ import contextlib
 import dataclasses
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, cast
+from typing import TYPE_CHECKING, Any, Iterator, Protocol, cast
 
 import numpy as np
 
@@ -53,7 +53,18 @@ _NAME_FAILURES = (SpatialScoutError, ValueError, KeyError, TypeError, OSError)
 spec file); any other exception is a bug and propagates."""
 
 
-def resolve_recorded_scene(run_dir: str | os.PathLike, result: dict, scene_args: dict[str, str]) -> SceneSpec:
+class RecordedScene(Protocol):
+    """What a run records of its scene (a :class:`~spatialscout_gym.core.records.RunRecord` is one)."""
+
+    @property
+    def scene_id(self) -> str: ...
+    @property
+    def scene_content_hash(self) -> str | None: ...
+    @property
+    def catalog_version(self) -> str: ...
+
+
+def resolve_recorded_scene(run_dir: str | os.PathLike, result: RecordedScene, scene_args: dict[str, str]) -> SceneSpec:
     """The scene a run directory was recorded on, rebuilt from its records: the scene argument
     ``evaluate`` recorded for its scene directory (``scene_args``, from ``scenes.json``), else the
     recorded ``scene_id`` (a catalog id), else ``procedural:<seed>`` for ``procedural_<seed>``.
@@ -70,8 +81,8 @@ def resolve_recorded_scene(run_dir: str | os.PathLike, result: dict, scene_args:
     import re
 
     from spatialscout_gym.scenes.catalog import scene_catalog_version, scene_content_hash
-    sid = str(result.get("scene_id"))
-    recorded = result.get("scene_content_hash")
+    sid = str(result.scene_id)
+    recorded = result.scene_content_hash
     names = [scene_args.get(Path(run_dir).parent.name), sid]
     m = re.fullmatch(r"procedural_(\d+)", sid)
     if m:
@@ -98,7 +109,7 @@ def resolve_recorded_scene(run_dir: str | os.PathLike, result: dict, scene_args:
     here = scene_content_hash(other)
     at = next((k for k, (x, y) in enumerate(zip(str(recorded), here)) if x != y), min(len(str(recorded)), len(here)))
     raise SceneNotRecoverable(
-        f"scene {sid!r}: recorded catalog version {result.get('catalog_version')}, content hash "
+        f"scene {sid!r}: recorded catalog version {result.catalog_version}, content hash "
         f"{recorded}; here catalog version {scene_catalog_version(other)}, content hash {here}: they differ "
         f"from character {at} ({str(recorded)[at:at + 8]!r} vs {here[at:at + 8]!r}): not the same scene")
 

@@ -103,9 +103,12 @@ def ship_task(task: EpisodeTask, state: WorkerState,
             where = f" (on node {str(state.node.get('id'))[:12]} at {state.node.get('address')})"
             outcome = dataclasses.replace(outcome, error=f"{outcome.error}{where}")
             if note is not None:
-                failed = json.loads(note)
-                failed.update(error=f"{failed.get('error')}{where}", node=state.node)
-                note = (json.dumps(failed, indent=2) + "\n").encode()
+                from spatialscout_gym.core.eval_records import load_failure_note
+                from spatialscout_gym.core.records import RayNode
+                failed = load_failure_note(local.failed_file)
+                failed = dataclasses.replace(failed, error=f"{failed.error}{where}",
+                                             node=RayNode(str(state.node.get("id")), str(state.node.get("address"))))
+                note = (json.dumps(failed.to_json(), indent=2) + "\n").encode()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     shipment = Shipment(files, note, {k: _digest(v) for k, v in files.items()})

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from spatialscout_gym.core.run_files import RESULT_FILE, TRACE_FILE
-from spatialscout_gym.eval.layout import Attempt, EvalDir, EvalDirError, read_result, read_trace, split_episode_key
+from spatialscout_gym.eval.layout import Attempt, EvalDir, EvalDirError, read_record, read_trace, split_episode_key
 
 __all__ = ["conversation_identity", "repeated_and_shared", "counted_once", "counted_once_keys", "same_scene_folders",
            "REPEATED"]
@@ -105,7 +105,7 @@ def same_scene_folders(done: Iterable[tuple[str, Path]]) -> dict[str, str]:
     of_key: dict[str, tuple[str, str]] = {}
     for key, run_dir in done:
         try:
-            digest = str(read_result(run_dir / RESULT_FILE).get("scene_content_hash"))
+            digest = read_record(run_dir / RESULT_FILE).scene_content_hash
         except EvalDirError:
             continue
         folder = split_episode_key(key)[0]

@@ -134,12 +134,6 @@ class _Diverged(Exception):
     pass
 
 
-def _dict_field(record: dict, key: str) -> dict:
-    """``record[key]`` when it is a JSON object, else {} (absent, null, or another type)."""
-    value = record.get(key)
-    return value if isinstance(value, dict) else {}
-
-
 def _regular_files(run_dir: Path) -> None:
     """Raise :class:`_Diverged` when an entry is neither a regular file nor a folder (a FIFO, a
     socket, a symbolic link: reading one could block or read outside the run)."""
@@ -158,7 +152,7 @@ def _norm(x: Any) -> Any:
     return json.loads(json.dumps(x))
 
 
-def _resolve(run_dir: Path, result: dict, scene_args: dict[str, str]) -> Any:
+def _resolve(run_dir: Path, result: RunRecord, scene_args: dict[str, str]) -> Any:
     """The scene of a run, or raise :class:`_Diverged` with why it cannot be had."""
     from spatialscout_gym.eval.running.runner import SceneNotRecoverable, resolve_recorded_scene
     try:
@@ -507,7 +501,7 @@ def _check_kind(agent: str, kind: str) -> None:
 
 
 
-def _check_nbv_steps(cmp: Comparison, events: list[dict], result: dict, spec: SceneSpec) -> None:
+def _check_nbv_steps(cmp: Comparison, events: list[dict], run: RunRecord, spec: SceneSpec) -> None:
     """An NBV run's step events against its re-executed tool calls: numbered in order, each naming
     the tool calls it made (contiguous, in order); a blocked step moved nothing (no ``move_camera``);
     a step that captured ended where its capture was taken. The blocked moves and the path length
@@ -544,14 +538,14 @@ def _check_nbv_steps(cmp: Comparison, events: list[dict], result: dict, spec: Sc
         path += float(np.linalg.norm(here - position))
         position = here
         blocked += int(bool(e.get("blocked")))
-    tally = _dict_field(_dict_field(result, "nbv"), "exploration")
+    tally = run.nbv.exploration if run.nbv is not None else None
     for key, want in (("blocked_moves", blocked), ("path_length_m", path)):
-        if key in tally:
-            diff = cmp.first_diff(tally[key], want, f"nbv.exploration.{key}")
+        if tally is not None:
+            diff = cmp.first_diff(getattr(tally, key), want, f"nbv.exploration.{key}")
             if diff:
                 raise _Diverged(f"in {RESULT_FILE}: nbv.exploration.{key}, recorded {_short(diff[1])} vs its "
                                 f"trace's steps {_short(diff[2])}")
-    why = nbv_dynamics_error(events, _dict_field(result, "nbv"), spec, RESULT_FILE)
+    why = nbv_dynamics_error(events, run.nbv.dynamics() if run.nbv is not None else {}, spec, RESULT_FILE)
     if why is not None:
         raise _Diverged(why)
 
@@ -630,7 +624,6 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
         _regular_files(d)
         digest = files_digest(d)
         run = read_record(d / RESULT_FILE)       # strict: a missing, unknown or mistyped field
-        result = run.to_json()
         if not (d / TRACE_FILE).is_file():
             raise _Diverged("refused: no trace.jsonl to replay")
         events = read_trace(d / TRACE_FILE)
@@ -640,7 +633,7 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
             return verdict("failed", "(the episode failed; its record is the one its trace, which ends in the "
                                      "failure, derives: left out of scores)")
         try:
-            spec = _resolve(d, result, scene_args or {})
+            spec = _resolve(d, run, scene_args or {})
             _catalog_identity(spec)
         except _Diverged as exc:
             return verdict("refused", str(exc))
@@ -679,7 +672,7 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
             ep = _replay_tools(spec, start, rec)
             _compare_traces(cmp, rec, [_norm(x) for x in bind_seed(ep.trace, seed)], len(events),
                             strict if tool_side_only is None else True)
-        _check_nbv_steps(cmp, events, result, spec)
+        _check_nbv_steps(cmp, events, run, spec)
         others = [(i, e) for i, e in enumerate(events)
                   if e.get("event") not in _EPISODE_EVENTS + MODEL_EVENTS + (NBV_STEP_EVENT,)]
         if others:

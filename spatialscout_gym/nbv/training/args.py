@@ -88,6 +88,11 @@ class Args:
     """--backend sb3 --vectorization vector: train with sb3-contrib's MaskablePPO on the envs'
     action_masks() (the wall-geometry mask, privileged: it shapes training only; the saved policy is
     a plain PPO model.zip that acts without it)"""
+    action_mask_guard_m: float = -1.0
+    """>= 0: train with MaskablePPO on the scan guard's mask with this margin, metres (built from the
+    policy's own scan and blocked observations, not privileged: what ppo:PATH then acts through, as
+    nbv_config.json's scan_guard_m records); negative (default): no guard mask. Needs --motion
+    heading and, like --action-mask (which it replaces), --backend sb3 --vectorization vector"""
     privileged_obs: tuple[str, ...] = ()
     """research observations the policy gets besides NBV-v1's: any of depth segmentation points
     occupancy (recorded in nbv_config.json); none by default"""

@@ -86,6 +86,7 @@ def _env_kwargs(args: Args) -> dict:
                 privileged_obs=tuple(args.privileged_obs), reward_occupancy_weight=args.reward_occupancy_weight,
                 **({"blocked_obs": True} if args.blocked_obs else {}),
                 **({"reward_blocked_penalty": args.reward_blocked_penalty} if args.reward_blocked_penalty else {}),
+                **({"mask_guard_m": args.action_mask_guard_m} if args.action_mask_guard_m >= 0 else {}),
                 **({"single_room_share": args.single_room_share} if args.single_room_share >= 0 else {}))
 
 
@@ -100,7 +101,8 @@ def nbv_config_of(args: Args) -> NBVConfig:
                          reward_submitted_weight=args.reward_submitted_weight, walls=args.walls,
                          privileged_obs=tuple(args.privileged_obs),
                          reward_occupancy_weight=args.reward_occupancy_weight, blocked_obs=args.blocked_obs,
-                         reward_blocked_penalty=args.reward_blocked_penalty)
+                         reward_blocked_penalty=args.reward_blocked_penalty,
+                         mask_guard_m=args.action_mask_guard_m if args.action_mask_guard_m >= 0 else None)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
 
@@ -151,7 +153,10 @@ def save_policy(model: BaseAlgorithm, config: NBVConfig, directory: Path, args: 
     # the run behind it: the reward's mapper, the steps taken, the seed and the weights it started from
     config_path.write_text(json.dumps({**json.loads(config_path.read_text()), "reward_mapper": args.mapper,
                                        "total_timesteps": int(model.num_timesteps), "seed": args.seed,
-                                       "init_model": args.init_model or None}, indent=2))
+                                       "init_model": args.init_model or None,
+                                       # trained through the scan guard's mask: it acts through the same guard
+                                       **({"scan_guard_m": config.mask_guard_m} if config.mask_guard_m is not None
+                                          else {})}, indent=2))
     return directory / "model.zip"
 
 
@@ -330,9 +335,13 @@ def train(args: Args) -> Path:
     if not (0 < args.move_m <= 1.0 and 0 < args.turn_deg <= 180):
         raise ConfigError(f"--move-m must be in (0, 1] metres (the move bound) and --turn-deg in (0, 180], "
                           f"got {args.move_m} and {args.turn_deg}")
-    if args.action_mask and (args.backend != "sb3" or args.vectorization != "vector"):
-        raise ConfigError("--action-mask trains with sb3-contrib's MaskablePPO, which reads the masks of "
-                          "--backend sb3 --vectorization vector envs; drop it or use those")
+    masked = args.action_mask or args.action_mask_guard_m >= 0
+    if args.action_mask and args.action_mask_guard_m >= 0:
+        raise ConfigError("--action-mask (the walls' mask) and --action-mask-guard-m (the scan guard's) are two "
+                          "masks for one MaskablePPO; give one")
+    if masked and (args.backend != "sb3" or args.vectorization != "vector"):
+        raise ConfigError("--action-mask trains with sb3-contrib's MaskablePPO (--action-mask-guard-m too), which "
+                          "reads the masks of --backend sb3 --vectorization vector envs; drop it or use those")
     config = nbv_config_of(args)   # validates early, with a clear error
 
     if args.backend == "rllib":
@@ -364,7 +373,7 @@ def train(args: Args) -> Path:
                  clip_range=args.clip_coef, ent_coef=args.ent_coef, vf_coef=args.vf_coef, seed=args.seed,
                  device=args.device, verbose=0)
     algorithm: Any = PPO
-    if args.action_mask:
+    if masked:
         try:
             from sb3_contrib import MaskablePPO
         except ImportError as exc:  # pragma: no cover - depends on the install

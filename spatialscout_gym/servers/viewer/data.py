@@ -25,6 +25,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from spatialscout_gym.core.records import RunRecord
 from spatialscout_gym.core.run_files import (FRAME_HASHES_FILE, FRAMES_DIR, GROUND_TRUTH_FILE, PREDICTIONS_FILE, RESULT_FILE, TRACE_FILE,
                                             frame_file_name)
 from spatialscout_gym.eval.layout import (EvalDirError, accepted_positions, check_episode_identities, check_run_scene,
@@ -95,12 +96,12 @@ def frame_files(run: Path) -> tuple[list[Path], list[Path]]:
     return keep, skip
 
 
-def _scoring(run: Path, result: dict) -> tuple[list[dict], dict | None]:
+def _scoring(run: Path, result: RunRecord) -> tuple[list[dict], dict | None]:
     """Per-target rows (id, group, task-frame centre and size, IoU, matched id) and the Table-4
     factors; empty for failed runs (no ground truth)."""
     from spatialscout_gym.core.scoring import score_scene
     from spatialscout_gym.eval.analysis.failures import submitted_errors, trajectory_factors
-    from spatialscout_gym.eval.analysis.trajectory import parse_trajectory
+    from spatialscout_gym.eval.analysis.trajectory import RecordedBudgets, parse_trajectory
     from spatialscout_gym.core.files import load_ground_truth, load_predictions
     gt_path, pred_path = _file(run, GROUND_TRUTH_FILE), _file(run, PREDICTIONS_FILE)
     if gt_path is None or pred_path is None:
@@ -116,7 +117,7 @@ def _scoring(run: Path, result: dict) -> tuple[list[dict], dict | None]:
                      "iou": float(score.iou[i]), "matched": score.matched_id[i]})
     trace = run / TRACE_FILE
     try:
-        traj = parse_trajectory(read_trace(trace), result)
+        traj = parse_trajectory(read_trace(trace), RecordedBudgets.of(result))
         errors = submitted_errors(score)
         factors = trajectory_factors(traj, errors, gt.num_targets).to_dict()
         factors["calls"] = _call_flags(traj, errors)
@@ -157,8 +158,8 @@ def run_payload(run: Path, frame_url: str = "frames") -> dict:
     result = record.to_json()   # the page's JSON: the record's form
     trace = _file(run, TRACE_FILE) or run / TRACE_FILE
     events = read_trace(trace)
-    check_run_scene(run, result)
-    targets, factors = _scoring(run, result)
+    check_run_scene(run, record)
+    targets, factors = _scoring(run, record)
     frames = {}
     for e in events:
         if e["event"] == "capture":
@@ -181,7 +182,7 @@ def eval_payload(root: Path, runs: list[Path]) -> dict:
         r = read_record(_file(run, RESULT_FILE) or run / RESULT_FILE)
         key = run.relative_to(root).as_posix()
         if seed_of_dir(run.name) is not None:   # an episode, not a plain run folder
-            episodes.append((key, r.to_json()))
+            episodes.append((key, r))
         rows.append({"path": key, "scene": r.scene_id, "agent": r.agent, "status": r.status,
                      "mean_iou": None if r.all is None else r.all.mean_iou,
                      "coverage": r.coverage, "tool_calls": r.counters.tool_calls})
