@@ -56,6 +56,7 @@ from inspect_ai.tool import ToolInfo
 from spatialscout_gym.baselines.vlm import VLMAgent
 from spatialscout_gym.core.errors import ConfigError
 from spatialscout_gym.core.files import load_ground_truth, load_predictions
+from spatialscout_gym.core.records import parse_run_record
 from spatialscout_gym.core.scoring import THRESHOLD_KEYS, SceneScore, aggregate, score_scene
 from spatialscout_gym.core.types import natural_number
 from spatialscout_gym.conversation.codecs.common import data_uri
@@ -432,11 +433,11 @@ def spatialscout_agent(image_budget: int = 100, call_budget: int = 100, resoluti
                 agent.provider.http_attempts += 1
                 state.output = output
                 agent.take_reply(to_model_reply(output))
-        result, failure = run.result, run.failure
+        record, failure = parse_run_record(run.result), run.failure   # the record written, typed
         if agent.wrapper is not None:
             state.messages = to_chat_messages(agent.wrapper.messages)
-        state.metadata["spatialscout"] = {"run_dir": ep_task.run_dir, "status": result["status"],
-                                          "end_reason": result["end_reason"], "wall_s": time.perf_counter() - t0}
+        state.metadata["spatialscout"] = {"run_dir": ep_task.run_dir, "status": record.status,
+                                          "end_reason": record.end_reason, "wall_s": time.perf_counter() - t0}
         state.completed = True
         if failure is not None:
             raise failure

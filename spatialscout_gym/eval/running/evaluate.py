@@ -520,11 +520,12 @@ def execute_task(task: EpisodeTask, state: WorkerState) -> Outcome:
         result = run_episode(agent, spec, task.run_dir, seed=task.seed, image_budget=s.image_budget,
                              tool_call_budget=s.tool_call_budget, resolution=s.resolution, renderer=renderer,
                              overwrite=True, attempt=attempt, keep_attempts=True, node=state.node)
-        if result.get("status", "ok") == "failed":   # the agent raised; the run dir records it
+        record = parse_run_record(result)
+        if record.status == "failed":   # the agent raised; the run dir records it
             task.failed_file.unlink(missing_ok=True)
             from spatialscout_gym.core.redact import redact
-            return Outcome(task, False, result=result, error=redact(result.get("error")),
-                           wall_s=time.perf_counter() - t0, error_type=result.get("error_type"))
+            return Outcome(task, False, result=result, error=redact(record.error),
+                           wall_s=time.perf_counter() - t0, error_type=record.error_type)
     except Exception as exc:  # an episode failure is data, listed apart
         from spatialscout_gym.core.redact import redact
         error = redact(f"{type(exc).__name__}: {exc}")

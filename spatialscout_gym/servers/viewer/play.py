@@ -77,14 +77,17 @@ class PlayGame:
         return buf.getvalue()
 
 
-def _score_of(result: dict | None) -> dict | None:
-    """The headline figures of a written run (None while the episode runs: no score before it ends)."""
-    if result is None:
+def _score_of(written: dict | None) -> dict | None:
+    """The headline figures of a written run, read from its record (None while the episode runs:
+    no score before it ends)."""
+    if written is None:
         return None
-    return {"all_mean_iou": (result.get("all") or {}).get("mean_iou"),
-            "submitted_mean_iou": (result.get("submitted") or {}).get("mean_iou"),
-            "coverage": result.get("coverage"), "num_submitted": result.get("num_submitted"),
-            "num_targets": result.get("num_targets"), "full_scene_loss_m": result.get("full_scene_loss_m")}
+    from spatialscout_gym.core.records import parse_run_record
+    r = parse_run_record(written)
+    return {"all_mean_iou": None if r.all is None else r.all.mean_iou,
+            "submitted_mean_iou": None if r.submitted is None else r.submitted.mean_iou,
+            "coverage": r.coverage, "num_submitted": r.num_submitted, "num_targets": r.num_targets,
+            "full_scene_loss_m": r.full_scene_loss_m}
 
 
 MAX_CALL_BYTES = 64 * 1024
