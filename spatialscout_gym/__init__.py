@@ -7,7 +7,7 @@ reads the catalog manifest's scene ids; no scene is built and SAPIEN, torch and 
 not imported (:mod:`spatialscout_gym.envs.registration`).
 """
 
-__version__ = "0.5.0"
+__version__ = "0.6.0"
 """The package's version: pyproject.toml reads it from here, and CHANGELOG.md has its section."""
 
 
