@@ -55,6 +55,7 @@ from pathlib import Path
 
 import numpy as np
 
+from spatialscout_gym.core.records import RunRecord
 from spatialscout_gym.scenes.splits import VAL_SEEDS
 
 COLUMNS = ("all: mean IoU", ">0", ">0.5", ">0.9", "submitted: mean IoU", ">0.5", ">0.9", "coverage")
@@ -195,18 +196,21 @@ CELL_KEYS = ("coverage", "all_mean_iou", "submitted_mean_iou", "num_targets", "n
 IoU and hits), read from the episode's ``result.json``."""
 
 
-def episode_cell(result: dict, name: str, mapper: str, kind: str, score) -> dict:
+def episode_cell(result: RunRecord, name: str, mapper: str, kind: str, score) -> dict:
     """One episode of an evaluation as a JSON cell: what ``spatialscout evaluate`` wrote in its
     ``result.json`` (coverage, all-target and submitted mean IoU, images used, the NBV block's
     blocked moves and path) plus the scene type and :func:`scene_record` (per-target IoU, hits),
     so a difference between tables can be traced to a scene and a seed."""
-    nbv = result.get("nbv") or {}
-    explored = nbv.get("exploration") or {}
-    return {"scene": result["scene_id"], "seed": int(result["seed"]), "agent": name, "mapper": mapper,
-            "env_id": nbv.get("env_id"), "coverage": result["coverage"], "all_mean_iou": result["all"]["mean_iou"],
-            "submitted_mean_iou": result["submitted"]["mean_iou"], "num_targets": result["num_targets"],
-            "num_submitted": result["num_submitted"], "images_used": result["counters"]["images_used"],
-            "blocked_moves": explored.get("blocked_moves"), "path_length_m": explored.get("path_length_m"),
+    nbv = result.nbv
+    explored = nbv.exploration if nbv is not None else None
+    return {"scene": result.scene_id, "seed": result.seed, "agent": name, "mapper": mapper,
+            "env_id": None if nbv is None else nbv.env_id, "coverage": result.coverage,
+            "all_mean_iou": None if result.all is None else result.all.mean_iou,
+            "submitted_mean_iou": None if result.submitted is None else result.submitted.mean_iou,
+            "num_targets": result.num_targets, "num_submitted": result.num_submitted,
+            "images_used": result.counters.images_used,
+            "blocked_moves": None if explored is None else explored.blocked_moves,
+            "path_length_m": None if explored is None else explored.path_length_m,
             **scene_record(score, kind)}
 
 
@@ -230,7 +234,7 @@ def read_evaluation(out: Path, name: str, mapper: str, seeds: list[int], types: 
                           for t in dict.fromkeys(types[s] for s in scene_ids)}
         res["per_scene"] = {s: scene_record(sc, types[s]) for s, sc in zip(scene_ids, scores)}
         per_seed[seed] = res
-        cells += [episode_cell(records[(s, seed)].result, name, mapper, types[s], records[(s, seed)].score)
+        cells += [episode_cell(records[(s, seed)].record, name, mapper, types[s], records[(s, seed)].score)
                   for s in scene_ids]
     return per_seed, cells
 

@@ -139,8 +139,10 @@ def test_every_field_of_the_record_is_derived_or_claimed():
     kinds = field_kinds(RunRecord)
     assert kinds and {k: v for k, v in kinds.items() if v not in (DERIVED, CLAIMED)} == {}
     # what cannot be derived is few and named
-    assert sorted(k for k, v in kinds.items() if v == CLAIMED) == [
+    assert sorted(k for k, v in kinds.items() if v == CLAIMED and not k.startswith(("nbv.", "node."))) == [
         "agent", "attempt", "human", "model.custom_endpoint", "nbv", "node"]
+    # a claimed block's fields are claimed with it
+    assert {v for k, v in kinds.items() if k.startswith(("nbv.", "node."))} == {CLAIMED}
 
 
 def test_what_the_live_run_writes_is_the_record_type_and_nothing_else(runs):

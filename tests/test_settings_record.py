@@ -44,7 +44,8 @@ def runs(tmp_path_factory):
     return tmp
 
 
-NBV_BLOCK = {"env_id": "SpatialScout/NBV-v2", "walls": True, "wall_margin_m": 0.1}
+NBV_BLOCK = {"env_id": "SpatialScout/NBV-v2", "walls": True, "wall_margin_m": 0.1, "motion": "heading",
+             "observation_keys": ["coverage", "image", "map", "pose", "scan", "sectors"]}
 """The dynamics an NBV agent's ``result.json`` records (its ``nbv`` block makes its kind ``nbv``)."""
 
 
@@ -101,7 +102,8 @@ def test_the_record_holds_every_setting_and_every_run_records_it(runs):
 TYPED_CHANGES: dict[str, object] = {
     "image_budget": 77, "resolution": 48, "tool_call_budget": 77, "model_call_budget": 77, "image_history": 77,
     "image_max_side_px": 77, "max_output_tokens": 77, "prompt_style": "changed", "reasoning_effort": "changed",
-    "mode": "changed", "reasoning_effort_source": "changed"}
+    "mode": "changed", "reasoning_effort_source": "changed", "nbv_env_id": "SpatialScout/NBV-v3",
+    "nbv_walls": False, "nbv_wall_margin_m": 0.25}
 """A value of each setting's type in the run record (read strictly, a value of another type is no
 record), unlike the recorded one; a setting in an untyped block takes ``{"changed": field}``."""
 

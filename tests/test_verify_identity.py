@@ -62,7 +62,7 @@ def test_a_deterministic_model_over_three_seeds_is_repeated_and_counts_once(thre
     code, eps, _ = _verify(three_seeds, capsys)
     assert code == 0 and {e["status"] for e in eps.values()} == {"repeated"}, eps
     report = build_report(three_seeds)
-    assert report["episodes"]["completed"] == 1, report["episodes"]      # one conversation, one episode
+    assert report.episodes.completed == 1, report.episodes      # one conversation, one episode
     capsys.readouterr()
     assert main(["verify", str(three_seeds), "--no-cache", "--no-progress"]) == 0
     assert "3 repeated" in capsys.readouterr().out
