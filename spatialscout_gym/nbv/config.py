@@ -159,7 +159,7 @@ class NBVConfig:
         observe); a margin in metres, the scan guard's mask with that margin
         (:mod:`spatialscout_gym.nbv.scan_guard`: from the policy's own ``scan`` and ``blocked``
         observations, so not privileged), which is what a ``ppo:PATH`` policy with that
-        ``scan_guard_m`` acts through. Training only (``train-nbv --action-mask-guard M``): a policy
+        ``scan_guard_m`` acts through. Training only (``train-nbv --action-mask-guard-m M``): a policy
         trained under it learns the distribution it will sample from. Needs the heading motion.
     """
 
