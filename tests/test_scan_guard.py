@@ -236,3 +236,28 @@ def test_the_envs_guard_mask_is_the_one_a_guarded_agent_acts_through():
     with pytest.raises(ValueError, match="mask_guard_m"):
         NBVConfig(motion="heading", mask_guard_m=-0.1)
     env.close()
+
+
+def test_a_resumed_evaluation_redoes_an_nbv_episode_recorded_before_the_mapper_was(tmp_path):
+    from spatialscout_gym.eval.running.evaluate import evaluate
+    from spatialscout_gym.eval.running.tasks import EvalSettings
+    spec = tmp_path / "scene.json"
+    spec.write_text(small_scene(64, 64, scene_id="fake-mapper").to_json())
+    out = tmp_path / "ev"
+
+    def run():
+        summary = evaluate(out, EvalSettings("frontier-nbv", 3, None, 64), [str(spec)], seeds=1, workers=1,
+                           progress=False, renderer_factory=FakeRenderer, write_report=False)
+        assert summary.total == 1 and not summary.failed, summary
+        return summary
+
+    run()
+    result = next(out.glob("*/seed_0/result.json"))
+    assert json.loads(result.read_text())["nbv"]["mapper"] == "oracle"
+    assert run().skipped == 1                                   # recorded with its mapper: kept
+    old = json.loads(result.read_text())
+    del old["nbv"]["mapper"]                                    # as 0.5.0 wrote it
+    result.write_text(json.dumps(old))
+    summary = run()
+    assert "no nbv.mapper" in next(iter(summary.redone.values()))
+    assert json.loads(result.read_text())["nbv"]["mapper"] == "oracle"

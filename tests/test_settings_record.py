@@ -21,7 +21,7 @@ from spatialscout_gym.eval.settings_check import RECORDED, SETTINGS, EpisodeSett
 
 EXPECTED = {"image_budget", "resolution", "tool_call_budget", "model_call_budget", "prompt_style", "reasoning_effort",
             "reasoning_effort_sent", "mode", "image_history", "image_max_side_px", "reasoning_effort_source",
-            "max_output_tokens", "nbv_dynamics", "nbv_env_id", "nbv_walls", "nbv_wall_margin_m", "budget_counts", "tool_call_budget_b"}
+            "max_output_tokens", "nbv_dynamics", "nbv_env_id", "nbv_walls", "nbv_wall_margin_m", "nbv_mapper", "budget_counts", "tool_call_budget_b"}
 """The settings an episode records (the record may grow; none may leave it unnoticed)."""
 NOT_COMPARED = {"reasoning_effort_source", "max_output_tokens", "nbv_env_id"}
 """Recorded and shown, not compared (each field says why)."""
@@ -45,7 +45,7 @@ def runs(tmp_path_factory):
 
 
 NBV_BLOCK = {"env_id": "SpatialScout/NBV-v2", "walls": True, "wall_margin_m": 0.1, "motion": "heading",
-             "observation_keys": ["coverage", "image", "map", "pose", "scan", "sectors"]}
+             "observation_keys": ["coverage", "image", "map", "pose", "scan", "sectors"], "mapper": "oracle"}
 """The dynamics an NBV agent's ``result.json`` records (its ``nbv`` block makes its kind ``nbv``)."""
 
 
@@ -68,6 +68,9 @@ def _changed(runs, tmp_path, s, value):
     def change(r):
         if s.field == "nbv_dynamics":  # derived from the walls: NBV-v1's dynamics
             r["nbv"].update(walls=False)
+            return
+        if s.field == "nbv_mapper":    # the base records the centre mapper, the other the surface one
+            r["nbv"].update(mapper="oracle-surface")
             return
         if s.derive is not None:      # a derived setting: its source changed (the effort refused)
             r["model"].update(reasoning_effort_refused=["reasoning_effort"], reasoning_effort_sent={})
@@ -117,7 +120,8 @@ def test_changing_any_field_of_the_record_makes_compare_refuse_naming_it(runs, t
         with pytest.raises(CompareError) as caught:
             compare_reports([base, other])
         shown = {"budget_counts": "tool calls", "tool_call_budget_b": ": 7",
-                 "reasoning_effort_outcome": "refused", "nbv_dynamics": "NBV-v1"}.get(field, str(value))
+                 "reasoning_effort_outcome": "refused", "nbv_dynamics": "NBV-v1",
+                 "nbv_mapper": "oracle-surface"}.get(field, str(value))
         assert f"{s.name} differs" in str(caught.value) and shown in str(caught.value)
     else:
         meta = next(f for f in dataclasses.fields(EpisodeSettings) if f.name == field).metadata
@@ -138,3 +142,28 @@ def test_force_names_every_difference_and_keeps_the_other_checks(runs, tmp_path)
     assert "reasoning effort sent differs" in forced and "image history differs" in forced
     assert "catalog versions differ" in forced
     assert reports[other.name]["verified"]["status"] == "diverged"   # verification still runs under --force
+
+
+def test_the_nbv_mapper_is_recorded_and_runs_recorded_before_it_compare_only_among_themselves(runs, tmp_path):
+    """A run's ``nbv`` block names its mapper; two runs recorded before the mapper was compare as
+    they did, and one of them beside a run that records its mapper is refused, naming the setting."""
+    from fakes import FakeRenderer, small_scene
+    from spatialscout_gym.baselines.registry import make_agent
+    from spatialscout_gym.eval.running.runner import run_episode
+    spec = small_scene(32, 32)
+    res = run_episode(make_agent("frontier-nbv", mapper="oracle-surface"), spec, tmp_path / "run", image_budget=3,
+                      tool_call_budget=None, resolution=32, renderer=FakeRenderer(spec, 32, 32))
+    assert res["nbv"]["mapper"] == "oracle-surface"
+    old_block = {k: v for k, v in NBV_BLOCK.items() if k != "mapper"}
+
+    def before(r):
+        r["nbv"] = dict(old_block)
+
+    def now(r):
+        r["nbv"] = dict(NBV_BLOCK)
+    old_a = _copy(runs / "reference", tmp_path / "old-a", before)
+    old_b = _copy(runs / "reference", tmp_path / "old-b", before)
+    compare_reports([old_a, old_b])                               # as before the mapper was recorded
+    new = _copy(runs / "reference", tmp_path / "new", now)
+    with pytest.raises(CompareError, match="NBV mapper differs: .*not recorded.*oracle"):
+        compare_reports([old_a, new])

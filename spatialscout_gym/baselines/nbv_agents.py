@@ -90,9 +90,9 @@ class NBVAgent:
 
     def extra_result(self) -> dict[str, Any]:
         """``result.json``'s ``nbv`` block: the dynamics and observation keys the episode ran under
-        (:func:`~spatialscout_gym.nbv.config.dynamics_record`) and, once an episode ran, its
-        ``exploration`` metrics (:mod:`spatialscout_gym.nbv.exploration`)."""
-        block = dynamics_record(self.config)
+        (:func:`~spatialscout_gym.nbv.config.dynamics_record`), the mapper and, once an episode
+        ran, its ``exploration`` metrics (:mod:`spatialscout_gym.nbv.exploration`)."""
+        block = {**dynamics_record(self.config), "mapper": self.mapper_name}
         if self.exploration is not None:
             block["exploration"] = dict(self.exploration)
         return {"nbv": block}

@@ -164,8 +164,9 @@ class NBVBlock:
     """An NBV episode's ``nbv`` block, as its agent writes it (claimed; ``verify`` holds the
     dynamics to the ones the trace's first step records, and the path and blocked moves to the
     steps): the dynamics (``env_id``, ``walls``, ``wall_margin_m`` in metres), the motion kind, the
-    observation keys the policy was given, the agent's own exploration figures and the margin of
-    the scan guard it acted through (metres; absent: none)."""
+    observation keys the policy was given, the agent's own exploration figures, the margin of the
+    scan guard it acted through (metres; absent: none) and the mapper that turned its captures into
+    submissions (absent in blocks written before it was recorded)."""
 
     env_id: str = _claimed()
     walls: bool = _claimed()
@@ -174,6 +175,7 @@ class NBVBlock:
     observation_keys: list[str] = _claimed()
     exploration: NBVExplorationClaim | None = _claimed(default=None)
     scan_guard_m: float | None = _claimed(default=None)
+    mapper: str | None = _claimed(default=None)
 
     def dynamics(self) -> dict[str, Any]:
         """The fields that state the dynamics, as the trace's first ``nbv_step`` event records

@@ -84,6 +84,21 @@ def nbv_dynamics(result: RunRecord) -> tuple[bool, object]:
     return True, DYNAMICS_ENV_IDS[result.nbv.walls]
 
 
+NOT_RECORDED = "not recorded"
+"""The NBV mapper of a run recorded before the mapper was: two such runs compare as they did, one
+beside a run that records its mapper is refused (it cannot be shown to agree)."""
+
+
+def nbv_mapper(result: RunRecord) -> tuple[bool, object]:
+    """``(recorded, mapper)`` of an NBV episode: the mapper that turned its captures into
+    submissions (``oracle``: a seen target at its reference centre; ``oracle-surface``: at the mean of
+    its seen surface points), which decides what its IoU measures; :data:`NOT_RECORDED` for a block
+    written before the mapper was recorded."""
+    if result.nbv is None:
+        return False, None
+    return True, result.nbv.mapper or NOT_RECORDED
+
+
 @dataclasses.dataclass(frozen=True)
 class Setting:
     """One protocol setting: its name in messages, where ``result.json`` holds it (``block`` ""
@@ -156,6 +171,7 @@ class EpisodeSettings:
         why="NBV-v3 is NBV-v2's dynamics with the blocked observation: what an agent observes is the agent")
     nbv_walls: Any = setting("NBV walls", "nbv.walls", ("nbv",))
     nbv_wall_margin_m: Any = setting("NBV wall margin", "nbv.wall_margin_m", ("nbv",))
+    nbv_mapper: Any = setting("NBV mapper", "nbv.mapper", ("nbv",), derive=nbv_mapper)
     model_call_budget: Any = setting("B (model-call budget)", "model.model_call_budget", ("model",))
     prompt_style: Any = setting("prompt style", "model.prompt_style", ("model",))
     reasoning_effort: Any = setting("reasoning effort", "model.reasoning_effort", ("model",), none_means="none sent")

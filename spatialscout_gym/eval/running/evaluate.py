@@ -290,8 +290,9 @@ def resume_problem(task: EpisodeTask, settings: EvalSettings, acting: dict[str, 
 
     The checks ``verify`` makes of a run's records without re-running it: every file a completed
     run writes is there (each frame ``frames/sha256.json`` names included), and ``result.json``
-    records this evaluation's agent, V, resolution, budget and the task's seed, and an NBV policy's
-    ``nbv`` block how it acts now (``acting``: :func:`~spatialscout_gym.baselines.registry.agent_acting_settings`
+    records this evaluation's agent, V, resolution, budget and the task's seed, and an NBV episode's
+    ``nbv`` block its mapper (an episode recorded before the mapper was is redone) and how the
+    policy acts now (``acting``: :func:`~spatialscout_gym.baselines.registry.agent_acting_settings`
     of the agent, read here when not given). A run directory copied in from another evaluation, or
     one a file of which was lost, is redone."""
     d = Path(task.run_dir)
@@ -322,6 +323,8 @@ def resume_problem(task: EpisodeTask, settings: EvalSettings, acting: dict[str, 
         if got != expected:
             return f"{RESULT_FILE} records {name} {got!r}, this evaluation {expected!r}"
     if result.nbv is not None:   # a policy that acts otherwise now (a scan guard turned on) is another agent
+        if result.nbv.mapper is None:   # one evaluation never mixes episodes with and without the mapper recorded
+            return f"{RESULT_FILE} records no nbv.mapper (written before the mapper was recorded)"
         if acting is None:
             from spatialscout_gym.baselines.registry import agent_acting_settings
             acting = agent_acting_settings(settings.agent)
