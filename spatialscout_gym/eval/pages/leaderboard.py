@@ -35,7 +35,7 @@ row on every setting but the mode (:func:`~spatialscout_gym.eval.settings_check.
 Every pair of rows is checked as ``spatialscout compare`` checks it, from the run directories
 (never a cached report): the catalog version, each scene's content hash and the protocol
 settings of :data:`~spatialscout_gym.eval.settings_check.SETTINGS` (V, resolution; the tool-call
-budget for agents without a model; NBV dynamics, NBV walls and NBV wall margin for the NBV
+budget for agents without a model; NBV dynamics, NBV walls, NBV wall margin and NBV mapper for the NBV
 agents; B, prompt style, reasoning effort (asked), reasoning effort honoured (sent, refused, not
 supported: compared across providers), reasoning effort sent (the provider's parameters for it:
 compared between rows of one provider and API), mode, image history and image max side for model
