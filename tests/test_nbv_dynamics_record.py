@@ -87,3 +87,31 @@ def test_nbv_env_is_for_nbv_agents_only(tmp_path, capsys):
     assert main(["run", "--agent", "random-nbv", "--scene", str(scene), "--out", str(tmp_path / "r"),
                  "--nbv-env", "SpatialScout/NBV-v7"]) == 2
     assert "--nbv-env must be one of" in capsys.readouterr().err
+
+
+def test_nbv_mapper_is_stated_recorded_and_compared(tmp_path, capsys):
+    """``--nbv-mapper`` (the agent option ``mapper``) sets the mapper of baselines and policies alike;
+    evaluate.json and each episode's nbv block record it, and compare refuses runs whose mappers
+    differ. The CLI refuses an unknown mapper and a non-NBV agent."""
+    scene = tmp_path / "fake.json"
+    scene.write_text(small_scene(32, 32, scene_id="fake-mapper").to_json())
+    dirs = {}
+    for name, agent, options in (("surface", "frontier-nbv", {"mapper": "oracle-surface"}),
+                                 ("centre", "frontier-nbv", {}),
+                                 ("policy", "ppo:models/nbv_ppo_v3", {"mapper": "oracle-surface"})):
+        dirs[name] = tmp_path / name
+        summary = evaluate(dirs[name], EvalSettings(agent, 4, None, 32, options), [str(scene)], seeds=1,
+                           workers=1, progress=False, renderer_factory=FakeRenderer, write_report=False)
+        assert summary.ran == 1 and not summary.failed, summary.failed
+    for name, want in (("surface", "oracle-surface"), ("centre", "oracle"), ("policy", "oracle-surface")):
+        result = json.loads(next(dirs[name].glob("*/seed_0/result.json")).read_text())
+        assert result["nbv"]["mapper"] == want, name
+    assert json.loads((dirs["surface"] / "evaluate.json").read_text())["agent_options"]["mapper"] == "oracle-surface"
+    with pytest.raises(CompareError, match="NBV mapper differs: surface: oracle-surface, centre: oracle"):
+        compare_reports([dirs["surface"], dirs["centre"]])
+    assert main(["run", "--agent", "origin", "--scene", str(scene), "--out", str(tmp_path / "o"),
+                 "--nbv-mapper", "oracle"]) == 2
+    assert "--nbv-mapper applies only to the NBV agents" in capsys.readouterr().err
+    assert main(["run", "--agent", "random-nbv", "--scene", str(scene), "--out", str(tmp_path / "r"),
+                 "--nbv-mapper", "surface"]) == 2
+    assert "--nbv-mapper must be one of oracle, oracle-surface" in capsys.readouterr().err

@@ -56,7 +56,8 @@ class CleanRLNBVAgent(TrainedNBVAgent):
         NBV-v2's dynamics (True) or NBV-v1's (False); None: as ``nbv_config.json`` says.
     """
 
-    def __init__(self, path: str, deterministic: bool | None = None, walls: bool | None = None) -> None:
+    def __init__(self, path: str, deterministic: bool | None = None, walls: bool | None = None,
+                 mapper: str | None = None) -> None:
         p = cleanrl_agent_file(path)
         if not p.is_file():
             raise ResourceMissingError(f"cleanrl:PATH: no {AGENT_FILE} at {p}; train one with "
@@ -65,7 +66,7 @@ class CleanRLNBVAgent(TrainedNBVAgent):
         if trained["source"] is None:
             raise ResourceMissingError(f"cleanrl:PATH: no {CONFIG_FILE} beside {p} (the recipe writes it "
                                        f"with the env settings the network's spaces depend on)")
-        super().__init__(trained, walls=walls, deterministic=deterministic)
+        super().__init__(trained, walls=walls, deterministic=deterministic, mapper=mapper)
         if self.scan_guard_m is not None:     # recorded only where it is applied: ppo:PATH acts through it
             raise ConfigError(f"cleanrl:{path}: its nbv_config.json sets scan_guard_m, which only ppo:PATH "
                               "policies act through; set it to null")

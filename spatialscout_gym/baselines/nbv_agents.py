@@ -307,13 +307,13 @@ def misfit_message(policy: Path, trained: dict, differs: str, observation_space:
 class TrainedNBVAgent(NBVAgent):
     """Base of the agents that run a trained policy (``ppo:PATH``, ``cleanrl:PATH``): the settings
     it was trained with (``trained``: :func:`load_policy_config` of its ``nbv_config.json``) fix
-    the dynamics (``walls`` overrides theirs), the mapper, the image budget and resolution the CLI
-    adopts, and whether actions are sampled (``deterministic`` overrides)."""
+    the dynamics (``walls`` overrides theirs), the mapper (``mapper`` overrides), the image budget
+    and resolution the CLI adopts, and whether actions are sampled (``deterministic`` overrides)."""
 
     def __init__(self, trained: dict, walls: bool | None = None, deterministic: bool | None = None,
-                 scan_guard_m: float | None = None) -> None:
+                 scan_guard_m: float | None = None, mapper: str | None = None) -> None:
         config = trained["config"] if walls is None else dataclasses.replace(trained["config"], walls=bool(walls))
-        super().__init__(config, mapper=trained["mapper"])
+        super().__init__(config, mapper=trained["mapper"] if mapper is None else mapper)
         self.episode_settings = trained_episode_settings(trained)
         """The image budget and resolution the policy was trained with (the CLI adopts them)."""
         self.deterministic = bool(trained["deterministic"] if deterministic is None else deterministic)
@@ -372,14 +372,14 @@ class PPONBVAgent(TrainedNBVAgent):
     """
 
     def __init__(self, path: str, deterministic: bool | None = None, walls: bool | None = None,
-                 scan_guard_m: float | None = None) -> None:
+                 scan_guard_m: float | None = None, mapper: str | None = None) -> None:
         p = policy_path(path)
         if not p.exists():
             from spatialscout_gym.core.errors import ResourceMissingError
             raise ResourceMissingError(f"no trained policy at {p}; train one with `spatialscout train-nbv` "
                                     f"(it writes <out>/<run>/model.zip)")
         trained = load_policy_config(p)
-        super().__init__(trained, walls=walls, deterministic=deterministic, scan_guard_m=scan_guard_m)
+        super().__init__(trained, walls=walls, deterministic=deterministic, scan_guard_m=scan_guard_m, mapper=mapper)
         try:
             from stable_baselines3 import PPO
         except ImportError as exc:  # pragma: no cover - depends on the install

@@ -34,11 +34,12 @@ class RLlibNBVAgent(NBVAgent):
         NBV-v2's dynamics (True) or NBV-v1's (False); None: as ``nbv_config.json`` says (False if absent).
     """
 
-    def __init__(self, path: str, deterministic: bool | None = None, walls: bool | None = None) -> None:
+    def __init__(self, path: str, deterministic: bool | None = None, walls: bool | None = None,
+                 mapper: str | None = None) -> None:
         module_dir = module_checkpoint(path)
         trained = rllib_policy_config(path)
         config = trained["config"] if walls is None else dataclasses.replace(trained["config"], walls=bool(walls))
-        super().__init__(config, mapper=trained["mapper"])
+        super().__init__(config, mapper=trained["mapper"] if mapper is None else mapper)
         self.episode_settings = trained_episode_settings(trained)
         """The image budget and resolution the policy was trained with (the CLI adopts them)."""
         self.obs_layout = trained["obs_layout"]

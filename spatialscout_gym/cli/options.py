@@ -202,6 +202,33 @@ def add_nbv_env_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--nbv-env", default=None, metavar="ID", help=NBV_ENV_HELP)
 
 
+NBV_MAPPER_HELP = ("the mapper every NBV agent turns its captures into submissions with: oracle (a seen target "
+                   "at its reference centre: all-target IoU is coverage) or oracle-surface (at the mean of its "
+                   "seen surface points: IoU needs the target localised); default: a policy's own (its "
+                   "nbv_config.json), oracle for the baselines. Recorded per episode in result.json "
+                   "('nbv': mapper); compare and leaderboard refuse runs whose mappers differ")
+
+
+def add_nbv_mapper_option(p: argparse.ArgumentParser) -> None:
+    """``--nbv-mapper NAME``: the NBV agents' mapper (:data:`NBV_MAPPER_HELP`)."""
+    p.add_argument("--nbv-mapper", default=None, metavar="NAME", help=NBV_MAPPER_HELP)
+
+
+def nbv_mapper_options(args: argparse.Namespace) -> dict:
+    """``make_agent`` options for ``--nbv-mapper`` (``{"mapper": name}``, {} when not given); a
+    :class:`CliError` for an unknown mapper or a non-NBV agent."""
+    given = getattr(args, "nbv_mapper", None)
+    if given is None:
+        return {}
+    from spatialscout_gym.baselines.registry import is_nbv_agent
+    from spatialscout_gym.nbv.mappers import MAPPERS
+    if given not in MAPPERS:
+        raise CliError(f"--nbv-mapper must be one of {', '.join(MAPPERS)}, got {given!r}")
+    if not is_nbv_agent(args.agent):
+        raise CliError(f"--nbv-mapper applies only to the NBV agents, not to {args.agent!r}")
+    return {"mapper": given}
+
+
 def nbv_env_options(args: argparse.Namespace) -> dict:
     """``make_agent`` options for ``--nbv-env`` (``{"walls": bool}``, {} when not given); a
     :class:`CliError` for an unknown id or a non-NBV agent."""

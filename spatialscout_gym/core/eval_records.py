@@ -141,6 +141,7 @@ class AgentOptions:
     request_cache: str | None = None   # replay of responses already paid for
     harness: str | None = None         # the harness's name (the Inspect task)
     walls: bool | None = None          # NBV agents (--nbv-env): compared through result.json's nbv block
+    mapper: str | None = None          # NBV agents (--nbv-mapper): compared through result.json's nbv block
     # recorded, not compared: --require-effort only decides whether a refused effort stops the run
     require_effort: bool | None = None
     # recorded, not compared: the request policy and the per-minute limits decide when a request is
