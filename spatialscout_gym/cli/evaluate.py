@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Iterable
 
 from spatialscout_gym.cli.errors import CliError
-from spatialscout_gym.cli.options import (CALL_BUDGET_HELP, add_catalog_option, add_nbv_env_option, add_nbv_mapper_option, agent_help, apply_catalog_option,
+from spatialscout_gym.cli.options import (CALL_BUDGET_HELP, add_catalog_option, add_nbv_options, agent_help, apply_catalog_option,
                                            call_budget_arg, check_episode_options, check_output_dir,
-                                           nbv_env_options, nbv_mapper_options, preflight)
+                                           nbv_options, preflight)
 from spatialscout_gym.cli.run import add_vlm_arguments, vlm_options
 from spatialscout_gym.cluster.join import ADDRESS_FORMS
 from spatialscout_gym.eval.running.backends import RAY_TIMEOUT_S
@@ -78,8 +78,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--estimate", action="store_true",
                    help="print the cost range of the evaluation (from --price-table and the budgets; "
                         "docs/models.md) without calling the model, and exit")
-    add_nbv_env_option(p)
-    add_nbv_mapper_option(p)
+    add_nbv_options(p)
     add_vlm_arguments(p)
     p.set_defaults(func=run)
 
@@ -240,7 +239,7 @@ def _run_one(args: argparse.Namespace,
     problems = [p for p in map(scene_name_problem, expand_scenes(args.scenes)) if p]
     if problems:
         raise CliError(problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
-    options = {**vlm_options(args), **nbv_env_options(args), **nbv_mapper_options(args)}
+    options = {**vlm_options(args), **nbv_options(args)}
     # The key and the endpoint reach the workers but are neither written to DIR nor part of what a
     # resume must match (a key is secret; a model served at a new address is the same model).
     # --offline is how this run reaches the model, not what it asks: neither written nor compared

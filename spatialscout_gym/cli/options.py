@@ -197,11 +197,6 @@ NBV_ENV_HELP = ("the dynamics every NBV agent (random-nbv, frontier-nbv, nbv-occ
                 "compare and leaderboard refuse runs whose dynamics differ")
 
 
-def add_nbv_env_option(p: argparse.ArgumentParser) -> None:
-    """``--nbv-env ID``: the NBV dynamics (:data:`NBV_ENV_HELP`)."""
-    p.add_argument("--nbv-env", default=None, metavar="ID", help=NBV_ENV_HELP)
-
-
 NBV_MAPPER_HELP = ("the mapper every NBV agent turns its captures into submissions with: oracle (a seen target "
                    "at its reference centre: all-target IoU is coverage) or oracle-surface (at the mean of its "
                    "seen surface points: IoU needs the target localised); default: a policy's own (its "
@@ -209,38 +204,34 @@ NBV_MAPPER_HELP = ("the mapper every NBV agent turns its captures into submissio
                    "('nbv': mapper); compare and leaderboard refuse runs whose mappers differ")
 
 
-def add_nbv_mapper_option(p: argparse.ArgumentParser) -> None:
-    """``--nbv-mapper NAME``: the NBV agents' mapper (:data:`NBV_MAPPER_HELP`)."""
+def add_nbv_options(p: argparse.ArgumentParser) -> None:
+    """``--nbv-env ID`` (the NBV dynamics, :data:`NBV_ENV_HELP`) and ``--nbv-mapper NAME`` (the NBV
+    agents' mapper, :data:`NBV_MAPPER_HELP`)."""
+    p.add_argument("--nbv-env", default=None, metavar="ID", help=NBV_ENV_HELP)
     p.add_argument("--nbv-mapper", default=None, metavar="NAME", help=NBV_MAPPER_HELP)
 
 
-def nbv_mapper_options(args: argparse.Namespace) -> dict:
-    """``make_agent`` options for ``--nbv-mapper`` (``{"mapper": name}``, {} when not given); a
-    :class:`CliError` for an unknown mapper or a non-NBV agent."""
-    given = getattr(args, "nbv_mapper", None)
-    if given is None:
-        return {}
-    from spatialscout_gym.baselines.registry import is_nbv_agent
-    from spatialscout_gym.nbv.mappers import MAPPERS
-    if given not in MAPPERS:
-        raise CliError(f"--nbv-mapper must be one of {', '.join(MAPPERS)}, got {given!r}")
-    if not is_nbv_agent(args.agent):
-        raise CliError(f"--nbv-mapper applies only to the NBV agents, not to {args.agent!r}")
-    return {"mapper": given}
-
-
-def nbv_env_options(args: argparse.Namespace) -> dict:
-    """``make_agent`` options for ``--nbv-env`` (``{"walls": bool}``, {} when not given); a
-    :class:`CliError` for an unknown id or a non-NBV agent."""
-    given = getattr(args, "nbv_env", None)
-    if given is None:
-        return {}
+def nbv_options(args: argparse.Namespace) -> dict:
+    """``make_agent`` options for ``--nbv-env`` and ``--nbv-mapper`` (``{"walls": bool, "mapper":
+    name}``, each only when given); a :class:`CliError` for an unknown env id or mapper, or either
+    flag given to a non-NBV agent."""
     from spatialscout_gym.baselines.registry import is_nbv_agent
     from spatialscout_gym.nbv.config import DYNAMICS_ENV_IDS
-    by_id = {env_id: walls for walls, env_id in DYNAMICS_ENV_IDS.items()}
-    name = given if "/" in given else f"SpatialScout/{given if given.startswith('NBV-') else 'NBV-' + given}"
-    if name not in by_id:
-        raise CliError(f"--nbv-env must be one of {', '.join(sorted(by_id))}, got {given!r}")
-    if not is_nbv_agent(args.agent):
-        raise CliError(f"--nbv-env applies only to the NBV agents, not to {args.agent!r}")
-    return {"walls": by_id[name]}
+    from spatialscout_gym.nbv.mappers import MAPPERS
+    options: dict = {}
+    for flag, given in (("--nbv-env", getattr(args, "nbv_env", None)), ("--nbv-mapper", getattr(args, "nbv_mapper", None))):
+        if given is None:
+            continue
+        if flag == "--nbv-env":
+            by_id = {env_id: walls for walls, env_id in DYNAMICS_ENV_IDS.items()}
+            name = given if "/" in given else f"SpatialScout/{given if given.startswith('NBV-') else 'NBV-' + given}"
+            if name not in by_id:
+                raise CliError(f"--nbv-env must be one of {', '.join(sorted(by_id))}, got {given!r}")
+            options["walls"] = by_id[name]
+        else:
+            if given not in MAPPERS:
+                raise CliError(f"--nbv-mapper must be one of {', '.join(MAPPERS)}, got {given!r}")
+            options["mapper"] = given
+        if not is_nbv_agent(args.agent):
+            raise CliError(f"{flag} applies only to the NBV agents, not to {args.agent!r}")
+    return options

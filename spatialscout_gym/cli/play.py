@@ -66,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
         finally:
             server.shutdown()
     r = game.written
-    print(f"wrote {args.out}/  agent {r['agent']}  score: all-target mean IoU {r['all']['mean_iou']:.4f}  "
-          f"coverage {r['coverage']:.3f} ({r.get('num_submitted')} of {r.get('num_targets')} targets)")
+    mean = "-" if r.all is None else f"{r.all.mean_iou:.4f}"
+    coverage = "-" if r.coverage is None else f"{r.coverage:.3f}"
+    print(f"wrote {args.out}/  agent {r.agent}  score: all-target mean IoU {mean}  "
+          f"coverage {coverage} ({r.num_submitted} of {r.num_targets} targets)")
     return 0

@@ -11,9 +11,9 @@ import argparse
 from pathlib import Path
 
 from spatialscout_gym.cli.errors import CliError
-from spatialscout_gym.cli.options import (CALL_BUDGET_HELP, add_catalog_option, add_nbv_env_option, add_nbv_mapper_option, agent_help, apply_catalog_option,
+from spatialscout_gym.cli.options import (CALL_BUDGET_HELP, add_catalog_option, add_nbv_options, agent_help, apply_catalog_option,
                                            call_budget_arg, check_episode_options, preflight,
-                                          nbv_env_options, nbv_mapper_options, reasoning_effort_option)
+                                          nbv_options, reasoning_effort_option)
 from spatialscout_gym.conversation.prompt import DEFAULT_PROMPT_STYLE, PROMPT_STYLE_ALIASES, PROMPT_STYLES
 
 
@@ -38,8 +38,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--overwrite", action="store_true",
                    help="replace an existing --out that is a run directory (holds result.json and trace.jsonl); "
                         "any other directory is refused")
-    add_nbv_env_option(p)
-    add_nbv_mapper_option(p)
+    add_nbv_options(p)
     add_vlm_arguments(p)
     p.set_defaults(func=run)
 
@@ -238,7 +237,7 @@ def run(args: argparse.Namespace) -> int:
     apply_catalog_option(args)
     check_episode_options(args)
     check_out_dir(Path(args.out), overwrite=args.overwrite)
-    options = {**vlm_options(args), **nbv_env_options(args), **nbv_mapper_options(args)}
+    options = {**vlm_options(args), **nbv_options(args)}
     agent = build_agent(args.agent, **options)   # a one-line error names the agent
     preflight(agent, options.get("request_cache"), offline=bool(options.get("offline")))   # before any scene
     try:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import typing
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -273,10 +273,14 @@ class FailureNote:
     node: RayNode | None = None
     schema_version: int = FAILURE_NOTE_SCHEMA_VERSION
 
+    def written_as_null(self) -> set[str]:
+        """``traceback`` is written as null when there is none (a worker that died left none)."""
+        return {"traceback"}
+
     def to_json(self) -> dict[str, Any]:
         """The file's object."""
         from spatialscout_gym.core.records import _to_json
-        return {**_to_json(self), "traceback": self.traceback}
+        return _to_json(self)
 
 
 def _migrate_note_v1(d: Mapping[str, Any]) -> dict[str, Any]:
@@ -380,15 +384,7 @@ class ReportRecord:
 
     def to_json(self) -> dict[str, Any]:
         """The file's object: every field, None ones included (a report states what it lacks)."""
-        import dataclasses
-        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
-
-
-def _plain(value: Any) -> Any:
-    import dataclasses
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    return value
+        return asdict(self)
 
 
 def parse_report(d: Any, file: str = REPORT_FILE) -> ReportRecord:

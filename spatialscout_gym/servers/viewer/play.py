@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialscout_gym.conversation.messages import parse_arguments
+from spatialscout_gym.core.records import RunRecord, parse_run_record
 from spatialscout_gym.episode.tools import ToolResult
 from spatialscout_gym.servers.viewer.server import BodyRefused, GuardedHandler, LocalServer, start_server
 
@@ -45,7 +46,8 @@ class PlayGame:
     def __init__(self, session: Any, out: str | Path, name: str, seed: int = 0) -> None:
         self.session, self.out, self.agent, self.seed = session, Path(out), HumanAgent(name), seed
         self.episode = session.new_episode()
-        self.written: dict | None = None
+        self.written: RunRecord | None = None
+        """The run record written when the episode ended (None while it runs)."""
         self.lock = threading.Lock()
 
     def state(self) -> dict:
@@ -64,7 +66,7 @@ class PlayGame:
                 return {"result": ToolResult(tool, False, error=f"{tool}: {reason}").to_dict(), "state": self.state()}
             res = self.episode.call(tool, parsed)
             if self.episode.done and self.written is None:
-                self.written = self.session.write_run(self.out, self.agent, seed=self.seed)
+                self.written = parse_run_record(self.session.write_run(self.out, self.agent, seed=self.seed))
             return {"result": res.to_dict(), "state": self.state()}
 
     def frame_png(self, fid: int) -> bytes | None:
@@ -77,13 +79,11 @@ class PlayGame:
         return buf.getvalue()
 
 
-def _score_of(written: dict | None) -> dict | None:
-    """The headline figures of a written run, read from its record (None while the episode runs:
-    no score before it ends)."""
-    if written is None:
+def _score_of(r: RunRecord | None) -> dict | None:
+    """The headline figures of a written run, from its record (None while the episode runs: no
+    score before it ends)."""
+    if r is None:
         return None
-    from spatialscout_gym.core.records import parse_run_record
-    r = parse_run_record(written)
     return {"all_mean_iou": None if r.all is None else r.all.mean_iou,
             "submitted_mean_iou": None if r.submitted is None else r.submitted.mean_iou,
             "coverage": r.coverage, "num_submitted": r.num_submitted, "num_targets": r.num_targets,
