@@ -19,13 +19,17 @@ from spatialscout_gym.eval.analysis.trajectory import RecordedBudgets, parse_tra
 
 
 # ---- a tiny trace builder -----------------------------------------------------------------------
+POSE = {"position_world": [0.0, 0.0, 1.5], "yaw_deg": 0.0, "pitch_deg": 0.0}
+INTRINSICS = {"width": 64, "height": 64, "fx": 32.0, "fy": 32.0, "cx": 32.0, "cy": 32.0}
+
 class Trace:
     """Builds trace events as the episode and the VLM wrapper write them."""
 
     def __init__(self, model: bool = True, image_budget: int = 10, tool_budget: int | None = None) -> None:
         self.model = model
-        self.events: list[dict] = [{"event": "start", "image_budget": image_budget, "tool_call_budget": tool_budget,
-                                    "images_used": 1}]
+        self.events: list[dict] = [{"event": "start", "scene_id": "procedural_0", "image_budget": image_budget,
+                                    "tool_call_budget": tool_budget, "initial_pose_world": POSE, "intrinsics": INTRINSICS,
+                                    "radius_m": 4.0}]
         self.index = 0
         self.call = -1
         self.images = 1
@@ -33,7 +37,8 @@ class Trace:
 
     def request(self) -> "Trace":
         self.call += 1
-        self.events.append({"event": "model_request", "model_call_index": self.call})
+        self.events.append({"event": "model_request", "model_call_index": self.call, "calls_left": None,
+                            "message_count": 1 + 2 * self.call, "new_messages": [], "history_sha256": "0" * 64})
         return self
 
     def tool(self, tool: str, ok: bool = True, args: dict | None = None, result: dict | None = None) -> "Trace":
@@ -45,7 +50,8 @@ class Trace:
     def capture(self) -> "Trace":
         self.images += 1
         self.tool("capture_image", result={"frame_id": self.images - 1})
-        self.events.append({"event": "capture", "frame_id": self.images - 1, "images_used": self.images})
+        self.events.append({"event": "capture", "frame_id": self.images - 1, "tool_call_index": self.index - 1,
+                            "pose_world": POSE, "pose_task": POSE, "intrinsics": INTRINSICS, "images_used": self.images})
         return self
 
     def tri(self, point, residual: float = 0.01, warnings=()) -> "Trace":
@@ -59,7 +65,7 @@ class Trace:
         self.map.update({k: list(map(float, v)) for k, v in positions.items()})
         self.tool("submit_positions", args={"positions": positions},
                   result={"accepted": list(positions), "refused": {}, "accepted_map": dict(self.map)})
-        ev = {"event": "map", "tool_call_index": self.index - 1, "accepted_map": dict(self.map)}
+        ev = {"event": "map", "tool_call_index": self.index - 1, "images_used": self.images, "accepted_map": dict(self.map)}
         if self.model:
             ev["model_call_index"] = self.call
         self.events.append(ev)
@@ -67,7 +73,7 @@ class Trace:
 
     def refused_by_wrapper(self, name: str) -> "Trace":
         self.events.append({"event": "tool_call_refused", "model_call_index": self.call, "refusal": "unknown_tool",
-                            "call": {"id": "x", "name": name, "arguments": "{}"}})
+                            "call": {"id": "x", "name": name, "arguments": "{}"}, "error": f"unknown tool {name}"})
         return self
 
     def parse(self, budget: int | None = 20, calls_used: int | None = None):
@@ -75,7 +81,8 @@ class Trace:
             recorded = RecordedBudgets(model_call_budget=budget, model_calls=calls_used or self.call + 1)
         else:
             recorded = RecordedBudgets(tool_call_budget=budget)
-        return parse_trajectory(self.events + [{"event": "end", "reason": "finish_mapping"}], recorded)
+        return parse_trajectory(self.events + [{"event": "end", "reason": "finish_mapping", "tool_calls": self.index,
+                                                "images_used": self.images}], recorded)
 
 
 # ---- trajectories -------------------------------------------------------------------------------

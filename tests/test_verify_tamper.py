@@ -389,8 +389,7 @@ TAMPERS: list[tuple[str, Callable, str, str, str]] = [
      "archived, only a note", "refused"),
     ("failed-attempt-without-trace", _failed_without_trace, EP2, "failed without evidence: the failed attempt "
      "procedural_2/seed_0 is not evidence", "refused"),
-    ("event-extra-field", _event_extra_field, EP1, "note, recorded \"fine\" vs recomputed \"(no such field)\"",
-     "diverged"),
+    ("event-extra-field", _event_extra_field, EP1, "field 'note' is not a field of this record", "diverged"),
     ("appended-model-response", _appended_response, EP1, ": model_response, event", "diverged"),
     ("reply-text", _reply_text, EP1, "model_request, history_sha256", "diverged"),
     ("tool-call-refused-dropped", _refusal_dropped, EP1, "tool_call_refused", "diverged"),
@@ -399,7 +398,7 @@ TAMPERS: list[tuple[str, Callable, str, str, str]] = [
     ("start-edited", _start_edited, EP1, "start, radius_m, recorded 99.0", "diverged"),
     ("capture-edited", _capture_edited, EP1, "capture, pose_task.yaw_deg", "diverged"),
     ("end-edited", _end_edited, EP1, "end, reason", "diverged"),
-    ("unknown-event-kind", _unknown_event, EP1, "at event 3: hint, event", "diverged"),
+    ("unknown-event-kind", _unknown_event, EP1, "event 3: field 'event' is 'hint', not an event kind", "diverged"),
     ("ground-truth", _ground_truth, EP1, "in ground_truth.json: targets[0].center[0]", "diverged"),
     ("result-truncated", _truncated_result, EP1, "unreadable: ", "diverged"),
     ("result-fifo", _fifo("result.json"), EP1, "result.json is not a regular file", "diverged"),

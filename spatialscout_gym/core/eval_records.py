@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from spatialscout_gym.core.files import SceneFileError, read_json
-from spatialscout_gym.core.records import RayNode, RecordError, RunRecord, _convert, build_record, load_run_record
+from spatialscout_gym.core.record_build import RecordError, build_record, convert
+from spatialscout_gym.core.records import RayNode, RunRecord, load_run_record
 from spatialscout_gym.core.run_files import RESULT_FILE, seed_of_dir
 
 __all__ = ["PLANNED_FILE", "SCENES_FILE", "EVALUATE_FILE", "Plan", "load_planned", "load_scene_args", "load_result",
@@ -220,7 +221,7 @@ def parse_evaluation(d: Any, file: str = EVALUATE_FILE) -> EvaluationRecord:
     options = d.get("agent_options", {})
     if not isinstance(options, dict):
         raise RecordError(f"{file}: field 'agent_options' must be an object, got {_short(options)}")
-    typed = {k: _convert(_OPTION_TYPES[k], v, f"agent_options.{k}", file)
+    typed = {k: convert(_OPTION_TYPES[k], v, f"agent_options.{k}", file)
              for k, v in options.items() if k in _OPTION_TYPES}
     for name in ("image_budget", "resolution"):
         if getattr(base, name) < 1:

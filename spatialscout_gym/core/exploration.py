@@ -22,10 +22,11 @@ before V images keeping its last value (1.0: everything mapped from the first im
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Sequence
 
 from spatialscout_gym.core.record_fields import derived as _derived
 from spatialscout_gym.core.scoring import GroundTruth, score_scene
+from spatialscout_gym.core.trace_events import CaptureEvent, Trace
 
 __all__ = ["ExplorationFigures", "derive_exploration", "curve_auc", "NBV_STEP_EVENT"]
 
@@ -70,41 +71,40 @@ def curve_auc(curve: Sequence[float], budget: int) -> float:
     return float(sum(pts) / budget)
 
 
-MapOf = Callable[[Sequence[Mapping[str, Any]]], dict[str, list[float]]]
-"""The map a trace accepted (the run record's ``accepted_map``, passed in: it imports this module)."""
-
-
-def _curves(events: Sequence[Mapping[str, Any]], gt: GroundTruth, accepted_map: MapOf) -> tuple[list[float], list[float]]:
-    caps = [i for i, e in enumerate(events) if e.get("event") == "capture"]
+def _curves(trace: Trace, gt: GroundTruth) -> tuple[list[float], list[float]]:
+    caps = [i for i, e in enumerate(trace.events) if isinstance(e, CaptureEvent)]
     cov: list[float] = []
     iou: list[float] = []
     for n, _ in enumerate(caps):
-        stop = caps[n + 1] if n + 1 < len(caps) else len(events)
-        m = score_scene(gt, accepted_map(events[:stop])).metrics()
+        stop = caps[n + 1] if n + 1 < len(caps) else len(trace.events)
+        m = score_scene(gt, trace.accepted_map(stop)).metrics()
         cov.append(float(m["coverage"]))
         iou.append(float(m["all"]["mean_iou"]))
     return cov, iou
 
 
-def derive_exploration(events: Sequence[Mapping[str, Any]], gt: GroundTruth, image_budget: int,
-                       accepted_map: MapOf) -> ExplorationFigures | None:
+def _count(x: object) -> int:
+    return x if isinstance(x, int) and not isinstance(x, bool) else 0
+
+
+def derive_exploration(trace: Trace, gt: GroundTruth, image_budget: int) -> ExplorationFigures | None:
     """The exploration block of an ended NBV episode's trace; None when its steps carry no scene
     figures (not an NBV run, or one traced before they existed)."""
-    steps = [e for e in events if e.get("event") == NBV_STEP_EVENT]
-    scene = steps[0].get("scene") if steps else None
-    if not isinstance(scene, dict) or not all(isinstance(e.get("explored"), dict) for e in steps):
+    steps = trace.nbv_steps
+    scene = steps[0].scene if steps else None
+    if scene is None or not all(e.explored is not None for e in steps):
         return None
-    start = scene.get("start") or {}
-    explored = [start] + [e["explored"] for e in steps]
-    interior = int(scene.get("interior_voxels") or 0)
-    floor = int(scene.get("floor_cells") or 0)
+    start = scene.get("start")
+    explored = [start if isinstance(start, dict) else {}] + [e.explored or {} for e in steps]
+    interior = _count(scene.get("interior_voxels"))
+    floor = _count(scene.get("floor_cells"))
     cells = {(int(c[0]), int(c[1])) for x in explored for c in x.get("floor_cells") or []}
     rooms = {x.get("room") for x in explored} - {None}
-    cov, iou = _curves(events, gt, accepted_map)
+    cov, iou = _curves(trace, gt)
     return ExplorationFigures(
-        known_occupancy_fraction=int(explored[-1].get("known_voxels") or 0) / interior if interior else 0.0,
+        known_occupancy_fraction=_count(explored[-1].get("known_voxels")) / interior if interior else 0.0,
         interior_voxels=interior, explored_floor_fraction=len(cells) / floor if floor else 0.0,
-        floor_cells=floor, rooms_visited=len(rooms), rooms=int(scene.get("rooms") or 0),
-        blocked_moves=sum(bool(e.get("blocked")) for e in steps), steps=len(steps),
+        floor_cells=floor, rooms_visited=len(rooms), rooms=_count(scene.get("rooms")),
+        blocked_moves=sum(e.blocked for e in steps), steps=len(steps),
         coverage_curve=cov, iou_curve=iou, coverage_auc=curve_auc(cov, image_budget),
         iou_auc=curve_auc(iou, image_budget))

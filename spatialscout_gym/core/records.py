@@ -26,13 +26,12 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Literal, Mapping, Sequence, Union
+from typing import Any, Iterable, Literal, Mapping, Sequence
 
-from spatialscout_gym.core.errors import SpatialScoutError
+from spatialscout_gym.core.record_build import RecordError, build_record, convert, is_union
 from spatialscout_gym.core.exploration import ExplorationFigures, derive_exploration
 from spatialscout_gym.core.pricing import USAGE_KEYS, episode_cost
 from spatialscout_gym.core.record_fields import CLAIMED, DERIVED
@@ -40,6 +39,7 @@ from spatialscout_gym.core.record_fields import claimed as _claimed
 from spatialscout_gym.core.record_fields import derived as _derived
 from spatialscout_gym.core.run_files import RESULT_FILE
 from spatialscout_gym.core.scoring import GroundTruth, score_scene
+from spatialscout_gym.core.trace_events import FailureEvent, ModelResponseEvent, Trace, parse_trace
 
 __all__ = ["SCHEMA_VERSION", "DERIVED", "CLAIMED", "RunRecord", "ModelFigures", "NBVBlock", "NBVExplorationClaim", "RayNode", "RecordInputs", "RecordError",
            "derive_run_record", "load_run_record", "parse_run_record", "build_record", "read_run_file", "migrate_v1", "field_kinds",
@@ -55,10 +55,6 @@ HTTP_FIELD = "http"
 """The per-call HTTP record of a ``model_response`` (or the failure event): ``attempts`` (every HTTP
 attempt, 429s and refused parameters included), ``failures`` (one redacted line each) and
 ``waits`` (rate-limit waits, seconds)."""
-
-
-class RecordError(SpatialScoutError, ValueError):
-    """A run record that cannot be read as its type: the message names the file and the field."""
 
 
 # ---- the types ---------------------------------------------------------------------------------
@@ -275,12 +271,8 @@ def claimed_values(record: RunRecord) -> dict[str, Any]:
 
 
 def _record_type(tp: Any) -> type | None:
-    args = typing.get_args(tp) if _is_union(tp) else (tp,)
+    args = typing.get_args(tp) if is_union(tp) else (tp,)
     return next((a for a in args if isinstance(a, type) and dataclasses.is_dataclass(a)), None)
-
-
-def _is_union(tp: Any) -> bool:
-    return typing.get_origin(tp) in (Union, types.UnionType)
 
 
 def _to_json(obj: Any) -> Any:
@@ -315,104 +307,6 @@ def _only(obj: Any, kind: str) -> Any:
             if f.metadata.get("kind") == kind}
 
 
-# ---- strict loading ----------------------------------------------------------------------------
-def _type_name(tp: Any) -> str:
-    if _is_union(tp):
-        return " or ".join(_type_name(a) for a in typing.get_args(tp))
-    if tp is type(None):
-        return "null"
-    if typing.get_origin(tp) is Literal:
-        return " or ".join(repr(a) for a in typing.get_args(tp))
-    if dataclasses.is_dataclass(tp):
-        return "an object"
-    origin = typing.get_origin(tp)
-    return {dict: "an object", list: "a list", bool: "true/false", int: "an integer", float: "a number",
-            str: "a string"}.get(origin or tp, str(tp))
-
-
-def _convert(tp: Any, value: Any, where: str, file: str) -> Any:
-    def bad() -> RecordError:
-        shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
-        return RecordError(f"{file}: field {where!r} must be {_type_name(tp)}, got {shown}")
-
-    if tp is Any:
-        return value
-    if _is_union(tp):
-        given = [a for a in typing.get_args(tp) if a is not type(None)]
-        if value is not None and len(given) == 1:   # an optional field given: its own error names the inner field
-            return _convert(given[0], value, where, file)
-        for arg in typing.get_args(tp):
-            try:
-                return _convert(arg, value, where, file)
-            except RecordError:
-                continue
-        raise bad()
-    if tp is type(None):
-        if value is None:
-            return None
-        raise bad()
-    origin = typing.get_origin(tp)
-    if origin is Literal:
-        if value in typing.get_args(tp) and isinstance(value, str):
-            return value
-        raise bad()
-    if dataclasses.is_dataclass(tp):
-        if not isinstance(value, dict):
-            raise bad()
-        return _build(tp, value, where + ".", file)  # type: ignore[arg-type]
-    if origin is dict:
-        if not isinstance(value, dict):
-            raise bad()
-        vt = typing.get_args(tp)[1]
-        return {str(k): _convert(vt, v, f"{where}.{k}", file) for k, v in value.items()}
-    if origin is list:
-        if not isinstance(value, list):
-            raise bad()
-        et = typing.get_args(tp)[0]
-        return [_convert(et, v, f"{where}[{i}]", file) for i, v in enumerate(value)]
-    check = _SCALARS.get(tp)
-    if check is not None and check(value):
-        return value
-    raise bad()
-
-
-_SCALARS = {
-    bool: lambda v: isinstance(v, bool),
-    int: lambda v: isinstance(v, int) and not isinstance(v, bool),
-    float: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v),
-    str: lambda v: isinstance(v, str),
-}
-"""The JSON scalar types a record's fields take, each with its check (a bool is no number; a
-number is finite)."""
-
-
-def _build(cls: type, d: Mapping[str, Any], prefix: str, file: str,
-           version: str = f" (schema version {SCHEMA_VERSION})") -> Any:
-    hints = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = sorted(set(d) - set(fields))
-    if unknown:
-        raise RecordError(f"{file}: field {prefix + unknown[0]!r} is not a field of this record{version}")
-    kwargs = {}
-    for name, f in fields.items():
-        if name not in d:
-            if f.default is dataclasses.MISSING:
-                raise RecordError(f"{file}: field {prefix + name!r} is missing")
-            continue
-        kwargs[name] = _convert(hints[name], d[name], prefix + name, file)
-    return cls(**kwargs)
-
-
-def build_record(cls: type, d: Any, file: str, version: int) -> Any:
-    """``d`` (a parsed JSON object) as the record type ``cls`` (a dataclass whose field types are
-    JSON types and nested dataclasses), strictly: an unknown or missing field, or a value of the
-    wrong type, is one :class:`RecordError` naming ``file`` and the field. The other records of a
-    run and of an evaluation (``harness.json``, ``evaluate.json``) load through it."""
-    if not isinstance(d, dict):
-        raise RecordError(f"{file}: expected a JSON object, got {type(d).__name__}")
-    return _build(cls, d, "", file, f" (schema version {version})")
-
-
 def parse_run_record(d: Any, file: str = RESULT_FILE) -> RunRecord:
     """``d`` (a parsed ``result.json``) as a :class:`RunRecord`, strictly; a record without
     ``schema_version`` goes through :func:`migrate_v1` first."""
@@ -424,7 +318,7 @@ def parse_run_record(d: Any, file: str = RESULT_FILE) -> RunRecord:
     if version not in (1, SCHEMA_VERSION) or isinstance(version, bool):
         raise RecordError(f"{file}: field 'schema_version' is {version!r}; this package reads 1 and "
                           f"{SCHEMA_VERSION}")
-    record = typing.cast(RunRecord, _build(RunRecord, d, "", file))
+    record = typing.cast(RunRecord, build_record(RunRecord, d, file, SCHEMA_VERSION))
     for name in _NATURAL_FIELDS:   # an agent seed, an attempt number, a count: never negative
         value = getattr(record, name)
         if value is not None and value < 0:
@@ -524,69 +418,57 @@ class RecordInputs:
     claimed: Mapping[str, Any] = field(default_factory=dict)
 
 
-def run_kind(events: Iterable[Mapping[str, Any]]) -> str:
+def run_kind(events: Sequence[Mapping[str, Any]] | Trace) -> str:
     """``"model"`` when the trace holds model requests or replies, else ``"tools"`` (a reference,
     NBV, MCP-client or human run: every tool call is in the trace, no conversation)."""
-    return "model" if any(e.get("event") in MODEL_EVENTS for e in events) else "tools"
+    return "model" if parse_trace(events).is_model_run else "tools"
 
 
-def accepted_map(events: Iterable[Mapping[str, Any]]) -> dict[str, list[float]]:
-    """The map an episode accepted, rebuilt exactly from its trace: every position of every accepted
-    ``submit_positions`` call, in order (the ``map`` snapshots are rounded; the call's arguments are
-    what the agent submitted)."""
-    out: dict[str, list[float]] = {}
-    for e in events:
-        if e.get("event") != "tool_call" or e.get("tool") != "submit_positions":
-            continue
-        res = e.get("result")
-        if not isinstance(res, dict) or not res.get("ok"):
-            continue
-        given = (e.get("args") or {}).get("positions") or {}
-        for k in (res.get("result") or {}).get("accepted") or []:
-            out[str(k)] = [float(x) for x in given[k]]
-    return out
+def accepted_map(events: Sequence[Mapping[str, Any]] | Trace) -> dict[str, list[float]]:
+    """The map an episode accepted, rebuilt exactly from its trace (:meth:`Trace.accepted_map`)."""
+    return parse_trace(events).accepted_map()
 
 
 def _obj(x: Any) -> Mapping[str, Any]:
-    """``x`` when it is a JSON object, else an empty one (a malformed record derives as empty)."""
+    """``x`` when it is a JSON object, else an empty one (a malformed harness block derives as empty)."""
     return x if isinstance(x, dict) else {}
 
 
-def _int(x: Any) -> int:
+def _count(x: Any) -> int:
     return int(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else 0
 
 
-def _sum_usage(replies: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+def _sum_usage(replies: Iterable[ModelResponseEvent]) -> dict[str, int]:
     out = dict.fromkeys(USAGE_KEYS, 0)
     for r in replies:
-        usage = _obj(r.get("usage"))
         for k in USAGE_KEYS:
-            out[k] += _int(usage.get(k))
+            out[k] += _count(r.usage.get(k))
     return out
 
 
-def _http(e: Mapping[str, Any]) -> Mapping[str, Any]:
-    return _obj(e.get(HTTP_FIELD))
+def _list(x: Any) -> list:
+    return x if isinstance(x, list) else []
 
 
-def _model_figures(events: Sequence[Mapping[str, Any]], failure: Mapping[str, Any] | None,
-                   inputs: RecordInputs) -> ModelFigures:
+def _model_figures(trace: Trace, inputs: RecordInputs) -> ModelFigures:
     h = inputs.harness or {}
     hm, reasoning, images, budgets = (_obj(h.get(k)) for k in ("model", "reasoning", "images", "budgets"))
-    replies = [e for e in events if e.get("event") == "model_response"]
-    calls = [*replies, *([failure] if failure is not None else [])]
+    replies = trace.model_responses
+    calls: list[ModelResponseEvent | FailureEvent] = [*replies, *([trace.failure] if trace.failure else [])]
+    https = [c.http or {} for c in calls]
     # a reply traced before per-call HTTP records: its own attempts count (429s were not traced)
-    attempts = sum(_int(_http(e).get("attempts")) if _http(e) else _int(e.get("attempts") or 0) for e in calls)
-    failures = [str(f) for e in calls for f in (_http(e).get("failures") or [])]
-    waits = [dict(w) for e in calls for w in (_http(e).get("waits") or []) if isinstance(w, dict)]
+    attempts = sum(_count(http.get("attempts")) if http else (c.attempts if isinstance(c, ModelResponseEvent) else 0)
+                   for c, http in zip(calls, https))
+    failures = [str(f) for http in https for f in _list(http.get("failures"))]
+    waits = [dict(w) for http in https for w in _list(http.get("waits")) if isinstance(w, dict)]
     totals = _sum_usage(replies)
     name = hm.get("name")
     prices = inputs.price_table
     usage = {"input_tokens": totals["input_tokens"], "output_tokens": totals["output_tokens"]}
     cache_figures: dict[str, Any] = {}
     if h.get("request_cache"):
-        live = [r for r in replies if not r.get("cached")]
-        served = [c for e in calls for c in (_http(e).get("cache") or []) if isinstance(c, dict)]
+        live = [r for r in replies if not r.cached]
+        served = [c for http in https for c in _list(http.get("cache")) if isinstance(c, dict)]
         cache_figures = {"request_cache": RequestCacheFigures(
                              cached_calls=sum(bool(c.get("cached")) for c in served),
                              live_calls=sum(not c.get("cached") for c in served)),
@@ -603,7 +485,7 @@ def _model_figures(events: Sequence[Mapping[str, Any]], failure: Mapping[str, An
         prompt_style=h.get("prompt_style"), image_max_side_px=images.get("max_side_px"),
         warnings=[str(w) for w in h.get("warnings") or []], mode=h.get("mode"),
         model_call_budget=budgets.get("model_call_budget"), image_history=images.get("history"),
-        model_calls=sum(e.get("event") == "model_request" for e in events),
+        model_calls=len(trace.model_requests),
         http_attempts=attempts, attempt_failures=failures, rate_limit_waits=len(waits),
         rate_limit_wait_s=round(sum(float(w.get("seconds") or 0.0) for w in waits), 3), waits=waits,
         usage=usage, cached_input_tokens=totals["cached_input_tokens"],
@@ -617,11 +499,12 @@ def _claimed_block(cls: type, value: Any, name: str) -> Any:
     writes it, not a later reader."""
     if value is None or isinstance(value, cls):
         return value
-    return _convert(cls, value, name, "the run's claimed fields")
+    return convert(cls, value, name, "the run's claimed fields")
 
 
-def derive_run_record(events: Sequence[Mapping[str, Any]], inputs: RecordInputs) -> RunRecord:
-    """The run record of the episode whose trace is ``events`` (see the module docstring).
+def derive_run_record(events: Sequence[Mapping[str, Any]] | Trace, inputs: RecordInputs) -> RunRecord:
+    """The run record of the episode whose trace is ``events`` (its JSON lines, read strictly as
+    :class:`~spatialscout_gym.core.trace_events.Trace`, or that trace; see the module docstring).
 
     Status: ``failed`` when the trace ends in a ``failure`` event, else ``ok`` with the scorer's
     metrics of the accepted map. Budgets, the scene id and the seed come from the start event, the
@@ -629,41 +512,37 @@ def derive_run_record(events: Sequence[Mapping[str, Any]], inputs: RecordInputs)
     end event. A model run (its trace holds model events) has a ``model`` block: its settings from
     the harness record, its calls, HTTP attempts, waits, tokens and cost summed over the per-call
     records; a run with no model event has none, whatever its agent is called."""
-    start = next((e for e in events if e.get("event") == "start"), None)
+    trace = parse_trace(events)
+    start = trace.start
     if start is None:
         raise RecordError("trace.jsonl: no start event; a run record derives from a trace that opens with one")
-    failure = next((e for e in events if e.get("event") == FAILURE_EVENT), None)
-    end = next((e for e in events if e.get("event") == "end"), None)
-    tool_calls = sum(e.get("event") == "tool_call" for e in events)
-    images_used = sum(e.get("event") == "capture" for e in events)
-    image_budget = _int(start.get("image_budget"))
-    budget = start.get("tool_call_budget")
-    end_reason = None if end is None else end.get("reason")
+    failure, end = trace.failure, trace.end
+    tool_calls, images_used = len(trace.tool_calls), len(trace.captures)
+    image_budget, budget = start.image_budget, start.tool_call_budget
+    end_reason = None if end is None else end.reason
     counters = Counters(tool_calls=tool_calls, images_used=images_used, images_left=image_budget - images_used,
-                        calls_left=None if budget is None else _int(budget) - tool_calls,
+                        calls_left=None if budget is None else budget - tool_calls,
                         done=end is not None, end_reason=end_reason)
-    intrinsics = _obj(start.get("intrinsics"))
     claimed = inputs.claimed
     fields: dict[str, Any] = dict(
-        scene_id=start.get("scene_id"), agent=claimed.get("agent"), seed=_int(start.get("seed")),
+        scene_id=start.scene_id, agent=claimed.get("agent"), seed=start.seed or 0,
         catalog_version=inputs.catalog_version, scene_content_hash=inputs.scene_content_hash,
-        resolution=_int(intrinsics.get("width")), end_reason=end_reason, counters=counters,
+        resolution=start.resolution, end_reason=end_reason, counters=counters,
         image_budget=image_budget, tool_call_budget=budget, attempt=claimed.get("attempt"),
         nbv=_claimed_block(NBVBlock, claimed.get("nbv"), "nbv"), human=claimed.get("human"),
         node=_claimed_block(RayNode, claimed.get("node"), "node"))
     if inputs.harness is not None and isinstance(inputs.harness.get("harness"), dict):
         fields["harness"] = dict(inputs.harness["harness"])
-    if run_kind(events) == "model":
-        fields["model"] = _model_figures(list(events), failure, inputs)
+    if trace.is_model_run:
+        fields["model"] = _model_figures(trace, inputs)
     if failure is not None:
-        return RunRecord(status="failed", error=str(failure.get("error")), error_type=str(failure.get("error_type")),
-                         **fields)
+        return RunRecord(status="failed", error=failure.error, error_type=failure.error_type, **fields)
     if inputs.ground_truth is None:
         raise RecordError("a completed episode's record needs the scene's ground truth to score it")
-    score = score_scene(inputs.ground_truth, accepted_map(events))
+    score = score_scene(inputs.ground_truth, trace.accepted_map())
     m = score.metrics()
     return RunRecord(status="ok", num_targets=m["num_targets"], num_submitted=m["num_submitted"],
                      coverage=m["coverage"], all=IoUView(**m["all"]), submitted=IoUView(**m["submitted"]),
                      center_error_m=CenterError(**m["center_error_m"]), full_scene_loss_m=m["full_scene_loss_m"],
                      scorer=ScorerRecord(**score.record()),
-                     exploration=derive_exploration(events, inputs.ground_truth, image_budget, accepted_map), **fields)
+                     exploration=derive_exploration(trace, inputs.ground_truth, image_budget), **fields)

@@ -14,7 +14,9 @@ Every event is a JSON-serialisable dict with an ``"event"`` key:
 ``end``         ``reason``, ``tool_calls``, ``images_used``
 ==============  ==============================================================================
 
-No event carries private scene data.
+The wrappers and agents add their own kinds (model requests and replies, refused tool calls, NBV
+steps, the failure); :mod:`spatialscout_gym.core.trace_events` holds every kind as a type, and what
+reads a trace reads it through those types. No event carries private scene data.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ The file layout itself (which folder is an episode, an attempt, a failure) is
 * :func:`read_json_object`: a JSON object, from a regular file of bounded size (a FIFO never blocks);
 * :func:`read_record`: a ``result.json`` strictly as its run record; :func:`read_failure_note`: a
   failure note strictly as its record;
-* :func:`read_trace`: a ``trace.jsonl``'s events;
+* :func:`read_trace`: a ``trace.jsonl``'s events; :func:`load_trace`: the same, typed;
 * :func:`accepted_positions`: the map an episode accepted, from its trace, with ``predictions.json``
   held to it;
 * :func:`check_run_scene` and :func:`check_episode_identities`: the files of one run name one scene,
@@ -28,8 +28,9 @@ from spatialscout_gym.core.files import (MAX_TRACE_BYTES, FileTooLargeError, Not
 from spatialscout_gym.core.eval_records import FailureNote, load_failure_note
 from spatialscout_gym.core.records import RecordError, RunRecord, load_run_record
 from spatialscout_gym.core.run_files import PREDICTIONS_FILE, RESULT_FILE, TRACE_FILE
+from spatialscout_gym.core.trace_events import Trace, parse_trace
 
-__all__ = ["EvalDirError", "read_json_object", "read_record", "read_failure_note", "read_trace",
+__all__ = ["EvalDirError", "read_json_object", "read_record", "read_failure_note", "read_trace", "load_trace",
            "trace_accepted_map", "accepted_positions", "check_run_scene", "check_episode_identities"]
 
 
@@ -131,10 +132,21 @@ def read_trace(path: Path) -> list[dict]:
     return events
 
 
-def trace_accepted_map(events: list[dict]) -> dict[str, list[float]]:
-    """The map an episode accepted, rebuilt exactly from its trace (:func:`~spatialscout_gym.core.records.accepted_map`)."""
-    from spatialscout_gym.core.records import accepted_map
-    return accepted_map(events)
+def load_trace(path: Path) -> Trace:
+    """A ``trace.jsonl`` read strictly as its typed events (:func:`read_trace`, then
+    :func:`~spatialscout_gym.core.trace_events.parse_trace`); :class:`EvalDirError` naming the file,
+    the event and the field when it cannot be."""
+    events = read_trace(path)
+    try:
+        return parse_trace(events)
+    except RecordError as exc:
+        raise EvalDirError(f"{path}: {str(exc).removeprefix('trace.jsonl, ')}; the trace is corrupted or was "
+                           "edited") from None
+
+
+def trace_accepted_map(events: list[dict] | Trace) -> dict[str, list[float]]:
+    """The map an episode accepted, rebuilt exactly from its trace (:meth:`~spatialscout_gym.core.trace_events.Trace.accepted_map`)."""
+    return parse_trace(events).accepted_map()
 
 
 def accepted_positions(run_dir: str | os.PathLike, gt: Any) -> dict[str, list[float]]:
@@ -148,7 +160,7 @@ def accepted_positions(run_dir: str | os.PathLike, gt: Any) -> dict[str, list[fl
     if not (run_dir / TRACE_FILE).exists():
         return pred
     try:
-        accepted = trace_accepted_map(read_trace(run_dir / TRACE_FILE))
+        accepted = load_trace(run_dir / TRACE_FILE).accepted_map()
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise EvalDirError(f"{run_dir / TRACE_FILE}: a submit_positions event is malformed ({type(exc).__name__}); "
                            "the trace was edited") from None
@@ -170,8 +182,8 @@ def check_run_scene(run_dir: str | os.PathLike, result: RunRecord) -> None:
     sid = result.scene_id
     named: list[tuple[str, Any]] = []
     if (run_dir / TRACE_FILE).exists():
-        start = next((e for e in read_trace(run_dir / TRACE_FILE) if e.get("event") == "start"), {})
-        named.append((f"{TRACE_FILE}'s start event", start.get("scene_id")))
+        start = load_trace(run_dir / TRACE_FILE).start
+        named.append((f"{TRACE_FILE}'s start event", None if start is None else start.scene_id))
     if (run_dir / GROUND_TRUTH_FILE).exists():
         named.append((GROUND_TRUTH_FILE, read_json_object(run_dir / GROUND_TRUTH_FILE).get("scene_id")))
     for where, other in named:

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from spatialscout_gym.core.records import RunRecord
+from spatialscout_gym.core.trace_events import (CaptureEvent, EndEvent, MapEvent, ModelRequestEvent, ToolCallEvent,
+                                                ToolCallRefusedEvent, Trace, parse_trace)
 from spatialscout_gym.episode.tools import TOOL_NAMES
 
 __all__ = ["ToolUse", "Triangulation", "Submission", "Trajectory", "parse_trajectory", "RecordedBudgets", "load_trajectory",
@@ -168,80 +170,80 @@ class RecordedBudgets:
                    None if model is None else model.model_calls, record.image_budget, record.end_reason)
 
 
-def parse_trajectory(events: Sequence[dict], recorded: RecordedBudgets | None = None) -> Trajectory:
-    """Read a trace (list of events, :mod:`spatialscout_gym.episode.trace`) as a :class:`Trajectory`.
+def _submission(e: ToolCallEvent, call: int, current_map: dict[str, np.ndarray]) -> Submission:
+    """An accepted ``submit_positions`` call as a :class:`Submission` (task frame, metres)."""
+    inner = e.result.get("result") or {}
+    positions = e.arguments.get("positions")
+    after = {k: np.asarray(v, float) for k, v in (inner.get("accepted_map") or {}).items()}
+    accepted_ids = inner.get("accepted")
+    if accepted_ids is None:   # older traces: the accepted entries are the non-refused args
+        refused = inner.get("refused") or {}
+        accepted_ids = [k for k in (positions or {}) if k not in refused and k in after]
+    accepted = {k: after[k] for k in accepted_ids if k in after}
+    new = tuple(k for k in accepted if k not in current_map)
+    revised = tuple(k for k in accepted if k in current_map
+                    and float(np.linalg.norm(current_map[k] - accepted[k])) > 1e-3)
+    return Submission(e.index, call, accepted, new, revised, len(after))
+
+
+def parse_trajectory(events: Sequence[Mapping[str, Any]] | Trace, recorded: RecordedBudgets | None = None) -> Trajectory:
+    """Read a trace (its events in order, read strictly as
+    :class:`~spatialscout_gym.core.trace_events.Trace`) as a :class:`Trajectory`.
 
     Parameters
     ----------
-    events : sequence of dict
+    events : sequence of dict, or Trace
         The trace events in order.
     recorded : RecordedBudgets, optional
         From the run's ``result.json`` (:meth:`RecordedBudgets.of`): B for model agents when the
         trace does not give it, the tool-call budget, V and the end reason when the trace has none.
     """
     rec = recorded if recorded is not None else RecordedBudgets()
-    is_model = any(e.get("event") == "model_request" for e in events)
-    start = next((e for e in events if e.get("event") == "start"), {})
+    trace = parse_trace(events)
+    is_model = bool(trace.model_requests)
+    start = trace.start
     current_call = -1
     tool_uses: list[ToolUse] = []
     tris: list[Triangulation] = []
     subs: list[Submission] = []
     current_map: dict[str, np.ndarray] = {}
-    images_used = int(start.get("images_used", 1) or 1)
+    images_used = 1
     end_reason = rec.end_reason
     model_calls = 0
-    for e in events:
-        kind = e.get("event")
-        if isinstance(e.get("images_used"), int):
-            images_used = e["images_used"]
-        if kind == "model_request":
-            current_call = int(e["model_call_index"])
+    for e in trace.events:
+        if isinstance(e, (CaptureEvent, MapEvent, EndEvent)):
+            images_used = e.images_used
+        if isinstance(e, ModelRequestEvent):
+            current_call = e.model_call_index
             model_calls = max(model_calls, current_call + 1)
-        elif kind == "tool_call":
-            index = int(e["index"])
-            call = current_call if is_model else index
-            res = e.get("result") or {}
-            ok = bool(res.get("ok"))
-            tool = _tool_name(e.get("tool"))
-            tool_uses.append(ToolUse(call, tool, ok, index))
-            inner = res.get("result") or {}
+        elif isinstance(e, ToolCallEvent):
+            call = current_call if is_model else e.index
+            tool = _tool_name(e.tool)
+            tool_uses.append(ToolUse(call, tool, e.ok, e.index))
+            inner = e.result.get("result") or {}
             if tool == "triangulate_observations":
-                if ok:
-                    tris.append(Triangulation(index, call, True, np.asarray(inner["point"], float),
-                                              float(inner.get("residual_m", 0.0)),
-                                              tuple(inner.get("warnings") or ())))
-                else:
-                    tris.append(Triangulation(index, call, False))
-            elif tool == "submit_positions" and ok:
-                args = e.get("args") or {}
-                positions = args.get("positions") if isinstance(args, dict) else None
-                after = {k: np.asarray(v, float) for k, v in (inner.get("accepted_map") or {}).items()}
-                accepted_ids = inner.get("accepted")
-                if accepted_ids is None:   # older traces: the accepted entries are the non-refused args
-                    refused = inner.get("refused") or {}
-                    accepted_ids = [k for k in (positions or {}) if k not in refused and k in after]
-                accepted = {k: after[k] for k in accepted_ids if k in after}
-                new = tuple(k for k in accepted if k not in current_map)
-                revised = tuple(k for k in accepted if k in current_map
-                                and float(np.linalg.norm(current_map[k] - accepted[k])) > 1e-3)
-                subs.append(Submission(index, call, accepted, new, revised, len(after)))
-                current_map = after
-        elif kind == "tool_call_refused":
-            c = e.get("call") or {}
+                tris.append(Triangulation(e.index, call, True, np.asarray(inner["point"], float),
+                                          float(inner.get("residual_m", 0.0)), tuple(inner.get("warnings") or ()))
+                            if e.ok else Triangulation(e.index, call, False))
+            elif tool == "submit_positions" and e.ok:
+                subs.append(_submission(e, call, current_map))
+                current_map = {k: np.asarray(v, float) for k, v in (inner.get("accepted_map") or {}).items()}
+        elif isinstance(e, ToolCallRefusedEvent):
+            c = e.call if isinstance(e.call, dict) else {}
             tool_uses.append(ToolUse(current_call, _tool_name(c.get("name")), False, None))
-        elif kind == "map":
-            current_map = {k: np.asarray(v, float) for k, v in (e.get("accepted_map") or {}).items()}
-        elif kind == "end":
-            end_reason = e.get("reason", end_reason)
-            if isinstance(e.get("model_calls"), int):
-                model_calls = max(model_calls, e["model_calls"])
+        elif isinstance(e, MapEvent):
+            current_map = {k: np.asarray(v, float) for k, v in e.accepted_map.items()}
+        elif isinstance(e, EndEvent):
+            end_reason = e.reason
+            if e.model_calls is not None:
+                model_calls = max(model_calls, e.model_calls)
     if is_model:
         budget = rec.model_call_budget
         calls_used = int(rec.model_calls or model_calls)
     else:
-        budget = rec.tool_call_budget if recorded is not None else start.get("tool_call_budget")
+        budget = rec.tool_call_budget if recorded is not None or start is None else start.tool_call_budget
         calls_used = len([u for u in tool_uses if u.index is not None])
-    image_budget = start.get("image_budget", rec.image_budget)
+    image_budget = start.image_budget if start is not None else rec.image_budget
     return Trajectory("model_calls" if is_model else "tool_calls", calls_used,
                       None if budget is None else int(budget),
                       None if image_budget is None else int(image_budget), images_used, end_reason,
@@ -249,15 +251,15 @@ def parse_trajectory(events: Sequence[dict], recorded: RecordedBudgets | None = 
 
 
 def load_trajectory(run_dir: str | Path) -> Trajectory:
-    """:func:`parse_trajectory` of ``run_dir/trace.jsonl`` with ``run_dir/result.json``."""
+    """:func:`parse_trajectory` of ``run_dir/trace.jsonl`` (read strictly) with ``run_dir/result.json``."""
     from spatialscout_gym.core.run_files import TRACE_FILE
-    from spatialscout_gym.eval.layout import EvalDirError, read_run_record, read_trace
+    from spatialscout_gym.eval.layout import EvalDirError, load_trace, read_run_record
     d = Path(run_dir)
     record = read_run_record(d)
     recorded = None if record is None else RecordedBudgets.of(record)
-    events = read_trace(d / TRACE_FILE)
+    trace = load_trace(d / TRACE_FILE)
     try:
-        return parse_trajectory(events, recorded)
+        return parse_trajectory(trace, recorded)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
-        raise EvalDirError(f"{d / TRACE_FILE}: an event lacks a field or has one of the wrong type "
+        raise EvalDirError(f"{d / TRACE_FILE}: an event's result lacks a field or has one of the wrong type "
                            f"({type(exc).__name__}: {exc}); the trace is corrupted or was edited") from None

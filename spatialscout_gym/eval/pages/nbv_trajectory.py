@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from spatialscout_gym.core.run_files import GROUND_TRUTH_FILE, PREDICTIONS_FILE, RESULT_FILE, TRACE_FILE
-from spatialscout_gym.eval.layout import read_record, read_trace
+from spatialscout_gym.eval.layout import load_trace, read_record
 
 __all__ = ["is_nbv_run", "capture_poses", "plot_nbv_trajectory", "write_nbv_trajectories"]
 
@@ -27,10 +27,9 @@ def is_nbv_run(run_dir: str | os.PathLike) -> bool:
 def capture_poses(run_dir: str | os.PathLike) -> list[tuple[float, float, float]]:
     """``(x, y, yaw_deg)`` (world) of every capture of the trace, in order."""
     out = []
-    for e in read_trace(Path(run_dir) / TRACE_FILE):
-        if e.get("event") == "capture" and isinstance(e.get("pose_world"), dict):
-            p = e["pose_world"]
-            out.append((float(p["position_world"][0]), float(p["position_world"][1]), float(p["yaw_deg"])))
+    for e in load_trace(Path(run_dir) / TRACE_FILE).captures:
+        p = e.pose_world
+        out.append((float(p["position_world"][0]), float(p["position_world"][1]), float(p["yaw_deg"])))
     return out
 
 

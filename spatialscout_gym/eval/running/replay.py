@@ -29,7 +29,8 @@ from typing import Any, Sequence
 from spatialscout_gym.core.files import load_ground_truth, write_json_atomic
 from spatialscout_gym.core.scoring import DEFAULT_LAMBDA_M, GroundTruth, SceneScore, aggregate, score_scene
 from spatialscout_gym.core.run_files import RESULT_FILE, TRACE_FILE
-from spatialscout_gym.eval.layout import EvalDir, read_record, read_trace
+from spatialscout_gym.core.trace_events import MapEvent
+from spatialscout_gym.eval.layout import EvalDir, load_trace, read_record
 
 __all__ = ["LAMBDAS_M", "Snapshot", "EpisodeCurve", "replay_episode", "replay_runs", "pooled_curve",
            "write_replay", "plot_replay", "REPLAY_DIR"]
@@ -95,21 +96,12 @@ def replay_episode(run_dir: str | os.PathLike, gt: GroundTruth | None = None) ->
         raise FileNotFoundError(f"{d} has no trace.jsonl (expected a run directory of `spatialscout run` "
                                 f"or `spatialscout evaluate`)")
     gt = gt if gt is not None else load_ground_truth(d)
-    events = read_trace(d / TRACE_FILE)
-    model_calls = any("model_call_index" in e for e in events)
-    start_images = next((int(e.get("images_used", 1)) for e in events if e.get("event") == "start"), 1)
-    snaps = [Snapshot(0, start_images, score_scene(gt, {}))]
-    images = start_images
-    for e in events:
-        if "images_used" in e and isinstance(e["images_used"], int):
-            images = e["images_used"]
-        if e.get("event") != "map":
-            continue
-        if model_calls and e.get("model_call_index") is not None:
-            calls = int(e["model_call_index"]) + 1
-        else:
-            calls = int(e.get("tool_call_index", 0)) + 1
-        snaps.append(Snapshot(calls, int(e.get("images_used", images)), score_scene(gt, e["accepted_map"])))
+    trace = load_trace(d / TRACE_FILE)
+    model_calls = trace.is_model_run
+    snaps = [Snapshot(0, 1, score_scene(gt, {}))]
+    for e in trace.of(MapEvent):
+        calls = (e.model_call_index if model_calls and e.model_call_index is not None else e.tool_call_index) + 1
+        snaps.append(Snapshot(calls, e.images_used, score_scene(gt, e.accepted_map)))
     key = EvalDir.key_of(d)
     return EpisodeCurve(key, gt.scene_id, "model_calls" if model_calls else "tool_calls", snaps)
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from spatialscout_gym.core.run_files import RESULT_FILE, TRACE_FILE
-from spatialscout_gym.eval.layout import Attempt, EvalDir, EvalDirError, read_record, read_trace, split_episode_key
+from spatialscout_gym.eval.layout import Attempt, EvalDir, EvalDirError, load_trace, read_record, split_episode_key
 
 __all__ = ["conversation_identity", "repeated_and_shared", "counted_once", "counted_once_keys", "same_scene_folders",
            "REPEATED"]
@@ -37,13 +37,12 @@ def conversation_identity(run_dir: Path) -> str | None:
     """The SHA-256 of the replies' text and tool calls in order; None for a run without replies
     or whose trace cannot be read."""
     try:
-        replies = [e for e in read_trace(run_dir / TRACE_FILE) if e.get("event") == "model_response"]
+        replies = load_trace(run_dir / TRACE_FILE).model_responses
     except EvalDirError:
         return None
     if not replies:
         return None
-    said = [[str(e.get("text") or ""),
-             [[c.get("name"), c.get("arguments")] for c in e.get("tool_calls") or [] if isinstance(c, dict)]]
+    said = [[e.text or "", [[c.get("name"), c.get("arguments")] for c in e.tool_calls if isinstance(c, dict)]]
             for e in replies]
     return hashlib.sha256(json.dumps(said, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 

@@ -21,9 +21,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from spatialscout_gym.core.exploration import NBV_STEP_EVENT
 from spatialscout_gym.core.run_files import RESULT_FILE
 from spatialscout_gym.core.spec import SceneSpec
+from spatialscout_gym.core.trace_events import NBVStepEvent, Trace, parse_trace
 
 __all__ = ["DYNAMICS_FIELD", "DYNAMICS_KEYS", "nbv_dynamics_error"]
 
@@ -52,12 +52,12 @@ def _env_id_error(dyn: Mapping[str, Any], where: str) -> str | None:
     return None
 
 
-def _recorded_dynamics(steps: Sequence[Mapping[str, Any]], block: Mapping[str, Any],
+def _recorded_dynamics(steps: Sequence[NBVStepEvent], block: Mapping[str, Any],
                        result_file: str) -> tuple[Mapping[str, Any], str, str | None]:
     """The dynamics to replay under, where they come from, and the first disagreement between
     ``result.json``'s block and the trace's record (None when they agree or the trace has none)."""
-    traced = steps[0].get(DYNAMICS_FIELD) if steps else None
-    if not isinstance(traced, dict):
+    traced = steps[0].dynamics if steps else None
+    if traced is None:
         return block, f"{result_file}'s nbv block", None
     for key in DYNAMICS_KEYS:
         if block.get(key) != traced.get(key):
@@ -66,14 +66,16 @@ def _recorded_dynamics(steps: Sequence[Mapping[str, Any]], block: Mapping[str, A
     return traced, "the trace", None
 
 
-def nbv_dynamics_error(events: Sequence[Mapping[str, Any]], block: Mapping[str, Any], spec: SceneSpec,
+def nbv_dynamics_error(events: Sequence[Mapping[str, Any]] | Trace, block: Mapping[str, Any], spec: SceneSpec,
                        result_file: str = RESULT_FILE) -> str | None:
     """The first way an NBV run's steps and ``result.json``'s ``nbv`` block (``block``) contradict
     the dynamics recorded (see the module docstring), as a verdict's detail; None when they agree.
-    ``events``: the whole trace; ``spec``: the scene rebuilt from its source."""
+    ``events``: the whole trace (read as :class:`~spatialscout_gym.core.trace_events.Trace`);
+    ``spec``: the scene rebuilt from its source."""
     from spatialscout_gym.nbv.config import BLOCK_CAUSES
     from spatialscout_gym.nbv.walls import WallMap
-    indexed = [(i, e) for i, e in enumerate(events) if e.get("event") == NBV_STEP_EVENT]
+    trace = parse_trace(events)
+    indexed = [(i, e) for i, e in enumerate(trace.events) if isinstance(e, NBVStepEvent)]
     if not indexed:
         return None
     dyn, source, disagreement = _recorded_dynamics([e for _, e in indexed], block, result_file)
@@ -86,11 +88,13 @@ def nbv_dynamics_error(events: Sequence[Mapping[str, Any]], block: Mapping[str, 
     if bad is not None:
         return f"at event {indexed[0][0]}: {bad}" if traced else f"in {result_file}: {bad}"
     walls = WallMap.from_spec(spec, float(dyn.get("wall_margin_m", 0.1))) if dyn["walls"] else None
-    start = next(e for e in events if e.get("event") == "start")
-    before = np.asarray(start["initial_pose_world"]["position_world"], float)
+    start = trace.start
+    if start is None:
+        return "the trace has no start event"
+    before = np.asarray(start.initial_pose_world["position_world"], float)
     for i, e in indexed:
-        here = np.asarray(e.get("position_world"), float)
-        blocked, cause = bool(e.get("blocked")), e.get("block_cause")
+        here = np.asarray(e.position_world, float)
+        blocked, cause = e.blocked, e.block_cause
         if walls is None and blocked:
             return (f"at event {i}: nbv_step, blocked, recorded true, but under the dynamics {source} records "
                     f"({dyn.get('env_id')}, walls off) no move is blocked")

@@ -64,15 +64,15 @@ from typing import Any, Literal
 import numpy as np
 
 from spatialscout_gym.core.camera import Intrinsics
-from spatialscout_gym.core.exploration import NBV_STEP_EVENT
 from spatialscout_gym.core.frames import CameraPose
 from spatialscout_gym.core.renderer_api import BlankRenderer
 from spatialscout_gym.core.spec import SceneSpec
 from spatialscout_gym.core.eval_records import EvaluationRecord, load_evaluation
 from spatialscout_gym.core.files import load_predictions
 from spatialscout_gym.core.harness_record import HarnessRecord, load_harness
-from spatialscout_gym.core.records import (HTTP_FIELD, SCHEMA_VERSION, RecordError, RecordInputs, RunRecord, derive_run_record, derived_json, run_kind, underivable_fields)
+from spatialscout_gym.core.records import (SCHEMA_VERSION, RecordError, RecordInputs, RunRecord, derive_run_record, derived_json, run_kind, underivable_fields)
 from spatialscout_gym.core.scoring import GroundTruth
+from spatialscout_gym.core.trace_events import EndEvent, NBVStepEvent, StartEvent, Trace, parse_trace
 from spatialscout_gym.episode.episode import Episode
 from spatialscout_gym.envs.run_dir import bind_seed
 from spatialscout_gym.core.run_files import (FRAMES_DIR, frame_file_name, DELIVERED_FILE, GROUND_TRUTH_FILE, HARNESS_FILE,
@@ -168,7 +168,7 @@ class ImageChecker:
     def __init__(self) -> None:
         self._renderer: Any = None
 
-    def check(self, run_dir: Path, spec: Any, events: list[dict]) -> str:
+    def check(self, run_dir: Path, spec: Any, trace: Trace) -> str:
         """``match``, ``not recorded ...``, ``not comparable: ...`` or raise :class:`_Diverged`."""
         from spatialscout_gym.core.run_files import FRAME_HASHES_FILE
         from spatialscout_gym.envs.run_dir import renderer_identity
@@ -176,8 +176,8 @@ class ImageChecker:
         if not p.is_file():
             return "not recorded (a run made before frame hashes were written)"
         rec = read_json_object(p)
-        caps = [e for e in events if e.get("event") == "capture"]
-        K = Intrinsics.from_dict(caps[0]["intrinsics"])
+        caps = trace.captures
+        K = Intrinsics.from_dict(caps[0].intrinsics)
         if self._renderer is None:
             from spatialscout_gym.render.sapien_renderer import SapienRenderer
             self._renderer = SapienRenderer(spec, K.width, K.height)
@@ -189,8 +189,8 @@ class ImageChecker:
             return f"not comparable: recorded with {_short(there)}, here {_short(here)}"
         images = {}
         for e in caps:
-            fid = str(e["frame_id"])
-            images[fid] = img = np.asarray(self._renderer.capture_rgb(CameraPose.from_dict(e["pose_world"])))
+            fid = str(e.frame_id)
+            images[fid] = img = np.asarray(self._renderer.capture_rgb(CameraPose.from_dict(e.pose_world)))
             got = hashlib.sha256(np.ascontiguousarray(img).tobytes()).hexdigest()
             want = (rec.get("rgb_sha256") or {}).get(fid)
             if got != want:
@@ -272,18 +272,18 @@ def _compare_traces(cmp: Comparison, rec: list[tuple[int, dict]], mine: list[dic
                         f"from the trace) vs recomputed {_short(m)}")
 
 
-def _replay_tools(spec: SceneSpec, start: dict, rec: list[tuple[int, dict]]) -> Episode:
+def _replay_tools(spec: SceneSpec, trace: Trace) -> Episode:
     """The tool side alone: every recorded ``tool_call`` on a fresh episode, no model."""
-    K = Intrinsics.from_dict(start["intrinsics"])
-    ep = Episode(spec.public, BlankRenderer(spec, K), image_budget=int(start["image_budget"]),
-                 tool_call_budget=start["tool_call_budget"])
-    for _, e in rec:
-        if e.get("event") == "tool_call":
-            args = e.get("args")
-            ep.call(str(e.get("tool")), args if isinstance(args, dict) else {})
-    ends = [e for _, e in rec if e.get("event") == "end"]
+    start = trace.start
+    assert start is not None    # the caller checked the trace opens with one
+    K = Intrinsics.from_dict(start.intrinsics)
+    ep = Episode(spec.public, BlankRenderer(spec, K), image_budget=start.image_budget,
+                 tool_call_budget=start.tool_call_budget)
+    for e in trace.tool_calls:
+        ep.call(e.tool, e.arguments)
+    ends = trace.of(EndEvent)
     if ends and not ep.done:
-        ep.end(str(ends[-1].get("reason")))      # a wrapper's reason (no tool call, model budget)
+        ep.end(ends[-1].reason)      # a wrapper's reason (no tool call, model budget)
     return ep
 
 
@@ -388,13 +388,13 @@ def _hash_pair(recorded: str, here: str) -> str:
             f"(recorded {recorded}, here {here})")
 
 
-def _check_records(d: Path, run: RunRecord, start: dict, spec: Any, settings: EvaluationRecord | None,
+def _check_records(d: Path, run: RunRecord, start: StartEvent, spec: Any, settings: EvaluationRecord | None,
                    harness: HarnessRecord | None) -> None:
     """Every recorded setting the result depends on agrees across ``result.json``, the trace's start
     event, ``evaluate.json``, ``harness.json`` and the scene rebuilt here; raise :class:`_Diverged`
     naming the first that does not."""
     from spatialscout_gym.scenes.catalog import scene_catalog_version, scene_content_hash
-    K = Intrinsics.from_dict(start["intrinsics"])
+    K = Intrinsics.from_dict(start.intrinsics)
     checks: list[tuple[str, str, Any, str, Any]] = []
     if run.attempt is not None:     # claimed, and held to the attempts kept beside it (any agent)
         from spatialscout_gym.eval.layout import attempt_dirs
@@ -418,9 +418,9 @@ def _check_records(d: Path, run: RunRecord, start: dict, spec: Any, settings: Ev
         budgets = harness.budgets or {}
         imgs = harness.images or {}
         checks += [(HARNESS_FILE, "budgets.image_budget", budgets.get("image_budget", "(missing)"),
-                    "the trace's start event", start.get("image_budget")),
+                    "the trace's start event", start.image_budget),
                    (HARNESS_FILE, "budgets.tool_call_budget", budgets.get("tool_call_budget", "(missing)"),
-                    "the trace's start event", start.get("tool_call_budget")),
+                    "the trace's start event", start.tool_call_budget),
                    (HARNESS_FILE, "images.render_size", imgs.get("render_size", "(missing)"),
                     "the trace's image size", [K.width, K.height]),
                    (HARNESS_FILE, "agent", harness.agent, f"{RESULT_FILE}'s", run.agent)]
@@ -443,7 +443,7 @@ def _check_records(d: Path, run: RunRecord, start: dict, spec: Any, settings: Ev
                         f"scene's here {_short(scene_catalog_version(spec))}")
 
 
-def _check_derived(cmp: Comparison, d: Path, recorded: RunRecord, events: list[dict], spec: SceneSpec,
+def _check_derived(cmp: Comparison, d: Path, recorded: RunRecord, trace: Trace, spec: SceneSpec,
                    harness: dict | None) -> None:
     """``result.json`` against the run record derived here from the trace (which re-executed) and
     the named inputs (the scene rebuilt here, the harness record, the evaluation's price table):
@@ -451,11 +451,11 @@ def _check_derived(cmp: Comparison, d: Path, recorded: RunRecord, events: list[d
     listed; a run named as an agent of another kind than its trace is refused. Raise
     :class:`_Diverged` naming the first field that differs."""
     from spatialscout_gym.scenes.catalog import scene_catalog_version, scene_content_hash
-    mine = derive_run_record(events, RecordInputs(
+    mine = derive_run_record(trace, RecordInputs(
         ground_truth=GroundTruth.from_spec(spec), catalog_version=scene_catalog_version(spec),
         scene_content_hash=scene_content_hash(spec), harness=harness, price_table=_price_table(d)))
-    _check_kind(recorded.agent, run_kind(events))
-    if recorded.schema_version < SCHEMA_VERSION and any(HTTP_FIELD in e for e in events):
+    _check_kind(recorded.agent, run_kind(trace))
+    if recorded.schema_version < SCHEMA_VERSION and any(getattr(e, "http", None) is not None for e in trace.events):
         raise _Diverged(f"in {RESULT_FILE}: schema_version, recorded {recorded.schema_version} vs "
                         f"{SCHEMA_VERSION} (the trace holds per-call HTTP records, which version "
                         f"{SCHEMA_VERSION} writes)")
@@ -501,7 +501,7 @@ def _check_kind(agent: str, kind: str) -> None:
 
 
 
-def _check_nbv_steps(cmp: Comparison, events: list[dict], run: RunRecord, spec: SceneSpec) -> None:
+def _check_nbv_steps(cmp: Comparison, trace: Trace, run: RunRecord, spec: SceneSpec) -> None:
     """An NBV run's step events against its re-executed tool calls: numbered in order, each naming
     the tool calls it made (contiguous, in order); a blocked step moved nothing (no ``move_camera``);
     a step that captured ended where its capture was taken. The blocked moves and the path length
@@ -509,35 +509,33 @@ def _check_nbv_steps(cmp: Comparison, events: list[dict], run: RunRecord, spec: 
     dynamics ``nbv`` names the ones the trace records, its steps replayed under them
     (:mod:`~spatialscout_gym.eval.verification.nbv_dynamics`)."""
     from spatialscout_gym.eval.verification.nbv_dynamics import nbv_dynamics_error
-    steps = [(i, e) for i, e in enumerate(events) if e.get("event") == NBV_STEP_EVENT]
+    steps = [(i, e) for i, e in enumerate(trace.events) if isinstance(e, NBVStepEvent)]
     if not steps:
         return
-    calls = {int(e["index"]): e for e in events if e.get("event") == "tool_call" and isinstance(e.get("index"), int)}
-    captures = {int(e["tool_call_index"]): e for e in events
-                if e.get("event") == "capture" and isinstance(e.get("tool_call_index"), int)}
-    start = next(e for e in events if e.get("event") == "start")
-    position = np.asarray(start["initial_pose_world"]["position_world"], float)
+    calls = {e.index: e for e in trace.tool_calls}
+    captures = {e.tool_call_index: e for e in trace.captures if e.tool_call_index is not None}
+    assert trace.start is not None    # the caller checked the trace opens with one
+    position = np.asarray(trace.start.initial_pose_world["position_world"], float)
     path, blocked, end = 0.0, 0, None
     for n, (i, e) in enumerate(steps):
-        first, stop = e.get("tool_calls") or [None, None]
-        if e.get("step") != n or not isinstance(first, int) or not isinstance(stop, int) or first > stop or \
-                (end is not None and first != end):
-            raise _Diverged(f"at event {i}: nbv_step, step or tool_calls, recorded {_short(e.get('step'))} "
-                            f"{_short(e.get('tool_calls'))} vs step {n} from tool call {end}")
+        first, stop = e.tool_calls if len(e.tool_calls) == 2 else (None, None)
+        if e.step != n or first is None or stop is None or first > stop or (end is not None and first != end):
+            raise _Diverged(f"at event {i}: nbv_step, step or tool_calls, recorded {_short(e.step)} "
+                            f"{_short(e.tool_calls)} vs step {n} from tool call {end}")
         end = stop
-        made = [calls[k].get("tool") for k in range(first, stop) if k in calls]
-        if e.get("blocked") and "move_camera" in made:
+        made = [calls[k].tool for k in range(first, stop) if k in calls]
+        if e.blocked and "move_camera" in made:
             raise _Diverged(f"at event {i}: nbv_step, blocked, recorded true but the step moved (move_camera)")
         shot = next((captures[k] for k in range(first, stop) if k in captures), None)
-        here = np.asarray(e.get("position_world"), float)
+        here = np.asarray(e.position_world, float)
         if shot is not None:
-            diff = cmp.first_diff(list(here), shot["pose_world"]["position_world"], "position_world")
+            diff = cmp.first_diff(list(here), shot.pose_world["position_world"], "position_world")
             if diff:
                 raise _Diverged(f"at event {i}: nbv_step, position_world, recorded {_short(diff[1])} vs its "
                                 f"capture's {_short(diff[2])}")
         path += float(np.linalg.norm(here - position))
         position = here
-        blocked += int(bool(e.get("blocked")))
+        blocked += int(e.blocked)
     tally = run.nbv.exploration if run.nbv is not None else None
     for key, want in (("blocked_moves", blocked), ("path_length_m", path)):
         if tally is not None:
@@ -545,7 +543,7 @@ def _check_nbv_steps(cmp: Comparison, events: list[dict], run: RunRecord, spec: 
             if diff:
                 raise _Diverged(f"in {RESULT_FILE}: nbv.exploration.{key}, recorded {_short(diff[1])} vs its "
                                 f"trace's steps {_short(diff[2])}")
-    why = nbv_dynamics_error(events, run.nbv.dynamics() if run.nbv is not None else {}, spec, RESULT_FILE)
+    why = nbv_dynamics_error(trace, run.nbv.dynamics() if run.nbv is not None else {}, spec, RESULT_FILE)
     if why is not None:
         raise _Diverged(why)
 
@@ -572,7 +570,7 @@ def _catalog_identity(spec: SceneSpec) -> None:
                         "(a spec file under a catalog id)")
 
 
-def _check_frames(d: Path, events: list[dict]) -> None:
+def _check_frames(d: Path, trace: Trace) -> None:
     """The frames a run wrote against the hashes recorded when they were written
     (``frames/sha256.json``): one PNG per capture, each decoding to the recorded raw RGB bytes, no
     other frame; raise :class:`_Diverged` naming the first that does not."""
@@ -583,7 +581,7 @@ def _check_frames(d: Path, events: list[dict]) -> None:
     rec = read_json_object(p).get("rgb_sha256")
     if not isinstance(rec, dict):
         raise _Diverged(f"in {FRAME_HASHES_FILE}: rgb_sha256, recorded {_short(rec)} vs an object of hashes")
-    want = sorted(str(e.get("frame_id")) for e in events if e.get("event") == "capture")
+    want = sorted(str(e.frame_id) for e in trace.captures)
     if sorted(rec) != want:
         raise _Diverged(f"in {FRAME_HASHES_FILE}: frames {_short(sorted(rec))} vs the trace's captures {_short(want)}")
     files = sorted(x.name for x in (d / FRAMES_DIR).iterdir() if x.name.endswith(".png"))
@@ -610,8 +608,8 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
     compare (see the module docstring); with ``images``, also re-render the captures and compare
     their hashes. ``settings``: the evaluation's ``evaluate.json`` (each recorded setting must
     agree with it). A broken file gives this episode a verdict naming it; it never raises."""
-    from spatialscout_gym.eval.verification.verify_conversation import (MODEL_EVENTS, TIMING_FIELDS, is_model_run, not_checkable,
-                                                           replay_model_run)
+    from spatialscout_gym.eval.verification.verify_conversation import (MODEL_EVENTS, TIMING_FIELDS, not_checkable,
+                                                                       replay_model_run)
     d = Path(run_dir)
     cmp = Comparison()
     conversation = "not a model run"
@@ -627,9 +625,10 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
         if not (d / TRACE_FILE).is_file():
             raise _Diverged("refused: no trace.jsonl to replay")
         events = read_trace(d / TRACE_FILE)
+        trace = parse_trace(events)         # strict: an unknown event kind, a field of the wrong type
         _identity(d, run, scene_args or {})
         if run.status == "failed":     # a lone failed run: its record is what its trace derives
-            _failed_record_derives(d, run, events)
+            _failed_record_derives(d, run, trace)
             return verdict("failed", "(the episode failed; its record is the one its trace, which ends in the "
                                      "failure, derives: left out of scores)")
         try:
@@ -638,20 +637,20 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
         except _Diverged as exc:
             return verdict("refused", str(exc))
         rec = [(i, e) for i, e in enumerate(events) if e.get("event") in _EPISODE_EVENTS]
-        if not rec or rec[0][1].get("event") != "start":
+        start = trace.start
+        if start is None or not isinstance(trace.events[rec[0][0]], StartEvent):
             raise _Diverged(f"at event {rec[0][0] if rec else 0}: the trace does not open with a start event")
-        start = rec[0][1]
-        K = Intrinsics.from_dict(start["intrinsics"])
+        K = Intrinsics.from_dict(start.intrinsics)
         want_K = spec.public.intrinsics.scaled(K.width, K.height)
-        diff = cmp.first_diff(start["intrinsics"], _norm(want_K.to_dict()))
+        diff = cmp.first_diff(start.intrinsics, _norm(want_K.to_dict()))
         if diff:
-            raise _Diverged(f"at event {rec[0][0]}: start, intrinsics, recorded {_short(start['intrinsics'])} vs "
+            raise _Diverged(f"at event {rec[0][0]}: start, intrinsics, recorded {_short(start.intrinsics)} vs "
                             f"the scene's {_short(want_K.to_dict())}")
         wrapper = None
         tool_side_only = None
         harness_record = load_harness(d)
         harness = harness_record.as_dict() if harness_record is not None else None   # compared whole
-        if is_model_run(events):
+        if trace.is_model_run:
             why = not_checkable(harness)
             conversation = f"not checkable: {why}" if why else "re-derived"
             tool_side_only = why
@@ -661,7 +660,7 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
         if conversation == "re-derived":
             assert harness is not None   # not_checkable(None) is a reason: a re-derived run has its harness
             replies = [e for e in events if e.get("event") == "model_response"]
-            wrapper, mine = replay_model_run(spec, start, harness, replies, run.seed)
+            wrapper, mine = replay_model_run(spec, events[rec[0][0]], harness, replies, run.seed)
             ep = wrapper.episode
             full = [(i, e) for i, e in enumerate(events)
                     if e.get("event") in _EPISODE_EVENTS + MODEL_EVENTS]
@@ -669,16 +668,10 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
             n_req = sum(e.get("event") == "model_request" for e in mine)
             conversation = f"re-derived: {n_req} requests, {len(replies)} replies"
         else:
-            ep = _replay_tools(spec, start, rec)
+            ep = _replay_tools(spec, trace)
             _compare_traces(cmp, rec, [_norm(x) for x in bind_seed(ep.trace, seed)], len(events),
                             strict if tool_side_only is None else True)
-        _check_nbv_steps(cmp, events, run, spec)
-        others = [(i, e) for i, e in enumerate(events)
-                  if e.get("event") not in _EPISODE_EVENTS + MODEL_EVENTS + (NBV_STEP_EVENT,)]
-        if others:
-            i, e = others[0]
-            raise _Diverged(f"at event {i}: {_event_name(e)}, event, recorded {_short(e)} vs recomputed (no such "
-                            "event kind)")
+        _check_nbv_steps(cmp, trace, run, spec)
         positions = {k: [float(x) for x in v] for k, v in ep.accepted_map.items()}
         gt = GroundTruth.from_spec(spec)
         try:
@@ -697,12 +690,12 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
         if diff:
             raise _Diverged(f"in {GROUND_TRUTH_FILE}: {diff[0]}, recorded {_short(diff[1])} vs the scene's "
                             f"{_short(diff[2])}")
-        _check_derived(cmp, d, run, events, spec, harness if tool_side_only is None else None)
+        _check_derived(cmp, d, run, trace, spec, harness if tool_side_only is None else None)
         _check_records(d, run, start, spec, settings, harness_record if tool_side_only is None else None)
         if wrapper is not None and harness is not None and harness_record is not None:   # a re-derived run has both
             _check_model_records(cmp, d, run, harness_record, wrapper)
-        _check_frames(d, events)
-        image_verdict = images.check(d, spec, events) if images is not None else "not checked"
+        _check_frames(d, trace)
+        image_verdict = images.check(d, spec, trace) if images is not None else "not checked"
     except _Diverged as exc:
         return verdict("diverged", str(exc))
     except (EvalDirError, RecordError) as exc:
@@ -772,22 +765,23 @@ def _failure_evidence(e: EpisodeDir, scene_args: dict[str, str]) -> str | None:
             if not (a.run_dir / TRACE_FILE).is_file():
                 raise _Diverged(f"it has no {TRACE_FILE}")
             _identity(e.path, a.record, scene_args)
-            events = read_trace(a.run_dir / TRACE_FILE)
-            start = next((x for x in events if x.get("event") == "start"), None)
+            trace = parse_trace(read_trace(a.run_dir / TRACE_FILE))
+            start = trace.start
             if start is None:
                 raise _Diverged("the trace has no start event")
-            for field, recorded in (("scene_id", a.record.scene_id), ("seed", a.record.seed)):
-                if start.get(field) != recorded:
-                    raise _Diverged(f"the trace's start event names {field} {_short(start.get(field))}, "
+            for field, traced, recorded in (("scene_id", start.scene_id, a.record.scene_id),
+                                            ("seed", start.seed, a.record.seed)):
+                if traced != recorded:
+                    raise _Diverged(f"the trace's start event names {field} {_short(traced)}, "
                                     f"{RESULT_FILE} {_short(recorded)}")
-            _failed_record_derives(a.run_dir, a.record, events)
+            _failed_record_derives(a.run_dir, a.record, trace)
             return None
-        except (_Diverged, EvalDirError) as exc:
+        except (_Diverged, EvalDirError, RecordError) as exc:
             why = f"the failed attempt {where} is not evidence: {str(exc).removeprefix('in its path: ')}"
     return why
 
 
-def _failed_record_derives(run_dir: Path, recorded: RunRecord, events: list[dict]) -> None:
+def _failed_record_derives(run_dir: Path, recorded: RunRecord, events: list[dict] | Trace) -> None:
     """A failed attempt's record (read strictly by the caller) is the one its trace derives: the
     trace ends in the failure it names (a completed episode's trace under a ``failed`` record is not
     evidence). Records written before the failure was traced (version 1) are held to their start

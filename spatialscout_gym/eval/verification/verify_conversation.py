@@ -28,15 +28,11 @@ if TYPE_CHECKING:
     from spatialscout_gym.core.spec import SceneSpec
     from spatialscout_gym.wrappers.tool_call import ToolCallWrapper
 
-__all__ = ["MODEL_EVENTS", "TIMING_FIELDS", "is_model_run", "not_checkable", "replay_model_run", "harness_expected"]
+__all__ = ["MODEL_EVENTS", "TIMING_FIELDS", "not_checkable", "replay_model_run", "harness_expected"]
 
 MODEL_EVENTS = ("model_request", "model_response", "tool_call_refused")
 TIMING_FIELDS = ("time_unix_s", "started_unix_s", "execution_s")
 """Wall-clock fields: never re-derived, never compared."""
-
-
-def is_model_run(events: list[dict]) -> bool:
-    return any(e.get("event") in ("model_request", "model_response") for e in events)
 
 
 def not_checkable(harness: dict | None) -> str | None:

@@ -29,7 +29,7 @@ from spatialscout_gym.core.records import RunRecord
 from spatialscout_gym.core.run_files import (FRAME_HASHES_FILE, FRAMES_DIR, GROUND_TRUTH_FILE, PREDICTIONS_FILE, RESULT_FILE, TRACE_FILE,
                                             frame_file_name)
 from spatialscout_gym.eval.layout import (EvalDirError, accepted_positions, check_episode_identities, check_run_scene,
-                                          find_run_dirs, is_run_dir, read_json_object, read_record, read_trace,
+                                          find_run_dirs, is_run_dir, read_json_object, load_trace, read_record, read_trace,
                                           seed_of_dir)
 
 __all__ = ["is_run_dir", "run_dirs", "run_payload", "eval_payload", "inside", "frame_files", "own_file"]
@@ -117,7 +117,7 @@ def _scoring(run: Path, result: RunRecord) -> tuple[list[dict], dict | None]:
                      "iou": float(score.iou[i]), "matched": score.matched_id[i]})
     trace = run / TRACE_FILE
     try:
-        traj = parse_trajectory(read_trace(trace), RecordedBudgets.of(result))
+        traj = parse_trajectory(load_trace(trace), RecordedBudgets.of(result))
         errors = submitted_errors(score)
         factors = trajectory_factors(traj, errors, gt.num_targets).to_dict()
         factors["calls"] = _call_flags(traj, errors)
@@ -157,17 +157,16 @@ def run_payload(run: Path, frame_url: str = "frames") -> dict:
     record = read_record(_file(run, RESULT_FILE) or run / RESULT_FILE)
     result = record.to_json()   # the page's JSON: the record's form
     trace = _file(run, TRACE_FILE) or run / TRACE_FILE
-    events = read_trace(trace)
+    events = read_trace(trace)     # the page shows the events as written
     check_run_scene(run, record)
     targets, factors = _scoring(run, record)
     frames = {}
-    for e in events:
-        if e["event"] == "capture":
-            fid = e.get("frame_id")
-            if not isinstance(fid, int) or isinstance(fid, bool) or not 0 <= fid < 10**6:
-                raise EvalDirError(f"{trace}: a capture event's frame_id must be an integer from 0, found "
-                                   f"{type(fid).__name__}; the trace is corrupted or was edited")
-            frames[str(fid)] = f"{frame_url}/{frame_file_name(fid)}"
+    for e in load_trace(trace).captures:
+        fid = e.frame_id
+        if not 0 <= fid < 10**6:
+            raise EvalDirError(f"{trace}: a capture event's frame_id must be an integer from 0 to 999999, found "
+                               f"{fid}; the trace is corrupted or was edited")
+        frames[str(fid)] = f"{frame_url}/{frame_file_name(fid)}"
     from spatialscout_gym.eval.settings_check import shown_settings
     return {"kind": "run", "name": run.name, "result": result, "events": events, "frames": frames,
             "targets": targets, "factors": factors, "settings": shown_settings(record)}
