@@ -659,8 +659,8 @@ def verify_episode(key: str, run_dir: str | os.PathLike, scene_args: dict[str, s
         seed = run.seed      # bound into the start event (the path and result.json agree)
         if conversation == "re-derived":
             assert harness is not None   # not_checkable(None) is a reason: a re-derived run has its harness
-            replies = [e for e in events if e.get("event") == "model_response"]
-            wrapper, mine = replay_model_run(spec, events[rec[0][0]], harness, replies, run.seed)
+            replies = trace.model_responses
+            wrapper, mine = replay_model_run(spec, start, harness, replies, run.seed)
             ep = wrapper.episode
             full = [(i, e) for i, e in enumerate(events)
                     if e.get("event") in _EPISODE_EVENTS + MODEL_EVENTS]

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from spatialscout_gym.core.camera import Intrinsics
 from spatialscout_gym.core.renderer_api import BlankRenderer
+from spatialscout_gym.core.trace_events import ModelResponseEvent, StartEvent
 
 if TYPE_CHECKING:
     from spatialscout_gym.core.spec import SceneSpec
@@ -49,9 +50,10 @@ def not_checkable(harness: dict | None) -> str | None:
     return None
 
 
-def replay_model_run(spec: SceneSpec, start: dict, harness: dict, replies: list[dict],
+def replay_model_run(spec: SceneSpec, start: StartEvent, harness: dict, replies: list[ModelResponseEvent],
                      seed: int) -> tuple[ToolCallWrapper, list[dict]]:
-    """Replay ``replies`` (recorded ``model_response`` events) through the harness.
+    """Replay ``replies`` (the trace's recorded replies, typed) from its ``start`` event through
+    the harness.
 
     Returns ``(wrapper, trace)``: the wrapper after the replay (its ``usage``, ``attempts``,
     ``model_calls``, ``messages``) and its trace with timing fields removed. Replies left over
@@ -62,10 +64,10 @@ def replay_model_run(spec: SceneSpec, start: dict, harness: dict, replies: list[
     from spatialscout_gym.conversation.messages import ModelReply, ToolCall
     from spatialscout_gym.wrappers.tool_call import ToolCallWrapper
 
-    K = Intrinsics.from_dict(start["intrinsics"])
+    K = Intrinsics.from_dict(start.intrinsics)
     passive = harness.get("mode") == "passive"
     env = make_scene_env(spec, renderer=BlankRenderer(spec, K), resolution=K.width,
-                         image_budget=int(start["image_budget"]), tool_call_budget=start.get("tool_call_budget"))
+                         image_budget=start.image_budget, tool_call_budget=start.tool_call_budget)
     try:
         w = ToolCallWrapper(env, model_call_budget=int(harness["budgets"]["model_call_budget"]),
                             passive_views=int((harness.get("passive") or {}).get("views") or 0) if passive else None,
@@ -78,19 +80,16 @@ def replay_model_run(spec: SceneSpec, start: dict, harness: dict, replies: list[
             if w.done:
                 break
             calls = [ToolCall(str(c.get("id")), c.get("name"), _arguments(c.get("arguments")))
-                     for c in (r.get("tool_calls") or []) if isinstance(c, dict)]
-            usage = r.get("usage")
-            http = r.get("http")      # what the service did: recorded, not re-derived
-            reply = ModelReply(text=str(r.get("text") or ""), tool_calls=calls,
-                               usage=usage if isinstance(usage, dict) else {},
-                               attempts=int(r.get("attempts") or 1), stop_reason=r.get("stop_reason"),
-                               http=http if isinstance(http, dict) else None)
+                     for c in r.tool_calls if isinstance(c, dict)]
+            # usage and the HTTP record are what the service did: recorded, not re-derived
+            reply = ModelReply(text=r.text or "", tool_calls=calls, usage=r.usage, attempts=r.attempts or 1,
+                               stop_reason=r.stop_reason, http=r.http)
             w.request()
-            if r.get("truncated"):
+            if r.truncated:
                 w.record_truncated(reply)
                 break
             w.step(reply)
-        if not w.done and not any(r.get("truncated") for r in replies):
+        if not w.done and not any(r.truncated for r in replies):
             w.request()        # the harness would ask again: the recorded trace must hold that request
         if w.done and not w.episode.done:
             w.episode.end(str(w.end_reason))     # as the runner ends an episode the wrapper ended
