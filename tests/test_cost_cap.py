@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from fakes import SCRIPTED_PRICES, FakeRenderer, small_scene, write_price_table
 from vlm_scripted import ScriptedServer, capture_submit_finish
 from spatialscout_gym.cli.main import main
@@ -125,3 +127,41 @@ def test_anthropic_prompt_caching_is_sent_recorded_costed_and_verified(tmp_path)
     result["model"]["cache_write_input_tokens"] = 0
     path.write_text(json.dumps(result))
     assert main(["verify", str(out)]) != 0
+
+
+def test_request_cache_replays_are_not_spending(tmp_path):
+    """The ledger counts live requests only: an episode lost before its record was written (as after
+    a kill -9 between its calls and its run directory's rename) is rerun from the request cache on
+    resume, with no request and no charge, so ``spend.json`` stays the cost of the calls the server
+    answered, and the rerun's record says its calls were replayed and cost nothing incurred."""
+    import shutil
+
+    from spatialscout_gym.conversation.spend import read_spend
+    from spatialscout_gym.eval.running.evaluate import EvalSettings, evaluate
+    scenes, out = _scenes(tmp_path, 1), tmp_path / "ev"
+
+    def run(server):   # one scene, two seeds: the request cache keeps each seed's calls apart
+        settings = EvalSettings("openai:scripted", 4, None, 32, agent_options={
+            "model_call_budget": 6, "price_table": str(write_price_table(tmp_path)), "max_cost_usd": 10.0,
+            "request_cache": str(tmp_path / "cache")}, runtime_options={"base_url": server.openai_url, "api_key": "x"})
+        return evaluate(out, settings, scenes, seeds=2, progress=False, renderer_factory=FakeRenderer)
+
+    def model(k: int) -> dict:
+        return json.loads((out / "room_0" / f"seed_{k}" / "result.json").read_text())["model"]
+
+    with ScriptedServer(capture_submit_finish) as server:
+        run(server)
+        answered = server.http_requests
+        before = [model(k) for k in range(2)]
+        spent = read_spend(out / "spend.json")
+        assert answered == sum(m["model_calls"] for m in before)
+        assert all(m["cost_incurred_usd"] == m["cost_usd"] > 0 for m in before)     # every call was live
+        assert spent == pytest.approx(sum(m["cost_usd"] for m in before), rel=1e-12)
+        shutil.rmtree(out / "room_0" / "seed_1")
+        again = run(server)
+        assert server.http_requests == answered           # the rerun was answered from the cache alone
+    assert again.ran == 1 and not again.failed
+    rerun = model(1)
+    assert rerun["request_cache"] == {"cached_calls": before[1]["model_calls"], "live_calls": 0}
+    assert rerun["cost_incurred_usd"] == 0 and rerun["cost_usd"] == before[1]["cost_usd"]
+    assert read_spend(out / "spend.json") == spent        # replays are not spending
