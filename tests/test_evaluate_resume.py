@@ -64,6 +64,13 @@ def test_killed_evaluation_resumes_to_the_uninterrupted_result(tmp_path):
     b = json.loads((reference / "report.json").read_text())
     assert a["object_micro"] == b["object_micro"] and a["scenes"] == b["scenes"]
     assert a["counters"] == b["counters"] and a["counters"]["episodes"] == len(DIRS)
+    # the resumed evaluation verifies as it is, from a trimmed environment, no cached verdict
+    repo = Path(__file__).resolve().parents[1]
+    env = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/tmp"), "PYTHONPATH": str(repo)}
+    check = subprocess.run([sys.executable, "-m", "spatialscout_gym.cli.main", "verify", str(out), "--no-cache",
+                            "--no-progress"], cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+    assert check.returncode == 0, check.stdout[-2000:] + check.stderr[-2000:]
+    assert check.stdout.count(": verified") == len(DIRS), check.stdout[-2000:]
 
 
 def test_resume_redoes_a_finished_run_that_is_incomplete_or_of_other_settings(tmp_path):

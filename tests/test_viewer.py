@@ -168,8 +168,10 @@ def test_view_numbers_model_calls_and_tool_calls_apart(run_100, browser, tmp_pat
     events, out, k = read_jsonl(run / "trace.jsonl"), [], 0
     for e in events:                       # one model call per 10 tool calls, one refused call in it
         if e["event"] == "tool_call" and e["index"] % 10 == 0:
-            out += [{"event": "model_request", "model_call_index": k, "calls_left": 10 - k},
-                    {"event": "model_response", "model_call_index": k, "text": "", "tool_calls": [{}] * 10}]
+            out += [{"event": "model_request", "model_call_index": k, "calls_left": 10 - k, "message_count": 1 + 2 * k,
+                     "new_messages": [], "history_sha256": "0" * 64},
+                    {"event": "model_response", "model_call_index": k, "text": "", "tool_calls": [{}] * 10,
+                     "usage": {}, "attempts": 1}]
             if k == 2:
                 out.append({"event": "tool_call_refused", "model_call_index": k, "refusal": "unknown_tool",
                             "call": {"name": "fly"}, "error": "unknown tool 'fly'"})

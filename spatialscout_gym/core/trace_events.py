@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence, Union
 
 from spatialscout_gym.core.record_build import RecordError, build_record
+from spatialscout_gym.core.run_files import TRACE_FILE
 
 __all__ = ["TRACE_SCHEMA", "StartEvent", "ToolCallEvent", "CaptureEvent", "MapEvent", "EndEvent",
            "ModelRequestEvent", "ModelResponseEvent", "ToolCallRefusedEvent", "NBVStepEvent", "FailureEvent",
@@ -199,7 +200,7 @@ EVENT_TYPES: dict[str, type] = {
 """Each event kind and its type."""
 
 
-def parse_event(d: Any, line: int, file: str = "trace.jsonl") -> TraceEvent:
+def parse_event(d: Any, line: int, file: str = TRACE_FILE) -> TraceEvent:
     """Line ``line`` of a trace (a parsed JSON object) as its typed event, strictly."""
     where = f"{file}, event {line}"
     if not isinstance(d, dict):
@@ -276,7 +277,7 @@ class Trace:
         return any(isinstance(e, (ModelRequestEvent, ModelResponseEvent)) for e in self.events)
 
 
-def parse_trace(events: Sequence[Mapping[str, Any]] | Trace, file: str = "trace.jsonl") -> Trace:
+def parse_trace(events: Sequence[Mapping[str, Any]] | Trace, file: str = TRACE_FILE) -> Trace:
     """The typed :class:`Trace` of ``events`` (the parsed JSON lines, in order); a trace that is
     already typed is returned as it is."""
     if isinstance(events, Trace):
