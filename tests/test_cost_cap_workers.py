@@ -49,12 +49,22 @@ def _results(out):
 def _held_last_call(out):
     """A policy that holds the first episode to reach its 8th (last) call until the other episode
     has ended at the cap (its failed run directory written), then a second more: the old driver
-    killed the held episode's worker meanwhile."""
+    killed the held episode's worker meanwhile. The second episode's first call waits until the
+    first has sent its last one, so one runs ahead: two workers in lockstep would reach the cap
+    together, before either sends its last call."""
     base = replies_by_turn(*TURNS)
     held = threading.Event()
+    openings = []
+    lock = threading.Lock()
 
     def policy(step, body, fmt):
         turn = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
+        if turn == 0:
+            with lock:
+                openings.append(step)
+                second = len(openings) == 2
+            if second:
+                held.wait(120)
         if turn == 7 and not held.is_set():
             held.set()
             deadline = time.monotonic() + 120
@@ -77,9 +87,8 @@ def test_a_capped_run_keeps_every_answered_episode_and_a_higher_cap_resumes(tmp_
         answered = len(server.requests)
         kept = _results(out)
         assert summary.cost_capped
-        # 7 calls of the held episode + 4 or 5 of the other reach the cap (which of the two workers'
-        # ledger writes lands first depends on the machine's load); the held 8th is answered too
-        assert answered in (12, 13)
+        # 7 calls of the held episode + 5 of the other reach the cap; the held 8th is answered too
+        assert answered == 13
         assert sum(r["model"]["model_calls"] for r in kept) == answered     # every answered call is kept
         assert sorted(r["status"] for r in kept) == ["failed", "ok"]
         failed = next(r for r in kept if r["status"] == "failed")
