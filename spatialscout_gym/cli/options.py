@@ -218,20 +218,23 @@ def nbv_options(args: argparse.Namespace) -> dict:
     from spatialscout_gym.baselines.registry import is_nbv_agent
     from spatialscout_gym.nbv.config import DYNAMICS_ENV_IDS
     from spatialscout_gym.nbv.mappers import MAPPERS
-    options: dict = {}
-    for flag, given in (("--nbv-env", getattr(args, "nbv_env", None)), ("--nbv-mapper", getattr(args, "nbv_mapper", None))):
-        if given is None:
-            continue
-        if flag == "--nbv-env":
-            by_id = {env_id: walls for walls, env_id in DYNAMICS_ENV_IDS.items()}
-            name = given if "/" in given else f"SpatialScout/{given if given.startswith('NBV-') else 'NBV-' + given}"
-            if name not in by_id:
-                raise CliError(f"--nbv-env must be one of {', '.join(sorted(by_id))}, got {given!r}")
-            options["walls"] = by_id[name]
-        else:
-            if given not in MAPPERS:
-                raise CliError(f"--nbv-mapper must be one of {', '.join(MAPPERS)}, got {given!r}")
-            options["mapper"] = given
+    def for_nbv_agents(flag: str) -> None:
         if not is_nbv_agent(args.agent):
             raise CliError(f"{flag} applies only to the NBV agents, not to {args.agent!r}")
+
+    options: dict = {}
+    env = getattr(args, "nbv_env", None)
+    if env is not None:
+        by_id = {env_id: walls for walls, env_id in DYNAMICS_ENV_IDS.items()}
+        name = env if "/" in env else f"SpatialScout/{env if env.startswith('NBV-') else 'NBV-' + env}"
+        if name not in by_id:
+            raise CliError(f"--nbv-env must be one of {', '.join(sorted(by_id))}, got {env!r}")
+        for_nbv_agents("--nbv-env")
+        options["walls"] = by_id[name]
+    mapper = getattr(args, "nbv_mapper", None)
+    if mapper is not None:
+        if mapper not in MAPPERS:
+            raise CliError(f"--nbv-mapper must be one of {', '.join(MAPPERS)}, got {mapper!r}")
+        for_nbv_agents("--nbv-mapper")
+        options["mapper"] = mapper
     return options

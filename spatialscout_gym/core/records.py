@@ -43,11 +43,10 @@ from spatialscout_gym.core.trace_events import FailureEvent, ModelResponseEvent,
 
 __all__ = ["SCHEMA_VERSION", "DERIVED", "CLAIMED", "RunRecord", "ModelFigures", "NBVBlock", "NBVExplorationClaim", "RayNode", "RecordInputs", "RecordError",
            "derive_run_record", "load_run_record", "parse_run_record", "build_record", "read_run_file", "migrate_v1", "field_kinds",
-           "derived_json", "claimed_values", "underivable_fields", "HARNESS_DERIVED", "run_kind", "MODEL_EVENTS", "FAILURE_EVENT", "HTTP_FIELD"]
+           "derived_json", "claimed_values", "underivable_fields", "HARNESS_DERIVED", "run_kind", "FAILURE_EVENT", "HTTP_FIELD"]
 
 SCHEMA_VERSION = 2
 """The run record's schema version (1: the records written before the version was recorded)."""
-MODEL_EVENTS = ("model_request", "model_response")
 FAILURE_EVENT = "failure"
 """The trace event a failed episode ends with: ``error_type``, ``error`` (redacted) and, for a model
 call that failed, ``http`` (that call's attempts, failures and waits)."""
@@ -422,11 +421,6 @@ def run_kind(events: Sequence[Mapping[str, Any]] | Trace) -> str:
     """``"model"`` when the trace holds model requests or replies, else ``"tools"`` (a reference,
     NBV, MCP-client or human run: every tool call is in the trace, no conversation)."""
     return "model" if parse_trace(events).is_model_run else "tools"
-
-
-def accepted_map(events: Sequence[Mapping[str, Any]] | Trace) -> dict[str, list[float]]:
-    """The map an episode accepted, rebuilt exactly from its trace (:meth:`Trace.accepted_map`)."""
-    return parse_trace(events).accepted_map()
 
 
 def _obj(x: Any) -> Mapping[str, Any]:

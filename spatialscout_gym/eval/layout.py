@@ -39,14 +39,14 @@ from spatialscout_gym.core.types import natural_number
 # the readers of the files this layout names live in eval/reading.py; re-exported, the public API they were
 from spatialscout_gym.eval.reading import (EvalDirError, accepted_positions, check_episode_identities,
                                            check_run_scene, load_trace, read_failure_note, read_json_object, read_record, read_trace,
-                                           trace_accepted_map)
+                                           typed_trace)
 
 __all__ = ["EvalDir", "check_episode_identities", "EvalDirError", "EpisodeDir", "Attempt", "publish_json", "publish_text",
-           "read_json_object", "read_trace", "load_trace", "read_record", "read_failure_note", "read_run_record", "attempt_dirs", "archive_failed_attempt",
+           "read_json_object", "read_trace", "load_trace", "typed_trace", "read_record", "read_failure_note", "read_run_record", "attempt_dirs", "archive_failed_attempt",
            "read_scene_args", "record_scene_args", "evaluation_file", "PRICE_TABLE_FILE", "is_run_dir", "find_run_dirs", "seed_dir_name", "seed_of_dir",
            "split_episode_key",
            "SETTINGS_FILE", "SCENES_FILE", "SEED_DIR_PREFIX", "FAILED_SUFFIX", "FAILED_NOTE_FILE", "ATTEMPTS_SUFFIX", "VERIFY_FILE", "PLANNED_FILE",
-           "record_planned", "read_planned", "trace_accepted_map", "accepted_positions", "check_run_scene", "scene_source",
+           "record_planned", "read_planned", "accepted_positions", "check_run_scene", "scene_source",
            "scene_sources", "spec_file_note"]
 
 # An evaluation directory's own files (a run directory's are in core/run_files.py).

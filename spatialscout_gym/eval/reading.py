@@ -31,7 +31,7 @@ from spatialscout_gym.core.run_files import PREDICTIONS_FILE, RESULT_FILE, TRACE
 from spatialscout_gym.core.trace_events import Trace, parse_trace
 
 __all__ = ["EvalDirError", "read_json_object", "read_record", "read_failure_note", "read_trace", "load_trace",
-           "trace_accepted_map", "accepted_positions", "check_run_scene", "check_episode_identities"]
+           "typed_trace", "accepted_positions", "check_run_scene", "check_episode_identities"]
 
 
 def check_episode_identities(root: str | os.PathLike, results: Iterable[tuple[str, RunRecord]]) -> None:
@@ -136,7 +136,12 @@ def load_trace(path: Path) -> Trace:
     """A ``trace.jsonl`` read strictly as its typed events (:func:`read_trace`, then
     :func:`~spatialscout_gym.core.trace_events.parse_trace`); :class:`EvalDirError` naming the file,
     the event and the field when it cannot be."""
-    events = read_trace(path)
+    return typed_trace(read_trace(path), path)
+
+
+def typed_trace(events: list[dict], path: Path) -> Trace:
+    """The events :func:`read_trace` read from ``path``, typed as :func:`load_trace` types them (for
+    a reader that also needs them as written)."""
     try:
         return parse_trace(events)
     except RecordError as exc:
@@ -144,16 +149,11 @@ def load_trace(path: Path) -> Trace:
                            "edited") from None
 
 
-def trace_accepted_map(events: list[dict] | Trace) -> dict[str, list[float]]:
-    """The map an episode accepted, rebuilt exactly from its trace (:meth:`~spatialscout_gym.core.trace_events.Trace.accepted_map`)."""
-    return parse_trace(events).accepted_map()
-
-
 def accepted_positions(run_dir: str | os.PathLike, gt: Any) -> dict[str, list[float]]:
-    """The accepted map to score for a run directory: the one its trace records (through
-    :func:`trace_accepted_map`), after checking that ``predictions.json`` holds exactly that map
-    (:class:`EvalDirError` naming the first difference when not: an edited file is refused, never
-    scored). A directory without a trace (``spatialscout score`` input) scores ``predictions.json``."""
+    """The accepted map to score for a run directory: the one its trace records
+    (:meth:`~spatialscout_gym.core.trace_events.Trace.accepted_map`), after checking that
+    ``predictions.json`` holds exactly that map (:class:`EvalDirError` naming the first difference
+    when not: an edited file is refused, never scored). A directory without a trace (``spatialscout score`` input) scores ``predictions.json``."""
     from spatialscout_gym.core.files import load_predictions
     run_dir = Path(run_dir)
     pred = {k: [float(x) for x in v] for k, v in load_predictions(run_dir, gt).items()}

@@ -781,7 +781,7 @@ def _failure_evidence(e: EpisodeDir, scene_args: dict[str, str]) -> str | None:
     return why
 
 
-def _failed_record_derives(run_dir: Path, recorded: RunRecord, events: list[dict] | Trace) -> None:
+def _failed_record_derives(run_dir: Path, recorded: RunRecord, trace: Trace) -> None:
     """A failed attempt's record (read strictly by the caller) is the one its trace derives: the
     trace ends in the failure it names (a completed episode's trace under a ``failed`` record is not
     evidence). Records written before the failure was traced (version 1) are held to their start
@@ -794,7 +794,7 @@ def _failed_record_derives(run_dir: Path, recorded: RunRecord, events: list[dict
         raise _Diverged(str(exc)) from None
     harness = harness_record.as_dict() if harness_record is not None else None
     try:
-        mine = derive_run_record(events, RecordInputs(
+        mine = derive_run_record(trace, RecordInputs(
             ground_truth=None, catalog_version=recorded.catalog_version,
             scene_content_hash=recorded.scene_content_hash, harness=harness, price_table=_price_table(run_dir)))
     except RecordError:

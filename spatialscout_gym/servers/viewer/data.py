@@ -29,7 +29,7 @@ from spatialscout_gym.core.records import RunRecord
 from spatialscout_gym.core.run_files import (FRAME_HASHES_FILE, FRAMES_DIR, GROUND_TRUTH_FILE, PREDICTIONS_FILE, RESULT_FILE, TRACE_FILE,
                                             frame_file_name)
 from spatialscout_gym.eval.layout import (EvalDirError, accepted_positions, check_episode_identities, check_run_scene,
-                                          find_run_dirs, is_run_dir, read_json_object, load_trace, read_record, read_trace,
+                                          find_run_dirs, is_run_dir, read_json_object, load_trace, read_record, read_trace, typed_trace,
                                           seed_of_dir)
 
 __all__ = ["is_run_dir", "run_dirs", "run_payload", "eval_payload", "inside", "frame_files", "own_file"]
@@ -161,7 +161,7 @@ def run_payload(run: Path, frame_url: str = "frames") -> dict:
     check_run_scene(run, record)
     targets, factors = _scoring(run, record)
     frames = {}
-    for e in load_trace(trace).captures:
+    for e in typed_trace(events, trace).captures:
         fid = e.frame_id
         if not 0 <= fid < 10**6:
             raise EvalDirError(f"{trace}: a capture event's frame_id must be an integer from 0 to 999999, found "
