@@ -59,6 +59,14 @@ def test_a_closed_heading_turns_in_place_only():
     assert allowed[[0, 1, 2, 6, 7, 8, 9, 10, 11, 15, 16, 17]].all()
 
 
+def test_a_guard_held_back_from_the_scan_forbids_only_the_closed_headings():
+    scan = _scan(b0=1.2, b6=0.5)
+    held = scan_guard_mask(scan, HEADING, 0.1, closed={1}, by_scan=False)
+    assert held.reshape(6, 3).tolist() == [[True] * 3, [True, False, False]] + [[True] * 3] * 4
+    judged = scan_guard_mask(scan, HEADING, 0.1, closed={1})
+    assert judged[[2, 10, 11]].tolist() == [False, False, False]      # what the scan alone forbids
+
+
 def test_heading_index_maps_a_turn_to_its_heading():
     assert [heading_index(t, HEADING) for t in (0.0, 59.0, -60.0, 180.0, -179.0, 30.0, 720.0)] == [0, 1, 5, 3, 3, None, 0]
 
@@ -97,13 +105,73 @@ def test_the_margin_is_read_from_the_policy_settings_and_a_bad_one_is_refused(tm
         TrainedNBVAgent({**trained, "config": NBVConfig(motion="continuous")}, scan_guard_m=0.3)
 
 
+def test_the_count_of_blocked_moves_before_the_scan_judges_is_read_and_checked(tmp_path):
+    from spatialscout_gym.baselines.registry import make_agent
+
+    def copy(name: str, **fields: object) -> str:
+        d = tmp_path / name
+        shutil.copytree(SHIPPED_V3_POLICY, d)
+        saved = json.loads((d / "nbv_config.json").read_text())
+        (d / "nbv_config.json").write_text(json.dumps({**saved, **fields}))
+        return str(d)
+
+    assert make_agent(f"ppo:{copy('two', scan_guard_after_blocked=2)}").scan_guard_after_blocked == 2
+    assert make_agent(f"ppo:{copy('zero', scan_guard_after_blocked=0)}").scan_guard_after_blocked is None
+    assert make_agent("ppo:models/nbv_ppo_v3", scan_guard_after_blocked=3).scan_guard_after_blocked == 3
+    for i, bad in enumerate((-1, "2", True, 1.5)):
+        with pytest.raises(ConfigError, match="scan_guard_after_blocked must be"):
+            make_agent(f"ppo:{copy(f'bad{i}', scan_guard_after_blocked=bad)}")
+    with pytest.raises(ConfigError, match="needs the guard's margin"):
+        make_agent(f"ppo:{copy('unguarded', scan_guard_m=None, scan_guard_after_blocked=2)}")
+    with pytest.raises(ConfigError, match="scan_guard_after_blocked must be"):
+        make_agent("ppo:models/nbv_ppo_v3", scan_guard_after_blocked=-2)
+
+
+@pytest.mark.parametrize("after", [1, 2])
+def test_the_guard_judges_by_the_scan_from_the_blocked_move_it_is_told(after, monkeypatch):
+    """Walked into walls, a guarded agent builds every step's mask from the closed headings alone
+    until it has seen ``after`` blocked moves, and by the scan from then on."""
+    import types
+
+    import gymnasium as gym
+
+    from spatialscout_gym.baselines.registry import make_agent
+    from spatialscout_gym.scenes.catalog import load_scene
+    built: list[bool] = []
+
+    def recorded(scan, config, margin_m, closed=(), by_scan=True):
+        built.append(by_scan)
+        return scan_guard_mask(scan, config, margin_m, closed, by_scan)
+
+    monkeypatch.setattr(scan_guard, "scan_guard_mask", recorded)
+    spec = load_scene("Kitchen_01")
+    env = gym.make("SpatialScout/NBV-v3", scene=spec, renderer=FakeRenderer(spec, 64, 64), resolution=64,
+                   obs_size=64, image_budget=40)
+    agent = make_agent("ppo:models/nbv_ppo_v3", scan_guard_m=0.1, scan_guard_after_blocked=after)
+    agent.begin(None, np.random.default_rng(0))
+    obs, _ = env.reset(seed=0)
+    seen = 0
+    expected: list[bool] = []
+    for _ in range(30):
+        seen += bool(np.any(obs["blocked"]))
+        ctl = types.SimpleNamespace(episode=types.SimpleNamespace(pose=env.unwrapped.core.pose_world))
+        agent.act(obs, ctl, np.random.default_rng(1))
+        expected.append(seen >= after)
+        obs, _, term, trunc, _ = env.step(2)                      # straight on, 2 m: into the walls
+        if term or trunc:
+            break
+    env.close()
+    assert built == expected
+    assert False in built and True in built, (seen, built)
+
+
 def test_every_step_of_a_guarded_episode_is_one_the_guard_allowed(tmp_path, monkeypatch):
     from spatialscout_gym.baselines.registry import make_agent
     from spatialscout_gym.eval.running.runner import run_episode
     masks: list[np.ndarray] = []
 
-    def recorded(scan, config, margin_m, closed=()):
-        masks.append(scan_guard_mask(scan, config, margin_m, closed))
+    def recorded(scan, config, margin_m, closed=(), by_scan=True):
+        masks.append(scan_guard_mask(scan, config, margin_m, closed, by_scan))
         return masks[-1]
 
     monkeypatch.setattr(scan_guard, "scan_guard_mask", recorded)
@@ -124,7 +192,7 @@ def test_a_guard_that_forbids_every_stride_leaves_the_camera_turning_in_place(tm
     from spatialscout_gym.baselines.registry import make_agent
     from spatialscout_gym.eval.running.runner import run_episode
     monkeypatch.setattr(scan_guard, "scan_guard_mask",
-                        lambda scan, config, margin_m, closed=(): np.arange(18) % 3 == 0)   # strides forbidden
+                        lambda scan, config, margin_m, closed=(), by_scan=True: np.arange(18) % 3 == 0)   # strides forbidden
     spec = small_scene(64, 64)
     res = run_episode(make_agent("ppo:models/nbv_ppo_v3", scan_guard_m=0.3), spec, tmp_path / "run",
                       image_budget=8, tool_call_budget=None, resolution=64, renderer=FakeRenderer(spec))
@@ -178,6 +246,11 @@ def test_a_resumed_evaluation_redoes_episodes_its_policy_now_acts_otherwise_in(t
     (Path(policy) / "nbv_config.json").write_text(json.dumps({**saved, "scan_guard_m": 0.1}))
     assert run()["nbv"]["scan_guard_m"] == 0.1                   # the policy acts otherwise now: redone
     assert len(list(out.glob("*/seed_0/attempts/*"))) == 1       # the earlier episode kept as an attempt
+    assert "scan_guard_after_blocked" not in run()["nbv"]        # unchanged: kept
+    (Path(policy) / "nbv_config.json").write_text(json.dumps({**saved, "scan_guard_m": 0.1,
+                                                              "scan_guard_after_blocked": 2}))
+    assert run()["nbv"]["scan_guard_after_blocked"] == 2         # the scan held back now: redone
+    assert len(list(out.glob("*/seed_0/attempts/*"))) == 2
 
 
 def test_a_cleanrl_policy_with_a_scan_guard_is_refused_not_recorded_unapplied(tmp_path):

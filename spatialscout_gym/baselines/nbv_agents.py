@@ -311,7 +311,8 @@ class TrainedNBVAgent(NBVAgent):
     and resolution the CLI adopts, and whether actions are sampled (``deterministic`` overrides)."""
 
     def __init__(self, trained: dict, walls: bool | None = None, deterministic: bool | None = None,
-                 scan_guard_m: float | None = None, mapper: str | None = None) -> None:
+                 scan_guard_m: float | None = None, mapper: str | None = None,
+                 scan_guard_after_blocked: int | None = None) -> None:
         config = trained["config"] if walls is None else dataclasses.replace(trained["config"], walls=bool(walls))
         super().__init__(config, mapper=trained["mapper"] if mapper is None else mapper)
         self.episode_settings = trained_episode_settings(trained)
@@ -325,11 +326,20 @@ class TrainedNBVAgent(NBVAgent):
         self.scan_guard_m: float | None = None if guard is None else float(guard)
         """The margin (m) of the scan guard the policy acts through, None without one
         (:mod:`spatialscout_gym.nbv.scan_guard`)."""
+        after = trained.get("scan_guard_after_blocked") if scan_guard_after_blocked is None else scan_guard_after_blocked
+        if after is not None and (type(after) is not int or after < 0):
+            from spatialscout_gym.core.errors import ConfigError
+            raise ConfigError(f"scan_guard_after_blocked must be a count of blocked moves >= 0, got {after!r}")
+        self.scan_guard_after_blocked: int | None = after if after and self.scan_guard_m is not None else None
+        """How many blocked moves an episode sees before the guard also judges by the ``scan``; None:
+        from the first step (and without a guard)."""
 
     def extra_result(self) -> dict[str, Any]:
         out = super().extra_result()
         if self.scan_guard_m is not None:     # the agent, not the task: recorded, not compared
             out["nbv"]["scan_guard_m"] = self.scan_guard_m
+        if self.scan_guard_after_blocked is not None:
+            out["nbv"]["scan_guard_after_blocked"] = self.scan_guard_after_blocked
         return out
 
     @staticmethod
@@ -340,9 +350,13 @@ class TrainedNBVAgent(NBVAgent):
     @classmethod
     def acting_settings(cls, path: str) -> dict[str, object]:
         """How the policy at ``path`` acts beyond its weights, as its episodes record it in their
-        ``nbv`` block: ``{"scan_guard_m": margin or None}``; {} when no policy is there."""
+        ``nbv`` block: ``{"scan_guard_m": margin or None, "scan_guard_after_blocked": count or
+        None}``; {} when no policy is there."""
         p = cls.policy_file(path)
-        return {"scan_guard_m": load_policy_config(p)["scan_guard_m"]} if p.is_file() else {}
+        if not p.is_file():
+            return {}
+        trained = load_policy_config(p)
+        return {name: trained[name] for name in ("scan_guard_m", "scan_guard_after_blocked")}
 
     @classmethod
     def trained_settings(cls, path: str) -> dict[str, int]:
@@ -369,17 +383,24 @@ class PPONBVAgent(TrainedNBVAgent):
     scan_guard_m : float, optional
         Act through the scan guard with this margin in metres (a heading policy with ``scan``);
         None (default): as its ``nbv_config.json`` says (``"scan_guard_m"``, no guard if absent).
+    scan_guard_after_blocked : int, optional
+        The guard judges by the ``scan`` only once the episode has seen this many blocked moves
+        (before, it forbids only the headings seen blocked from where the camera stands; 0: from
+        the first step); None (default): as its ``nbv_config.json`` says
+        (``"scan_guard_after_blocked"``, 0 if absent).
     """
 
     def __init__(self, path: str, deterministic: bool | None = None, walls: bool | None = None,
-                 scan_guard_m: float | None = None, mapper: str | None = None) -> None:
+                 scan_guard_m: float | None = None, mapper: str | None = None,
+                 scan_guard_after_blocked: int | None = None) -> None:
         p = policy_path(path)
         if not p.exists():
             from spatialscout_gym.core.errors import ResourceMissingError
             raise ResourceMissingError(f"no trained policy at {p}; train one with `spatialscout train-nbv` "
                                     f"(it writes <out>/<run>/model.zip)")
         trained = load_policy_config(p)
-        super().__init__(trained, walls=walls, deterministic=deterministic, scan_guard_m=scan_guard_m, mapper=mapper)
+        super().__init__(trained, walls=walls, deterministic=deterministic, scan_guard_m=scan_guard_m, mapper=mapper,
+                         scan_guard_after_blocked=scan_guard_after_blocked)
         try:
             from stable_baselines3 import PPO
         except ImportError as exc:  # pragma: no cover - depends on the install
@@ -428,7 +449,8 @@ class PPONBVAgent(TrainedNBVAgent):
 
         from spatialscout_gym.nbv.scan_guard import scan_guard_mask
         closed = self._closed_headings(obs, controller)
-        allowed = torch.as_tensor(scan_guard_mask(obs["scan"], self.config, self.scan_guard_m, closed))
+        by_scan = len(self._blocked_from) >= (self.scan_guard_after_blocked or 0)
+        allowed = torch.as_tensor(scan_guard_mask(obs["scan"], self.config, self.scan_guard_m, closed, by_scan))
         with torch.no_grad():
             obs_t, _ = self.model.policy.obs_to_tensor(obs)
             dist: Any = self.model.policy.get_distribution(obs_t).distribution   # a Categorical (heading)

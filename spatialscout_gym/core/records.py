@@ -160,7 +160,8 @@ class NBVBlock:
     dynamics to the ones the trace's first step records, and the path and blocked moves to the
     steps): the dynamics (``env_id``, ``walls``, ``wall_margin_m`` in metres), the motion kind, the
     observation keys the policy was given, the agent's own exploration figures, the margin of the
-    scan guard it acted through (metres; absent: none) and the mapper that turned its captures into
+    scan guard it acted through (metres; absent: none), the blocked moves an episode saw before that
+    guard also judged by the scan (absent: from the first step) and the mapper that turned its captures into
     submissions (absent in blocks written before it was recorded)."""
 
     env_id: str = _claimed()
@@ -170,6 +171,7 @@ class NBVBlock:
     observation_keys: list[str] = _claimed()
     exploration: NBVExplorationClaim | None = _claimed(default=None)
     scan_guard_m: float | None = _claimed(default=None)
+    scan_guard_after_blocked: int | None = _claimed(default=None)
     mapper: str | None = _claimed(default=None)
 
     def dynamics(self) -> dict[str, Any]:

@@ -64,7 +64,9 @@ def load_policy_config(model_path: str | Path) -> dict:
     ``nbv_config.json`` beside ``model_path`` (``source``; None when there is none). Missing keys
     come from the ``args.json`` of the policy's training run, else from :data:`ASSUMED` (NBV-v1's
     settings; image budget and resolution None); ``deterministic``, how ``ppo:PATH`` acts by default, is False unless set;
-    ``scan_guard_m``, the margin of the scan guard it acts through (:mod:`spatialscout_gym.nbv.scan_guard`), None unless set."""
+    ``scan_guard_m``, the margin of the scan guard it acts through (:mod:`spatialscout_gym.nbv.scan_guard`), None unless set;
+    ``scan_guard_after_blocked``, how many blocked moves an episode sees before the guard also judges
+    by the ``scan`` (None, unless set: from the first step)."""
     path = Path(model_path).with_name(CONFIG_FILE)
     saved = json.loads(path.read_text()) if path.is_file() else {}
     args_path = Path(model_path).with_name("args.json")
@@ -78,6 +80,7 @@ def load_policy_config(model_path: str | Path) -> dict:
             "resolution": saved.get("resolution", train_args.get("resolution")),
             "deterministic": bool(saved.get("deterministic", False)),
             "scan_guard_m": _guard(saved.get("scan_guard_m"), path),
+            "scan_guard_after_blocked": _after_blocked(saved.get("scan_guard_after_blocked"), saved.get("scan_guard_m"), path),
             "source": path if path.is_file() else None}
 
 
@@ -89,6 +92,21 @@ def _guard(value: object, path: Path) -> float | None:
         from spatialscout_gym.core.errors import ConfigError
         raise ConfigError(f"{path}: scan_guard_m must be null or a margin in metres >= 0, got {value!r}")
     return float(value)
+
+
+def _after_blocked(value: object, margin: object, path: Path) -> int | None:
+    """``nbv_config.json``'s ``scan_guard_after_blocked``: None (or 0: the scan judges from the first
+    step) or a count of blocked moves >= 1; it needs a guard (``scan_guard_m``) to apply to."""
+    from spatialscout_gym.core.errors import ConfigError
+    if value is None or (type(value) is int and value == 0):
+        return None
+    if type(value) is not int or value < 0:
+        raise ConfigError(f"{path}: scan_guard_after_blocked must be null or a count of blocked moves >= 0, "
+                          f"got {value!r}")
+    if margin is None:
+        raise ConfigError(f"{path}: scan_guard_after_blocked is {value} but scan_guard_m is null: it says when "
+                          f"the scan guard starts judging by the scan, so it needs the guard's margin")
+    return value
 
 
 def load_nbv_config(model_path: str | Path) -> NBVConfig:

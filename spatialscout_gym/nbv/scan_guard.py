@@ -12,6 +12,11 @@ egocentric bin from the depth of the captures taken near the camera (0 where not
 there), so the guard reads nothing the policy does not observe: unlike ``action_masks()``, which
 reads the scene's wall geometry, it is not privileged. Where no bin has depth it forbids nothing,
 and turning in place (stride 0) is always allowed.
+
+The scan costs coverage where it is wrong: its free distance ends at furniture the camera would pass
+over as well as at walls. So a policy may hold it back (``scan_guard_after_blocked`` in its
+``nbv_config.json``): until the episode has seen that many blocked moves the guard forbids only the
+closed headings (``by_scan=False``), and from then on it also judges by the scan.
 """
 
 from __future__ import annotations
@@ -52,7 +57,7 @@ def closed_headings(blocked_from: Sequence[tuple[np.ndarray, float]], position_w
 
 
 def scan_guard_mask(scan: np.ndarray, config: NBVConfig, margin_m: float,
-                    closed: Collection[int] = ()) -> np.ndarray:
+                    closed: Collection[int] = (), by_scan: bool = True) -> np.ndarray:
     """Shape (n,) bool, one per heading action: True where the guard allows it.
 
     Parameters
@@ -67,6 +72,8 @@ def scan_guard_mask(scan: np.ndarray, config: NBVConfig, margin_m: float,
     closed : collection of int
         Heading indices whose strides are forbidden whatever the scan shows (moves seen blocked
         from here).
+    by_scan : bool
+        Judge the strides by the scan (default); False: forbid only the ``closed`` headings' strides.
     """
     if config.motion != "heading":
         raise ValueError(f"the scan guard needs the heading motion, got motion {config.motion!r}")
@@ -84,6 +91,8 @@ def scan_guard_mask(scan: np.ndarray, config: NBVConfig, margin_m: float,
         rows = slice(k * len(strides), (k + 1) * len(strides))
         if k in closed:
             allowed[rows] = strides == 0
+            continue
+        if not by_scan:
             continue
         turn = 360.0 * k / headings                       # left +, egocentric, the bin it points into
         b = int(np.floor(((turn + width / 2) % 360.0) / width)) % bins
