@@ -125,6 +125,8 @@ def test_the_count_of_blocked_moves_before_the_scan_judges_is_read_and_checked(t
         make_agent(f"ppo:{copy('unguarded', scan_guard_m=None, scan_guard_after_blocked=2)}")
     with pytest.raises(ConfigError, match="scan_guard_after_blocked must be"):
         make_agent("ppo:models/nbv_ppo_v3", scan_guard_after_blocked=-2)
+    with pytest.raises(ConfigError, match="acts through no scan guard"):
+        make_agent("ppo:models/nbv_ppo", scan_guard_after_blocked=2)          # NBV-v2's: no guard to hold back
 
 
 @pytest.mark.parametrize("after", [1, 2])

@@ -330,7 +330,11 @@ class TrainedNBVAgent(NBVAgent):
         if after is not None and (type(after) is not int or after < 0):
             from spatialscout_gym.core.errors import ConfigError
             raise ConfigError(f"scan_guard_after_blocked must be a count of blocked moves >= 0, got {after!r}")
-        self.scan_guard_after_blocked: int | None = after if after and self.scan_guard_m is not None else None
+        if after and self.scan_guard_m is None:   # accepted but never applied: refuse it instead
+            from spatialscout_gym.core.errors import ConfigError
+            raise ConfigError(f"scan_guard_after_blocked is {after} but the policy acts through no scan guard "
+                              "(scan_guard_m is null): give it a margin")
+        self.scan_guard_after_blocked: int | None = after or None
         """How many blocked moves an episode sees before the guard also judges by the ``scan``; None:
         from the first step (and without a guard)."""
 
