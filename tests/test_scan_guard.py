@@ -82,12 +82,16 @@ def test_bad_input_is_refused(config, scan, margin, words):
         scan_guard_mask(scan, config, margin)
 
 
-def _guarded_copy(tmp_path, margin) -> str:
-    d = tmp_path / "guarded"
+def _policy_copy(d: Path, **fields: object) -> str:
+    """A copy of the shipped NBV-v3 policy in ``d`` whose ``nbv_config.json`` sets ``fields``."""
     shutil.copytree(SHIPPED_V3_POLICY, d)
     saved = json.loads((d / "nbv_config.json").read_text())
-    (d / "nbv_config.json").write_text(json.dumps({**saved, "scan_guard_m": margin}))
+    (d / "nbv_config.json").write_text(json.dumps({**saved, **fields}))
     return str(d)
+
+
+def _guarded_copy(tmp_path, margin) -> str:
+    return _policy_copy(tmp_path / "guarded", scan_guard_m=margin)
 
 
 def test_the_margin_is_read_from_the_policy_settings_and_a_bad_one_is_refused(tmp_path):
@@ -109,11 +113,7 @@ def test_the_count_of_blocked_moves_before_the_scan_judges_is_read_and_checked(t
     from spatialscout_gym.baselines.registry import make_agent
 
     def copy(name: str, **fields: object) -> str:
-        d = tmp_path / name
-        shutil.copytree(SHIPPED_V3_POLICY, d)
-        saved = json.loads((d / "nbv_config.json").read_text())
-        (d / "nbv_config.json").write_text(json.dumps({**saved, **fields}))
-        return str(d)
+        return _policy_copy(tmp_path / name, **fields)
 
     assert make_agent(f"ppo:{copy('two', scan_guard_after_blocked=2)}").scan_guard_after_blocked == 2
     assert make_agent(f"ppo:{copy('zero', scan_guard_after_blocked=0)}").scan_guard_after_blocked is None

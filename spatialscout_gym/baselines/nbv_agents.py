@@ -53,6 +53,7 @@ from spatialscout_gym.core.frames import wrap_degrees
 from spatialscout_gym.episode.episode import Episode
 from spatialscout_gym.nbv.config import (N_SECTORS, NBVConfig, dynamics_record, nbv_action_space,
                                                   nbv_observation_space)
+from spatialscout_gym.nbv import policy_files
 from spatialscout_gym.nbv.core import NBVController, NBVStep
 from spatialscout_gym.nbv.policy_files import (CONFIG_FILE, fix_line, guess_config_fields, load_nbv_config,
                                                 load_policy_config, policy_path, save_nbv_config)
@@ -326,15 +327,9 @@ class TrainedNBVAgent(NBVAgent):
         self.scan_guard_m: float | None = None if guard is None else float(guard)
         """The margin (m) of the scan guard the policy acts through, None without one
         (:mod:`spatialscout_gym.nbv.scan_guard`)."""
-        after = trained.get("scan_guard_after_blocked") if scan_guard_after_blocked is None else scan_guard_after_blocked
-        if after is not None and (type(after) is not int or after < 0):
-            from spatialscout_gym.core.errors import ConfigError
-            raise ConfigError(f"scan_guard_after_blocked must be a count of blocked moves >= 0, got {after!r}")
-        if after and self.scan_guard_m is None:   # accepted but never applied: refuse it instead
-            from spatialscout_gym.core.errors import ConfigError
-            raise ConfigError(f"scan_guard_after_blocked is {after} but the policy acts through no scan guard "
-                              "(scan_guard_m is null): give it a margin")
-        self.scan_guard_after_blocked: int | None = after or None
+        self.scan_guard_after_blocked: int | None = (
+            trained.get("scan_guard_after_blocked") if scan_guard_after_blocked is None else
+            policy_files.scan_guard_after_blocked(scan_guard_after_blocked, self.scan_guard_m, "the agent option"))
         """How many blocked moves an episode sees before the guard also judges by the ``scan``; None:
         from the first step (and without a guard)."""
 

@@ -17,7 +17,7 @@ from spatialscout_gym.nbv.config import NBVConfig
 
 __all__ = ["CLEANRL_AGENT_FILE", "CONFIG_FILE", "ASSUMED", "SHIPPED_POLICY", "SHIPPED_V3_POLICY",
            "SHIPPED_POLICIES", "SHIPPED_NAMES", "policy_path", "load_policy_config",
-           "load_nbv_config", "save_nbv_config",
+           "load_nbv_config", "save_nbv_config", "scan_guard_after_blocked",
            "guess_config_fields", "fix_line"]
 
 CONFIG_FILE = "nbv_config.json"
@@ -80,7 +80,8 @@ def load_policy_config(model_path: str | Path) -> dict:
             "resolution": saved.get("resolution", train_args.get("resolution")),
             "deterministic": bool(saved.get("deterministic", False)),
             "scan_guard_m": _guard(saved.get("scan_guard_m"), path),
-            "scan_guard_after_blocked": _after_blocked(saved.get("scan_guard_after_blocked"), saved.get("scan_guard_m"), path),
+            "scan_guard_after_blocked": scan_guard_after_blocked(saved.get("scan_guard_after_blocked"),
+                                                                 saved.get("scan_guard_m"), path),
             "source": path if path.is_file() else None}
 
 
@@ -94,18 +95,21 @@ def _guard(value: object, path: Path) -> float | None:
     return float(value)
 
 
-def _after_blocked(value: object, margin: object, path: Path) -> int | None:
-    """``nbv_config.json``'s ``scan_guard_after_blocked``: None (or 0: the scan judges from the first
-    step) or a count of blocked moves >= 1; it needs a guard (``scan_guard_m``) to apply to."""
+def scan_guard_after_blocked(value: object, margin: object, where: object) -> int | None:
+    """A ``scan_guard_after_blocked`` setting (from ``nbv_config.json`` or the agent option, named by
+    ``where`` in the error): None (null or 0: the scan judges from the first step) or a count of
+    blocked moves >= 1. A count needs a scan guard (``margin``, metres) to apply to: with none it
+    would be accepted and never applied, so it is refused (:class:`ConfigError`)."""
     from spatialscout_gym.core.errors import ConfigError
     if value is None or (type(value) is int and value == 0):
         return None
     if type(value) is not int or value < 0:
-        raise ConfigError(f"{path}: scan_guard_after_blocked must be null or a count of blocked moves >= 0, "
+        raise ConfigError(f"{where}: scan_guard_after_blocked must be null or a count of blocked moves >= 0, "
                           f"got {value!r}")
     if margin is None:
-        raise ConfigError(f"{path}: scan_guard_after_blocked is {value} but scan_guard_m is null: it says when "
-                          f"the scan guard starts judging by the scan, so it needs the guard's margin")
+        raise ConfigError(f"{where}: scan_guard_after_blocked is {value} but the policy acts through no scan guard "
+                          f"(scan_guard_m is null): it says when the scan guard starts judging by the scan, so "
+                          f"it needs the guard's margin")
     return value
 
 
