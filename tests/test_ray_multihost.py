@@ -21,6 +21,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -300,23 +301,49 @@ def test_evaluation_across_hosts_survives_a_lost_host_and_matches_a_local_run(ho
 
 def test_a_host_whose_scratch_disk_is_full_draws_no_more_episodes_and_each_failure_names_it(hosts, tmp_path):
     """w1's scratch disk is full: its episodes fail with ``[Errno 28]``, each failure names w1 (the
-    summary and ``failed.json``), and after two it draws no more (one line); w2 runs the rest."""
+    summary and ``failed.json``), and after two it draws no more (one line); w2 runs the rest.
+
+    w2 joins only once w1 is barred: with both up from the start, a w1 slow to place its actor
+    could fail one episode while w2 ran the other five, and the bar would never be reached."""
     head, w1, w2 = hosts
     token = secrets.token_hex(16)
     temp = Path(f"/tmp/ss{secrets.token_hex(3)}")     # short: Ray's socket paths must stay under 108 bytes
     out = tmp_path / "ev"
     out.mkdir()
+    out_lines: list[str] = []
+    err_lines: list[str] = []
     try:
         start_node(head, head, 0, token, temp, None, tmp_path / "head.log")   # no CPU: episodes go to the workers
         time.sleep(3)
         start_node(w1, head, 1, token, temp, out, tmp_path / "w1.log", full_scratch=tmp_path / "scratch")
-        start_node(w2, head, 1, token, temp, out, tmp_path / "w2.log")
-        wait_for_cpus(head, token, 2)
-        done = subprocess.run(evaluate_cmd(head, out, "--backend", "ray", "--ray-address", f"{head.ip}:6379",
-                                           "--workers", "2", "--ray-timeout", "300"),
-                              env=node_env(head, token), capture_output=True, text=True, timeout=EVAL_BOUND_S)
+        wait_for_cpus(head, token, 1)
+        proc = subprocess.Popen(evaluate_cmd(head, out, "--backend", "ray", "--ray-address", f"{head.ip}:6379",
+                                             "--workers", "1", "--ray-timeout", "300"),
+                                env=node_env(head, token), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+        readers = [threading.Thread(target=lines.extend, args=(pipe,), daemon=True)
+                   for lines, pipe in ((out_lines, proc.stdout), (err_lines, proc.stderr))]
+        for r in readers:
+            r.start()
+        try:
+            deadline, w2_started = time.monotonic() + EVAL_BOUND_S, False
+            while proc.poll() is None and time.monotonic() < deadline:
+                if not w2_started and any("draws no more episodes" in ln for ln in list(err_lines)):
+                    # the replacement actor cannot be placed until a node with a CPU joins
+                    start_node(w2, head, 1, token, temp, out, tmp_path / "w2.log")
+                    w2_started = True
+                time.sleep(0.5)
+            assert proc.poll() is not None, f"the evaluation did not finish within {EVAL_BOUND_S} s: {err_lines[-20:]}"
+            for r in readers:
+                r.join(timeout=30)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=30)
     finally:
         shutil.rmtree(temp, ignore_errors=True)
+    done = subprocess.CompletedProcess(proc.args, proc.returncode, "".join(out_lines), "".join(err_lines))
+    assert w2_started, done.stdout + done.stderr[-2000:]
     failed = [ln for ln in done.stdout.splitlines() if ln.startswith("  failed ")]
     assert f"{SEEDS} episodes: 0 already done, {SEEDS - 2} run now, 2 failed" in done.stdout, done.stdout + done.stderr[-2000:]
     assert len(failed) == 2 and all("[Errno 28]" in ln and f" at {w1.ip}" in ln for ln in failed), failed
