@@ -157,3 +157,56 @@ def test_train_nbv_through_the_scan_guards_mask_saves_a_policy_that_acts_through
     with pytest.raises(ConfigError, match="two masks"):
         train(Args(total_timesteps=8, num_envs=1, num_steps=8, blocked_obs=True, motion="heading", action_mask=True,
                    action_mask_guard_m=0.1, out=str(tmp_path), run_name="bad"))
+
+
+def _value_or_first(name: str) -> bool:
+    return name == "mlp_extractor.policy_net.0.weight" or name.startswith(("mlp_extractor.value_net.", "value_net."))
+
+
+@pytest.mark.render
+@pytest.mark.parametrize("init", ["models/nbv_ppo", "models/nbv_ppo_v3"])
+def test_train_only_blocked_moves_the_blocked_weights_and_the_value_function_alone(tmp_path, init):
+    """From the NBV-v2 policy (widened, a fresh optimizer) and from the NBV-v3 one (loaded whole,
+    its optimizer's moments with it): every policy weight but the ``blocked`` columns is the
+    starting one, bit for bit, so the policy acts as it did on any step whose move was not blocked."""
+    from spatialscout_gym.nbv.training.sb3 import Args, train
+    start = PPO.load(str(policy_path(init)), device="cpu")
+    path = train(Args(total_timesteps=64, num_envs=2, num_steps=16, batch_size=16, update_epochs=2, blocked_obs=True,
+                      train_only_blocked=True, init_model=init, learning_rate=1e-3, reconfigure_every=8, seed=5,
+                      out=str(tmp_path), run_name="only", progress_bar=False))
+    tuned = PPO.load(str(path), device="cpu")
+    old, new = start.policy.state_dict(), tuned.policy.state_dict()
+    first = "mlp_extractor.policy_net.0.weight"
+    width = new[first].shape[1] - old[first].shape[1]         # 4 from NBV-v2 (no 'blocked'), 0 from NBV-v3
+    assert width in (0, 4)
+    for name, value in new.items():
+        if not _value_or_first(name):
+            assert torch.equal(value, old[name]), name
+    assert torch.equal(new[first][:, 4:], old[first][:, 4 - width:])   # 'blocked' is the first key: columns 0-3
+    assert not torch.equal(new[first][:, :4], old[first][:, :4] if width == 0 else torch.zeros_like(new[first][:, :4]))
+    assert any(not torch.equal(v, old[k]) for k, v in new.items() if k.startswith("value_net."))
+    observations = v3_observations(8)
+    for o in observations:
+        o["blocked"][:] = 0.0
+    blocked = [dict(o, blocked=np.array([1.0, 0, 0, 0], np.float32)) for o in observations]
+    with torch.no_grad():
+        def logits(model, obs, drop=None):
+            return model.policy.get_distribution(model.policy.obs_to_tensor(batch(obs, drop))[0]).distribution.logits
+        assert torch.allclose(logits(tuned, observations), logits(start, observations, None if width == 0 else "blocked"),
+                              atol=1e-6)
+        assert not torch.allclose(logits(tuned, blocked), logits(start, blocked, None if width == 0 else "blocked"),
+                                  atol=1e-6)
+    assert json.loads((tmp_path / "only" / "args.json").read_text())["train_only_blocked"] is True
+
+
+def test_train_only_blocked_is_refused_without_a_saved_policy_or_the_blocked_key(tmp_path):
+    from spatialscout_gym.core.errors import ConfigError
+    from spatialscout_gym.nbv.training.only_key import train_only_key
+    from spatialscout_gym.nbv.training.sb3 import Args, train
+    for bad in (dict(blocked_obs=True), dict(init_model="models/nbv_ppo")):
+        with pytest.raises(ConfigError, match="--train-only-blocked .* needs --blocked-obs and --init-model"):
+            train(Args(total_timesteps=8, num_envs=1, num_steps=8, train_only_blocked=True, out=str(tmp_path),
+                       run_name="bad", **bad))
+    assert not (tmp_path / "bad").exists()
+    with pytest.raises(ValueError, match="observes no 'blocked'"):
+        train_only_key(PPO.load(str(SHIPPED_POLICY / "model.zip"), device="cpu").policy, "blocked")

@@ -84,6 +84,10 @@ class Args:
     """observe whether the last move was blocked and by what (SpatialScout/NBV-v3's 'blocked' key;
     needs --walls; recorded in nbv_config.json, so ppo:PATH runs under NBV-v3); --init-model may be a
     policy without that key: its weights are copied and the new key's start at zero"""
+    train_only_blocked: bool = False
+    """fine-tune only the policy's weights on the 'blocked' input (and the value function): every
+    other policy weight stays --init-model's, so the policy acts exactly as it did except on the
+    step after a blocked move (needs --blocked-obs and --init-model)"""
     action_mask: bool = False
     """--backend sb3 --vectorization vector: train with sb3-contrib's MaskablePPO on the envs'
     action_masks() (the wall-geometry mask, privileged: it shapes training only; the saved policy is

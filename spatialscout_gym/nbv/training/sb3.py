@@ -189,9 +189,10 @@ def start_model(algorithm: Any, envs: VecEnv, init_model: str, hyper: dict[str, 
     schedules = {k: hyper[k] for k in ("learning_rate", "clip_range")}
     rest = {k: v for k, v in hyper.items() if k not in schedules}
     saved = PPO.load(init_model, device=hyper.get("device", "cpu"))
-    if algorithm is PPO and saved.observation_space == envs.observation_space:
-        return PPO.load(init_model, env=envs, custom_objects=schedules, **rest)
     model = algorithm("MultiInputPolicy", envs, policy_kwargs=saved.policy_kwargs, **hyper)
+    # compared as the model sees them: SB3 wraps an image env so that its images come channel-first
+    if algorithm is PPO and saved.observation_space == model.observation_space:
+        return PPO.load(init_model, env=envs, custom_objects=schedules, **rest)
     copy_widened(model.policy, saved.policy)
     return model
 
@@ -342,6 +343,9 @@ def train(args: Args) -> Path:
     if masked and (args.backend != "sb3" or args.vectorization != "vector"):
         raise ConfigError("--action-mask trains with sb3-contrib's MaskablePPO (--action-mask-guard-m too), which "
                           "reads the masks of --backend sb3 --vectorization vector envs; drop it or use those")
+    if args.train_only_blocked and not (args.blocked_obs and args.init_model):   # rllib refuses --init-model
+        raise ConfigError("--train-only-blocked fine-tunes the 'blocked' input's weights of a saved policy: it "
+                          "needs --blocked-obs and --init-model")
     config = nbv_config_of(args)   # validates early, with a clear error
 
     if args.backend == "rllib":
@@ -382,6 +386,9 @@ def train(args: Args) -> Path:
         algorithm = MaskablePPO
     if args.init_model:
         model = start_model(algorithm, envs, args.init_model, hyper)
+        if args.train_only_blocked:
+            from spatialscout_gym.nbv.training.only_key import train_only_key
+            train_only_key(model.policy, "blocked")
     else:
         model = algorithm("MultiInputPolicy", envs, **hyper)
     model.set_logger(configure(str(run_dir), ["tensorboard", "csv"]))
