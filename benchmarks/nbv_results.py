@@ -400,6 +400,30 @@ def headline_rows(centre: dict, surface: dict) -> dict[str, list[float]]:
     return rows
 
 
+HEADLINE_SUBSETS = ("overall", "single rooms", "apartments")
+"""The subsets of the headline's paired table (the JSONs hold the fifths too)."""
+
+
+def headline_paired_markdown(centre: dict, surface: dict) -> str:
+    """The headline's paired table: each policy minus the JSONs' baseline in all-target mean IoU,
+    under the centre then the surface mapper, on :data:`HEADLINE_SUBSETS` (percentage points)."""
+    lines = ["| policy | mapper | subset | scenes x seeds | {base} | policy | difference | 95% interval | p | verdict |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    base = ""
+    for mapper, table in (("centre", centre), ("surface", surface)):
+        for name, paired in table["paired"].items():
+            base = paired["baseline"]
+            for subset in HEADLINE_SUBSETS:
+                res = paired["subsets"][subset]
+                row = res["figures"]["object_micro.all.mean_iou"]
+                lines.append(f"| {agent_label(name)} | {mapper} | {subset} | {res['scenes']} x "
+                             f"{res['cells'] // max(res['scenes'], 1)} | {100 * row['a']:.2f} | {100 * row['b']:.2f} | "
+                             f"{100 * row['difference']:+.2f} | [{100 * row['low']:+.2f}, {100 * row['high']:+.2f}] | "
+                             f"{row['p_value']:.3f} | {verdict(row)} |")
+    lines[0] = lines[0].format(base=base)
+    return "\n".join(lines)
+
+
 def scene_set_key(procedural: bool) -> str:
     """What the scenes' content depends on, for ``--cache`` keys: the catalog version and a digest of
     its manifest (every scene's content hash), or for procedural scenes the generator's rules
@@ -454,6 +478,8 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"--headline takes a centre-mapper then a surface-mapper JSON, got {centre['mapper']} and "
                     f"{surface['mapper']}")
         print(markdown(headline_rows(centre, surface), HEADLINE_COLUMNS))
+        print()
+        print(headline_paired_markdown(centre, surface))
         return 0
     if args.workers < 1 or args.scenes < 1 or args.image_budget < 1:
         p.error(f"--workers, --scenes and --image-budget must be >= 1, got {args.workers}, {args.scenes} "

@@ -127,3 +127,37 @@ def test_the_headline_table_is_both_mappers_json():
                 seed_cells = [c for c in mine if c["seed"] == k]
                 pooled = sum(c["coverage"] * c["num_targets"] for c in seed_cells) / sum(c["num_targets"] for c in seed_cells)
                 assert runs[str(k)]["object_micro"]["coverage"] == pytest.approx(pooled), (agent, k)
+
+
+def test_the_headline_paired_table_is_both_mappers_json():
+    """The headline's paired table (each policy minus ``frontier-nbv`` under both mappers) is, row
+    for row, what ``nbv_results.py --headline`` prints from the two JSONs, every policy included."""
+    m = _script()
+    tables = {k: json.loads(p.read_text()) for k, p in HEADLINE.items()}
+    expected = m.headline_paired_markdown(tables["oracle"], tables["oracle-surface"]).splitlines()
+    section = headline_section().splitlines()
+    start = section.index(expected[0])
+    assert section[start:start + len(expected)] == expected
+    assert start + len(expected) == len(section) or not section[start + len(expected)].startswith("|")
+    policies = {cells(line)[0] for line in expected[2:]}
+    assert policies == {m.agent_label(n) for n in tables["oracle"]["paired"]} >= {"nbv_ppo", "nbv_ppo_v3_blocked"}
+
+
+def test_the_readme_quotes_the_headline_json():
+    """The README's NBV paragraph quotes each policy's coverage, surface all-target IoU and paired
+    difference from ``frontier-nbv`` (interval too) as the headline JSONs hold them, to 0.1 point."""
+    tables = {k: json.loads(p.read_text()) for k, p in HEADLINE.items()}
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    start = readme.index("on the 80 catalog scenes x 3 seeds")
+    paragraph = readme[start:readme.index("## ", start)]
+
+    def quoted(table: dict, agent: str) -> tuple[str, str]:
+        row = table["paired"][agent]["subsets"]["overall"]["figures"]["object_micro.all.mean_iou"]
+        return (f"{100 * row['b']:.1f}%",
+                f"{100 * row['difference']:+.1f} [{100 * row['low']:+.1f}, {100 * row['high']:+.1f}]")
+
+    for agent in ("ppo:models/nbv_ppo", "ppo:models/nbv_ppo_v3", "ppo:models/nbv_ppo_v3_blocked"):
+        for mapper, table in tables.items():
+            level, difference = quoted(table, agent)
+            assert level in paragraph and difference in paragraph.replace("points, 95% interval ", ""), \
+                (agent, mapper, level, difference)

@@ -213,7 +213,7 @@ def test_the_spec_sheet_names_the_env_the_shipped_policy_was_last_trained_in():
     assert f'``"env_id": "{saved["env_id"]}"``' in doc and "not retrained" not in doc
 
 
-def test_the_spec_sheet_names_both_shipped_policies_and_what_their_files_say():
+def test_the_spec_sheet_names_every_shipped_policy_and_what_its_files_say():
     """Every shipped policy's ``nbv_config.json`` is described as it is: the NBV-v3 policy's env
     and starting weights, and the recipe's training-only reward settings, which are not defaults."""
     import json
@@ -227,9 +227,15 @@ def test_the_spec_sheet_names_both_shipped_policies_and_what_their_files_say():
     sheet = " ".join((env_module.NBVEnv.__doc__ or "").split())
     assert f'``"env_id": "{v3["env_id"]}"``' in sheet and f'``"init_model": "{v3["init_model"]}"``' in sheet
     assert f"{v3['total_timesteps']:,} steps" in sheet
+    blocked = json.loads((models / "nbv_ppo_v3_blocked/nbv_config.json").read_text())
+    trained = json.loads((models / "nbv_ppo_v3_blocked/args.json").read_text())
+    assert trained["train_only_blocked"] is True and "--train-only-blocked" in sheet
+    assert f"``models/{blocked['init_model'].split('/')[-1]}`` fine-tuned on NBV-v3 in its weights" in sheet
+    assert f"{blocked['total_timesteps']:,} steps" in sheet
+    assert f'``"scan_guard_after_blocked": {blocked["scan_guard_after_blocked"]}``' in sheet
     defaults = NBVConfig()
     source = " ".join(Path(env_module.__file__).read_text().split())
-    for name in ("nbv_ppo", "nbv_ppo_v3"):
+    for name in ("nbv_ppo", "nbv_ppo_v3", "nbv_ppo_v3_blocked"):
         saved = json.loads((models / name / "nbv_config.json").read_text())
         assert all(saved[k] == v for k, v in env_module.NBV_V1_DEFAULTS.items() if k in saved)
         # the recipe's settings that are not NBVConfig's defaults are named as such beside the defaults

@@ -210,3 +210,32 @@ def test_train_only_blocked_is_refused_without_a_saved_policy_or_the_blocked_key
     assert not (tmp_path / "bad").exists()
     with pytest.raises(ValueError, match="observes no 'blocked'"):
         train_only_key(PPO.load(str(SHIPPED_POLICY / "model.zip"), device="cpu").policy, "blocked")
+
+
+def test_the_shipped_blocked_fine_tune_is_the_nbv_v2_policy_but_for_its_blocked_weights(tmp_path, monkeypatch):
+    """``models/nbv_ppo_v3_blocked`` is what its files say: ``models/nbv_ppo``'s policy weights bit
+    for bit but for the first layer's ``blocked`` columns (trained, not zero), so it acts exactly as
+    the NBV-v2 policy unless the last move was blocked; it loads by its name from any directory and
+    acts through the held-back scan guard."""
+    from spatialscout_gym.baselines.registry import make_agent
+    from spatialscout_gym.nbv.policy_files import SHIPPED_V3_BLOCKED_POLICY
+    monkeypatch.chdir(tmp_path)
+    assert policy_path("models/nbv_ppo_v3_blocked") == SHIPPED_V3_BLOCKED_POLICY / "model.zip"
+    saved = json.loads((SHIPPED_V3_BLOCKED_POLICY / "nbv_config.json").read_text())
+    assert (saved["env_id"], saved["blocked_obs"], saved["init_model"]) == ("SpatialScout/NBV-v3", True, "models/nbv_ppo")
+    agent = make_agent("ppo:models/nbv_ppo_v3_blocked")
+    assert (agent.scan_guard_m, agent.scan_guard_after_blocked, agent.deterministic) == (0.1, 2, False)
+    old = PPO.load(str(SHIPPED_POLICY / "model.zip"), device="cpu")
+    new = agent.model
+    old_state, new_state = old.policy.state_dict(), new.policy.state_dict()
+    first = "mlp_extractor.policy_net.0.weight"
+    for name, value in new_state.items():
+        if name == first:
+            assert torch.equal(value[:, 4:], old_state[name]) and float(value[:, :4].abs().max()) > 0
+        elif not _value_or_first(name):
+            assert torch.equal(value, old_state[name]), name
+    observations = v3_observations(8)
+    for o in observations:
+        o["blocked"][:] = 0.0
+    a_new = new.predict(batch(observations), deterministic=True)[0]
+    np.testing.assert_array_equal(a_new, old.predict(batch(observations, drop="blocked"), deterministic=True)[0])

@@ -32,8 +32,8 @@ __all__ = ["NBVEnv", "NBV_V1_DEFAULTS", "make_nbv_v1_vector_env", "make_nbv_v2_v
 
 NBV_V1_DEFAULTS: dict[str, Any] = {"scene": "procedural", "image_budget": 20, "resolution": 64,
                                    "mapper": "oracle", "motion": "heading", "obs_size": 64}
-"""The task settings of the shipped policies' recipe (``models/nbv_ppo`` and ``models/nbv_ppo_v3``,
-their ``nbv_config.json``); the other :class:`~spatialscout_gym.nbv.wrapper.NBVConfig` fields keep
+"""The task settings of the shipped policies' recipe (``models/nbv_ppo``, ``models/nbv_ppo_v3`` and
+``models/nbv_ppo_v3_blocked``, their ``nbv_config.json``); the other :class:`~spatialscout_gym.nbv.wrapper.NBVConfig` fields keep
 their defaults, which are the recipe's observation and motion. The recipe's training-only settings
 are not defaults: its reward added 0.5 x the submitted mean IoU (``reward_submitted_weight``) and
 was scored with the ``oracle-surface`` mapper (``reward_mapper``)."""
@@ -53,7 +53,8 @@ class NBVEnv(gym.Env):
     every 16 resets) unless ``scene`` names a catalog scene. The defaults are the task settings of
     the shipped PPO policies' recipe (:data:`NBV_V1_DEFAULTS`), so ``models/nbv_ppo`` runs in
     ``gym.make("SpatialScout/NBV-v2")`` (the env of its last training phase) and in NBV-v1 with no
-    other arguments, and ``models/nbv_ppo_v3`` in ``gym.make("SpatialScout/NBV-v3")``.
+    other arguments, and ``models/nbv_ppo_v3`` and ``models/nbv_ppo_v3_blocked`` in
+    ``gym.make("SpatialScout/NBV-v3")``.
 
     The step logic is the NBV core's (:class:`~spatialscout_gym.nbv.core.NBVCore`, as
     :attr:`core`), driven by :class:`~spatialscout_gym.nbv.wrapper.NextBestViewWrapper` (held as
@@ -208,7 +209,11 @@ class NBVEnv(gym.Env):
       ``models/nbv_ppo_v3`` is ``models/nbv_ppo`` fine-tuned on NBV-v3 without the mask (plain PPO,
       110,592 steps; its ``nbv_config.json`` says ``"env_id": "SpatialScout/NBV-v3"`` and
       ``"init_model": "models/nbv_ppo"``), so ``evaluate --agent ppo:models/nbv_ppo_v3`` runs it under
-      NBV-v3; ``models/nbv_ppo`` stays beside it, unchanged.
+      NBV-v3; ``models/nbv_ppo`` stays beside it, unchanged. ``models/nbv_ppo_v3_blocked`` is
+      ``models/nbv_ppo`` fine-tuned on NBV-v3 in its weights on ``blocked`` alone (``train-nbv
+      --train-only-blocked``, 110,592 steps; every other policy weight is ``models/nbv_ppo``'s, so it
+      acts as that policy except on the step after a blocked move), acting through the scan guard
+      with the scan held back until two blocked moves (``"scan_guard_after_blocked": 2``).
     - v2: walls stop the camera (``walls=True``: a move into a wall, the floor or the ceiling,
       or off the floor's footprint, is blocked, ``info["blocked"]``); otherwise v1. The shipped
       policy's last training phase ran in NBV-v2 (phase 4 of docs/nbv.md, continued from its NBV-v1

@@ -16,6 +16,7 @@ from pathlib import Path
 from spatialscout_gym.nbv.config import NBVConfig
 
 __all__ = ["CLEANRL_AGENT_FILE", "CONFIG_FILE", "ASSUMED", "SHIPPED_POLICY", "SHIPPED_V3_POLICY",
+           "SHIPPED_V3_BLOCKED_POLICY",
            "SHIPPED_POLICIES", "SHIPPED_NAMES", "policy_path", "load_policy_config",
            "load_nbv_config", "save_nbv_config", "scan_guard_after_blocked",
            "guess_config_fields", "fix_line"]
@@ -41,12 +42,17 @@ SHIPPED_POLICY = Path(__file__).resolve().parent / "models" / "nbv_ppo"
 SHIPPED_V3_POLICY = SHIPPED_POLICY.with_name("nbv_ppo_v3")
 """The shipped policy fine-tuned on ``SpatialScout/NBV-v3`` (it observes blocked moves), package data."""
 
-SHIPPED_POLICIES = {Path("models/nbv_ppo"): SHIPPED_POLICY, Path("models/nbv_ppo_v3"): SHIPPED_V3_POLICY}
+SHIPPED_V3_BLOCKED_POLICY = SHIPPED_POLICY.with_name("nbv_ppo_v3_blocked")
+"""The shipped policy fine-tuned on ``SpatialScout/NBV-v3`` in its weights on ``blocked`` alone (every
+other policy weight is the NBV-v2 policy's), acting through the held-back scan guard; package data."""
+
+SHIPPED_POLICIES = {Path("models/nbv_ppo"): SHIPPED_POLICY, Path("models/nbv_ppo_v3"): SHIPPED_V3_POLICY,
+                    Path("models/nbv_ppo_v3_blocked"): SHIPPED_V3_BLOCKED_POLICY}
 """Each shipped policy's documented folder name and its directory in the package."""
 
 SHIPPED_NAMES = tuple(n for name in SHIPPED_POLICIES for n in (name, name / "model.zip"))
 """The relative names of the shipped policies that work in any directory (``ppo:models/nbv_ppo/model.zip``,
-``ppo:models/nbv_ppo_v3``)."""
+``ppo:models/nbv_ppo_v3``, ``ppo:models/nbv_ppo_v3_blocked``)."""
 
 
 def policy_path(path: str | Path) -> Path:
