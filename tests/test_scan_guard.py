@@ -106,7 +106,8 @@ def test_the_margin_is_read_from_the_policy_settings_and_a_bad_one_is_refused(tm
     from spatialscout_gym.baselines.nbv_agents import TrainedNBVAgent
     trained = load_policy_config(SHIPPED_V3_POLICY / "model.zip")
     with pytest.raises(ConfigError, match="heading policy"):
-        TrainedNBVAgent({**trained, "config": NBVConfig(motion="continuous")}, scan_guard_m=0.3)
+        TrainedNBVAgent({**trained, "config": NBVConfig(motion="continuous")}, SHIPPED_V3_POLICY / "model.zip",
+                        scan_guard_m=0.3)
 
 
 def test_the_count_of_blocked_moves_before_the_scan_judges_is_read_and_checked(tmp_path):
@@ -226,6 +227,8 @@ def test_the_agent_remembers_a_blocked_move_as_a_closed_heading_from_where_it_st
 
 
 def test_a_resumed_evaluation_redoes_episodes_its_policy_now_acts_otherwise_in(tmp_path):
+    """A guard turned on, the scan held back, or other weights saved over the policy's file: each
+    makes the recorded episode another agent's, so a resumed evaluation redoes it (kept as an attempt)."""
     from spatialscout_gym.eval.running.evaluate import evaluate
     from spatialscout_gym.eval.running.tasks import EvalSettings
     policy = _guarded_copy(tmp_path, None)                      # the fine-tune alone, as 0.4.0 shipped it
@@ -253,6 +256,14 @@ def test_a_resumed_evaluation_redoes_episodes_its_policy_now_acts_otherwise_in(t
                                                               "scan_guard_after_blocked": 2}))
     assert run()["nbv"]["scan_guard_after_blocked"] == 2         # the scan held back now: redone
     assert len(list(out.glob("*/seed_0/attempts/*"))) == 2
+    # other weights under the same path (a retrained policy saved over the old): another agent
+    from spatialscout_gym.nbv.policy_files import SHIPPED_V3_BLOCKED_POLICY, policy_sha256
+    before = run()["nbv"]["policy_sha256"]
+    assert before == policy_sha256(Path(policy) / "model.zip") and len(list(out.glob("*/seed_0/attempts/*"))) == 2
+    shutil.copyfile(SHIPPED_V3_BLOCKED_POLICY / "model.zip", Path(policy) / "model.zip")
+    after = run()["nbv"]["policy_sha256"]
+    assert after == policy_sha256(SHIPPED_V3_BLOCKED_POLICY / "model.zip") != before   # redone with them
+    assert len(list(out.glob("*/seed_0/attempts/*"))) == 3
 
 
 def test_a_cleanrl_policy_with_a_scan_guard_is_refused_not_recorded_unapplied(tmp_path):

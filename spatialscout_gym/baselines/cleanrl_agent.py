@@ -66,7 +66,7 @@ class CleanRLNBVAgent(TrainedNBVAgent):
         if trained["source"] is None:
             raise ResourceMissingError(f"cleanrl:PATH: no {CONFIG_FILE} beside {p} (the recipe writes it "
                                        f"with the env settings the network's spaces depend on)")
-        super().__init__(trained, walls=walls, deterministic=deterministic, mapper=mapper)
+        super().__init__(trained, p, walls=walls, deterministic=deterministic, mapper=mapper)
         if self.scan_guard_m is not None:     # recorded only where it is applied: ppo:PATH acts through it
             raise ConfigError(f"cleanrl:{path}: its nbv_config.json sets scan_guard_m, which only ppo:PATH "
                               "policies act through; set it to null")

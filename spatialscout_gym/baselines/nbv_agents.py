@@ -311,9 +311,11 @@ class TrainedNBVAgent(NBVAgent):
     the dynamics (``walls`` overrides theirs), the mapper (``mapper`` overrides), the image budget
     and resolution the CLI adopts, and whether actions are sampled (``deterministic`` overrides)."""
 
-    def __init__(self, trained: dict, walls: bool | None = None, deterministic: bool | None = None,
+    def __init__(self, trained: dict, weights: Path, walls: bool | None = None, deterministic: bool | None = None,
                  scan_guard_m: float | None = None, mapper: str | None = None,
                  scan_guard_after_blocked: int | None = None) -> None:
+        self.policy_sha256 = policy_files.policy_sha256(weights)
+        """The SHA-256 of the policy file (``weights``) this agent acts with, recorded in its episodes."""
         config = trained["config"] if walls is None else dataclasses.replace(trained["config"], walls=bool(walls))
         super().__init__(config, mapper=trained["mapper"] if mapper is None else mapper)
         self.episode_settings = trained_episode_settings(trained)
@@ -335,6 +337,7 @@ class TrainedNBVAgent(NBVAgent):
 
     def extra_result(self) -> dict[str, Any]:
         out = super().extra_result()
+        out["nbv"]["policy_sha256"] = self.policy_sha256
         if self.scan_guard_m is not None:     # the agent, not the task: recorded, not compared
             out["nbv"]["scan_guard_m"] = self.scan_guard_m
         if self.scan_guard_after_blocked is not None:
@@ -348,14 +351,16 @@ class TrainedNBVAgent(NBVAgent):
 
     @classmethod
     def acting_settings(cls, path: str) -> dict[str, object]:
-        """How the policy at ``path`` acts beyond its weights, as its episodes record it in their
-        ``nbv`` block: ``{"scan_guard_m": margin or None, "scan_guard_after_blocked": count or
-        None}``; {} when no policy is there."""
+        """Which weights the policy at ``path`` acts with and how it acts beyond them, as its
+        episodes record it in their ``nbv`` block: ``{"policy_sha256": the file's hash,
+        "scan_guard_m": margin or None, "scan_guard_after_blocked": count or None}``; {} when no
+        policy is there."""
         p = cls.policy_file(path)
         if not p.is_file():
             return {}
         trained = load_policy_config(p)
-        return {name: trained[name] for name in ("scan_guard_m", "scan_guard_after_blocked")}
+        return {"policy_sha256": policy_files.policy_sha256(p),
+                **{name: trained[name] for name in ("scan_guard_m", "scan_guard_after_blocked")}}
 
     @classmethod
     def trained_settings(cls, path: str) -> dict[str, int]:
@@ -398,7 +403,7 @@ class PPONBVAgent(TrainedNBVAgent):
             raise ResourceMissingError(f"no trained policy at {p}; train one with `spatialscout train-nbv` "
                                     f"(it writes <out>/<run>/model.zip)")
         trained = load_policy_config(p)
-        super().__init__(trained, walls=walls, deterministic=deterministic, scan_guard_m=scan_guard_m, mapper=mapper,
+        super().__init__(trained, p, walls=walls, deterministic=deterministic, scan_guard_m=scan_guard_m, mapper=mapper,
                          scan_guard_after_blocked=scan_guard_after_blocked)
         try:
             from stable_baselines3 import PPO

@@ -161,8 +161,9 @@ class NBVBlock:
     steps): the dynamics (``env_id``, ``walls``, ``wall_margin_m`` in metres), the motion kind, the
     observation keys the policy was given, the agent's own exploration figures, the margin of the
     scan guard it acted through (metres; absent: none), the blocked moves an episode saw before that
-    guard also judged by the scan (absent: from the first step) and the mapper that turned its captures into
-    submissions (absent in blocks written before it was recorded)."""
+    guard also judged by the scan (absent: from the first step), the mapper that turned its captures into
+    submissions (absent in blocks written before it was recorded) and, for a trained policy, the
+    SHA-256 of the file it acted with (``policy_sha256``; absent before it was recorded)."""
 
     env_id: str = _claimed()
     walls: bool = _claimed()
@@ -173,6 +174,7 @@ class NBVBlock:
     scan_guard_m: float | None = _claimed(default=None)
     scan_guard_after_blocked: int | None = _claimed(default=None)
     mapper: str | None = _claimed(default=None)
+    policy_sha256: str | None = _claimed(default=None)
 
     def dynamics(self) -> dict[str, Any]:
         """The fields that state the dynamics, as the trace's first ``nbv_step`` event records

@@ -16,7 +16,7 @@ from pathlib import Path
 from spatialscout_gym.nbv.config import NBVConfig
 
 __all__ = ["CLEANRL_AGENT_FILE", "CONFIG_FILE", "ASSUMED", "SHIPPED_POLICY", "SHIPPED_V3_POLICY",
-           "SHIPPED_V3_BLOCKED_POLICY",
+           "SHIPPED_V3_BLOCKED_POLICY", "policy_sha256",
            "SHIPPED_POLICIES", "SHIPPED_NAMES", "policy_path", "load_policy_config",
            "load_nbv_config", "save_nbv_config", "scan_guard_after_blocked",
            "guess_config_fields", "fix_line"]
@@ -53,6 +53,17 @@ SHIPPED_POLICIES = {Path("models/nbv_ppo"): SHIPPED_POLICY, Path("models/nbv_ppo
 SHIPPED_NAMES = tuple(n for name in SHIPPED_POLICIES for n in (name, name / "model.zip"))
 """The relative names of the shipped policies that work in any directory (``ppo:models/nbv_ppo/model.zip``,
 ``ppo:models/nbv_ppo_v3``, ``ppo:models/nbv_ppo_v3_blocked``)."""
+
+
+def policy_sha256(path: Path) -> str:
+    """The SHA-256 (hex) of a policy file's bytes: what names its weights in its episodes' ``nbv``
+    block, so that a resumed evaluation redoes the episodes another file's weights played."""
+    import hashlib
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def policy_path(path: str | Path) -> Path:
