@@ -161,3 +161,27 @@ def test_the_readme_quotes_the_headline_json():
             level, difference = quoted(table, agent)
             assert level in paragraph and difference in paragraph.replace("points, 95% interval ", ""), \
                 (agent, mapper, level, difference)
+
+
+@pytest.mark.parametrize("name", ["nbv_training_seeds", "nbv_training_seeds_blocked"])
+def test_each_training_seed_table_is_its_json(name):
+    """The rows of a fine-tune's training-seed table in docs/nbv.md (coverage, episodes blocked on
+    more than a quarter, worst blocked fraction) are its JSON's, and the seeds are the JSON's."""
+    data = json.loads((ROOT / "docs" / f"{name}.json").read_text())
+    text = (ROOT / "docs" / "nbv.md").read_text()
+    start = text.index(f"`docs/{name}.json`")
+    rows = {}
+    for line in text[start:].splitlines()[1:]:
+        if line.startswith("| fine-tune seed"):
+            continue
+        if rows and not line.startswith("|"):
+            break
+        if line.startswith("| ") and not line.startswith("|---"):
+            first, *rest = cells(line)
+            rows[first.split()[0]] = rest
+    assert set(rows) == {str(s) for s in data["training_seeds"]}
+    for seed, (coverage, over, worst) in rows.items():
+        want = data["per_seed"][seed]
+        assert coverage == f"{want['coverage_pct']:.2f}"
+        assert over == f"{want['over_quarter_blocked']} of {data['episodes_per_seed']}"
+        assert worst == f"{want['max_blocked_fraction']:.3f}"
