@@ -303,16 +303,21 @@ def verdict(row: dict) -> str:
     return "ahead (not separated)" if row["difference"] >= 0 else "behind (not separated)"
 
 
+def paired_cells(res: dict, figure: str) -> str:
+    """One subset of :func:`paired_table` as markdown cells, in percentage points: scenes x seeds,
+    the two figures, the difference, its 95% interval, p and the verdict."""
+    row = res["figures"][figure]
+    ci = "-" if row["low"] is None else f"[{100 * row['low']:+.2f}, {100 * row['high']:+.2f}]"
+    p = "-" if row["p_value"] is None else f"{row['p_value']:.3f}"
+    return (f"{res['scenes']} x {res['cells'] // max(res['scenes'], 1)} | {100 * row['a']:.2f} | "
+            f"{100 * row['b']:.2f} | {100 * row['difference']:+.2f} | {ci} | {p} | {verdict(row)}")
+
+
 def paired_markdown(table: dict[str, dict], figure: str, base: str, other: str) -> str:
     """Markdown rows of one figure of :func:`paired_table`, in percentage points."""
     lines = [f"| subset | scenes x seeds | {base} | {other} | difference | 95% interval | p | verdict |",
              "|---|---|---|---|---|---|---|---|"]
-    for name, res in table.items():
-        row = res["figures"][figure]
-        ci = "-" if row["low"] is None else f"[{100 * row['low']:+.2f}, {100 * row['high']:+.2f}]"
-        p = "-" if row["p_value"] is None else f"{row['p_value']:.3f}"
-        lines.append(f"| {name} | {res['scenes']} x {res['cells'] // max(res['scenes'], 1)} | {100 * row['a']:.2f} | "
-                     f"{100 * row['b']:.2f} | {100 * row['difference']:+.2f} | {ci} | {p} | {verdict(row)} |")
+    lines += [f"| {name} | {paired_cells(res, figure)} |" for name, res in table.items()]
     return "\n".join(lines)
 
 
@@ -413,13 +418,9 @@ def headline_paired_markdown(centre: dict, surface: dict) -> str:
     for mapper, table in (("centre", centre), ("surface", surface)):
         for name, paired in table["paired"].items():
             base = paired["baseline"]
-            for subset in HEADLINE_SUBSETS:
-                res = paired["subsets"][subset]
-                row = res["figures"]["object_micro.all.mean_iou"]
-                lines.append(f"| {agent_label(name)} | {mapper} | {subset} | {res['scenes']} x "
-                             f"{res['cells'] // max(res['scenes'], 1)} | {100 * row['a']:.2f} | {100 * row['b']:.2f} | "
-                             f"{100 * row['difference']:+.2f} | [{100 * row['low']:+.2f}, {100 * row['high']:+.2f}] | "
-                             f"{row['p_value']:.3f} | {verdict(row)} |")
+            lines += [f"| {agent_label(name)} | {mapper} | {subset} | "
+                      f"{paired_cells(paired['subsets'][subset], 'object_micro.all.mean_iou')} |"
+                      for subset in HEADLINE_SUBSETS]
     lines[0] = lines[0].format(base=base)
     return "\n".join(lines)
 
